@@ -1,0 +1,24 @@
+#include "cli/catalog.h"
+
+#include <cstdio>
+#include <cstdlib>
+
+#include "validators/environment_checks.h"
+
+namespace graphcheck {
+
+const CheckRegistry& BuiltinChecks() {
+  static const CheckRegistry* const kRegistry = [] {
+    auto* registry = new CheckRegistry();
+    for (auto* register_module : {&RegisterEnvironmentChecks}) {
+      if (absl::Status status = register_module(registry); !status.ok()) {
+        std::fprintf(stderr, "graphcheck: internal error: %s\n", status.ToString().c_str());
+        std::abort();  // a duplicate or malformed check id is a build defect, caught by catalog_test
+      }
+    }
+    return registry;
+  }();
+  return *kRegistry;
+}
+
+}  // namespace graphcheck

@@ -1,0 +1,77 @@
+#include "cli/catalog_commands.h"
+
+#include <cstdio>
+#include <memory>
+
+#include <nlohmann/json.hpp>
+
+#include "absl/strings/str_cat.h"
+#include "cli/catalog.h"
+#include "cli/check_docs.h"
+#include "core/exit_code.h"
+
+namespace graphcheck {
+namespace {
+
+int ListChecks(const std::string& format) {
+  const std::vector<const Check*> checks = BuiltinChecks().All();
+  if (format == "json") {
+    nlohmann::json out = nlohmann::json::array();
+    for (const Check* check : checks) {
+      const CheckInfo& info = check->info();
+      nlohmann::json options = nlohmann::json::array();
+      for (const CheckOption& o : info.options) {
+        options.push_back({{"name", o.name}, {"default", o.default_value}, {"description", o.description}});
+      }
+      out.push_back({{"id", info.id},
+                     {"title", info.title},
+                     {"severity", std::string(SeverityName(info.default_severity))},
+                     {"area", std::string(CheckAreaName(info.area))},
+                     {"summary", info.summary},
+                     {"doc", info.DocPage()},
+                     {"options", options}});
+    }
+    std::printf("%s\n", out.dump(2).c_str());
+    return kExitClean;
+  }
+  for (const Check* check : checks) {
+    const CheckInfo& info = check->info();
+    std::printf("%-42s %-8s %-14s %s\n", info.id.c_str(), std::string(SeverityName(info.default_severity)).c_str(),
+                std::string(CheckAreaName(info.area)).c_str(), info.title.c_str());
+  }
+  return kExitClean;
+}
+
+int Explain(const std::string& id) {
+  const Check* check = BuiltinChecks().Find(id);
+  if (check == nullptr) {
+    return FailWith(absl::NotFoundError(absl::StrCat("unknown check id '", id, "' (see graphcheck list-checks)")));
+  }
+  const CheckInfo& info = check->info();
+  std::printf("%s: %s\nseverity: %s, area: %s\n", info.id.c_str(), info.title.c_str(),
+              std::string(SeverityName(info.default_severity)).c_str(), std::string(CheckAreaName(info.area)).c_str());
+  for (const CheckOption& o : info.options) {
+    std::printf("option %s (default '%s'): %s\n", o.name.c_str(), o.default_value.c_str(), o.description.c_str());
+  }
+  auto page = CheckDocPages().find(id);
+  std::printf("\n%s", page == CheckDocPages().end() ? info.summary.c_str() : page->second.c_str());
+  return kExitClean;
+}
+
+}  // namespace
+
+void AddListChecksCommand(CLI::App* app, CommandContext* context) {
+  auto format = std::make_shared<std::string>("text");
+  CLI::App* command = app->add_subcommand("list-checks", "List every check with its id, severity and area");
+  command->add_option("--format", *format, "text or json")->check(CLI::IsMember({"text", "json"}));
+  command->callback([format, context] { context->exit_code = ListChecks(*format); });
+}
+
+void AddExplainCommand(CLI::App* app, CommandContext* context) {
+  auto id = std::make_shared<std::string>();
+  CLI::App* command = app->add_subcommand("explain", "Explain a check: what it means, why, and how to fix it");
+  command->add_option("ID", *id, "Check id")->required();
+  command->callback([id, context] { context->exit_code = Explain(*id); });
+}
+
+}  // namespace graphcheck

@@ -1,0 +1,17 @@
+# Helpers shared by the per-area CMakeLists.
+
+# graphcheck_test(NAME SOURCES... LIBS... [LABELS ...]): a GoogleTest binary registered with ctest, one ctest entry
+# per test case, so failures name the case.
+include(GoogleTest)
+function(graphcheck_test name)
+  cmake_parse_arguments(ARG "" "" "SOURCES;LIBS;LABELS" ${ARGN})
+  add_executable(${name} ${ARG_SOURCES})
+  target_link_libraries(${name} PRIVATE ${ARG_LIBS} GTest::gmock GTest::gtest_main)
+  target_compile_definitions(${name} PRIVATE GRAPHCHECK_SOURCE_DIR="${PROJECT_SOURCE_DIR}"
+                                             GRAPHCHECK_BINARY_DIR="${PROJECT_BINARY_DIR}")
+  set(labels unit)
+  if(ARG_LABELS)
+    set(labels ${ARG_LABELS})
+  endif()
+  gtest_discover_tests(${name} PROPERTIES LABELS "${labels}" DISCOVERY_TIMEOUT 60)
+endfunction()

@@ -1,0 +1,205 @@
+// The trace event model: what the recorder (capture/) records about one process and what the analyzers read. Plain
+// data with no CUDA types: capture/ normalizes CUPTI's callback ids and records into these. One Trace per process.
+//
+// Times are nanoseconds on CUPTI's clock (cuptiGetTimestamp), so API calls on the host and activity records from the
+// GPU share one timeline. Strings (API names, kernel names, NVTX messages, backtrace frames) are interned in
+// Trace::strings; id 0 is the empty string.
+#ifndef GRAPHCHECK_CORE_TRACE_EVENTS_H_
+#define GRAPHCHECK_CORE_TRACE_EVENTS_H_
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/strings/string_view.h"
+#include "core/environment.h"
+
+namespace graphcheck::trace {
+
+using StringId = uint32_t;     // index into Trace::strings; 0 = ""
+using BacktraceId = uint32_t;  // index into Trace::backtraces + 1; 0 = no backtrace
+
+enum class ApiDomain : uint8_t { kRuntime = 1, kDriver = 2 };
+
+// What a call does, independent of runtime/driver flavour and API version (capture/ maps callback ids to these).
+enum class ApiKind : uint8_t {
+  kOther = 0,
+  kKernelLaunch = 1,     // cudaLaunchKernel*, cuLaunchKernel*
+  kCaptureBegin = 2,     // cudaStreamBeginCapture(ToGraph), cuStreamBeginCapture(ToGraph)
+  kCaptureEnd = 3,       // cudaStreamEndCapture, cuStreamEndCapture
+  kStreamSynchronize = 4,
+  kDeviceSynchronize = 5,  // cudaDeviceSynchronize, cuCtxSynchronize
+  kEventSynchronize = 6,
+  kStreamQuery = 7,
+  kEventQuery = 8,
+  kMemcpy = 9,           // synchronous cudaMemcpy* / cuMemcpy* (not Async)
+  kMemcpyAsync = 10,
+  kMemset = 11,          // synchronous cudaMemset* / cuMemset*
+  kMemsetAsync = 12,
+  kMalloc = 13,          // cudaMalloc*, cuMemAlloc*, cuMemCreate
+  kFree = 14,            // cudaFree, cuMemFree, cuMemRelease
+  kHostAlloc = 15,       // cudaMallocHost, cudaHostAlloc, cuMemHostAlloc, cudaHostRegister
+  kHostFree = 16,        // cudaFreeHost, cuMemFreeHost, cudaHostUnregister
+  kMallocAsync = 17,     // stream-ordered allocation (capturable)
+  kFreeAsync = 18,
+  kStreamCreate = 19,
+  kStreamDestroy = 20,
+  kEventRecord = 21,
+  kStreamWaitEvent = 22,
+  kGraphCreate = 23,     // cudaGraphCreate, and the graph a capture end returns
+  kGraphInstantiate = 24,
+  kGraphUpload = 25,
+  kGraphLaunch = 26,
+  kGraphDestroy = 27,
+  kGraphExecDestroy = 28,
+  kModuleLoad = 29,      // cuModuleLoad*, cuLibraryLoad*, lazy kernel loading
+  kContextCreate = 30,   // primary context retain / cuCtxCreate
+};
+
+enum class CaptureStatus : uint8_t { kNone = 0, kActive = 1, kInvalidated = 2 };
+enum class CaptureMode : uint8_t { kGlobal = 0, kThreadLocal = 1, kRelaxed = 2, kUnknown = 3 };
+enum class MemcpyDirection : uint8_t {
+  kUnknown = 0,
+  kHostToDevice = 1,
+  kDeviceToHost = 2,
+  kDeviceToDevice = 3,
+  kHostToHost = 4,
+  kDefault = 5,  // cudaMemcpyDefault: direction from pointers (then host_memory says what the host side was)
+};
+enum class HostMemory : uint8_t { kNotApplicable = 0, kPageable = 1, kPinned = 2, kUnknown = 3 };
+
+// One host API call, recorded at exit with its return code. Fields that do not apply to its kind stay zero.
+struct ApiCall {
+  uint64_t correlation_id = 0;   // matches activity records; 0 when CUPTI gave none
+  uint64_t start_ns = 0;
+  uint64_t end_ns = 0;
+  uint32_t thread_id = 0;        // OS thread id (gettid)
+  StringId name = 0;             // "cudaStreamSynchronize"
+  ApiDomain domain = ApiDomain::kRuntime;
+  ApiKind kind = ApiKind::kOther;
+  uint32_t callback_id = 0;      // CUPTI callback id, for reference
+  int32_t return_code = 0;       // cudaError_t or CUresult; 0 = success
+  uint64_t stream_id = 0;        // CUPTI's stream id of the call's stream; 0 = none
+  bool legacy_stream = false;    // the call used the legacy default stream (stream handle 0 without per-thread default)
+  CaptureStatus capture_status = CaptureStatus::kNone;  // of the call's stream, or of the thread's capture, at entry
+  CaptureMode capture_mode = CaptureMode::kUnknown;
+  uint64_t capture_id = 0;       // cudaStreamGetCaptureInfo's id; 0 when not capturing
+  BacktraceId backtrace = 0;
+  // Kind-specific payload.
+  uint64_t bytes = 0;            // memcpy / memset / allocation size
+  MemcpyDirection direction = MemcpyDirection::kUnknown;
+  HostMemory host_memory = HostMemory::kNotApplicable;
+  StringId kernel_name = 0;      // launches: demangled kernel name
+  std::array<uint32_t, 3> grid = {0, 0, 0};
+  std::array<uint32_t, 3> block = {0, 0, 0};
+  uint64_t graph_id = 0;         // graph create / instantiate / launch / destroy, capture end
+  uint32_t node_count = 0;       // graph instantiate / capture end
+  uint64_t other_stream_id = 0;  // stream created; stream waited on
+};
+
+// A kernel as the GPU ran it (CUPTI activity). Inside a graph replay, graph_id / graph_node_id are set.
+struct KernelActivity {
+  uint64_t correlation_id = 0;
+  uint64_t start_ns = 0;
+  uint64_t end_ns = 0;
+  uint32_t device = 0;
+  uint64_t stream_id = 0;
+  uint32_t graph_id = 0;
+  uint64_t graph_node_id = 0;
+  StringId name = 0;
+  std::array<uint32_t, 3> grid = {0, 0, 0};
+  std::array<uint32_t, 3> block = {0, 0, 0};
+};
+
+// A memcpy or memset as the GPU ran it.
+struct MemoryActivity {
+  enum class Kind : uint8_t { kMemcpy = 0, kMemset = 1 };
+  Kind kind = Kind::kMemcpy;
+  uint64_t correlation_id = 0;
+  uint64_t start_ns = 0;
+  uint64_t end_ns = 0;
+  uint32_t device = 0;
+  uint64_t stream_id = 0;
+  uint32_t graph_id = 0;
+  uint64_t bytes = 0;
+  MemcpyDirection direction = MemcpyDirection::kUnknown;
+  HostMemory host_memory = HostMemory::kNotApplicable;
+};
+
+// A whole graph launch as the GPU ran it (CUPTI graph-level tracing).
+struct GraphLaunchActivity {
+  uint64_t correlation_id = 0;
+  uint64_t start_ns = 0;
+  uint64_t end_ns = 0;
+  uint32_t device = 0;
+  uint64_t stream_id = 0;
+  uint32_t graph_id = 0;
+};
+
+struct NvtxEvent {
+  enum class Kind : uint8_t { kPush = 0, kPop = 1, kRangeStart = 2, kRangeEnd = 3, kMark = 4 };
+  Kind kind = Kind::kPush;
+  uint32_t thread_id = 0;
+  uint64_t time_ns = 0;
+  StringId domain = 0;   // "" for the default domain
+  StringId message = 0;  // empty for pop / range end
+  uint64_t range_id = 0; // start/end pairs
+};
+
+// Symbolized host frames, innermost first, as string ids.
+struct Backtrace {
+  std::vector<StringId> frames;
+};
+
+struct ProcessInfo {
+  uint32_t pid = 0;
+  uint32_t parent_pid = 0;
+  int32_t rank = -1;        // RANK, -1 when unset
+  int32_t local_rank = -1;  // LOCAL_RANK
+  int32_t world_size = -1;  // WORLD_SIZE
+  uint64_t start_ns = 0;
+  std::string hostname;
+  std::vector<std::string> command_line;
+};
+
+struct DeviceInfo {
+  uint32_t index = 0;
+  GpuInfo gpu;
+};
+
+// What happened when the recorder set up CUPTI: a subscriber already present is named here (cupti-busy).
+struct RecorderStatus {
+  bool subscribed = true;
+  std::string other_subscriber;  // name reported by cuptiSubscribe_v2, when subscription failed
+  std::string message;
+};
+
+// Everything recorded about one process.
+struct Trace {
+  ProcessInfo process;
+  std::vector<DeviceInfo> devices;
+  Environment environment;       // the variables that matter to capture
+  RecorderStatus recorder;
+  std::vector<std::string> strings = {""};
+  std::vector<Backtrace> backtraces;
+  std::vector<ApiCall> api_calls;          // in start order per thread; sorted by start_ns after reading
+  std::vector<KernelActivity> kernels;
+  std::vector<MemoryActivity> memory;
+  std::vector<GraphLaunchActivity> graph_launches;
+  std::vector<NvtxEvent> nvtx;
+  std::vector<std::string> read_warnings;  // damage the reader stepped over ("truncated record at offset 4096")
+
+  absl::string_view String(StringId id) const { return id < strings.size() ? strings[id] : absl::string_view(); }
+  const Backtrace* FindBacktrace(BacktraceId id) const {
+    return id == 0 || id > backtraces.size() ? nullptr : &backtraces[id - 1];
+  }
+  // Interns `s`, for building traces in tests and in the reader (linear: not for hot paths).
+  StringId Intern(absl::string_view s);
+};
+
+absl::string_view ApiKindName(ApiKind kind);
+
+}  // namespace graphcheck::trace
+
+#endif  // GRAPHCHECK_CORE_TRACE_EVENTS_H_

@@ -1,0 +1,165 @@
+#include "report/json.h"
+
+#include <nlohmann/json.hpp>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+
+namespace graphcheck {
+namespace {
+
+using nlohmann::json;
+
+json GpuToJson(const GpuInfo& gpu) {
+  return json{{"name", gpu.name},
+              {"compute_capability", absl::StrCat(gpu.cc_major, ".", gpu.cc_minor)},
+              {"driver", gpu.driver}};
+}
+
+json LocationToJson(const Location& where) {
+  json out = json::object();
+  if (!where.api.empty()) out["api"] = where.api;
+  if (where.thread_id) out["thread_id"] = *where.thread_id;
+  if (where.stream_id) out["stream_id"] = *where.stream_id;
+  if (where.pid) out["pid"] = *where.pid;
+  if (!where.nvtx_path.empty()) out["nvtx_path"] = where.nvtx_path;
+  if (!where.backtrace.empty()) out["backtrace"] = where.backtrace;
+  if (!where.torch_op.empty()) out["torch_op"] = where.torch_op;
+  if (!where.file.empty()) out["file"] = where.file;
+  if (where.line > 0) out["line"] = where.line;
+  if (where.column > 0) out["column"] = where.column;
+  if (!where.key.empty()) out["key"] = where.key;
+  return out;
+}
+
+json FindingToJson(const Finding& f) {
+  return json{{"check_id", f.check_id},         {"severity", std::string(SeverityName(f.severity))},
+              {"title", f.title},               {"message", f.message},
+              {"evidence", f.evidence},         {"consequences", f.consequences},
+              {"where", LocationToJson(f.where)}, {"fix", f.fix}};
+}
+
+// Reading: nlohmann's typed accessors throw on a type mismatch; the reader catches at this border and turns it into
+// a Status, so a bad file is an error message, never a crash.
+Location LocationFromJson(const json& j) {
+  Location where;
+  where.api = j.value("api", "");
+  if (j.contains("thread_id")) where.thread_id = j.at("thread_id").get<uint64_t>();
+  if (j.contains("stream_id")) where.stream_id = j.at("stream_id").get<uint64_t>();
+  if (j.contains("pid")) where.pid = j.at("pid").get<uint32_t>();
+  where.nvtx_path = j.value("nvtx_path", "");
+  where.backtrace = j.value("backtrace", std::vector<std::string>{});
+  where.torch_op = j.value("torch_op", "");
+  where.file = j.value("file", "");
+  where.line = j.value("line", 0);
+  where.column = j.value("column", 0);
+  where.key = j.value("key", "");
+  return where;
+}
+
+absl::StatusOr<Finding> FindingFromJson(const json& j) {
+  Finding f;
+  f.check_id = j.at("check_id").get<std::string>();
+  absl::StatusOr<Severity> severity = ParseSeverity(j.at("severity").get<std::string>());
+  if (!severity.ok()) return severity.status();
+  f.severity = *severity;
+  f.title = j.value("title", "");
+  f.message = j.at("message").get<std::string>();
+  f.evidence = j.value("evidence", std::vector<std::string>{});
+  f.consequences = j.value("consequences", std::vector<std::string>{});
+  if (j.contains("where")) f.where = LocationFromJson(j.at("where"));
+  f.fix = j.value("fix", "");
+  return f;
+}
+
+absl::StatusOr<GpuInfo> GpuFromJson(const json& j) {
+  GpuInfo gpu;
+  gpu.name = j.at("name").get<std::string>();
+  const std::string cc = j.value("compute_capability", "0.0");
+  if (std::sscanf(cc.c_str(), "%d.%d", &gpu.cc_major, &gpu.cc_minor) != 2) {
+    return absl::InvalidArgumentError(absl::StrCat("bad compute_capability '", cc, "'"));
+  }
+  gpu.driver = j.value("driver", "");
+  return gpu;
+}
+
+absl::StatusOr<StepStatus> ParseStepStatus(const std::string& name) {
+  for (StepStatus s : {StepStatus::kOk, StepStatus::kFailed, StepStatus::kSkipped}) {
+    if (name == StepStatusName(s)) return s;
+  }
+  return absl::InvalidArgumentError(absl::StrCat("unknown step status '", name, "'"));
+}
+
+absl::StatusOr<Report> ReportFromParsed(const json& j) {
+  if (!j.is_object()) return absl::InvalidArgumentError("not a graphcheck report (top level is not an object)");
+  const std::string schema = j.value("schema", "");
+  if (schema != kReportSchema) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("not a graphcheck report of schema ", kReportSchema, " (schema is '", schema, "')"));
+  }
+  Report report;
+  report.tool_version = j.at("tool_version").get<std::string>();
+  report.mode = j.at("mode").get<std::string>();
+  report.command = j.value("command", std::vector<std::string>{});
+  const json& machine = j.at("machine");
+  report.machine.hostname = machine.value("hostname", "");
+  if (machine.contains("gpu") && !machine.at("gpu").is_null()) {
+    absl::StatusOr<GpuInfo> gpu = GpuFromJson(machine.at("gpu"));
+    if (!gpu.ok()) return gpu.status();
+    report.machine.gpu = *gpu;
+  }
+  for (const json& s : j.value("steps", json::array())) {
+    absl::StatusOr<StepStatus> status = ParseStepStatus(s.at("status").get<std::string>());
+    if (!status.ok()) return status.status();
+    report.steps.push_back(Step{s.at("name").get<std::string>(), *status, s.value("duration_ms", 0.0),
+                                s.value("message", "")});
+  }
+  report.checks_run = j.at("checks_run").get<std::vector<std::string>>();
+  for (const json& f : j.at("findings")) {
+    absl::StatusOr<Finding> finding = FindingFromJson(f);
+    if (!finding.ok()) return finding.status();
+    report.findings.push_back(*std::move(finding));
+  }
+  for (const json& m : j.value("metrics", json::array())) {
+    report.metrics.push_back(Metric{m.at("name").get<std::string>(), m.at("value").get<double>(),
+                                    m.value("unit", ""), m.value("description", "")});
+  }
+  return report;
+}
+
+}  // namespace
+
+std::string ReportToJson(const Report& report) {
+  json machine{{"hostname", report.machine.hostname}};
+  machine["gpu"] = report.machine.gpu ? GpuToJson(*report.machine.gpu) : json(nullptr);
+  json steps = json::array();
+  for (const Step& s : report.steps) {
+    steps.push_back(json{{"name", s.name},
+                         {"status", std::string(StepStatusName(s.status))},
+                         {"duration_ms", s.duration_ms},
+                         {"message", s.message}});
+  }
+  json findings = json::array();
+  for (const Finding& f : report.findings) findings.push_back(FindingToJson(f));
+  json metrics = json::array();
+  for (const Metric& m : report.metrics) {
+    metrics.push_back(json{{"name", m.name}, {"value", m.value}, {"unit", m.unit}, {"description", m.description}});
+  }
+  json out{{"schema", kReportSchema}, {"tool_version", report.tool_version}, {"mode", report.mode},
+           {"command", report.command}, {"machine", machine},       {"steps", steps},
+           {"checks_run", report.checks_run}, {"findings", findings}, {"metrics", metrics}};
+  // Strings from the program (kernel names, NVTX ranges) may hold invalid UTF-8: replace rather than throw.
+  return out.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
+}
+
+absl::StatusOr<Report> ReportFromJson(absl::string_view text) {
+  try {
+    return ReportFromParsed(json::parse(text.begin(), text.end()));
+  } catch (const json::parse_error& e) {
+    return absl::InvalidArgumentError(absl::StrCat("not valid JSON: ", e.what()));
+  } catch (const json::exception& e) {
+    return absl::InvalidArgumentError(absl::StrCat("not a valid graphcheck report: ", e.what()));
+  }
+}
+
+}  // namespace graphcheck

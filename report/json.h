@@ -1,0 +1,22 @@
+// The report's JSON form: the saved, versioned format (schema in docs/report-schema.md).
+#ifndef GRAPHCHECK_REPORT_JSON_H_
+#define GRAPHCHECK_REPORT_JSON_H_
+
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "core/report.h"
+
+namespace graphcheck {
+
+// Bump the major number on an incompatible change; readers reject other majors.
+inline constexpr char kReportSchema[] = "graphcheck.report/1";
+
+std::string ReportToJson(const Report& report);
+// InvalidArgument naming what is wrong (not JSON, line and column; wrong schema; a missing or mistyped field).
+absl::StatusOr<Report> ReportFromJson(absl::string_view text);
+
+}  // namespace graphcheck
+
+#endif  // GRAPHCHECK_REPORT_JSON_H_

@@ -1,0 +1,87 @@
+#include "report/junit.h"
+
+#include <map>
+#include <sstream>
+
+#include <pugixml.hpp>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+
+namespace graphcheck {
+namespace {
+
+bool Fails(const Finding& f, FailOn fail_on) {
+  switch (fail_on) {
+    case FailOn::kError:
+      return f.severity >= Severity::kError;
+    case FailOn::kWarning:
+      return f.severity >= Severity::kWarning;
+    case FailOn::kNever:
+      return false;
+  }
+  return false;
+}
+
+// XML 1.0 cannot carry most control characters even escaped; program strings may contain them.
+std::string XmlSafe(absl::string_view s) {
+  std::string out;
+  for (unsigned char c : s) {
+    if (c < 0x20 && c != '\n' && c != '\t' && c != '\r') {
+      absl::StrAppend(&out, "\\x", absl::Hex(c, absl::kZeroPad2));
+    } else {
+      out.push_back(static_cast<char>(c));
+    }
+  }
+  return out;
+}
+
+std::string Describe(const Finding& f) {
+  std::vector<std::string> lines = {absl::StrCat(SeverityName(f.severity), ": ", f.message)};
+  if (!f.where.file.empty()) lines.push_back(absl::StrCat("file: ", f.where.file, ":", f.where.line));
+  if (!f.where.api.empty()) lines.push_back(absl::StrCat("call: ", f.where.api));
+  for (const std::string& e : f.evidence) lines.push_back(absl::StrCat("- ", e));
+  if (!f.fix.empty()) lines.push_back(absl::StrCat("fix: ", f.fix));
+  return XmlSafe(absl::StrJoin(lines, "\n"));
+}
+
+}  // namespace
+
+std::string RenderJunit(const Report& report, FailOn fail_on) {
+  std::map<std::string, std::vector<const Finding*>> by_check;
+  for (const std::string& id : report.checks_run) by_check[id];
+  for (const Finding& f : report.findings) by_check[f.check_id].push_back(&f);
+
+  pugi::xml_document doc;
+  pugi::xml_node decl = doc.append_child(pugi::node_declaration);
+  decl.append_attribute("version") = "1.0";
+  decl.append_attribute("encoding") = "UTF-8";
+  pugi::xml_node suites = doc.append_child("testsuites");
+  pugi::xml_node suite = suites.append_child("testsuite");
+  suite.append_attribute("name") = absl::StrCat("graphcheck ", report.mode).c_str();
+  int failures = 0;
+  for (const auto& [id, findings] : by_check) {
+    pugi::xml_node testcase = suite.append_child("testcase");
+    testcase.append_attribute("classname") = absl::StrCat("graphcheck.", report.mode).c_str();
+    testcase.append_attribute("name") = id.c_str();
+    std::vector<std::string> failing, passing;
+    for (const Finding* f : findings) (Fails(*f, fail_on) ? failing : passing).push_back(Describe(*f));
+    if (!failing.empty()) {
+      ++failures;
+      pugi::xml_node failure = testcase.append_child("failure");
+      failure.append_attribute("message") = XmlSafe(findings.front()->title).c_str();
+      failure.append_attribute("type") = id.c_str();
+      failure.text() = absl::StrJoin(failing, "\n\n").c_str();
+    }
+    if (!passing.empty()) testcase.append_child("system-out").text() = absl::StrJoin(passing, "\n\n").c_str();
+  }
+  suite.append_attribute("tests") = static_cast<unsigned>(by_check.size());
+  suite.append_attribute("failures") = failures;
+  suites.append_attribute("tests") = static_cast<unsigned>(by_check.size());
+  suites.append_attribute("failures") = failures;
+  std::ostringstream out;
+  doc.save(out, "  ", pugi::format_default, pugi::encoding_utf8);
+  return out.str();
+}
+
+}  // namespace graphcheck

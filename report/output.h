@@ -1,0 +1,34 @@
+// Rendering a report in a chosen format and writing it out whole: a file is written to a temporary name and renamed,
+// so a reader never sees half a report.
+#ifndef GRAPHCHECK_REPORT_OUTPUT_H_
+#define GRAPHCHECK_REPORT_OUTPUT_H_
+
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "core/report.h"
+#include "report/policy.h"
+
+namespace graphcheck {
+
+enum class ReportFormat { kText, kJson, kJunit };
+absl::StatusOr<ReportFormat> ParseReportFormat(absl::string_view name);
+
+struct RenderOptions {
+  ReportFormat format = ReportFormat::kText;
+  FailOn fail_on = FailOn::kError;
+  bool color = false;  // text only
+};
+std::string RenderReport(const Report& report, const RenderOptions& options);
+
+// Writes `contents` to `path` through a temporary file in the same folder and a rename. "-" or "" means stdout.
+absl::Status WriteOutput(const std::string& path, absl::string_view contents);
+
+// Reads a whole file; NotFound / PermissionDenied / InvalidArgument name the path.
+absl::StatusOr<std::string> ReadFile(const std::string& path);
+
+}  // namespace graphcheck
+
+#endif  // GRAPHCHECK_REPORT_OUTPUT_H_

@@ -1,0 +1,23 @@
+#include "validators/env_launch_blocking.h"
+
+namespace graphcheck {
+
+EnvLaunchBlockingCheck::EnvLaunchBlockingCheck()
+    : EnvVariableCheck(Spec{
+          CheckInfo{"env-launch-blocking",
+                    "CUDA_LAUNCH_BLOCKING=1 serializes every launch",
+                    Severity::kWarning,
+                    CheckArea::kEnvironment,
+                    "CUDA_LAUNCH_BLOCKING=1 makes each kernel launch wait for the kernel. Eager timings become "
+                    "meaningless, the launch-overhead forecast is wrong, and capture-time behaviour differs from "
+                    "production.",
+                    {}},
+          "CUDA_LAUNCH_BLOCKING",
+          "1",
+          "CUDA_LAUNCH_BLOCKING=1 makes every kernel launch synchronous: eager step times include every kernel's "
+          "run time, so launch overhead and the savings CUDA graphs would bring cannot be measured, and the program "
+          "does not behave as it will in production.",
+          "Unset CUDA_LAUNCH_BLOCKING (or set it to 0); use it only to locate an asynchronous CUDA error, then remove "
+          "it."}) {}
+
+}  // namespace graphcheck

@@ -1,0 +1,35 @@
+// Shared shape of the environment checks that fire when one variable holds a given value: each check supplies its
+// CheckInfo, the variable, the value and the wording; this class does the matching and builds the finding.
+#ifndef GRAPHCHECK_VALIDATORS_ENV_VARIABLE_CHECK_H_
+#define GRAPHCHECK_VALIDATORS_ENV_VARIABLE_CHECK_H_
+
+#include <string>
+#include <vector>
+
+#include "core/check.h"
+
+namespace graphcheck {
+
+class EnvVariableCheck : public EnvironmentCheck {
+ public:
+  struct Spec {
+    CheckInfo info;
+    std::string variable;    // "CUDA_LAUNCH_BLOCKING"
+    std::string bad_value;   // compared after trimming spaces: "1"
+    std::string message;     // what it does to graphs
+    std::string fix;
+  };
+  explicit EnvVariableCheck(Spec spec) : spec_(std::move(spec)) {}
+  const CheckInfo& info() const override { return spec_.info; }
+
+ protected:
+  void CheckEnvironment(const Environment& env, const BoundOptions& options,
+                        std::vector<Finding>* findings) const override;
+
+ private:
+  Spec spec_;
+};
+
+}  // namespace graphcheck
+
+#endif  // GRAPHCHECK_VALIDATORS_ENV_VARIABLE_CHECK_H_
