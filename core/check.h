@@ -19,6 +19,8 @@ namespace graphcheck {
 namespace trace {
 struct Trace;
 }  // namespace trace
+class ConfigDocument;  // validators/config/config_document.h
+struct CaptureOrder;   // validators/schedule/capture_order.h
 
 enum class CheckArea { kCapture, kEagerRegion, kState, kRng, kNumerics, kEnvironment, kConfiguration, kPerformance };
 absl::string_view CheckAreaName(CheckArea area);  // "capture", "eager-region", ...
@@ -67,10 +69,24 @@ class BoundOptions {
   const CheckOptions& options_;
 };
 
+// Work that several checks derive from the same inputs, built once by whoever runs the checks (analyzers/ keeps its
+// per-trace analysis here: capture windows, iterations, the kernel index). A check that finds none, or one built for
+// other inputs, derives its own, so setting it only saves time.
+class DerivedInputs {
+ public:
+  virtual ~DerivedInputs() = default;
+};
+
 // What checks can look at. A check whose input is absent does not run and is not listed as run.
 struct CheckInputs {
   const Environment* environment = nullptr;
   const trace::Trace* trace = nullptr;  // one process's recorded events (analyzers/)
+  const ConfigDocument* config = nullptr;  // a training configuration (lint --config)
+  const CaptureOrder* order = nullptr;     // a capture order for make_graphed_callables (lint --order)
+  // The program's stderr, one entry per line (`run` tees it; `analyze --stderr FILE`): known PyTorch, Transformer
+  // Engine and Megatron error texts map to check ids (analyzers/stderr_messages.cc).
+  const std::vector<std::string>* stderr_lines = nullptr;
+  const DerivedInputs* derived = nullptr;  // shared derived work for these inputs; optional
 };
 
 class Check {
@@ -110,6 +126,19 @@ class TraceCheck : public Check {
  protected:
   virtual void CheckTrace(const trace::Trace& trace, const BoundOptions& options,
                           std::vector<Finding>* findings) const = 0;
+};
+
+// Checks that read one training configuration (Megatron Bridge YAML / JSON or Megatron Core arguments).
+class ConfigCheck : public Check {
+ public:
+  bool CanRun(const CheckInputs& inputs) const final { return inputs.config != nullptr; }
+  void Run(const CheckInputs& inputs, const BoundOptions& options, std::vector<Finding>* findings) const final {
+    CheckConfig(*inputs.config, options, findings);
+  }
+
+ protected:
+  virtual void CheckConfig(const ConfigDocument& config, const BoundOptions& options,
+                           std::vector<Finding>* findings) const = 0;
 };
 
 }  // namespace graphcheck

@@ -1,0 +1,67 @@
+#include "capture/cupti_subscription.h"
+
+#include "absl/strings/str_cat.h"
+
+namespace graphcheck::capture {
+
+absl::Status CuptiStatus(CUptiResult result, absl::string_view what) {
+  if (result == CUPTI_SUCCESS) return absl::OkStatus();
+  const char* text = nullptr;
+  cuptiGetResultString(result, &text);
+  return absl::UnavailableError(absl::StrCat(what, ": ", text != nullptr ? text : "unknown CUPTI error", " (",
+                                             static_cast<int>(result), ")"));
+}
+
+absl::StatusOr<std::unique_ptr<CuptiSubscription>> CuptiSubscription::Create(CUpti_CallbackFunc callback,
+                                                                             void* userdata,
+                                                                             std::string* other_subscriber) {
+  char old_name[CUPTI_OLD_SUBSCRIBER_NAME_MIN_LEN * 2] = {0};
+  CUpti_SubscriberParams params = {};
+  params.structSize = CUpti_SubscriberParams_STRUCT_SIZE;
+  params.subscriberName = "graphcheck";
+  params.oldSubscriberName = old_name;
+  params.oldSubscriberSize = sizeof(old_name);
+  CUpti_SubscriberHandle handle = nullptr;
+  const CUptiResult result = cuptiSubscribe_v2(&handle, callback, userdata, &params);
+  if (result == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
+    *other_subscriber = old_name[0] != '\0' ? old_name : "an unnamed CUPTI client";
+    return absl::FailedPreconditionError(absl::StrCat("CUPTI is held by another subscriber: ", *other_subscriber));
+  }
+  if (absl::Status status = CuptiStatus(result, "cuptiSubscribe_v2"); !status.ok()) return status;
+  return std::unique_ptr<CuptiSubscription>(new CuptiSubscription(handle));
+}
+
+CuptiSubscription::~CuptiSubscription() { cuptiUnsubscribe(handle_); }
+
+absl::Status CuptiSubscription::Enable(CUpti_CallbackDomain domain, CUpti_CallbackId cbid) {
+  return CuptiStatus(cuptiEnableCallback(1, handle_, domain, cbid), "cuptiEnableCallback");
+}
+
+absl::StatusOr<std::unique_ptr<ActivityRecording>> ActivityRecording::Create(
+    const std::vector<CUpti_ActivityKind>& kinds, BufferRequested requested, BufferCompleted completed,
+    uint32_t flush_period_ms) {
+  if (absl::Status s = CuptiStatus(cuptiActivityRegisterCallbacks(requested, completed), "cuptiActivityRegisterCallbacks");
+      !s.ok()) {
+    return s;
+  }
+  std::unique_ptr<ActivityRecording> recording(new ActivityRecording({}));
+  for (CUpti_ActivityKind kind : kinds) {
+    if (absl::Status s = CuptiStatus(cuptiActivityEnable(kind), absl::StrCat("cuptiActivityEnable(", kind, ")"));
+        !s.ok()) {
+      return s;  // the destructor disables the kinds enabled so far
+    }
+    recording->kinds_.push_back(kind);
+  }
+  // Periodic flushes bound what an os._exit or SIGKILL can lose to about one period of GPU activity.
+  if (flush_period_ms > 0) cuptiActivityFlushPeriod(flush_period_ms);
+  return recording;
+}
+
+ActivityRecording::~ActivityRecording() {
+  FlushAll(/*forced=*/true);
+  for (CUpti_ActivityKind kind : kinds_) cuptiActivityDisable(kind);
+}
+
+void ActivityRecording::FlushAll(bool forced) { cuptiActivityFlushAll(forced ? CUPTI_ACTIVITY_FLAG_FLUSH_FORCED : 0); }
+
+}  // namespace graphcheck::capture

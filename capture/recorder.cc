@@ -1,0 +1,733 @@
+#include "capture/recorder.h"
+
+#include <cuda.h>
+#include <cupti.h>
+#include <generated_nvtx_meta.h>
+#include <nvtx3/nvToolsExt.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <memory>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
+#include "absl/debugging/symbolize.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/synchronization/mutex.h"
+#include "capture/activity_decoder.h"
+#include "capture/backtrace.h"
+#include "capture/call_decoder.h"
+#include "capture/cupti_subscription.h"
+#include "core/environment.h"
+#include "core/trace/api_names.h"
+#include "core/trace/trace_writer.h"
+
+namespace graphcheck::capture {
+namespace {
+
+using trace::ApiKind;
+using trace::CaptureMode;
+using trace::CaptureStatus;
+
+constexpr size_t kActivityBufferBytes = 4 << 20;
+constexpr int kMaxNesting = 8;
+
+// Variables that change what capture does or how it fails; recorded with the trace for the environment checks.
+bool MattersToCapture(absl::string_view name) {
+  for (absl::string_view prefix : {"PYTORCH_", "TORCH_", "NCCL_", "CUDA_", "CUBLAS", "CUDNN", "NVTE_", "MASTER_"}) {
+    if (absl::StartsWith(name, prefix)) return true;
+  }
+  return name == "RANK" || name == "LOCAL_RANK" || name == "WORLD_SIZE" || name == "LOCAL_WORLD_SIZE";
+}
+
+uint32_t CurrentThreadId() {
+  thread_local const uint32_t tid = static_cast<uint32_t>(syscall(SYS_gettid));
+  return tid;
+}
+
+int32_t IntFromEnv(const char* name) {
+  int32_t value = -1;
+  const char* text = std::getenv(name);
+  return text != nullptr && absl::SimpleAtoi(text, &value) ? value : -1;
+}
+
+trace::ProcessInfo CurrentProcess(uint32_t parent_pid) {
+  trace::ProcessInfo process;
+  process.pid = static_cast<uint32_t>(getpid());
+  process.parent_pid = parent_pid;
+  process.rank = IntFromEnv("RANK");
+  process.local_rank = IntFromEnv("LOCAL_RANK");
+  process.world_size = IntFromEnv("WORLD_SIZE");
+  cuptiGetTimestamp(&process.start_ns);
+  char host[256] = {0};
+  if (gethostname(host, sizeof(host) - 1) == 0) process.hostname = host;
+  std::ifstream cmdline("/proc/self/cmdline", std::ios::binary);
+  std::string all((std::istreambuf_iterator<char>(cmdline)), std::istreambuf_iterator<char>());
+  for (absl::string_view arg : absl::StrSplit(all, '\0', absl::SkipEmpty())) process.command_line.emplace_back(arg);
+  return process;
+}
+
+// Per-callback-id facts, computed once at start so the callback does one table lookup.
+struct CallbackEntry {
+  bool recorded = false;
+  ApiKind kind = ApiKind::kOther;
+  bool per_thread_stream = false;  // a _ptsz/_ptds variant: stream 0 means the per-thread default stream
+  trace::StringId name = 0;
+};
+
+struct ActiveCapture {
+  uint64_t id = 0;
+  CUstream stream = nullptr;
+  CaptureMode mode = CaptureMode::kUnknown;
+  uint32_t thread_id = 0;
+};
+
+// What the enter callback learned, for the exit callback of the same call.
+struct PendingCall {
+  uint64_t start_ns = 0;
+  CaptureStatus status = CaptureStatus::kNone;
+  CaptureMode mode = CaptureMode::kUnknown;
+  uint64_t capture_id = 0;
+};
+
+struct ThreadState {
+  int runtime_depth = 0;  // driver calls made by a runtime call are the runtime call's business
+  bool busy = false;      // the recorder's own CUDA calls must not be recorded
+  int depth = 0;
+  PendingCall pending[kMaxNesting];
+};
+
+thread_local ThreadState t_state;
+
+class Recorder {
+ public:
+  absl::Status Start(const RecorderOptions& options);
+  void Stop();
+  void OnFork();
+
+  static void CUPTIAPI Callback(void* userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+                                const void* data);
+  static void CUPTIAPI BufferRequested(uint8_t** buffer, size_t* size, size_t* max_records);
+  static void CUPTIAPI BufferCompleted(CUcontext context, uint32_t stream_id, uint8_t* buffer, size_t size,
+                                       size_t valid_size);
+
+ private:
+  absl::Status EnableApiCallbacks(CUpti_CallbackDomain domain, int size, std::vector<CallbackEntry>* table);
+  absl::Status EnableNvtxCallbacks();
+  void OnApi(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_CallbackData* data);
+  void OnApiExit(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CallbackEntry& entry,
+                 const CUpti_CallbackData* data, const PendingCall& pending);
+  void OnNvtx(CUpti_CallbackId cbid, const CUpti_NvtxData* data);
+  void OnContextCreated(const CUpti_ResourceData* data);
+  void CaptureStateAtEntry(const CallbackEntry& entry, const DecodedCall& call, PendingCall* pending);
+  uint64_t StreamId(CUcontext context, CUstream stream, bool per_thread);
+  trace::HostMemory HostMemoryOf(const DecodedCall& call);
+  bool WantsBacktrace(ApiKind kind, int32_t return_code, CaptureStatus status) const;
+  trace::StringId NvtxMessage(const nvtxEventAttributes_t* attributes);
+
+  RecorderOptions options_;
+  std::string path_;
+  std::unique_ptr<trace::TraceWriter> writer_;
+  std::unique_ptr<CuptiSubscription> subscription_;
+  std::unique_ptr<ActivityRecording> activity_;
+  std::unique_ptr<ActivityDecoder> decoder_;
+  BacktraceRecorder backtraces_;
+  std::vector<CallbackEntry> runtime_table_;
+  std::vector<CallbackEntry> driver_table_;
+
+  std::atomic<int> active_captures_{0};
+  absl::Mutex mutex_;
+  std::vector<ActiveCapture> captures_ ABSL_GUARDED_BY(mutex_);
+  absl::flat_hash_map<CUgraphExec, uint32_t> exec_graph_ ABSL_GUARDED_BY(mutex_);  // exec -> source graph id
+  absl::flat_hash_map<uintptr_t, trace::StringId> nvtx_domains_ ABSL_GUARDED_BY(mutex_);
+  absl::flat_hash_map<uintptr_t, trace::StringId> nvtx_registered_ ABSL_GUARDED_BY(mutex_);
+};
+
+Recorder& TheRecorder() {
+  static Recorder* const recorder = new Recorder();  // never destroyed: callbacks may still arrive at exit
+  return *recorder;
+}
+
+std::string TracePath(const std::string& dir) {
+  char host[256] = {0};
+  gethostname(host, sizeof(host) - 1);
+  return absl::StrCat(dir, "/trace-", host, "-", getpid(), ".gctrace");
+}
+
+absl::Status Recorder::Start(const RecorderOptions& options) {
+  options_ = options;
+  if (options_.trace_dir.empty()) {
+    const char* dir = std::getenv("GRAPHCHECK_TRACE_DIR");
+    options_.trace_dir = dir != nullptr ? dir : ".";
+  }
+  absl::InitializeSymbolizer("/proc/self/exe");
+  path_ = TracePath(options_.trace_dir);
+  absl::StatusOr<std::unique_ptr<trace::TraceWriter>> writer =
+      trace::TraceWriter::Create(path_, CurrentProcess(static_cast<uint32_t>(getppid())));
+  if (!writer.ok()) return writer.status();
+  writer_ = *std::move(writer);
+
+  Environment environment;
+  for (const auto& [name, value] : Environment::FromCurrentProcess().variables()) {
+    if (MattersToCapture(name)) environment.Set(name, value);
+  }
+  writer_->WriteEnvironment(environment);
+
+  trace::RecorderStatus status;
+  absl::StatusOr<std::unique_ptr<CuptiSubscription>> subscription =
+      CuptiSubscription::Create(&Recorder::Callback, this, &status.other_subscriber);
+  if (!subscription.ok()) {
+    status.subscribed = false;
+    status.message = std::string(subscription.status().message());
+    writer_->WriteRecorderStatus(status);
+    return absl::OkStatus();  // the program runs on, unrecorded; cupti-busy reports it
+  }
+  subscription_ = *std::move(subscription);
+  writer_->WriteRecorderStatus(status);
+
+  for (absl::Status s :
+       {EnableApiCallbacks(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE, &runtime_table_),
+        EnableApiCallbacks(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE, &driver_table_),
+        EnableNvtxCallbacks(),
+        subscription_->Enable(CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_CREATED)}) {
+    if (!s.ok()) return s;
+  }
+  decoder_ = std::make_unique<ActivityDecoder>(writer_.get());
+  absl::StatusOr<std::unique_ptr<ActivityRecording>> activity = ActivityRecording::Create(
+      {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMSET},
+      &Recorder::BufferRequested, &Recorder::BufferCompleted, options_.activity_flush_period_ms);
+  if (!activity.ok()) return activity.status();
+  activity_ = *std::move(activity);
+  return absl::OkStatus();
+}
+
+absl::Status Recorder::EnableApiCallbacks(CUpti_CallbackDomain domain, int size, std::vector<CallbackEntry>* table) {
+  table->assign(size, CallbackEntry{});
+  for (int cbid = 1; cbid < size; ++cbid) {
+    const char* name = nullptr;
+    if (cuptiGetCallbackName(domain, cbid, &name) != CUPTI_SUCCESS || name == nullptr) continue;
+    const std::string normalized = trace::NormalizeApiName(name);
+    std::optional<ApiKind> kind = trace::ApiKindForName(normalized);
+    if (!kind) continue;
+    CallbackEntry& entry = (*table)[cbid];
+    entry.recorded = true;
+    entry.kind = *kind;
+    entry.per_thread_stream = absl::StrContains(name, "_ptsz") || absl::StrContains(name, "_ptds");
+    entry.name = writer_->InternString(normalized);
+    if (absl::Status s = subscription_->Enable(domain, cbid); !s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Recorder::EnableNvtxCallbacks() {
+  for (CUpti_CallbackId cbid :
+       {CUPTI_CBID_NVTX_nvtxRangePushA, CUPTI_CBID_NVTX_nvtxRangePushEx, CUPTI_CBID_NVTX_nvtxRangePop,
+        CUPTI_CBID_NVTX_nvtxRangeStartA, CUPTI_CBID_NVTX_nvtxRangeStartEx, CUPTI_CBID_NVTX_nvtxRangeEnd,
+        CUPTI_CBID_NVTX_nvtxMarkA, CUPTI_CBID_NVTX_nvtxMarkEx, CUPTI_CBID_NVTX_nvtxDomainRangePushEx,
+        CUPTI_CBID_NVTX_nvtxDomainRangePop, CUPTI_CBID_NVTX_nvtxDomainRangeStartEx, CUPTI_CBID_NVTX_nvtxDomainRangeEnd,
+        CUPTI_CBID_NVTX_nvtxDomainMarkEx, CUPTI_CBID_NVTX_nvtxDomainCreateA,
+        CUPTI_CBID_NVTX_nvtxDomainRegisterStringA}) {
+    if (absl::Status s = subscription_->Enable(CUPTI_CB_DOMAIN_NVTX, cbid); !s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
+void Recorder::Stop() {
+  if (writer_ == nullptr) return;
+  activity_.reset();  // flushes pending activity buffers through BufferCompleted
+  subscription_.reset();
+}
+
+void Recorder::OnFork() {
+  if (writer_ == nullptr) return;
+  const uint32_t parent = writer_ != nullptr ? static_cast<uint32_t>(getppid()) : 0;
+  path_ = TracePath(options_.trace_dir);
+  if (!writer_->ReopenForChild(path_, CurrentProcess(parent)).ok()) return;
+  backtraces_.Reset();
+  decoder_ = std::make_unique<ActivityDecoder>(writer_.get());
+  // String ids of API names belong to the parent's file: intern them again in the child's.
+  for (auto* table : {&runtime_table_, &driver_table_}) {
+    for (int cbid = 1; cbid < static_cast<int>(table->size()); ++cbid) {
+      CallbackEntry& entry = (*table)[cbid];
+      if (!entry.recorded) continue;
+      const char* name = nullptr;
+      const CUpti_CallbackDomain domain =
+          table == &runtime_table_ ? CUPTI_CB_DOMAIN_RUNTIME_API : CUPTI_CB_DOMAIN_DRIVER_API;
+      if (cuptiGetCallbackName(domain, cbid, &name) == CUPTI_SUCCESS && name != nullptr) {
+        entry.name = writer_->InternString(trace::NormalizeApiName(name));
+      }
+    }
+  }
+  absl::MutexLock lock(&mutex_);
+  nvtx_domains_.clear();
+  nvtx_registered_.clear();
+}
+
+void CUPTIAPI Recorder::Callback(void* userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+                                 const void* data) {
+  auto* recorder = static_cast<Recorder*>(userdata);
+  if (t_state.busy) return;
+  t_state.busy = true;
+  switch (domain) {
+    case CUPTI_CB_DOMAIN_RUNTIME_API:
+    case CUPTI_CB_DOMAIN_DRIVER_API:
+      recorder->OnApi(domain, cbid, static_cast<const CUpti_CallbackData*>(data));
+      break;
+    case CUPTI_CB_DOMAIN_NVTX:
+      recorder->OnNvtx(cbid, static_cast<const CUpti_NvtxData*>(data));
+      break;
+    case CUPTI_CB_DOMAIN_RESOURCE:
+      if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_CREATED) {
+        recorder->OnContextCreated(static_cast<const CUpti_ResourceData*>(data));
+      }
+      break;
+    default:
+      break;
+  }
+  t_state.busy = false;
+}
+
+uint64_t Recorder::StreamId(CUcontext context, CUstream stream, bool per_thread) {
+  uint32_t id = 0;
+  if (cuptiGetStreamIdEx(context, stream, per_thread ? 1 : 0, &id) != CUPTI_SUCCESS) return 0;
+  return id;
+}
+
+void Recorder::CaptureStateAtEntry(const CallbackEntry& entry, const DecodedCall& call, PendingCall* pending) {
+  // Querying a legacy-stream handle while another stream captures is itself an implicit synchronization: never
+  // query it; the analyzers judge legacy-stream calls by the capture windows.
+  if (call.has_stream && !IsLegacyStream(call.stream)) {
+    CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
+    cuuint64_t id = 0;
+    if (cuStreamGetCaptureInfo(call.stream, &status, &id, nullptr, nullptr, nullptr, nullptr) == CUDA_SUCCESS) {
+      pending->status = status == CU_STREAM_CAPTURE_STATUS_ACTIVE        ? CaptureStatus::kActive
+                        : status == CU_STREAM_CAPTURE_STATUS_INVALIDATED ? CaptureStatus::kInvalidated
+                                                                         : CaptureStatus::kNone;
+      pending->capture_id = status == CU_STREAM_CAPTURE_STATUS_NONE ? 0 : id;
+    }
+  }
+  absl::MutexLock lock(&mutex_);
+  if (captures_.empty()) return;
+  const ActiveCapture* capture = &captures_.back();
+  for (const ActiveCapture& c : captures_) {
+    if (c.id == pending->capture_id) capture = &c;
+  }
+  pending->mode = capture->mode;
+  if (pending->status == CaptureStatus::kNone && !(call.has_stream && !IsLegacyStream(call.stream))) {
+    // A call with no stream of its own (allocation, device sync, event query) while some capture is active.
+    pending->status = CaptureStatus::kActive;
+    pending->capture_id = capture->id;
+  }
+}
+
+trace::HostMemory Recorder::HostMemoryOf(const DecodedCall& call) {
+  auto memory_type = [](const void* pointer) {
+    unsigned int type = 0;
+    if (cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, reinterpret_cast<CUdeviceptr>(pointer)) !=
+        CUDA_SUCCESS) {
+      return 0u;  // unknown to CUDA: pageable host memory
+    }
+    return type;
+  };
+  const void* host = nullptr;
+  switch (call.direction) {
+    case trace::MemcpyDirection::kHostToDevice:
+      host = call.src;
+      break;
+    case trace::MemcpyDirection::kDeviceToHost:
+      host = call.dst;
+      break;
+    case trace::MemcpyDirection::kDefault:
+      for (const void* p : {call.src, call.dst}) {
+        const unsigned type = memory_type(p);
+        if (type == 0) return trace::HostMemory::kPageable;
+        if (type == CU_MEMORYTYPE_HOST) return trace::HostMemory::kPinned;
+      }
+      return trace::HostMemory::kNotApplicable;
+    default:
+      return trace::HostMemory::kNotApplicable;
+  }
+  const unsigned type = memory_type(host);
+  return type == 0 ? trace::HostMemory::kPageable
+                   : type == CU_MEMORYTYPE_HOST ? trace::HostMemory::kPinned : trace::HostMemory::kUnknown;
+}
+
+bool Recorder::WantsBacktrace(ApiKind kind, int32_t return_code, CaptureStatus status) const {
+  const bool query = kind == ApiKind::kStreamQuery || kind == ApiKind::kEventQuery;
+  constexpr int32_t kNotReady = 600;  // cudaErrorNotReady / CUDA_ERROR_NOT_READY: a query's normal answer
+  if (return_code != 0 && !(query && return_code == kNotReady)) return true;
+  if (status != CaptureStatus::kNone) return kind != ApiKind::kKernelLaunch;
+  switch (kind) {
+    case ApiKind::kMalloc:
+    case ApiKind::kFree:
+    case ApiKind::kHostAlloc:
+    case ApiKind::kModuleLoad:
+    case ApiKind::kCaptureBegin:
+    case ApiKind::kCaptureEnd:
+      return true;
+    default:
+      return trace::IsSynchronizing(kind);
+  }
+}
+
+void Recorder::OnApi(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_CallbackData* data) {
+  const bool runtime = domain == CUPTI_CB_DOMAIN_RUNTIME_API;
+  const std::vector<CallbackEntry>& table = runtime ? runtime_table_ : driver_table_;
+  if (cbid >= table.size() || !table[cbid].recorded) return;
+  const CallbackEntry& entry = table[cbid];
+  ThreadState& state = t_state;
+  if (data->callbackSite == CUPTI_API_ENTER) {
+    if (!runtime && state.runtime_depth > 0) return;
+    if (runtime) ++state.runtime_depth;
+    if (state.depth >= kMaxNesting) return;
+    PendingCall& pending = state.pending[state.depth++];
+    pending = PendingCall{};
+    cuptiGetTimestamp(&pending.start_ns);
+    if (active_captures_.load(std::memory_order_relaxed) > 0 || entry.kind == ApiKind::kCaptureEnd) {
+      const DecodedCall call =
+          runtime ? DecodeRuntimeCall(cbid, data->functionParams) : DecodeDriverCall(cbid, data->functionParams);
+      CaptureStateAtEntry(entry, call, &pending);
+    }
+    return;
+  }
+  if (runtime) --state.runtime_depth;
+  if (!runtime && state.runtime_depth > 0) return;
+  if (state.depth == 0) return;
+  const PendingCall pending = state.pending[--state.depth];
+  OnApiExit(domain, cbid, entry, data, pending);
+}
+
+void Recorder::OnApiExit(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CallbackEntry& entry,
+                         const CUpti_CallbackData* data, const PendingCall& pending) {
+  const bool runtime = domain == CUPTI_CB_DOMAIN_RUNTIME_API;
+  const DecodedCall call =
+      runtime ? DecodeRuntimeCall(cbid, data->functionParams) : DecodeDriverCall(cbid, data->functionParams);
+  trace::ApiCall record;
+  record.correlation_id = data->correlationId;
+  record.start_ns = pending.start_ns;
+  cuptiGetTimestamp(&record.end_ns);
+  record.thread_id = CurrentThreadId();
+  record.name = entry.name;
+  record.domain = runtime ? trace::ApiDomain::kRuntime : trace::ApiDomain::kDriver;
+  record.kind = entry.kind;
+  record.callback_id = cbid;
+  record.return_code = data->functionReturnValue == nullptr
+                           ? 0
+                           : (runtime ? static_cast<int32_t>(*static_cast<const cudaError_t*>(data->functionReturnValue))
+                                      : static_cast<int32_t>(*static_cast<const CUresult*>(data->functionReturnValue)));
+  record.capture_status = pending.status;
+  record.capture_mode = pending.mode;
+  record.capture_id = pending.capture_id;
+  record.bytes = call.bytes;
+  record.direction = call.direction;
+  record.grid = call.grid;
+  record.block = call.block;
+  const bool capturing = active_captures_.load(std::memory_order_relaxed) > 0;
+  if (call.has_stream) {
+    record.legacy_stream = IsLegacyStream(call.stream) && !entry.per_thread_stream;
+    if (entry.kind != ApiKind::kKernelLaunch || capturing) {
+      record.stream_id = StreamId(data->context, call.stream, entry.per_thread_stream);
+    }
+  }
+  switch (entry.kind) {
+    case ApiKind::kKernelLaunch:
+      if (data->symbolName != nullptr) {
+        thread_local absl::flat_hash_map<const char*, trace::StringId> names;  // symbol names are stable pointers
+        thread_local const trace::TraceWriter* names_writer = nullptr;
+        if (names_writer != writer_.get()) {
+          names.clear();
+          names_writer = writer_.get();
+        }
+        auto [it, inserted] = names.try_emplace(data->symbolName, 0);
+        if (inserted) it->second = writer_->InternString(DemangleKernelName(data->symbolName));
+        record.kernel_name = it->second;
+      }
+      break;
+    case ApiKind::kMemcpy:
+    case ApiKind::kMemcpyAsync:
+      record.host_memory = HostMemoryOf(call);
+      break;
+    case ApiKind::kCaptureBegin:
+      if (record.return_code == 0 && call.has_stream) {
+        CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
+        cuuint64_t id = 0;
+        cuStreamGetCaptureInfo(call.stream, &status, &id, nullptr, nullptr, nullptr, nullptr);
+        const CaptureMode mode = call.capture_mode >= 0 && call.capture_mode <= 2
+                                     ? static_cast<CaptureMode>(call.capture_mode)
+                                     : CaptureMode::kUnknown;
+        record.capture_status = CaptureStatus::kActive;
+        record.capture_id = id;
+        record.capture_mode = mode;
+        absl::MutexLock lock(&mutex_);
+        captures_.push_back(ActiveCapture{id, call.stream, mode, record.thread_id});
+        active_captures_.store(static_cast<int>(captures_.size()), std::memory_order_relaxed);
+      }
+      break;
+    case ApiKind::kCaptureEnd: {
+      {
+        absl::MutexLock lock(&mutex_);
+        for (auto it = captures_.begin(); it != captures_.end(); ++it) {
+          if (it->stream == call.stream) {
+            record.capture_id = it->id;
+            record.capture_mode = it->mode;
+            captures_.erase(it);
+            break;
+          }
+        }
+        active_captures_.store(static_cast<int>(captures_.size()), std::memory_order_relaxed);
+      }
+      if (record.return_code == 0 && call.out_graph != nullptr && *call.out_graph != nullptr) {
+        uint32_t graph_id = 0;
+        cuptiGetGraphId(*call.out_graph, &graph_id);
+        record.graph_id = graph_id;
+        size_t nodes = 0;
+        cuGraphGetNodes(*call.out_graph, nullptr, &nodes);
+        record.node_count = static_cast<uint32_t>(nodes);
+      }
+      break;
+    }
+    case ApiKind::kGraphInstantiate:
+      if (call.graph != nullptr) {
+        uint32_t graph_id = 0;
+        cuptiGetGraphId(call.graph, &graph_id);
+        record.graph_id = graph_id;
+        size_t nodes = 0;
+        cuGraphGetNodes(call.graph, nullptr, &nodes);
+        record.node_count = static_cast<uint32_t>(nodes);
+        if (record.return_code == 0 && call.out_exec != nullptr) {
+          absl::MutexLock lock(&mutex_);
+          exec_graph_[*call.out_exec] = graph_id;
+        }
+      }
+      break;
+    case ApiKind::kGraphLaunch:
+    case ApiKind::kGraphUpload:
+    case ApiKind::kGraphExecDestroy: {
+      absl::MutexLock lock(&mutex_);
+      auto it = exec_graph_.find(call.exec);
+      if (it != exec_graph_.end()) record.graph_id = it->second;
+      if (entry.kind == ApiKind::kGraphExecDestroy && it != exec_graph_.end()) exec_graph_.erase(it);
+      break;
+    }
+    case ApiKind::kGraphDestroy:
+      if (call.graph != nullptr) {
+        uint32_t graph_id = 0;
+        cuptiGetGraphId(call.graph, &graph_id);
+        record.graph_id = graph_id;
+      }
+      break;
+    case ApiKind::kStreamCreate:
+      if (record.return_code == 0 && call.out_stream != nullptr) {
+        record.other_stream_id = StreamId(data->context, *call.out_stream, false);
+      }
+      break;
+    default:
+      break;
+  }
+  if (WantsBacktrace(entry.kind, record.return_code, record.capture_status)) {
+    record.backtrace = backtraces_.Capture(writer_.get());
+  }
+  writer_->WriteApiCall(record);
+}
+
+trace::StringId Recorder::NvtxMessage(const nvtxEventAttributes_t* attributes) {
+  if (attributes == nullptr) return 0;
+  switch (attributes->messageType) {
+    case NVTX_MESSAGE_TYPE_ASCII:
+      return attributes->message.ascii != nullptr ? writer_->InternString(attributes->message.ascii) : 0;
+    case NVTX_MESSAGE_TYPE_REGISTERED: {
+      absl::MutexLock lock(&mutex_);
+      auto it = nvtx_registered_.find(reinterpret_cast<uintptr_t>(attributes->message.registered));
+      return it == nvtx_registered_.end() ? 0 : it->second;
+    }
+    default:
+      return 0;
+  }
+}
+
+void Recorder::OnNvtx(CUpti_CallbackId cbid, const CUpti_NvtxData* data) {
+  trace::NvtxEvent event;
+  event.thread_id = CurrentThreadId();
+  cuptiGetTimestamp(&event.time_ns);
+  auto domain_of = [this](nvtxDomainHandle_t domain) -> trace::StringId {
+    absl::MutexLock lock(&mutex_);
+    auto it = nvtx_domains_.find(reinterpret_cast<uintptr_t>(domain));
+    return it == nvtx_domains_.end() ? 0 : it->second;
+  };
+  const void* params = data->functionParams;
+  switch (cbid) {
+    case CUPTI_CBID_NVTX_nvtxRangePushA:
+      event.kind = trace::NvtxEvent::Kind::kPush;
+      event.message = writer_->InternString(static_cast<const nvtxRangePushA_params*>(params)->message);
+      break;
+    case CUPTI_CBID_NVTX_nvtxRangePushEx:
+      event.kind = trace::NvtxEvent::Kind::kPush;
+      event.message = NvtxMessage(static_cast<const nvtxRangePushEx_params*>(params)->eventAttrib);
+      break;
+    case CUPTI_CBID_NVTX_nvtxRangePop:
+      event.kind = trace::NvtxEvent::Kind::kPop;
+      break;
+    case CUPTI_CBID_NVTX_nvtxRangeStartA:
+    case CUPTI_CBID_NVTX_nvtxRangeStartEx:
+      event.kind = trace::NvtxEvent::Kind::kRangeStart;
+      event.message = cbid == CUPTI_CBID_NVTX_nvtxRangeStartA
+                          ? writer_->InternString(static_cast<const nvtxRangeStartA_params*>(params)->message)
+                          : NvtxMessage(static_cast<const nvtxRangeStartEx_params*>(params)->eventAttrib);
+      if (data->functionReturnValue != nullptr) {
+        event.range_id = *static_cast<const nvtxRangeId_t*>(data->functionReturnValue);
+      }
+      break;
+    case CUPTI_CBID_NVTX_nvtxRangeEnd:
+      event.kind = trace::NvtxEvent::Kind::kRangeEnd;
+      event.range_id = static_cast<const nvtxRangeEnd_params*>(params)->id;
+      break;
+    case CUPTI_CBID_NVTX_nvtxMarkA:
+      event.kind = trace::NvtxEvent::Kind::kMark;
+      event.message = writer_->InternString(static_cast<const nvtxMarkA_params*>(params)->message);
+      break;
+    case CUPTI_CBID_NVTX_nvtxMarkEx:
+      event.kind = trace::NvtxEvent::Kind::kMark;
+      event.message = NvtxMessage(static_cast<const nvtxMarkEx_params*>(params)->eventAttrib);
+      break;
+    case CUPTI_CBID_NVTX_nvtxDomainRangePushEx: {
+      const auto* p = static_cast<const nvtxDomainRangePushEx_params*>(params);
+      event.kind = trace::NvtxEvent::Kind::kPush;
+      event.domain = domain_of(p->domain);
+      event.message = NvtxMessage(p->core.eventAttrib);
+      break;
+    }
+    case CUPTI_CBID_NVTX_nvtxDomainRangePop:
+      event.kind = trace::NvtxEvent::Kind::kPop;
+      event.domain = domain_of(static_cast<const nvtxDomainRangePop_params*>(params)->domain);
+      break;
+    case CUPTI_CBID_NVTX_nvtxDomainRangeStartEx: {
+      const auto* p = static_cast<const nvtxDomainRangeStartEx_params*>(params);
+      event.kind = trace::NvtxEvent::Kind::kRangeStart;
+      event.domain = domain_of(p->domain);
+      event.message = NvtxMessage(p->core.eventAttrib);
+      if (data->functionReturnValue != nullptr) {
+        event.range_id = *static_cast<const nvtxRangeId_t*>(data->functionReturnValue);
+      }
+      break;
+    }
+    case CUPTI_CBID_NVTX_nvtxDomainRangeEnd: {
+      const auto* p = static_cast<const nvtxDomainRangeEnd_params*>(params);
+      event.kind = trace::NvtxEvent::Kind::kRangeEnd;
+      event.domain = domain_of(p->domain);
+      event.range_id = p->core.id;
+      break;
+    }
+    case CUPTI_CBID_NVTX_nvtxDomainMarkEx: {
+      const auto* p = static_cast<const nvtxDomainMarkEx_params*>(params);
+      event.kind = trace::NvtxEvent::Kind::kMark;
+      event.domain = domain_of(p->domain);
+      event.message = NvtxMessage(p->core.eventAttrib);
+      break;
+    }
+    case CUPTI_CBID_NVTX_nvtxDomainCreateA: {
+      const auto* p = static_cast<const nvtxDomainCreateA_params*>(params);
+      if (data->functionReturnValue != nullptr && p->name != nullptr) {
+        const auto handle = *static_cast<const nvtxDomainHandle_t*>(data->functionReturnValue);
+        const trace::StringId name = writer_->InternString(p->name);
+        absl::MutexLock lock(&mutex_);
+        nvtx_domains_[reinterpret_cast<uintptr_t>(handle)] = name;
+      }
+      return;
+    }
+    case CUPTI_CBID_NVTX_nvtxDomainRegisterStringA: {
+      const auto* p = static_cast<const nvtxDomainRegisterStringA_params*>(params);
+      if (data->functionReturnValue != nullptr && p->string != nullptr) {
+        const auto handle = *static_cast<const nvtxStringHandle_t*>(data->functionReturnValue);
+        const trace::StringId text = writer_->InternString(p->string);
+        absl::MutexLock lock(&mutex_);
+        nvtx_registered_[reinterpret_cast<uintptr_t>(handle)] = text;
+      }
+      return;
+    }
+    default:
+      return;
+  }
+  writer_->WriteNvtx(event);
+}
+
+void Recorder::OnContextCreated(const CUpti_ResourceData* data) {
+  uint32_t device_index = 0;
+  if (cuptiGetDeviceId(data->context, &device_index) != CUPTI_SUCCESS) return;
+  CUdevice device;
+  if (cuDeviceGet(&device, static_cast<int>(device_index)) != CUDA_SUCCESS) return;
+  trace::DeviceInfo info;
+  info.index = device_index;
+  char name[256] = {0};
+  cuDeviceGetName(name, sizeof(name) - 1, device);
+  info.gpu.name = name;
+  cuDeviceGetAttribute(&info.gpu.cc_major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, device);
+  cuDeviceGetAttribute(&info.gpu.cc_minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, device);
+  int driver = 0;
+  if (cuDriverGetVersion(&driver) == CUDA_SUCCESS) info.gpu.driver = absl::StrCat(driver / 1000, ".", driver % 1000 / 10);
+  writer_->WriteDevice(info);
+}
+
+void CUPTIAPI Recorder::BufferRequested(uint8_t** buffer, size_t* size, size_t* max_records) {
+  *buffer = static_cast<uint8_t*>(std::aligned_alloc(8, kActivityBufferBytes));
+  *size = *buffer != nullptr ? kActivityBufferBytes : 0;
+  *max_records = 0;
+}
+
+void CUPTIAPI Recorder::BufferCompleted(CUcontext, uint32_t, uint8_t* buffer, size_t, size_t valid_size) {
+  Recorder& recorder = TheRecorder();
+  if (recorder.decoder_ != nullptr && valid_size > 0) recorder.decoder_->DecodeBuffer(buffer, valid_size);
+  std::free(buffer);
+}
+
+// Crash signals: hand CUPTI's pending activity buffers to the trace (best effort: CUPTI is not async-signal-safe,
+// but the process is dying anyway), then let the previous handler or the default action run.
+constexpr int kCrashSignals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
+struct sigaction g_previous_actions[sizeof(kCrashSignals) / sizeof(int)];
+
+void OnCrashSignal(int signal, siginfo_t* info, void* context) {
+  static std::atomic<bool> flushing{false};
+  if (!flushing.exchange(true)) ActivityRecording::FlushAll(/*forced=*/true);
+  for (size_t i = 0; i < sizeof(kCrashSignals) / sizeof(int); ++i) {
+    if (kCrashSignals[i] != signal) continue;
+    sigaction(signal, &g_previous_actions[i], nullptr);
+  }
+  raise(signal);
+}
+
+void InstallCrashHandlers() {
+  struct sigaction action = {};
+  action.sa_sigaction = &OnCrashSignal;
+  action.sa_flags = SA_SIGINFO | SA_RESETHAND;
+  sigemptyset(&action.sa_mask);
+  for (size_t i = 0; i < sizeof(kCrashSignals) / sizeof(int); ++i) {
+    sigaction(kCrashSignals[i], &action, &g_previous_actions[i]);
+  }
+}
+
+}  // namespace
+
+absl::Status StartRecorder(const RecorderOptions& options) {
+  static absl::Status status = [&] {
+    absl::Status s = TheRecorder().Start(options);
+    if (!s.ok()) return s;
+    std::atexit([] { TheRecorder().Stop(); });
+    pthread_atfork(nullptr, nullptr, [] { TheRecorder().OnFork(); });
+    InstallCrashHandlers();
+    return absl::OkStatus();
+  }();
+  return status;
+}
+
+void StopRecorder() { TheRecorder().Stop(); }
+
+}  // namespace graphcheck::capture

@@ -1,0 +1,27 @@
+// The recorder: CUPTI callbacks and activity records of one process, normalized into trace events and appended to
+// the process's trace file. Callbacks do the least work: classify by a precomputed table, read the few parameters a
+// check needs, append one record. Capture state is only queried while a capture is in progress, and backtraces are
+// only taken for the calls a check will point at.
+#ifndef GRAPHCHECK_CAPTURE_RECORDER_H_
+#define GRAPHCHECK_CAPTURE_RECORDER_H_
+
+#include <string>
+
+#include "absl/status/status.h"
+
+namespace graphcheck::capture {
+
+struct RecorderOptions {
+  std::string trace_dir;              // where trace-<host>-<pid>.gctrace goes
+  uint32_t activity_flush_period_ms = 250;
+};
+
+// Starts recording this process (idempotent). Reads GRAPHCHECK_TRACE_DIR when options.trace_dir is empty. A CUPTI
+// subscriber already present is recorded in the trace (cupti-busy) and is not an error: the program runs on.
+absl::Status StartRecorder(const RecorderOptions& options);
+// Flushes activity records and detaches from CUPTI; called at exit.
+void StopRecorder();
+
+}  // namespace graphcheck::capture
+
+#endif  // GRAPHCHECK_CAPTURE_RECORDER_H_

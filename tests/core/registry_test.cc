@@ -1,0 +1,141 @@
+// Tests of the check registry, --checks selection, check options and the runner.
+#include "core/registry.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+namespace graphcheck {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+class FakeCheck : public EnvironmentCheck {
+ public:
+  FakeCheck(std::string id, Severity severity, std::vector<CheckOption> options = {})
+      : info_{std::move(id), "fake", severity, CheckArea::kEnvironment, "a fake check", std::move(options)} {}
+  const CheckInfo& info() const override { return info_; }
+
+ protected:
+  void CheckEnvironment(const Environment& env, const BoundOptions& options,
+                        std::vector<Finding>* findings) const override {
+    if (env.Get("FIRE") == nullptr) return;
+    Finding f = NewFinding();
+    f.message = "threshold " + options.Get("threshold");
+    findings->push_back(f);
+  }
+
+ private:
+  CheckInfo info_;
+};
+
+CheckRegistry MakeRegistry() {
+  CheckRegistry registry;
+  EXPECT_TRUE(registry.Add(std::make_unique<FakeCheck>("env-b", Severity::kWarning)).ok());
+  EXPECT_TRUE(
+      registry.Add(std::make_unique<FakeCheck>("env-a", Severity::kError, std::vector<CheckOption>{{"threshold", "5", ""}}))
+          .ok());
+  EXPECT_TRUE(registry.Add(std::make_unique<FakeCheck>("capture-x", Severity::kNote)).ok());
+  return registry;
+}
+
+TEST(CheckRegistryTest, RejectsDuplicateAndMalformedIds) {
+  CheckRegistry registry = MakeRegistry();
+  EXPECT_EQ(registry.Add(std::make_unique<FakeCheck>("env-a", Severity::kNote)).code(),
+            absl::StatusCode::kAlreadyExists);
+  EXPECT_EQ(registry.Add(std::make_unique<FakeCheck>("Env_A", Severity::kNote)).code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(registry.Add(std::make_unique<FakeCheck>("-lead", Severity::kNote)).code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+TEST(CheckRegistryTest, AllIsSortedById) {
+  CheckRegistry registry = MakeRegistry();
+  std::vector<std::string> ids;
+  for (const Check* c : registry.All()) ids.push_back(c->info().id);
+  EXPECT_THAT(ids, ElementsAre("capture-x", "env-a", "env-b"));
+}
+
+TEST(CheckSelectionTest, GlobsIncludeAndExcludeInOrder) {
+  auto all = CheckSelection::Parse("");
+  ASSERT_TRUE(all.ok());
+  EXPECT_TRUE(all->Selects("anything"));
+
+  auto env_but_b = CheckSelection::Parse("env-*,-env-b");
+  ASSERT_TRUE(env_but_b.ok());
+  EXPECT_TRUE(env_but_b->Selects("env-a"));
+  EXPECT_FALSE(env_but_b->Selects("env-b"));
+  EXPECT_FALSE(env_but_b->Selects("capture-x"));
+
+  auto only_exclusion = CheckSelection::Parse("-capture-*");
+  ASSERT_TRUE(only_exclusion.ok());
+  EXPECT_TRUE(only_exclusion->Selects("env-a"));
+  EXPECT_FALSE(only_exclusion->Selects("capture-x"));
+}
+
+TEST(CheckSelectionTest, RejectsBadPatternsAndUnknownIds) {
+  EXPECT_FALSE(CheckSelection::Parse("env a").ok());
+  CheckRegistry registry = MakeRegistry();
+  auto typo = CheckSelection::Parse("env-aa");
+  ASSERT_TRUE(typo.ok());
+  absl::Status status = typo->ValidateAgainst(registry);
+  EXPECT_EQ(status.code(), absl::StatusCode::kNotFound);
+  EXPECT_THAT(status.message(), HasSubstr("env-aa"));
+  auto glob = CheckSelection::Parse("nothing-*");
+  ASSERT_TRUE(glob.ok());
+  EXPECT_TRUE(glob->ValidateAgainst(registry).ok());
+}
+
+TEST(CheckOptionsTest, ParsesValidatesAndFallsBackToDefaults) {
+  CheckRegistry registry = MakeRegistry();
+  CheckOptions options;
+  EXPECT_FALSE(options.ParseAndSet("no-dot=1").ok());
+  EXPECT_FALSE(options.ParseAndSet("env-a.threshold").ok());
+  ASSERT_TRUE(options.ParseAndSet("env-a.threshold=7").ok());
+  EXPECT_TRUE(registry.ValidateOptions(options).ok());
+
+  CheckOptions unknown;
+  ASSERT_TRUE(unknown.ParseAndSet("env-a.nope=1").ok());
+  EXPECT_EQ(registry.ValidateOptions(unknown).code(), absl::StatusCode::kNotFound);
+  CheckOptions not_a_number;
+  ASSERT_TRUE(not_a_number.ParseAndSet("env-a.threshold=high").ok());
+  EXPECT_EQ(registry.ValidateOptions(not_a_number).code(), absl::StatusCode::kInvalidArgument);
+
+  const Check* check = registry.Find("env-a");
+  ASSERT_NE(check, nullptr);
+  EXPECT_EQ(BoundOptions(check->info(), options).GetDouble("threshold"), 7);
+  EXPECT_EQ(BoundOptions(check->info(), CheckOptions()).GetDouble("threshold"), 5);
+}
+
+TEST(RunChecksTest, RunsSelectedChecksWithInputsAndSortsBySeverity) {
+  CheckRegistry registry = MakeRegistry();
+  Environment env;
+  env.Set("FIRE", "1");
+  CheckInputs inputs;
+  inputs.environment = &env;
+  auto selection = CheckSelection::Parse("-capture-x");
+  ASSERT_TRUE(selection.ok());
+  CheckRun run = RunChecks(registry, *selection, CheckOptions(), inputs);
+  EXPECT_THAT(run.checks_run, ElementsAre("env-a", "env-b"));
+  ASSERT_EQ(run.findings.size(), 2u);
+  EXPECT_EQ(run.findings[0].check_id, "env-a");
+  EXPECT_EQ(run.findings[0].severity, Severity::kError);
+  EXPECT_EQ(run.findings[0].message, "threshold 5");
+  EXPECT_EQ(run.findings[1].check_id, "env-b");
+}
+
+TEST(RunChecksTest, ChecksWithoutTheirInputDoNotRun) {
+  CheckRegistry registry = MakeRegistry();
+  CheckRun run = RunChecks(registry, *CheckSelection::Parse(""), CheckOptions(), CheckInputs{});
+  EXPECT_TRUE(run.checks_run.empty());
+  EXPECT_TRUE(run.findings.empty());
+}
+
+TEST(SeverityTest, ParsesNamesAndRejectsOthers) {
+  EXPECT_EQ(*ParseSeverity("warning"), Severity::kWarning);
+  EXPECT_EQ(SeverityName(Severity::kError), "error");
+  EXPECT_FALSE(ParseSeverity("fatal").ok());
+}
+
+}  // namespace
+}  // namespace graphcheck
