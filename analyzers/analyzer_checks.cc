@@ -3,10 +3,20 @@
 #include <memory>
 #include <vector>
 
+#include "analyzers/checks.h"
+
 namespace graphcheck {
 
 absl::Status RegisterAnalyzerChecks(CheckRegistry* registry) {
+  using namespace analyzers;  // NOLINT: the factories
   std::vector<std::unique_ptr<Check>> checks;
+  for (auto* make :
+       {&NewCaptureErrorCheck, &NewSyncInCaptureCheck, &NewUnsafeApiInCaptureCheck, &NewAllocInCaptureCheck,
+        &NewLegacyStreamInCaptureCheck, &NewUnjoinedStreamCheck, &NewPageableMemcpyCheck, &NewEmptyGraphCheck,
+        &NewRecaptureChurnCheck, &NewWarmupInsufficientCheck, &NewSyncInRegionCheck, &NewDynamicShapeCheck,
+        &NewDynamicControlFlowCheck, &NewLaunchBoundCheck, &NewNoSpeedupCheck, &NewStderrMessagesCheck}) {
+    checks.push_back(make());
+  }
   for (std::unique_ptr<Check>& check : checks) {
     if (absl::Status status = registry->Add(std::move(check)); !status.ok()) return status;
   }

@@ -1,8 +1,6 @@
 #include "capture/call_decoder.h"
 
-#include <cuda_runtime_api.h>
-#include <generated_cuda_meta.h>
-#include <generated_cuda_runtime_api_meta.h>
+#include <cuda_runtime_api.h>  // cupti.h (via call_decoder.h) brings the generated parameter structs
 
 namespace graphcheck::capture {
 namespace {

@@ -2,8 +2,8 @@
 
 #include <cuda.h>
 #include <cupti.h>
-#include <generated_nvtx_meta.h>
-#include <nvtx3/nvToolsExt.h>
+#include <generated_nvtx_meta.h>  // NVTX callback parameter structs (cupti.h does not bring these)
+#include <execinfo.h>
 #include <pthread.h>
 #include <signal.h>
 #include <sys/syscall.h>
@@ -149,6 +149,7 @@ class Recorder {
   absl::Mutex mutex_;
   std::vector<ActiveCapture> captures_ ABSL_GUARDED_BY(mutex_);
   absl::flat_hash_map<CUgraphExec, uint32_t> exec_graph_ ABSL_GUARDED_BY(mutex_);  // exec -> source graph id
+  absl::flat_hash_map<CUevent, uint64_t> event_streams_ ABSL_GUARDED_BY(mutex_);  // recorded during capture
   absl::flat_hash_map<uintptr_t, trace::StringId> nvtx_domains_ ABSL_GUARDED_BY(mutex_);
   absl::flat_hash_map<uintptr_t, trace::StringId> nvtx_registered_ ABSL_GUARDED_BY(mutex_);
 };
@@ -178,7 +179,8 @@ absl::Status Recorder::Start(const RecorderOptions& options) {
   writer_ = *std::move(writer);
 
   Environment environment;
-  for (const auto& [name, value] : Environment::FromCurrentProcess().variables()) {
+  const Environment process_environment = Environment::FromCurrentProcess();
+  for (const auto& [name, value] : process_environment.variables()) {
     if (MattersToCapture(name)) environment.Set(name, value);
   }
   writer_->WriteEnvironment(environment);
@@ -484,6 +486,7 @@ void Recorder::OnApiExit(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, con
             break;
           }
         }
+        if (captures_.empty()) event_streams_.clear();
         active_captures_.store(static_cast<int>(captures_.size()), std::memory_order_relaxed);
       }
       if (record.return_code == 0 && call.out_graph != nullptr && *call.out_graph != nullptr) {
@@ -524,6 +527,32 @@ void Recorder::OnApiExit(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, con
         uint32_t graph_id = 0;
         cuptiGetGraphId(call.graph, &graph_id);
         record.graph_id = graph_id;
+      }
+      break;
+    case ApiKind::kEventRecord:
+      // Which stream an event was recorded on, so a later wait can name the stream it joins (fork/join tracking).
+      if (capturing && call.event != nullptr) {
+        absl::MutexLock lock(&mutex_);
+        event_streams_[call.event] = record.stream_id;
+      }
+      break;
+    case ApiKind::kStreamWaitEvent:
+      if (capturing && call.event != nullptr) {
+        absl::MutexLock lock(&mutex_);
+        auto it = event_streams_.find(call.event);
+        if (it != event_streams_.end()) record.other_stream_id = it->second;
+      }
+      // A wait on an event recorded in a capturing stream forks the waiting stream into that capture: record the
+      // state after the call, so the analyzers see which streams joined which capture.
+      if (capturing && call.has_stream && !IsLegacyStream(call.stream)) {
+        CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
+        cuuint64_t id = 0;
+        if (cuStreamGetCaptureInfo(call.stream, &status, &id, nullptr, nullptr, nullptr, nullptr) == CUDA_SUCCESS &&
+            status != CU_STREAM_CAPTURE_STATUS_NONE) {
+          record.capture_status =
+              status == CU_STREAM_CAPTURE_STATUS_ACTIVE ? CaptureStatus::kActive : CaptureStatus::kInvalidated;
+          record.capture_id = id;
+        }
       }
       break;
     case ApiKind::kStreamCreate:
@@ -696,7 +725,16 @@ struct sigaction g_previous_actions[sizeof(kCrashSignals) / sizeof(int)];
 
 void OnCrashSignal(int signal, siginfo_t* info, void* context) {
   static std::atomic<bool> flushing{false};
-  if (!flushing.exchange(true)) ActivityRecording::FlushAll(/*forced=*/true);
+  if (!flushing.exchange(true)) {
+    // Say where the program died: the frames tell a crash in the program from one in the recorder.
+    char header[96];
+    const int length = snprintf(header, sizeof(header), "graphcheck: pid %d received signal %d; backtrace:\n",
+                                static_cast<int>(getpid()), signal);
+    (void)!write(STDERR_FILENO, header, length);
+    void* frames[64];
+    backtrace_symbols_fd(frames, backtrace(frames, 64), STDERR_FILENO);
+    ActivityRecording::FlushAll(/*forced=*/true);
+  }
   for (size_t i = 0; i < sizeof(kCrashSignals) / sizeof(int); ++i) {
     if (kCrashSignals[i] != signal) continue;
     sigaction(signal, &g_previous_actions[i], nullptr);

@@ -1,34 +1,167 @@
 #include "cli/lint_command.h"
 
+#include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <memory>
+#include <numeric>
+#include <optional>
 
+#include "absl/strings/str_cat.h"
 #include "cli/catalog.h"
 #include "core/environment.h"
+#include "validators/config/config_parser.h"
+#include "validators/schedule/capture_order.h"
 
 namespace graphcheck {
 namespace {
 
 struct LintOptions {
   bool env = false;
+  std::vector<std::string> configs;    // --config FILE (repeatable)
+  std::vector<std::string> mcore_args;  // Megatron Core arguments after `--`
+  // Capture order: given, from a file, or converted from a schedule table; optionally expanded layer-wise.
+  std::string order;
+  std::string order_file;
+  std::string schedule_table;
+  int warmup_microbatches = 0;
+  std::optional<int> chunks;
+  std::optional<int> microbatches;
+  std::optional<int> callables;
+  std::optional<int> sample_args;
+  std::string layers_per_chunk;
+  bool moe_overlap = false;
+  bool capture_wgrad = false;
   OutputOptions output;
 };
+
+// Runs the selected checks over one input and adds what they found to the report.
+void RunInto(const CheckInputs& inputs, const ResolvedOutput& resolved, absl::string_view step, Report* report) {
+  const auto start = std::chrono::steady_clock::now();
+  CheckRun run = RunChecks(BuiltinChecks(), resolved.selection, resolved.check_options, inputs);
+  const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  report->steps.push_back(Step{std::string(step), StepStatus::kOk, ms, ""});
+  for (std::string& id : run.checks_run) {
+    if (std::find(report->checks_run.begin(), report->checks_run.end(), id) == report->checks_run.end()) {
+      report->checks_run.push_back(std::move(id));
+    }
+  }
+  for (Finding& finding : run.findings) report->findings.push_back(std::move(finding));
+}
+
+// The capture order the options describe, or nullopt when they describe none.
+absl::StatusOr<std::optional<CaptureOrder>> BuildOrder(const LintOptions& options) {
+  const int sources = !options.order.empty() + !options.order_file.empty() + !options.schedule_table.empty();
+  if (sources == 0) {
+    if (options.moe_overlap) return absl::InvalidArgumentError("--moe-overlap needs an order to expand");
+    return std::optional<CaptureOrder>();
+  }
+  if (sources > 1) {
+    return absl::InvalidArgumentError("give one of --order, --order-file and --schedule-table");
+  }
+  CaptureOrder order;
+  order.chunks = options.chunks;
+  order.microbatches = options.microbatches;
+  order.callables = options.callables;
+  order.sample_args = options.sample_args;
+  if (!options.layers_per_chunk.empty()) {
+    absl::StatusOr<std::vector<int>> layers = ParseIntList(options.layers_per_chunk, "--layers-per-chunk");
+    if (!layers.ok()) return layers.status();
+    order.layers_per_chunk = *std::move(layers);
+  }
+  if (!options.order.empty()) {
+    absl::StatusOr<std::vector<OrderEntry>> entries = ParseOrderText(options.order, "--order");
+    if (!entries.ok()) return entries.status();
+    order.entries = *std::move(entries);
+    order.key = "--order";
+  } else if (!options.order_file.empty()) {
+    absl::StatusOr<std::string> text = ReadFile(options.order_file);
+    if (!text.ok()) return text.status();
+    absl::StatusOr<std::vector<OrderEntry>> entries = ParseOrderText(*text, options.order_file);
+    if (!entries.ok()) return entries.status();
+    order.entries = *std::move(entries);
+    order.file = options.order_file;
+    order.key = "_order";
+  } else {
+    absl::StatusOr<ScheduleTable> table = ParseScheduleTable(options.schedule_table);
+    if (!table.ok()) return table.status();
+    int chunks = 0;
+    for (const auto& cell : *table) chunks = std::max(chunks, cell.second + 1);
+    absl::StatusOr<std::vector<double>> converted =
+        ConvertScheduleTableToOrder(options.warmup_microbatches, options.chunks.value_or(chunks), *table);
+    if (!converted.ok()) return converted.status();
+    order.entries = ToEntries(*converted);
+    order.key = "--schedule-table";
+  }
+  if (options.moe_overlap) {
+    if (order.layers_per_chunk.empty()) return absl::InvalidArgumentError("--moe-overlap needs --layers-per-chunk");
+    std::vector<double> values;
+    for (const OrderEntry& entry : order.entries) values.push_back(entry.value);
+    absl::StatusOr<LayerOrder> expanded =
+        OverlapMoeExpertParallelCommOrder(values, order.layers_per_chunk, options.capture_wgrad);
+    if (!expanded.ok()) return expanded.status();
+    // Every layer is a chunk of its own in the expanded order (Megatron passes _num_layers_per_chunk of ones).
+    order.entries = ToEntries(expanded->order);
+    order.chunks.reset();
+    const int layers = std::accumulate(order.layers_per_chunk.begin(), order.layers_per_chunk.end(), 0);
+    order.layers_per_chunk.assign(layers, 1);
+    order.file.clear();
+    order.key = "--moe-overlap";
+  }
+  return std::optional<CaptureOrder>(std::move(order));
+}
+
+// The order and its timeline go with a text report on stdout, and to stderr otherwise so JSON / JUnit stay valid.
+void PrintOrder(const CaptureOrder& order, const LintOptions& options) {
+  const bool with_report = options.output.format == "text" && (options.output.output.empty() ||
+                                                               options.output.output == "-");
+  std::FILE* stream = with_report ? stdout : stderr;
+  const std::string text = absl::StrCat("capture order (", order.entries.size(), " entries): ",
+                                        FormatOrder(order.entries), "\n", RenderTimeline(order.entries), "\n");
+  std::fputs(text.c_str(), stream);
+  std::fflush(stream);
+}
 
 int Lint(const LintOptions& options, const CommandContext& context) {
   absl::StatusOr<ResolvedOutput> resolved = ResolveOutput(options.output);
   if (!resolved.ok()) return FailWith(resolved.status());
-  if (!options.env) return FailWith(absl::InvalidArgumentError("nothing to lint: give --env"));
+
+  // Read every input before running anything, so bad input exits 2 with no report.
+  std::vector<ConfigDocument> documents;
+  for (const std::string& path : options.configs) {
+    absl::StatusOr<ConfigDocument> document = ParseConfigFile(path);
+    if (!document.ok()) return FailWith(document.status());
+    documents.push_back(*std::move(document));
+  }
+  if (!options.mcore_args.empty()) documents.push_back(ParseArgumentList(options.mcore_args));
+  absl::StatusOr<std::optional<CaptureOrder>> order = BuildOrder(options);
+  if (!order.ok()) return FailWith(order.status());
+  if (!options.env && documents.empty() && !order->has_value()) {
+    return FailWith(absl::InvalidArgumentError(
+        "nothing to lint: give --env, --config FILE, --order / --order-file / --schedule-table, or Megatron "
+        "arguments after --"));
+  }
 
   Report report = NewReport("lint", context);
-  const auto start = std::chrono::steady_clock::now();
-  const Environment environment = Environment::FromCurrentProcess();
-  CheckInputs inputs;
-  inputs.environment = &environment;
-  CheckRun run = RunChecks(BuiltinChecks(), resolved->selection, resolved->check_options, inputs);
-  const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-  report.steps.push_back(Step{"lint-env", StepStatus::kOk, ms, ""});
-  report.checks_run = std::move(run.checks_run);
-  report.findings = std::move(run.findings);
+  if (options.env) {
+    const Environment environment = Environment::FromCurrentProcess();
+    CheckInputs inputs;
+    inputs.environment = &environment;
+    RunInto(inputs, *resolved, "lint-env", &report);
+  }
+  for (const ConfigDocument& document : documents) {
+    CheckInputs inputs;
+    inputs.config = &document;
+    RunInto(inputs, *resolved, "lint-config", &report);
+  }
+  if (order->has_value()) {
+    PrintOrder(**order, options);
+    CheckInputs inputs;
+    inputs.order = &**order;
+    RunInto(inputs, *resolved, "lint-order", &report);
+  }
+  std::sort(report.checks_run.begin(), report.checks_run.end());
+  SortFindings(&report.findings);
   return EmitReport(report, *resolved);
 }
 
@@ -36,8 +169,38 @@ int Lint(const LintOptions& options, const CommandContext& context) {
 
 void AddLintCommand(CLI::App* app, CommandContext* context) {
   auto options = std::make_shared<LintOptions>();
-  CLI::App* command = app->add_subcommand("lint", "Static checks that need no GPU");
+  CLI::App* command = app->add_subcommand(
+      "lint", "Static checks that need no GPU: environment, Megatron / Transformer Engine CUDA-graph configurations, "
+              "capture orders");
   command->add_flag("--env", options->env, "Check the current environment variables");
+  command->add_option("--config", options->configs,
+                      "Training configuration: Megatron Bridge YAML / JSON, or a file of Megatron Core arguments "
+                      "(repeatable)");
+  command->add_option("--order", options->order,
+                      "Capture order for make_graphed_callables(_order=...), e.g. \"1,1,2,2,-2,-1,...\"");
+  command->add_option("--order-file", options->order_file, "Read the capture order from FILE");
+  command->add_option("--schedule-table", options->schedule_table,
+                      "Schedule table as MICROBATCH:CHUNK per virtual microbatch (\"0:0 1:0 2:0 0:1 ...\"), "
+                      "converted to an order as Megatron Core does");
+  command->add_option("--warmup-microbatches", options->warmup_microbatches,
+                      "Warmup microbatches for --schedule-table (default 0)")
+      ->check(CLI::NonNegativeNumber);
+  command->add_option("--chunks", options->chunks, "Number of model chunks the order is for")
+      ->check(CLI::PositiveNumber);
+  command->add_option("--microbatches", options->microbatches, "Microbatches per chunk the order is for")
+      ->check(CLI::PositiveNumber);
+  command->add_option("--callables", options->callables, "Number of callables passed to make_graphed_callables")
+      ->check(CLI::PositiveNumber);
+  command->add_option("--sample-args", options->sample_args, "Number of sample argument tuples passed")
+      ->check(CLI::PositiveNumber);
+  command->add_option("--layers-per-chunk", options->layers_per_chunk,
+                      "Layers in each chunk, e.g. \"1,2\" (_num_layers_per_chunk)");
+  command->add_flag("--moe-overlap", options->moe_overlap,
+                    "Expand the order layer-wise as for overlap_moe_expert_parallel_comm (needs --layers-per-chunk)");
+  command->add_flag("--capture-wgrad", options->capture_wgrad,
+                    "With --moe-overlap: add each layer's weight-gradient pass after its backward");
+  command->add_option("mcore-args", options->mcore_args,
+                      "Megatron Core arguments to check, after -- (e.g. -- --cuda-graph-impl local ...)");
   AddOutputOptions(command, &options->output);
   command->callback([options, context] { context->exit_code = Lint(*options, *context); });
 }

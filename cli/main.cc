@@ -4,10 +4,13 @@
 
 #include <string>
 
+#include "cli/analyze_command.h"
 #include "cli/catalog_commands.h"
 #include "cli/common.h"
 #include "cli/lint_command.h"
 #include "cli/report_command.h"
+#include "cli/run_command.h"
+#include "cli/trace_command.h"
 #include "core/exit_code.h"
 #include "core/version.h"
 
@@ -23,6 +26,9 @@ int main(int argc, char** argv) {
   graphcheck::AddExplainCommand(&app, &context);
   graphcheck::AddLintCommand(&app, &context);
   graphcheck::AddReportCommand(&app, &context);
+  graphcheck::AddRunCommand(&app, &context);
+  graphcheck::AddTraceCommand(&app, &context);
+  graphcheck::AddAnalyzeCommand(&app, &context);
 
   try {
     app.parse(argc, argv);

@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <memory>
@@ -23,7 +24,7 @@ struct RunOptions {
   std::vector<std::string> command;
   std::string trace_dir;  // kept when given
   std::string inject_library;
-  AnalyzeOptions analyze;
+  IterationFlags iteration;
   OutputOptions output;
 };
 
@@ -115,7 +116,8 @@ int Run(RunOptions& options, const CommandContext& context) {
   report.metrics.push_back(Metric{"program.signal", static_cast<double>(program->signal), "signal",
                                   "the signal that ended the program, 0 if none"});
   const std::vector<std::string> traces = TraceFiles(options.trace_dir);
-  if (absl::Status s = AnalyzeTracesInto(traces, options.analyze, *resolved, program->stderr_lines, &report);
+  if (absl::Status s =
+          AnalyzeTraceFilesInto(traces, &program->stderr_lines, options.iteration, &*resolved, &report);
       !s.ok()) {
     return FailWith(s);
   }
@@ -130,7 +132,7 @@ void AddRunCommand(CLI::App* app, CommandContext* context) {
   CLI::App* command = app->add_subcommand("run", "Run a CUDA program with the recorder injected and analyze it");
   command->add_option("--trace-dir", options->trace_dir, "Keep the traces (one per process) in DIR");
   command->add_option("--inject", options->inject_library, "Recorder library (default: next to graphcheck)");
-  AddAnalyzeOptions(command, &options->analyze);
+  AddIterationFlags(command, &options->iteration);
   AddOutputOptions(command, &options->output);
   command->add_option("CMD", options->command, "The program and its arguments, after --")->expected(-1);
   command->callback([options, context] { context->exit_code = Run(*options, *context); });

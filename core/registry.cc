@@ -33,8 +33,8 @@ absl::Status CheckRegistry::Add(std::unique_ptr<Check> check) {
   }
   for (const CheckOption& option : info.options) {
     if (!IsKebabCase(option.name)) {
-      return absl::InvalidArgumentError(absl::StrCat("check '", info.id, "' has an option named '", option.name,
-                                                     "', which is not kebab-case"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("check '", info.id, "' has an option named '", option.name, "', which is not kebab-case"));
     }
   }
   if (checks_.count(info.id) != 0) {
@@ -63,7 +63,8 @@ absl::Status CheckRegistry::ValidateOptions(const CheckOptions& options) const {
     const Check* check = Find(check_id);
     if (check == nullptr) return absl::NotFoundError(absl::StrCat("no check named '", check_id, "'"));
     const auto& declared = check->info().options;
-    auto option = std::find_if(declared.begin(), declared.end(), [&](const CheckOption& o) { return o.name == name; });
+    auto option =
+        std::find_if(declared.begin(), declared.end(), [&name = name](const CheckOption& o) { return o.name == name; });
     if (option == declared.end()) {
       return absl::NotFoundError(absl::StrCat("check '", check_id, "' has no option '", name, "'"));
     }

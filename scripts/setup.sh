@@ -80,7 +80,8 @@ generator=(); command -v ninja >/dev/null && generator=(-G Ninja)
 [ -f "$build_dir/CMakeCache.txt" ] && generator=()  # the generator of an existing build folder cannot change
 step "configuring $build_dir"
 cmake -S "$root" -B "$build_dir" "${generator[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DGRAPHCHECK_SITE_DIR="$site" -DCUDAToolkit_ROOT="$cuda_home" >"$deps/cmake-configure.log" 2>&1 ||
+  -DGRAPHCHECK_SITE_DIR="$site" -DCUDAToolkit_ROOT="$cuda_home" \
+  -DCMAKE_CUDA_COMPILER="$cuda_home/bin/nvcc" >"$deps/cmake-configure.log" 2>&1 ||
   { cat "$deps/cmake-configure.log" >&2; die "CMake configuration failed (log above)"; }
 step "building (this takes a while the first time: LibTorch headers are heavy)"
 cmake --build "$build_dir" -j "$(nproc)"

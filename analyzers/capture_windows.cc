@@ -1,0 +1,291 @@
+#include "analyzers/capture_windows.h"
+
+#include <algorithm>
+#include <tuple>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/hash/hash.h"
+#include "analyzers/capture_errors.h"
+#include "analyzers/torch_ops.h"
+#include "core/trace/api_names.h"
+
+namespace graphcheck::analyzers {
+namespace {
+
+using trace::ApiCall;
+using trace::ApiKind;
+using trace::CaptureMode;
+using trace::CaptureStatus;
+
+// How a call relates to the capture it overlaps.
+enum class Role : uint8_t {
+  kNone,
+  kInCapture,        // on a captured stream (or reports the capture's id / an active status)
+  kCapturingThread,  // on the capturing thread, on a stream that is not captured
+  kOtherThread,      // another thread, during a global-mode capture
+};
+
+bool IsQuery(ApiKind kind) { return kind == ApiKind::kStreamQuery || kind == ApiKind::kEventQuery; }
+bool IsAllocation(ApiKind kind) {
+  return kind == ApiKind::kMalloc || kind == ApiKind::kFree || kind == ApiKind::kHostAlloc ||
+         kind == ApiKind::kHostFree;
+}
+bool IsStreamWork(ApiKind kind) {
+  return kind == ApiKind::kKernelLaunch || kind == ApiKind::kMemcpyAsync || kind == ApiKind::kMemsetAsync ||
+         kind == ApiKind::kEventRecord || kind == ApiKind::kStreamWaitEvent;
+}
+
+// The cause a call stands for, if capture forbids it. `role` is not kNone. Calls that returned success are causes
+// only where CUDA would have refused them or where they silently escape the graph (legacy-stream work, pageable
+// copies), so a successful call on an unrelated stream is not blamed.
+std::optional<CaptureCause> Classify(const trace::Trace& trace, const ApiCall& call, Role role, CaptureMode mode) {
+  const bool failed = call.return_code != 0;
+  const bool on_capture = role == Role::kInCapture || role == Role::kCapturingThread;
+  if (call.kind == ApiKind::kModuleLoad || call.kind == ApiKind::kContextCreate) {
+    return on_capture || failed ? std::optional(CaptureCause::kLazyInit) : std::nullopt;
+  }
+  if (call.return_code == kErrorCaptureImplicit) return CaptureCause::kLegacyStream;
+  if (call.return_code == kErrorCaptureUnjoined && call.kind == ApiKind::kCaptureEnd) {
+    return CaptureCause::kUnjoinedStream;
+  }
+  if (IsAllocation(call.kind)) {
+    // Relaxed mode allows allocation; another thread's allocation only matters when CUDA refused it.
+    if (role == Role::kOtherThread || mode == CaptureMode::kRelaxed) {
+      if (!failed) return std::nullopt;
+    }
+    const trace::Backtrace* backtrace = trace.FindBacktrace(call.backtrace);
+    if (backtrace != nullptr) {
+      std::vector<std::string> frames;
+      for (trace::StringId id : backtrace->frames) frames.emplace_back(trace.String(id));
+      if (!LazyInitResource(frames).empty()) return CaptureCause::kLazyInit;
+    }
+    return role == Role::kOtherThread ? CaptureCause::kUnsafeApi : CaptureCause::kAlloc;
+  }
+  if (trace::IsSynchronizing(call.kind) || IsQuery(call.kind)) {
+    if (role == Role::kOtherThread) return failed ? std::optional(CaptureCause::kUnsafeApi) : std::nullopt;
+    const bool refused =
+        failed || role == Role::kInCapture || call.kind == ApiKind::kDeviceSynchronize || call.legacy_stream;
+    if (!refused) return std::nullopt;
+    return IsQuery(call.kind) ? CaptureCause::kUnsafeApi : CaptureCause::kSync;
+  }
+  if (call.kind == ApiKind::kMemcpyAsync && call.host_memory == trace::HostMemory::kPageable &&
+      role == Role::kInCapture) {
+    return CaptureCause::kPageableMemcpy;
+  }
+  if (call.legacy_stream && on_capture && IsStreamWork(call.kind)) return CaptureCause::kLegacyStream;
+  return std::nullopt;
+}
+
+class Attributor {
+ public:
+  explicit Attributor(const trace::Trace& trace) : trace_(trace) {}
+
+  void Run(std::vector<CaptureWindow>* windows, std::vector<CaptureProblem>* problems) {
+    windows_ = windows;
+    problems_ = problems;
+    for (size_t i = 0; i < trace_.api_calls.size(); ++i) Visit(i);
+    for (size_t w : open_) {
+      if (state_[w].first_cause) AddConsequence(*state_[w].first_cause, (*windows_)[w].begin_call, -1);
+    }
+  }
+
+ private:
+  struct WindowState {
+    std::optional<size_t> first_cause;           // the problem that first failed (or, without one, the first problem)
+    absl::flat_hash_map<uint64_t, bool> joined;  // forked stream -> joined back since its last captured work
+  };
+
+  void Visit(size_t i) {
+    const ApiCall& call = trace_.api_calls[i];
+    if (call.kind == ApiKind::kCaptureBegin && call.return_code == 0) {
+      Begin(i);
+      return;
+    }
+    auto [window, role] = Locate(call);
+    if (call.kind == ApiKind::kStreamWaitEvent) TrackJoin(call);
+    if (window && role == Role::kInCapture && call.return_code == 0) Record(*window, call);
+    if (role == Role::kNone && !IsCaptureError(call.return_code)) return;
+
+    const CaptureMode mode = window ? (*windows_)[*window].mode : CaptureMode::kUnknown;
+    std::optional<CaptureCause> cause;
+    if (role != Role::kNone) cause = Classify(trace_, call, role, mode);
+    if (!cause && call.kind == ApiKind::kCaptureBegin && call.legacy_stream) cause = CaptureCause::kLegacyStream;
+    if (cause) {
+      const size_t problem = AddProblem(*cause, i, window, role == Role::kOtherThread);
+      if (window && !state_[*window].first_cause) state_[*window].first_cause = problem;
+    } else if (IsCaptureError(call.return_code)) {
+      std::optional<size_t> explained = window ? state_[*window].first_cause : std::nullopt;
+      if (explained) {
+        AddConsequence(*explained, i, call.return_code);
+      } else {
+        const size_t problem = AddProblem(CaptureCause::kUnexplained, i, window, role == Role::kOtherThread);
+        if (window) state_[*window].first_cause = problem;
+      }
+    }
+    if (call.kind == ApiKind::kCaptureEnd && window && (*windows_)[*window].stream_id == call.stream_id)
+      End(*window, i);
+  }
+
+  void Begin(size_t i) {
+    const ApiCall& call = trace_.api_calls[i];
+    CaptureWindow window;
+    window.begin_call = i;
+    window.stream_id = call.stream_id;
+    window.thread_id = call.thread_id;
+    window.mode = call.capture_mode;
+    const size_t w = windows_->size();
+    windows_->push_back(std::move(window));
+    state_.emplace_back();
+    open_.push_back(w);
+    by_stream_[call.stream_id] = w;
+  }
+
+  void End(size_t w, size_t i) {
+    CaptureWindow& window = (*windows_)[w];
+    window.end_call = i;
+    for (uint64_t stream : window.forked_streams) {
+      if (!state_[w].joined[stream]) window.unjoined_streams.push_back(stream);
+      by_stream_.erase(stream);
+    }
+    by_stream_.erase(window.stream_id);
+    if (window.capture_id != 0) by_capture_id_.erase(window.capture_id);
+    open_.erase(std::find(open_.begin(), open_.end(), w));
+    if (trace_.api_calls[i].return_code == kErrorCaptureUnjoined) {
+      for (CaptureProblem& problem : *problems_) {
+        if (problem.cause == CaptureCause::kUnjoinedStream && problem.call == i)
+          problem.streams = window.unjoined_streams;
+      }
+    }
+  }
+
+  std::pair<std::optional<size_t>, Role> Locate(const ApiCall& call) {
+    if (open_.empty()) return {std::nullopt, Role::kNone};
+    if (call.capture_id != 0) {
+      if (auto it = by_capture_id_.find(call.capture_id); it != by_capture_id_.end()) {
+        return {it->second, Role::kInCapture};
+      }
+    }
+    if (auto it = by_stream_.find(call.stream_id); call.stream_id != 0 && it != by_stream_.end()) {
+      Learn(it->second, call);
+      // A fork's wait runs on the side stream before it joins the capture: it is not yet inside.
+      const bool inside = call.capture_status != CaptureStatus::kNone || call.kind != ApiKind::kStreamWaitEvent;
+      return {it->second, inside ? Role::kInCapture : Role::kNone};
+    }
+    for (auto w = open_.rbegin(); w != open_.rend(); ++w) {
+      if ((*windows_)[*w].thread_id == call.thread_id) {
+        Learn(*w, call);
+        return {*w, call.capture_status != CaptureStatus::kNone ? Role::kInCapture : Role::kCapturingThread};
+      }
+    }
+    for (size_t w : open_) {
+      if ((*windows_)[w].mode == CaptureMode::kGlobal) return {w, Role::kOtherThread};
+    }
+    return {std::nullopt, Role::kNone};
+  }
+
+  void Learn(size_t w, const ApiCall& call) {
+    CaptureWindow& window = (*windows_)[w];
+    if (window.capture_id == 0 && call.capture_id != 0 && call.capture_status != CaptureStatus::kNone) {
+      window.capture_id = call.capture_id;
+      by_capture_id_[call.capture_id] = w;
+    }
+  }
+
+  // stream_id waits on an event recorded on other_stream_id: a fork when the waiting stream is outside every capture
+  // and the event's stream inside one, a join when both are in the same capture.
+  void TrackJoin(const ApiCall& call) {
+    auto source = by_stream_.find(call.other_stream_id);
+    if (call.other_stream_id == 0 || source == by_stream_.end()) return;
+    const size_t w = source->second;
+    auto waiter = by_stream_.find(call.stream_id);
+    if (waiter == by_stream_.end()) {
+      by_stream_[call.stream_id] = w;
+      (*windows_)[w].forked_streams.push_back(call.stream_id);
+      state_[w].joined[call.stream_id] = false;
+    } else if (waiter->second == w) {
+      if (auto it = state_[w].joined.find(call.other_stream_id); it != state_[w].joined.end()) it->second = true;
+      if (auto it = state_[w].joined.find(call.stream_id); it != state_[w].joined.end()) it->second = false;
+    }
+  }
+
+  void Record(size_t w, const ApiCall& call) {
+    CaptureWindow& window = (*windows_)[w];
+    if (call.kind == ApiKind::kKernelLaunch || call.kind == ApiKind::kMemcpyAsync ||
+        call.kind == ApiKind::kMemsetAsync) {
+      ++window.captured_operations;
+    }
+    if (call.kind == ApiKind::kKernelLaunch) {
+      const absl::string_view name = trace_.String(call.kernel_name);
+      window.kernel_sequence = absl::HashOf(window.kernel_sequence, name);
+      window.kernel_shapes = absl::HashOf(window.kernel_shapes, name, call.grid, call.block);
+    }
+    if (IsStreamWork(call.kind) && call.kind != ApiKind::kStreamWaitEvent) {
+      if (auto it = state_[w].joined.find(call.stream_id); it != state_[w].joined.end()) it->second = false;
+    }
+  }
+
+  size_t AddProblem(CaptureCause cause, size_t i, std::optional<size_t> window, bool other_thread) {
+    const ApiCall& call = trace_.api_calls[i];
+    const trace::Backtrace* backtrace = trace_.FindBacktrace(call.backtrace);
+    const uint64_t site = absl::HashOf(static_cast<int>(cause), call.name, other_thread,
+                                       cause == CaptureCause::kUnexplained ? call.return_code : 0,
+                                       backtrace ? backtrace->frames : std::vector<trace::StringId>());
+    auto [it, inserted] = by_site_.try_emplace(site, problems_->size());
+    if (inserted) {
+      CaptureProblem problem;
+      problem.cause = cause;
+      problem.call = i;
+      problem.other_thread = other_thread;
+      problem.window = window;
+      if (cause == CaptureCause::kLazyInit) {
+        std::vector<std::string> frames;
+        if (backtrace) {
+          for (trace::StringId id : backtrace->frames) frames.emplace_back(trace_.String(id));
+        }
+        const absl::string_view resource = LazyInitResource(frames);
+        problem.resource = !resource.empty()                      ? std::string(resource)
+                           : call.kind == ApiKind::kContextCreate ? "CUDA context"
+                                                                  : "CUDA module (lazy kernel loading)";
+      }
+      problems_->push_back(std::move(problem));
+      last_window_.push_back(std::nullopt);
+    }
+    CaptureProblem& problem = (*problems_)[it->second];
+    ++problem.occurrences;
+    problem.failed |= call.return_code != 0;
+    if (window != last_window_[it->second]) {
+      ++problem.captures;
+      last_window_[it->second] = window;
+    }
+    return it->second;
+  }
+
+  // return_code -1: the capture never ended in the trace.
+  void AddConsequence(size_t problem, size_t i, int32_t return_code) {
+    std::vector<Consequence>& list = (*problems_)[problem].consequences;
+    const trace::StringId name = trace_.api_calls[i].name;
+    for (Consequence& c : list) {
+      if (c.return_code == return_code && trace_.api_calls[c.first_call].name == name) {
+        ++c.count;
+        return;
+      }
+    }
+    list.push_back({i, return_code, 1});
+  }
+
+  const trace::Trace& trace_;
+  std::vector<CaptureWindow>* windows_ = nullptr;
+  std::vector<CaptureProblem>* problems_ = nullptr;
+  std::vector<WindowState> state_;
+  std::vector<size_t> open_;
+  absl::flat_hash_map<uint64_t, size_t> by_stream_;
+  absl::flat_hash_map<uint64_t, size_t> by_capture_id_;
+  absl::flat_hash_map<uint64_t, size_t> by_site_;
+  std::vector<std::optional<size_t>> last_window_;  // per problem
+};
+
+}  // namespace
+
+CaptureAnalysis::CaptureAnalysis(const trace::Trace& trace) { Attributor(trace).Run(&windows_, &problems_); }
+
+}  // namespace graphcheck::analyzers

@@ -1,0 +1,35 @@
+// Factories of the trace analyzers, one per check id (each class lives in its own .cc). analyzer_checks.cc registers
+// them; tests construct them one by one.
+#ifndef GRAPHCHECK_ANALYZERS_CHECKS_H_
+#define GRAPHCHECK_ANALYZERS_CHECKS_H_
+
+#include <memory>
+
+#include "core/check.h"
+
+namespace graphcheck::analyzers {
+
+// capture
+std::unique_ptr<Check> NewCaptureErrorCheck();           // capture-error
+std::unique_ptr<Check> NewSyncInCaptureCheck();          // sync-in-capture
+std::unique_ptr<Check> NewUnsafeApiInCaptureCheck();     // unsafe-api-in-capture
+std::unique_ptr<Check> NewAllocInCaptureCheck();         // alloc-in-capture
+std::unique_ptr<Check> NewLegacyStreamInCaptureCheck();  // legacy-stream-in-capture
+std::unique_ptr<Check> NewUnjoinedStreamCheck();         // unjoined-stream
+std::unique_ptr<Check> NewPageableMemcpyCheck();         // pageable-memcpy
+std::unique_ptr<Check> NewEmptyGraphCheck();             // empty-graph
+std::unique_ptr<Check> NewRecaptureChurnCheck();         // recapture-churn
+std::unique_ptr<Check> NewWarmupInsufficientCheck();     // warmup-insufficient
+// eager region
+std::unique_ptr<Check> NewSyncInRegionCheck();        // sync-in-region
+std::unique_ptr<Check> NewDynamicShapeCheck();        // dynamic-shape
+std::unique_ptr<Check> NewDynamicControlFlowCheck();  // dynamic-control-flow
+// performance
+std::unique_ptr<Check> NewLaunchBoundCheck();  // launch-bound
+std::unique_ptr<Check> NewNoSpeedupCheck();    // no-speedup
+// the program's stderr
+std::unique_ptr<Check> NewStderrMessagesCheck();  // stderr-messages
+
+}  // namespace graphcheck::analyzers
+
+#endif  // GRAPHCHECK_ANALYZERS_CHECKS_H_

@@ -1,0 +1,95 @@
+// dynamic-control-flow: the steps do not all launch the same operations: a branch on data (a Python `if` on a tensor
+// value, an early exit, MoE routing) changes the kernel sequence. A graph freezes one sequence, so replay would run
+// the captured branch every time. Compares each step's sequence with the most common one and points at the first
+// operation where the first differing step departs from it.
+#include <algorithm>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
+#include "analyzers/capture_problem_check.h"
+#include "analyzers/checks.h"
+#include "analyzers/step_signatures.h"
+
+namespace graphcheck::analyzers {
+namespace {
+
+class DynamicControlFlowCheck : public AnalyzerCheck {
+ public:
+  const CheckInfo& info() const override {
+    static const CheckInfo kInfo{
+        "dynamic-control-flow",
+        "The kernel sequence changes between steps",
+        Severity::kWarning,
+        CheckArea::kEagerRegion,
+        "Steps of the region to graph launch different kernels: control flow depends on data. A CUDA graph replays "
+        "the sequence it captured, whatever the data says.",
+        IterationCheckOptions()};
+    return kInfo;
+  }
+
+ protected:
+  void Analyze(const TraceAnalysis& analysis, const BoundOptions& options,
+               std::vector<Finding>* findings) const override {
+    const trace::Trace& trace = analysis.trace();
+    const Iterations& iterations = analysis.iterations(IterationOptionsFrom(options));
+    const std::vector<Iteration>& steps = iterations.eager;
+    if (steps.size() < 2) return;
+    const std::vector<StepSignature> signatures = SignSteps(trace, steps);
+    std::vector<uint64_t> sequences;
+    std::vector<size_t> all;
+    for (size_t s = 0; s < steps.size(); ++s) {
+      sequences.push_back(signatures[s].sequence);
+      all.push_back(s);
+    }
+    const size_t reference = MostCommonStep(sequences, all);
+    std::vector<size_t> differing;
+    for (size_t s : all) {
+      if (sequences[s] != sequences[reference]) differing.push_back(s);
+    }
+    if (differing.empty()) return;
+    const absl::flat_hash_set<uint64_t> distinct(sequences.begin(), sequences.end());
+
+    // Where the first differing step departs from the reference.
+    const std::vector<size_t> ref_ops = StepOperations(trace, steps[reference]);
+    const std::vector<size_t> odd_ops = StepOperations(trace, steps[differing.front()]);
+    size_t k = 0;
+    while (k < ref_ops.size() && k < odd_ops.size() &&
+           SameOperation(trace.api_calls[ref_ops[k]], trace.api_calls[odd_ops[k]])) {
+      ++k;
+    }
+    const size_t ref_step = steps[reference].index;
+    const size_t odd_step = steps[differing.front()].index;
+    Finding finding = NewFinding();
+    std::string what;
+    if (k < odd_ops.size()) {
+      finding.where = analysis.Locate(odd_ops[k]);
+      what =
+          absl::StrCat("step ", odd_step, " launches ", DescribeOperation(trace, trace.api_calls[odd_ops[k]], false),
+                       k < ref_ops.size() ? absl::StrCat(" where step ", ref_step, " launched ",
+                                                         DescribeOperation(trace, trace.api_calls[ref_ops[k]], false))
+                                          : absl::StrCat(" after the ", k, " operations of step ", ref_step));
+    } else {
+      finding.where = analysis.Locate(ref_ops[k]);
+      what = absl::StrCat("step ", odd_step, " stops after ", k, " operations where step ", ref_step, " goes on with ",
+                          DescribeOperation(trace, trace.api_calls[ref_ops[k]], false));
+    }
+    finding.message = absl::StrCat("The kernel sequence changes between steps: ", what, " (operation ", k + 1,
+                                   "). A graph would replay one branch every time.");
+    finding.evidence.push_back(absl::StrCat(differing.size(), " of ", steps.size(),
+                                            " steps differ from the most "
+                                            "common sequence; ",
+                                            distinct.size(), " distinct sequences"));
+    finding.evidence.push_back(absl::StrCat("steps from ", iterations.source));
+    finding.fix =
+        "Make the step's control flow independent of data: compute both branches and select with torch.where or a "
+        "mask, move data-dependent decisions outside the graphed region (partial capture), or capture one graph "
+        "per branch and choose between them on the host from values you already have there.";
+    findings->push_back(std::move(finding));
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Check> NewDynamicControlFlowCheck() { return std::make_unique<DynamicControlFlowCheck>(); }
+
+}  // namespace graphcheck::analyzers

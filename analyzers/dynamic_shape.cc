@@ -1,0 +1,87 @@
+// dynamic-shape: steps launch the same kernels but with different grid or block sizes, or copy different numbers of
+// bytes: the shapes change between steps (variable batch or sequence length). A graph freezes the captured sizes.
+// Only steps with the most common kernel sequence are compared, so a control-flow change is not reported twice.
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
+#include "analyzers/capture_problem_check.h"
+#include "analyzers/checks.h"
+#include "analyzers/step_signatures.h"
+
+namespace graphcheck::analyzers {
+namespace {
+
+class DynamicShapeCheck : public AnalyzerCheck {
+ public:
+  const CheckInfo& info() const override {
+    static const CheckInfo kInfo{
+        "dynamic-shape",
+        "Launch sizes change between steps",
+        Severity::kWarning,
+        CheckArea::kEagerRegion,
+        "Steps of the region to graph launch the same kernels with different grid sizes or copy different amounts: "
+        "tensor shapes change between steps. A CUDA graph replays the captured sizes.",
+        IterationCheckOptions()};
+    return kInfo;
+  }
+
+ protected:
+  void Analyze(const TraceAnalysis& analysis, const BoundOptions& options,
+               std::vector<Finding>* findings) const override {
+    const trace::Trace& trace = analysis.trace();
+    const Iterations& iterations = analysis.iterations(IterationOptionsFrom(options));
+    const std::vector<Iteration>& steps = iterations.eager;
+    if (steps.size() < 2) return;
+    const std::vector<StepSignature> signatures = SignSteps(trace, steps);
+    std::vector<uint64_t> sequences;
+    std::vector<uint64_t> shapes;
+    std::vector<size_t> all;
+    for (size_t s = 0; s < steps.size(); ++s) {
+      sequences.push_back(signatures[s].sequence);
+      shapes.push_back(signatures[s].shapes);
+      all.push_back(s);
+    }
+    const uint64_t common_sequence = sequences[MostCommonStep(sequences, all)];
+    std::vector<size_t> same_sequence;
+    for (size_t s : all) {
+      if (sequences[s] == common_sequence) same_sequence.push_back(s);
+    }
+    const size_t reference = MostCommonStep(shapes, same_sequence);
+    std::vector<size_t> differing;
+    absl::flat_hash_set<uint64_t> distinct;
+    for (size_t s : same_sequence) {
+      distinct.insert(shapes[s]);
+      if (shapes[s] != shapes[reference]) differing.push_back(s);
+    }
+    if (differing.empty()) return;
+
+    const std::vector<size_t> ref_ops = StepOperations(trace, steps[reference]);
+    const std::vector<size_t> odd_ops = StepOperations(trace, steps[differing.front()]);
+    size_t k = 0;
+    while (k < ref_ops.size() && SameShape(trace.api_calls[ref_ops[k]], trace.api_calls[odd_ops[k]])) ++k;
+    if (k == ref_ops.size()) return;  // a hash collision: the sequences are identical
+    const trace::ApiCall& ref = trace.api_calls[ref_ops[k]];
+    const trace::ApiCall& odd = trace.api_calls[odd_ops[k]];
+    Finding finding = NewFinding();
+    finding.where = analysis.Locate(odd_ops[k]);
+    finding.message = absl::StrCat("Launch sizes change between steps: step ", steps[differing.front()].index, " runs ",
+                                   DescribeOperation(trace, odd, true), " where step ", steps[reference].index, " ran ",
+                                   DescribeOperation(trace, ref, true), OperatorClause(finding.where),
+                                   ". A graph would replay the captured sizes.");
+    finding.evidence.push_back(absl::StrCat(differing.size(), " of ", same_sequence.size(),
+                                            " steps with the same "
+                                            "kernels differ in sizes; ",
+                                            distinct.size(), " distinct size sets"));
+    finding.evidence.push_back(absl::StrCat("steps from ", iterations.source));
+    finding.fix =
+        "Give the graphed region static shapes: pad or bucket variable dimensions (batch, sequence length) to a few "
+        "sizes and capture one graph per bucket, drop the last incomplete batch (DataLoader(drop_last=True)), and "
+        "copy inputs into preallocated static tensors.";
+    findings->push_back(std::move(finding));
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Check> NewDynamicShapeCheck() { return std::make_unique<DynamicShapeCheck>(); }
+
+}  // namespace graphcheck::analyzers

@@ -1,0 +1,201 @@
+#include "analyzers/iterations.h"
+
+#include <algorithm>
+#include <limits>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+
+namespace graphcheck::analyzers {
+namespace {
+
+using trace::ApiCall;
+using trace::ApiKind;
+
+constexpr uint32_t kMinRepeats = 3;  // an anchor seen 3 times bounds 2 whole steps
+
+bool IsEagerLaunch(const ApiCall& call) {
+  return call.kind == ApiKind::kKernelLaunch && call.capture_status == trace::CaptureStatus::kNone &&
+         call.return_code == 0;
+}
+bool IsReplay(const ApiCall& call) {
+  return call.kind == ApiKind::kGraphLaunch && call.capture_status == trace::CaptureStatus::kNone &&
+         call.return_code == 0;
+}
+
+// Dense keys of a sequence: how often each was seen and where first.
+struct KeyCounts {
+  std::vector<uint32_t> count;
+  std::vector<size_t> first_seen;
+
+  void Add(uint32_t key, size_t position) {
+    if (key >= count.size()) {
+      count.resize(key + 1, 0);
+      first_seen.resize(key + 1, std::numeric_limits<size_t>::max());
+    }
+    if (count[key]++ == 0) first_seen[key] = position;
+  }
+
+  // The key that marks step starts: among the keys seen as often as the most keys are (ties: the larger count), the
+  // first seen.
+  std::optional<uint32_t> Anchor() const {
+    absl::flat_hash_map<uint32_t, uint32_t> keys_per_count;
+    for (uint32_t c : count) {
+      if (c >= kMinRepeats) ++keys_per_count[c];
+    }
+    uint32_t best_count = 0;
+    uint32_t best_keys = 0;
+    for (const auto& [c, keys] : keys_per_count) {
+      if (keys > best_keys || (keys == best_keys && c > best_count)) {
+        best_count = c;
+        best_keys = keys;
+      }
+    }
+    std::optional<uint32_t> anchor;
+    for (uint32_t key = 0; key < count.size(); ++key) {
+      if (count[key] == best_count && best_count > 0 && (!anchor || first_seen[key] < first_seen[*anchor])) {
+        anchor = key;
+      }
+    }
+    return anchor;
+  }
+};
+
+size_t FirstCallAtOrAfter(const trace::Trace& trace, uint64_t time_ns) {
+  return std::lower_bound(trace.api_calls.begin(), trace.api_calls.end(), time_ns,
+                          [](const ApiCall& call, uint64_t t) { return call.start_ns < t; }) -
+         trace.api_calls.begin();
+}
+
+Iteration MakeIteration(const trace::Trace& trace, uint64_t start_ns, uint64_t end_ns) {
+  Iteration it;
+  it.start_ns = start_ns;
+  it.end_ns = end_ns;
+  it.first_call = FirstCallAtOrAfter(trace, start_ns);
+  it.end_call = FirstCallAtOrAfter(trace, end_ns);
+  return it;
+}
+
+// Steps anchored on the launches in [from, to) that `key_of` gives a key; returns the anchor's description.
+template <typename KeyOf>
+std::string StepsByRepetition(const trace::Trace& trace, size_t from, size_t to, KeyOf key_of,
+                              std::vector<Iteration>* steps) {
+  KeyCounts counts;
+  for (size_t i = from; i < to; ++i) {
+    if (std::optional<uint32_t> key = key_of(trace.api_calls[i])) counts.Add(*key, i);
+  }
+  const std::optional<uint32_t> anchor = counts.Anchor();
+  if (!anchor) return "";
+  std::optional<size_t> previous;
+  for (size_t i = counts.first_seen[*anchor]; i < to; ++i) {
+    if (key_of(trace.api_calls[i]) != anchor) continue;
+    if (previous)
+      steps->push_back(MakeIteration(trace, trace.api_calls[*previous].start_ns, trace.api_calls[i].start_ns));
+    previous = i;
+  }
+  return absl::StrCat(counts.count[*anchor] - 1, " steps");
+}
+
+void Select(const IterationOptions& options, std::vector<Iteration>* steps) {
+  std::vector<Iteration> selected;
+  for (size_t i = 0; i < steps->size(); ++i) {
+    (*steps)[i].index = i;
+    if (i >= options.first && (!options.last || i < *options.last)) selected.push_back((*steps)[i]);
+  }
+  *steps = std::move(selected);
+}
+
+}  // namespace
+
+std::string IterationOptions::Key() const {
+  return absl::StrCat(region, "\x1f", first, ":", last ? absl::StrCat(*last) : "");
+}
+
+absl::Status ParseStepRange(absl::string_view text, IterationOptions* options) {
+  const size_t colon = text.find(':');
+  absl::string_view a = text.substr(0, colon);
+  absl::string_view b = colon == absl::string_view::npos ? absl::string_view() : text.substr(colon + 1);
+  size_t first = 0;
+  size_t last = 0;
+  if ((!a.empty() && !absl::SimpleAtoi(a, &first)) || (!b.empty() && !absl::SimpleAtoi(b, &last)) ||
+      (colon != absl::string_view::npos && !b.empty() && last <= first) || text.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("step range '", text, "' is not FIRST:LAST, FIRST:, :LAST or STEP (0-based, LAST excluded)"));
+  }
+  options->first = first;
+  if (colon == absl::string_view::npos) {
+    options->last = first + 1;
+  } else if (!b.empty()) {
+    options->last = last;
+  } else {
+    options->last.reset();
+  }
+  return absl::OkStatus();
+}
+
+std::vector<CheckOption> IterationCheckOptions() {
+  return {
+      {"region", "", "NVTX range that marks one step (the region to graph); empty: steps found by repetition"},
+      {"steps", "1:", "steps analyzed, FIRST:LAST (0-based, LAST excluded); the default skips the first as warmup"},
+  };
+}
+
+IterationOptions IterationOptionsFrom(const BoundOptions& options) {
+  IterationOptions result;
+  result.region = options.Get("region");
+  if (!ParseStepRange(options.Get("steps"), &result).ok()) {
+    result.first = 1;
+    result.last.reset();
+  }
+  return result;
+}
+
+Iterations FindIterations(const trace::Trace& trace, const NvtxIndex& nvtx, const IterationOptions& options) {
+  Iterations result;
+  if (!options.region.empty()) {
+    for (const TimeInterval& range : nvtx.RangesNamed(options.region)) {
+      Iteration it = MakeIteration(trace, range.start_ns, range.end_ns);
+      for (size_t i = it.first_call; i < it.end_call && !it.graphed; ++i) it.graphed = IsReplay(trace.api_calls[i]);
+      (it.graphed ? result.graphed : result.eager).push_back(it);
+    }
+    if (!result.eager.empty() || !result.graphed.empty()) {
+      result.source = absl::StrCat("NVTX range '", options.region, "' (", result.eager.size(), " eager, ",
+                                   result.graphed.size(), " graphed)");
+    }
+  } else {
+    std::string eager = StepsByRepetition(
+        trace, 0, trace.api_calls.size(),
+        [](const ApiCall& call) {
+          return IsEagerLaunch(call) ? std::optional<uint32_t>(call.kernel_name) : std::nullopt;
+        },
+        &result.eager);
+    // Steps that replay graphs beside their eager launches (partial graphing) are graphed steps.
+    std::vector<Iteration> steps = std::move(result.eager);
+    result.eager.clear();
+    for (Iteration& it : steps) {
+      for (size_t i = it.first_call; i < it.end_call && !it.graphed; ++i) it.graphed = IsReplay(trace.api_calls[i]);
+      (it.graphed ? result.graphed : result.eager).push_back(it);
+    }
+    const size_t from = steps.empty() ? 0 : steps.back().end_call;
+    // Graph replays after the eager steps; graph ids (handles) get dense keys in order of first launch.
+    absl::flat_hash_map<uint64_t, uint32_t> graph_keys;
+    std::string graphed = StepsByRepetition(
+        trace, from, trace.api_calls.size(),
+        [&](const ApiCall& call) {
+          if (!IsReplay(call)) return std::optional<uint32_t>();
+          return std::optional<uint32_t>(graph_keys.try_emplace(call.graph_id, graph_keys.size()).first->second);
+        },
+        &result.graphed);
+    for (Iteration& it : result.graphed) it.graphed = true;
+    if (!eager.empty() || !graphed.empty()) {
+      result.source = absl::StrCat("repeated launch sequence (", eager.empty() ? "no" : eager, " eager, ",
+                                   graphed.empty() ? "no" : graphed, " graphed)");
+    }
+  }
+  Select(options, &result.eager);
+  Select(options, &result.graphed);
+  return result;
+}
+
+}  // namespace graphcheck::analyzers

@@ -1,0 +1,61 @@
+// Iterations (training or inference steps) of one trace, for the eager-region and performance checks: the ranges of
+// an NVTX range the user names (`region`), or else found by repetition of the kernel-launch sequence.
+//
+// Repetition: in a step loop every kernel launched once per step is launched as many times as there are steps, so
+// the launch count shared by the most distinct kernel names is the number of steps, and the earliest-launched kernel
+// with that count marks where each step begins (its launch to its next launch is one step; what comes before the first
+// and after the last is left out). Eager launches and graph launches are detected separately: graph replays that come
+// after the last eager step form the graphed steps (anchored on the graph launched most regularly).
+#ifndef GRAPHCHECK_ANALYZERS_ITERATIONS_H_
+#define GRAPHCHECK_ANALYZERS_ITERATIONS_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
+#include "analyzers/nvtx_index.h"
+#include "core/check.h"
+#include "core/trace/events.h"
+
+namespace graphcheck::analyzers {
+
+struct IterationOptions {
+  std::string region;  // NVTX range name; "" = detect by repetition
+  size_t first = 1;    // step range [first, last) within eager and within graphed steps
+  std::optional<size_t> last;
+
+  std::string Key() const;
+};
+
+// "A:B", "A:", ":B" or "A" (just step A), 0-based, B exclusive.
+absl::Status ParseStepRange(absl::string_view text, IterationOptions* options);
+
+// The `region` and `steps` options every iteration-based check declares, and reading them back. A malformed `steps`
+// value (set with --check-option, not validated by the registry) falls back to the default.
+std::vector<CheckOption> IterationCheckOptions();
+IterationOptions IterationOptionsFrom(const BoundOptions& options);
+
+struct Iteration {
+  uint64_t start_ns = 0;  // [start_ns, end_ns)
+  uint64_t end_ns = 0;
+  size_t first_call = 0;  // api_calls (sorted by start) that began inside: [first_call, end_call)
+  size_t end_call = 0;
+  size_t index = 0;      // among the eager or the graphed steps, before the step range applies
+  bool graphed = false;  // replays a CUDA graph
+};
+
+struct Iterations {
+  std::string source;            // how they were found, for evidence; "" when none were
+  std::vector<Iteration> eager;  // selected by the step range
+  std::vector<Iteration> graphed;
+};
+
+Iterations FindIterations(const trace::Trace& trace, const NvtxIndex& nvtx, const IterationOptions& options);
+
+}  // namespace graphcheck::analyzers
+
+#endif  // GRAPHCHECK_ANALYZERS_ITERATIONS_H_

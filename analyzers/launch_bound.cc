@@ -1,0 +1,71 @@
+// launch-bound: the eager steps spend so much time launching (GPU idle between short kernels) that CUDA graphs would
+// save more than `min-savings` of the step time, by the forecast in launch_metrics.h.
+#include <vector>
+
+#include "absl/strings/str_format.h"
+#include "analyzers/checks.h"
+#include "analyzers/launch_metrics.h"
+#include "analyzers/trace_analysis.h"
+
+namespace graphcheck::analyzers {
+namespace {
+
+std::vector<CheckOption> LaunchBoundOptions() {
+  std::vector<CheckOption> options = IterationCheckOptions();
+  for (CheckOption& option : LaunchModelCheckOptions()) options.push_back(std::move(option));
+  options.push_back({"min-savings", "0.2", "report when the forecast saving is at least this share of the step"});
+  return options;
+}
+
+class LaunchBoundCheck : public AnalyzerCheck {
+ public:
+  const CheckInfo& info() const override {
+    static const CheckInfo kInfo{
+        "launch-bound",
+        "The step is launch-bound: CUDA graphs would save time",
+        Severity::kNote,
+        CheckArea::kPerformance,
+        "Forecast from the eager steps: the GPU waits for the host between kernels, and replaying the step as a CUDA "
+        "graph would save at least min-savings of the step time.",
+        LaunchBoundOptions()};
+    return kInfo;
+  }
+
+ protected:
+  void Analyze(const TraceAnalysis& analysis, const BoundOptions& options,
+               std::vector<Finding>* findings) const override {
+    const LaunchStats stats = ComputeLaunchStats(analysis, IterationOptionsFrom(options), LaunchModelFrom(options));
+    // Without kernel activity (a trace recorded without GPU timing) there is no busy time to forecast from.
+    if (stats.eager.steps == 0 || stats.eager.gpu_busy_us <= 0 ||
+        stats.forecast_savings_ratio < options.GetDouble("min-savings")) {
+      return;
+    }
+    Finding finding = NewFinding();
+    if (analysis.trace().process.pid != 0) finding.where.pid = analysis.trace().process.pid;
+    finding.where.nvtx_path = options.Get("region");
+    finding.message = absl::StrFormat(
+        "The eager step is launch-bound: %.1f us per step, of which the GPU is busy %.1f us. Graphed, it is "
+        "forecast at %.1f us, a saving of %.0f%%.",
+        stats.eager.step_us, stats.eager.gpu_busy_us, stats.forecast_graphed_us, 100 * stats.forecast_savings_ratio);
+    finding.evidence = {
+        absl::StrFormat("%zu steps from %s", stats.eager.steps, stats.source),
+        absl::StrFormat("%.0f kernels per step, %.0f shorter than %g us", stats.eager.kernels,
+                        stats.eager.short_kernels, options.GetDouble("short-kernel-us")),
+        absl::StrFormat("GPU utilization %.0f%%, idle %.1f us per step",
+                        100 * stats.eager.gpu_busy_us / stats.eager.step_us, stats.eager.gpu_idle_us),
+        absl::StrFormat("host time in launch calls %.1f us per step; mean launch delay %.1f us",
+                        stats.eager.cpu_launch_us, stats.eager.launch_delay_us),
+    };
+    finding.fix =
+        "Capture the step into a CUDA graph (torch.cuda.graph, torch.cuda.make_graphed_callables, Transformer "
+        "Engine's make_graphed_callables, or torch.compile(mode='reduce-overhead')), after fixing what the capture "
+        "checks report.";
+    findings->push_back(std::move(finding));
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Check> NewLaunchBoundCheck() { return std::make_unique<LaunchBoundCheck>(); }
+
+}  // namespace graphcheck::analyzers

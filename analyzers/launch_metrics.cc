@@ -1,0 +1,195 @@
+#include "analyzers/launch_metrics.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "absl/container/flat_hash_map.h"
+#include "analyzers/trace_analysis.h"
+
+namespace graphcheck::analyzers {
+namespace {
+
+using trace::ApiCall;
+using trace::ApiKind;
+
+struct Interval {
+  uint64_t start;
+  uint64_t end;
+};
+
+class StepAccumulator {
+ public:
+  StepAccumulator(const TraceAnalysis& analysis, const LaunchModel& model)
+      : trace_(analysis.trace()), kernels_(analysis.kernel_by_correlation()), model_(model) {
+    for (uint32_t g = 0; g < trace_.graph_launches.size(); ++g) {
+      graphs_.emplace(trace_.graph_launches[g].correlation_id, g);
+    }
+  }
+
+  void Add(const Iteration& step) {
+    intervals_.clear();
+    double delay_ns = 0;
+    size_t delays = 0;
+    for (size_t i = step.first_call; i < step.end_call; ++i) {
+      const ApiCall& call = trace_.api_calls[i];
+      if (call.capture_status != trace::CaptureStatus::kNone || call.return_code != 0) continue;
+      switch (call.kind) {
+        case ApiKind::kKernelLaunch: {
+          total_.kernels += 1;
+          total_.nodes += 1;
+          total_.cpu_launch_us += (call.end_ns - call.start_ns) / 1e3;
+          const int64_t k = kernels_.Find(call.correlation_id);
+          if (k < 0) break;
+          const trace::KernelActivity& kernel = trace_.kernels[k];
+          intervals_.push_back({kernel.start_ns, kernel.end_ns});
+          if (kernel.start_ns >= call.start_ns) {
+            delay_ns += kernel.start_ns - call.start_ns;
+            ++delays;
+          }
+          if ((kernel.end_ns - kernel.start_ns) / 1e3 < model_.short_kernel_us) total_.short_kernels += 1;
+          break;
+        }
+        case ApiKind::kMemcpy:
+        case ApiKind::kMemcpyAsync:
+        case ApiKind::kMemset:
+        case ApiKind::kMemsetAsync:
+          total_.nodes += 1;
+          break;
+        case ApiKind::kGraphLaunch: {
+          total_.graph_launches += 1;
+          total_.cpu_launch_us += (call.end_ns - call.start_ns) / 1e3;
+          if (auto it = graphs_.find(call.correlation_id); it != graphs_.end()) {
+            const trace::GraphLaunchActivity& graph = trace_.graph_launches[it->second];
+            intervals_.push_back({graph.start_ns, graph.end_ns});
+          }
+          break;
+        }
+        default:
+          break;
+      }
+    }
+    std::sort(intervals_.begin(), intervals_.end(),
+              [](const Interval& a, const Interval& b) { return a.start < b.start; });
+    uint64_t busy = 0;
+    uint64_t covered_to = 0;
+    for (const Interval& interval : intervals_) {
+      const uint64_t from = std::max(interval.start, covered_to);
+      if (interval.end > from) busy += interval.end - from;
+      covered_to = std::max(covered_to, interval.end);
+    }
+    const uint64_t gpu_span = intervals_.empty() ? 0 : covered_to - intervals_.front().start;
+    const double step_us = std::max<uint64_t>(step.end_ns - step.start_ns, gpu_span) / 1e3;
+    total_.step_us += step_us;
+    total_.gpu_busy_us += busy / 1e3;
+    total_.gpu_idle_us += std::max(0.0, step_us - busy / 1e3);
+    delay_sum_us_ += delay_ns / 1e3;
+    delay_count_ += delays;
+    ++total_.steps;
+  }
+
+  StepStats Mean() const {
+    StepStats mean = total_;
+    if (total_.steps == 0) return mean;
+    const double n = static_cast<double>(total_.steps);
+    for (double* field : {&mean.step_us, &mean.kernels, &mean.graph_launches, &mean.nodes, &mean.gpu_busy_us,
+                          &mean.gpu_idle_us, &mean.cpu_launch_us, &mean.short_kernels}) {
+      *field /= n;
+    }
+    mean.launch_delay_us = delay_count_ == 0 ? 0 : delay_sum_us_ / delay_count_;
+    return mean;
+  }
+
+ private:
+  const trace::Trace& trace_;
+  const CorrelationIndex& kernels_;
+  const LaunchModel& model_;
+  absl::flat_hash_map<uint64_t, uint32_t> graphs_;  // correlation id -> graph launch activity
+  std::vector<Interval> intervals_;
+  StepStats total_;
+  double delay_sum_us_ = 0;
+  size_t delay_count_ = 0;
+};
+
+}  // namespace
+
+std::vector<CheckOption> LaunchModelCheckOptions() {
+  return {
+      {"graph-launch-us", "2.5", "forecast: cost of one graph launch, microseconds"},
+      {"graph-node-us", "0.1", "forecast: cost per graph node (kernel, copy, memset), microseconds"},
+      {"short-kernel-us", "10", "kernels shorter than this count as short, microseconds"},
+  };
+}
+
+LaunchModel LaunchModelFrom(const BoundOptions& options) {
+  LaunchModel model;
+  model.graph_launch_us = options.GetDouble("graph-launch-us");
+  model.graph_node_us = options.GetDouble("graph-node-us");
+  model.short_kernel_us = options.GetDouble("short-kernel-us");
+  return model;
+}
+
+LaunchStats ComputeLaunchStats(const TraceAnalysis& analysis, const IterationOptions& iterations,
+                               const LaunchModel& model) {
+  const Iterations& steps = analysis.iterations(iterations);
+  LaunchStats stats;
+  stats.source = steps.source;
+  StepAccumulator eager(analysis, model);
+  for (const Iteration& step : steps.eager) eager.Add(step);
+  StepAccumulator graphed(analysis, model);
+  for (const Iteration& step : steps.graphed) graphed.Add(step);
+  stats.eager = eager.Mean();
+  stats.graphed = graphed.Mean();
+  if (stats.eager.steps > 0) {
+    stats.forecast_graphed_us =
+        stats.eager.gpu_busy_us + model.graph_launch_us + model.graph_node_us * stats.eager.nodes;
+    stats.forecast_savings_us = std::max(0.0, stats.eager.step_us - stats.forecast_graphed_us);
+    stats.forecast_savings_ratio = stats.eager.step_us > 0 ? stats.forecast_savings_us / stats.eager.step_us : 0;
+  }
+  return stats;
+}
+
+std::vector<Metric> LaunchMetrics(const LaunchStats& stats) {
+  std::vector<Metric> metrics;
+  const StepStats& e = stats.eager;
+  const StepStats& g = stats.graphed;
+  if (e.steps > 0) {
+    metrics = {
+        {"launch.iterations", static_cast<double>(e.steps), "count", "eager steps analyzed (" + stats.source + ")"},
+        {"launch.iteration_us", e.step_us, "us", "eager step time: max of host span and GPU span"},
+        {"launch.kernels_per_iteration", e.kernels, "count", "kernels launched one by one per step"},
+        {"launch.cpu_launch_us", e.cpu_launch_us, "us", "host time inside launch calls per step"},
+    };
+  }
+  // GPU-side figures need kernel activity records; a trace without them gets no forecast rather than a wrong one.
+  if (e.steps > 0 && e.gpu_busy_us > 0) {
+    const std::vector<Metric> gpu = {
+        {"launch.gpu_busy_us", e.gpu_busy_us, "us", "GPU busy time per step (union of kernel intervals)"},
+        {"launch.gpu_idle_us", e.gpu_idle_us, "us", "GPU idle time per step (gaps between kernels)"},
+        {"launch.gpu_utilization", e.gpu_busy_us / e.step_us, "ratio", "GPU busy time / step time"},
+        {"launch.launch_delay_us", e.launch_delay_us, "us", "mean of kernel start - launch call start"},
+        {"launch.short_kernels_per_iteration", e.short_kernels, "count", "kernels shorter than short-kernel-us"},
+        {"launch.forecast_graphed_us", stats.forecast_graphed_us, "us",
+         "forecast step time if graphed: GPU busy + graph launch + per-node cost"},
+        {"launch.forecast_savings_us", stats.forecast_savings_us, "us", "eager step time - forecast graphed time"},
+        {"launch.forecast_savings_ratio", stats.forecast_savings_ratio, "ratio", "forecast savings / eager step time"},
+    };
+    metrics.insert(metrics.end(), gpu.begin(), gpu.end());
+  }
+  if (g.steps > 0) {
+    metrics.push_back({"graphed.iterations", static_cast<double>(g.steps), "count", "graphed steps analyzed"});
+    metrics.push_back({"graphed.iteration_us", g.step_us, "us", "measured graphed step time"});
+    metrics.push_back({"graphed.graph_launches_per_iteration", g.graph_launches, "count", "graph launches per step"});
+    metrics.push_back({"graphed.gpu_busy_us", g.gpu_busy_us, "us", "GPU busy time per graphed step"});
+  }
+  if (e.steps > 0 && g.steps > 0 && g.step_us > 0) {
+    metrics.push_back({"graphed.speedup", e.step_us / g.step_us, "ratio", "eager step time / graphed step time"});
+    // The forecast error needs a forecast, which needs eager kernel activity.
+    if (e.gpu_busy_us > 0) {
+      metrics.push_back({"graphed.forecast_error_ratio", (stats.forecast_graphed_us - g.step_us) / g.step_us, "ratio",
+                         "(forecast graphed - measured graphed) / measured graphed"});
+    }
+  }
+  return metrics;
+}
+
+}  // namespace graphcheck::analyzers

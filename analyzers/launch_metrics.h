@@ -1,0 +1,62 @@
+// Launch-overhead statistics of a trace's steps (after Holistic Trace Analysis' kernel-launch statistics and idle
+// time) and the forecast of what CUDA graphs would save. Read by launch-bound and no-speedup, and reported as metrics.
+//
+// The model (docs/analyzers.md): a graphed step runs the same kernels back to back, so its time is the GPU's busy
+// time in the eager step (the union of kernel intervals, which keeps multi-stream overlap) plus one graph launch
+// (graph-launch-us) plus a per-node cost (graph-node-us) for each kernel, copy and memset. Host work that the step does
+// between launches disappears from the step; the saving is the eager step time minus that forecast.
+#ifndef GRAPHCHECK_ANALYZERS_LAUNCH_METRICS_H_
+#define GRAPHCHECK_ANALYZERS_LAUNCH_METRICS_H_
+
+#include <vector>
+
+#include "analyzers/iterations.h"
+#include "core/check.h"
+#include "core/report.h"
+
+namespace graphcheck::analyzers {
+
+class TraceAnalysis;
+
+struct LaunchModel {
+  double graph_launch_us = 2.5;  // one cudaGraphLaunch, host and device
+  double graph_node_us = 0.1;    // per node
+  double short_kernel_us = 10;   // kernels shorter than this are "short"
+};
+
+// launch-bound's model options, and reading them back with the iteration options.
+std::vector<CheckOption> LaunchModelCheckOptions();
+LaunchModel LaunchModelFrom(const BoundOptions& options);
+
+// Per-step means. Times in microseconds.
+struct StepStats {
+  size_t steps = 0;
+  double step_us = 0;  // max(host span, GPU span) of the step
+  double kernels = 0;  // kernels run (launched one by one)
+  double graph_launches = 0;
+  double nodes = 0;            // kernels, copies and memsets: the nodes a graph of the step would hold
+  double gpu_busy_us = 0;      // union of kernel (and graph) intervals
+  double gpu_idle_us = 0;      // step_us - gpu_busy_us
+  double cpu_launch_us = 0;    // time inside launch calls
+  double launch_delay_us = 0;  // mean over kernels of (kernel start - launch call start)
+  double short_kernels = 0;
+};
+
+struct LaunchStats {
+  std::string source;  // how steps were found
+  StepStats eager;
+  StepStats graphed;
+  double forecast_graphed_us = 0;  // per eager step
+  double forecast_savings_us = 0;
+  double forecast_savings_ratio = 0;
+};
+
+LaunchStats ComputeLaunchStats(const TraceAnalysis& analysis, const IterationOptions& iterations,
+                               const LaunchModel& model);
+// Metric names: launch.* for eager steps and the forecast, graphed.* for replayed steps (see docs/analyzers.md).
+// Empty when no steps were found.
+std::vector<Metric> LaunchMetrics(const LaunchStats& stats);
+
+}  // namespace graphcheck::analyzers
+
+#endif  // GRAPHCHECK_ANALYZERS_LAUNCH_METRICS_H_

@@ -1,0 +1,69 @@
+// no-speedup: the program replays CUDA graphs, and its graphed steps are not faster than its eager steps by at least
+// `min-speedup`. The gate for "graphs on, nothing gained".
+#include <vector>
+
+#include "absl/strings/str_format.h"
+#include "analyzers/checks.h"
+#include "analyzers/launch_metrics.h"
+#include "analyzers/trace_analysis.h"
+
+namespace graphcheck::analyzers {
+namespace {
+
+std::vector<CheckOption> NoSpeedupOptions() {
+  std::vector<CheckOption> options = IterationCheckOptions();
+  options.push_back({"min-speedup", "1.05", "eager step time / graphed step time below this is reported"});
+  return options;
+}
+
+class NoSpeedupCheck : public AnalyzerCheck {
+ public:
+  const CheckInfo& info() const override {
+    static const CheckInfo kInfo{
+        "no-speedup",
+        "Graphed steps are not faster than eager steps",
+        Severity::kWarning,
+        CheckArea::kPerformance,
+        "The trace holds eager and graphed steps, and the graphed ones are not faster by min-speedup: the step is "
+        "GPU-bound, or the graphs cover too little of it.",
+        NoSpeedupOptions()};
+    return kInfo;
+  }
+
+ protected:
+  void Analyze(const TraceAnalysis& analysis, const BoundOptions& options,
+               std::vector<Finding>* findings) const override {
+    const LaunchStats stats = ComputeLaunchStats(analysis, IterationOptionsFrom(options), LaunchModel());
+    if (stats.eager.steps == 0 || stats.graphed.steps == 0 || stats.graphed.step_us <= 0) return;
+    const double speedup = stats.eager.step_us / stats.graphed.step_us;
+    if (speedup >= options.GetDouble("min-speedup")) return;
+    Finding finding = NewFinding();
+    if (analysis.trace().process.pid != 0) finding.where.pid = analysis.trace().process.pid;
+    finding.where.nvtx_path = options.Get("region");
+    const double utilization = stats.eager.step_us > 0 ? stats.eager.gpu_busy_us / stats.eager.step_us : 0;
+    finding.message = absl::StrFormat(
+        "Graphed steps take %.1f us against %.1f us eager (speedup x%.2f): %s", stats.graphed.step_us,
+        stats.eager.step_us, speedup,
+        utilization > 0.9 ? "the eager step already keeps the GPU busy, so there is no launch overhead to remove."
+                          : "the graphs cover too little of the step, or eager work remains between replays.");
+    finding.evidence = {
+        absl::StrFormat("%zu eager and %zu graphed steps from %s", stats.eager.steps, stats.graphed.steps,
+                        stats.source),
+        absl::StrFormat("eager GPU utilization %.0f%%; %.0f kernels per eager step", 100 * utilization,
+                        stats.eager.kernels),
+        absl::StrFormat("graphed steps: %.1f graph launches and %.0f eager kernels each", stats.graphed.graph_launches,
+                        stats.graphed.kernels),
+    };
+    finding.fix =
+        "Graph a larger part of the step (forward, backward and optimizer together) and move the remaining eager "
+        "work out of the loop; if the eager step is already GPU-bound, graphs will not help: optimize the kernels "
+        "instead.";
+    findings->push_back(std::move(finding));
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Check> NewNoSpeedupCheck() { return std::make_unique<NoSpeedupCheck>(); }
+
+}  // namespace graphcheck::analyzers

@@ -1,0 +1,46 @@
+// NVTX ranges of one trace: the path of push ranges open on a thread at a time ("train_step/forward/attention"), and
+// the intervals of ranges with a given name (the `region` the user wants graphed). Built in one pass over the NVTX
+// events; a path query is a binary search.
+#ifndef GRAPHCHECK_ANALYZERS_NVTX_INDEX_H_
+#define GRAPHCHECK_ANALYZERS_NVTX_INDEX_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/string_view.h"
+#include "core/trace/events.h"
+
+namespace graphcheck::analyzers {
+
+struct TimeInterval {
+  uint64_t start_ns = 0;
+  uint64_t end_ns = 0;
+  uint32_t thread_id = 0;
+};
+
+class NvtxIndex {
+ public:
+  explicit NvtxIndex(const trace::Trace& trace);
+
+  // The push ranges open on `thread_id` at `time_ns`, outermost first, joined by '/'; "" when none.
+  absl::string_view PathAt(uint32_t thread_id, uint64_t time_ns) const;
+  // Every closed range named `name` (push/pop on any thread, or start/end), by start time. A range left open at the
+  // end of the trace is not an interval and is left out.
+  std::vector<TimeInterval> RangesNamed(absl::string_view name) const;
+
+ private:
+  struct Transition {
+    uint64_t time_ns;
+    uint32_t path;  // index into paths_
+  };
+  const trace::Trace& trace_;
+  std::vector<uint32_t> order_;  // NVTX event indices by (thread, time)
+  std::vector<std::string> paths_ = {""};
+  absl::flat_hash_map<uint32_t, std::vector<Transition>> transitions_;  // per thread, by time
+};
+
+}  // namespace graphcheck::analyzers
+
+#endif  // GRAPHCHECK_ANALYZERS_NVTX_INDEX_H_

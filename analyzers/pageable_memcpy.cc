@@ -1,0 +1,69 @@
+// pageable-memcpy: a host<->device cudaMemcpyAsync with pageable (not pinned) host memory. Inside a capture CUDA
+// refuses it; in eager steps it is staged through a driver buffer and blocks the host, so it is a latent blocker of
+// the region to graph (reported as a note).
+#include "absl/strings/str_cat.h"
+#include "analyzers/capture_problem_check.h"
+#include "analyzers/checks.h"
+
+namespace graphcheck::analyzers {
+namespace {
+
+constexpr char kFix[] =
+    "Copy through pinned memory: allocate host tensors with pin_memory=True (or DataLoader(pin_memory=True)) and "
+    "copy with non_blocking=True; for a graph, copy new inputs into a static device tensor (static_input.copy_(x)) "
+    "before replay, outside the graph.";
+
+class PageableMemcpyCheck : public CaptureProblemCheck {
+ public:
+  PageableMemcpyCheck()
+      : CaptureProblemCheck(
+            {"pageable-memcpy",
+             "An asynchronous copy used pageable host memory",
+             Severity::kError,
+             CheckArea::kCapture,
+             "cudaMemcpyAsync between the host and the device used pageable host memory. Inside a capture CUDA "
+             "refuses it; in eager steps the copy blocks the host and would break capture of that step.",
+             {}},
+            CaptureCause::kPageableMemcpy) {}
+
+ protected:
+  void Analyze(const TraceAnalysis& analysis, const BoundOptions& options,
+               std::vector<Finding>* findings) const override {
+    CaptureProblemCheck::Analyze(analysis, options, findings);
+    // Eager copies: one note per call site.
+    const trace::Trace& trace = analysis.trace();
+    CallSites sites(trace);
+    for (size_t i = 0; i < trace.api_calls.size(); ++i) {
+      const trace::ApiCall& call = trace.api_calls[i];
+      if (call.kind == trace::ApiKind::kMemcpyAsync && call.host_memory == trace::HostMemory::kPageable &&
+          call.capture_status == trace::CaptureStatus::kNone) {
+        sites.Add(i, i);
+      }
+    }
+    for (const CallSites::Site& site : sites.sites()) {
+      Finding finding = NewFinding();
+      finding.severity = Severity::kNote;
+      finding.where = analysis.Locate(site.first_call);
+      finding.message = absl::StrCat(finding.where.api, OperatorClause(finding.where),
+                                     " copies between pageable host memory and the device outside capture: the host "
+                                     "waits for it, and the same copy inside a capture would fail.");
+      finding.evidence.push_back(absl::StrCat(site.calls, " such copies from this call site, ",
+                                              trace.api_calls[site.first_call].bytes, " bytes the first time"));
+      finding.fix = kFix;
+      findings->push_back(std::move(finding));
+    }
+  }
+
+  void Describe(const TraceAnalysis& analysis, const CaptureProblem& problem, Finding* finding) const override {
+    finding->message = absl::StrCat(finding->where.api, OperatorClause(finding->where),
+                                    " copied pageable host memory during a CUDA graph capture; a graph can only copy "
+                                    "from pinned or device memory.");
+    finding->fix = kFix;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Check> NewPageableMemcpyCheck() { return std::make_unique<PageableMemcpyCheck>(); }
+
+}  // namespace graphcheck::analyzers

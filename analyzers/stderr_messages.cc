@@ -1,0 +1,179 @@
+// stderr-messages: the table-driven matcher over the program's stderr (see stderr_messages.h).
+#include "analyzers/stderr_messages.h"
+
+#include <algorithm>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "analyzers/capture_errors.h"
+#include "analyzers/checks.h"
+#include "core/check.h"
+
+namespace graphcheck::analyzers {
+namespace {
+
+constexpr size_t kMaxQuoted = 300;  // characters of a matched line quoted in a finding
+
+std::vector<StderrRule> BuildRules() {
+  std::vector<StderrRule> rules = {
+      // Specific texts first: they say more than the CUDA error they contain.
+      {"unsafe-api-in-capture",
+       Severity::kError,
+       {"watchdog", "operation not permitted when stream is capturing"},
+       "NCCL's watchdog thread queried its events while a global-mode capture was under way",
+       "Set TORCH_NCCL_ASYNC_ERROR_HANDLING=0 while capturing, or capture with capture_error_mode='thread_local'."},
+      {"pageable-memcpy",
+       Severity::kError,
+       {"Cannot copy between CPU and CUDA tensors during CUDA graph capture unless the CPU tensor is pinned"},
+       "PyTorch refused a copy from pageable host memory inside the capture (seen with torch 2.11 on an H200: "
+       "x.copy_(cpu_tensor) in torch.cuda.graph)",
+       "Copy new inputs into a static device tensor before replay, outside the graph; if a host tensor must be read "
+       "inside, allocate it with pin_memory=True."},
+      {"legacy-stream-in-capture",
+       Severity::kWarning,
+       {"AccumulateGrad node's stream does not match"},
+       "an AccumulateGrad node was created on another stream (usually the default stream) than the one backward "
+       "runs on; under capture its work lands on the legacy stream (906)",
+       "Run warmup iterations on the side stream you capture on, and construct DDP inside "
+       "`with torch.cuda.stream(side_stream)`."},
+      {"legacy-stream-in-capture",
+       Severity::kError,
+       {"CUDA graphs must be captured on a non-default stream"},
+       "capture was begun on the default stream",
+       "Capture under `with torch.cuda.stream(side_stream)` (torch.cuda.graph does this for you)."},
+      {"rng-unregistered-generator",
+       Severity::kError,
+       {"Attempt to increase offset for a CUDA generator not in capture mode"},
+       "a CUDA generator used during capture was not registered with the graph",
+       "Register every generator the captured code uses: graph.register_generator_state(gen); with Megatron use "
+       "--te-rng-tracker."},
+      {"rng-unregistered-generator",
+       Severity::kError,
+       {"Offset increment outside graph capture encountered"},
+       "a CUDA generator's offset was advanced in a way capture did not expect",
+       "Register the generator with the graph (graph.register_generator_state(gen)) and keep RNG state changes out of "
+       "the captured region."},
+      {"rng-unregistered-generator",
+       Severity::kError,
+       {"Cannot call CUDAGeneratorImpl::", "during CUDA graph capture"},
+       "the captured code read or reset a CUDA generator's seed or state while capturing",
+       "Do not call torch.cuda.manual_seed / get_rng_state / initial_seed inside the captured region; with Megatron "
+       "use --te-rng-tracker."},
+      {"config-te-rng-tracker",
+       Severity::kError,
+       {"RNG tracker is required for cudagraphs"},
+       "Megatron requires Transformer Engine's graph-safe RNG tracker with CUDA graphs",
+       "Set use_te_rng_tracker=True and rng.te_rng_tracker=True (--te-rng-tracker)."},
+      {"config-full-iteration-nan-check",
+       Severity::kError,
+       {"check_for_nan_in_loss must be disabled"},
+       "Megatron's NaN check reads the loss on the host, a synchronization that full-iteration capture forbids",
+       "Set rerun_state_machine.check_for_nan_in_loss=False (--no-check-for-nan-in-loss-and-grad) with "
+       "full_iteration graphs."},
+      {"env-expandable-segments-nccl-register",
+       Severity::kError,
+       {"NCCL_GRAPH_REGISTER", "expandable_segments"},
+       "expandable segments with NCCL buffer registration corrupt graphed collectives (illegal memory access)",
+       "Set NCCL_GRAPH_REGISTER=0 when PYTORCH_CUDA_ALLOC_CONF has expandable_segments:True."},
+      {"recapture-churn",
+       Severity::kWarning,
+       {"recording a new graph for each distinct input size"},
+       "torch.compile's CUDA graphs record a graph per input shape and saw many shapes",
+       "Pad inputs to a few fixed shapes, or set torch._inductor.config.triton.cudagraph_skip_dynamic_graphs=True."},
+      {"sync-in-region",
+       Severity::kWarning,
+       {"called a synchronizing CUDA operation"},
+       "torch.cuda.set_sync_debug_mode reported a synchronizing operation",
+       "Remove the synchronization from the region to graph (see the traceback printed with the warning)."},
+  };
+  // CUDA's own texts for 900-910 ("CUDA error: operation not permitted when stream is capturing"), by description
+  // and by name.
+  for (const CaptureErrorCode& error : CaptureErrorCodes()) {
+    for (absl::string_view needle : {error.description, error.name}) {
+      rules.push_back({std::string(error.owner),
+                       Severity::kError,
+                       {std::string(needle)},
+                       absl::StrCat(error.code, " ", error.name, ": ", error.meaning),
+                       std::string(error.fix)});
+    }
+  }
+  return rules;
+}
+
+class StderrMessagesCheck : public Check {
+ public:
+  const CheckInfo& info() const override {
+    static const CheckInfo kInfo{
+        "stderr-messages",
+        "Known CUDA-graph error messages in the program's stderr",
+        Severity::kError,
+        CheckArea::kCapture,
+        "Matches the program's stderr against known PyTorch, Transformer Engine, Megatron and CUDA error texts and "
+        "reports each under the id of the check it belongs to.",
+        {}};
+    return kInfo;
+  }
+  bool CanRun(const CheckInputs& inputs) const override { return inputs.stderr_lines != nullptr; }
+
+  void Run(const CheckInputs& inputs, const BoundOptions& options, std::vector<Finding>* findings) const override {
+    const std::vector<StderrRule>& rules = StderrRules();
+    std::vector<size_t> finding_of_rule(rules.size(), ~size_t{0});
+    std::vector<size_t> matched(rules.size(), 0);
+    const std::vector<std::string>& lines = *inputs.stderr_lines;
+    for (size_t n = 0; n < lines.size(); ++n) {
+      const std::string& line = lines[n];
+      auto rule = std::find_if(rules.begin(), rules.end(), [&](const StderrRule& r) {
+        return std::all_of(r.needles.begin(), r.needles.end(),
+                           [&](const std::string& needle) { return absl::StrContains(line, needle); });
+      });
+      if (rule == rules.end()) continue;
+      const size_t r = rule - rules.begin();
+      if (++matched[r] > 1) {
+        (*findings)[finding_of_rule[r]].evidence.back() = absl::StrCat("matched ", matched[r], " lines");
+        continue;
+      }
+      finding_of_rule[r] = findings->size();
+      Finding finding;
+      finding.check_id = rule->check_id;
+      finding.severity = rule->severity;
+      finding.title = "Known error message in the program's stderr";
+      finding.message = absl::StrCat("The program printed \"", line.substr(0, kMaxQuoted),
+                                     line.size() > kMaxQuoted ? "..." : "", "\": ", rule->meaning, ".");
+      finding.where.file = kStderrFile;
+      finding.where.line = static_cast<int>(n + 1);
+      finding.fix = rule->fix;
+      finding.evidence.push_back("matched 1 line");
+      findings->push_back(std::move(finding));
+    }
+  }
+};
+
+}  // namespace
+
+const std::vector<StderrRule>& StderrRules() {
+  static const auto* const kRules = new std::vector<StderrRule>(BuildRules());
+  return *kRules;
+}
+
+void FoldStderrFindings(std::vector<Finding>* findings) {
+  std::vector<Finding> kept;
+  std::vector<Finding> from_stderr;
+  for (Finding& finding : *findings) {
+    (finding.where.file == kStderrFile ? from_stderr : kept).push_back(std::move(finding));
+  }
+  for (Finding& line : from_stderr) {
+    auto target = std::find_if(kept.begin(), kept.end(), [&](const Finding& f) {
+      return f.check_id == line.check_id && f.where.file != kStderrFile;
+    });
+    if (target == kept.end()) {
+      kept.push_back(std::move(line));
+    } else {
+      target->evidence.push_back(absl::StrCat("stderr line ", line.where.line, ": ", line.message));
+    }
+  }
+  *findings = std::move(kept);
+}
+
+std::unique_ptr<Check> NewStderrMessagesCheck() { return std::make_unique<StderrMessagesCheck>(); }
+
+}  // namespace graphcheck::analyzers

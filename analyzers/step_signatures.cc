@@ -1,0 +1,87 @@
+#include "analyzers/step_signatures.h"
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/hash/hash.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+
+namespace graphcheck::analyzers {
+namespace {
+
+using trace::ApiCall;
+using trace::ApiKind;
+
+bool IsOperation(const ApiCall& call) {
+  if (call.capture_status != trace::CaptureStatus::kNone || call.return_code != 0) return false;
+  switch (call.kind) {
+    case ApiKind::kKernelLaunch:
+    case ApiKind::kMemcpy:
+    case ApiKind::kMemcpyAsync:
+    case ApiKind::kMemset:
+    case ApiKind::kMemsetAsync:
+      return true;
+    default:
+      return false;
+  }
+}
+
+}  // namespace
+
+std::vector<size_t> StepOperations(const trace::Trace& trace, const Iteration& step) {
+  std::vector<size_t> operations;
+  for (size_t i = step.first_call; i < step.end_call; ++i) {
+    if (IsOperation(trace.api_calls[i])) operations.push_back(i);
+  }
+  return operations;
+}
+
+std::vector<StepSignature> SignSteps(const trace::Trace& trace, const std::vector<Iteration>& steps) {
+  std::vector<StepSignature> signatures;
+  signatures.reserve(steps.size());
+  for (const Iteration& step : steps) {
+    StepSignature signature;
+    for (size_t i = step.first_call; i < step.end_call; ++i) {
+      const ApiCall& call = trace.api_calls[i];
+      if (!IsOperation(call)) continue;
+      // Kernel names are interned, so within one trace the string id stands for the name.
+      signature.sequence = absl::HashOf(signature.sequence, call.kind, call.kernel_name, call.direction);
+      signature.shapes = absl::HashOf(signature.shapes, call.kind, call.kernel_name, call.direction, call.grid,
+                                      call.block, call.bytes);
+    }
+    signatures.push_back(signature);
+  }
+  return signatures;
+}
+
+size_t MostCommonStep(const std::vector<uint64_t>& keys, const std::vector<size_t>& among) {
+  absl::flat_hash_map<uint64_t, size_t> count;
+  size_t best = among.front();
+  for (size_t s : among) {
+    if (++count[keys[s]] > count[keys[best]]) best = s;
+  }
+  return best;
+}
+
+bool SameOperation(const ApiCall& a, const ApiCall& b) {
+  return a.kind == b.kind && a.kernel_name == b.kernel_name && a.direction == b.direction;
+}
+
+bool SameShape(const ApiCall& a, const ApiCall& b) {
+  return SameOperation(a, b) && a.grid == b.grid && a.block == b.block && a.bytes == b.bytes;
+}
+
+std::string DescribeOperation(const trace::Trace& trace, const ApiCall& call, bool with_shape) {
+  if (call.kind == ApiKind::kKernelLaunch) {
+    std::string text = std::string(trace.String(call.kernel_name));
+    if (with_shape) {
+      absl::StrAppend(&text, " grid (", absl::StrJoin(call.grid, ","), ") block (", absl::StrJoin(call.block, ","),
+                      ")");
+    }
+    return text;
+  }
+  std::string text = std::string(trace.String(call.name));
+  if (with_shape) absl::StrAppend(&text, " ", call.bytes, " bytes");
+  return text;
+}
+
+}  // namespace graphcheck::analyzers

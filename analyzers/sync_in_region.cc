@@ -1,0 +1,61 @@
+// sync-in-region: synchronizing calls inside the eager steps of the region the user wants graphed (the NVTX range
+// `region`, else each step found by repetition). They work in eager mode and are the calls that will fail capture:
+// Tensor.item(), .cpu(), nonzero, boolean masks. One finding per call site, with how many steps hit it.
+#include "absl/strings/str_cat.h"
+#include "analyzers/capture_problem_check.h"
+#include "analyzers/checks.h"
+#include "core/trace/api_names.h"
+
+namespace graphcheck::analyzers {
+namespace {
+
+class SyncInRegionCheck : public AnalyzerCheck {
+ public:
+  const CheckInfo& info() const override {
+    static const CheckInfo kInfo{
+        "sync-in-region",
+        "The region to graph synchronizes with the host",
+        Severity::kWarning,
+        CheckArea::kEagerRegion,
+        "A synchronizing call (stream or device synchronize, a synchronous copy) runs inside the steps you want "
+        "to graph. It works eagerly but fails capture; Tensor.item(), .cpu(), nonzero and boolean masks are the "
+        "usual sources.",
+        IterationCheckOptions()};
+    return kInfo;
+  }
+
+ protected:
+  void Analyze(const TraceAnalysis& analysis, const BoundOptions& options,
+               std::vector<Finding>* findings) const override {
+    const trace::Trace& trace = analysis.trace();
+    const Iterations& iterations = analysis.iterations(IterationOptionsFrom(options));
+    CallSites sites(trace);
+    for (size_t s = 0; s < iterations.eager.size(); ++s) {
+      const Iteration& step = iterations.eager[s];
+      for (size_t i = step.first_call; i < step.end_call; ++i) {
+        const trace::ApiCall& call = trace.api_calls[i];
+        if (trace::IsSynchronizing(call.kind) && call.capture_status == trace::CaptureStatus::kNone) sites.Add(i, s);
+      }
+    }
+    for (const CallSites::Site& site : sites.sites()) {
+      Finding finding = NewFinding();
+      finding.where = analysis.Locate(site.first_call);
+      finding.message = absl::StrCat(finding.where.api, OperatorClause(finding.where), " synchronizes with the GPU in ",
+                                     site.groups, " of ", iterations.eager.size(),
+                                     " steps of the region to graph; inside a capture it would fail (900).");
+      finding.evidence.push_back(
+          absl::StrCat(site.calls, " calls from this call site; steps from ", iterations.source));
+      finding.fix =
+          "Remove the synchronization from the step: keep scalars on the GPU (torch.where, clamp, masks that keep "
+          "shapes static), log with a lag (copy with non_blocking=True into pinned memory and read it a step later), "
+          "or leave this part outside the graph.";
+      findings->push_back(std::move(finding));
+    }
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Check> NewSyncInRegionCheck() { return std::make_unique<SyncInRegionCheck>(); }
+
+}  // namespace graphcheck::analyzers

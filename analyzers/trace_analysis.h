@@ -1,0 +1,99 @@
+// One trace's shared analysis and the base class of the trace analyzers. TraceAnalysis builds, on first use, what
+// several checks read (capture windows and their root causes, the NVTX index, iterations per option set, the kernel
+// index) so each is computed once per trace; it also turns a call into a finding's Location. Whoever runs the checks
+// may build one and pass it as CheckInputs::derived (AnalyzeTraces does); an analyzer without one builds its own.
+// Not thread-safe: checks run one after another.
+#ifndef GRAPHCHECK_ANALYZERS_TRACE_ANALYSIS_H_
+#define GRAPHCHECK_ANALYZERS_TRACE_ANALYSIS_H_
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "analyzers/capture_windows.h"
+#include "analyzers/iterations.h"
+#include "analyzers/nvtx_index.h"
+#include "core/check.h"
+#include "core/finding.h"
+#include "core/trace/events.h"
+
+namespace graphcheck::analyzers {
+
+// Correlation id -> index into Trace::kernels, for kernels launched one by one (graph nodes share their graph
+// launch's id and are left out). CUPTI numbers correlations densely, so the index is usually a flat table (a lookup
+// is one load, and launches looked up in call order walk it sequentially); sparse ids fall back to a hash map.
+class CorrelationIndex {
+ public:
+  explicit CorrelationIndex(const std::vector<trace::KernelActivity>& kernels);
+  // Kernel index, or -1.
+  int64_t Find(uint64_t correlation_id) const;
+
+ private:
+  static constexpr uint32_t kNone = ~uint32_t{0};
+  uint64_t base_ = 0;
+  std::vector<uint32_t> dense_;
+  absl::flat_hash_map<uint64_t, uint32_t> sparse_;
+};
+
+class TraceAnalysis : public DerivedInputs {
+ public:
+  explicit TraceAnalysis(const trace::Trace& trace) : trace_(trace) {}
+
+  const trace::Trace& trace() const { return trace_; }
+  const CaptureAnalysis& captures() const;
+  const NvtxIndex& nvtx() const;
+  const Iterations& iterations(const IterationOptions& options) const;
+  const CorrelationIndex& kernel_by_correlation() const;
+
+  // Where api_calls[call] happened: API, thread, stream, NVTX path, the first frames of its backtrace, the PyTorch
+  // operator they show, and the process.
+  Location Locate(size_t call) const;
+  std::vector<std::string> Frames(size_t call) const;  // all frames, innermost first
+
+ private:
+  const trace::Trace& trace_;
+  mutable std::unique_ptr<CaptureAnalysis> captures_;
+  mutable std::unique_ptr<NvtxIndex> nvtx_;
+  mutable absl::flat_hash_map<std::string, std::unique_ptr<Iterations>> iterations_;
+  mutable std::unique_ptr<CorrelationIndex> kernel_by_correlation_;
+};
+
+// Base of the trace analyzers: runs when the inputs hold a trace, on the shared TraceAnalysis when there is one.
+class AnalyzerCheck : public Check {
+ public:
+  bool CanRun(const CheckInputs& inputs) const final { return inputs.trace != nullptr; }
+  void Run(const CheckInputs& inputs, const BoundOptions& options, std::vector<Finding>* findings) const final;
+
+ protected:
+  virtual void Analyze(const TraceAnalysis& analysis, const BoundOptions& options,
+                       std::vector<Finding>* findings) const = 0;
+};
+
+// Calls grouped by call site (API name and backtrace), so a defect repeated every step is one finding.
+class CallSites {
+ public:
+  struct Site {
+    size_t first_call = 0;
+    uint32_t calls = 0;
+    uint32_t groups = 0;  // distinct group keys (steps, captures) it was seen in
+  };
+  explicit CallSites(const trace::Trace& trace) : trace_(trace) {}
+  void Add(size_t call, size_t group);
+  // In order of first occurrence.
+  const std::vector<Site>& sites() const { return sites_; }
+
+ private:
+  const trace::Trace& trace_;
+  absl::flat_hash_map<uint64_t, size_t> by_key_;
+  std::vector<Site> sites_;
+  std::vector<size_t> last_group_;
+};
+
+// "thread 12", "stream 7" and the like joined for evidence lines.
+std::string DescribeCall(const trace::Trace& trace, size_t call);
+
+}  // namespace graphcheck::analyzers
+
+#endif  // GRAPHCHECK_ANALYZERS_TRACE_ANALYSIS_H_

@@ -1,0 +1,27 @@
+// `graphcheck analyze TRACE... [--region NAME] [--step-range A:B] [--stderr FILE]`: the analyzers over trace files
+// recorded earlier (any machine, no GPU needed), merged into one report of mode "analyze".
+#ifndef GRAPHCHECK_CLI_ANALYZE_COMMAND_H_
+#define GRAPHCHECK_CLI_ANALYZE_COMMAND_H_
+
+#include "cli/common.h"
+
+namespace graphcheck {
+
+void AddAnalyzeCommand(CLI::App* app, CommandContext* context);
+
+// How iterations are cut, shared by `analyze` and `run`: --region NAME (an NVTX range) and --step-range FIRST:LAST.
+struct IterationFlags {
+  std::string region;
+  std::string step_range;
+};
+void AddIterationFlags(CLI::App* command, IterationFlags* flags);
+
+// Reads every trace (InvalidArgument naming the file when one is not a graphcheck trace), analyzes them with the
+// program's stderr lines (may be null) and adds the analyze step, the checks that ran, the findings, the metrics and
+// the GPU to `report`.
+absl::Status AnalyzeTraceFilesInto(const std::vector<std::string>& paths, const std::vector<std::string>* stderr_lines,
+                                   const IterationFlags& flags, ResolvedOutput* resolved, Report* report);
+
+}  // namespace graphcheck
+
+#endif  // GRAPHCHECK_CLI_ANALYZE_COMMAND_H_

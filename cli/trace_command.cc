@@ -1,0 +1,144 @@
+#include "cli/trace_command.h"
+
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "core/exit_code.h"
+#include "core/trace/trace_reader.h"
+#include "report/chrome_trace.h"
+#include "report/output.h"
+
+namespace graphcheck {
+namespace {
+
+struct ExportOptions {
+  std::vector<std::string> traces;
+  std::string output;
+};
+
+struct DumpOptions {
+  std::string trace;
+  size_t limit = 0;
+};
+
+// Damage the reader stepped over is worth knowing but does not fail the command: the rest of the trace is good.
+void PrintWarnings(const std::string& path, const trace::Trace& trace) {
+  for (const std::string& warning : trace.read_warnings) {
+    std::fprintf(stderr, "graphcheck: warning: %s: %s\n", path.c_str(), warning.c_str());
+  }
+}
+
+int Export(const ExportOptions& options) {
+  std::vector<trace::Trace> traces;
+  for (const std::string& path : options.traces) {
+    absl::StatusOr<trace::Trace> trace = trace::ReadTrace(path);
+    if (!trace.ok()) return FailWith(trace.status());
+    PrintWarnings(path, *trace);
+    traces.push_back(*std::move(trace));
+  }
+  std::vector<const trace::Trace*> pointers;
+  for (const trace::Trace& t : traces) pointers.push_back(&t);
+  if (absl::Status status = WriteOutput(options.output, TraceToChromeJson(pointers)); !status.ok()) {
+    return FailWith(status);
+  }
+  return kExitClean;
+}
+
+std::string Summary(const std::string& path, const trace::Trace& t, const trace::TraceFileStats& stats) {
+  std::string out =
+      absl::StrFormat("trace: %s\nformat: %d.%d, writer pid %d, %d chunks, %d bytes on disk\n", path,
+                      stats.major_version, stats.minor_version, stats.writer_pid, stats.chunks, stats.file_bytes);
+  const trace::ProcessInfo& p = t.process;
+  absl::StrAppendFormat(&out, "process: pid %d, parent %d, rank %d, local rank %d, world size %d, host %s\n", p.pid,
+                        p.parent_pid, p.rank, p.local_rank, p.world_size, p.hostname);
+  absl::StrAppend(&out, "command: ", absl::StrJoin(p.command_line, " "), "\n");
+  for (const trace::DeviceInfo& d : t.devices) {
+    absl::StrAppendFormat(&out, "device %d: %s (compute capability %d.%d, driver %s)\n", d.index, d.gpu.name,
+                          d.gpu.cc_major, d.gpu.cc_minor, d.gpu.driver);
+  }
+  absl::StrAppend(&out, "recorder: ", t.recorder.subscribed ? "subscribed" : "NOT subscribed");
+  if (!t.recorder.other_subscriber.empty())
+    absl::StrAppend(&out, " (other subscriber: ", t.recorder.other_subscriber, ")");
+  if (!t.recorder.message.empty()) absl::StrAppend(&out, ": ", t.recorder.message);
+  absl::StrAppend(&out, "\nenvironment: ", t.environment.variables().size(), " variables\n\n");
+
+  absl::StrAppendFormat(&out, "%-16s %12s %14s %14s\n", "record", "count", "bytes", "bytes/record");
+  uint64_t total_records = 0, total_bytes = 0;
+  for (size_t type = 0; type < stats.records.size(); ++type) {
+    if (stats.records[type] == 0) continue;
+    total_records += stats.records[type];
+    total_bytes += stats.record_bytes[type];
+    absl::StrAppendFormat(&out, "%-16s %12d %14d %14.1f\n", trace::TraceRecordTypeName(type), stats.records[type],
+                          stats.record_bytes[type],
+                          static_cast<double>(stats.record_bytes[type]) / static_cast<double>(stats.records[type]));
+  }
+  absl::StrAppendFormat(&out, "%-16s %12d %14d %14.1f\n", "total", total_records, total_bytes,
+                        total_records == 0 ? 0.0 : static_cast<double>(total_bytes) / total_records);
+  absl::StrAppend(&out, "\nwarnings: ", t.read_warnings.size(), "\n");
+  for (const std::string& w : t.read_warnings) absl::StrAppend(&out, "  ", w, "\n");
+  return out;
+}
+
+std::string Listing(const trace::Trace& t, size_t limit) {
+  std::string out;
+  absl::StrAppend(&out, "\napi calls (first ", std::min(limit, t.api_calls.size()), " of ", t.api_calls.size(), "):\n");
+  for (size_t i = 0; i < std::min(limit, t.api_calls.size()); ++i) {
+    const trace::ApiCall& c = t.api_calls[i];
+    absl::StrAppendFormat(&out, "  %d +%dns tid %d %s [%s] corr %d stream %d rc %d%s%s\n", c.start_ns,
+                          c.end_ns - c.start_ns, c.thread_id, t.String(c.name), trace::ApiKindName(c.kind),
+                          c.correlation_id, c.stream_id, c.return_code,
+                          c.capture_status == trace::CaptureStatus::kNone ? "" : " capturing",
+                          c.kernel_name == 0 ? "" : absl::StrCat(" kernel ", t.String(c.kernel_name)));
+  }
+  absl::StrAppend(&out, "kernels (first ", std::min(limit, t.kernels.size()), " of ", t.kernels.size(), "):\n");
+  for (size_t i = 0; i < std::min(limit, t.kernels.size()); ++i) {
+    const trace::KernelActivity& k = t.kernels[i];
+    absl::StrAppendFormat(&out, "  %d +%dns device %d stream %d corr %d graph %d %s\n", k.start_ns,
+                          k.end_ns - k.start_ns, k.device, k.stream_id, k.correlation_id, k.graph_id, t.String(k.name));
+  }
+  absl::StrAppend(&out, "nvtx (first ", std::min(limit, t.nvtx.size()), " of ", t.nvtx.size(), "):\n");
+  for (size_t i = 0; i < std::min(limit, t.nvtx.size()); ++i) {
+    const trace::NvtxEvent& n = t.nvtx[i];
+    absl::StrAppendFormat(&out, "  %d tid %d kind %d range %d %s\n", n.time_ns, n.thread_id, static_cast<int>(n.kind),
+                          n.range_id, t.String(n.message));
+  }
+  absl::StrAppend(&out, "memory activity: ", t.memory.size(), ", graph launches: ", t.graph_launches.size(), "\n");
+  return out;
+}
+
+int Dump(const DumpOptions& options) {
+  trace::TraceFileStats stats;
+  absl::StatusOr<trace::Trace> trace = trace::ReadTrace(options.trace, &stats);
+  if (!trace.ok()) return FailWith(trace.status());
+  std::string text = Summary(options.trace, *trace, stats);
+  if (options.limit > 0) text += Listing(*trace, options.limit);
+  if (absl::Status status = WriteOutput("", text); !status.ok()) return FailWith(status);
+  return kExitClean;
+}
+
+}  // namespace
+
+void AddTraceCommand(CLI::App* app, CommandContext* context) {
+  CLI::App* trace = app->add_subcommand("trace", "Work with recorded trace files");
+  trace->require_subcommand(1);
+
+  auto export_options = std::make_shared<ExportOptions>();
+  CLI::App* export_command =
+      trace->add_subcommand("export", "Convert traces to Chrome trace JSON (open in Perfetto or chrome://tracing)");
+  export_command->add_option("TRACE", export_options->traces, "Trace files (one process each)")->required();
+  export_command->add_option("-o,--output", export_options->output, "Write the JSON to FILE (default: stdout)");
+  export_command->callback([export_options, context] { context->exit_code = Export(*export_options); });
+
+  auto dump_options = std::make_shared<DumpOptions>();
+  CLI::App* dump = trace->add_subcommand("dump", "Summarize a trace: record counts and sizes, process, warnings");
+  dump->add_option("TRACE", dump_options->trace, "Trace file")->required();
+  dump->add_option("--limit", dump_options->limit, "Also list the first N events of each kind");
+  dump->callback([dump_options, context] { context->exit_code = Dump(*dump_options); });
+}
+
+}  // namespace graphcheck

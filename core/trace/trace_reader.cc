@@ -1,0 +1,331 @@
+// The trace reader: walks the chunks of a trace file, decodes each chunk's committed records, and turns any damage
+// into a warning with its byte offset.
+#include "core/trace/trace_reader.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "core/trace/internal/format.h"
+
+namespace graphcheck::trace {
+namespace {
+
+using internal::RecordType;
+
+// All chunks start at a multiple of this from the file start (the smallest page size), so after a damaged chunk
+// header the reader can look for the next chunk there.
+constexpr uint64_t kMinAlignment = 4096;
+constexpr uint64_t kMaxChunkCapacity = uint64_t{1} << 40;
+
+absl::Status ErrnoStatus(absl::string_view what, const std::string& path) {
+  const int err = errno;
+  std::string message = absl::StrCat("cannot ", what, " trace '", path, "': ", std::strerror(err));
+  if (err == ENOENT) return absl::NotFoundError(message);
+  if (err == EACCES || err == EPERM) return absl::PermissionDeniedError(message);
+  return absl::InvalidArgumentError(message);
+}
+
+class ScopedFd {
+ public:
+  explicit ScopedFd(int fd) : fd_(fd) {}
+  ~ScopedFd() {
+    if (fd_ >= 0) close(fd_);
+  }
+  ScopedFd(const ScopedFd&) = delete;
+  ScopedFd& operator=(const ScopedFd&) = delete;
+  int get() const { return fd_; }
+
+ private:
+  int fd_;
+};
+
+absl::StatusOr<std::string> ReadWholeFile(const std::string& path) {
+  ScopedFd fd(open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (fd.get() < 0) return ErrnoStatus("open", path);
+  struct stat info;
+  if (fstat(fd.get(), &info) != 0) return ErrnoStatus("stat", path);
+  if (!S_ISREG(info.st_mode)) return absl::InvalidArgumentError(absl::StrCat("'", path, "' is not a regular file"));
+  std::string bytes(static_cast<size_t>(info.st_size), '\0');
+  size_t done = 0;
+  while (done < bytes.size()) {
+    const ssize_t n = read(fd.get(), bytes.data() + done, bytes.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return ErrnoStatus("read", path);
+    if (n == 0) break;  // shrank while reading: keep what is there
+    done += static_cast<size_t>(n);
+  }
+  bytes.resize(done);
+  return bytes;
+}
+
+class ChunkWalker {
+ public:
+  ChunkWalker(absl::string_view file, bool lenient, Trace* trace, TraceFileStats* stats)
+      : file_(file), lenient_(lenient), trace_(trace), stats_(stats) {}
+
+  void Walk(uint64_t data_offset, uint64_t granularity) {
+    uint64_t offset = data_offset;
+    while (offset < file_.size()) offset = Chunk(offset, granularity);
+    ResolveIds();
+  }
+
+ private:
+  const uint8_t* At(uint64_t offset) const { return reinterpret_cast<const uint8_t*>(file_.data()) + offset; }
+
+  void Warn(uint64_t offset, absl::string_view what) {
+    trace_->read_warnings.push_back(absl::StrCat("offset ", offset, ": ", what));
+  }
+
+  // Reads the chunk at `offset`; returns where the next one starts.
+  uint64_t Chunk(uint64_t offset, uint64_t granularity) {
+    const uint64_t left = file_.size() - offset;
+    if (left < internal::kChunkHeaderBytes) {
+      Warn(offset, absl::StrCat("truncated chunk header (", left, " of ", internal::kChunkHeaderBytes, " bytes)"));
+      return file_.size();
+    }
+    const uint8_t* header = At(offset);
+    const uint32_t magic = internal::LoadLe32(header + internal::kChunkMagicOffset);
+    if (magic != internal::kChunkMagic) {
+      // A chunk taken but never written (the writer died between growing the file and writing the header) is all
+      // zeros and no damage.
+      if (std::any_of(header, header + internal::kChunkHeaderBytes, [](uint8_t b) { return b != 0; })) {
+        Warn(offset, "bad chunk magic; skipping to the next chunk boundary");
+      }
+      return offset + granularity;
+    }
+    const uint64_t capacity = internal::LoadLe64(header + internal::kChunkCapacityOffset);
+    if (capacity < granularity || capacity % granularity != 0 || capacity > kMaxChunkCapacity) {
+      Warn(offset, absl::StrCat("impossible chunk capacity ", capacity, "; skipping to the next chunk boundary"));
+      return offset + granularity;
+    }
+    ++stats_->chunks;
+    const uint64_t payload_capacity = capacity - internal::kChunkHeaderBytes;
+    uint64_t committed = internal::LoadLe64(header + internal::kChunkCommittedOffset);
+    if (committed > payload_capacity) {
+      Warn(offset, absl::StrCat("committed count ", committed, " exceeds the chunk's capacity ", payload_capacity));
+      committed = payload_capacity;
+    }
+    const uint64_t present = std::min<uint64_t>(committed, left - internal::kChunkHeaderBytes);
+    if (present < committed) {
+      Warn(offset, absl::StrCat("truncated chunk: ", present, " of ", committed, " committed bytes present"));
+    }
+    Records(offset + internal::kChunkHeaderBytes, present, /*cut=*/present < committed);
+    return capacity >= left ? file_.size() : offset + capacity;
+  }
+
+  // `cut`: the file ends inside this chunk; its last record running past the end is already warned about.
+  void Records(uint64_t begin, uint64_t size, bool cut) {
+    internal::DeltaState delta;
+    uint64_t pos = 0;
+    while (pos < size) {
+      const uint64_t offset = begin + pos;
+      const uint8_t type = *At(offset);
+      internal::Decoder length_decoder(absl::string_view(file_.data() + offset + 1, size - pos - 1));
+      uint64_t length;
+      if (!length_decoder.Varint(&length)) {
+        if (!cut) Warn(offset, "truncated record header; skipping the rest of the chunk");
+        return;
+      }
+      if (length > length_decoder.remaining()) {
+        if (!cut)
+          Warn(offset, absl::StrCat("record length ", length, " exceeds the chunk's committed bytes (",
+                                    length_decoder.remaining(), " left); skipping the rest of the chunk"));
+        return;
+      }
+      const uint64_t header_bytes = 1 + (size - pos - 1) - length_decoder.remaining();
+      const absl::string_view payload(file_.data() + offset + header_bytes, length);
+      if (type == 0 || type > internal::kMaxRecordType) {
+        if (!lenient_) {
+          Warn(offset, absl::StrCat("unknown record type ", type, "; skipping the rest of the chunk"));
+          return;
+        }
+        Count(0, header_bytes + length);  // a newer minor version's record: skipped by design
+      } else if (!Decode(static_cast<RecordType>(type), offset, payload, delta)) {
+        Warn(offset, absl::StrCat("corrupt ", internal::RecordTypeName(type), " record of ", length,
+                                  " bytes; skipping the rest of the chunk"));
+        return;
+      } else {
+        Count(type, header_bytes + length);
+      }
+      pos += header_bytes + length;
+    }
+  }
+
+  void Count(size_t type, uint64_t bytes) {
+    ++stats_->records[type];
+    stats_->record_bytes[type] += bytes;
+  }
+
+  bool Decode(RecordType type, uint64_t offset, absl::string_view payload, internal::DeltaState& delta) {
+    switch (type) {
+      case RecordType::kApiCall:
+        return internal::DecodeApiCall(payload, lenient_, delta, &trace_->api_calls.emplace_back()) ||
+               Drop(trace_->api_calls);
+      case RecordType::kKernel:
+        return internal::DecodeKernel(payload, lenient_, delta, &trace_->kernels.emplace_back()) ||
+               Drop(trace_->kernels);
+      case RecordType::kMemory:
+        return internal::DecodeMemory(payload, lenient_, delta, &trace_->memory.emplace_back()) || Drop(trace_->memory);
+      case RecordType::kGraphLaunch:
+        return internal::DecodeGraphLaunch(payload, lenient_, delta, &trace_->graph_launches.emplace_back()) ||
+               Drop(trace_->graph_launches);
+      case RecordType::kNvtx:
+        return internal::DecodeNvtx(payload, lenient_, delta, &trace_->nvtx.emplace_back()) || Drop(trace_->nvtx);
+      case RecordType::kDevice:
+        return internal::DecodeDevice(payload, lenient_, &trace_->devices.emplace_back()) || Drop(trace_->devices);
+      case RecordType::kString: {
+        IdEntry<absl::string_view>& entry = strings_.emplace_back();
+        entry.offset = offset;
+        return internal::DecodeString(payload, &entry.id, &entry.value) || Drop(strings_);
+      }
+      case RecordType::kBacktrace: {
+        IdEntry<Backtrace>& entry = backtraces_.emplace_back();
+        entry.offset = offset;
+        return internal::DecodeBacktrace(payload, lenient_, &entry.id, &entry.value) || Drop(backtraces_);
+      }
+      case RecordType::kProcess:
+        return DecodeInto(&trace_->process,
+                          [&](ProcessInfo* p) { return internal::DecodeProcess(payload, lenient_, p); });
+      case RecordType::kEnvironment:
+        return DecodeInto(&trace_->environment,
+                          [&](Environment* e) { return internal::DecodeEnvironment(payload, lenient_, e); });
+      case RecordType::kRecorderStatus:
+        return DecodeInto(&trace_->recorder,
+                          [&](RecorderStatus* r) { return internal::DecodeRecorderStatus(payload, lenient_, r); });
+    }
+    return false;
+  }
+
+  template <typename T>
+  static bool Drop(std::vector<T>& records) {
+    records.pop_back();
+    return false;
+  }
+
+  // Singletons are replaced only by a record that decodes whole.
+  template <typename T, typename DecodeFn>
+  static bool DecodeInto(T* target, DecodeFn decode) {
+    T value;
+    if (!decode(&value)) return false;
+    *target = std::move(value);
+    return true;
+  }
+
+  template <typename T>
+  struct IdEntry {
+    uint32_t id = 0;
+    T value;
+    uint64_t offset = 0;
+  };
+
+  // Ids are dense from 1 in the writer, so an id far beyond the number of records of its kind is damage; bounding
+  // it keeps a corrupted id from sizing a huge table.
+  template <typename T, typename Place>
+  void PlaceById(std::vector<IdEntry<T>>& entries, Place place) {
+    const uint64_t limit = 2 * entries.size() + 1024;
+    for (IdEntry<T>& entry : entries) {
+      if (entry.id > limit) {
+        Warn(entry.offset, absl::StrCat("id ", entry.id, " out of range (", entries.size(), " records of its kind)"));
+        continue;
+      }
+      place(entry.id, std::move(entry.value));
+    }
+  }
+
+  void ResolveIds() {
+    PlaceById(strings_, [&](StringId id, absl::string_view s) {
+      if (id >= trace_->strings.size()) trace_->strings.resize(id + 1);
+      trace_->strings[id].assign(s.data(), s.size());
+    });
+    PlaceById(backtraces_, [&](BacktraceId id, Backtrace b) {
+      if (id > trace_->backtraces.size()) trace_->backtraces.resize(id);
+      trace_->backtraces[id - 1] = std::move(b);
+    });
+  }
+
+  absl::string_view file_;
+  bool lenient_;
+  Trace* trace_;
+  TraceFileStats* stats_;
+  std::vector<IdEntry<absl::string_view>> strings_;
+  std::vector<IdEntry<Backtrace>> backtraces_;
+};
+
+// Stable by time: records of one thread at the same timestamp keep their order (an NVTX push before its pop). Events
+// are large, so unsorted input is ordered through a permutation of (time, index) keys and moved once.
+template <typename T, typename Time>
+void SortByTime(std::vector<T>& events, Time time) {
+  auto earlier = [&](const T& a, const T& b) { return time(a) < time(b); };
+  if (std::is_sorted(events.begin(), events.end(), earlier)) return;
+  std::vector<std::pair<uint64_t, size_t>> keys(events.size());
+  for (size_t i = 0; i < events.size(); ++i) keys[i] = {time(events[i]), i};
+  std::sort(keys.begin(), keys.end());
+  std::vector<T> sorted;
+  sorted.reserve(events.size());
+  for (const auto& key : keys) sorted.push_back(std::move(events[key.second]));
+  events = std::move(sorted);
+}
+
+}  // namespace
+
+absl::StatusOr<Trace> ReadTraceFromBytes(absl::string_view bytes, TraceFileStats* stats) {
+  TraceFileStats local_stats;
+  if (stats == nullptr) stats = &local_stats;
+  *stats = TraceFileStats();
+  stats->file_bytes = bytes.size();
+  const auto* header = reinterpret_cast<const uint8_t*>(bytes.data());
+  if (bytes.size() < internal::kFileHeaderBytes ||
+      std::memcmp(header, internal::kFileMagic, sizeof(internal::kFileMagic)) != 0) {
+    return absl::InvalidArgumentError("not a graphcheck trace (bad magic)");
+  }
+  stats->major_version =
+      static_cast<uint16_t>(header[internal::kMajorOffset] | header[internal::kMajorOffset + 1] << 8);
+  stats->minor_version =
+      static_cast<uint16_t>(header[internal::kMinorOffset] | header[internal::kMinorOffset + 1] << 8);
+  stats->writer_pid = internal::LoadLe32(header + internal::kWriterPidOffset);
+  if (stats->major_version != internal::kMajorVersion) {
+    return absl::InvalidArgumentError(absl::StrCat("unsupported trace format version ", stats->major_version, ".",
+                                                   stats->minor_version, " (this graphcheck reads ",
+                                                   internal::kMajorVersion, ".x)"));
+  }
+  Trace trace;
+  uint64_t data_offset = internal::LoadLe32(header + internal::kDataOffsetOffset);
+  uint64_t granularity = internal::LoadLe32(header + internal::kChunkBytesOffset);
+  if (data_offset < internal::kFileHeaderBytes || data_offset % kMinAlignment != 0 || granularity == 0 ||
+      granularity % kMinAlignment != 0) {
+    trace.read_warnings.push_back(absl::StrCat("offset ", internal::kDataOffsetOffset, ": impossible data offset ",
+                                               data_offset, " or chunk size ", granularity,
+                                               "; scanning every 4096 bytes for chunks"));
+    data_offset = granularity = kMinAlignment;
+  }
+  ChunkWalker(bytes, stats->minor_version > internal::kMinorVersion, &trace, stats).Walk(data_offset, granularity);
+
+  SortByTime(trace.api_calls, [](const ApiCall& c) { return c.start_ns; });
+  SortByTime(trace.kernels, [](const KernelActivity& k) { return k.start_ns; });
+  SortByTime(trace.memory, [](const MemoryActivity& m) { return m.start_ns; });
+  SortByTime(trace.graph_launches, [](const GraphLaunchActivity& g) { return g.start_ns; });
+  SortByTime(trace.nvtx, [](const NvtxEvent& n) { return n.time_ns; });
+  return trace;
+}
+
+absl::StatusOr<Trace> ReadTrace(const std::string& path, TraceFileStats* stats) {
+  absl::StatusOr<std::string> bytes = ReadWholeFile(path);
+  if (!bytes.ok()) return bytes.status();
+  absl::StatusOr<Trace> trace = ReadTraceFromBytes(*bytes, stats);
+  if (!trace.ok()) return absl::InvalidArgumentError(absl::StrCat("'", path, "': ", trace.status().message()));
+  return trace;
+}
+
+absl::string_view TraceRecordTypeName(size_t type) {
+  return type <= internal::kMaxRecordType ? internal::RecordTypeName(static_cast<uint8_t>(type)) : "unknown";
+}
+
+}  // namespace graphcheck::trace

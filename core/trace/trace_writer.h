@@ -1,0 +1,137 @@
+// TraceWriter: appends one process's events to a trace file (docs/trace-format.md) from any number of threads, cheaply
+// enough to run inside CUPTI callbacks, and so that nothing already appended is lost when the process crashes, is
+// killed, calls _exit or forks.
+//
+// How: the file is mapped with mmap(MAP_SHARED), so each record is in the kernel's page cache the moment it is
+// stored; there is nothing to flush. Each thread appends to its own chunk of the file (no lock, no atomic
+// read-modify-write: one release-store of the chunk's committed byte count per record). Taking a new chunk, and the
+// first sighting of a string or backtrace, take a lock.
+//
+// Fork: the writer installs pthread_atfork handlers that keep its locks consistent across fork() and make a child
+// drop (not write) records until the child calls ReopenForChild with its own file; the parent's file then only ever
+// holds the parent's records.
+#ifndef GRAPHCHECK_CORE_TRACE_TRACE_WRITER_H_
+#define GRAPHCHECK_CORE_TRACE_TRACE_WRITER_H_
+
+#include <array>
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "core/trace/events.h"
+
+namespace graphcheck::trace {
+
+namespace internal {
+struct WriterThread;
+}  // namespace internal
+
+class TraceWriter {
+ public:
+  struct Options {
+    // Chunk granularity; rounded up to a multiple of the page size. Each writing thread holds one chunk, so this is
+    // also the disk space reserved per thread ahead of use.
+    size_t chunk_bytes = 256 * 1024;
+  };
+
+  // Creates (truncates) `path` and writes the header and `process`.
+  static absl::StatusOr<std::unique_ptr<TraceWriter>> Create(const std::string& path, const ProcessInfo& process);
+  static absl::StatusOr<std::unique_ptr<TraceWriter>> Create(const std::string& path, const ProcessInfo& process,
+                                                             const Options& options);
+  // Only once no thread writes any more. Not needed for the data: everything appended is already in the file (the
+  // recorder may simply never destroy its writer).
+  ~TraceWriter();
+  TraceWriter(const TraceWriter&) = delete;
+  TraceWriter& operator=(const TraceWriter&) = delete;
+
+  // Returns the id of `s`, writing a string record the first time the process sees it. Repeated strings cost a lookup
+  // in a per-thread cache (no lock). "" is always 0.
+  StringId InternString(absl::string_view s);
+  // Returns the id of this frame list (0 for an empty one), writing a backtrace record the first time.
+  BacktraceId AddBacktrace(const std::vector<StringId>& frames);
+
+  // All thread-safe and lock-free on the common path. A record that cannot be written (disk full, or a forked child
+  // that has not reopened) is dropped and counted in records_dropped().
+  void WriteApiCall(const ApiCall& call);
+  void WriteKernel(const KernelActivity& kernel);
+  void WriteMemory(const MemoryActivity& memory);
+  void WriteGraphLaunch(const GraphLaunchActivity& launch);
+  void WriteNvtx(const NvtxEvent& event);
+  void WriteDevice(const DeviceInfo& device);
+  void WriteEnvironment(const Environment& environment);
+  void WriteRecorderStatus(const RecorderStatus& status);
+
+  // In the child after fork() (call it from a pthread_atfork child handler or right after fork returns): moves this
+  // writer to a new file holding `process` and every string and backtrace interned so far, so ids stay valid. Uses
+  // open/pwrite/fallocate/mmap/munmap, and the heap only to copy `path` (glibc's fork leaves malloc usable in the
+  // child). The parent's file is unmapped in the child, never written.
+  absl::Status ReopenForChild(const std::string& path, const ProcessInfo& process);
+
+  const std::string& path() const { return path_; }
+  // Record bytes (headers included) and records appended to the current file, over all threads.
+  uint64_t bytes_written() const;
+  uint64_t records_written() const;
+  uint64_t records_dropped() const;
+
+ private:
+  class Fd;
+  template <typename Key>
+  struct InternShard;
+  static constexpr size_t kShards = 16;
+
+  TraceWriter(std::string path, std::unique_ptr<Fd> fd, size_t chunk_bytes, size_t data_offset);
+
+  internal::WriterThread* CurrentThread();
+  internal::WriterThread* RegisterThread();
+  bool Writable() const;
+  // Makes room for `bytes` more in the thread's chunk, taking a new chunk if needed; false if the file cannot grow.
+  bool Reserve(internal::WriterThread* t, size_t bytes);
+  bool TakeChunk(internal::WriterThread* t, size_t min_payload);
+  template <typename EncodeFn>
+  void AppendHot(uint8_t type, EncodeFn&& encode);
+  template <typename EncodeFn>
+  void AppendCold(internal::WriterThread* t, uint8_t type, EncodeFn&& encode);
+  void WriteString(internal::WriterThread* t, StringId id, absl::string_view s);
+  void WriteBacktrace(internal::WriterThread* t, BacktraceId id, const std::vector<StringId>& frames);
+  void WriteProcess(internal::WriterThread* t, const ProcessInfo& process);
+
+  // The fork handlers lock every mutex (in the one order used everywhere: string shards, backtrace shards, threads,
+  // chunks) so the child never inherits one held by a thread that does not exist there.
+  friend struct ForkHandlers;
+  void LockForFork();
+  void UnlockAfterFork();
+  uint64_t SumOverThreads(std::atomic<uint64_t> internal::WriterThread::*counter) const;
+
+  const uint64_t serial_;  // tells this writer's per-thread cache entries from other writers'
+  std::string path_;
+  const size_t chunk_bytes_;
+  const size_t data_offset_;
+  uint64_t fork_generation_;  // the process's fork count when this writer's file was opened
+  std::atomic<bool> failed_{false};
+
+  std::mutex chunk_mu_;
+  std::unique_ptr<Fd> fd_;
+  uint64_t next_chunk_offset_;
+  uint32_t next_chunk_sequence_ = 0;
+
+  mutable std::mutex threads_mu_;
+  std::unordered_map<std::thread::id, std::unique_ptr<internal::WriterThread>> threads_;
+
+  std::unique_ptr<std::array<InternShard<std::string>, kShards>> string_shards_;
+  std::unique_ptr<std::array<InternShard<std::vector<StringId>>, kShards>> backtrace_shards_;
+  std::atomic<uint32_t> next_string_id_{1};
+  std::atomic<uint32_t> next_backtrace_id_{1};
+};
+
+}  // namespace graphcheck::trace
+
+#endif  // GRAPHCHECK_CORE_TRACE_TRACE_WRITER_H_

@@ -1,0 +1,57 @@
+// The path `graphcheck lint --config` / `--order` takes through one untrusted input: parse it, then run every
+// configuration and order check over what parses. Shared by the libFuzzer target and the corpus-replay unit test.
+#ifndef GRAPHCHECK_FUZZ_CONFIG_INPUT_H_
+#define GRAPHCHECK_FUZZ_CONFIG_INPUT_H_
+
+#include <cstdlib>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
+#include "core/registry.h"
+#include "validators/config/config_checks.h"
+#include "validators/config/config_parser.h"
+#include "validators/schedule/capture_order.h"
+
+namespace graphcheck {
+
+// What a fuzz input is read as.
+enum class LintInputKind { kYaml, kJson, kArgs, kOrder };
+
+inline const CheckRegistry& LintInputChecks() {
+  static const CheckRegistry* const kRegistry = [] {
+    auto* registry = new CheckRegistry();
+    if (!RegisterConfigurationChecks(registry).ok()) std::abort();
+    return registry;
+  }();
+  return *kRegistry;
+}
+
+// Returns the parse status; checks never fail.
+inline absl::Status LintInput(absl::string_view text, LintInputKind kind) {
+  static const CheckSelection kAll = *CheckSelection::Parse("");
+  static const CheckOptions kDefaults;
+  CheckInputs inputs;
+  if (kind == LintInputKind::kOrder) {
+    absl::StatusOr<std::vector<OrderEntry>> entries = ParseOrderText(text, "fuzz");
+    if (!entries.ok()) return entries.status();
+    CaptureOrder order;
+    order.entries = *std::move(entries);
+    inputs.order = &order;
+    RunChecks(LintInputChecks(), kAll, kDefaults, inputs);
+    RenderTimeline(order.entries);
+    return absl::OkStatus();
+  }
+  const ConfigFormat format = kind == LintInputKind::kYaml   ? ConfigFormat::kYaml
+                              : kind == LintInputKind::kJson ? ConfigFormat::kJson
+                                                             : ConfigFormat::kArgs;
+  absl::StatusOr<ConfigDocument> document = ParseConfigText(text, "fuzz", format);
+  if (!document.ok()) return document.status();
+  inputs.config = &*document;
+  RunChecks(LintInputChecks(), kAll, kDefaults, inputs);
+  return absl::OkStatus();
+}
+
+}  // namespace graphcheck
+
+#endif  // GRAPHCHECK_FUZZ_CONFIG_INPUT_H_

@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Runs graphcheck's GPU tests on a machine with an NVIDIA GPU, CUDA 13 and python3 with torch (the GPU machine's
+# image). Uses build/ when it holds a full build, else the .devcarry/ bundle made by scripts/device-bundle.sh on a
+# build machine. Results (gtest XML and log) go to $OUT, or gpu-results/.
+set -uo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+source "$root/scripts/gpu-env.sh"
+out="${OUT:-$root/gpu-results}"
+mkdir -p "$out"
+"$GRAPHCHECK_BUILD_DIR/tests/gpu/recorder_gpu_test" --gtest_output="xml:$out/recorder_gpu.xml" 2>&1 |
+  tee "$out/recorder_gpu.log"
+exit "${PIPESTATUS[0]}"

@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# Builds (through setup.sh) and runs every test that needs no GPU. GPU tests (ctest label gpu) are excluded here;
+# scripts/gpu-tests.sh runs them on a GPU machine.
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+build_dir="${GRAPHCHECK_BUILD_DIR:-$root/build}"
+"$root/scripts/setup.sh"
+cd "$build_dir"
+ctest -LE gpu --output-on-failure -j "$(nproc)"

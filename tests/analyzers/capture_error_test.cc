@@ -1,0 +1,57 @@
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "analyzers/capture_errors.h"
+#include "analyzers/checks.h"
+#include "tests/analyzers/capture_test_util.h"
+
+namespace graphcheck::testing_trace {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::SizeIs;
+
+TEST(CaptureErrorTest, ReportsAnUnexplainedErrorWithItsConsequences) {
+  const trace::Trace trace = FailedCapture([](TraceBuilder& b) {
+    ApiCall& wait =
+        TraceBuilder::In(b.Call(3000, 1, "cudaStreamWaitEvent", ApiKind::kStreamWaitEvent, kStream), kCaptureId);
+    wait.return_code = 905;
+  });
+  const std::vector<Finding> findings = RunCheck(analyzers::NewCaptureErrorCheck(), trace);
+  ASSERT_THAT(findings, SizeIs(1));
+  EXPECT_EQ(findings[0].severity, Severity::kError);
+  EXPECT_EQ(findings[0].where.api, "cudaStreamWaitEvent");
+  EXPECT_THAT(findings[0].message, HasSubstr("905 cudaErrorStreamCaptureIsolation"));
+  EXPECT_THAT(findings[0].consequences, ::testing::Contains(HasSubstr("cudaStreamEndCapture")));
+  EXPECT_FALSE(findings[0].fix.empty());
+}
+
+TEST(CaptureErrorTest, AnEndThatFailsWithNothingBeforeItIsTheRootCause) {
+  const trace::Trace trace = FailedCapture([](TraceBuilder&) {});
+  const std::vector<Finding> findings = RunCheck(analyzers::NewCaptureErrorCheck(), trace);
+  // The relu launch that returned 901 comes first and is the error nobody explains; the end is its consequence.
+  ASSERT_THAT(findings, SizeIs(1));
+  EXPECT_EQ(findings[0].where.api, "cudaLaunchKernel");
+  EXPECT_THAT(findings[0].message, HasSubstr("901 cudaErrorStreamCaptureInvalidated"));
+  EXPECT_THAT(findings[0].consequences, ::testing::ElementsAre(HasSubstr("cudaStreamEndCapture")));
+}
+
+TEST(CaptureErrorTest, SuccessfulCaptureIsClean) {
+  EXPECT_THAT(RunCheck(analyzers::NewCaptureErrorCheck(), FailedCapture([](TraceBuilder&) {}, 0)), SizeIs(0));
+}
+
+TEST(CaptureErrorTest, KnowsEveryCaptureErrorCode) {
+  for (int32_t code = 900; code <= 910; ++code) {
+    const analyzers::CaptureErrorCode* error = analyzers::FindCaptureError(code);
+    ASSERT_NE(error, nullptr) << code;
+    EXPECT_EQ(error->code, code);
+    EXPECT_FALSE(error->fix.empty()) << code;
+  }
+  EXPECT_EQ(analyzers::FindCaptureError(899), nullptr);
+  EXPECT_EQ(analyzers::DescribeReturnCode(904), "904 cudaErrorStreamCaptureUnjoined");
+  EXPECT_EQ(analyzers::DescribeReturnCode(906), "906 cudaErrorStreamCaptureImplicit");
+  EXPECT_EQ(analyzers::DescribeReturnCode(2), "error 2");
+}
+
+}  // namespace
+}  // namespace graphcheck::testing_trace

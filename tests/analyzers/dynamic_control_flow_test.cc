@@ -1,0 +1,38 @@
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "analyzers/checks.h"
+#include "tests/analyzers/trace_builder.h"
+
+namespace graphcheck::testing_trace {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::SizeIs;
+
+trace::Trace Steps(bool branch) {
+  TraceBuilder b;
+  for (int s = 0; s < 6; ++s) {
+    std::vector<StepKernel> kernels = {{"embed"}, {"gemm"}, {"softmax"}};
+    if (branch && s == 3) kernels.insert(kernels.begin() + 2, StepKernel{"overflow_fixup"});
+    EagerSteps(&b, 1000000 + s * 100000, 1, 100000, kernels);
+  }
+  return b.Build();
+}
+
+TEST(DynamicControlFlowTest, PointsAtTheFirstDivergingLaunch) {
+  const trace::Trace trace = Steps(true);
+  const std::vector<Finding> findings = RunCheck(analyzers::NewDynamicControlFlowCheck(), trace);
+  ASSERT_THAT(findings, SizeIs(1));
+  EXPECT_THAT(findings[0].message, HasSubstr("launches overflow_fixup where step"));
+  EXPECT_THAT(findings[0].message, HasSubstr("launched softmax"));
+  EXPECT_THAT(findings[0].evidence[0], HasSubstr("1 of 4 steps"));
+  EXPECT_THAT(RunCheck(analyzers::NewDynamicShapeCheck(), trace), SizeIs(0));
+}
+
+TEST(DynamicControlFlowTest, SameSequenceEveryStepIsClean) {
+  EXPECT_THAT(RunCheck(analyzers::NewDynamicControlFlowCheck(), Steps(false)), SizeIs(0));
+}
+
+}  // namespace
+}  // namespace graphcheck::testing_trace

@@ -1,0 +1,62 @@
+#include "analyzers/iterations.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "tests/analyzers/trace_builder.h"
+
+namespace graphcheck::testing_trace {
+namespace {
+
+TEST(IterationsTest, FindsStepsByRepetitionDespiteAPrologueAndRepeatedKernels) {
+  TraceBuilder b;
+  b.Launch(100, 1, 7, "init_weights");
+  // Each step: zero_grad, gemm x3, optimizer; gemm's count (3 per step) does not win over the once-per-step kernels.
+  EagerSteps(&b, 1000000, 6, 100000, {{"zero_grad"}, {"gemm"}, {"gemm"}, {"gemm"}, {"adam"}});
+  const trace::Trace trace = b.Build();
+  analyzers::IterationOptions options;
+  options.first = 0;
+  const analyzers::Iterations steps = analyzers::FindIterations(trace, analyzers::NvtxIndex(trace), options);
+  ASSERT_EQ(steps.eager.size(), 5u);
+  EXPECT_EQ(steps.eager[0].start_ns, 1000000u);
+  EXPECT_EQ(steps.eager[0].end_ns, 1100000u);
+  EXPECT_EQ(steps.eager[0].end_call - steps.eager[0].first_call, 5u);
+  EXPECT_TRUE(steps.graphed.empty());
+  EXPECT_THAT(steps.source, ::testing::HasSubstr("5 steps"));
+}
+
+TEST(IterationsTest, RegionAndStepRange) {
+  TraceBuilder b;
+  for (int s = 0; s < 5; ++s) {
+    b.Push(1000 * s, 1, "iter");
+    b.Launch(1000 * s + 10, 1, 7, "k");
+    b.Pop(1000 * s + 900, 1);
+  }
+  const trace::Trace trace = b.Build();
+  analyzers::IterationOptions options;
+  options.region = "iter";
+  ASSERT_TRUE(analyzers::ParseStepRange("2:4", &options).ok());
+  const analyzers::Iterations steps = analyzers::FindIterations(trace, analyzers::NvtxIndex(trace), options);
+  ASSERT_EQ(steps.eager.size(), 2u);
+  EXPECT_EQ(steps.eager[0].index, 2u);
+  EXPECT_EQ(steps.eager[1].start_ns, 3000u);
+}
+
+TEST(IterationsTest, ParsesStepRanges) {
+  analyzers::IterationOptions options;
+  ASSERT_TRUE(analyzers::ParseStepRange("3:", &options).ok());
+  EXPECT_EQ(options.first, 3u);
+  EXPECT_FALSE(options.last.has_value());
+  ASSERT_TRUE(analyzers::ParseStepRange(":7", &options).ok());
+  EXPECT_EQ(options.first, 0u);
+  EXPECT_EQ(options.last, 7u);
+  ASSERT_TRUE(analyzers::ParseStepRange("5", &options).ok());
+  EXPECT_EQ(options.first, 5u);
+  EXPECT_EQ(options.last, 6u);
+  EXPECT_FALSE(analyzers::ParseStepRange("4:2", &options).ok());
+  EXPECT_FALSE(analyzers::ParseStepRange("a:b", &options).ok());
+  EXPECT_FALSE(analyzers::ParseStepRange("", &options).ok());
+}
+
+}  // namespace
+}  // namespace graphcheck::testing_trace

@@ -1,0 +1,34 @@
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "analyzers/checks.h"
+#include "tests/analyzers/launch_test_util.h"
+
+namespace graphcheck::testing_trace {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::SizeIs;
+
+TEST(LaunchBoundTest, FlagsShortKernelsWithIdleGaps) {
+  // 10 kernels of 1 us in a 100 us step: forecast 10 + 2.5 + 1 us.
+  const std::vector<Finding> findings = RunCheck(analyzers::NewLaunchBoundCheck(), LaunchBoundTrace(1000));
+  ASSERT_THAT(findings, SizeIs(1));
+  EXPECT_EQ(findings[0].severity, Severity::kNote);
+  EXPECT_THAT(findings[0].message, HasSubstr("forecast at 13.5 us"));
+  EXPECT_THAT(findings[0].message, HasSubstr("a saving of"));
+}
+
+TEST(LaunchBoundTest, GpuBoundStepIsClean) {
+  // 10 kernels of 10 us back to back: the GPU is busy the whole step.
+  EXPECT_THAT(RunCheck(analyzers::NewLaunchBoundCheck(), LaunchBoundTrace(10000)), SizeIs(0));
+}
+
+TEST(LaunchBoundTest, ThresholdIsAnOption) {
+  CheckOptions options;
+  options.Set("launch-bound", "min-savings", "0.9");
+  EXPECT_THAT(RunCheck(analyzers::NewLaunchBoundCheck(), LaunchBoundTrace(1000), options), SizeIs(0));
+}
+
+}  // namespace
+}  // namespace graphcheck::testing_trace

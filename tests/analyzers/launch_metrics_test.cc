@@ -1,0 +1,58 @@
+#include "analyzers/launch_metrics.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "analyzers/trace_analysis.h"
+#include "tests/analyzers/launch_test_util.h"
+
+namespace graphcheck::testing_trace {
+namespace {
+
+std::map<std::string, double> Metrics(const trace::Trace& trace) {
+  const analyzers::TraceAnalysis analysis(trace);
+  std::map<std::string, double> values;
+  for (const Metric& m : analyzers::LaunchMetrics(
+           analyzers::ComputeLaunchStats(analysis, analyzers::IterationOptions(), analyzers::LaunchModel()))) {
+    values[m.name] = m.value;
+  }
+  return values;
+}
+
+TEST(LaunchMetricsTest, EagerStepStatisticsAndForecast) {
+  std::map<std::string, double> m = Metrics(LaunchBoundTrace(1000));
+  // 5 steps anchored on k0 give 4 whole steps; the first is skipped as warmup.
+  EXPECT_EQ(m["launch.iterations"], 3);
+  EXPECT_DOUBLE_EQ(m["launch.iteration_us"], 100);
+  EXPECT_DOUBLE_EQ(m["launch.kernels_per_iteration"], 10);
+  EXPECT_DOUBLE_EQ(m["launch.gpu_busy_us"], 10);
+  EXPECT_DOUBLE_EQ(m["launch.gpu_idle_us"], 90);
+  EXPECT_DOUBLE_EQ(m["launch.gpu_utilization"], 0.1);
+  EXPECT_DOUBLE_EQ(m["launch.cpu_launch_us"], 10);
+  EXPECT_DOUBLE_EQ(m["launch.launch_delay_us"], 5);
+  EXPECT_DOUBLE_EQ(m["launch.short_kernels_per_iteration"], 10);
+  EXPECT_DOUBLE_EQ(m["launch.forecast_graphed_us"], 13.5);
+  EXPECT_DOUBLE_EQ(m["launch.forecast_savings_us"], 86.5);
+  EXPECT_DOUBLE_EQ(m["launch.forecast_savings_ratio"], 0.865);
+  EXPECT_EQ(m.count("graphed.iterations"), 0u);
+}
+
+TEST(LaunchMetricsTest, MeasuredGraphedStepsAndForecastError) {
+  std::map<std::string, double> m = Metrics(LaunchBoundTrace(1000, 6, 30000));
+  EXPECT_EQ(m["graphed.iterations"], 4);  // 6 replays: 5 steps, the first skipped
+  EXPECT_DOUBLE_EQ(m["graphed.iteration_us"], 30);
+  EXPECT_DOUBLE_EQ(m["graphed.gpu_busy_us"], 20);
+  EXPECT_DOUBLE_EQ(m["graphed.speedup"], 100.0 / 30);
+  EXPECT_DOUBLE_EQ(m["graphed.forecast_error_ratio"], (13.5 - 30) / 30);
+}
+
+TEST(LaunchMetricsTest, NoStepsNoMetrics) {
+  TraceBuilder b;
+  b.Launch(1000, 1, 7, "once");
+  EXPECT_TRUE(Metrics(b.Build()).empty());
+}
+
+}  // namespace
+}  // namespace graphcheck::testing_trace

@@ -1,0 +1,37 @@
+// Test helper for the performance checks: eager steps of 10 short kernels, optionally followed by graphed steps.
+#ifndef GRAPHCHECK_TESTS_ANALYZERS_LAUNCH_TEST_UTIL_H_
+#define GRAPHCHECK_TESTS_ANALYZERS_LAUNCH_TEST_UTIL_H_
+
+#include <string>
+
+#include "tests/analyzers/trace_builder.h"
+
+namespace graphcheck::testing_trace {
+
+// 5 eager steps of 100 us: 10 kernels of `kernel_ns`, launched 1 us apart, each starting 5 us after its launch
+// (kernel_ns <= 1 us keeps them from overlapping; longer ones run back to back on the GPU). Then `graphed` steps
+// of `graphed_step_ns`, each one graph launch whose GPU span is 20 us.
+inline trace::Trace LaunchBoundTrace(uint64_t kernel_ns, int graphed = 0, uint64_t graphed_step_ns = 30000) {
+  TraceBuilder b;
+  uint64_t t = 1000000;
+  for (int s = 0; s < 5; ++s, t += 100000) {
+    uint64_t gpu = t + 5000;
+    for (int k = 0; k < 10; ++k) {
+      ApiCall& call = b.Launch(t + k * 1000, 1, 7, "k" + std::to_string(k));
+      trace::KernelActivity kernel;
+      kernel.correlation_id = call.correlation_id;
+      kernel.start_ns = std::max(gpu, t + k * 1000 + 5000);
+      kernel.end_ns = kernel.start_ns + kernel_ns;
+      kernel.name = call.kernel_name;
+      kernel.stream_id = 7;
+      gpu = kernel.end_ns;
+      b.trace().kernels.push_back(kernel);
+    }
+  }
+  for (int s = 0; s < graphed; ++s, t += graphed_step_ns) b.Replay(t, 1, 7, 1, 2000, 20000);
+  return b.Build();
+}
+
+}  // namespace graphcheck::testing_trace
+
+#endif  // GRAPHCHECK_TESTS_ANALYZERS_LAUNCH_TEST_UTIL_H_

@@ -1,0 +1,48 @@
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "analyzers/checks.h"
+#include "tests/analyzers/capture_test_util.h"
+
+namespace graphcheck::testing_trace {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::SizeIs;
+
+TEST(UnsafeApiInCaptureTest, FlagsAnotherThreadsQueryDuringGlobalCapture) {
+  // NCCL's watchdog on thread 2 polls its event while thread 1 captures in global mode.
+  const trace::Trace trace = FailedCapture([](TraceBuilder& b) {
+    ApiCall& query = b.Call(3000, 2, "cudaEventQuery", ApiKind::kEventQuery, 9);
+    query.return_code = 900;
+  });
+  const std::vector<Finding> findings = RunCheck(analyzers::NewUnsafeApiInCaptureCheck(), trace);
+  ASSERT_THAT(findings, SizeIs(1));
+  EXPECT_EQ(findings[0].where.api, "cudaEventQuery");
+  EXPECT_EQ(findings[0].where.thread_id, 2u);
+  EXPECT_THAT(findings[0].message, HasSubstr("global mode"));
+  EXPECT_THAT(findings[0].evidence, ::testing::Contains(HasSubstr("not the capturing thread 1")));
+  EXPECT_THAT(findings[0].consequences, ::testing::Contains(HasSubstr("cudaStreamEndCapture")));
+  EXPECT_THAT(findings[0].fix, HasSubstr("thread_local"));
+  EXPECT_THAT(RunCheck(analyzers::NewCaptureErrorCheck(), trace), SizeIs(0));
+}
+
+TEST(UnsafeApiInCaptureTest, FlagsAQueryOfTheCapturingStream) {
+  const trace::Trace trace = FailedCapture([](TraceBuilder& b) {
+    ApiCall& query = TraceBuilder::In(b.Call(3000, 1, "cudaStreamQuery", ApiKind::kStreamQuery, kStream), kCaptureId);
+    query.return_code = 900;
+  });
+  const std::vector<Finding> findings = RunCheck(analyzers::NewUnsafeApiInCaptureCheck(), trace);
+  ASSERT_THAT(findings, SizeIs(1));
+  EXPECT_EQ(findings[0].where.api, "cudaStreamQuery");
+}
+
+TEST(UnsafeApiInCaptureTest, OtherThreadsAreFreeDuringThreadLocalCapture) {
+  const trace::Trace trace =
+      FailedCapture([](TraceBuilder& b) { b.Call(3000, 2, "cudaEventQuery", ApiKind::kEventQuery, 9); }, 0,
+                    CaptureMode::kThreadLocal);
+  EXPECT_THAT(RunCheck(analyzers::NewUnsafeApiInCaptureCheck(), trace), SizeIs(0));
+}
+
+}  // namespace
+}  // namespace graphcheck::testing_trace

@@ -1,0 +1,48 @@
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "analyzers/checks.h"
+#include "tests/analyzers/capture_test_util.h"
+
+namespace graphcheck::testing_trace {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::SizeIs;
+
+TEST(WarmupInsufficientTest, FlagsCublasWorkspaceAllocatedInCapture) {
+  const trace::Trace trace = FailedCapture([](TraceBuilder& b) {
+    const trace::BacktraceId bt =
+        b.Backtrace({"cudaMalloc", "c10::cuda::CUDACachingAllocator::malloc", "at::cuda::getCUDABlasLtWorkspace()",
+                     "at::native::addmm_out_cuda_impl", "at::_ops::addmm::call"});
+    ApiCall& malloc = b.Call(3000, 1, "cudaMalloc", ApiKind::kMalloc);
+    malloc.return_code = 900;
+    malloc.backtrace = bt;
+  });
+  const std::vector<Finding> findings = RunCheck(analyzers::NewWarmupInsufficientCheck(), trace);
+  ASSERT_THAT(findings, SizeIs(1));
+  EXPECT_THAT(findings[0].message, HasSubstr("cuBLASLt workspace"));
+  EXPECT_EQ(findings[0].where.torch_op, "aten::addmm");
+  EXPECT_THAT(findings[0].consequences, ::testing::Contains(HasSubstr("cudaStreamEndCapture")));
+}
+
+TEST(WarmupInsufficientTest, FlagsLazyModuleLoadInCapture) {
+  const trace::Trace trace =
+      FailedCapture([](TraceBuilder& b) { b.Call(3000, 1, "cuModuleLoadData", ApiKind::kModuleLoad); }, 0);
+  const std::vector<Finding> findings = RunCheck(analyzers::NewWarmupInsufficientCheck(), trace);
+  ASSERT_THAT(findings, SizeIs(1));
+  EXPECT_EQ(findings[0].severity, Severity::kWarning);
+  EXPECT_THAT(findings[0].message, HasSubstr("module"));
+}
+
+TEST(WarmupInsufficientTest, InitialisationDuringWarmupIsClean) {
+  TraceBuilder b;
+  b.Call(100, 1, "cuModuleLoadData", ApiKind::kModuleLoad);
+  b.Call(200, 1, "cudaMalloc", ApiKind::kMalloc).backtrace = b.Backtrace({"cudaMalloc", "cublasCreate_v2"});
+  b.Begin(1000, 1, kStream);
+  b.End(2000, 1, kStream, kCaptureId, 0, 1);
+  EXPECT_THAT(RunCheck(analyzers::NewWarmupInsufficientCheck(), b.Build()), SizeIs(0));
+}
+
+}  // namespace
+}  // namespace graphcheck::testing_trace

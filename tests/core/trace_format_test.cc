@@ -1,0 +1,246 @@
+// Trace writer + reader round trips: every record type and field, many threads, chunk rollover, oversized records,
+// compactness, and the reader's errors for files that are not traces.
+#include <fcntl.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "core/trace/trace_reader.h"
+#include "core/trace/trace_writer.h"
+#include "tests/core/trace_test_events.h"
+
+namespace graphcheck::trace {
+namespace {
+
+using ::testing::ElementsAre;
+using testing::Fields;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+
+std::unique_ptr<TraceWriter> NewWriter(const std::string& path, size_t chunk_bytes = 256 * 1024) {
+  TraceWriter::Options options;
+  options.chunk_bytes = chunk_bytes;
+  absl::StatusOr<std::unique_ptr<TraceWriter>> writer = TraceWriter::Create(path, testing::SampleProcess(), options);
+  EXPECT_TRUE(writer.ok()) << writer.status();
+  return writer.ok() ? *std::move(writer) : nullptr;
+}
+
+Trace MustRead(const std::string& path) {
+  absl::StatusOr<Trace> trace = ReadTrace(path);
+  EXPECT_TRUE(trace.ok()) << trace.status();
+  return trace.ok() ? *std::move(trace) : Trace();
+}
+
+TEST(TraceFormatTest, EveryRecordTypeRoundTrips) {
+  const std::string path = testing::TempDir() + "/all.gctrace";
+  auto writer = NewWriter(path);
+  ASSERT_NE(writer, nullptr);
+  const StringId api = writer->InternString("cudaLaunchKernel");
+  const StringId kernel = writer->InternString("void at::native::vectorized_elementwise_kernel<4, \"x\">(int)");
+  EXPECT_EQ(writer->InternString("cudaLaunchKernel"), api);
+  EXPECT_EQ(writer->InternString(""), 0u);
+  const BacktraceId bt = writer->AddBacktrace({api, kernel});
+  EXPECT_EQ(writer->AddBacktrace({api, kernel}), bt);
+  EXPECT_NE(writer->AddBacktrace({kernel}), bt);
+
+  ApiCall full = testing::FullApiCall();
+  full.name = api;
+  full.kernel_name = kernel;
+  full.backtrace = bt;
+  writer->WriteApiCall(full);
+  writer->WriteApiCall(testing::LaunchCall(1, api, kernel));
+  KernelActivity k = testing::KernelRun(1, kernel);
+  k.graph_id = 5;
+  k.graph_node_id = ~uint64_t{0};
+  writer->WriteKernel(k);
+  MemoryActivity m;
+  m.kind = MemoryActivity::Kind::kMemset;
+  m.correlation_id = 8;
+  m.start_ns = 10;
+  m.end_ns = 20;
+  m.device = 1;
+  m.stream_id = 2;
+  m.graph_id = 3;
+  m.bytes = 4096;
+  m.direction = MemcpyDirection::kDeviceToHost;
+  m.host_memory = HostMemory::kPageable;
+  writer->WriteMemory(m);
+  GraphLaunchActivity g{9, 30, 40, 1, 2, 3};
+  writer->WriteGraphLaunch(g);
+  NvtxEvent n;
+  n.kind = NvtxEvent::Kind::kRangeStart;
+  n.thread_id = 17;
+  n.time_ns = 15;
+  n.domain = writer->InternString("graphcheck");
+  n.message = writer->InternString("step \"1\"\n");
+  n.range_id = 44;
+  writer->WriteNvtx(n);
+  DeviceInfo device;
+  device.index = 1;
+  device.gpu = {"NVIDIA H100 80GB HBM3", 9, 0, "560.35"};
+  writer->WriteDevice(device);
+  Environment env;
+  env.Set("PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True");
+  env.Set("EMPTY", "");
+  env.set_gpu(device.gpu);
+  writer->WriteEnvironment(env);
+  RecorderStatus status{false, "nsys", "CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED"};
+  writer->WriteRecorderStatus(status);
+  EXPECT_EQ(writer->records_dropped(), 0u);
+
+  const Trace trace = MustRead(path);
+  EXPECT_THAT(trace.read_warnings, IsEmpty());
+  EXPECT_EQ(Fields(trace.process), Fields(testing::SampleProcess()));
+  ASSERT_EQ(trace.api_calls.size(), 2u);
+  EXPECT_EQ(Fields(trace.api_calls[0]), Fields(full));  // sorted by start: 5000 < 1.7e18
+  EXPECT_EQ(Fields(trace.api_calls[1]), Fields(testing::LaunchCall(1, api, kernel)));
+  ASSERT_EQ(trace.kernels.size(), 1u);
+  EXPECT_EQ(Fields(trace.kernels[0]), Fields(k));
+  ASSERT_EQ(trace.memory.size(), 1u);
+  EXPECT_EQ(Fields(trace.memory[0]), Fields(m));
+  ASSERT_EQ(trace.graph_launches.size(), 1u);
+  EXPECT_EQ(Fields(trace.graph_launches[0]), Fields(g));
+  ASSERT_EQ(trace.nvtx.size(), 1u);
+  EXPECT_EQ(Fields(trace.nvtx[0]), Fields(n));
+  EXPECT_EQ(trace.String(n.message), "step \"1\"\n");
+  EXPECT_EQ(trace.String(trace.api_calls[0].kernel_name),
+            "void at::native::vectorized_elementwise_kernel<4, \"x\">(int)");
+  ASSERT_NE(trace.FindBacktrace(bt), nullptr);
+  EXPECT_THAT(trace.FindBacktrace(bt)->frames, ElementsAre(api, kernel));
+  ASSERT_EQ(trace.devices.size(), 1u);
+  EXPECT_EQ(trace.devices[0].index, 1u);
+  EXPECT_EQ(trace.devices[0].gpu, device.gpu);
+  EXPECT_EQ(trace.environment.variables(), env.variables());
+  EXPECT_EQ(trace.environment.gpu(), env.gpu());
+  EXPECT_FALSE(trace.recorder.subscribed);
+  EXPECT_EQ(trace.recorder.other_subscriber, "nsys");
+  EXPECT_EQ(trace.recorder.message, status.message);
+}
+
+TEST(TraceFormatTest, LaunchRecordsAreCompact) {
+  const std::string path = testing::TempDir() + "/compact.gctrace";
+  auto writer = NewWriter(path);
+  ASSERT_NE(writer, nullptr);
+  const StringId api = writer->InternString("cudaLaunchKernel");
+  const StringId kernel = writer->InternString("kernel");
+  const uint64_t before = writer->bytes_written();
+  constexpr int kN = 10000;
+  for (int i = 0; i < kN; ++i) writer->WriteApiCall(testing::LaunchCall(i, api, kernel));
+  const double api_bytes = static_cast<double>(writer->bytes_written() - before) / kN;
+  for (int i = 0; i < kN; ++i) writer->WriteKernel(testing::KernelRun(i, kernel));
+  const double kernel_bytes = static_cast<double>(writer->bytes_written() - before) / kN - api_bytes;
+  EXPECT_LE(api_bytes, 30.0);
+  EXPECT_LE(kernel_bytes, 24.0);
+  std::printf("bytes per ApiCall (launch): %.1f, per KernelActivity: %.1f\n", api_bytes, kernel_bytes);
+  TraceFileStats stats;
+  absl::StatusOr<Trace> trace = ReadTrace(path, &stats);
+  ASSERT_TRUE(trace.ok());
+  EXPECT_EQ(trace->api_calls.size(), static_cast<size_t>(kN));
+  EXPECT_EQ(stats.records[4], static_cast<uint64_t>(kN));
+}
+
+TEST(TraceFormatTest, ManyThreadsEachKeepTheirOrderAcrossChunks) {
+  const std::string path = testing::TempDir() + "/threads.gctrace";
+  auto writer = NewWriter(path, 4096);  // one page: every thread rolls over to new chunks many times
+  ASSERT_NE(writer, nullptr);
+  constexpr int kThreads = 4, kPerThread = 5000;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      const StringId api = writer->InternString("cudaLaunchKernel");
+      for (int i = 0; i < kPerThread; ++i) {
+        // Each thread interns names shared with the others and its own, concurrently.
+        const StringId kernel = writer->InternString("kernel_" + std::to_string(i % 50 + (i % 2) * 1000 * t));
+        ApiCall c = testing::LaunchCall(i, api, kernel);
+        c.thread_id = static_cast<uint32_t>(t + 1);
+        c.correlation_id = static_cast<uint64_t>(t) * 1'000'000 + i;
+        writer->WriteApiCall(c);
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  EXPECT_EQ(writer->records_dropped(), 0u);
+
+  const Trace trace = MustRead(path);
+  EXPECT_THAT(trace.read_warnings, IsEmpty());
+  ASSERT_EQ(trace.api_calls.size(), static_cast<size_t>(kThreads * kPerThread));
+  std::vector<uint64_t> next(kThreads, 0);
+  std::set<std::string> names;
+  for (const ApiCall& c : trace.api_calls) {
+    const int t = static_cast<int>(c.thread_id) - 1;
+    ASSERT_GE(t, 0);
+    ASSERT_LT(t, kThreads);
+    // Same start times across threads: the stable sort keeps each thread's order.
+    EXPECT_EQ(c.correlation_id, static_cast<uint64_t>(t) * 1'000'000 + next[t]++);
+    EXPECT_EQ(trace.String(c.name), "cudaLaunchKernel");
+    names.insert(std::string(trace.String(c.kernel_name)));
+  }
+  EXPECT_EQ(names.count(""), 0u);  // every id resolved
+  EXPECT_EQ(names.size(), 50u + 25u * (kThreads - 1));
+}
+
+TEST(TraceFormatTest, RecordLargerThanAChunkGetsItsOwnChunk) {
+  const std::string path = testing::TempDir() + "/large.gctrace";
+  auto writer = NewWriter(path, 4096);
+  ASSERT_NE(writer, nullptr);
+  const std::string huge(20000, 'k');
+  const StringId id = writer->InternString(huge);
+  writer->WriteKernel(testing::KernelRun(0, id));
+  const Trace trace = MustRead(path);
+  EXPECT_THAT(trace.read_warnings, IsEmpty());
+  ASSERT_EQ(trace.kernels.size(), 1u);
+  EXPECT_EQ(trace.String(trace.kernels[0].name), huge);
+}
+
+TEST(TraceFormatTest, ReadErrorsNameThePath) {
+  const std::string dir = testing::TempDir();
+  absl::StatusOr<Trace> missing = ReadTrace(dir + "/missing.gctrace");
+  EXPECT_EQ(missing.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_THAT(std::string(missing.status().message()), HasSubstr("missing.gctrace"));
+
+  const std::string text = dir + "/text.gctrace";
+  std::ofstream(text) << "{\"not\": \"a trace\"}";
+  absl::StatusOr<Trace> not_trace = ReadTrace(text);
+  EXPECT_EQ(not_trace.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(not_trace.status().message()), HasSubstr("text.gctrace"));
+  EXPECT_THAT(std::string(not_trace.status().message()), HasSubstr("bad magic"));
+}
+
+TEST(TraceFormatTest, RefusesAnotherMajorVersionButReadsANewerMinor) {
+  const std::string path = testing::TempDir() + "/version.gctrace";
+  auto writer = NewWriter(path);
+  ASSERT_NE(writer, nullptr);
+  writer->WriteKernel(testing::KernelRun(0, 0));
+  std::string bytes;
+  {
+    std::ifstream in(path, std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  std::string newer_major = bytes;
+  newer_major[8] = 2;
+  absl::StatusOr<Trace> refused = ReadTraceFromBytes(newer_major);
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(refused.status().message()), HasSubstr("version 2.0"));
+
+  std::string newer_minor = bytes;
+  newer_minor[10] = 1;
+  absl::StatusOr<Trace> read = ReadTraceFromBytes(newer_minor);
+  ASSERT_TRUE(read.ok());
+  EXPECT_EQ(read->kernels.size(), 1u);
+}
+
+TEST(TraceFormatTest, CreateFailsWithAStatusForAnUnwritablePath) {
+  absl::StatusOr<std::unique_ptr<TraceWriter>> writer =
+      TraceWriter::Create(testing::TempDir() + "/no/such/dir/t.gctrace", testing::SampleProcess());
+  ASSERT_FALSE(writer.ok());
+  EXPECT_THAT(std::string(writer.status().message()), HasSubstr("no/such/dir/t.gctrace"));
+}
+
+}  // namespace
+}  // namespace graphcheck::trace

@@ -1,0 +1,141 @@
+// Planted-defect and clean CUDA programs for the recorder's GPU tests, one per mode:
+//   clean | sync-in-capture | pageable-h2d | unjoined-stream | other-thread-query | segfault-after-capture | eager-loop
+// Each prints what it did; the GPU tests assert on the trace that graphcheck run records, not on this output.
+#include <cuda_runtime.h>
+
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+__global__ void Scale(float* x, int n, float a) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) x[i] = x[i] * a + 0.001f;
+}
+
+namespace {
+
+constexpr int kN = 1 << 16;
+
+void Report(const char* what, cudaError_t rc) { std::printf("%s -> %d (%s)\n", what, rc, cudaGetErrorName(rc)); }
+
+void LaunchSome(float* x, cudaStream_t s, int count) {
+  for (int i = 0; i < count; ++i) Scale<<<(kN + 255) / 256, 256, 0, s>>>(x, kN, 1.0001f);
+}
+
+int CleanCapture(float* x, bool crash_after) {
+  cudaStream_t s;
+  cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
+  cudaGraph_t graph;
+  cudaGraphExec_t exec;
+  Report("begin", cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
+  LaunchSome(x, s, 3);
+  Report("end", cudaStreamEndCapture(s, &graph));
+  Report("instantiate", cudaGraphInstantiate(&exec, graph, 0));
+  for (int i = 0; i < 3; ++i) Report("launch", cudaGraphLaunch(exec, s));
+  Report("sync", cudaStreamSynchronize(s));
+  if (crash_after) {
+    std::fflush(stdout);
+    volatile int* null = nullptr;
+    *null = 1;  // SIGSEGV after the capture: the trace must still hold everything up to here
+  }
+  cudaGraphExecDestroy(exec);
+  cudaGraphDestroy(graph);
+  return 0;
+}
+
+int SyncInCapture(float* x) {
+  cudaStream_t s;
+  cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
+  cudaGraph_t graph;
+  Report("begin", cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
+  LaunchSome(x, s, 2);
+  Report("sync in capture", cudaStreamSynchronize(s));  // 900: not permitted while capturing
+  Report("end", cudaStreamEndCapture(s, &graph));       // 901: invalidated by the sync
+  cudaGetLastError();
+  return 0;
+}
+
+int PageableH2D(float* x) {
+  cudaStream_t s;
+  cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
+  std::vector<float> host(kN, 1.0f);  // pageable
+  cudaGraph_t graph;
+  Report("begin", cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
+  Report("pageable memcpy in capture",
+         cudaMemcpyAsync(x, host.data(), kN * sizeof(float), cudaMemcpyHostToDevice, s));
+  LaunchSome(x, s, 1);
+  Report("end", cudaStreamEndCapture(s, &graph));
+  cudaGetLastError();
+  return 0;
+}
+
+int UnjoinedStream(float* x, float* y) {
+  cudaStream_t s, side;
+  cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
+  cudaStreamCreateWithFlags(&side, cudaStreamNonBlocking);
+  cudaEvent_t fork;
+  cudaEventCreateWithFlags(&fork, cudaEventDisableTiming);
+  cudaGraph_t graph;
+  Report("begin", cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
+  LaunchSome(x, s, 1);
+  cudaEventRecord(fork, s);
+  Report("fork side stream", cudaStreamWaitEvent(side, fork, 0));
+  LaunchSome(y, side, 1);  // never joined back into s
+  Report("end", cudaStreamEndCapture(s, &graph));  // 904: unjoined
+  cudaGetLastError();
+  return 0;
+}
+
+int OtherThreadQuery(float* x) {
+  cudaStream_t s;
+  cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
+  cudaEvent_t unrelated;
+  cudaEventCreate(&unrelated);
+  cudaEventRecord(unrelated, 0);
+  cudaDeviceSynchronize();
+  cudaGraph_t graph;
+  Report("begin", cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
+  LaunchSome(x, s, 1);
+  std::thread watchdog([&] { Report("query from another thread", cudaEventQuery(unrelated)); });
+  watchdog.join();
+  LaunchSome(x, s, 1);
+  Report("end", cudaStreamEndCapture(s, &graph));
+  cudaGetLastError();
+  return 0;
+}
+
+int EagerLoop(float* x) {
+  cudaStream_t s;
+  cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
+  for (int iteration = 0; iteration < 20; ++iteration) LaunchSome(x, s, 40);
+  Report("sync", cudaStreamSynchronize(s));
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 2) {
+    std::fprintf(stderr, "usage: %s MODE\n", argv[0]);
+    return 2;
+  }
+  const std::string mode = argv[1];
+  float *x = nullptr, *y = nullptr;
+  cudaMalloc(&x, kN * sizeof(float));
+  cudaMalloc(&y, kN * sizeof(float));
+  cudaMemset(x, 0, kN * sizeof(float));
+  cudaDeviceSynchronize();
+  if (mode == "clean") return CleanCapture(x, false);
+  if (mode == "segfault-after-capture") return CleanCapture(x, true);
+  if (mode == "sync-in-capture") return SyncInCapture(x);
+  if (mode == "pageable-h2d") return PageableH2D(x);
+  if (mode == "unjoined-stream") return UnjoinedStream(x, y);
+  if (mode == "other-thread-query") return OtherThreadQuery(x);
+  if (mode == "eager-loop") return EagerLoop(x);
+  std::fprintf(stderr, "unknown mode %s\n", mode.c_str());
+  return 2;
+}

@@ -1,0 +1,339 @@
+// GPU tests of the recorder (label gpu): programs with a clean capture and with planted defects run under
+// `graphcheck run`, and the traces must hold the right capture windows, failing calls, return codes, threads and
+// backtraces. Without a GPU every test skips with a message.
+#include <dlfcn.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "core/trace/trace_reader.h"
+
+namespace graphcheck {
+namespace {
+
+using trace::ApiCall;
+using trace::ApiKind;
+using trace::CaptureStatus;
+using trace::Trace;
+
+constexpr int kCaptureUnsupported = 900;
+constexpr int kCaptureInvalidated = 901;
+constexpr int kCaptureUnjoined = 904;
+
+// The build and source folders baked in at compile time, unless the environment moves them (the GPU machine runs a
+// copy of the tree at another path).
+std::string PathSetting(const char* variable, const char* built_in) {
+  const char* value = std::getenv(variable);
+  return value != nullptr ? value : built_in;
+}
+std::string BuildDir() { return PathSetting("GRAPHCHECK_BUILD_DIR", GRAPHCHECK_BINARY_DIR); }
+std::string SourceDir() { return PathSetting("GRAPHCHECK_SOURCE_DIR", GRAPHCHECK_SOURCE_DIR); }
+
+bool HasGpu() {
+  void* driver = dlopen("libcuda.so.1", RTLD_LAZY);
+  if (driver == nullptr) return false;
+  auto init = reinterpret_cast<int (*)(unsigned)>(dlsym(driver, "cuInit"));
+  auto count = reinterpret_cast<int (*)(int*)>(dlsym(driver, "cuDeviceGetCount"));
+  int devices = 0;
+  return init != nullptr && count != nullptr && init(0) == 0 && count(&devices) == 0 && devices > 0;
+}
+
+bool HasTorchCuda() {
+  return std::system("python3 -c 'import torch,sys; sys.exit(0 if torch.cuda.is_available() else 1)' "
+                     ">/dev/null 2>&1") == 0;
+}
+
+struct Recorded {
+  int graphcheck_status = -1;
+  std::string report_json;
+  std::vector<Trace> traces;
+  const Trace& Main() const { return traces.front(); }
+};
+
+Recorded RunUnderGraphcheck(const std::string& name, const std::string& command) {
+  const std::string dir = absl::StrCat(::testing::TempDir(), "/gpu-", name, "-", getpid());
+  std::filesystem::remove_all(dir);
+  const std::string cmd = absl::StrCat(BuildDir(), "/graphcheck run --trace-dir ", dir,
+                                       " --format json -o ", dir, ".json --fail-on never -- ", command);
+  Recorded recorded;
+  recorded.graphcheck_status = WEXITSTATUS(std::system(cmd.c_str()));
+  std::ifstream report(dir + ".json");
+  std::stringstream text;
+  text << report.rdbuf();
+  recorded.report_json = text.str();
+  std::vector<std::string> paths;
+  if (std::filesystem::exists(dir)) {
+    for (const auto& entry : std::filesystem::directory_iterator(dir)) paths.push_back(entry.path().string());
+  }
+  std::sort(paths.begin(), paths.end());
+  for (const std::string& path : paths) {
+    absl::StatusOr<Trace> trace = trace::ReadTrace(path);
+    EXPECT_TRUE(trace.ok()) << trace.status();
+    if (trace.ok()) recorded.traces.push_back(*std::move(trace));
+  }
+  return recorded;
+}
+
+std::vector<const ApiCall*> Calls(const Trace& trace, ApiKind kind) {
+  std::vector<const ApiCall*> out;
+  for (const ApiCall& call : trace.api_calls) {
+    if (call.kind == kind) out.push_back(&call);
+  }
+  return out;
+}
+
+std::string Frames(const Trace& trace, const ApiCall& call) {
+  std::vector<std::string> frames;
+  if (const trace::Backtrace* bt = trace.FindBacktrace(call.backtrace)) {
+    for (trace::StringId id : bt->frames) frames.emplace_back(trace.String(id));
+  }
+  return absl::StrJoin(frames, "\n");
+}
+
+std::string Describe(const Trace& trace) {
+  std::string out;
+  for (const ApiCall& c : trace.api_calls) {
+    if (c.kind == ApiKind::kKernelLaunch && c.capture_status == CaptureStatus::kNone) continue;
+    absl::StrAppend(&out, trace.String(c.name), " kind=", trace::ApiKindName(c.kind), " rc=", c.return_code,
+                    " tid=", c.thread_id, " stream=", c.stream_id, " capture=", static_cast<int>(c.capture_status),
+                    "/", c.capture_id, " graph=", c.graph_id, " nodes=", c.node_count, "\n");
+  }
+  return out;
+}
+
+class RecorderGpuTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!HasGpu()) GTEST_SKIP() << "no GPU or NVIDIA driver on this machine: GPU tests run with scripts/gpu-tests.sh";
+  }
+};
+
+class RecorderPythonGpuTest : public RecorderGpuTest {
+ protected:
+  void SetUp() override {
+    RecorderGpuTest::SetUp();
+    if (IsSkipped()) return;
+    if (!HasTorchCuda()) GTEST_SKIP() << "python3 with CUDA-enabled torch not found";
+  }
+  Recorded RunPython(const std::string& mode) {
+    return RunUnderGraphcheck("py-" + mode, absl::StrCat("python3 ", SourceDir(),
+                                                          "/tests/gpu/programs/capture_cases.py ", mode));
+  }
+};
+
+Recorded RunCpp(const std::string& mode) {
+  return RunUnderGraphcheck("cpp-" + mode, absl::StrCat(BuildDir(), "/tests/gpu/gpu_capture_cases ", mode));
+}
+
+// The checks shared by the clean programs: one capture window, begun and ended on one stream and thread, the graph
+// it produced instantiated and launched, and its kernels seen by the GPU with that graph's id.
+void ExpectCleanCapture(const Trace& trace, int launches) {
+  SCOPED_TRACE(Describe(trace));
+  auto begins = Calls(trace, ApiKind::kCaptureBegin);
+  auto ends = Calls(trace, ApiKind::kCaptureEnd);
+  ASSERT_EQ(begins.size(), 1u);
+  ASSERT_EQ(ends.size(), 1u);
+  EXPECT_EQ(begins[0]->return_code, 0);
+  EXPECT_EQ(ends[0]->return_code, 0);
+  EXPECT_NE(begins[0]->capture_id, 0u);
+  EXPECT_EQ(begins[0]->capture_id, ends[0]->capture_id);
+  EXPECT_EQ(begins[0]->capture_mode, trace::CaptureMode::kGlobal);
+  EXPECT_EQ(begins[0]->stream_id, ends[0]->stream_id);
+  EXPECT_EQ(begins[0]->thread_id, ends[0]->thread_id);
+  EXPECT_GT(ends[0]->node_count, 0u);
+  EXPECT_NE(ends[0]->graph_id, 0u);
+  int captured_launches = 0;
+  for (const ApiCall& c : trace.api_calls) {
+    if (c.kind == ApiKind::kKernelLaunch && c.start_ns > begins[0]->start_ns && c.end_ns < ends[0]->start_ns) {
+      ++captured_launches;
+      EXPECT_EQ(c.capture_status, CaptureStatus::kActive);
+      EXPECT_EQ(c.capture_id, begins[0]->capture_id);
+    }
+  }
+  EXPECT_GT(captured_launches, 0);
+  auto graph_launches = Calls(trace, ApiKind::kGraphLaunch);
+  ASSERT_EQ(static_cast<int>(graph_launches.size()), launches);
+  for (const ApiCall* launch : graph_launches) {
+    EXPECT_EQ(launch->return_code, 0);
+    EXPECT_EQ(launch->graph_id, ends[0]->graph_id);
+  }
+  // Kernels of a replay carry the correlation id of their cudaGraphLaunch and a nonzero graph id.
+  std::set<uint64_t> launch_correlations;
+  for (const ApiCall* launch : graph_launches) launch_correlations.insert(launch->correlation_id);
+  std::set<uint32_t> kernel_graph_ids;
+  int graphed_kernels = 0;
+  for (const trace::KernelActivity& k : trace.kernels) {
+    if (launch_correlations.count(k.correlation_id) == 0) continue;
+    ++graphed_kernels;
+    kernel_graph_ids.insert(k.graph_id);
+  }
+  EXPECT_EQ(graphed_kernels, launches * captured_launches) << "replayed kernels, found by correlation id";
+  EXPECT_EQ(kernel_graph_ids.size(), 1u) << "all replays run one executable graph";
+  EXPECT_EQ(kernel_graph_ids.count(0), 0u);
+  std::printf("capture-end graph id %lu, replayed kernels' graph id %u\n", static_cast<unsigned long>(ends[0]->graph_id),
+              kernel_graph_ids.empty() ? 0u : *kernel_graph_ids.begin());
+  ASSERT_FALSE(trace.devices.empty());
+  EXPECT_GE(trace.devices[0].gpu.cc_major, 7);
+}
+
+TEST_F(RecorderGpuTest, CppCleanCapture) {
+  Recorded r = RunCpp("clean");
+  ASSERT_EQ(r.traces.size(), 1u);
+  ExpectCleanCapture(r.Main(), 3);
+  EXPECT_TRUE(r.Main().recorder.subscribed);
+  EXPECT_NE(r.Main().environment.Get("CUDA_INJECTION64_PATH"), nullptr);
+}
+
+TEST_F(RecorderGpuTest, CppSyncInCaptureRecordsTheFailingCallAndItsBacktrace) {
+  Recorded r = RunCpp("sync-in-capture");
+  ASSERT_EQ(r.traces.size(), 1u);
+  const Trace& t = r.Main();
+  SCOPED_TRACE(Describe(t));
+  auto syncs = Calls(t, ApiKind::kStreamSynchronize);
+  ASSERT_FALSE(syncs.empty());
+  const ApiCall* sync = syncs.front();
+  EXPECT_EQ(sync->return_code, kCaptureUnsupported);
+  EXPECT_EQ(sync->capture_status, CaptureStatus::kActive);
+  EXPECT_THAT(Frames(t, *sync), ::testing::HasSubstr("SyncInCapture"));
+  auto ends = Calls(t, ApiKind::kCaptureEnd);
+  ASSERT_EQ(ends.size(), 1u);
+  EXPECT_EQ(ends[0]->return_code, kCaptureInvalidated);
+  EXPECT_EQ(ends[0]->thread_id, sync->thread_id);
+}
+
+TEST_F(RecorderGpuTest, CppPageableCopyInCapture) {
+  Recorded r = RunCpp("pageable-h2d");
+  const Trace& t = r.Main();
+  SCOPED_TRACE(Describe(t));
+  auto copies = Calls(t, ApiKind::kMemcpyAsync);
+  auto it = std::find_if(copies.begin(), copies.end(),
+                         [](const ApiCall* c) { return c->capture_status != CaptureStatus::kNone; });
+  ASSERT_NE(it, copies.end());
+  EXPECT_EQ((*it)->host_memory, trace::HostMemory::kPageable);
+  EXPECT_EQ((*it)->direction, trace::MemcpyDirection::kHostToDevice);
+  EXPECT_FALSE(Frames(t, **it).empty());
+}
+
+TEST_F(RecorderGpuTest, CppUnjoinedStream) {
+  Recorded r = RunCpp("unjoined-stream");
+  const Trace& t = r.Main();
+  SCOPED_TRACE(Describe(t));
+  auto ends = Calls(t, ApiKind::kCaptureEnd);
+  ASSERT_EQ(ends.size(), 1u);
+  EXPECT_EQ(ends[0]->return_code, kCaptureUnjoined);
+  auto waits = Calls(t, ApiKind::kStreamWaitEvent);
+  ASSERT_FALSE(waits.empty());
+  EXPECT_EQ(waits[0]->capture_status, CaptureStatus::kActive);  // the side stream joined the capture
+  EXPECT_EQ(waits[0]->capture_id, ends[0]->capture_id);
+  EXPECT_NE(waits[0]->stream_id, ends[0]->stream_id);
+}
+
+TEST_F(RecorderGpuTest, CppOtherThreadQueryDuringGlobalCapture) {
+  Recorded r = RunCpp("other-thread-query");
+  const Trace& t = r.Main();
+  SCOPED_TRACE(Describe(t));
+  auto begins = Calls(t, ApiKind::kCaptureBegin);
+  ASSERT_EQ(begins.size(), 1u);
+  auto queries = Calls(t, ApiKind::kEventQuery);
+  auto other = std::find_if(queries.begin(), queries.end(),
+                            [&](const ApiCall* q) { return q->thread_id != begins[0]->thread_id; });
+  ASSERT_NE(other, queries.end());
+  EXPECT_NE((*other)->return_code, 0);
+  EXPECT_EQ((*other)->capture_status, CaptureStatus::kActive);
+  EXPECT_EQ((*other)->capture_id, begins[0]->capture_id);
+  EXPECT_FALSE(Frames(t, **other).empty());
+  auto ends = Calls(t, ApiKind::kCaptureEnd);
+  ASSERT_EQ(ends.size(), 1u);
+  EXPECT_NE(ends[0]->return_code, 0);
+}
+
+TEST_F(RecorderGpuTest, CppSegfaultAfterCaptureKeepsTheTrace) {
+  Recorded r = RunCpp("segfault-after-capture");
+  EXPECT_THAT(r.report_json, ::testing::HasSubstr("killed by signal 11"));
+  ASSERT_EQ(r.traces.size(), 1u);
+  ExpectCleanCapture(r.Main(), 3);
+}
+
+TEST_F(RecorderGpuTest, CppEagerLoopLosesNoKernel) {
+  Recorded r = RunCpp("eager-loop");
+  const Trace& t = r.Main();
+  EXPECT_EQ(Calls(t, ApiKind::kKernelLaunch).size(), 800u);
+  EXPECT_EQ(t.kernels.size(), 800u);
+}
+
+TEST_F(RecorderPythonGpuTest, PythonCleanCaptureWithNvtx) {
+  Recorded r = RunPython("clean");
+  ASSERT_GE(r.traces.size(), 1u);
+  const Trace& t = r.Main();
+  ExpectCleanCapture(t, 3);
+  EXPECT_TRUE(std::any_of(t.nvtx.begin(), t.nvtx.end(),
+                          [&](const trace::NvtxEvent& e) { return t.String(e.message) == "capture_region"; }));
+}
+
+TEST_F(RecorderPythonGpuTest, PythonItemInCaptureNamesTheTorchOperator) {
+  Recorded r = RunPython("item-in-capture");
+  const Trace& t = r.Main();
+  SCOPED_TRACE(Describe(t));
+  auto failing = std::find_if(t.api_calls.begin(), t.api_calls.end(), [](const ApiCall& c) {
+    return c.return_code == kCaptureUnsupported && c.capture_status != CaptureStatus::kNone;
+  });
+  ASSERT_NE(failing, t.api_calls.end());
+  EXPECT_THAT(Frames(t, *failing), ::testing::HasSubstr("_local_scalar_dense"));
+}
+
+// PyTorch refuses a pageable host-to-device copy during capture before CUDA sees it (torch 2.11): the recorder keeps
+// the program's stderr, and the analysis maps PyTorch's message to pageable-memcpy.
+TEST_F(RecorderPythonGpuTest, PythonPageableCopyInCapture) {
+  Recorded r = RunPython("pageable-h2d");
+  ASSERT_GE(r.traces.size(), 1u);
+  EXPECT_EQ(Calls(r.Main(), ApiKind::kCaptureBegin).size(), 1u);
+  EXPECT_THAT(r.report_json, ::testing::HasSubstr("\"check_id\": \"pageable-memcpy\""));
+  EXPECT_THAT(r.report_json, ::testing::HasSubstr("unless the CPU tensor is pinned"));
+}
+
+TEST_F(RecorderPythonGpuTest, PythonUnjoinedStream) {
+  Recorded r = RunPython("unjoined-stream");
+  const Trace& t = r.Main();
+  SCOPED_TRACE(Describe(t));
+  auto ends = Calls(t, ApiKind::kCaptureEnd);
+  ASSERT_FALSE(ends.empty());
+  EXPECT_EQ(ends.back()->return_code, kCaptureUnjoined);
+}
+
+TEST_F(RecorderPythonGpuTest, PythonOtherThreadQuery) {
+  Recorded r = RunPython("other-thread-query");
+  const Trace& t = r.Main();
+  SCOPED_TRACE(Describe(t));
+  auto begins = Calls(t, ApiKind::kCaptureBegin);
+  ASSERT_FALSE(begins.empty());
+  auto queries = Calls(t, ApiKind::kEventQuery);
+  EXPECT_TRUE(std::any_of(queries.begin(), queries.end(), [&](const ApiCall* q) {
+    return q->thread_id != begins[0]->thread_id && q->capture_status == CaptureStatus::kActive &&
+           q->return_code != 0;
+  }));
+}
+
+TEST_F(RecorderPythonGpuTest, PythonSegfaultAndOsExitKeepTheTrace) {
+  for (const char* mode : {"segfault-after-capture", "os-exit"}) {
+    SCOPED_TRACE(mode);
+    Recorded r = RunPython(mode);
+    ASSERT_GE(r.traces.size(), 1u);
+    const Trace& t = r.Main();
+    EXPECT_EQ(Calls(t, ApiKind::kCaptureEnd).size(), 1u);
+    EXPECT_EQ(Calls(t, ApiKind::kGraphLaunch).size(), 3u);
+  }
+}
+
+}  // namespace
+}  // namespace graphcheck

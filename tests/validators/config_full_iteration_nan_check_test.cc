@@ -1,0 +1,65 @@
+#include "validators/config/config_full_iteration_nan_check.h"
+
+#include "tests/validators/config_check_test_util.h"
+
+namespace graphcheck {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+using testing_util::FindingAt;
+using testing_util::RunConfigCheck;
+
+TEST(ConfigFullIterationNanCheckTest, FlagsNanChecksLeftOn) {
+  const std::vector<Finding> findings = RunConfigCheck(ConfigFullIterationNanCheckCheck(), R"(model:
+  cuda_graph_impl: local
+  cuda_graph_scope: [full_iteration]
+rerun_state_machine:
+  check_for_nan_in_loss: true
+ddp:
+  check_for_nan_in_grad: true
+)");
+  ASSERT_THAT(findings,
+              ElementsAre(FindingAt("config-full-iteration-nan-check", "train.yaml", 5,
+                                    "rerun_state_machine.check_for_nan_in_loss"),
+                          FindingAt("config-full-iteration-nan-check", "train.yaml", 7, "ddp.check_for_nan_in_grad")));
+  EXPECT_THAT(findings[0].fix, HasSubstr("check_for_nan_in_loss: false"));
+}
+
+TEST(ConfigFullIterationNanCheckTest, LossCheckIsOnByDefault) {
+  const std::vector<Finding> findings = RunConfigCheck(ConfigFullIterationNanCheckCheck(), R"(model:
+  cuda_graph_impl: local
+  cuda_graph_scope: [full_iteration]
+)");
+  EXPECT_THAT(findings, ElementsAre(FindingAt("config-full-iteration-nan-check", "train.yaml", 3,
+                                              "rerun_state_machine.check_for_nan_in_loss")));
+}
+
+TEST(ConfigFullIterationNanCheckTest, AcceptsChecksOff) {
+  EXPECT_THAT(RunConfigCheck(ConfigFullIterationNanCheckCheck(), R"(model:
+  cuda_graph_impl: local
+  cuda_graph_scope: [full_iteration]
+rerun_state_machine:
+  check_for_nan_in_loss: false
+ddp:
+  check_for_nan_in_grad: false
+)"),
+              IsEmpty());
+}
+
+TEST(ConfigFullIterationNanCheckTest, MegatronArgumentsUseTheNegatedFlag) {
+  const std::vector<Finding> findings =
+      RunConfigCheck(ConfigFullIterationNanCheckCheck(), "--cuda-graph-impl local --cuda-graph-scope full_iteration",
+                     ConfigFormat::kArgs);
+  ASSERT_EQ(findings.size(), 1u);
+  EXPECT_THAT(findings[0].fix, HasSubstr("--no-check-for-nan-in-loss-and-grad"));
+  EXPECT_THAT(RunConfigCheck(ConfigFullIterationNanCheckCheck(),
+                             "--cuda-graph-impl local --cuda-graph-scope full_iteration "
+                             "--no-check-for-nan-in-loss-and-grad",
+                             ConfigFormat::kArgs),
+              IsEmpty());
+}
+
+}  // namespace
+}  // namespace graphcheck

@@ -1,0 +1,59 @@
+#include "validators/config/config_te_rng_tracker.h"
+
+#include "tests/validators/config_check_test_util.h"
+
+namespace graphcheck {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+using testing_util::FindingAt;
+using testing_util::RunConfigCheck;
+
+TEST(ConfigTeRngTrackerTest, FlagsTrackerOffAtItsLine) {
+  const std::vector<Finding> findings = RunConfigCheck(ConfigTeRngTrackerCheck(), R"(model:
+  cuda_graph_impl: transformer_engine
+  use_te_rng_tracker: false
+rng:
+  te_rng_tracker: true
+)");
+  ASSERT_THAT(findings, ElementsAre(FindingAt("config-te-rng-tracker", "train.yaml", 3, "model.use_te_rng_tracker")));
+  EXPECT_THAT(findings[0].fix, HasSubstr("set model.use_te_rng_tracker: true"));
+  EXPECT_THAT(findings[0].evidence, ::testing::Contains(HasSubstr("model.cuda_graph_impl: transformer_engine")));
+}
+
+TEST(ConfigTeRngTrackerTest, MissingRngSwitchPointsAtTheImplementationLine) {
+  const std::vector<Finding> findings = RunConfigCheck(ConfigTeRngTrackerCheck(), R"(model:
+  use_te_rng_tracker: true
+  cuda_graph_impl: local
+)");
+  EXPECT_THAT(findings, ElementsAre(FindingAt("config-te-rng-tracker", "train.yaml", 3, "rng.te_rng_tracker")));
+}
+
+TEST(ConfigTeRngTrackerTest, AcceptsBothSwitchesOn) {
+  EXPECT_THAT(RunConfigCheck(ConfigTeRngTrackerCheck(), R"(model:
+  cuda_graph_impl: transformer_engine
+  use_te_rng_tracker: true
+rng:
+  te_rng_tracker: true
+)"),
+              IsEmpty());
+}
+
+TEST(ConfigTeRngTrackerTest, IgnoresConfigurationsWithoutGraphs) {
+  EXPECT_THAT(RunConfigCheck(ConfigTeRngTrackerCheck(), "model:\n  cuda_graph_impl: none\n"), IsEmpty());
+}
+
+TEST(ConfigTeRngTrackerTest, MegatronArgumentsNeedTheFlag) {
+  const std::vector<Finding> findings = RunConfigCheck(
+      ConfigTeRngTrackerCheck(), "torchrun pretrain_gpt.py \\\n  --cuda-graph-impl local\n", ConfigFormat::kArgs);
+  ASSERT_THAT(findings, ElementsAre(FindingAt("config-te-rng-tracker", "launch.sh", 2, "--te-rng-tracker")));
+  EXPECT_THAT(findings[0].fix, HasSubstr("pass --te-rng-tracker"));
+  EXPECT_THAT(RunConfigCheck(ConfigTeRngTrackerCheck(), "--cuda-graph-impl local --te-rng-tracker",
+                             ConfigFormat::kArgs),
+              IsEmpty());
+}
+
+}  // namespace
+}  // namespace graphcheck

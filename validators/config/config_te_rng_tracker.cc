@@ -1,0 +1,35 @@
+#include "validators/config/config_te_rng_tracker.h"
+
+#include "absl/strings/str_cat.h"
+
+namespace graphcheck {
+
+ConfigTeRngTrackerCheck::ConfigTeRngTrackerCheck()
+    : CudaGraphConfigCheck(CheckInfo{
+          "config-te-rng-tracker",
+          "CUDA graphs without Transformer Engine's RNG tracker",
+          Severity::kError,
+          CheckArea::kConfiguration,
+          "CUDA graphs are on but Transformer Engine's CUDA RNG tracker is not. Replayed graphs must draw dropout "
+          "masks from a graph-safe generator; Megatron asserts at start-up (use_te_rng_tracker and "
+          "rng.te_rng_tracker).",
+          {}}) {}
+
+void ConfigTeRngTrackerCheck::CheckGraphs(const ConfigDocument& config, const CudaGraphSettings& graphs,
+                                          const BoundOptions& options, std::vector<Finding>* findings) const {
+  // Bridge has two switches (the model's and the RNG initialisation's); Megatron Core's one flag sets both.
+  for (const ConfigKey* key : {&config_keys::kModelTeRngTracker, &config_keys::kRngTeRngTracker}) {
+    const Setting tracker = Lookup(config, *key);
+    if (!tracker.applicable || tracker.IsTrue()) continue;
+    Finding finding = GraphFinding(
+        graphs, tracker.Where(config, graphs.anchor()),
+        absl::StrCat(tracker.Describe(), ", but CUDA graphs are on (cuda_graph_impl ", graphs.impl_name,
+                     "). Graphs need Transformer Engine's CUDA RNG tracker, whose generator state lives in device "
+                     "memory that replays advance; Megatron refuses to start (\"Transformer engine's RNG tracker is "
+                     "required for cudagraphs\")."),
+        absl::StrCat(HowToSet(config, *key, "true"), "."));
+    findings->push_back(std::move(finding));
+  }
+}
+
+}  // namespace graphcheck

@@ -1,0 +1,36 @@
+// Base of the configuration rules that apply only when a configuration turns CUDA graphs on: it works out the graph
+// settings once, skips configurations without graphs, and builds findings that name the setting that turned graphs
+// on as evidence.
+#ifndef GRAPHCHECK_VALIDATORS_CONFIG_CUDA_GRAPH_CONFIG_CHECK_H_
+#define GRAPHCHECK_VALIDATORS_CONFIG_CUDA_GRAPH_CONFIG_CHECK_H_
+
+#include <string>
+#include <vector>
+
+#include "core/check.h"
+#include "validators/config/config_document.h"
+#include "validators/config/cuda_graph_settings.h"
+
+namespace graphcheck {
+
+class CudaGraphConfigCheck : public ConfigCheck {
+ public:
+  explicit CudaGraphConfigCheck(CheckInfo info) : info_(std::move(info)) {}
+  const CheckInfo& info() const final { return info_; }
+
+ protected:
+  void CheckConfig(const ConfigDocument& config, const BoundOptions& options,
+                   std::vector<Finding>* findings) const final;
+  virtual void CheckGraphs(const ConfigDocument& config, const CudaGraphSettings& graphs, const BoundOptions& options,
+                           std::vector<Finding>* findings) const = 0;
+
+  // A finding at `where`, with the graph implementation setting as the first piece of evidence.
+  Finding GraphFinding(const CudaGraphSettings& graphs, Location where, std::string message, std::string fix) const;
+
+ private:
+  CheckInfo info_;
+};
+
+}  // namespace graphcheck
+
+#endif  // GRAPHCHECK_VALIDATORS_CONFIG_CUDA_GRAPH_CONFIG_CHECK_H_
