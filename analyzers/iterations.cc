@@ -151,43 +151,65 @@ IterationOptions IterationOptionsFrom(const BoundOptions& options) {
   return result;
 }
 
+namespace {
+
+// Graph replays from call `from` on, cut by repetition of the launched graphs; graph ids (handles) get dense keys in
+// order of first launch. Returns the description of what was found, "" when nothing repeats.
+std::string GraphedStepsByRepetition(const trace::Trace& trace, size_t from, std::vector<Iteration>* graphed) {
+  absl::flat_hash_map<uint64_t, uint32_t> graph_keys;
+  std::string found = StepsByRepetition(
+      trace, from, trace.api_calls.size(),
+      [&](const ApiCall& call) {
+        if (!IsReplay(call)) return std::optional<uint32_t>();
+        return std::optional<uint32_t>(graph_keys.try_emplace(call.graph_id, graph_keys.size()).first->second);
+      },
+      graphed);
+  for (Iteration& it : *graphed) it.graphed = true;
+  return found;
+}
+
+// Steps that replay graphs beside their eager launches (partial graphing) are graphed steps.
+void SortByReplay(const trace::Trace& trace, std::vector<Iteration> steps, Iterations* result) {
+  for (Iteration& it : steps) {
+    for (size_t i = it.first_call; i < it.end_call && !it.graphed; ++i) it.graphed = IsReplay(trace.api_calls[i]);
+    (it.graphed ? result->graphed : result->eager).push_back(it);
+  }
+}
+
+}  // namespace
+
 Iterations FindIterations(const trace::Trace& trace, const NvtxIndex& nvtx, const IterationOptions& options) {
   Iterations result;
-  if (!options.region.empty()) {
-    for (const TimeInterval& range : nvtx.RangesNamed(options.region)) {
-      Iteration it = MakeIteration(trace, range.start_ns, range.end_ns);
-      for (size_t i = it.first_call; i < it.end_call && !it.graphed; ++i) it.graphed = IsReplay(trace.api_calls[i]);
-      (it.graphed ? result.graphed : result.eager).push_back(it);
+  // Without --region, an outermost NVTX range the program repeats (its "step" marker) cuts the steps.
+  constexpr size_t kMinRepeatedRanges = 3;
+  const bool automatic = options.region.empty();
+  const std::string region = automatic ? nvtx.MostRepeatedOutermostRange(kMinRepeatedRanges) : options.region;
+  if (!region.empty()) {
+    std::vector<Iteration> steps;
+    for (const TimeInterval& range : nvtx.RangesNamed(region)) {
+      steps.push_back(MakeIteration(trace, range.start_ns, range.end_ns));
     }
+    const size_t from = steps.empty() ? 0 : steps.back().end_call;
+    SortByReplay(trace, std::move(steps), &result);
+    // A program that marks only its eager steps: its replays after them are still graphed steps.
+    std::string graphed;
+    if (automatic && result.graphed.empty()) graphed = GraphedStepsByRepetition(trace, from, &result.graphed);
     if (!result.eager.empty() || !result.graphed.empty()) {
-      result.source = absl::StrCat("NVTX range '", options.region, "' (", result.eager.size(), " eager, ",
-                                   result.graphed.size(), " graphed)");
+      result.source = absl::StrCat("NVTX range '", region, "'", automatic ? " (repeated)" : "", " (",
+                                   result.eager.size(), " eager, ",
+                                   graphed.empty() ? absl::StrCat(result.graphed.size()) : graphed, " graphed)");
     }
   } else {
+    std::vector<Iteration> steps;
     std::string eager = StepsByRepetition(
         trace, 0, trace.api_calls.size(),
         [](const ApiCall& call) {
           return IsEagerLaunch(call) ? std::optional<uint32_t>(call.kernel_name) : std::nullopt;
         },
-        &result.eager);
-    // Steps that replay graphs beside their eager launches (partial graphing) are graphed steps.
-    std::vector<Iteration> steps = std::move(result.eager);
-    result.eager.clear();
-    for (Iteration& it : steps) {
-      for (size_t i = it.first_call; i < it.end_call && !it.graphed; ++i) it.graphed = IsReplay(trace.api_calls[i]);
-      (it.graphed ? result.graphed : result.eager).push_back(it);
-    }
+        &steps);
     const size_t from = steps.empty() ? 0 : steps.back().end_call;
-    // Graph replays after the eager steps; graph ids (handles) get dense keys in order of first launch.
-    absl::flat_hash_map<uint64_t, uint32_t> graph_keys;
-    std::string graphed = StepsByRepetition(
-        trace, from, trace.api_calls.size(),
-        [&](const ApiCall& call) {
-          if (!IsReplay(call)) return std::optional<uint32_t>();
-          return std::optional<uint32_t>(graph_keys.try_emplace(call.graph_id, graph_keys.size()).first->second);
-        },
-        &result.graphed);
-    for (Iteration& it : result.graphed) it.graphed = true;
+    SortByReplay(trace, std::move(steps), &result);
+    std::string graphed = GraphedStepsByRepetition(trace, from, &result.graphed);
     if (!eager.empty() || !graphed.empty()) {
       result.source = absl::StrCat("repeated launch sequence (", eager.empty() ? "no" : eager, " eager, ",
                                    graphed.empty() ? "no" : graphed, " graphed)");

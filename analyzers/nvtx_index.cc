@@ -52,6 +52,33 @@ absl::string_view NvtxIndex::PathAt(uint32_t thread_id, uint64_t time_ns) const 
   return after == steps.begin() ? absl::string_view() : absl::string_view(paths_[std::prev(after)->path]);
 }
 
+std::string NvtxIndex::MostRepeatedOutermostRange(size_t min_count) const {
+  absl::flat_hash_map<trace::StringId, size_t> counts;
+  size_t depth = 0;
+  uint32_t thread = 0;
+  for (size_t i = 0; i < order_.size(); ++i) {
+    const NvtxEvent& event = trace_.nvtx[order_[i]];
+    if (i == 0 || event.thread_id != thread) {
+      thread = event.thread_id;
+      depth = 0;
+    }
+    if (event.kind == NvtxEvent::Kind::kPush) {
+      if (depth++ == 0) ++counts[event.message];
+    } else if (event.kind == NvtxEvent::Kind::kPop && depth > 0) {
+      --depth;
+    }
+  }
+  trace::StringId best = 0;
+  size_t best_count = 0;
+  for (const auto& [message, count] : counts) {
+    if (message != 0 && (count > best_count || (count == best_count && message < best))) {
+      best = message;
+      best_count = count;
+    }
+  }
+  return best_count >= min_count ? std::string(trace_.String(best)) : std::string();
+}
+
 std::vector<TimeInterval> NvtxIndex::RangesNamed(absl::string_view name) const {
   std::vector<TimeInterval> ranges;
   std::vector<const NvtxEvent*> stack;

@@ -29,6 +29,9 @@ class NvtxIndex {
   // Every closed range named `name` (push/pop on any thread, or start/end), by start time. A range left open at the
   // end of the trace is not an interval and is left out.
   std::vector<TimeInterval> RangesNamed(absl::string_view name) const;
+  // The outermost push range name that repeats most often (at least `min_count` times), "" when none does: programs
+  // mark their step with such a range, which is a better step boundary than a repeated kernel sequence.
+  std::string MostRepeatedOutermostRange(size_t min_count) const;
 
  private:
   struct Transition {

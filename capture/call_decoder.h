@@ -32,7 +32,7 @@ struct DecodedCall {
   CUevent event = nullptr;         // record / wait
 };
 
-// The stream handles that mean "legacy default stream" (0 and cudaStreamLegacy).
+// The stream handles that mean "legacy default stream" (0 and cudaStreamLegacy); cudaStreamPerThread (0x2) is not.
 inline bool IsLegacyStream(CUstream stream) {
   return stream == nullptr || stream == reinterpret_cast<CUstream>(0x1);
 }

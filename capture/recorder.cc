@@ -98,9 +98,11 @@ struct PendingCall {
   CaptureStatus status = CaptureStatus::kNone;
   CaptureMode mode = CaptureMode::kUnknown;
   uint64_t capture_id = 0;
+  uint64_t stream_id = 0;  // stream destroy: the handle is gone at exit, so its id is taken here
 };
 
 struct ThreadState {
+  const char* recording = nullptr;  // the API the recorder is handling on this thread, for the crash note
   int runtime_depth = 0;  // driver calls made by a runtime call are the runtime call's business
   bool busy = false;      // the recorder's own CUDA calls must not be recorded
   int depth = 0;
@@ -205,6 +207,10 @@ absl::Status Recorder::Start(const RecorderOptions& options) {
     if (!s.ok()) return s;
   }
   decoder_ = std::make_unique<ActivityDecoder>(writer_.get());
+  if (const char* activity = std::getenv("GRAPHCHECK_ACTIVITY"); activity != nullptr && std::string(activity) == "0") {
+    options_.record_activity = false;
+  }
+  if (!options_.record_activity) return absl::OkStatus();
   absl::StatusOr<std::unique_ptr<ActivityRecording>> activity = ActivityRecording::Create(
       {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMSET},
       &Recorder::BufferRequested, &Recorder::BufferCompleted, options_.activity_flush_period_ms);
@@ -300,6 +306,18 @@ void CUPTIAPI Recorder::Callback(void* userdata, CUpti_CallbackDomain domain, CU
 }
 
 uint64_t Recorder::StreamId(CUcontext context, CUstream stream, bool per_thread) {
+  // CUDA's special handles are not pointers: cudaStreamLegacy (0x1) and cudaStreamPerThread (0x2) must reach CUPTI
+  // as the null stream with the right per-thread flag (seen on an H200: cuBLASLt passes them, and CUPTI crashes on
+  // the raw value).
+  if (stream == reinterpret_cast<CUstream>(0x1)) {
+    stream = nullptr;
+    per_thread = false;
+  } else if (stream == reinterpret_cast<CUstream>(0x2)) {
+    stream = nullptr;
+    per_thread = true;
+  }
+  if (context == nullptr && cuCtxGetCurrent(&context) != CUDA_SUCCESS) return 0;
+  if (context == nullptr) return 0;
   uint32_t id = 0;
   if (cuptiGetStreamIdEx(context, stream, per_thread ? 1 : 0, &id) != CUPTI_SUCCESS) return 0;
   return id;
@@ -395,10 +413,14 @@ void Recorder::OnApi(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const C
     PendingCall& pending = state.pending[state.depth++];
     pending = PendingCall{};
     cuptiGetTimestamp(&pending.start_ns);
-    if (active_captures_.load(std::memory_order_relaxed) > 0 || entry.kind == ApiKind::kCaptureEnd) {
+    const bool capturing = active_captures_.load(std::memory_order_relaxed) > 0;
+    if (capturing || entry.kind == ApiKind::kCaptureEnd || entry.kind == ApiKind::kStreamDestroy) {
       const DecodedCall call =
           runtime ? DecodeRuntimeCall(cbid, data->functionParams) : DecodeDriverCall(cbid, data->functionParams);
-      CaptureStateAtEntry(entry, call, &pending);
+      if (capturing || entry.kind == ApiKind::kCaptureEnd) CaptureStateAtEntry(entry, call, &pending);
+      if (entry.kind == ApiKind::kStreamDestroy && call.has_stream) {
+        pending.stream_id = StreamId(data->context, call.stream, entry.per_thread_stream);
+      }
     }
     return;
   }
@@ -406,7 +428,9 @@ void Recorder::OnApi(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const C
   if (!runtime && state.runtime_depth > 0) return;
   if (state.depth == 0) return;
   const PendingCall pending = state.pending[--state.depth];
+  state.recording = data->functionName;
   OnApiExit(domain, cbid, entry, data, pending);
+  state.recording = nullptr;
 }
 
 void Recorder::OnApiExit(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CallbackEntry& entry,
@@ -437,7 +461,9 @@ void Recorder::OnApiExit(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, con
   const bool capturing = active_captures_.load(std::memory_order_relaxed) > 0;
   if (call.has_stream) {
     record.legacy_stream = IsLegacyStream(call.stream) && !entry.per_thread_stream;
-    if (entry.kind != ApiKind::kKernelLaunch || capturing) {
+    if (entry.kind == ApiKind::kStreamDestroy) {
+      record.stream_id = pending.stream_id;
+    } else if (entry.kind != ApiKind::kKernelLaunch || capturing) {
       record.stream_id = StreamId(data->context, call.stream, entry.per_thread_stream);
     }
   }
@@ -727,9 +753,12 @@ void OnCrashSignal(int signal, siginfo_t* info, void* context) {
   static std::atomic<bool> flushing{false};
   if (!flushing.exchange(true)) {
     // Say where the program died: the frames tell a crash in the program from one in the recorder.
-    char header[96];
-    const int length = snprintf(header, sizeof(header), "graphcheck: pid %d received signal %d; backtrace:\n",
-                                static_cast<int>(getpid()), signal);
+    char header[256];
+    const char* recording = t_state.recording;
+    const int length =
+        snprintf(header, sizeof(header), "graphcheck: pid %d received signal %d%s%s; backtrace:\n",
+                 static_cast<int>(getpid()), signal, recording != nullptr ? " while the recorder handled " : "",
+                 recording != nullptr ? recording : "");
     (void)!write(STDERR_FILENO, header, length);
     void* frames[64];
     backtrace_symbols_fd(frames, backtrace(frames, 64), STDERR_FILENO);

@@ -14,9 +14,13 @@ namespace graphcheck::capture {
 struct RecorderOptions {
   std::string trace_dir;              // where trace-<host>-<pid>.gctrace goes
   uint32_t activity_flush_period_ms = 250;
+  // GPU activity records (kernel, memcpy and memset timings). Off (GRAPHCHECK_ACTIVITY=0, `graphcheck run
+  // --no-activity`) keeps API calls and capture state but drops GPU times: cheaper, and no launch-overhead metrics.
+  bool record_activity = true;
 };
 
-// Starts recording this process (idempotent). Reads GRAPHCHECK_TRACE_DIR when options.trace_dir is empty. A CUPTI
+// Starts recording this process (idempotent). Reads GRAPHCHECK_TRACE_DIR when options.trace_dir is empty and
+// GRAPHCHECK_ACTIVITY=0 to turn activity records off. A CUPTI
 // subscriber already present is recorded in the trace (cupti-busy) and is not an error: the program runs on.
 absl::Status StartRecorder(const RecorderOptions& options);
 // Flushes activity records and detaches from CUPTI; called at exit.

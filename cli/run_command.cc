@@ -24,6 +24,7 @@ struct RunOptions {
   std::vector<std::string> command;
   std::string trace_dir;  // kept when given
   std::string inject_library;
+  bool no_activity = false;
   IterationFlags iteration;
   OutputOptions output;
 };
@@ -100,6 +101,7 @@ int Run(RunOptions& options, const CommandContext& context) {
       {"CUDA_INJECTION64_PATH", options.inject_library},
       {"GRAPHCHECK_TRACE_DIR", std::filesystem::absolute(options.trace_dir).string()},
   };
+  if (options.no_activity) environment["GRAPHCHECK_ACTIVITY"] = "0";
   if (const std::string cupti = LoadedLibraryPath("libcupti.so.13", "cuptiSubscribe"); !cupti.empty()) {
     environment["NVTX_INJECTION64_PATH"] = cupti;  // NVTX forwards ranges to CUPTI, which hands them to us
   }
@@ -132,6 +134,8 @@ void AddRunCommand(CLI::App* app, CommandContext* context) {
   CLI::App* command = app->add_subcommand("run", "Run a CUDA program with the recorder injected and analyze it");
   command->add_option("--trace-dir", options->trace_dir, "Keep the traces (one per process) in DIR");
   command->add_option("--inject", options->inject_library, "Recorder library (default: next to graphcheck)");
+  command->add_flag("--no-activity", options->no_activity,
+                    "Record API calls only, no GPU timings: lower overhead, no launch-overhead metrics");
   AddIterationFlags(command, &options->iteration);
   AddOutputOptions(command, &options->output);
   command->add_option("CMD", options->command, "The program and its arguments, after --")->expected(-1);

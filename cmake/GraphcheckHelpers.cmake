@@ -1,10 +1,10 @@
 # Helpers shared by the per-area CMakeLists.
 
-# graphcheck_test(NAME SOURCES... LIBS... [LABELS ...]): a GoogleTest binary registered with ctest, one ctest entry
-# per test case, so failures name the case.
+# graphcheck_test(NAME SOURCES... LIBS... [LABELS ...] [ENVIRONMENT VAR=VALUE...]): a GoogleTest binary registered
+# with ctest, one ctest entry per test case, so failures name the case.
 include(GoogleTest)
 function(graphcheck_test name)
-  cmake_parse_arguments(ARG "" "" "SOURCES;LIBS;LABELS" ${ARGN})
+  cmake_parse_arguments(ARG "" "" "SOURCES;LIBS;LABELS;ENVIRONMENT" ${ARGN})
   add_executable(${name} ${ARG_SOURCES})
   target_link_libraries(${name} PRIVATE ${ARG_LIBS} GTest::gmock GTest::gtest_main)
   target_compile_definitions(${name} PRIVATE GRAPHCHECK_SOURCE_DIR="${PROJECT_SOURCE_DIR}"
@@ -13,5 +13,5 @@ function(graphcheck_test name)
   if(ARG_LABELS)
     set(labels ${ARG_LABELS})
   endif()
-  gtest_discover_tests(${name} PROPERTIES LABELS "${labels}" DISCOVERY_TIMEOUT 60)
+  gtest_discover_tests(${name} PROPERTIES LABELS "${labels}" ENVIRONMENT "${ARG_ENVIRONMENT}" DISCOVERY_TIMEOUT 60)
 endfunction()

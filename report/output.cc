@@ -55,6 +55,15 @@ absl::Status WriteOutput(const std::string& path, absl::string_view contents) {
     }
     return absl::OkStatus();
   }
+  // Devices and pipes (/dev/null, /dev/stdout, a FIFO) are written in place: renaming over them would replace them.
+  struct stat info;
+  if (stat(path.c_str(), &info) == 0 && !S_ISREG(info.st_mode)) {
+    std::FILE* target = std::fopen(path.c_str(), "wb");
+    if (target == nullptr) return ErrnoStatus("open", path);
+    const bool written = std::fwrite(contents.data(), 1, contents.size(), target) == contents.size();
+    if (std::fclose(target) != 0 || !written) return ErrnoStatus("write", path);
+    return absl::OkStatus();
+  }
   const std::string temporary = absl::StrCat(path, ".tmp.", getpid());
   std::FILE* file = std::fopen(temporary.c_str(), "wb");
   if (file == nullptr) return ErrnoStatus("create", path);

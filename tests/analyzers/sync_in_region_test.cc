@@ -40,10 +40,10 @@ TEST(SyncInRegionTest, FlagsTheSyncInsideTheRegionOnce) {
   EXPECT_THAT(findings[0].message, HasSubstr("in 3 of 3 steps"));  // the first step is warmup
 }
 
-TEST(SyncInRegionTest, FindsStepsByRepetitionWithoutARegion) {
+TEST(SyncInRegionTest, UsesTheRepeatedNvtxRangeWithoutARegion) {
   const std::vector<Finding> findings = RunCheck(analyzers::NewSyncInRegionCheck(), Steps(true));
   ASSERT_THAT(findings, SizeIs(1));
-  EXPECT_THAT(findings[0].evidence[0], HasSubstr("repeated launch sequence"));
+  EXPECT_THAT(findings[0].evidence[0], HasSubstr("NVTX range 'step' (repeated)"));
 }
 
 TEST(SyncInRegionTest, SyncBetweenStepsIsClean) {

@@ -181,6 +181,11 @@ void ExpectCleanCapture(const Trace& trace, int launches) {
   EXPECT_EQ(graphed_kernels, launches * captured_launches) << "replayed kernels, found by correlation id";
   EXPECT_EQ(kernel_graph_ids.size(), 1u) << "all replays run one executable graph";
   EXPECT_EQ(kernel_graph_ids.count(0), 0u);
+  for (const trace::KernelActivity& k : trace.kernels) {
+    if (launch_correlations.count(k.correlation_id) != 0) {
+      EXPECT_EQ(k.stream_id, graph_launches[0]->stream_id) << "API and activity stream ids agree";
+    }
+  }
   std::printf("capture-end graph id %lu, replayed kernels' graph id %u\n", static_cast<unsigned long>(ends[0]->graph_id),
               kernel_graph_ids.empty() ? 0u : *kernel_graph_ids.begin());
   ASSERT_FALSE(trace.devices.empty());
@@ -333,6 +338,19 @@ TEST_F(RecorderPythonGpuTest, PythonSegfaultAndOsExitKeepTheTrace) {
     EXPECT_EQ(Calls(t, ApiKind::kCaptureEnd).size(), 1u);
     EXPECT_EQ(Calls(t, ApiKind::kGraphLaunch).size(), 3u);
   }
+}
+
+// A whole training program (forward, backward through cuBLAS on autograd's thread, optimizer, capture, replays, and
+// library teardown at exit) runs to completion under the recorder. Regression: cuBLASLt destroys its streams at exit
+// and passes cudaStreamLegacy handles, which once crashed the recorder.
+TEST_F(RecorderPythonGpuTest, PythonTrainingProgramRunsToCompletion) {
+  Recorded r = RunUnderGraphcheck("py-graphed-training",
+                                  absl::StrCat("python3 ", SourceDir(), "/examples/programs/graphed_training.py"));
+  EXPECT_THAT(r.report_json, ::testing::HasSubstr("exited with status 0"));
+  ASSERT_GE(r.traces.size(), 1u);
+  EXPECT_EQ(Calls(r.Main(), ApiKind::kGraphLaunch).size(), 10u);
+  EXPECT_GT(r.Main().kernels.size(), 100u);
+  EXPECT_TRUE(r.Main().read_warnings.empty());
 }
 
 }  // namespace

@@ -2,6 +2,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+
 #include <pugixml.hpp>
 
 #include "core/exit_code.h"
@@ -137,6 +139,11 @@ TEST(OutputTest, WritesWholeFilesAndReportsUnreadableOnes) {
   EXPECT_EQ(ReadFile(::testing::TempDir() + "/missing.json").status().code(), absl::StatusCode::kNotFound);
   EXPECT_EQ(ReadFile(::testing::TempDir()).status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_FALSE(WriteOutput("/nonexistent-dir/x.json", "{}").ok());
+  // A device is written in place, never renamed over.
+  ASSERT_TRUE(WriteOutput("/dev/null", "{}\n").ok());
+  struct stat info;
+  ASSERT_EQ(stat("/dev/null", &info), 0);
+  EXPECT_TRUE(S_ISCHR(info.st_mode));
 }
 
 }  // namespace

@@ -31,7 +31,8 @@ def capture(body):
             body()
         return g
     except Exception as error:  # the capture error is the point of the planted defects
-        print(f"capture failed: {type(error).__name__}: {str(error).splitlines()[0]}", flush=True)
+        # To stderr, where an uncaught exception would go: graphcheck run maps known messages to checks.
+        print(f"capture failed: {type(error).__name__}: {str(error).splitlines()[0]}", file=sys.stderr, flush=True)
         return None
 
 

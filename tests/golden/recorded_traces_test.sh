@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Golden test over the traces graphcheck recorded on a GPU machine (examples/traces/*/trace.gctrace): the findings
+# (severity, check id, call) of `graphcheck analyze` must equal examples/traces/*/expected.txt.
+# GRAPHCHECK_UPDATE_GOLDEN=1 rewrites the expected files; review the diff.
+set -u
+gc=${1:?graphcheck binary}
+root=${2:?source dir}
+failures=0
+passes=0
+for dir in "$root"/examples/traces/*/; do
+  name=$(basename "$dir")
+  actual=$("$gc" analyze "$dir"trace.gctrace --format json --fail-on never 2>/dev/null | python3 -c '
+import json, sys
+report = json.load(sys.stdin)
+for f in report["findings"]:
+    print(f["severity"], f["check_id"], f["where"].get("api", "-"), f["where"].get("torch_op", "-"))')
+  if [ "${GRAPHCHECK_UPDATE_GOLDEN:-0}" = 1 ]; then
+    printf '%s\n' "$actual" >"$dir/expected.txt"
+    continue
+  fi
+  if [ "$actual" = "$(cat "$dir/expected.txt")" ]; then
+    passes=$((passes + 1))
+  else
+    echo "FAIL: $name"
+    diff <(cat "$dir/expected.txt") <(printf '%s\n' "$actual")
+    failures=$((failures + 1))
+  fi
+done
+echo "$passes passed, $failures failed"
+[ "$failures" = 0 ]
