@@ -14,7 +14,8 @@ absl::Status RegisterAnalyzerChecks(CheckRegistry* registry) {
        {&NewCaptureErrorCheck, &NewSyncInCaptureCheck, &NewUnsafeApiInCaptureCheck, &NewAllocInCaptureCheck,
         &NewLegacyStreamInCaptureCheck, &NewUnjoinedStreamCheck, &NewPageableMemcpyCheck, &NewEmptyGraphCheck,
         &NewRecaptureChurnCheck, &NewWarmupInsufficientCheck, &NewSyncInRegionCheck, &NewDynamicShapeCheck,
-        &NewDynamicControlFlowCheck, &NewLaunchBoundCheck, &NewNoSpeedupCheck, &NewStderrMessagesCheck}) {
+        &NewDynamicControlFlowCheck, &NewLaunchBoundCheck, &NewNoSpeedupCheck, &NewStderrMessagesCheck,
+        &NewCuptiBusyCheck}) {
     checks.push_back(make());
   }
   for (std::unique_ptr<Check>& check : checks) {

@@ -29,6 +29,7 @@ std::unique_ptr<Check> NewLaunchBoundCheck();  // launch-bound
 std::unique_ptr<Check> NewNoSpeedupCheck();    // no-speedup
 // the program's stderr
 std::unique_ptr<Check> NewStderrMessagesCheck();  // stderr-messages
+std::unique_ptr<Check> NewCuptiBusyCheck();       // cupti-busy
 
 }  // namespace graphcheck::analyzers
 

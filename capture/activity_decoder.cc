@@ -32,6 +32,21 @@ trace::HostMemory HostMemoryOf(uint8_t src_kind, uint8_t dst_kind) {
   return trace::HostMemory::kNotApplicable;
 }
 
+// The fields memcpy and memset records share.
+template <typename Record>
+trace::MemoryActivity MemoryCommon(const Record& r, trace::MemoryActivity::Kind kind) {
+  trace::MemoryActivity memory;
+  memory.kind = kind;
+  memory.correlation_id = r.correlationId;
+  memory.start_ns = r.start;
+  memory.end_ns = r.end;
+  memory.device = r.deviceId;
+  memory.stream_id = r.streamId;
+  memory.graph_id = r.graphId;
+  memory.bytes = r.bytes;
+  return memory;
+}
+
 }  // namespace
 
 std::string DemangleKernelName(const char* name) {
@@ -75,34 +90,16 @@ void ActivityDecoder::Decode(const CUpti_Activity* record) {
     }
     case CUPTI_ACTIVITY_KIND_MEMCPY: {
       const auto* m = reinterpret_cast<const CUpti_ActivityMemcpy6*>(record);
-      trace::MemoryActivity memory;
-      memory.kind = trace::MemoryActivity::Kind::kMemcpy;
-      memory.correlation_id = m->correlationId;
-      memory.start_ns = m->start;
-      memory.end_ns = m->end;
-      memory.device = m->deviceId;
-      memory.stream_id = m->streamId;
-      memory.graph_id = m->graphId;
-      memory.bytes = m->bytes;
+      trace::MemoryActivity memory = MemoryCommon(*m, trace::MemoryActivity::Kind::kMemcpy);
       memory.direction = DirectionOf(m->copyKind);
       memory.host_memory = HostMemoryOf(m->srcKind, m->dstKind);
       writer_->WriteMemory(memory);
       break;
     }
-    case CUPTI_ACTIVITY_KIND_MEMSET: {
-      const auto* m = reinterpret_cast<const CUpti_ActivityMemset4*>(record);
-      trace::MemoryActivity memory;
-      memory.kind = trace::MemoryActivity::Kind::kMemset;
-      memory.correlation_id = m->correlationId;
-      memory.start_ns = m->start;
-      memory.end_ns = m->end;
-      memory.device = m->deviceId;
-      memory.stream_id = m->streamId;
-      memory.graph_id = m->graphId;
-      memory.bytes = m->bytes;
-      writer_->WriteMemory(memory);
+    case CUPTI_ACTIVITY_KIND_MEMSET:
+      writer_->WriteMemory(MemoryCommon(*reinterpret_cast<const CUpti_ActivityMemset4*>(record),
+                                        trace::MemoryActivity::Kind::kMemset));
       break;
-    }
     default:
       break;
   }

@@ -22,7 +22,6 @@ class ActivityDecoder {
   void Decode(const CUpti_Activity* record);
   // Decodes every record of a completed CUPTI buffer.
   void DecodeBuffer(uint8_t* buffer, size_t valid_size);
-  void set_writer(trace::TraceWriter* writer) { writer_ = writer; }
 
  private:
   // Kernel names arrive mangled, once per launch: demangle and intern each distinct name once.

@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -351,6 +352,35 @@ TEST_F(RecorderPythonGpuTest, PythonTrainingProgramRunsToCompletion) {
   EXPECT_EQ(Calls(r.Main(), ApiKind::kGraphLaunch).size(), 10u);
   EXPECT_GT(r.Main().kernels.size(), 100u);
   EXPECT_TRUE(r.Main().read_warnings.empty());
+}
+
+int GpuCount() {
+  FILE* pipe = popen("python3 -c 'import torch; print(torch.cuda.device_count())' 2>/dev/null", "r");
+  if (pipe == nullptr) return 0;
+  int count = 0;
+  if (std::fscanf(pipe, "%d", &count) != 1) count = 0;
+  pclose(pipe);
+  return count;
+}
+
+// `graphcheck run -- torchrun --nproc_per_node 2 ...`: one trace per rank, each labelled with its rank and the same
+// parent (the torchrun agent), and the distributed environment checked per rank.
+TEST_F(RecorderPythonGpuTest, TorchrunGivesEachRankItsOwnTrace) {
+  if (GpuCount() < 2) GTEST_SKIP() << "needs 2 GPUs (run on nvidia-h200-x2)";
+  Recorded r = RunUnderGraphcheck(
+      "torchrun", absl::StrCat("torchrun --standalone --nproc_per_node 2 ", SourceDir(), "/tests/gpu/programs/ddp_step.py"));
+  std::map<int, const Trace*> by_rank;
+  for (const Trace& t : r.traces) {
+    if (t.process.rank >= 0 && !t.kernels.empty()) by_rank[t.process.rank] = &t;
+  }
+  ASSERT_EQ(by_rank.size(), 2u) << r.traces.size() << " traces";
+  EXPECT_EQ(by_rank[0]->process.world_size, 2);
+  EXPECT_EQ(by_rank[0]->process.parent_pid, by_rank[1]->process.parent_pid);
+  EXPECT_NE(by_rank[0]->process.pid, by_rank[1]->process.pid);
+  EXPECT_EQ(by_rank[0]->process.local_rank, 0);
+  EXPECT_EQ(by_rank[1]->process.local_rank, 1);
+  EXPECT_THAT(r.report_json, ::testing::HasSubstr("exited with status 0"));
+  EXPECT_THAT(r.report_json, ::testing::HasSubstr("env-nccl-async-error-handling"));
 }
 
 }  // namespace
