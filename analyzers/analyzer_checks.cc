@@ -10,12 +10,11 @@ namespace graphcheck {
 absl::Status RegisterAnalyzerChecks(CheckRegistry* registry) {
   using namespace analyzers;  // NOLINT: the factories
   std::vector<std::unique_ptr<Check>> checks;
-  for (auto* make :
-       {&NewCaptureErrorCheck, &NewSyncInCaptureCheck, &NewUnsafeApiInCaptureCheck, &NewAllocInCaptureCheck,
-        &NewLegacyStreamInCaptureCheck, &NewUnjoinedStreamCheck, &NewPageableMemcpyCheck, &NewEmptyGraphCheck,
-        &NewRecaptureChurnCheck, &NewWarmupInsufficientCheck, &NewSyncInRegionCheck, &NewDynamicShapeCheck,
-        &NewDynamicControlFlowCheck, &NewLaunchBoundCheck, &NewNoSpeedupCheck, &NewStderrMessagesCheck,
-        &NewCuptiBusyCheck}) {
+  for (auto* make : {&NewCaptureErrorCheck, &NewSyncInCaptureCheck, &NewUnsafeApiInCaptureCheck,
+                     &NewAllocInCaptureCheck, &NewLegacyStreamInCaptureCheck, &NewUnjoinedStreamCheck,
+                     &NewPageableMemcpyCheck, &NewEmptyGraphCheck, &NewRecaptureChurnCheck, &NewWarmupInsufficientCheck,
+                     &NewSyncInRegionCheck, &NewDynamicShapeCheck, &NewDynamicControlFlowCheck, &NewLaunchBoundCheck,
+                     &NewNoSpeedupCheck, &NewStderrMessagesCheck, &NewCuptiBusyCheck}) {
     checks.push_back(make());
   }
   for (std::unique_ptr<Check>& check : checks) {

@@ -195,9 +195,9 @@ Iterations FindIterations(const trace::Trace& trace, const NvtxIndex& nvtx, cons
     std::string graphed;
     if (automatic && result.graphed.empty()) graphed = GraphedStepsByRepetition(trace, from, &result.graphed);
     if (!result.eager.empty() || !result.graphed.empty()) {
-      result.source = absl::StrCat("NVTX range '", region, "'", automatic ? " (repeated)" : "", " (",
-                                   result.eager.size(), " eager, ",
-                                   graphed.empty() ? absl::StrCat(result.graphed.size()) : graphed, " graphed)");
+      result.source =
+          absl::StrCat("NVTX range '", region, "'", automatic ? " (repeated)" : "", " (", result.eager.size(),
+                       " eager, ", graphed.empty() ? absl::StrCat(result.graphed.size()) : graphed, " graphed)");
     }
   } else {
     std::vector<Iteration> steps;

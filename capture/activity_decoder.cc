@@ -81,8 +81,7 @@ void ActivityDecoder::Decode(const CUpti_Activity* record) {
       kernel.graph_id = k->graphId;
       kernel.graph_node_id = k->graphNodeId;
       kernel.name = KernelName(k->name);
-      kernel.grid = {static_cast<uint32_t>(k->gridX), static_cast<uint32_t>(k->gridY),
-                     static_cast<uint32_t>(k->gridZ)};
+      kernel.grid = {static_cast<uint32_t>(k->gridX), static_cast<uint32_t>(k->gridY), static_cast<uint32_t>(k->gridZ)};
       kernel.block = {static_cast<uint32_t>(k->blockX), static_cast<uint32_t>(k->blockY),
                       static_cast<uint32_t>(k->blockZ)};
       writer_->WriteKernel(kernel);
@@ -97,8 +96,8 @@ void ActivityDecoder::Decode(const CUpti_Activity* record) {
       break;
     }
     case CUPTI_ACTIVITY_KIND_MEMSET:
-      writer_->WriteMemory(MemoryCommon(*reinterpret_cast<const CUpti_ActivityMemset4*>(record),
-                                        trace::MemoryActivity::Kind::kMemset));
+      writer_->WriteMemory(
+          MemoryCommon(*reinterpret_cast<const CUpti_ActivityMemset4*>(record), trace::MemoryActivity::Kind::kMemset));
       break;
     default:
       break;

@@ -48,24 +48,24 @@ void DecodeCopy(const Params* p, DecodedCall* call) {
 DecodedCall DecodeRuntimeCall(CUpti_CallbackId cbid, const void* params) {
   DecodedCall call;
   switch (cbid) {
-#define GC_LAUNCH(name)                           \
-  case CUPTI_RUNTIME_TRACE_CBID_##name: {         \
+#define GC_LAUNCH(name)                                        \
+  case CUPTI_RUNTIME_TRACE_CBID_##name: {                      \
     const auto* p = static_cast<const name##_params*>(params); \
-    SetStream(&call, p->stream);                  \
-    SetGeometry(&call, p->gridDim, p->blockDim);  \
-    break;                                        \
+    SetStream(&call, p->stream);                               \
+    SetGeometry(&call, p->gridDim, p->blockDim);               \
+    break;                                                     \
   }
     GC_LAUNCH(cudaLaunchKernel_v7000)
     GC_LAUNCH(cudaLaunchKernel_ptsz_v7000)
 #undef GC_LAUNCH
-#define GC_LAUNCH_EX(name)                                           \
-  case CUPTI_RUNTIME_TRACE_CBID_##name: {                            \
-    const auto* p = static_cast<const name##_params*>(params);       \
-    if (p->config != nullptr) {                                      \
-      SetStream(&call, p->config->stream);                           \
-      SetGeometry(&call, p->config->gridDim, p->config->blockDim);   \
-    }                                                                \
-    break;                                                           \
+#define GC_LAUNCH_EX(name)                                         \
+  case CUPTI_RUNTIME_TRACE_CBID_##name: {                          \
+    const auto* p = static_cast<const name##_params*>(params);     \
+    if (p->config != nullptr) {                                    \
+      SetStream(&call, p->config->stream);                         \
+      SetGeometry(&call, p->config->gridDim, p->config->blockDim); \
+    }                                                              \
+    break;                                                         \
   }
     GC_LAUNCH_EX(cudaLaunchKernelExC_v11060)
     GC_LAUNCH_EX(cudaLaunchKernelExC_ptsz_v11060)
@@ -80,8 +80,8 @@ DecodedCall DecodeRuntimeCall(CUpti_CallbackId cbid, const void* params) {
     SetStream(&call, p->stream);                               \
     break;                                                     \
   }
-    GC_COPY_ASYNC(cudaMemcpyAsync_v3020)
-    GC_COPY_ASYNC(cudaMemcpyAsync_ptsz_v7000)
+      GC_COPY_ASYNC(cudaMemcpyAsync_v3020)
+      GC_COPY_ASYNC(cudaMemcpyAsync_ptsz_v7000)
 #undef GC_COPY_ASYNC
     case CUPTI_RUNTIME_TRACE_CBID_cudaMemset_v3020:
       call.bytes = static_cast<const cudaMemset_v3020_params*>(params)->count;
@@ -93,20 +93,20 @@ DecodedCall DecodeRuntimeCall(CUpti_CallbackId cbid, const void* params) {
     SetStream(&call, p->stream);                               \
     break;                                                     \
   }
-    GC_SET_ASYNC(cudaMemsetAsync_v3020)
-    GC_SET_ASYNC(cudaMemsetAsync_ptsz_v7000)
+      GC_SET_ASYNC(cudaMemsetAsync_v3020)
+      GC_SET_ASYNC(cudaMemsetAsync_ptsz_v7000)
 #undef GC_SET_ASYNC
-#define GC_STREAM_ONLY(name, field)                            \
-  case CUPTI_RUNTIME_TRACE_CBID_##name:                        \
+#define GC_STREAM_ONLY(name, field)                                     \
+  case CUPTI_RUNTIME_TRACE_CBID_##name:                                 \
     SetStream(&call, static_cast<const name##_params*>(params)->field); \
     break;
-    GC_STREAM_ONLY(cudaStreamSynchronize_v3020, stream)
-    GC_STREAM_ONLY(cudaStreamSynchronize_ptsz_v7000, stream)
-    GC_STREAM_ONLY(cudaStreamQuery_v3020, stream)
-    GC_STREAM_ONLY(cudaStreamQuery_ptsz_v7000, stream)
-    GC_STREAM_ONLY(cudaStreamDestroy_v5050, stream)
-    GC_STREAM_ONLY(cudaFreeAsync_v11020, hStream)
-    GC_STREAM_ONLY(cudaFreeAsync_ptsz_v11020, hStream)
+      GC_STREAM_ONLY(cudaStreamSynchronize_v3020, stream)
+      GC_STREAM_ONLY(cudaStreamSynchronize_ptsz_v7000, stream)
+      GC_STREAM_ONLY(cudaStreamQuery_v3020, stream)
+      GC_STREAM_ONLY(cudaStreamQuery_ptsz_v7000, stream)
+      GC_STREAM_ONLY(cudaStreamDestroy_v5050, stream)
+      GC_STREAM_ONLY(cudaFreeAsync_v11020, hStream)
+      GC_STREAM_ONLY(cudaFreeAsync_ptsz_v11020, hStream)
 #undef GC_STREAM_ONLY
 #define GC_MALLOC_ASYNC(name)                                  \
   case CUPTI_RUNTIME_TRACE_CBID_##name: {                      \
@@ -115,8 +115,8 @@ DecodedCall DecodeRuntimeCall(CUpti_CallbackId cbid, const void* params) {
     SetStream(&call, p->hStream);                              \
     break;                                                     \
   }
-    GC_MALLOC_ASYNC(cudaMallocAsync_v11020)
-    GC_MALLOC_ASYNC(cudaMallocAsync_ptsz_v11020)
+      GC_MALLOC_ASYNC(cudaMallocAsync_v11020)
+      GC_MALLOC_ASYNC(cudaMallocAsync_ptsz_v11020)
 #undef GC_MALLOC_ASYNC
 #define GC_BEGIN_CAPTURE(name)                                 \
   case CUPTI_RUNTIME_TRACE_CBID_##name: {                      \
@@ -125,10 +125,10 @@ DecodedCall DecodeRuntimeCall(CUpti_CallbackId cbid, const void* params) {
     call.capture_mode = static_cast<int>(p->mode);             \
     break;                                                     \
   }
-    GC_BEGIN_CAPTURE(cudaStreamBeginCapture_v10000)
-    GC_BEGIN_CAPTURE(cudaStreamBeginCapture_ptsz_v10000)
-    GC_BEGIN_CAPTURE(cudaStreamBeginCaptureToGraph_v12030)
-    GC_BEGIN_CAPTURE(cudaStreamBeginCaptureToGraph_ptsz_v12030)
+      GC_BEGIN_CAPTURE(cudaStreamBeginCapture_v10000)
+      GC_BEGIN_CAPTURE(cudaStreamBeginCapture_ptsz_v10000)
+      GC_BEGIN_CAPTURE(cudaStreamBeginCaptureToGraph_v12030)
+      GC_BEGIN_CAPTURE(cudaStreamBeginCaptureToGraph_ptsz_v12030)
 #undef GC_BEGIN_CAPTURE
 #define GC_END_CAPTURE(name)                                   \
   case CUPTI_RUNTIME_TRACE_CBID_##name: {                      \
@@ -137,8 +137,8 @@ DecodedCall DecodeRuntimeCall(CUpti_CallbackId cbid, const void* params) {
     call.out_graph = reinterpret_cast<CUgraph*>(p->pGraph);    \
     break;                                                     \
   }
-    GC_END_CAPTURE(cudaStreamEndCapture_v10000)
-    GC_END_CAPTURE(cudaStreamEndCapture_ptsz_v10000)
+      GC_END_CAPTURE(cudaStreamEndCapture_v10000)
+      GC_END_CAPTURE(cudaStreamEndCapture_ptsz_v10000)
 #undef GC_END_CAPTURE
 #define GC_EVENT(name)                                         \
   case CUPTI_RUNTIME_TRACE_CBID_##name: {                      \
@@ -147,12 +147,12 @@ DecodedCall DecodeRuntimeCall(CUpti_CallbackId cbid, const void* params) {
     call.event = reinterpret_cast<CUevent>(p->event);          \
     break;                                                     \
   }
-    GC_EVENT(cudaEventRecord_v3020)
-    GC_EVENT(cudaEventRecord_ptsz_v7000)
-    GC_EVENT(cudaEventRecordWithFlags_v11010)
-    GC_EVENT(cudaEventRecordWithFlags_ptsz_v11010)
-    GC_EVENT(cudaStreamWaitEvent_v3020)
-    GC_EVENT(cudaStreamWaitEvent_ptsz_v7000)
+      GC_EVENT(cudaEventRecord_v3020)
+      GC_EVENT(cudaEventRecord_ptsz_v7000)
+      GC_EVENT(cudaEventRecordWithFlags_v11010)
+      GC_EVENT(cudaEventRecordWithFlags_ptsz_v11010)
+      GC_EVENT(cudaStreamWaitEvent_v3020)
+      GC_EVENT(cudaStreamWaitEvent_ptsz_v7000)
 #undef GC_EVENT
 #define GC_EXEC_ON_STREAM(name)                                \
   case CUPTI_RUNTIME_TRACE_CBID_##name: {                      \
@@ -161,22 +161,22 @@ DecodedCall DecodeRuntimeCall(CUpti_CallbackId cbid, const void* params) {
     call.exec = reinterpret_cast<CUgraphExec>(p->graphExec);   \
     break;                                                     \
   }
-    GC_EXEC_ON_STREAM(cudaGraphLaunch_v10000)
-    GC_EXEC_ON_STREAM(cudaGraphLaunch_ptsz_v10000)
-    GC_EXEC_ON_STREAM(cudaGraphUpload_v10000)
-    GC_EXEC_ON_STREAM(cudaGraphUpload_ptsz_v10000)
+      GC_EXEC_ON_STREAM(cudaGraphLaunch_v10000)
+      GC_EXEC_ON_STREAM(cudaGraphLaunch_ptsz_v10000)
+      GC_EXEC_ON_STREAM(cudaGraphUpload_v10000)
+      GC_EXEC_ON_STREAM(cudaGraphUpload_ptsz_v10000)
 #undef GC_EXEC_ON_STREAM
-#define GC_INSTANTIATE(name)                                   \
-  case CUPTI_RUNTIME_TRACE_CBID_##name: {                      \
-    const auto* p = static_cast<const name##_params*>(params); \
-    call.graph = reinterpret_cast<CUgraph>(p->graph);          \
+#define GC_INSTANTIATE(name)                                       \
+  case CUPTI_RUNTIME_TRACE_CBID_##name: {                          \
+    const auto* p = static_cast<const name##_params*>(params);     \
+    call.graph = reinterpret_cast<CUgraph>(p->graph);              \
     call.out_exec = reinterpret_cast<CUgraphExec*>(p->pGraphExec); \
-    break;                                                     \
+    break;                                                         \
   }
-    GC_INSTANTIATE(cudaGraphInstantiate_v12000)
-    GC_INSTANTIATE(cudaGraphInstantiateWithFlags_v11040)
-    GC_INSTANTIATE(cudaGraphInstantiateWithParams_v12000)
-    GC_INSTANTIATE(cudaGraphInstantiateWithParams_ptsz_v12000)
+      GC_INSTANTIATE(cudaGraphInstantiate_v12000)
+      GC_INSTANTIATE(cudaGraphInstantiateWithFlags_v11040)
+      GC_INSTANTIATE(cudaGraphInstantiateWithParams_v12000)
+      GC_INSTANTIATE(cudaGraphInstantiateWithParams_ptsz_v12000)
 #undef GC_INSTANTIATE
     case CUPTI_RUNTIME_TRACE_CBID_cudaGraphDestroy_v10000:
       call.graph = reinterpret_cast<CUgraph>(static_cast<const cudaGraphDestroy_v10000_params*>(params)->graph);
@@ -194,13 +194,13 @@ DecodedCall DecodeRuntimeCall(CUpti_CallbackId cbid, const void* params) {
     case CUPTI_RUNTIME_TRACE_CBID_cudaMallocHost_v3020:
       call.bytes = static_cast<const cudaMallocHost_v3020_params*>(params)->size;
       break;
-#define GC_STREAM_CREATE(name)                                 \
-  case CUPTI_RUNTIME_TRACE_CBID_##name:                        \
+#define GC_STREAM_CREATE(name)                                                                         \
+  case CUPTI_RUNTIME_TRACE_CBID_##name:                                                                \
     call.out_stream = reinterpret_cast<CUstream*>(static_cast<const name##_params*>(params)->pStream); \
     break;
-    GC_STREAM_CREATE(cudaStreamCreate_v3020)
-    GC_STREAM_CREATE(cudaStreamCreateWithFlags_v5000)
-    GC_STREAM_CREATE(cudaStreamCreateWithPriority_v5050)
+      GC_STREAM_CREATE(cudaStreamCreate_v3020)
+      GC_STREAM_CREATE(cudaStreamCreateWithFlags_v5000)
+      GC_STREAM_CREATE(cudaStreamCreateWithPriority_v5050)
 #undef GC_STREAM_CREATE
     default:
       break;
@@ -211,53 +211,53 @@ DecodedCall DecodeRuntimeCall(CUpti_CallbackId cbid, const void* params) {
 DecodedCall DecodeDriverCall(CUpti_CallbackId cbid, const void* params) {
   DecodedCall call;
   switch (cbid) {
-#define GC_DRIVER_LAUNCH(name)                                                  \
-  case CUPTI_DRIVER_TRACE_CBID_##name: {                                        \
-    const auto* p = static_cast<const name##_params*>(params);                  \
-    SetStream(&call, p->hStream);                                               \
-    call.grid = {p->gridDimX, p->gridDimY, p->gridDimZ};                        \
-    call.block = {p->blockDimX, p->blockDimY, p->blockDimZ};                    \
-    break;                                                                      \
+#define GC_DRIVER_LAUNCH(name)                                 \
+  case CUPTI_DRIVER_TRACE_CBID_##name: {                       \
+    const auto* p = static_cast<const name##_params*>(params); \
+    SetStream(&call, p->hStream);                              \
+    call.grid = {p->gridDimX, p->gridDimY, p->gridDimZ};       \
+    call.block = {p->blockDimX, p->blockDimY, p->blockDimZ};   \
+    break;                                                     \
   }
     GC_DRIVER_LAUNCH(cuLaunchKernel)
     GC_DRIVER_LAUNCH(cuLaunchKernel_ptsz)
 #undef GC_DRIVER_LAUNCH
-#define GC_DRIVER_LAUNCH_EX(name)                                               \
-  case CUPTI_DRIVER_TRACE_CBID_##name: {                                        \
-    const auto* p = static_cast<const name##_params*>(params);                  \
-    if (p->config != nullptr) {                                                 \
-      SetStream(&call, p->config->hStream);                                     \
-      call.grid = {p->config->gridDimX, p->config->gridDimY, p->config->gridDimZ}; \
+#define GC_DRIVER_LAUNCH_EX(name)                                                      \
+  case CUPTI_DRIVER_TRACE_CBID_##name: {                                               \
+    const auto* p = static_cast<const name##_params*>(params);                         \
+    if (p->config != nullptr) {                                                        \
+      SetStream(&call, p->config->hStream);                                            \
+      call.grid = {p->config->gridDimX, p->config->gridDimY, p->config->gridDimZ};     \
       call.block = {p->config->blockDimX, p->config->blockDimY, p->config->blockDimZ}; \
-    }                                                                           \
-    break;                                                                      \
+    }                                                                                  \
+    break;                                                                             \
   }
     GC_DRIVER_LAUNCH_EX(cuLaunchKernelEx)
     GC_DRIVER_LAUNCH_EX(cuLaunchKernelEx_ptsz)
 #undef GC_DRIVER_LAUNCH_EX
-#define GC_DRIVER_STREAM(name)                                                  \
-  case CUPTI_DRIVER_TRACE_CBID_##name:                                          \
-    SetStream(&call, static_cast<const name##_params*>(params)->hStream);       \
+#define GC_DRIVER_STREAM(name)                                            \
+  case CUPTI_DRIVER_TRACE_CBID_##name:                                    \
+    SetStream(&call, static_cast<const name##_params*>(params)->hStream); \
     break;
     GC_DRIVER_STREAM(cuStreamSynchronize)
     GC_DRIVER_STREAM(cuStreamSynchronize_ptsz)
 #undef GC_DRIVER_STREAM
-#define GC_DRIVER_END(name)                                                     \
-  case CUPTI_DRIVER_TRACE_CBID_##name: {                                        \
-    const auto* p = static_cast<const name##_params*>(params);                  \
-    SetStream(&call, p->hStream);                                               \
-    call.out_graph = p->phGraph;                                                \
-    break;                                                                      \
+#define GC_DRIVER_END(name)                                    \
+  case CUPTI_DRIVER_TRACE_CBID_##name: {                       \
+    const auto* p = static_cast<const name##_params*>(params); \
+    SetStream(&call, p->hStream);                              \
+    call.out_graph = p->phGraph;                               \
+    break;                                                     \
   }
     GC_DRIVER_END(cuStreamEndCapture)
     GC_DRIVER_END(cuStreamEndCapture_ptsz)
 #undef GC_DRIVER_END
-#define GC_DRIVER_BEGIN(name)                                                   \
-  case CUPTI_DRIVER_TRACE_CBID_##name: {                                        \
-    const auto* p = static_cast<const name##_params*>(params);                  \
-    SetStream(&call, p->hStream);                                               \
-    call.capture_mode = static_cast<int>(p->mode);                              \
-    break;                                                                      \
+#define GC_DRIVER_BEGIN(name)                                  \
+  case CUPTI_DRIVER_TRACE_CBID_##name: {                       \
+    const auto* p = static_cast<const name##_params*>(params); \
+    SetStream(&call, p->hStream);                              \
+    call.capture_mode = static_cast<int>(p->mode);             \
+    break;                                                     \
   }
     GC_DRIVER_BEGIN(cuStreamBeginCapture_v2)
     GC_DRIVER_BEGIN(cuStreamBeginCapture_v2_ptsz)

@@ -23,19 +23,17 @@ struct DecodedCall {
   const void* src = nullptr;
   std::array<uint32_t, 3> grid = {0, 0, 0};
   std::array<uint32_t, 3> block = {0, 0, 0};
-  int capture_mode = -1;           // capture begin: cudaStreamCaptureMode
-  CUgraph* out_graph = nullptr;    // capture end: the graph it returns
-  CUgraph graph = nullptr;         // instantiate / destroy
-  CUgraphExec* out_exec = nullptr; // instantiate
-  CUgraphExec exec = nullptr;      // launch / upload / exec destroy
-  CUstream* out_stream = nullptr;  // stream create
-  CUevent event = nullptr;         // record / wait
+  int capture_mode = -1;            // capture begin: cudaStreamCaptureMode
+  CUgraph* out_graph = nullptr;     // capture end: the graph it returns
+  CUgraph graph = nullptr;          // instantiate / destroy
+  CUgraphExec* out_exec = nullptr;  // instantiate
+  CUgraphExec exec = nullptr;       // launch / upload / exec destroy
+  CUstream* out_stream = nullptr;   // stream create
+  CUevent event = nullptr;          // record / wait
 };
 
 // The stream handles that mean "legacy default stream" (0 and cudaStreamLegacy); cudaStreamPerThread (0x2) is not.
-inline bool IsLegacyStream(CUstream stream) {
-  return stream == nullptr || stream == reinterpret_cast<CUstream>(0x1);
-}
+inline bool IsLegacyStream(CUstream stream) { return stream == nullptr || stream == reinterpret_cast<CUstream>(0x1); }
 
 DecodedCall DecodeRuntimeCall(CUpti_CallbackId cbid, const void* params);
 DecodedCall DecodeDriverCall(CUpti_CallbackId cbid, const void* params);

@@ -8,8 +8,8 @@ absl::Status CuptiStatus(CUptiResult result, absl::string_view what) {
   if (result == CUPTI_SUCCESS) return absl::OkStatus();
   const char* text = nullptr;
   cuptiGetResultString(result, &text);
-  return absl::UnavailableError(absl::StrCat(what, ": ", text != nullptr ? text : "unknown CUPTI error", " (",
-                                             static_cast<int>(result), ")"));
+  return absl::UnavailableError(
+      absl::StrCat(what, ": ", text != nullptr ? text : "unknown CUPTI error", " (", static_cast<int>(result), ")"));
 }
 
 absl::StatusOr<std::unique_ptr<CuptiSubscription>> CuptiSubscription::Create(CUpti_CallbackFunc callback,
@@ -40,7 +40,8 @@ absl::Status CuptiSubscription::Enable(CUpti_CallbackDomain domain, CUpti_Callba
 absl::StatusOr<std::unique_ptr<ActivityRecording>> ActivityRecording::Create(
     const std::vector<CUpti_ActivityKind>& kinds, BufferRequested requested, BufferCompleted completed,
     uint32_t flush_period_ms) {
-  if (absl::Status s = CuptiStatus(cuptiActivityRegisterCallbacks(requested, completed), "cuptiActivityRegisterCallbacks");
+  if (absl::Status s =
+          CuptiStatus(cuptiActivityRegisterCallbacks(requested, completed), "cuptiActivityRegisterCallbacks");
       !s.ok()) {
     return s;
   }

@@ -22,7 +22,7 @@ class CuptiSubscription {
   // FailedPrecondition when another CUPTI subscriber (Kineto, Nsight) holds CUPTI; its name, as CUPTI reports it,
   // goes to *other_subscriber.
   static absl::StatusOr<std::unique_ptr<CuptiSubscription>> Create(CUpti_CallbackFunc callback, void* userdata,
-                                                                     std::string* other_subscriber);
+                                                                   std::string* other_subscriber);
   ~CuptiSubscription();
   CuptiSubscription(const CuptiSubscription&) = delete;
   CuptiSubscription& operator=(const CuptiSubscription&) = delete;
@@ -43,8 +43,7 @@ class ActivityRecording {
   using BufferCompleted = void (*)(CUcontext context, uint32_t stream_id, uint8_t* buffer, size_t size,
                                    size_t valid_size);
   static absl::StatusOr<std::unique_ptr<ActivityRecording>> Create(const std::vector<CUpti_ActivityKind>& kinds,
-                                                                   BufferRequested requested,
-                                                                   BufferCompleted completed,
+                                                                   BufferRequested requested, BufferCompleted completed,
                                                                    uint32_t flush_period_ms);
   ~ActivityRecording();
   ActivityRecording(const ActivityRecording&) = delete;

@@ -2,8 +2,8 @@
 
 #include <cuda.h>
 #include <cupti.h>
-#include <generated_nvtx_meta.h>  // NVTX callback parameter structs (cupti.h does not bring these)
 #include <execinfo.h>
+#include <generated_nvtx_meta.h>  // NVTX callback parameter structs (cupti.h does not bring these)
 #include <pthread.h>
 #include <signal.h>
 #include <sys/syscall.h>
@@ -103,8 +103,8 @@ struct PendingCall {
 
 struct ThreadState {
   const char* recording = nullptr;  // the API the recorder is handling on this thread, for the crash note
-  int runtime_depth = 0;  // driver calls made by a runtime call are the runtime call's business
-  bool busy = false;      // the recorder's own CUDA calls must not be recorded
+  int runtime_depth = 0;            // driver calls made by a runtime call are the runtime call's business
+  bool busy = false;                // the recorder's own CUDA calls must not be recorded
   int depth = 0;
   PendingCall pending[kMaxNesting];
 };
@@ -117,8 +117,7 @@ class Recorder {
   void Stop();
   void OnFork();
 
-  static void CUPTIAPI Callback(void* userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
-                                const void* data);
+  static void CUPTIAPI Callback(void* userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data);
   static void CUPTIAPI BufferRequested(uint8_t** buffer, size_t* size, size_t* max_records);
   static void CUPTIAPI BufferCompleted(CUcontext context, uint32_t stream_id, uint8_t* buffer, size_t size,
                                        size_t valid_size);
@@ -151,7 +150,7 @@ class Recorder {
   absl::Mutex mutex_;
   std::vector<ActiveCapture> captures_ ABSL_GUARDED_BY(mutex_);
   absl::flat_hash_map<CUgraphExec, uint32_t> exec_graph_ ABSL_GUARDED_BY(mutex_);  // exec -> source graph id
-  absl::flat_hash_map<CUevent, uint64_t> event_streams_ ABSL_GUARDED_BY(mutex_);  // recorded during capture
+  absl::flat_hash_map<CUevent, uint64_t> event_streams_ ABSL_GUARDED_BY(mutex_);   // recorded during capture
   absl::flat_hash_map<uintptr_t, trace::StringId> nvtx_domains_ ABSL_GUARDED_BY(mutex_);
   absl::flat_hash_map<uintptr_t, trace::StringId> nvtx_registered_ ABSL_GUARDED_BY(mutex_);
 };
@@ -202,8 +201,7 @@ absl::Status Recorder::Start(const RecorderOptions& options) {
   for (absl::Status s :
        {EnableApiCallbacks(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE, &runtime_table_),
         EnableApiCallbacks(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE, &driver_table_),
-        EnableNvtxCallbacks(),
-        subscription_->Enable(CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_CREATED)}) {
+        EnableNvtxCallbacks(), subscription_->Enable(CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_CREATED)}) {
     if (!s.ok()) return s;
   }
   decoder_ = std::make_unique<ActivityDecoder>(writer_.get());
@@ -281,8 +279,7 @@ void Recorder::OnFork() {
   nvtx_registered_.clear();
 }
 
-void CUPTIAPI Recorder::Callback(void* userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
-                                 const void* data) {
+void CUPTIAPI Recorder::Callback(void* userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data) {
   auto* recorder = static_cast<Recorder*>(userdata);
   if (t_state.busy) return;
   t_state.busy = true;
@@ -378,8 +375,9 @@ trace::HostMemory Recorder::HostMemoryOf(const DecodedCall& call) {
       return trace::HostMemory::kNotApplicable;
   }
   const unsigned type = memory_type(host);
-  return type == 0 ? trace::HostMemory::kPageable
-                   : type == CU_MEMORYTYPE_HOST ? trace::HostMemory::kPinned : trace::HostMemory::kUnknown;
+  return type == 0                    ? trace::HostMemory::kPageable
+         : type == CU_MEMORYTYPE_HOST ? trace::HostMemory::kPinned
+                                      : trace::HostMemory::kUnknown;
 }
 
 bool Recorder::WantsBacktrace(ApiKind kind, int32_t return_code, CaptureStatus status) const {
@@ -447,10 +445,11 @@ void Recorder::OnApiExit(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, con
   record.domain = runtime ? trace::ApiDomain::kRuntime : trace::ApiDomain::kDriver;
   record.kind = entry.kind;
   record.callback_id = cbid;
-  record.return_code = data->functionReturnValue == nullptr
-                           ? 0
-                           : (runtime ? static_cast<int32_t>(*static_cast<const cudaError_t*>(data->functionReturnValue))
-                                      : static_cast<int32_t>(*static_cast<const CUresult*>(data->functionReturnValue)));
+  record.return_code =
+      data->functionReturnValue == nullptr
+          ? 0
+          : (runtime ? static_cast<int32_t>(*static_cast<const cudaError_t*>(data->functionReturnValue))
+                     : static_cast<int32_t>(*static_cast<const CUresult*>(data->functionReturnValue)));
   record.capture_status = pending.status;
   record.capture_mode = pending.mode;
   record.capture_id = pending.capture_id;
@@ -728,7 +727,8 @@ void Recorder::OnContextCreated(const CUpti_ResourceData* data) {
   cuDeviceGetAttribute(&info.gpu.cc_major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, device);
   cuDeviceGetAttribute(&info.gpu.cc_minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, device);
   int driver = 0;
-  if (cuDriverGetVersion(&driver) == CUDA_SUCCESS) info.gpu.driver = absl::StrCat(driver / 1000, ".", driver % 1000 / 10);
+  if (cuDriverGetVersion(&driver) == CUDA_SUCCESS)
+    info.gpu.driver = absl::StrCat(driver / 1000, ".", driver % 1000 / 10);
   writer_->WriteDevice(info);
 }
 
@@ -755,10 +755,9 @@ void OnCrashSignal(int signal, siginfo_t* info, void* context) {
     // Say where the program died: the frames tell a crash in the program from one in the recorder.
     char header[256];
     const char* recording = t_state.recording;
-    const int length =
-        snprintf(header, sizeof(header), "graphcheck: pid %d received signal %d%s%s; backtrace:\n",
-                 static_cast<int>(getpid()), signal, recording != nullptr ? " while the recorder handled " : "",
-                 recording != nullptr ? recording : "");
+    const int length = snprintf(
+        header, sizeof(header), "graphcheck: pid %d received signal %d%s%s; backtrace:\n", static_cast<int>(getpid()),
+        signal, recording != nullptr ? " while the recorder handled " : "", recording != nullptr ? recording : "");
     (void)!write(STDERR_FILENO, header, length);
     void* frames[64];
     backtrace_symbols_fd(frames, backtrace(frames, 64), STDERR_FILENO);

@@ -12,7 +12,7 @@
 namespace graphcheck::capture {
 
 struct RecorderOptions {
-  std::string trace_dir;              // where trace-<host>-<pid>.gctrace goes
+  std::string trace_dir;  // where trace-<host>-<pid>.gctrace goes
   uint32_t activity_flush_period_ms = 250;
   // GPU activity records (kernel, memcpy and memset timings). Off (GRAPHCHECK_ACTIVITY=0, `graphcheck run
   // --no-activity`) keeps API calls and capture state but drops GPU times: cheaper, and no launch-overhead metrics.

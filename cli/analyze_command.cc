@@ -92,8 +92,8 @@ absl::Status AnalyzeTraceFilesInto(const std::vector<std::string>& paths, const 
     pointers.push_back(&trace);
     warnings += trace.read_warnings.size();
   }
-  analyzers::AnalysisResult result = analyzers::AnalyzeTraces(pointers, stderr_lines, BuiltinChecks(),
-                                                              resolved->selection, resolved->check_options);
+  analyzers::AnalysisResult result =
+      analyzers::AnalyzeTraces(pointers, stderr_lines, BuiltinChecks(), resolved->selection, resolved->check_options);
   const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   report->steps.push_back(
       Step{"analyze", StepStatus::kOk, ms,

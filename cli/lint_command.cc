@@ -18,7 +18,7 @@ namespace {
 
 struct LintOptions {
   bool env = false;
-  std::vector<std::string> configs;    // --config FILE (repeatable)
+  std::vector<std::string> configs;     // --config FILE (repeatable)
   std::vector<std::string> mcore_args;  // Megatron Core arguments after `--`
   // Capture order: given, from a file, or converted from a schedule table; optionally expanded layer-wise.
   std::string order;
@@ -113,11 +113,12 @@ absl::StatusOr<std::optional<CaptureOrder>> BuildOrder(const LintOptions& option
 
 // The order and its timeline go with a text report on stdout, and to stderr otherwise so JSON / JUnit stay valid.
 void PrintOrder(const CaptureOrder& order, const LintOptions& options) {
-  const bool with_report = options.output.format == "text" && (options.output.output.empty() ||
-                                                               options.output.output == "-");
+  const bool with_report =
+      options.output.format == "text" && (options.output.output.empty() || options.output.output == "-");
   std::FILE* stream = with_report ? stdout : stderr;
-  const std::string text = absl::StrCat("capture order (", order.entries.size(), " entries): ",
-                                        FormatOrder(order.entries), "\n", RenderTimeline(order.entries), "\n");
+  const std::string text =
+      absl::StrCat("capture order (", order.entries.size(), " entries): ", FormatOrder(order.entries), "\n",
+                   RenderTimeline(order.entries), "\n");
   std::fputs(text.c_str(), stream);
   std::fflush(stream);
 }
@@ -170,8 +171,9 @@ int Lint(const LintOptions& options, const CommandContext& context) {
 void AddLintCommand(CLI::App* app, CommandContext* context) {
   auto options = std::make_shared<LintOptions>();
   CLI::App* command = app->add_subcommand(
-      "lint", "Static checks that need no GPU: environment, Megatron / Transformer Engine CUDA-graph configurations, "
-              "capture orders");
+      "lint",
+      "Static checks that need no GPU: environment, Megatron / Transformer Engine CUDA-graph configurations, "
+      "capture orders");
   command->add_flag("--env", options->env, "Check the current environment variables");
   command->add_option("--config", options->configs,
                       "Training configuration: Megatron Bridge YAML / JSON, or a file of Megatron Core arguments "
@@ -182,8 +184,9 @@ void AddLintCommand(CLI::App* app, CommandContext* context) {
   command->add_option("--schedule-table", options->schedule_table,
                       "Schedule table as MICROBATCH:CHUNK per virtual microbatch (\"0:0 1:0 2:0 0:1 ...\"), "
                       "converted to an order as Megatron Core does");
-  command->add_option("--warmup-microbatches", options->warmup_microbatches,
-                      "Warmup microbatches for --schedule-table (default 0)")
+  command
+      ->add_option("--warmup-microbatches", options->warmup_microbatches,
+                   "Warmup microbatches for --schedule-table (default 0)")
       ->check(CLI::NonNegativeNumber);
   command->add_option("--chunks", options->chunks, "Number of model chunks the order is for")
       ->check(CLI::PositiveNumber);

@@ -15,8 +15,9 @@
 #include "core/version.h"
 
 int main(int argc, char** argv) {
-  CLI::App app{"graphcheck: can this PyTorch step be captured into CUDA graphs, what breaks it, and what do graphs "
-               "save?"};
+  CLI::App app{
+      "graphcheck: can this PyTorch step be captured into CUDA graphs, what breaks it, and what do graphs "
+      "save?"};
   app.set_version_flag("--version", std::string("graphcheck ") + graphcheck::kVersion);
   app.require_subcommand(1);
 

@@ -12,8 +12,8 @@
 namespace graphcheck {
 
 struct ProgramResult {
-  int exit_code = 0;        // valid when signal == 0
-  int signal = 0;           // the signal that ended it, or 0
+  int exit_code = 0;  // valid when signal == 0
+  int signal = 0;     // the signal that ended it, or 0
   double wall_ms = 0;
   std::vector<std::string> stderr_lines;  // what the program wrote to stderr (also passed through)
 };

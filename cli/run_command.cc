@@ -110,16 +110,15 @@ int Run(RunOptions& options, const CommandContext& context) {
   if (!program.ok()) return FailWith(program.status());
 
   Report report = NewReport("run", context);
-  report.steps.push_back(Step{"program", program->signal == 0 && program->exit_code == 0 ? StepStatus::kOk
-                                                                                          : StepStatus::kFailed,
+  report.steps.push_back(Step{"program",
+                              program->signal == 0 && program->exit_code == 0 ? StepStatus::kOk : StepStatus::kFailed,
                               program->wall_ms, DescribeProgramResult(*program)});
-  report.metrics.push_back(Metric{"program.exit_code", static_cast<double>(program->exit_code), "code",
-                                  "the program's own exit status"});
+  report.metrics.push_back(
+      Metric{"program.exit_code", static_cast<double>(program->exit_code), "code", "the program's own exit status"});
   report.metrics.push_back(Metric{"program.signal", static_cast<double>(program->signal), "signal",
                                   "the signal that ended the program, 0 if none"});
   const std::vector<std::string> traces = TraceFiles(options.trace_dir);
-  if (absl::Status s =
-          AnalyzeTraceFilesInto(traces, &program->stderr_lines, options.iteration, &*resolved, &report);
+  if (absl::Status s = AnalyzeTraceFilesInto(traces, &program->stderr_lines, options.iteration, &*resolved, &report);
       !s.ok()) {
     return FailWith(s);
   }

@@ -26,17 +26,17 @@ enum class CheckArea { kCapture, kEagerRegion, kState, kRng, kNumerics, kEnviron
 absl::string_view CheckAreaName(CheckArea area);  // "capture", "eager-region", ...
 
 struct CheckOption {
-  std::string name;           // kebab-case, unique within the check
+  std::string name;  // kebab-case, unique within the check
   std::string default_value;
   std::string description;
 };
 
 struct CheckInfo {
-  std::string id;             // stable kebab-case id
-  std::string title;          // one line
+  std::string id;     // stable kebab-case id
+  std::string title;  // one line
   Severity default_severity = Severity::kWarning;
   CheckArea area = CheckArea::kCapture;
-  std::string summary;        // two or three sentences for list-checks
+  std::string summary;  // two or three sentences for list-checks
   std::vector<CheckOption> options;
 
   std::string DocPage() const { return "docs/checks/" + id + ".md"; }
@@ -80,7 +80,7 @@ class DerivedInputs {
 // What checks can look at. A check whose input is absent does not run and is not listed as run.
 struct CheckInputs {
   const Environment* environment = nullptr;
-  const trace::Trace* trace = nullptr;  // one process's recorded events (analyzers/)
+  const trace::Trace* trace = nullptr;     // one process's recorded events (analyzers/)
   const ConfigDocument* config = nullptr;  // a training configuration (lint --config)
   const CaptureOrder* order = nullptr;     // a capture order for make_graphed_callables (lint --order)
   // The program's stderr, one entry per line (`run` tees it; `analyze --stderr FILE`): known PyTorch, Transformer

@@ -12,10 +12,10 @@
 namespace graphcheck {
 
 struct GpuInfo {
-  std::string name;       // "NVIDIA H100 80GB HBM3"
-  int cc_major = 0;       // compute capability
+  std::string name;  // "NVIDIA H100 80GB HBM3"
+  int cc_major = 0;  // compute capability
   int cc_minor = 0;
-  std::string driver;     // driver version, when known
+  std::string driver;  // driver version, when known
 
   bool operator==(const GpuInfo& o) const {
     return name == o.name && cc_major == o.cc_major && cc_minor == o.cc_minor && driver == o.driver;
@@ -25,8 +25,7 @@ struct GpuInfo {
 class Environment {
  public:
   Environment() = default;
-  explicit Environment(std::map<std::string, std::string, std::less<>> variables)
-      : variables_(std::move(variables)) {}
+  explicit Environment(std::map<std::string, std::string, std::less<>> variables) : variables_(std::move(variables)) {}
 
   // The calling process's environment (no GPU information: that comes from capture/).
   static Environment FromCurrentProcess();

@@ -7,10 +7,10 @@
 namespace graphcheck {
 
 enum ExitCode : int {
-  kExitClean = 0,                // nothing at or above --fail-on
-  kExitFindings = 1,             // findings at or above --fail-on
-  kExitBadInput = 2,             // bad command line, model, trace, config or report file
-  kExitEnvironmentMissing = 3,   // no GPU, no driver, CUPTI unavailable
+  kExitClean = 0,               // nothing at or above --fail-on
+  kExitFindings = 1,            // findings at or above --fail-on
+  kExitBadInput = 2,            // bad command line, model, trace, config or report file
+  kExitEnvironmentMissing = 3,  // no GPU, no driver, CUPTI unavailable
 };
 
 // The exit code for a Status that ends a command: kFailedPrecondition/kUnavailable mean the environment is missing

@@ -14,30 +14,30 @@ namespace graphcheck {
 // Where a finding points. Runtime findings fill the call/thread/stream/backtrace fields; static (lint) findings fill
 // the file/line/key fields. Every field is optional: empty strings and unset optionals are not shown.
 struct Location {
-  std::string api;                      // e.g. "cudaStreamSynchronize"
-  std::optional<uint64_t> thread_id;    // OS thread id
-  std::optional<uint64_t> stream_id;    // CUDA stream id as CUPTI reports it
-  std::string nvtx_path;                // "train_step/forward/attention"
-  std::vector<std::string> backtrace;   // symbolized host frames, innermost first
-  std::string torch_op;                 // "aten::_local_scalar_dense" (Tensor.item())
-  std::string file;                     // config or trace file
-  int line = 0;                         // 1-based; 0 = unknown
-  int column = 0;                       // 1-based; 0 = unknown
-  std::string key;                      // config key or command-line flag
-  std::optional<uint32_t> pid;          // process the trace came from
+  std::string api;                     // e.g. "cudaStreamSynchronize"
+  std::optional<uint64_t> thread_id;   // OS thread id
+  std::optional<uint64_t> stream_id;   // CUDA stream id as CUPTI reports it
+  std::string nvtx_path;               // "train_step/forward/attention"
+  std::vector<std::string> backtrace;  // symbolized host frames, innermost first
+  std::string torch_op;                // "aten::_local_scalar_dense" (Tensor.item())
+  std::string file;                    // config or trace file
+  int line = 0;                        // 1-based; 0 = unknown
+  int column = 0;                      // 1-based; 0 = unknown
+  std::string key;                     // config key or command-line flag
+  std::optional<uint32_t> pid;         // process the trace came from
 
   bool operator==(const Location& other) const;
 };
 
 struct Finding {
-  std::string check_id;                 // stable kebab-case id, e.g. "sync-in-capture"
+  std::string check_id;  // stable kebab-case id, e.g. "sync-in-capture"
   Severity severity = Severity::kWarning;
-  std::string title;                    // the check's title
-  std::string message;                  // what happened, one or two sentences
-  std::vector<std::string> evidence;    // facts that support the message ("return code 900 from cudaMemcpyAsync")
+  std::string title;                      // the check's title
+  std::string message;                    // what happened, one or two sentences
+  std::vector<std::string> evidence;      // facts that support the message ("return code 900 from cudaMemcpyAsync")
   std::vector<std::string> consequences;  // what this root cause went on to break
   Location where;
-  std::string fix;                      // what to do about it
+  std::string fix;  // what to do about it
 
   bool operator==(const Finding& other) const;
 };

@@ -34,9 +34,9 @@ struct Step {
 };
 
 struct Metric {
-  std::string name;        // dotted, e.g. "launch.kernels_per_iteration"
+  std::string name;  // dotted, e.g. "launch.kernels_per_iteration"
   double value = 0;
-  std::string unit;        // "us", "count", "ratio", "bytes"
+  std::string unit;  // "us", "count", "ratio", "bytes"
   std::string description;
 
   bool operator==(const Metric& o) const {
@@ -46,8 +46,8 @@ struct Metric {
 
 struct Report {
   std::string tool_version;
-  std::string mode;                   // "lint", "run", "analyze", "check"
-  std::vector<std::string> command;   // graphcheck's own argv
+  std::string mode;                  // "lint", "run", "analyze", "check"
+  std::vector<std::string> command;  // graphcheck's own argv
   Machine machine;
   std::vector<Step> steps;
   std::vector<std::string> checks_run;

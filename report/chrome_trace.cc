@@ -211,7 +211,9 @@ class ProcessExport {
         case trace::NvtxEvent::Kind::kPush:
           events_.Add(Event("B", trace_.String(n.message), domain, n.thread_id, n.time_ns));
           break;
-        case trace::NvtxEvent::Kind::kPop: events_.Add(Event("E", "", domain, n.thread_id, n.time_ns)); break;
+        case trace::NvtxEvent::Kind::kPop:
+          events_.Add(Event("E", "", domain, n.thread_id, n.time_ns));
+          break;
         case trace::NvtxEvent::Kind::kRangeStart:
         case trace::NvtxEvent::Kind::kRangeEnd: {
           const bool start = n.kind == trace::NvtxEvent::Kind::kRangeStart;

@@ -33,10 +33,14 @@ json LocationToJson(const Location& where) {
 }
 
 json FindingToJson(const Finding& f) {
-  return json{{"check_id", f.check_id},         {"severity", std::string(SeverityName(f.severity))},
-              {"title", f.title},               {"message", f.message},
-              {"evidence", f.evidence},         {"consequences", f.consequences},
-              {"where", LocationToJson(f.where)}, {"fix", f.fix}};
+  return json{{"check_id", f.check_id},
+              {"severity", std::string(SeverityName(f.severity))},
+              {"title", f.title},
+              {"message", f.message},
+              {"evidence", f.evidence},
+              {"consequences", f.consequences},
+              {"where", LocationToJson(f.where)},
+              {"fix", f.fix}};
 }
 
 // Reading: nlohmann's typed accessors throw on a type mismatch; the reader catches at this border and turns it into
@@ -111,8 +115,8 @@ absl::StatusOr<Report> ReportFromParsed(const json& j) {
   for (const json& s : j.value("steps", json::array())) {
     absl::StatusOr<StepStatus> status = ParseStepStatus(s.at("status").get<std::string>());
     if (!status.ok()) return status.status();
-    report.steps.push_back(Step{s.at("name").get<std::string>(), *status, s.value("duration_ms", 0.0),
-                                s.value("message", "")});
+    report.steps.push_back(
+        Step{s.at("name").get<std::string>(), *status, s.value("duration_ms", 0.0), s.value("message", "")});
   }
   report.checks_run = j.at("checks_run").get<std::vector<std::string>>();
   for (const json& f : j.at("findings")) {
@@ -121,8 +125,8 @@ absl::StatusOr<Report> ReportFromParsed(const json& j) {
     report.findings.push_back(*std::move(finding));
   }
   for (const json& m : j.value("metrics", json::array())) {
-    report.metrics.push_back(Metric{m.at("name").get<std::string>(), m.at("value").get<double>(),
-                                    m.value("unit", ""), m.value("description", "")});
+    report.metrics.push_back(Metric{m.at("name").get<std::string>(), m.at("value").get<double>(), m.value("unit", ""),
+                                    m.value("description", "")});
   }
   return report;
 }
@@ -145,9 +149,15 @@ std::string ReportToJson(const Report& report) {
   for (const Metric& m : report.metrics) {
     metrics.push_back(json{{"name", m.name}, {"value", m.value}, {"unit", m.unit}, {"description", m.description}});
   }
-  json out{{"schema", kReportSchema}, {"tool_version", report.tool_version}, {"mode", report.mode},
-           {"command", report.command}, {"machine", machine},       {"steps", steps},
-           {"checks_run", report.checks_run}, {"findings", findings}, {"metrics", metrics}};
+  json out{{"schema", kReportSchema},
+           {"tool_version", report.tool_version},
+           {"mode", report.mode},
+           {"command", report.command},
+           {"machine", machine},
+           {"steps", steps},
+           {"checks_run", report.checks_run},
+           {"findings", findings},
+           {"metrics", metrics}};
   // Strings from the program (kernel names, NVTX ranges) may hold invalid UTF-8: replace rather than throw.
   return out.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
 }

@@ -104,8 +104,9 @@ std::string RenderText(const Report& report, const TextOptions& options) {
   }
   int counts[3] = {0, 0, 0};
   for (const Finding& f : report.findings) ++counts[static_cast<int>(f.severity)];
-  absl::StrAppend(&out, p.Dim(absl::StrFormat("%d checks ran: %d errors, %d warnings, %d notes",
-                                              report.checks_run.size(), counts[2], counts[1], counts[0])),
+  absl::StrAppend(&out,
+                  p.Dim(absl::StrFormat("%d checks ran: %d errors, %d warnings, %d notes", report.checks_run.size(),
+                                        counts[2], counts[1], counts[0])),
                   "\n");
   return out;
 }

@@ -47,9 +47,9 @@ void EnvExpandableSegmentsNcclRegisterCheck::CheckEnvironment(const Environment&
   Finding finding = NewFinding();
   finding.where.key = evidence.front().substr(0, evidence.front().find('='));
   finding.evidence = evidence;
-  finding.evidence.push_back(nccl_register == nullptr
-                                 ? std::string("NCCL_GRAPH_REGISTER is not set (NCCL registers graph buffers by default)")
-                                 : absl::StrCat("NCCL_GRAPH_REGISTER=", *nccl_register));
+  finding.evidence.push_back(
+      nccl_register == nullptr ? std::string("NCCL_GRAPH_REGISTER is not set (NCCL registers graph buffers by default)")
+                               : absl::StrCat("NCCL_GRAPH_REGISTER=", *nccl_register));
   finding.message =
       "expandable_segments:True is set while NCCL may register the buffers of captured collectives "
       "(NCCL_GRAPH_REGISTER is not 0). Expandable segments remap physical memory under a fixed address range, which "

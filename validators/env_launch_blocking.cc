@@ -12,8 +12,7 @@ EnvLaunchBlockingCheck::EnvLaunchBlockingCheck()
                     "meaningless, the launch-overhead forecast is wrong, and capture-time behaviour differs from "
                     "production.",
                     {}},
-          "CUDA_LAUNCH_BLOCKING",
-          "1",
+          "CUDA_LAUNCH_BLOCKING", "1",
           "CUDA_LAUNCH_BLOCKING=1 makes every kernel launch synchronous: eager step times include every kernel's "
           "run time, so launch overhead and the savings CUDA graphs would bring cannot be measured, and the program "
           "does not behave as it will in production.",

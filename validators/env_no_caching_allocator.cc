@@ -11,8 +11,7 @@ EnvNoCachingAllocatorCheck::EnvNoCachingAllocatorCheck()
                     "With the caching allocator off, every tensor allocation is a cudaMalloc, which is not permitted "
                     "during stream capture, and graphs cannot keep a private memory pool.",
                     {}},
-          "PYTORCH_NO_CUDA_MEMORY_CACHING",
-          "1",
+          "PYTORCH_NO_CUDA_MEMORY_CACHING", "1",
           "PYTORCH_NO_CUDA_MEMORY_CACHING=1 makes PyTorch call cudaMalloc/cudaFree for every tensor. Those calls are "
           "not permitted while a stream is capturing (capture fails with cudaErrorStreamCaptureUnsupported), and "
           "graphs lose the private memory pool that keeps their tensors alive between replays.",

@@ -14,9 +14,9 @@ class EnvVariableCheck : public EnvironmentCheck {
  public:
   struct Spec {
     CheckInfo info;
-    std::string variable;    // "CUDA_LAUNCH_BLOCKING"
-    std::string bad_value;   // compared after trimming spaces: "1"
-    std::string message;     // what it does to graphs
+    std::string variable;   // "CUDA_LAUNCH_BLOCKING"
+    std::string bad_value;  // compared after trimming spaces: "1"
+    std::string message;    // what it does to graphs
     std::string fix;
   };
   explicit EnvVariableCheck(Spec spec) : spec_(std::move(spec)) {}

@@ -25,36 +25,36 @@ enum class ApiDomain : uint8_t { kRuntime = 1, kDriver = 2 };
 // What a call does, independent of runtime/driver flavour and API version (capture/ maps callback ids to these).
 enum class ApiKind : uint8_t {
   kOther = 0,
-  kKernelLaunch = 1,     // cudaLaunchKernel*, cuLaunchKernel*
-  kCaptureBegin = 2,     // cudaStreamBeginCapture(ToGraph), cuStreamBeginCapture(ToGraph)
-  kCaptureEnd = 3,       // cudaStreamEndCapture, cuStreamEndCapture
+  kKernelLaunch = 1,  // cudaLaunchKernel*, cuLaunchKernel*
+  kCaptureBegin = 2,  // cudaStreamBeginCapture(ToGraph), cuStreamBeginCapture(ToGraph)
+  kCaptureEnd = 3,    // cudaStreamEndCapture, cuStreamEndCapture
   kStreamSynchronize = 4,
   kDeviceSynchronize = 5,  // cudaDeviceSynchronize, cuCtxSynchronize
   kEventSynchronize = 6,
   kStreamQuery = 7,
   kEventQuery = 8,
-  kMemcpy = 9,           // synchronous cudaMemcpy* / cuMemcpy* (not Async)
+  kMemcpy = 9,  // synchronous cudaMemcpy* / cuMemcpy* (not Async)
   kMemcpyAsync = 10,
-  kMemset = 11,          // synchronous cudaMemset* / cuMemset*
+  kMemset = 11,  // synchronous cudaMemset* / cuMemset*
   kMemsetAsync = 12,
-  kMalloc = 13,          // cudaMalloc*, cuMemAlloc*, cuMemCreate
-  kFree = 14,            // cudaFree, cuMemFree, cuMemRelease
-  kHostAlloc = 15,       // cudaMallocHost, cudaHostAlloc, cuMemHostAlloc, cudaHostRegister
-  kHostFree = 16,        // cudaFreeHost, cuMemFreeHost, cudaHostUnregister
-  kMallocAsync = 17,     // stream-ordered allocation (capturable)
+  kMalloc = 13,       // cudaMalloc*, cuMemAlloc*, cuMemCreate
+  kFree = 14,         // cudaFree, cuMemFree, cuMemRelease
+  kHostAlloc = 15,    // cudaMallocHost, cudaHostAlloc, cuMemHostAlloc, cudaHostRegister
+  kHostFree = 16,     // cudaFreeHost, cuMemFreeHost, cudaHostUnregister
+  kMallocAsync = 17,  // stream-ordered allocation (capturable)
   kFreeAsync = 18,
   kStreamCreate = 19,
   kStreamDestroy = 20,
   kEventRecord = 21,
   kStreamWaitEvent = 22,
-  kGraphCreate = 23,     // cudaGraphCreate, and the graph a capture end returns
+  kGraphCreate = 23,  // cudaGraphCreate, and the graph a capture end returns
   kGraphInstantiate = 24,
   kGraphUpload = 25,
   kGraphLaunch = 26,
   kGraphDestroy = 27,
   kGraphExecDestroy = 28,
-  kModuleLoad = 29,      // cuModuleLoad*, cuLibraryLoad*, lazy kernel loading
-  kContextCreate = 30,   // primary context retain / cuCtxCreate
+  kModuleLoad = 29,     // cuModuleLoad*, cuLibraryLoad*, lazy kernel loading
+  kContextCreate = 30,  // primary context retain / cuCtxCreate
 };
 
 enum class CaptureStatus : uint8_t { kNone = 0, kActive = 1, kInvalidated = 2 };
@@ -71,26 +71,26 @@ enum class HostMemory : uint8_t { kNotApplicable = 0, kPageable = 1, kPinned = 2
 
 // One host API call, recorded at exit with its return code. Fields that do not apply to its kind stay zero.
 struct ApiCall {
-  uint64_t correlation_id = 0;   // matches activity records; 0 when CUPTI gave none
+  uint64_t correlation_id = 0;  // matches activity records; 0 when CUPTI gave none
   uint64_t start_ns = 0;
   uint64_t end_ns = 0;
-  uint32_t thread_id = 0;        // OS thread id (gettid)
-  StringId name = 0;             // "cudaStreamSynchronize"
+  uint32_t thread_id = 0;  // OS thread id (gettid)
+  StringId name = 0;       // "cudaStreamSynchronize"
   ApiDomain domain = ApiDomain::kRuntime;
   ApiKind kind = ApiKind::kOther;
-  uint32_t callback_id = 0;      // CUPTI callback id, for reference
-  int32_t return_code = 0;       // cudaError_t or CUresult; 0 = success
-  uint64_t stream_id = 0;        // CUPTI's stream id of the call's stream; 0 = none
-  bool legacy_stream = false;    // the call used the legacy default stream (stream handle 0 without per-thread default)
+  uint32_t callback_id = 0;    // CUPTI callback id, for reference
+  int32_t return_code = 0;     // cudaError_t or CUresult; 0 = success
+  uint64_t stream_id = 0;      // CUPTI's stream id of the call's stream; 0 = none
+  bool legacy_stream = false;  // the call used the legacy default stream (stream handle 0 without per-thread default)
   CaptureStatus capture_status = CaptureStatus::kNone;  // of the call's stream, or of the thread's capture, at entry
   CaptureMode capture_mode = CaptureMode::kUnknown;
-  uint64_t capture_id = 0;       // cudaStreamGetCaptureInfo's id; 0 when not capturing
+  uint64_t capture_id = 0;  // cudaStreamGetCaptureInfo's id; 0 when not capturing
   BacktraceId backtrace = 0;
   // Kind-specific payload.
-  uint64_t bytes = 0;            // memcpy / memset / allocation size
+  uint64_t bytes = 0;  // memcpy / memset / allocation size
   MemcpyDirection direction = MemcpyDirection::kUnknown;
   HostMemory host_memory = HostMemory::kNotApplicable;
-  StringId kernel_name = 0;      // launches: demangled kernel name
+  StringId kernel_name = 0;  // launches: demangled kernel name
   std::array<uint32_t, 3> grid = {0, 0, 0};
   std::array<uint32_t, 3> block = {0, 0, 0};
   uint64_t graph_id = 0;         // graph create / instantiate / launch / destroy, capture end
@@ -142,9 +142,9 @@ struct NvtxEvent {
   Kind kind = Kind::kPush;
   uint32_t thread_id = 0;
   uint64_t time_ns = 0;
-  StringId domain = 0;   // "" for the default domain
-  StringId message = 0;  // empty for pop / range end
-  uint64_t range_id = 0; // start/end pairs
+  StringId domain = 0;    // "" for the default domain
+  StringId message = 0;   // empty for pop / range end
+  uint64_t range_id = 0;  // start/end pairs
 };
 
 // Symbolized host frames, innermost first, as string ids.
@@ -179,11 +179,11 @@ struct RecorderStatus {
 struct Trace {
   ProcessInfo process;
   std::vector<DeviceInfo> devices;
-  Environment environment;       // the variables that matter to capture
+  Environment environment;  // the variables that matter to capture
   RecorderStatus recorder;
   std::vector<std::string> strings = {""};
   std::vector<Backtrace> backtraces;
-  std::vector<ApiCall> api_calls;          // in start order per thread; sorted by start_ns after reading
+  std::vector<ApiCall> api_calls;  // in start order per thread; sorted by start_ns after reading
   std::vector<KernelActivity> kernels;
   std::vector<MemoryActivity> memory;
   std::vector<GraphLaunchActivity> graph_launches;

@@ -66,8 +66,8 @@ TEST(ActivityDecoderTest, CopiesKnowTheirDirectionAndPageableHostMemory) {
   set.correlationId = 6;
   CUpti_Activity other = {};
   other.kind = CUPTI_ACTIVITY_KIND_OVERHEAD;  // not used by the recorder: skipped
-  const trace::Trace trace = DecodeAndReadBack({reinterpret_cast<const CUpti_Activity*>(&copy),
-                                                reinterpret_cast<const CUpti_Activity*>(&set), &other});
+  const trace::Trace trace = DecodeAndReadBack(
+      {reinterpret_cast<const CUpti_Activity*>(&copy), reinterpret_cast<const CUpti_Activity*>(&set), &other});
   ASSERT_EQ(trace.memory.size(), 2u);
   EXPECT_EQ(trace.memory[0].kind, trace::MemoryActivity::Kind::kMemcpy);
   EXPECT_EQ(trace.memory[0].direction, trace::MemcpyDirection::kHostToDevice);

@@ -33,7 +33,8 @@ CheckRegistry MakeRegistry() {
   CheckRegistry registry;
   EXPECT_TRUE(registry.Add(std::make_unique<FakeCheck>("env-b", Severity::kWarning)).ok());
   EXPECT_TRUE(
-      registry.Add(std::make_unique<FakeCheck>("env-a", Severity::kError, std::vector<CheckOption>{{"threshold", "5", ""}}))
+      registry
+          .Add(std::make_unique<FakeCheck>("env-a", Severity::kError, std::vector<CheckOption>{{"threshold", "5", ""}}))
           .ok());
   EXPECT_TRUE(registry.Add(std::make_unique<FakeCheck>("capture-x", Severity::kNote)).ok());
   return registry;

@@ -42,13 +42,17 @@ enum class Death { kSigkill, kSigsegv, kAbort, kUnderscoreExit };
     writer->WriteKernel(testing::KernelRun(i, kernel));
   }
   switch (death) {
-    case Death::kSigkill: kill(getpid(), SIGKILL); break;
+    case Death::kSigkill:
+      kill(getpid(), SIGKILL);
+      break;
     case Death::kSigsegv:
       std::signal(SIGSEGV, SIG_DFL);
       raise(SIGSEGV);
       break;
-    case Death::kAbort: std::abort();
-    case Death::kUnderscoreExit: _exit(7);  // what os._exit does: no atexit handlers, no stdio flush
+    case Death::kAbort:
+      std::abort();
+    case Death::kUnderscoreExit:
+      _exit(7);  // what os._exit does: no atexit handlers, no stdio flush
   }
   _exit(101);
 }
@@ -63,10 +67,18 @@ TEST_P(TraceCrashTest, EveryRecordWrittenBeforeDeathIsRead) {
   int status = 0;
   ASSERT_EQ(waitpid(child, &status, 0), child);
   switch (GetParam()) {
-    case Death::kSigkill: EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) << status; break;
-    case Death::kSigsegv: EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGSEGV) << status; break;
-    case Death::kAbort: EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT) << status; break;
-    case Death::kUnderscoreExit: EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 7) << status; break;
+    case Death::kSigkill:
+      EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) << status;
+      break;
+    case Death::kSigsegv:
+      EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGSEGV) << status;
+      break;
+    case Death::kAbort:
+      EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT) << status;
+      break;
+    case Death::kUnderscoreExit:
+      EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 7) << status;
+      break;
   }
 
   absl::StatusOr<Trace> trace = ReadTrace(path);
@@ -86,10 +98,14 @@ INSTANTIATE_TEST_SUITE_P(Deaths, TraceCrashTest,
                          ::testing::Values(Death::kSigkill, Death::kSigsegv, Death::kAbort, Death::kUnderscoreExit),
                          [](const ::testing::TestParamInfo<Death>& info) {
                            switch (info.param) {
-                             case Death::kSigkill: return "Sigkill";
-                             case Death::kSigsegv: return "Sigsegv";
-                             case Death::kAbort: return "Abort";
-                             case Death::kUnderscoreExit: return "UnderscoreExit";
+                             case Death::kSigkill:
+                               return "Sigkill";
+                             case Death::kSigsegv:
+                               return "Sigsegv";
+                             case Death::kAbort:
+                               return "Abort";
+                             case Death::kUnderscoreExit:
+                               return "UnderscoreExit";
                            }
                            return "Unknown";
                          });

@@ -136,11 +136,21 @@ TEST(TraceDamageTest, RandomMutationsNeverCrashAndAlwaysNameOffsets) {
     for (int m = 0; m < mutations; ++m) {
       const size_t at = rng() % bytes.size();
       switch (rng() % 5) {
-        case 0: bytes[at] = static_cast<char>(bytes[at] ^ (1 << (rng() % 8))); break;
-        case 1: bytes[at] = static_cast<char>(rng() % 2 ? 0xff : 0x80); break;
-        case 2: bytes.resize(std::max<size_t>(at, internal::kFileHeaderBytes)); break;
-        case 3: std::fill(bytes.begin() + at, bytes.begin() + std::min(bytes.size(), at + 64), '\0'); break;
-        case 4: bytes[at] = static_cast<char>(rng()); break;
+        case 0:
+          bytes[at] = static_cast<char>(bytes[at] ^ (1 << (rng() % 8)));
+          break;
+        case 1:
+          bytes[at] = static_cast<char>(rng() % 2 ? 0xff : 0x80);
+          break;
+        case 2:
+          bytes.resize(std::max<size_t>(at, internal::kFileHeaderBytes));
+          break;
+        case 3:
+          std::fill(bytes.begin() + at, bytes.begin() + std::min(bytes.size(), at + 64), '\0');
+          break;
+        case 4:
+          bytes[at] = static_cast<char>(rng());
+          break;
       }
     }
     TraceFileStats stats;

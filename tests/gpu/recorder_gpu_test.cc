@@ -51,8 +51,9 @@ bool HasGpu() {
 }
 
 bool HasTorchCuda() {
-  return std::system("python3 -c 'import torch,sys; sys.exit(0 if torch.cuda.is_available() else 1)' "
-                     ">/dev/null 2>&1") == 0;
+  return std::system(
+             "python3 -c 'import torch,sys; sys.exit(0 if torch.cuda.is_available() else 1)' "
+             ">/dev/null 2>&1") == 0;
 }
 
 struct Recorded {
@@ -65,8 +66,8 @@ struct Recorded {
 Recorded RunUnderGraphcheck(const std::string& name, const std::string& command) {
   const std::string dir = absl::StrCat(::testing::TempDir(), "/gpu-", name, "-", getpid());
   std::filesystem::remove_all(dir);
-  const std::string cmd = absl::StrCat(BuildDir(), "/graphcheck run --trace-dir ", dir,
-                                       " --format json -o ", dir, ".json --fail-on never -- ", command);
+  const std::string cmd = absl::StrCat(BuildDir(), "/graphcheck run --trace-dir ", dir, " --format json -o ", dir,
+                                       ".json --fail-on never -- ", command);
   Recorded recorded;
   recorded.graphcheck_status = WEXITSTATUS(std::system(cmd.c_str()));
   std::ifstream report(dir + ".json");
@@ -107,8 +108,8 @@ std::string Describe(const Trace& trace) {
   for (const ApiCall& c : trace.api_calls) {
     if (c.kind == ApiKind::kKernelLaunch && c.capture_status == CaptureStatus::kNone) continue;
     absl::StrAppend(&out, trace.String(c.name), " kind=", trace::ApiKindName(c.kind), " rc=", c.return_code,
-                    " tid=", c.thread_id, " stream=", c.stream_id, " capture=", static_cast<int>(c.capture_status),
-                    "/", c.capture_id, " graph=", c.graph_id, " nodes=", c.node_count, "\n");
+                    " tid=", c.thread_id, " stream=", c.stream_id, " capture=", static_cast<int>(c.capture_status), "/",
+                    c.capture_id, " graph=", c.graph_id, " nodes=", c.node_count, "\n");
   }
   return out;
 }
@@ -128,8 +129,8 @@ class RecorderPythonGpuTest : public RecorderGpuTest {
     if (!HasTorchCuda()) GTEST_SKIP() << "python3 with CUDA-enabled torch not found";
   }
   Recorded RunPython(const std::string& mode) {
-    return RunUnderGraphcheck("py-" + mode, absl::StrCat("python3 ", SourceDir(),
-                                                          "/tests/gpu/programs/capture_cases.py ", mode));
+    return RunUnderGraphcheck("py-" + mode,
+                              absl::StrCat("python3 ", SourceDir(), "/tests/gpu/programs/capture_cases.py ", mode));
   }
 };
 
@@ -187,8 +188,8 @@ void ExpectCleanCapture(const Trace& trace, int launches) {
       EXPECT_EQ(k.stream_id, graph_launches[0]->stream_id) << "API and activity stream ids agree";
     }
   }
-  std::printf("capture-end graph id %lu, replayed kernels' graph id %u\n", static_cast<unsigned long>(ends[0]->graph_id),
-              kernel_graph_ids.empty() ? 0u : *kernel_graph_ids.begin());
+  std::printf("capture-end graph id %lu, replayed kernels' graph id %u\n",
+              static_cast<unsigned long>(ends[0]->graph_id), kernel_graph_ids.empty() ? 0u : *kernel_graph_ids.begin());
   ASSERT_FALSE(trace.devices.empty());
   EXPECT_GE(trace.devices[0].gpu.cc_major, 7);
 }
@@ -325,8 +326,7 @@ TEST_F(RecorderPythonGpuTest, PythonOtherThreadQuery) {
   ASSERT_FALSE(begins.empty());
   auto queries = Calls(t, ApiKind::kEventQuery);
   EXPECT_TRUE(std::any_of(queries.begin(), queries.end(), [&](const ApiCall* q) {
-    return q->thread_id != begins[0]->thread_id && q->capture_status == CaptureStatus::kActive &&
-           q->return_code != 0;
+    return q->thread_id != begins[0]->thread_id && q->capture_status == CaptureStatus::kActive && q->return_code != 0;
   }));
 }
 
@@ -367,8 +367,8 @@ int GpuCount() {
 // parent (the torchrun agent), and the distributed environment checked per rank.
 TEST_F(RecorderPythonGpuTest, TorchrunGivesEachRankItsOwnTrace) {
   if (GpuCount() < 2) GTEST_SKIP() << "needs 2 GPUs (run on nvidia-h200-x2)";
-  Recorded r = RunUnderGraphcheck(
-      "torchrun", absl::StrCat("torchrun --standalone --nproc_per_node 2 ", SourceDir(), "/tests/gpu/programs/ddp_step.py"));
+  Recorded r = RunUnderGraphcheck("torchrun", absl::StrCat("torchrun --standalone --nproc_per_node 2 ", SourceDir(),
+                                                           "/tests/gpu/programs/ddp_step.py"));
   std::map<int, const Trace*> by_rank;
   for (const Trace& t : r.traces) {
     if (t.process.rank >= 0 && !t.kernels.empty()) by_rank[t.process.rank] = &t;

@@ -33,8 +33,7 @@ TEST(CaptureOrderTest, ScheduleTableWithoutWarmupAlternates) {
 TEST(CaptureOrderTest, OverlapMoeOrderWithWgrad) {
   absl::StatusOr<LayerOrder> result = OverlapMoeExpertParallelCommOrder({1, 2, -2, 1, -1, -1}, {1, 2}, true);
   ASSERT_TRUE(result.ok()) << result.status();
-  EXPECT_THAT(result->order,
-              ElementsAreArray({1.0, 2.0, 3.0, 1.0, -3.0, -3.5, -2.0, -2.5, -1.0, -1.5, -1.0, -1.5}));
+  EXPECT_THAT(result->order, ElementsAreArray({1.0, 2.0, 3.0, 1.0, -3.0, -3.5, -2.0, -2.5, -1.0, -1.5, -1.0, -1.5}));
   ASSERT_EQ(result->chunk_ids.size(), 12u);
   EXPECT_THAT(result->chunk_ids[0], Optional(Pair(0, 0)));
   EXPECT_THAT(result->chunk_ids[1], Optional(Pair(1, 0)));

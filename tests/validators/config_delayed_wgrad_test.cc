@@ -20,10 +20,9 @@ constexpr char kDelayedWithBias[] = R"(model:
 )";
 
 TEST(ConfigDelayedWgradTest, FlagsFusionOffAndBiasOn) {
-  EXPECT_THAT(
-      RunConfigCheck(ConfigDelayedWgradCheck(), kDelayedWithBias),
-      ElementsAre(FindingAt("config-delayed-wgrad", "train.yaml", 5, "model.gradient_accumulation_fusion"),
-                  FindingAt("config-delayed-wgrad", "train.yaml", 6, "model.add_bias_linear")));
+  EXPECT_THAT(RunConfigCheck(ConfigDelayedWgradCheck(), kDelayedWithBias),
+              ElementsAre(FindingAt("config-delayed-wgrad", "train.yaml", 5, "model.gradient_accumulation_fusion"),
+                          FindingAt("config-delayed-wgrad", "train.yaml", 6, "model.add_bias_linear")));
 }
 
 TEST(ConfigDelayedWgradTest, FlagsOldTransformerEngineWhenTheVersionIsGiven) {

@@ -11,14 +11,14 @@ using testing_util::FindingAt;
 using testing_util::RunConfigCheck;
 
 TEST(ConfigExpandableSegmentsNcclRegisterTest, FlagsTheConfiguredEnvironment) {
-  EXPECT_THAT(RunConfigCheck(ConfigExpandableSegmentsNcclRegisterCheck(), R"(model:
+  EXPECT_THAT(
+      RunConfigCheck(ConfigExpandableSegmentsNcclRegisterCheck(), R"(model:
   cuda_graph_impl: transformer_engine
 executor:
   env_vars:
     PYTORCH_CUDA_ALLOC_CONF: expandable_segments:True
 )"),
-              ElementsAre(FindingAt("config-expandable-segments-nccl-register", "train.yaml", 5,
-                                    "PYTORCH_CUDA_ALLOC_CONF")));
+      ElementsAre(FindingAt("config-expandable-segments-nccl-register", "train.yaml", 5, "PYTORCH_CUDA_ALLOC_CONF")));
 }
 
 TEST(ConfigExpandableSegmentsNcclRegisterTest, AcceptsRegistrationOff) {
@@ -32,12 +32,12 @@ env_vars:
 }
 
 TEST(ConfigExpandableSegmentsNcclRegisterTest, ReadsLaunchScriptAssignments) {
-  EXPECT_THAT(RunConfigCheck(ConfigExpandableSegmentsNcclRegisterCheck(),
-                             "export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True\n"
-                             "torchrun pretrain_gpt.py --cuda-graph-impl local\n",
-                             ConfigFormat::kArgs),
-              ElementsAre(FindingAt("config-expandable-segments-nccl-register", "launch.sh", 1,
-                                    "PYTORCH_CUDA_ALLOC_CONF")));
+  EXPECT_THAT(
+      RunConfigCheck(ConfigExpandableSegmentsNcclRegisterCheck(),
+                     "export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True\n"
+                     "torchrun pretrain_gpt.py --cuda-graph-impl local\n",
+                     ConfigFormat::kArgs),
+      ElementsAre(FindingAt("config-expandable-segments-nccl-register", "launch.sh", 1, "PYTORCH_CUDA_ALLOC_CONF")));
 }
 
 }  // namespace

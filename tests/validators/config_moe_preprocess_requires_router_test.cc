@@ -11,12 +11,12 @@ using testing_util::FindingAt;
 using testing_util::RunConfigCheck;
 
 TEST(ConfigMoePreprocessRequiresRouterTest, FlagsPreprocessAlone) {
-  EXPECT_THAT(RunConfigCheck(ConfigMoePreprocessRequiresRouterCheck(), R"(model:
+  EXPECT_THAT(
+      RunConfigCheck(ConfigMoePreprocessRequiresRouterCheck(), R"(model:
   cuda_graph_impl: transformer_engine
   cuda_graph_scope: [attn, moe_preprocess]
 )"),
-              ElementsAre(FindingAt("config-moe-preprocess-requires-router", "train.yaml", 3,
-                                    "model.cuda_graph_scope")));
+      ElementsAre(FindingAt("config-moe-preprocess-requires-router", "train.yaml", 3, "model.cuda_graph_scope")));
 }
 
 TEST(ConfigMoePreprocessRequiresRouterTest, AcceptsPreprocessWithRouter) {
@@ -28,12 +28,11 @@ TEST(ConfigMoePreprocessRequiresRouterTest, AcceptsPreprocessWithRouter) {
 }
 
 TEST(ConfigMoePreprocessRequiresRouterTest, MegatronArgumentsPointAtTheScopeWord) {
-  const std::vector<Finding> findings =
-      RunConfigCheck(ConfigMoePreprocessRequiresRouterCheck(),
-                     "--cuda-graph-impl transformer_engine\n--cuda-graph-scope attn moe_preprocess\n",
-                     ConfigFormat::kArgs);
-  ASSERT_THAT(findings, ElementsAre(FindingAt("config-moe-preprocess-requires-router", "launch.sh", 2,
-                                              "--cuda-graph-scope")));
+  const std::vector<Finding> findings = RunConfigCheck(
+      ConfigMoePreprocessRequiresRouterCheck(),
+      "--cuda-graph-impl transformer_engine\n--cuda-graph-scope attn moe_preprocess\n", ConfigFormat::kArgs);
+  ASSERT_THAT(findings,
+              ElementsAre(FindingAt("config-moe-preprocess-requires-router", "launch.sh", 2, "--cuda-graph-scope")));
   EXPECT_EQ(findings[0].where.column, 25);
 }
 

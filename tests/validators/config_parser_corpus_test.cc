@@ -72,8 +72,8 @@ TEST(ConfigParserCorpusTest, TruncationsAndMutationsNeverCrash) {
       std::string text = fixture.text;
       for (int edit = 0; edit < 1 + round % 4 && !text.empty(); ++edit) {
         const size_t at = random() % text.size();
-        const char c = random() % 2 == 0 ? kInteresting[random() % (sizeof(kInteresting) - 1)]
-                                          : static_cast<char>(random() % 256);
+        const char c =
+            random() % 2 == 0 ? kInteresting[random() % (sizeof(kInteresting) - 1)] : static_cast<char>(random() % 256);
         switch (random() % 3) {
           case 0:
             text[at] = c;

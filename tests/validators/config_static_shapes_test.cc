@@ -11,7 +11,8 @@ using testing_util::FindingAt;
 using testing_util::RunConfigCheck;
 
 TEST(ConfigStaticShapesTest, FlagsEveryShapeChangingSetting) {
-  EXPECT_THAT(RunConfigCheck(ConfigStaticShapesCheck(), R"(model:
+  EXPECT_THAT(
+      RunConfigCheck(ConfigStaticShapesCheck(), R"(model:
   cuda_graph_impl: local
   variable_seq_lengths: true
 train:
@@ -20,10 +21,9 @@ dataset:
   packed_sequence_specs:
     packed_sequence_size: 4096
 )"),
-              ElementsAre(FindingAt("config-static-shapes", "train.yaml", 3, "model.variable_seq_lengths"),
-                          FindingAt("config-static-shapes", "train.yaml", 5, "train.rampup_batch_size"),
-                          FindingAt("config-static-shapes", "train.yaml", 8,
-                                    "dataset.packed_sequence_specs.pad_cu_seqlens")));
+      ElementsAre(FindingAt("config-static-shapes", "train.yaml", 3, "model.variable_seq_lengths"),
+                  FindingAt("config-static-shapes", "train.yaml", 5, "train.rampup_batch_size"),
+                  FindingAt("config-static-shapes", "train.yaml", 8, "dataset.packed_sequence_specs.pad_cu_seqlens")));
 }
 
 TEST(ConfigStaticShapesTest, AcceptsFixedShapes) {

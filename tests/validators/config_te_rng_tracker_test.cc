@@ -50,9 +50,9 @@ TEST(ConfigTeRngTrackerTest, MegatronArgumentsNeedTheFlag) {
       ConfigTeRngTrackerCheck(), "torchrun pretrain_gpt.py \\\n  --cuda-graph-impl local\n", ConfigFormat::kArgs);
   ASSERT_THAT(findings, ElementsAre(FindingAt("config-te-rng-tracker", "launch.sh", 2, "--te-rng-tracker")));
   EXPECT_THAT(findings[0].fix, HasSubstr("pass --te-rng-tracker"));
-  EXPECT_THAT(RunConfigCheck(ConfigTeRngTrackerCheck(), "--cuda-graph-impl local --te-rng-tracker",
-                             ConfigFormat::kArgs),
-              IsEmpty());
+  EXPECT_THAT(
+      RunConfigCheck(ConfigTeRngTrackerCheck(), "--cuda-graph-impl local --te-rng-tracker", ConfigFormat::kArgs),
+      IsEmpty());
 }
 
 }  // namespace

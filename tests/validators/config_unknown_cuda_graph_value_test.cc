@@ -17,11 +17,11 @@ TEST(ConfigUnknownCudaGraphValueTest, FlagsTyposWithSuggestions) {
   cuda_graph_scope: [attn, moe_routr]
   cuda_graph_warmup_steps: -1
 )");
-  ASSERT_THAT(findings,
-              ElementsAre(FindingAt("config-unknown-cuda-graph-value", "train.yaml", 2, "model.cuda_graph_impl"),
-                          FindingAt("config-unknown-cuda-graph-value", "train.yaml", 3, "model.cuda_graph_scope"),
-                          FindingAt("config-unknown-cuda-graph-value", "train.yaml", 4,
-                                    "model.cuda_graph_warmup_steps")));
+  ASSERT_THAT(
+      findings,
+      ElementsAre(FindingAt("config-unknown-cuda-graph-value", "train.yaml", 2, "model.cuda_graph_impl"),
+                  FindingAt("config-unknown-cuda-graph-value", "train.yaml", 3, "model.cuda_graph_scope"),
+                  FindingAt("config-unknown-cuda-graph-value", "train.yaml", 4, "model.cuda_graph_warmup_steps")));
   EXPECT_THAT(findings[0].message, HasSubstr("Did you mean transformer_engine?"));
   EXPECT_THAT(findings[1].message, HasSubstr("Did you mean moe_router?"));
   EXPECT_EQ(findings[1].where.column, 28);

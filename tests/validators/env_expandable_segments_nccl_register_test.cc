@@ -27,16 +27,17 @@ TEST(EnvExpandableSegmentsNcclRegisterTest, FlagsExpandableSegmentsInAnyPosition
 }
 
 TEST(EnvExpandableSegmentsNcclRegisterTest, ReadsTheNewVariableNameToo) {
-  auto findings = RunOn(kCheck, Env({{"PYTORCH_ALLOC_CONF", "expandable_segments:True"}, {"NCCL_GRAPH_REGISTER", "1"}}));
+  auto findings =
+      RunOn(kCheck, Env({{"PYTORCH_ALLOC_CONF", "expandable_segments:True"}, {"NCCL_GRAPH_REGISTER", "1"}}));
   ASSERT_EQ(findings.size(), 1u);
   EXPECT_EQ(findings[0].where.key, "PYTORCH_ALLOC_CONF");
   EXPECT_THAT(findings[0].evidence, ::testing::Contains("NCCL_GRAPH_REGISTER=1"));
 }
 
 TEST(EnvExpandableSegmentsNcclRegisterTest, CleanWhenRegistrationIsOffOrSegmentsAreNot) {
-  EXPECT_TRUE(RunOn(kCheck, Env({{"PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True"},
-                                 {"NCCL_GRAPH_REGISTER", "0"}}))
-                  .empty());
+  EXPECT_TRUE(
+      RunOn(kCheck, Env({{"PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True"}, {"NCCL_GRAPH_REGISTER", "0"}}))
+          .empty());
   EXPECT_TRUE(RunOn(kCheck, Env({{"PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:False"}})).empty());
   EXPECT_TRUE(RunOn(kCheck, Env({{"PYTORCH_CUDA_ALLOC_CONF", "max_split_size_mb:128"}})).empty());
   EXPECT_TRUE(RunOn(kCheck, Env({})).empty());

@@ -85,7 +85,7 @@ TEST(ScheduleOrderTest, FlagsALengthTransformerEngineRejects) {
 
 TEST(ScheduleOrderTest, FlagsCallablesAndSampleArgumentsThatDoNotMatch) {
   CaptureOrder order = FromText("1 2 -2 -1 1 2 -2 -1");  // 2 chunks, 2 microbatches
-  order.sample_args = 8;  // 2 layers per chunk -> 4 callables
+  order.sample_args = 8;                                 // 2 layers per chunk -> 4 callables
   order.callables = 3;
   EXPECT_THAT(Check(order), ElementsAre(MessageHas("3 callables are given")));
   order.callables = 4;

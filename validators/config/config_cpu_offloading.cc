@@ -18,15 +18,16 @@ void ConfigCpuOffloadingCheck::CheckGraphs(const ConfigDocument& config, const C
                                            const BoundOptions& options, std::vector<Finding>* findings) const {
   const Setting offloading = Lookup(config, config_keys::kCpuOffloading);
   if (!offloading.IsTrue()) return;
-  findings->push_back(GraphFinding(
-      graphs, offloading.Where(config),
-      absl::StrCat(offloading.Describe(), " with CUDA graphs on. Offloading copies tensors to and from pinned host "
-                                          "memory on its own schedule and synchronizes with it, which graph "
-                                          "capture forbids; Megatron Core raises \"CUDA graphs not supported with "
-                                          "CPU offloading\"."),
-      absl::StrCat(HowToSet(config, config_keys::kCpuOffloading, "false"), ", or ",
-                   HowToSet(config, config_keys::kCudaGraphImpl, kImplNone),
-                   " (use activation recomputation to save memory instead).")));
+  findings->push_back(
+      GraphFinding(graphs, offloading.Where(config),
+                   absl::StrCat(offloading.Describe(),
+                                " with CUDA graphs on. Offloading copies tensors to and from pinned host "
+                                "memory on its own schedule and synchronizes with it, which graph "
+                                "capture forbids; Megatron Core raises \"CUDA graphs not supported with "
+                                "CPU offloading\"."),
+                   absl::StrCat(HowToSet(config, config_keys::kCpuOffloading, "false"), ", or ",
+                                HowToSet(config, config_keys::kCudaGraphImpl, kImplNone),
+                                " (use activation recomputation to save memory instead).")));
 }
 
 }  // namespace graphcheck

@@ -53,8 +53,10 @@ void ConfigDelayedWgradCheck::CheckGraphs(const ConfigDocument& config, const Cu
   const std::optional<std::pair<int, int>> te = MajorMinor(te_version);
   if (te && *te < kMinimumTe) {
     add(delay.Where(config),
-        absl::StrCat("delay_wgrad_compute with ", scopes, " in cuda_graph_scope needs Transformer Engine 2.12 or "
-                     "later to capture the delayed weight-gradient graph; the job uses ", te_version, "."),
+        absl::StrCat("delay_wgrad_compute with ", scopes,
+                     " in cuda_graph_scope needs Transformer Engine 2.12 or "
+                     "later to capture the delayed weight-gradient graph; the job uses ",
+                     te_version, "."),
         absl::StrCat("Upgrade Transformer Engine to 2.12 or later, or ",
                      HowToSet(config, config_keys::kDelayWgradCompute, "false"), "."));
   }
@@ -71,9 +73,10 @@ void ConfigDelayedWgradCheck::CheckGraphs(const ConfigDocument& config, const Cu
     const Setting bias = Lookup(config, *key);
     if (!bias.applicable || !bias.IsTrue()) continue;
     add(bias.Where(config, attn->position),
-        absl::StrCat(bias.Describe(), " while delay_wgrad_compute is on with attn graphed. The delayed "
-                                      "weight-gradient graph of attention does not compute bias gradients; Megatron "
-                                      "Bridge refuses attention bias here."),
+        absl::StrCat(bias.Describe(),
+                     " while delay_wgrad_compute is on with attn graphed. The delayed "
+                     "weight-gradient graph of attention does not compute bias gradients; Megatron "
+                     "Bridge refuses attention bias here."),
         absl::StrCat(HowToSet(config, *key, "false"), ", or remove attn from cuda_graph_scope."));
   }
 }

@@ -33,10 +33,10 @@ struct ConfigEntry {
     kNull,    // `key: null` / `key: ~`
     kFlag,    // `--flag` with no value: a store_true / store_false switch
   };
-  std::string key;                    // "model.cuda_graph_impl" (nested documents) or "--cuda-graph-impl"
+  std::string key;  // "model.cuda_graph_impl" (nested documents) or "--cuda-graph-impl"
   Kind kind = Kind::kScalar;
-  std::vector<ConfigScalar> values;   // one for kScalar, any number for kList, none otherwise
-  Position position;                  // of the key
+  std::vector<ConfigScalar> values;  // one for kScalar, any number for kList, none otherwise
+  Position position;                 // of the key
 };
 
 // Megatron Bridge's nested ConfigContainer (YAML, JSON) or Megatron Core's flat argparse names: the same setting is

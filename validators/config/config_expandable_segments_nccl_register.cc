@@ -30,10 +30,10 @@ void ConfigExpandableSegmentsNcclRegisterCheck::CheckGraphs(const ConfigDocument
   std::vector<Finding> rule_findings;
   rule.Run(inputs, BoundOptions(rule.info(), no_options), &rule_findings);
   for (Finding& rule_finding : rule_findings) {
-    Finding finding = GraphFinding(graphs, config.LocationOfMissing(rule_finding.where.key),
-                                   std::move(rule_finding.message),
-                                   "Set NCCL_GRAPH_REGISTER=0 in the job's environment section, or remove "
-                                   "expandable_segments:True from PYTORCH_CUDA_ALLOC_CONF there.");
+    Finding finding =
+        GraphFinding(graphs, config.LocationOfMissing(rule_finding.where.key), std::move(rule_finding.message),
+                     "Set NCCL_GRAPH_REGISTER=0 in the job's environment section, or remove "
+                     "expandable_segments:True from PYTORCH_CUDA_ALLOC_CONF there.");
     auto position = environment.positions.find(rule_finding.where.key);
     if (position != environment.positions.end()) {
       finding.where.line = position->second.line;

@@ -15,8 +15,7 @@ ConfigFullIterationNanCheckCheck::ConfigFullIterationNanCheckCheck()
           {}}) {}
 
 void ConfigFullIterationNanCheckCheck::CheckGraphs(const ConfigDocument& config, const CudaGraphSettings& graphs,
-                                                   const BoundOptions& options,
-                                                   std::vector<Finding>* findings) const {
+                                                   const BoundOptions& options, std::vector<Finding>* findings) const {
   const ConfigScalar* full = graphs.FindScope(kScopeFullIteration);
   if (full == nullptr) return;
   // An unset check (on by default) is reported at the scope that makes it a problem.
@@ -26,9 +25,10 @@ void ConfigFullIterationNanCheckCheck::CheckGraphs(const ConfigDocument& config,
     if (!check.applicable || !check.IsTrue()) continue;
     findings->push_back(GraphFinding(
         graphs, check.Where(config, anchor),
-        absl::StrCat(check.Describe(), " while cuda_graph_scope has full_iteration. The NaN check reads the loss "
-                                       "or gradients on the host in the middle of the step, which a graph of the "
-                                       "whole step cannot do; Megatron refuses the configuration."),
+        absl::StrCat(check.Describe(),
+                     " while cuda_graph_scope has full_iteration. The NaN check reads the loss "
+                     "or gradients on the host in the middle of the step, which a graph of the "
+                     "whole step cannot do; Megatron refuses the configuration."),
         absl::StrCat(HowToSet(config, *key, "false"),
                      " (check for NaNs outside the graph, e.g. on the logged loss), or use per-layer scopes.")));
   }

@@ -3,9 +3,9 @@
 #include <tuple>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/match.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
 #include "absl/strings/strip.h"
@@ -34,8 +34,8 @@ const ConfigKey kMoeExpertCapacityFactor{
 const ConfigKey kMoePadExpertInputToCapacity{
     {"model.moe_pad_expert_input_to_capacity"}, "--moe-pad-expert-input-to-capacity", "", "false", "false"};
 const ConfigKey kCpuOffloading{{"model.cpu_offloading"}, "--cpu-offloading", "", "false", "false"};
-const ConfigKey kDelayWgradCompute{{"model.delay_wgrad_compute", "comm_overlap.delay_wgrad_compute"},
-                                   "--delay-wgrad-compute", "", "false", "false"};
+const ConfigKey kDelayWgradCompute{
+    {"model.delay_wgrad_compute", "comm_overlap.delay_wgrad_compute"}, "--delay-wgrad-compute", "", "false", "false"};
 // Bridge picks the default by whether the fused kernel is installed, so it is unknown here.
 const ConfigKey kGradientAccumulationFusion{
     {"model.gradient_accumulation_fusion"}, "", "--no-gradient-accumulation-fusion", "", "true"};
@@ -149,8 +149,7 @@ std::string Setting::Describe() const {
       return texts.empty() ? absl::StrCat(key, " is not passed")
                            : absl::StrCat(key, " is not passed, so ", name, " is ", shown);
     }
-    return texts.empty() ? absl::StrCat(key, " is not set")
-                         : absl::StrCat(key, " is not set (default: ", shown, ")");
+    return texts.empty() ? absl::StrCat(key, " is not set") : absl::StrCat(key, " is not set (default: ", shown, ")");
   }
   // A switch is described by its presence; its "true" / "false" is implied.
   std::string described =

@@ -14,8 +14,8 @@ ConfigMoePreprocessRequiresRouterCheck::ConfigMoePreprocessRequiresRouterCheck()
           "moe_router scope as well.",
           {}}) {}
 
-void ConfigMoePreprocessRequiresRouterCheck::CheckGraphs(const ConfigDocument& config,
-                                                         const CudaGraphSettings& graphs, const BoundOptions& options,
+void ConfigMoePreprocessRequiresRouterCheck::CheckGraphs(const ConfigDocument& config, const CudaGraphSettings& graphs,
+                                                         const BoundOptions& options,
                                                          std::vector<Finding>* findings) const {
   const ConfigScalar* preprocess = graphs.FindScope(kScopeMoePreprocess);
   if (preprocess == nullptr || graphs.HasScope(kScopeMoeRouter)) return;

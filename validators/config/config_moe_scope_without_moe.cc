@@ -6,14 +6,14 @@
 namespace graphcheck {
 
 ConfigMoeScopeWithoutMoeCheck::ConfigMoeScopeWithoutMoeCheck()
-    : CudaGraphConfigCheck(CheckInfo{
-          "config-moe-scope-without-moe",
-          "MoE graph scopes on a model without experts",
-          Severity::kError,
-          CheckArea::kConfiguration,
-          "cuda_graph_scope names moe, moe_router or moe_preprocess, but the model has no MoE layers "
-          "(num_moe_experts is not set), so those graphs have nothing to capture.",
-          {}}) {}
+    : CudaGraphConfigCheck(
+          CheckInfo{"config-moe-scope-without-moe",
+                    "MoE graph scopes on a model without experts",
+                    Severity::kError,
+                    CheckArea::kConfiguration,
+                    "cuda_graph_scope names moe, moe_router or moe_preprocess, but the model has no MoE layers "
+                    "(num_moe_experts is not set), so those graphs have nothing to capture.",
+                    {}}) {}
 
 void ConfigMoeScopeWithoutMoeCheck::CheckGraphs(const ConfigDocument& config, const CudaGraphSettings& graphs,
                                                 const BoundOptions& options, std::vector<Finding>* findings) const {

@@ -58,34 +58,34 @@ ConfigUnknownCudaGraphValueCheck::ConfigUnknownCudaGraphValueCheck()
           {}}) {}
 
 void ConfigUnknownCudaGraphValueCheck::CheckGraphs(const ConfigDocument& config, const CudaGraphSettings& graphs,
-                                                   const BoundOptions& options,
-                                                   std::vector<Finding>* findings) const {
+                                                   const BoundOptions& options, std::vector<Finding>* findings) const {
   const auto is_known = [](absl::Span<const absl::string_view> known, absl::string_view name) {
     return std::find(known.begin(), known.end(), name) != known.end();
   };
   if (!is_known(kKnownImpls, graphs.impl_name) && !graphs.impl.values.empty()) {
-    findings->push_back(GraphFinding(
-        graphs, graphs.impl.WhereValue(config, graphs.impl.values.front()),
-        absl::StrCat("cuda_graph_impl is '", graphs.impl_name, "', which Megatron does not know.",
-                     Suggestion(graphs.impl_name, kKnownImpls)),
-        absl::StrCat("Use one of ", absl::StrJoin(kKnownImpls, ", "), ".")));
+    findings->push_back(
+        GraphFinding(graphs, graphs.impl.WhereValue(config, graphs.impl.values.front()),
+                     absl::StrCat("cuda_graph_impl is '", graphs.impl_name, "', which Megatron does not know.",
+                                  Suggestion(graphs.impl_name, kKnownImpls)),
+                     absl::StrCat("Use one of ", absl::StrJoin(kKnownImpls, ", "), ".")));
   }
   for (const ConfigScalar& scope : graphs.scope.values) {
     if (is_known(kKnownScopes, scope.text)) continue;
-    findings->push_back(GraphFinding(
-        graphs, graphs.scope.WhereValue(config, scope),
-        absl::StrCat("cuda_graph_scope has '", scope.text, "', which is not a CUDA-graph scope.",
-                     Suggestion(scope.text, kKnownScopes)),
-        absl::StrCat("Use scope names from ", absl::StrJoin(kKnownScopes, ", "), ".")));
+    findings->push_back(
+        GraphFinding(graphs, graphs.scope.WhereValue(config, scope),
+                     absl::StrCat("cuda_graph_scope has '", scope.text, "', which is not a CUDA-graph scope.",
+                                  Suggestion(scope.text, kKnownScopes)),
+                     absl::StrCat("Use scope names from ", absl::StrJoin(kKnownScopes, ", "), ".")));
   }
   const Setting warmup = Lookup(config, config_keys::kCudaGraphWarmupSteps);
   int steps = 0;
   if (warmup.is_set() && (warmup.values.size() != 1 || !absl::SimpleAtoi(warmup.AsString(), &steps) || steps < 0)) {
-    findings->push_back(GraphFinding(
-        graphs, warmup.Where(config),
-        absl::StrCat(warmup.Describe(), ": the number of eager warmup steps before capture must be a whole number "
-                                        "of steps, 0 or more."),
-        absl::StrCat(HowToSet(config, config_keys::kCudaGraphWarmupSteps, "3"), " (the default).")));
+    findings->push_back(
+        GraphFinding(graphs, warmup.Where(config),
+                     absl::StrCat(warmup.Describe(),
+                                  ": the number of eager warmup steps before capture must be a whole number "
+                                  "of steps, 0 or more."),
+                     absl::StrCat(HowToSet(config, config_keys::kCudaGraphWarmupSteps, "3"), " (the default).")));
   }
 }
 

@@ -20,8 +20,8 @@ inline constexpr absl::string_view kScopeAttn = "attn";
 inline constexpr absl::string_view kScopeMoe = "moe";
 inline constexpr absl::string_view kScopeMoeRouter = "moe_router";
 inline constexpr absl::string_view kScopeMoePreprocess = "moe_preprocess";
-inline constexpr absl::string_view kKnownScopes[] = {kScopeFullIteration, kScopeAttn, "mlp", kScopeMoe,
-                                                     kScopeMoeRouter, kScopeMoePreprocess, "mamba"};
+inline constexpr absl::string_view kKnownScopes[] = {kScopeFullIteration, kScopeAttn,          "mlp",  kScopeMoe,
+                                                     kScopeMoeRouter,     kScopeMoePreprocess, "mamba"};
 
 struct CudaGraphSettings {
   Setting impl;           // the setting that turned graphs on (cuda_graph_impl, or a legacy switch)

@@ -67,8 +67,7 @@ class LineTable {
 
 class JsonFlattener : public nlohmann::json_sax<nlohmann::json> {
  public:
-  JsonFlattener(absl::string_view text, ConfigDocument* document)
-      : text_(text), lines_(text), document_(document) {}
+  JsonFlattener(absl::string_view text, ConfigDocument* document) : text_(text), lines_(text), document_(document) {}
   const char** last_read() { return &last_read_; }
   const absl::Status& status() const { return status_; }
 
@@ -101,8 +100,8 @@ class JsonFlattener : public nlohmann::json_sax<nlohmann::json> {
       return Add(std::move(entry));
     }
     for (auto& [index, value] : frame.scalars) {
-      if (!Add(ConfigEntry{JoinKey(frame.key, absl::StrCat(index)), ConfigEntry::Kind::kScalar, {value},
-                           value.position})) {
+      if (!Add(ConfigEntry{
+              JoinKey(frame.key, absl::StrCat(index)), ConfigEntry::Kind::kScalar, {value}, value.position})) {
         return false;
       }
     }
@@ -192,7 +191,9 @@ class JsonFlattener : public nlohmann::json_sax<nlohmann::json> {
       return true;
     }
     ConfigEntry entry{JoinKey(parent.key, pending_key_),
-                      is_null ? ConfigEntry::Kind::kNull : ConfigEntry::Kind::kScalar, {}, pending_key_position_};
+                      is_null ? ConfigEntry::Kind::kNull : ConfigEntry::Kind::kScalar,
+                      {},
+                      pending_key_position_};
     if (!is_null) entry.values.push_back(std::move(value));
     return Add(std::move(entry));
   }

@@ -71,8 +71,7 @@ class YamlFlattener {
   absl::Status VisitMap(const YAML::Node& node, const std::string& key, int depth) {
     for (auto it = node.begin(); it != node.end(); ++it) {
       if (!it->first.IsScalar()) return ErrorAt(*document_, PositionOf(it->first), "a key must be a plain scalar");
-      absl::Status status =
-          Visit(it->second, JoinKey(key, it->first.Scalar()), PositionOf(it->first), depth + 1);
+      absl::Status status = Visit(it->second, JoinKey(key, it->first.Scalar()), PositionOf(it->first), depth + 1);
       if (!status.ok()) return status;
     }
     return absl::OkStatus();

@@ -152,8 +152,8 @@ absl::StatusOr<LayerOrder> OverlapMoeExpertParallelCommOrder(const std::vector<d
     const int chunk = entry.chunk() - 1;
     if (chunk >= static_cast<int>(num_layers_per_chunk.size())) {
       return absl::InvalidArgumentError(absl::StrCat("order entry ", FormatNumber(value), " names chunk ", chunk + 1,
-                                                     " but layer counts are given for ",
-                                                     num_layers_per_chunk.size(), " chunks"));
+                                                     " but layer counts are given for ", num_layers_per_chunk.size(),
+                                                     " chunks"));
     }
     std::vector<Entries> layers;
     for (int layer = 0; layer < num_layers_per_chunk[chunk]; ++layer) {

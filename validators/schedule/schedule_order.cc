@@ -22,8 +22,7 @@ class OrderFindings {
   // About entry `index` (0-based).
   void AddAt(size_t index, std::string message, std::string fix) {
     const OrderEntry& entry = order_.entries[index];
-    Push(entry.position, absl::StrCat("Entry ", index + 1, " (", FormatOrder({entry}), "): ", message),
-         std::move(fix));
+    Push(entry.position, absl::StrCat("Entry ", index + 1, " (", FormatOrder({entry}), "): ", message), std::move(fix));
   }
 
  private:
@@ -90,8 +89,9 @@ void ScheduleOrderCheck::Run(const CheckInputs& inputs, const BoundOptions& opti
     const OrderEntry& entry = order.entries[i];
     const OrderEntry::Kind kind = entry.kind();
     if (kind == OrderEntry::Kind::kInvalid) {
-      out.AddAt(i, "not a chunk id: entries are +c (forward of chunk c), -c (its backward) or -(c + 0.5) (its "
-                   "weight-gradient pass), with c from 1.",
+      out.AddAt(i,
+                "not a chunk id: entries are +c (forward of chunk c), -c (its backward) or -(c + 0.5) (its "
+                "weight-gradient pass), with c from 1.",
                 "Use 1-based chunk ids; 0 is not a chunk.");
       continue;
     }
@@ -108,15 +108,18 @@ void ScheduleOrderCheck::Run(const CheckInputs& inputs, const BoundOptions& opti
       ++passes;
       if (++c.backward > c.forward && !misordered[entry.chunk()]) {
         misordered[entry.chunk()] = true;
-        out.AddAt(i, absl::StrCat("backward ", c.backward, " of chunk ", entry.chunk(), " comes before its forward (",
-                                  c.forward, " forward(s) of the chunk so far). Its graph would be captured from "
-                                  "gradients that do not exist yet."),
-                  "Move the backward after the matching forward (microbatches run forward first, backward later).");
+        out.AddAt(
+            i,
+            absl::StrCat("backward ", c.backward, " of chunk ", entry.chunk(), " comes before its forward (", c.forward,
+                         " forward(s) of the chunk so far). Its graph would be captured from "
+                         "gradients that do not exist yet."),
+            "Move the backward after the matching forward (microbatches run forward first, backward later).");
       }
     } else if (++c.wgrad > c.backward && !misordered[entry.chunk()]) {
       misordered[entry.chunk()] = true;
-      out.AddAt(i, absl::StrCat("weight-gradient pass ", c.wgrad, " of chunk ", entry.chunk(),
-                                " comes before the backward it completes."),
+      out.AddAt(i,
+                absl::StrCat("weight-gradient pass ", c.wgrad, " of chunk ", entry.chunk(),
+                             " comes before the backward it completes."),
                 "Put each -(c + 0.5) entry after the -c backward it belongs to.");
     }
   }
@@ -142,8 +145,8 @@ void ScheduleOrderCheck::Run(const CheckInputs& inputs, const BoundOptions& opti
     if (c.forward != microbatches || c.backward != microbatches) {
       out.Add(absl::StrCat("Chunk ", chunk, " has ", c.forward, " forward(s) and ", c.backward, " backward(s); ",
                            microbatches, " microbatches need ", microbatches, " of each."),
-              absl::StrCat("Give chunk ", chunk, " exactly ", microbatches, " forward (", chunk, ") and ",
-                           microbatches, " backward (-", chunk, ") entries."));
+              absl::StrCat("Give chunk ", chunk, " exactly ", microbatches, " forward (", chunk, ") and ", microbatches,
+                           " backward (-", chunk, ") entries."));
     }
     if (c.wgrad != 0 && c.wgrad != microbatches) {
       out.Add(absl::StrCat("Chunk ", chunk, " has ", c.wgrad, " weight-gradient pass(es) for ", microbatches,
@@ -175,14 +178,15 @@ void ScheduleOrderCheck::Run(const CheckInputs& inputs, const BoundOptions& opti
   }
   if (!total_layers) return;
   if (order.callables && *order.callables != *total_layers) {
-    out.Add(absl::StrCat(*order.callables, " callables are given, but the order and layer counts describe ",
-                         *total_layers, " layers; Transformer Engine asserts len(callables) == the total number of "
-                         "layers."),
-            "Pass one callable per layer of every chunk, in chunk order.");
+    out.Add(
+        absl::StrCat(*order.callables, " callables are given, but the order and layer counts describe ", *total_layers,
+                     " layers; Transformer Engine asserts len(callables) == the total number of "
+                     "layers."),
+        "Pass one callable per layer of every chunk, in chunk order.");
   }
   if (order.sample_args && *order.sample_args != *total_layers * microbatches) {
-    out.Add(absl::StrCat(*order.sample_args, " sample arguments are given; ", *total_layers, " layers x ",
-                         microbatches, " microbatches need ", *total_layers * microbatches, "."),
+    out.Add(absl::StrCat(*order.sample_args, " sample arguments are given; ", *total_layers, " layers x ", microbatches,
+                         " microbatches need ", *total_layers * microbatches, "."),
             "Pass one sample argument tuple per layer per microbatch.");
   }
 }

@@ -85,17 +85,28 @@ bool Gpu(Decoder& d, GpuInfo* gpu) {
 
 absl::string_view RecordTypeName(uint8_t type) {
   switch (static_cast<RecordType>(type)) {
-    case RecordType::kProcess: return "process";
-    case RecordType::kString: return "string";
-    case RecordType::kBacktrace: return "backtrace";
-    case RecordType::kApiCall: return "api-call";
-    case RecordType::kKernel: return "kernel";
-    case RecordType::kMemory: return "memory";
-    case RecordType::kGraphLaunch: return "graph-launch";
-    case RecordType::kNvtx: return "nvtx";
-    case RecordType::kDevice: return "device";
-    case RecordType::kEnvironment: return "environment";
-    case RecordType::kRecorderStatus: return "recorder-status";
+    case RecordType::kProcess:
+      return "process";
+    case RecordType::kString:
+      return "string";
+    case RecordType::kBacktrace:
+      return "backtrace";
+    case RecordType::kApiCall:
+      return "api-call";
+    case RecordType::kKernel:
+      return "kernel";
+    case RecordType::kMemory:
+      return "memory";
+    case RecordType::kGraphLaunch:
+      return "graph-launch";
+    case RecordType::kNvtx:
+      return "nvtx";
+    case RecordType::kDevice:
+      return "device";
+    case RecordType::kEnvironment:
+      return "environment";
+    case RecordType::kRecorderStatus:
+      return "recorder-status";
   }
   return "unknown";
 }

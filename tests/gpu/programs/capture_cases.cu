@@ -65,8 +65,7 @@ int PageableH2D(float* x) {
   std::vector<float> host(kN, 1.0f);  // pageable
   cudaGraph_t graph;
   Report("begin", cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
-  Report("pageable memcpy in capture",
-         cudaMemcpyAsync(x, host.data(), kN * sizeof(float), cudaMemcpyHostToDevice, s));
+  Report("pageable memcpy in capture", cudaMemcpyAsync(x, host.data(), kN * sizeof(float), cudaMemcpyHostToDevice, s));
   LaunchSome(x, s, 1);
   Report("end", cudaStreamEndCapture(s, &graph));
   cudaGetLastError();
@@ -84,7 +83,7 @@ int UnjoinedStream(float* x, float* y) {
   LaunchSome(x, s, 1);
   cudaEventRecord(fork, s);
   Report("fork side stream", cudaStreamWaitEvent(side, fork, 0));
-  LaunchSome(y, side, 1);  // never joined back into s
+  LaunchSome(y, side, 1);                          // never joined back into s
   Report("end", cudaStreamEndCapture(s, &graph));  // 904: unjoined
   cudaGetLastError();
   return 0;
