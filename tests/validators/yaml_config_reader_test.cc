@@ -1,0 +1,74 @@
+// YAML configurations: keys with line and column, malformed input, hostile documents.
+#include "validators/config/config_parser.h"
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "validators/config/config_keys.h"
+
+namespace graphcheck {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::Field;
+using ::testing::HasSubstr;
+
+std::vector<std::string> Texts(const ConfigEntry& entry) {
+  std::vector<std::string> texts;
+  for (const ConfigScalar& value : entry.values) texts.push_back(value.text);
+  return texts;
+}
+
+TEST(YamlConfigReaderTest, YamlKeysCarryLineAndColumn) {
+  absl::StatusOr<ConfigDocument> document = ParseConfigText(R"(model:
+  cuda_graph_impl: local
+  cuda_graph_scope:
+  - full_iteration
+rng: {te_rng_tracker: true}
+)",
+                                                            "a.yaml", ConfigFormat::kYaml);
+  ASSERT_TRUE(document.ok()) << document.status();
+  EXPECT_EQ(document->dialect(), ConfigDialect::kBridge);
+  const ConfigEntry* impl = document->Find("model.cuda_graph_impl");
+  ASSERT_NE(impl, nullptr);
+  EXPECT_EQ(impl->position.line, 2);
+  EXPECT_EQ(impl->position.column, 3);
+  EXPECT_EQ(impl->values[0].position.column, 20);
+  const ConfigEntry* scope = document->Find("model.cuda_graph_scope");
+  ASSERT_NE(scope, nullptr);
+  EXPECT_EQ(scope->kind, ConfigEntry::Kind::kList);
+  EXPECT_THAT(Texts(*scope), ElementsAre("full_iteration"));
+  EXPECT_EQ(scope->values[0].position.line, 4);
+  const ConfigEntry* rng = document->Find("rng.te_rng_tracker");
+  ASSERT_NE(rng, nullptr);
+  EXPECT_EQ(rng->position.line, 5);
+}
+
+TEST(YamlConfigReaderTest, MalformedYamlNamesLineAndColumn) {
+  absl::StatusOr<ConfigDocument> document =
+      ParseConfigText("model:\n  cuda_graph_impl: [local\n  x: 1\n", "bad.yaml", ConfigFormat::kYaml);
+  ASSERT_FALSE(document.ok());
+  EXPECT_EQ(document.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(document.status().message()), ::testing::MatchesRegex("bad\\.yaml:[0-9]+:[0-9]+: .+"));
+}
+
+TEST(YamlConfigReaderTest, TopLevelMustBeAMapping) {
+  EXPECT_FALSE(ParseConfigText("- a\n- b\n", "l.yaml", ConfigFormat::kYaml).ok());
+  EXPECT_FALSE(ParseConfigText("[1, 2]", "l.json", ConfigFormat::kJson).ok());
+  EXPECT_FALSE(ParseConfigText("3", "l.json", ConfigFormat::kJson).ok());
+  EXPECT_TRUE(ParseConfigText("", "empty.yaml", ConfigFormat::kYaml).ok());
+}
+
+TEST(YamlConfigReaderTest, AliasBombIsRejectedNotExpanded) {
+  std::string text = "a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n";
+  for (int i = 1; i < 9; ++i) {
+    text += "a" + std::to_string(i) + ": &a" + std::to_string(i) + " [";
+    for (int j = 0; j < 10; ++j) text += std::string(j ? ", " : "") + "*a" + std::to_string(i - 1);
+    text += "]\n";
+  }
+  absl::StatusOr<ConfigDocument> document = ParseConfigText(text, "bomb.yaml", ConfigFormat::kYaml);
+  ASSERT_FALSE(document.ok());
+  EXPECT_THAT(std::string(document.status().message()), HasSubstr("too large"));
+}
+
+}  // namespace
+}  // namespace graphcheck
