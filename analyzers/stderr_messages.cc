@@ -162,8 +162,10 @@ void FoldStderrFindings(std::vector<Finding>* findings) {
     (finding.where.file == kStderrFile ? from_stderr : kept).push_back(std::move(finding));
   }
   for (Finding& line : from_stderr) {
+    // Only into a finding at least as severe: an eager pageable-copy note must not swallow PyTorch's refusal of the
+    // same kind of copy inside a capture (seen on an H200: `.cpu()` in torch.cuda.graph).
     auto target = std::find_if(kept.begin(), kept.end(), [&](const Finding& f) {
-      return f.check_id == line.check_id && f.where.file != kStderrFile;
+      return f.check_id == line.check_id && f.where.file != kStderrFile && f.severity >= line.severity;
     });
     if (target == kept.end()) {
       kept.push_back(std::move(line));

@@ -1,5 +1,9 @@
 #include "core/trace/events.h"
 
+#include <algorithm>
+
+#include "absl/container/flat_hash_map.h"
+
 namespace graphcheck::trace {
 
 StringId Trace::Intern(absl::string_view s) {
@@ -76,6 +80,40 @@ absl::string_view ApiKindName(ApiKind kind) {
       return "context-create";
   }
   return "unknown";
+}
+
+void DeriveGraphLaunches(Trace* trace) {
+  if (!trace->graph_launches.empty()) return;
+  absl::flat_hash_map<uint64_t, size_t> launch_of;  // correlation id -> index into graph_launches
+  for (const ApiCall& call : trace->api_calls) {
+    if (call.kind != ApiKind::kGraphLaunch || call.correlation_id == 0 || call.return_code != 0) continue;
+    GraphLaunchActivity launch;
+    launch.correlation_id = call.correlation_id;
+    launch.stream_id = call.stream_id;
+    launch_of.emplace(call.correlation_id, trace->graph_launches.size());
+    trace->graph_launches.push_back(launch);
+  }
+  if (launch_of.empty()) return;
+  for (const KernelActivity& kernel : trace->kernels) {
+    auto it = launch_of.find(kernel.correlation_id);
+    if (it == launch_of.end()) continue;
+    GraphLaunchActivity& launch = trace->graph_launches[it->second];
+    if (launch.end_ns == 0) {
+      launch.start_ns = kernel.start_ns;
+      launch.end_ns = kernel.end_ns;
+      launch.device = kernel.device;
+      launch.graph_id = kernel.graph_id;
+    } else {
+      launch.start_ns = std::min(launch.start_ns, kernel.start_ns);
+      launch.end_ns = std::max(launch.end_ns, kernel.end_ns);
+    }
+  }
+  // Launches whose kernels were not recorded (activity off, or lost) have no GPU interval.
+  trace->graph_launches.erase(std::remove_if(trace->graph_launches.begin(), trace->graph_launches.end(),
+                                             [](const GraphLaunchActivity& g) { return g.end_ns == 0; }),
+                              trace->graph_launches.end());
+  std::sort(trace->graph_launches.begin(), trace->graph_launches.end(),
+            [](const GraphLaunchActivity& a, const GraphLaunchActivity& b) { return a.start_ns < b.start_ns; });
 }
 
 }  // namespace graphcheck::trace

@@ -200,6 +200,11 @@ struct Trace {
 
 absl::string_view ApiKindName(ApiKind kind);
 
+// Fills Trace::graph_launches, when the recorder wrote none, from the replayed kernels: a graph's kernels carry the
+// correlation id of the cudaGraphLaunch that replayed them (seen on an H200 with CUDA 13), so each launch's GPU
+// interval is the span of its kernels. Keeps graph_launches sorted by start.
+void DeriveGraphLaunches(Trace* trace);
+
 }  // namespace graphcheck::trace
 
 #endif  // GRAPHCHECK_CORE_TRACE_EVENTS_H_

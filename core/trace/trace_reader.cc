@@ -313,6 +313,7 @@ absl::StatusOr<Trace> ReadTraceFromBytes(absl::string_view bytes, TraceFileStats
   SortByTime(trace.memory, [](const MemoryActivity& m) { return m.start_ns; });
   SortByTime(trace.graph_launches, [](const GraphLaunchActivity& g) { return g.start_ns; });
   SortByTime(trace.nvtx, [](const NvtxEvent& n) { return n.time_ns; });
+  DeriveGraphLaunches(&trace);
   return trace;
 }
 

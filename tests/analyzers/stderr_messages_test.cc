@@ -57,12 +57,29 @@ TEST(StderrMessagesTest, FoldsIntoTheTraceFindingOfTheSameCheck) {
   std::vector<Finding> findings = Match({"RuntimeError: CUDA error: operation not permitted when stream is capturing"});
   Finding from_trace;
   from_trace.check_id = "sync-in-capture";
+  from_trace.severity = Severity::kError;
   from_trace.where.api = "cudaStreamSynchronize";
   findings.insert(findings.begin(), from_trace);
   FoldStderrFindings(&findings);
   ASSERT_THAT(findings, SizeIs(1));
   EXPECT_EQ(findings[0].where.api, "cudaStreamSynchronize");
   EXPECT_THAT(findings[0].evidence, ::testing::ElementsAre(HasSubstr("stderr line 1:")));
+}
+
+// PyTorch refused `.cpu()` inside a capture (stderr, error) while the trace holds only eager pageable copies (a
+// note): the refusal stays its own error instead of disappearing into the note.
+TEST(StderrMessagesTest, DoesNotFoldIntoALessSevereFinding) {
+  std::vector<Finding> findings = Match({"RuntimeError: Cannot copy between CPU and CUDA tensors during CUDA graph "
+                                         "capture unless the CPU tensor is pinned."});
+  ASSERT_THAT(findings, SizeIs(1));
+  Finding eager_note;
+  eager_note.check_id = "pageable-memcpy";
+  eager_note.severity = Severity::kNote;
+  findings.insert(findings.begin(), eager_note);
+  FoldStderrFindings(&findings);
+  ASSERT_THAT(findings, SizeIs(2));
+  EXPECT_EQ(findings[1].severity, Severity::kError);
+  EXPECT_EQ(findings[1].check_id, "pageable-memcpy");
 }
 
 TEST(StderrMessagesTest, EveryRuleNamesARegisteredOrPlannedCheck) {

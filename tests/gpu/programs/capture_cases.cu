@@ -1,5 +1,6 @@
 // Planted-defect and clean CUDA programs for the recorder's GPU tests, one per mode:
 //   clean | sync-in-capture | pageable-h2d | unjoined-stream | other-thread-query | segfault-after-capture | eager-loop
+//   | malloc-in-capture | legacy-stream-in-capture
 // Each prints what it did; the GPU tests assert on the trace that graphcheck run records, not on this output.
 #include <cuda_runtime.h>
 
@@ -107,6 +108,32 @@ int OtherThreadQuery(float* x) {
   return 0;
 }
 
+int MallocInCapture(float* x) {
+  cudaStream_t s;
+  cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
+  cudaGraph_t graph;
+  Report("begin", cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
+  LaunchSome(x, s, 1);
+  float* scratch = nullptr;
+  Report("malloc in capture", cudaMalloc(&scratch, 1 << 20));  // not permitted in global mode
+  Report("end", cudaStreamEndCapture(s, &graph));
+  cudaGetLastError();
+  return 0;
+}
+
+int LegacyStreamInCapture(float* x) {
+  cudaStream_t s;
+  cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
+  cudaGraph_t graph;
+  Report("begin", cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
+  LaunchSome(x, s, 1);
+  Scale<<<(kN + 255) / 256, 256, 0, 0>>>(x, kN, 1.0f);  // the legacy default stream: implicit sync with s (906)
+  Report("launch on the legacy stream", cudaGetLastError());
+  Report("end", cudaStreamEndCapture(s, &graph));
+  cudaGetLastError();
+  return 0;
+}
+
 int EagerLoop(float* x) {
   cudaStream_t s;
   cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
@@ -135,6 +162,8 @@ int main(int argc, char** argv) {
   if (mode == "unjoined-stream") return UnjoinedStream(x, y);
   if (mode == "other-thread-query") return OtherThreadQuery(x);
   if (mode == "eager-loop") return EagerLoop(x);
+  if (mode == "malloc-in-capture") return MallocInCapture(x);
+  if (mode == "legacy-stream-in-capture") return LegacyStreamInCapture(x);
   std::fprintf(stderr, "unknown mode %s\n", mode.c_str());
   return 2;
 }

@@ -1,0 +1,55 @@
+// Graph launch intervals derived from replayed kernels, which carry their cudaGraphLaunch's correlation id.
+#include <gtest/gtest.h>
+
+#include "core/trace/events.h"
+
+namespace graphcheck::trace {
+namespace {
+
+ApiCall GraphLaunch(uint64_t correlation, int32_t rc = 0) {
+  ApiCall call;
+  call.kind = ApiKind::kGraphLaunch;
+  call.correlation_id = correlation;
+  call.stream_id = 13;
+  call.return_code = rc;
+  return call;
+}
+
+KernelActivity Kernel(uint64_t correlation, uint64_t start, uint64_t end) {
+  KernelActivity kernel;
+  kernel.correlation_id = correlation;
+  kernel.start_ns = start;
+  kernel.end_ns = end;
+  kernel.graph_id = 2;
+  return kernel;
+}
+
+TEST(DeriveGraphLaunchesTest, SpansTheKernelsOfEachReplay) {
+  Trace trace;
+  trace.api_calls = {GraphLaunch(10), GraphLaunch(11), GraphLaunch(12, /*rc=*/900)};
+  trace.kernels = {Kernel(10, 100, 150), Kernel(10, 160, 300), Kernel(11, 400, 450), Kernel(99, 0, 1)};
+  DeriveGraphLaunches(&trace);
+  ASSERT_EQ(trace.graph_launches.size(), 2u);  // the failed launch ran nothing
+  EXPECT_EQ(trace.graph_launches[0].start_ns, 100u);
+  EXPECT_EQ(trace.graph_launches[0].end_ns, 300u);
+  EXPECT_EQ(trace.graph_launches[0].graph_id, 2u);
+  EXPECT_EQ(trace.graph_launches[0].stream_id, 13u);
+  EXPECT_EQ(trace.graph_launches[1].start_ns, 400u);
+}
+
+TEST(DeriveGraphLaunchesTest, KeepsRecordedGraphLaunches) {
+  Trace trace;
+  trace.api_calls = {GraphLaunch(10)};
+  trace.kernels = {Kernel(10, 100, 150)};
+  GraphLaunchActivity recorded;
+  recorded.correlation_id = 10;
+  recorded.start_ns = 90;
+  recorded.end_ns = 200;
+  trace.graph_launches = {recorded};
+  DeriveGraphLaunches(&trace);
+  ASSERT_EQ(trace.graph_launches.size(), 1u);
+  EXPECT_EQ(trace.graph_launches[0].start_ns, 90u);
+}
+
+}  // namespace
+}  // namespace graphcheck::trace
