@@ -1,7 +1,6 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "analyzers/capture_errors.h"
 #include "analyzers/checks.h"
 #include "tests/analyzers/capture_test_util.h"
 
@@ -40,18 +39,6 @@ TEST(CaptureErrorTest, SuccessfulCaptureIsClean) {
   EXPECT_THAT(RunCheck(analyzers::NewCaptureErrorCheck(), FailedCapture([](TraceBuilder&) {}, 0)), SizeIs(0));
 }
 
-TEST(CaptureErrorTest, KnowsEveryCaptureErrorCode) {
-  for (int32_t code = 900; code <= 910; ++code) {
-    const analyzers::CaptureErrorCode* error = analyzers::FindCaptureError(code);
-    ASSERT_NE(error, nullptr) << code;
-    EXPECT_EQ(error->code, code);
-    EXPECT_FALSE(error->fix.empty()) << code;
-  }
-  EXPECT_EQ(analyzers::FindCaptureError(899), nullptr);
-  EXPECT_EQ(analyzers::DescribeReturnCode(904), "904 cudaErrorStreamCaptureUnjoined");
-  EXPECT_EQ(analyzers::DescribeReturnCode(906), "906 cudaErrorStreamCaptureImplicit");
-  EXPECT_EQ(analyzers::DescribeReturnCode(2), "error 2");
-}
 
 }  // namespace
 }  // namespace graphcheck::testing_trace

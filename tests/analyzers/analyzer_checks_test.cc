@@ -1,0 +1,25 @@
+// Registration of the trace analyzers: every check of the catalog, once, with its area.
+#include "analyzers/analyzer_checks.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+namespace graphcheck {
+namespace {
+
+TEST(AnalyzerChecksTest, RegistersEveryAnalyzerOnce) {
+  CheckRegistry registry;
+  ASSERT_TRUE(RegisterAnalyzerChecks(&registry).ok());
+  std::vector<std::string> ids;
+  for (const Check* check : registry.All()) ids.push_back(check->info().id);
+  EXPECT_THAT(ids, ::testing::ElementsAre("alloc-in-capture", "capture-error", "cupti-busy", "dynamic-control-flow",
+                                          "dynamic-shape", "empty-graph", "launch-bound", "legacy-stream-in-capture",
+                                          "no-speedup", "pageable-memcpy", "recapture-churn", "stderr-messages",
+                                          "sync-in-capture", "sync-in-region", "unjoined-stream",
+                                          "unsafe-api-in-capture", "warmup-insufficient"));
+  // A second registration into the same registry is refused, not silently doubled.
+  EXPECT_EQ(RegisterAnalyzerChecks(&registry).code(), absl::StatusCode::kAlreadyExists);
+}
+
+}  // namespace
+}  // namespace graphcheck
