@@ -60,9 +60,4 @@ trace::BacktraceId BacktraceRecorder::Capture(trace::TraceWriter* writer) {
   return writer->AddBacktrace(frames);
 }
 
-void BacktraceRecorder::Reset() {
-  absl::MutexLock lock(&mutex_);
-  frames_.clear();
-}
-
 }  // namespace graphcheck::capture

@@ -17,8 +17,6 @@ class BacktraceRecorder {
  public:
   // Records the calling thread's stack, minus the frames of graphcheck, CUPTI and the CUDA driver at its top.
   trace::BacktraceId Capture(trace::TraceWriter* writer);
-  // After fork the child writes a new trace whose string table starts empty.
-  void Reset();
 
  private:
   static constexpr int kMaxFrames = 48;

@@ -256,27 +256,10 @@ void Recorder::Stop() {
 
 void Recorder::OnFork() {
   if (writer_ == nullptr) return;
-  const uint32_t parent = writer_ != nullptr ? static_cast<uint32_t>(getppid()) : 0;
+  // The writer copies every string and backtrace interned so far into the child's file, so the ids this recorder
+  // caches (API names, kernel names, frames, NVTX domains) stay valid in the child.
   path_ = TracePath(options_.trace_dir);
-  if (!writer_->ReopenForChild(path_, CurrentProcess(parent)).ok()) return;
-  backtraces_.Reset();
-  decoder_ = std::make_unique<ActivityDecoder>(writer_.get());
-  // String ids of API names belong to the parent's file: intern them again in the child's.
-  for (auto* table : {&runtime_table_, &driver_table_}) {
-    for (int cbid = 1; cbid < static_cast<int>(table->size()); ++cbid) {
-      CallbackEntry& entry = (*table)[cbid];
-      if (!entry.recorded) continue;
-      const char* name = nullptr;
-      const CUpti_CallbackDomain domain =
-          table == &runtime_table_ ? CUPTI_CB_DOMAIN_RUNTIME_API : CUPTI_CB_DOMAIN_DRIVER_API;
-      if (cuptiGetCallbackName(domain, cbid, &name) == CUPTI_SUCCESS && name != nullptr) {
-        entry.name = writer_->InternString(trace::NormalizeApiName(name));
-      }
-    }
-  }
-  absl::MutexLock lock(&mutex_);
-  nvtx_domains_.clear();
-  nvtx_registered_.clear();
+  writer_->ReopenForChild(path_, CurrentProcess(static_cast<uint32_t>(getppid()))).IgnoreError();
 }
 
 void CUPTIAPI Recorder::Callback(void* userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data) {

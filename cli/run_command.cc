@@ -1,6 +1,5 @@
 #include "cli/run_command.h"
 
-#include <dirent.h>
 #include <dlfcn.h>
 #include <limits.h>
 #include <sys/stat.h>

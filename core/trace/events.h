@@ -93,7 +93,9 @@ struct ApiCall {
   StringId kernel_name = 0;  // launches: demangled kernel name
   std::array<uint32_t, 3> grid = {0, 0, 0};
   std::array<uint32_t, 3> block = {0, 0, 0};
-  uint64_t graph_id = 0;         // graph create / instantiate / launch / destroy, capture end
+  // CUPTI's id of the graph (cuptiGetGraphId) made by a capture end or instantiated, launched or destroyed. Replayed
+  // kernels carry another id, their executable graph's, so link a launch to its kernels by correlation id.
+  uint64_t graph_id = 0;
   uint32_t node_count = 0;       // graph instantiate / capture end
   uint64_t other_stream_id = 0;  // stream created; stream waited on
 };

@@ -354,6 +354,22 @@ TEST_F(RecorderPythonGpuTest, PythonTrainingProgramRunsToCompletion) {
   EXPECT_TRUE(r.Main().read_warnings.empty());
 }
 
+// A child forked after CUDA work (a DataLoader worker) gets its own trace; the parent's trace keeps its own records,
+// including the replay after the fork.
+TEST_F(RecorderPythonGpuTest, PythonForkedChildGetsItsOwnTrace) {
+  Recorded r = RunPython("fork");
+  ASSERT_EQ(r.traces.size(), 2u);
+  const Trace* parent = nullptr;
+  const Trace* child = nullptr;
+  for (const Trace& t : r.traces) (t.api_calls.empty() ? child : parent) = &t;
+  ASSERT_NE(parent, nullptr);
+  ASSERT_NE(child, nullptr);
+  EXPECT_EQ(child->process.parent_pid, parent->process.pid);
+  EXPECT_EQ(Calls(*parent, ApiKind::kGraphLaunch).size(), 4u);
+  EXPECT_TRUE(parent->read_warnings.empty());
+  EXPECT_TRUE(child->read_warnings.empty());
+}
+
 int GpuCount() {
   FILE* pipe = popen("python3 -c 'import torch; print(torch.cuda.device_count())' 2>/dev/null", "r");
   if (pipe == nullptr) return 0;

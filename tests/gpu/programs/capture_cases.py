@@ -1,5 +1,6 @@
 """Planted-defect and clean PyTorch programs for the recorder's GPU tests, one per mode (argv[1]):
-clean | item-in-capture | pageable-h2d | unjoined-stream | other-thread-query | segfault-after-capture | os-exit.
+clean | item-in-capture | pageable-h2d | unjoined-stream | other-thread-query | segfault-after-capture | os-exit |
+fork.
 Each catches the capture error and exits 0, so the tests judge the trace, not the exit status."""
 import os
 import sys
@@ -70,7 +71,7 @@ def defect_body(mode, model, x):
 def main(mode):
     model, x = model_and_input()
     warmup(model, x)
-    clean = mode in ("clean", "segfault-after-capture", "os-exit")
+    clean = mode in ("clean", "segfault-after-capture", "os-exit", "fork")
     nvtx.range_push("capture_region")
     g = capture((lambda: model(x)) if clean else defect_body(mode, model, x))
     nvtx.range_pop()
@@ -84,6 +85,13 @@ def main(mode):
         ctypes.string_at(0)  # SIGSEGV after the capture
     if mode == "os-exit":
         os._exit(0)
+    if mode == "fork":
+        child = os.fork()  # as a DataLoader worker does: the child uses no CUDA and exits
+        if child == 0:
+            os._exit(0)
+        os.waitpid(child, 0)
+        g.replay()
+        torch.cuda.synchronize()
     print("done", flush=True)
 
 
