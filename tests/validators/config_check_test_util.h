@@ -59,6 +59,13 @@ MATCHER_P4(FindingAt, id, file, line, key,
          !arg.message.empty() && !arg.fix.empty();
 }
 
+// The values of a configuration entry as written.
+inline std::vector<std::string> Texts(const ConfigEntry& entry) {
+  std::vector<std::string> texts;
+  for (const ConfigScalar& value : entry.values) texts.push_back(value.text);
+  return texts;
+}
+
 }  // namespace testing_util
 }  // namespace graphcheck
 

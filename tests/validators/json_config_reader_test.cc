@@ -3,6 +3,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/validators/config_check_test_util.h"
 #include "validators/config/config_keys.h"
 
 namespace graphcheck {
@@ -11,12 +12,7 @@ namespace {
 using ::testing::ElementsAre;
 using ::testing::Field;
 using ::testing::HasSubstr;
-
-std::vector<std::string> Texts(const ConfigEntry& entry) {
-  std::vector<std::string> texts;
-  for (const ConfigScalar& value : entry.values) texts.push_back(value.text);
-  return texts;
-}
+using testing_util::Texts;
 
 TEST(JsonConfigReaderTest, JsonKeysCarryLineAndColumn) {
   absl::StatusOr<ConfigDocument> document = ParseConfigText(
