@@ -33,8 +33,8 @@ absl::StatusOr<std::unique_ptr<CuptiSubscription>> CuptiSubscription::Create(CUp
 
 CuptiSubscription::~CuptiSubscription() { cuptiUnsubscribe(handle_); }
 
-absl::Status CuptiSubscription::Enable(CUpti_CallbackDomain domain, CUpti_CallbackId cbid) {
-  return CuptiStatus(cuptiEnableCallback(1, handle_, domain, cbid), "cuptiEnableCallback");
+absl::Status CuptiSubscription::Enable(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, bool enable) {
+  return CuptiStatus(cuptiEnableCallback(enable ? 1 : 0, handle_, domain, cbid), "cuptiEnableCallback");
 }
 
 absl::StatusOr<std::unique_ptr<ActivityRecording>> ActivityRecording::Create(

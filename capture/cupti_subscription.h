@@ -27,8 +27,9 @@ class CuptiSubscription {
   CuptiSubscription(const CuptiSubscription&) = delete;
   CuptiSubscription& operator=(const CuptiSubscription&) = delete;
 
-  // One callback id, not the whole domain: whole domains cost x1.40 on a launch-bound step.
-  absl::Status Enable(CUpti_CallbackDomain domain, CUpti_CallbackId cbid);
+  // One callback id, not the whole domain: whole domains cost x1.40 on a launch-bound step. `enable` false turns it
+  // off again.
+  absl::Status Enable(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, bool enable = true);
 
  private:
   explicit CuptiSubscription(CUpti_SubscriberHandle handle) : handle_(handle) {}

@@ -130,6 +130,9 @@ class Recorder {
                  const CUpti_CallbackData* data, const PendingCall& pending);
   void OnNvtx(CUpti_CallbackId cbid, const CUpti_NvtxData* data);
   void OnContextCreated(const CUpti_ResourceData* data);
+  // Turns the launch callbacks held back by launches_outside_capture=false on or off. Called without mutex_ held:
+  // CUPTI takes its own locks.
+  void SetLaunchCallbacks(bool enable);
   void CaptureStateAtEntry(const CallbackEntry& entry, const DecodedCall& call, PendingCall* pending);
   uint64_t StreamId(CUcontext context, CUstream stream, bool per_thread);
   trace::HostMemory HostMemoryOf(const DecodedCall& call);
@@ -145,6 +148,7 @@ class Recorder {
   BacktraceRecorder backtraces_;
   std::vector<CallbackEntry> runtime_table_;
   std::vector<CallbackEntry> driver_table_;
+  std::vector<std::pair<CUpti_CallbackDomain, CUpti_CallbackId>> launch_callbacks_;  // capture-only mode
 
   std::atomic<int> active_captures_{0};
   absl::Mutex mutex_;
@@ -171,6 +175,13 @@ absl::Status Recorder::Start(const RecorderOptions& options) {
   if (options_.trace_dir.empty()) {
     const char* dir = std::getenv("GRAPHCHECK_TRACE_DIR");
     options_.trace_dir = dir != nullptr ? dir : ".";
+  }
+  if (const char* activity = std::getenv("GRAPHCHECK_ACTIVITY"); activity != nullptr && std::string(activity) == "0") {
+    options_.record_activity = false;
+  }
+  if (const char* launches = std::getenv("GRAPHCHECK_LAUNCHES");
+      launches != nullptr && std::string(launches) == "capture") {
+    options_.launches_outside_capture = false;
   }
   absl::InitializeSymbolizer("/proc/self/exe");
   path_ = TracePath(options_.trace_dir);
@@ -205,9 +216,6 @@ absl::Status Recorder::Start(const RecorderOptions& options) {
     if (!s.ok()) return s;
   }
   decoder_ = std::make_unique<ActivityDecoder>(writer_.get());
-  if (const char* activity = std::getenv("GRAPHCHECK_ACTIVITY"); activity != nullptr && std::string(activity) == "0") {
-    options_.record_activity = false;
-  }
   if (!options_.record_activity) return absl::OkStatus();
   absl::StatusOr<std::unique_ptr<ActivityRecording>> activity = ActivityRecording::Create(
       {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMSET},
@@ -230,6 +238,10 @@ absl::Status Recorder::EnableApiCallbacks(CUpti_CallbackDomain domain, int size,
     entry.kind = *kind;
     entry.per_thread_stream = absl::StrContains(name, "_ptsz") || absl::StrContains(name, "_ptds");
     entry.name = writer_->InternString(normalized);
+    if (*kind == ApiKind::kKernelLaunch && !options_.launches_outside_capture) {
+      launch_callbacks_.emplace_back(domain, cbid);  // enabled while a capture is in progress
+      continue;
+    }
     if (absl::Status s = subscription_->Enable(domain, cbid); !s.ok()) return s;
   }
   return absl::OkStatus();
@@ -478,12 +490,18 @@ void Recorder::OnApiExit(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, con
         record.capture_status = CaptureStatus::kActive;
         record.capture_id = id;
         record.capture_mode = mode;
-        absl::MutexLock lock(&mutex_);
-        captures_.push_back(ActiveCapture{id, call.stream, mode, record.thread_id});
-        active_captures_.store(static_cast<int>(captures_.size()), std::memory_order_relaxed);
+        bool first = false;
+        {
+          absl::MutexLock lock(&mutex_);
+          captures_.push_back(ActiveCapture{id, call.stream, mode, record.thread_id});
+          active_captures_.store(static_cast<int>(captures_.size()), std::memory_order_relaxed);
+          first = captures_.size() == 1;
+        }
+        if (first) SetLaunchCallbacks(true);
       }
       break;
     case ApiKind::kCaptureEnd: {
+      bool last = false;
       {
         absl::MutexLock lock(&mutex_);
         for (auto it = captures_.begin(); it != captures_.end(); ++it) {
@@ -496,7 +514,9 @@ void Recorder::OnApiExit(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, con
         }
         if (captures_.empty()) event_streams_.clear();
         active_captures_.store(static_cast<int>(captures_.size()), std::memory_order_relaxed);
+        last = captures_.empty();
       }
+      if (last) SetLaunchCallbacks(false);
       if (record.return_code == 0 && call.out_graph != nullptr && *call.out_graph != nullptr) {
         uint32_t graph_id = 0;
         cuptiGetGraphId(*call.out_graph, &graph_id);
@@ -695,6 +715,10 @@ void Recorder::OnNvtx(CUpti_CallbackId cbid, const CUpti_NvtxData* data) {
       return;
   }
   writer_->WriteNvtx(event);
+}
+
+void Recorder::SetLaunchCallbacks(bool enable) {
+  for (const auto& [domain, cbid] : launch_callbacks_) subscription_->Enable(domain, cbid, enable).IgnoreError();
 }
 
 void Recorder::OnContextCreated(const CUpti_ResourceData* data) {

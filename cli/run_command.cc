@@ -24,6 +24,7 @@ struct RunOptions {
   std::string trace_dir;  // kept when given
   std::string inject_library;
   bool no_activity = false;
+  bool capture_only = false;
   IterationFlags iteration;
   OutputOptions output;
 };
@@ -100,7 +101,8 @@ int Run(RunOptions& options, const CommandContext& context) {
       {"CUDA_INJECTION64_PATH", options.inject_library},
       {"GRAPHCHECK_TRACE_DIR", std::filesystem::absolute(options.trace_dir).string()},
   };
-  if (options.no_activity) environment["GRAPHCHECK_ACTIVITY"] = "0";
+  if (options.no_activity || options.capture_only) environment["GRAPHCHECK_ACTIVITY"] = "0";
+  if (options.capture_only) environment["GRAPHCHECK_LAUNCHES"] = "capture";
   if (const std::string cupti = LoadedLibraryPath("libcupti.so.13", "cuptiSubscribe"); !cupti.empty()) {
     environment["NVTX_INJECTION64_PATH"] = cupti;  // NVTX forwards ranges to CUPTI, which hands them to us
   }
@@ -134,6 +136,9 @@ void AddRunCommand(CLI::App* app, CommandContext* context) {
   command->add_option("--inject", options->inject_library, "Recorder library (default: next to graphcheck)");
   command->add_flag("--no-activity", options->no_activity,
                     "Record API calls only, no GPU timings: lower overhead, no launch-overhead metrics");
+  command->add_flag("--capture-only", options->capture_only,
+                    "Record launches only inside captures, and no GPU timings: the lowest overhead, for capture "
+                    "diagnosis (synchronizations, allocations and failures are still recorded everywhere)");
   AddIterationFlags(command, &options->iteration);
   AddOutputOptions(command, &options->output);
   command->add_option("CMD", options->command, "The program and its arguments, after --")->expected(-1);

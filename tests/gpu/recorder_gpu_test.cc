@@ -63,11 +63,11 @@ struct Recorded {
   const Trace& Main() const { return traces.front(); }
 };
 
-Recorded RunUnderGraphcheck(const std::string& name, const std::string& command) {
+Recorded RunUnderGraphcheck(const std::string& name, const std::string& command, const std::string& flags = "") {
   const std::string dir = absl::StrCat(::testing::TempDir(), "/gpu-", name, "-", getpid());
   std::filesystem::remove_all(dir);
-  const std::string cmd = absl::StrCat(BuildDir(), "/graphcheck run --trace-dir ", dir, " --format json -o ", dir,
-                                       ".json --fail-on never -- ", command);
+  const std::string cmd = absl::StrCat(BuildDir(), "/graphcheck run ", flags, " --trace-dir ", dir,
+                                       " --format json -o ", dir, ".json --fail-on never -- ", command);
   Recorded recorded;
   recorded.graphcheck_status = WEXITSTATUS(std::system(cmd.c_str()));
   std::ifstream report(dir + ".json");
@@ -134,8 +134,9 @@ class RecorderPythonGpuTest : public RecorderGpuTest {
   }
 };
 
-Recorded RunCpp(const std::string& mode) {
-  return RunUnderGraphcheck("cpp-" + mode, absl::StrCat(BuildDir(), "/tests/gpu/gpu_capture_cases ", mode));
+Recorded RunCpp(const std::string& mode, const std::string& flags = "") {
+  return RunUnderGraphcheck("cpp-" + mode + (flags.empty() ? "" : "-lean"),
+                            absl::StrCat(BuildDir(), "/tests/gpu/gpu_capture_cases ", mode), flags);
 }
 
 // The checks shared by the clean programs: one capture window, begun and ended on one stream and thread, the graph
@@ -277,6 +278,26 @@ TEST_F(RecorderGpuTest, CppEagerLoopLosesNoKernel) {
   const Trace& t = r.Main();
   EXPECT_EQ(Calls(t, ApiKind::kKernelLaunch).size(), 800u);
   EXPECT_EQ(t.kernels.size(), 800u);
+}
+
+// --capture-only: eager launches and GPU timings are not recorded, the capture and its failure are.
+TEST_F(RecorderGpuTest, CppCaptureOnlyModeKeepsTheCaptureAndSkipsEagerLaunches) {
+  Recorded eager = RunCpp("eager-loop", "--capture-only");
+  ASSERT_EQ(eager.traces.size(), 1u);
+  EXPECT_TRUE(Calls(eager.Main(), ApiKind::kKernelLaunch).empty());
+  EXPECT_TRUE(eager.Main().kernels.empty());
+  EXPECT_EQ(Calls(eager.Main(), ApiKind::kStreamSynchronize).size(), 1u);
+
+  Recorded failing = RunCpp("sync-in-capture", "--capture-only");
+  const Trace& t = failing.Main();
+  SCOPED_TRACE(Describe(t));
+  auto launches = Calls(t, ApiKind::kKernelLaunch);
+  ASSERT_EQ(launches.size(), 2u);  // the two captured launches
+  for (const ApiCall* launch : launches) EXPECT_EQ(launch->capture_status, CaptureStatus::kActive);
+  auto syncs = Calls(t, ApiKind::kStreamSynchronize);
+  ASSERT_FALSE(syncs.empty());
+  EXPECT_EQ(syncs.front()->return_code, kCaptureUnsupported);
+  EXPECT_THAT(failing.report_json, ::testing::HasSubstr("\"check_id\": \"sync-in-capture\""));
 }
 
 TEST_F(RecorderPythonGpuTest, PythonCleanCaptureWithNvtx) {
