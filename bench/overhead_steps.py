@@ -3,8 +3,9 @@
 usage: overhead_steps.py STEP [--profiler] [--steps N]
   STEP: chain  Linear(1024,1024) then 20 x relu(x*1.0001+0.001), batch 64 (42 kernels)
         mlp    a small MLP training step with Adam
-Prints 'us_per_step X' (median of 7 timed blocks of N steps, CUDA-synchronized wall time)."""
+Prints 'us_per_step X' (median of 7 timed blocks of N steps, CUDA-synchronized wall time) and 'max_rss_kb X'."""
 import argparse
+import resource
 import statistics
 import time
 
@@ -67,6 +68,7 @@ def main():
     else:
         us = time_blocks(step, args.steps)
     print(f"us_per_step {us:.2f}", flush=True)
+    print(f"max_rss_kb {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}", flush=True)
 
 
 if __name__ == "__main__":
