@@ -54,10 +54,23 @@ std::vector<StepSignature> SignSteps(const trace::Trace& trace, const std::vecto
 }
 
 size_t MostCommonStep(const std::vector<uint64_t>& keys, const std::vector<size_t>& among) {
-  absl::flat_hash_map<uint64_t, size_t> count;
+  struct Tally {
+    size_t count = 0;
+    size_t first = 0;  // earliest step with this key
+  };
+  absl::flat_hash_map<uint64_t, Tally> tallies;
+  for (size_t s : among) {
+    Tally& tally = tallies[keys[s]];
+    if (tally.count++ == 0) tally.first = s;
+  }
+  // The most common key; among equally common keys, the one seen first. Its earliest step represents it.
   size_t best = among.front();
   for (size_t s : among) {
-    if (++count[keys[s]] > count[keys[best]]) best = s;
+    const Tally& candidate = tallies[keys[s]];
+    const Tally& current = tallies[keys[best]];
+    if (candidate.count > current.count || (candidate.count == current.count && candidate.first < current.first)) {
+      best = candidate.first;
+    }
   }
   return best;
 }
