@@ -34,16 +34,11 @@ class DynamicControlFlowCheck : public AnalyzerCheck {
     const Iterations& iterations = analysis.iterations(IterationOptionsFrom(options));
     const std::vector<Iteration>& steps = iterations.eager;
     if (steps.size() < 2) return;
-    const std::vector<StepSignature> signatures = SignSteps(trace, steps);
-    std::vector<uint64_t> sequences;
-    std::vector<size_t> all;
-    for (size_t s = 0; s < steps.size(); ++s) {
-      sequences.push_back(signatures[s].sequence);
-      all.push_back(s);
-    }
-    const size_t reference = MostCommonStep(sequences, all);
+    const StepSignatures signatures = SignSteps(trace, steps);
+    const std::vector<uint64_t>& sequences = signatures.sequences;
+    const size_t reference = MostCommonStep(sequences, signatures.all);
     std::vector<size_t> differing;
-    for (size_t s : all) {
+    for (size_t s : signatures.all) {
       if (sequences[s] != sequences[reference]) differing.push_back(s);
     }
     if (differing.empty()) return;
@@ -52,11 +47,7 @@ class DynamicControlFlowCheck : public AnalyzerCheck {
     // Where the first differing step departs from the reference.
     const std::vector<size_t> ref_ops = StepOperations(trace, steps[reference]);
     const std::vector<size_t> odd_ops = StepOperations(trace, steps[differing.front()]);
-    size_t k = 0;
-    while (k < ref_ops.size() && k < odd_ops.size() &&
-           SameOperation(trace.api_calls[ref_ops[k]], trace.api_calls[odd_ops[k]])) {
-      ++k;
-    }
+    const size_t k = FirstDifference(trace, ref_ops, odd_ops, &SameOperation);
     const size_t ref_step = steps[reference].index;
     const size_t odd_step = steps[differing.front()].index;
     Finding finding = NewFinding();

@@ -31,18 +31,12 @@ class DynamicShapeCheck : public AnalyzerCheck {
     const Iterations& iterations = analysis.iterations(IterationOptionsFrom(options));
     const std::vector<Iteration>& steps = iterations.eager;
     if (steps.size() < 2) return;
-    const std::vector<StepSignature> signatures = SignSteps(trace, steps);
-    std::vector<uint64_t> sequences;
-    std::vector<uint64_t> shapes;
-    std::vector<size_t> all;
-    for (size_t s = 0; s < steps.size(); ++s) {
-      sequences.push_back(signatures[s].sequence);
-      shapes.push_back(signatures[s].shapes);
-      all.push_back(s);
-    }
-    const uint64_t common_sequence = sequences[MostCommonStep(sequences, all)];
+    const StepSignatures signatures = SignSteps(trace, steps);
+    const std::vector<uint64_t>& sequences = signatures.sequences;
+    const std::vector<uint64_t>& shapes = signatures.shapes;
+    const uint64_t common_sequence = sequences[MostCommonStep(sequences, signatures.all)];
     std::vector<size_t> same_sequence;
-    for (size_t s : all) {
+    for (size_t s : signatures.all) {
       if (sequences[s] == common_sequence) same_sequence.push_back(s);
     }
     const size_t reference = MostCommonStep(shapes, same_sequence);
@@ -56,9 +50,8 @@ class DynamicShapeCheck : public AnalyzerCheck {
 
     const std::vector<size_t> ref_ops = StepOperations(trace, steps[reference]);
     const std::vector<size_t> odd_ops = StepOperations(trace, steps[differing.front()]);
-    size_t k = 0;
-    while (k < ref_ops.size() && SameShape(trace.api_calls[ref_ops[k]], trace.api_calls[odd_ops[k]])) ++k;
-    if (k == ref_ops.size()) return;  // a hash collision: the sequences are identical
+    const size_t k = FirstDifference(trace, ref_ops, odd_ops, &SameShape);
+    if (k == ref_ops.size() || k == odd_ops.size()) return;  // a hash collision: the sequences are identical
     const trace::ApiCall& ref = trace.api_calls[ref_ops[k]];
     const trace::ApiCall& odd = trace.api_calls[odd_ops[k]];
     Finding finding = NewFinding();

@@ -35,20 +35,21 @@ std::vector<size_t> StepOperations(const trace::Trace& trace, const Iteration& s
   return operations;
 }
 
-std::vector<StepSignature> SignSteps(const trace::Trace& trace, const std::vector<Iteration>& steps) {
-  std::vector<StepSignature> signatures;
-  signatures.reserve(steps.size());
-  for (const Iteration& step : steps) {
-    StepSignature signature;
-    for (size_t i = step.first_call; i < step.end_call; ++i) {
+StepSignatures SignSteps(const trace::Trace& trace, const std::vector<Iteration>& steps) {
+  StepSignatures signatures;
+  for (size_t s = 0; s < steps.size(); ++s) {
+    uint64_t sequence = 0;
+    uint64_t shapes = 0;
+    for (size_t i = steps[s].first_call; i < steps[s].end_call; ++i) {
       const ApiCall& call = trace.api_calls[i];
       if (!IsOperation(call)) continue;
       // Kernel names are interned, so within one trace the string id stands for the name.
-      signature.sequence = absl::HashOf(signature.sequence, call.kind, call.kernel_name, call.direction);
-      signature.shapes = absl::HashOf(signature.shapes, call.kind, call.kernel_name, call.direction, call.grid,
-                                      call.block, call.bytes);
+      sequence = absl::HashOf(sequence, call.kind, call.kernel_name, call.direction);
+      shapes = absl::HashOf(shapes, call.kind, call.kernel_name, call.direction, call.grid, call.block, call.bytes);
     }
-    signatures.push_back(signature);
+    signatures.sequences.push_back(sequence);
+    signatures.shapes.push_back(shapes);
+    signatures.all.push_back(s);
   }
   return signatures;
 }
@@ -81,6 +82,13 @@ bool SameOperation(const ApiCall& a, const ApiCall& b) {
 
 bool SameShape(const ApiCall& a, const ApiCall& b) {
   return SameOperation(a, b) && a.grid == b.grid && a.block == b.block && a.bytes == b.bytes;
+}
+
+size_t FirstDifference(const trace::Trace& trace, const std::vector<size_t>& a, const std::vector<size_t>& b,
+                       bool (*same)(const ApiCall&, const ApiCall&)) {
+  size_t k = 0;
+  while (k < a.size() && k < b.size() && same(trace.api_calls[a[k]], trace.api_calls[b[k]])) ++k;
+  return k;
 }
 
 std::string DescribeOperation(const trace::Trace& trace, const ApiCall& call, bool with_shape) {

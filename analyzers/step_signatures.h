@@ -17,17 +17,23 @@ namespace graphcheck::analyzers {
 // Indices of the step's operations into Trace::api_calls.
 std::vector<size_t> StepOperations(const trace::Trace& trace, const Iteration& step);
 
-struct StepSignature {
-  uint64_t sequence = 0;  // what ran
-  uint64_t shapes = 0;    // what ran, with its sizes
+// One entry per step, by position in the steps given: what ran, and what ran with its sizes.
+struct StepSignatures {
+  std::vector<uint64_t> sequences;
+  std::vector<uint64_t> shapes;
+  std::vector<size_t> all;  // 0 .. steps - 1, for MostCommonStep over every step
 };
-std::vector<StepSignature> SignSteps(const trace::Trace& trace, const std::vector<Iteration>& steps);
+StepSignatures SignSteps(const trace::Trace& trace, const std::vector<Iteration>& steps);
 
 // The most common value among `keys` restricted to the steps in `among`; ties go to the earliest step.
 size_t MostCommonStep(const std::vector<uint64_t>& keys, const std::vector<size_t>& among);
 
 bool SameOperation(const trace::ApiCall& a, const trace::ApiCall& b);
 bool SameShape(const trace::ApiCall& a, const trace::ApiCall& b);
+// The first position where two steps' operations (indices into Trace::api_calls) differ by `same`; the shorter
+// length when one is a prefix of the other.
+size_t FirstDifference(const trace::Trace& trace, const std::vector<size_t>& a, const std::vector<size_t>& b,
+                       bool (*same)(const trace::ApiCall&, const trace::ApiCall&));
 // "ampere_sgemm_128x64_nn grid (128,1,1) block (256,1,1)" or "cudaMemcpyAsync 4096 bytes".
 std::string DescribeOperation(const trace::Trace& trace, const trace::ApiCall& call, bool with_shape);
 

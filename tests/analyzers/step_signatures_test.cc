@@ -38,11 +38,14 @@ trace::Trace ThreeSteps(std::vector<Iteration>* steps) {
 TEST(StepSignaturesTest, SequenceSeesControlFlowAndShapesSeeSizes) {
   std::vector<Iteration> steps;
   const trace::Trace trace = ThreeSteps(&steps);
-  const std::vector<analyzers::StepSignature> signs = analyzers::SignSteps(trace, steps);
-  ASSERT_EQ(signs.size(), 3u);
-  EXPECT_NE(signs[0].sequence, signs[1].sequence);  // relu vs gelu
-  EXPECT_EQ(signs[0].sequence, signs[2].sequence);  // same kernels...
-  EXPECT_NE(signs[0].shapes, signs[2].shapes);      // ...other grid
+  const analyzers::StepSignatures signs = analyzers::SignSteps(trace, steps);
+  ASSERT_EQ(signs.sequences.size(), 3u);
+  EXPECT_NE(signs.sequences[0], signs.sequences[1]);  // relu vs gelu
+  EXPECT_EQ(signs.sequences[0], signs.sequences[2]);  // same kernels...
+  EXPECT_NE(signs.shapes[0], signs.shapes[2]);        // ...other grid
+  EXPECT_EQ(analyzers::FirstDifference(trace, analyzers::StepOperations(trace, steps[0]),
+                                       analyzers::StepOperations(trace, steps[1]), &analyzers::SameOperation),
+            1u);
   EXPECT_THAT(analyzers::StepOperations(trace, steps[1]), ::testing::ElementsAre(2, 3));
 }
 
