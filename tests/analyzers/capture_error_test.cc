@@ -39,6 +39,5 @@ TEST(CaptureErrorTest, SuccessfulCaptureIsClean) {
   EXPECT_THAT(RunCheck(analyzers::NewCaptureErrorCheck(), FailedCapture([](TraceBuilder&) {}, 0)), SizeIs(0));
 }
 
-
 }  // namespace
 }  // namespace graphcheck::testing_trace

@@ -69,8 +69,9 @@ TEST(StderrMessagesTest, FoldsIntoTheTraceFindingOfTheSameCheck) {
 // PyTorch refused `.cpu()` inside a capture (stderr, error) while the trace holds only eager pageable copies (a
 // note): the refusal stays its own error instead of disappearing into the note.
 TEST(StderrMessagesTest, DoesNotFoldIntoALessSevereFinding) {
-  std::vector<Finding> findings = Match({"RuntimeError: Cannot copy between CPU and CUDA tensors during CUDA graph "
-                                         "capture unless the CPU tensor is pinned."});
+  std::vector<Finding> findings =
+      Match({"RuntimeError: Cannot copy between CPU and CUDA tensors during CUDA graph "
+             "capture unless the CPU tensor is pinned."});
   ASSERT_THAT(findings, SizeIs(1));
   Finding eager_note;
   eager_note.check_id = "pageable-memcpy";

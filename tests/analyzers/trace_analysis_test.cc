@@ -1,0 +1,64 @@
+// The per-trace analysis every analyzer shares: where a call happened, call sites, kernels by correlation id.
+#include "analyzers/trace_analysis.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "tests/analyzers/trace_builder.h"
+
+namespace graphcheck::testing_trace {
+namespace {
+
+TEST(TraceAnalysisTest, LocatesACallWithItsStreamNvtxPathAndOperator) {
+  TraceBuilder b;
+  b.Push(100, 1, "train_step");
+  b.Push(150, 1, "forward");
+  ApiCall& sync = b.Call(200, 1, "cudaStreamSynchronize", ApiKind::kStreamSynchronize, 7);
+  sync.backtrace = b.Backtrace(ItemFrames());
+  b.Pop(300, 1);
+  b.Pop(400, 1);
+  const trace::Trace trace = b.Build();
+  const analyzers::TraceAnalysis analysis(trace);
+  const Location where = analysis.Locate(0);
+  EXPECT_EQ(where.api, "cudaStreamSynchronize");
+  EXPECT_EQ(where.thread_id, 1u);
+  EXPECT_EQ(where.stream_id, 7u);
+  EXPECT_EQ(where.nvtx_path, "train_step/forward");
+  EXPECT_EQ(where.torch_op, "aten::_local_scalar_dense");
+  EXPECT_FALSE(where.backtrace.empty());
+  EXPECT_EQ(where.pid, 4242u);
+}
+
+TEST(TraceAnalysisTest, CallSitesGroupOneSiteAcrossSteps) {
+  TraceBuilder b;
+  const trace::BacktraceId here = b.Backtrace({"cudaStreamSynchronize", "train.py:step"});
+  const trace::BacktraceId there = b.Backtrace({"cudaStreamSynchronize", "train.py:log"});
+  for (int step = 0; step < 3; ++step) {
+    b.Call(1000 * (step + 1), 1, "cudaStreamSynchronize", ApiKind::kStreamSynchronize).backtrace = here;
+    b.Call(1000 * (step + 1) + 10, 1, "cudaStreamSynchronize", ApiKind::kStreamSynchronize).backtrace = here;
+  }
+  b.Call(9000, 1, "cudaStreamSynchronize", ApiKind::kStreamSynchronize).backtrace = there;
+  const trace::Trace trace = b.Build();
+  analyzers::CallSites sites(trace);
+  for (size_t i = 0; i < 6; ++i) sites.Add(i, i / 2);
+  sites.Add(6, 3);
+  ASSERT_EQ(sites.sites().size(), 2u);
+  EXPECT_EQ(sites.sites()[0].first_call, 0u);
+  EXPECT_EQ(sites.sites()[0].calls, 6u);
+  EXPECT_EQ(sites.sites()[0].groups, 3u);
+  EXPECT_EQ(sites.sites()[1].calls, 1u);
+}
+
+TEST(TraceAnalysisTest, FindsKernelsByCorrelationId) {
+  std::vector<trace::KernelActivity> kernels(3);
+  kernels[0].correlation_id = 30;
+  kernels[1].correlation_id = 10;
+  kernels[2].correlation_id = 20;
+  const analyzers::CorrelationIndex index(kernels);
+  EXPECT_EQ(index.Find(10), 1);
+  EXPECT_EQ(index.Find(30), 0);
+  EXPECT_EQ(index.Find(99), -1);
+}
+
+}  // namespace
+}  // namespace graphcheck::testing_trace
