@@ -48,76 +48,90 @@ int CleanCapture(float* x, bool crash_after) {
   return 0;
 }
 
-// A global-mode capture on a new stream around `inside` (which gets the capturing stream); the capture's error, if
-// any, is cleared so the program runs to its end.
-template <typename Inside>
-int CaptureAround(Inside inside) {
+int SyncInCapture(float* x) {
   cudaStream_t s;
   cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
   cudaGraph_t graph;
   Report("begin", cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
-  inside(s);
+  LaunchSome(x, s, 2);
+  Report("sync in capture", cudaStreamSynchronize(s));  // 900: not permitted while capturing
+  Report("end", cudaStreamEndCapture(s, &graph));       // 901: invalidated by the sync
+  cudaGetLastError();
+  return 0;
+}
+
+int PageableH2D(float* x) {
+  cudaStream_t s;
+  cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
+  std::vector<float> host(kN, 1.0f);  // pageable
+  cudaGraph_t graph;
+  Report("begin", cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
+  Report("pageable memcpy in capture", cudaMemcpyAsync(x, host.data(), kN * sizeof(float), cudaMemcpyHostToDevice, s));
+  LaunchSome(x, s, 1);
   Report("end", cudaStreamEndCapture(s, &graph));
   cudaGetLastError();
   return 0;
 }
 
-int SyncInCapture(float* x) {
-  return CaptureAround([&](cudaStream_t s) {
-    LaunchSome(x, s, 2);
-    Report("sync in capture", cudaStreamSynchronize(s));  // 900: not permitted; the end returns 901
-  });
-}
-
-int PageableH2D(float* x) {
-  std::vector<float> host(kN, 1.0f);  // pageable
-  return CaptureAround([&](cudaStream_t s) {
-    Report("pageable memcpy in capture",
-           cudaMemcpyAsync(x, host.data(), kN * sizeof(float), cudaMemcpyHostToDevice, s));
-    LaunchSome(x, s, 1);
-  });
-}
-
 int UnjoinedStream(float* x, float* y) {
-  cudaStream_t side;
+  cudaStream_t s, side;
+  cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
   cudaStreamCreateWithFlags(&side, cudaStreamNonBlocking);
   cudaEvent_t fork;
   cudaEventCreateWithFlags(&fork, cudaEventDisableTiming);
-  return CaptureAround([&](cudaStream_t s) {
-    LaunchSome(x, s, 1);
-    cudaEventRecord(fork, s);
-    Report("fork side stream", cudaStreamWaitEvent(side, fork, 0));
-    LaunchSome(y, side, 1);  // never joined back into s: the end returns 904
-  });
+  cudaGraph_t graph;
+  Report("begin", cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
+  LaunchSome(x, s, 1);
+  cudaEventRecord(fork, s);
+  Report("fork side stream", cudaStreamWaitEvent(side, fork, 0));
+  LaunchSome(y, side, 1);                          // never joined back into s
+  Report("end", cudaStreamEndCapture(s, &graph));  // 904: unjoined
+  cudaGetLastError();
+  return 0;
 }
 
 int OtherThreadQuery(float* x) {
+  cudaStream_t s;
+  cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
   cudaEvent_t unrelated;
   cudaEventCreate(&unrelated);
   cudaEventRecord(unrelated, 0);
   cudaDeviceSynchronize();
-  return CaptureAround([&](cudaStream_t s) {
-    LaunchSome(x, s, 1);
-    std::thread watchdog([&] { Report("query from another thread", cudaEventQuery(unrelated)); });
-    watchdog.join();
-    LaunchSome(x, s, 1);
-  });
+  cudaGraph_t graph;
+  Report("begin", cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
+  LaunchSome(x, s, 1);
+  std::thread watchdog([&] { Report("query from another thread", cudaEventQuery(unrelated)); });
+  watchdog.join();
+  LaunchSome(x, s, 1);
+  Report("end", cudaStreamEndCapture(s, &graph));
+  cudaGetLastError();
+  return 0;
 }
 
 int MallocInCapture(float* x) {
-  return CaptureAround([&](cudaStream_t s) {
-    LaunchSome(x, s, 1);
-    float* scratch = nullptr;
-    Report("malloc in capture", cudaMalloc(&scratch, 1 << 20));  // not permitted in global mode
-  });
+  cudaStream_t s;
+  cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
+  cudaGraph_t graph;
+  Report("begin", cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
+  LaunchSome(x, s, 1);
+  float* scratch = nullptr;
+  Report("malloc in capture", cudaMalloc(&scratch, 1 << 20));  // not permitted in global mode
+  Report("end", cudaStreamEndCapture(s, &graph));
+  cudaGetLastError();
+  return 0;
 }
 
 int LegacyStreamInCapture(float* x) {
-  return CaptureAround([&](cudaStream_t s) {
-    LaunchSome(x, s, 1);
-    Scale<<<(kN + 255) / 256, 256, 0, 0>>>(x, kN, 1.0f);  // the legacy default stream: implicit sync with s (906)
-    Report("launch on the legacy stream", cudaGetLastError());
-  });
+  cudaStream_t s;
+  cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
+  cudaGraph_t graph;
+  Report("begin", cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
+  LaunchSome(x, s, 1);
+  Scale<<<(kN + 255) / 256, 256, 0, 0>>>(x, kN, 1.0f);  // the legacy default stream: implicit sync with s (906)
+  Report("launch on the legacy stream", cudaGetLastError());
+  Report("end", cudaStreamEndCapture(s, &graph));
+  cudaGetLastError();
+  return 0;
 }
 
 int EagerLoop(float* x) {
