@@ -98,8 +98,8 @@ absl::Status AnalyzeTraceFilesInto(const std::vector<std::string>& paths, const 
   report->steps.push_back(
       Step{"analyze", StepStatus::kOk, ms,
            absl::StrCat(traces.size(), " trace(s)", warnings ? absl::StrCat(", ", warnings, " read warning(s)") : "")});
-  report->checks_run = std::move(result.checks_run);
-  report->findings = std::move(result.findings);
+  AddChecksRun(std::move(result.checks_run), report);
+  for (Finding& finding : result.findings) report->findings.push_back(std::move(finding));
   report->metrics.insert(report->metrics.end(), result.metrics.begin(), result.metrics.end());
   return absl::OkStatus();
 }

@@ -2,6 +2,8 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 
@@ -64,6 +66,23 @@ int EmitReport(const Report& report, const ResolvedOutput& output) {
 int FailWith(const absl::Status& status) {
   std::fprintf(stderr, "graphcheck: error: %s\n", std::string(status.message()).c_str());
   return ExitCodeForStatus(status);
+}
+
+void AddChecksRun(std::vector<std::string> ids, Report* report) {
+  for (std::string& id : ids) {
+    if (std::find(report->checks_run.begin(), report->checks_run.end(), id) == report->checks_run.end()) {
+      report->checks_run.push_back(std::move(id));
+    }
+  }
+}
+
+void RunChecksInto(const CheckInputs& inputs, const ResolvedOutput& resolved, absl::string_view step, Report* report) {
+  const auto start = std::chrono::steady_clock::now();
+  CheckRun run = RunChecks(BuiltinChecks(), resolved.selection, resolved.check_options, inputs);
+  const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  report->steps.push_back(Step{std::string(step), StepStatus::kOk, ms, ""});
+  AddChecksRun(std::move(run.checks_run), report);
+  for (Finding& finding : run.findings) report->findings.push_back(std::move(finding));
 }
 
 }  // namespace graphcheck

@@ -46,6 +46,12 @@ Report NewReport(absl::string_view mode, const CommandContext& context);
 // Renders and writes the report; returns the exit code by the --fail-on policy (or 2 if it cannot be written).
 int EmitReport(const Report& report, const ResolvedOutput& output);
 
+// Runs the selected checks over `inputs` as step STEP and adds the checks that ran and their findings to `report`.
+void RunChecksInto(const CheckInputs& inputs, const ResolvedOutput& resolved, absl::string_view step, Report* report);
+
+// Adds `ids` to report->checks_run, skipping those already there.
+void AddChecksRun(std::vector<std::string> ids, Report* report);
+
 // Prints "graphcheck: error: MESSAGE" and returns the exit code for the status.
 int FailWith(const absl::Status& status);
 

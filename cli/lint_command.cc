@@ -35,20 +35,6 @@ struct LintOptions {
   OutputOptions output;
 };
 
-// Runs the selected checks over one input and adds what they found to the report.
-void RunInto(const CheckInputs& inputs, const ResolvedOutput& resolved, absl::string_view step, Report* report) {
-  const auto start = std::chrono::steady_clock::now();
-  CheckRun run = RunChecks(BuiltinChecks(), resolved.selection, resolved.check_options, inputs);
-  const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-  report->steps.push_back(Step{std::string(step), StepStatus::kOk, ms, ""});
-  for (std::string& id : run.checks_run) {
-    if (std::find(report->checks_run.begin(), report->checks_run.end(), id) == report->checks_run.end()) {
-      report->checks_run.push_back(std::move(id));
-    }
-  }
-  for (Finding& finding : run.findings) report->findings.push_back(std::move(finding));
-}
-
 // The capture order the options describe, or nullopt when they describe none.
 absl::StatusOr<std::optional<CaptureOrder>> BuildOrder(const LintOptions& options) {
   const int sources = !options.order.empty() + !options.order_file.empty() + !options.schedule_table.empty();
@@ -148,18 +134,18 @@ int Lint(const LintOptions& options, const CommandContext& context) {
     const Environment environment = Environment::FromCurrentProcess();
     CheckInputs inputs;
     inputs.environment = &environment;
-    RunInto(inputs, *resolved, "lint-env", &report);
+    RunChecksInto(inputs, *resolved, "lint-env", &report);
   }
   for (const ConfigDocument& document : documents) {
     CheckInputs inputs;
     inputs.config = &document;
-    RunInto(inputs, *resolved, "lint-config", &report);
+    RunChecksInto(inputs, *resolved, "lint-config", &report);
   }
   if (order->has_value()) {
     PrintOrder(**order, options);
     CheckInputs inputs;
     inputs.order = &**order;
-    RunInto(inputs, *resolved, "lint-order", &report);
+    RunChecksInto(inputs, *resolved, "lint-order", &report);
   }
   std::sort(report.checks_run.begin(), report.checks_run.end());
   SortFindings(&report.findings);

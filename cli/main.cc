@@ -6,6 +6,7 @@
 
 #include "cli/analyze_command.h"
 #include "cli/catalog_commands.h"
+#include "cli/check_command.h"
 #include "cli/common.h"
 #include "cli/lint_command.h"
 #include "cli/report_command.h"
@@ -28,6 +29,7 @@ int main(int argc, char** argv) {
   graphcheck::AddLintCommand(&app, &context);
   graphcheck::AddReportCommand(&app, &context);
   graphcheck::AddRunCommand(&app, &context);
+  graphcheck::AddCheckCommand(&app, &context);
   graphcheck::AddTraceCommand(&app, &context);
   graphcheck::AddAnalyzeCommand(&app, &context);
 

@@ -20,6 +20,7 @@ namespace trace {
 struct Trace;
 }  // namespace trace
 class ConfigDocument;  // validators/config/config_document.h
+struct EngineRun;      // core/engine_run.h
 struct CaptureOrder;   // validators/schedule/capture_order.h
 
 enum class CheckArea { kCapture, kEagerRegion, kState, kRng, kNumerics, kEnvironment, kConfiguration, kPerformance };
@@ -86,6 +87,7 @@ struct CheckInputs {
   // The program's stderr, one entry per line (`run` tees it; `analyze --stderr FILE`): known PyTorch, Transformer
   // Engine and Megatron error texts map to check ids (analyzers/stderr_messages.cc).
   const std::vector<std::string>* stderr_lines = nullptr;
+  const EngineRun* engine = nullptr;  // what `check`'s engine measured (eager and graphed losses, steps)
   const DerivedInputs* derived = nullptr;  // shared derived work for these inputs; optional
 };
 
@@ -139,6 +141,19 @@ class ConfigCheck : public Check {
  protected:
   virtual void CheckConfig(const ConfigDocument& config, const BoundOptions& options,
                            std::vector<Finding>* findings) const = 0;
+};
+
+// Checks that read what `graphcheck check`'s engine measured.
+class EngineCheck : public Check {
+ public:
+  bool CanRun(const CheckInputs& inputs) const final { return inputs.engine != nullptr; }
+  void Run(const CheckInputs& inputs, const BoundOptions& options, std::vector<Finding>* findings) const final {
+    CheckEngineRun(*inputs.engine, options, findings);
+  }
+
+ protected:
+  virtual void CheckEngineRun(const EngineRun& run, const BoundOptions& options,
+                              std::vector<Finding>* findings) const = 0;
 };
 
 }  // namespace graphcheck

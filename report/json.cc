@@ -1,5 +1,7 @@
 #include "report/json.h"
 
+#include <cmath>
+
 #include <nlohmann/json.hpp>
 
 #include "absl/status/status.h"
@@ -94,6 +96,53 @@ absl::StatusOr<StepStatus> ParseStepStatus(const std::string& name) {
   return absl::InvalidArgumentError(absl::StrCat("unknown step status '", name, "'"));
 }
 
+json StepToJson(const Step& s) {
+  return json{{"name", s.name},
+              {"status", std::string(StepStatusName(s.status))},
+              {"duration_ms", s.duration_ms},
+              {"message", s.message}};
+}
+
+absl::StatusOr<Step> StepFromJson(const json& s) {
+  absl::StatusOr<StepStatus> status = ParseStepStatus(s.at("status").get<std::string>());
+  if (!status.ok()) return status.status();
+  return Step{s.at("name").get<std::string>(), *status, s.value("duration_ms", 0.0), s.value("message", "")};
+}
+
+json MetricToJson(const Metric& m) {
+  return json{{"name", m.name}, {"value", m.value}, {"unit", m.unit}, {"description", m.description}};
+}
+
+Metric MetricFromJson(const json& m) {
+  return Metric{m.at("name").get<std::string>(), m.at("value").get<double>(), m.value("unit", ""),
+                m.value("description", "")};
+}
+
+// Losses may be NaN or infinite, which JSON cannot spell: they are written as null and read back as NaN.
+json LossesToJson(const std::vector<double>& losses) {
+  json out = json::array();
+  for (double v : losses) out.push_back(std::isfinite(v) ? json(v) : json(nullptr));
+  return out;
+}
+
+std::vector<double> LossesFromJson(const json& j) {
+  std::vector<double> losses;
+  for (const json& v : j) losses.push_back(v.is_null() ? std::nan("") : v.get<double>());
+  return losses;
+}
+
+// Runs `parse` on `text`, turning nlohmann's exceptions into InvalidArgument naming `what`.
+template <typename T, typename Parse>
+absl::StatusOr<T> ParseJsonText(absl::string_view text, absl::string_view what, Parse parse) {
+  try {
+    return parse(json::parse(text.begin(), text.end()));
+  } catch (const json::parse_error& e) {
+    return absl::InvalidArgumentError(absl::StrCat("not valid JSON: ", e.what()));
+  } catch (const json::exception& e) {
+    return absl::InvalidArgumentError(absl::StrCat("not a valid ", what, ": ", e.what()));
+  }
+}
+
 absl::StatusOr<Report> ReportFromParsed(const json& j) {
   if (!j.is_object()) return absl::InvalidArgumentError("not a graphcheck report (top level is not an object)");
   const std::string schema = j.value("schema", "");
@@ -113,10 +162,9 @@ absl::StatusOr<Report> ReportFromParsed(const json& j) {
     report.machine.gpu = *gpu;
   }
   for (const json& s : j.value("steps", json::array())) {
-    absl::StatusOr<StepStatus> status = ParseStepStatus(s.at("status").get<std::string>());
-    if (!status.ok()) return status.status();
-    report.steps.push_back(
-        Step{s.at("name").get<std::string>(), *status, s.value("duration_ms", 0.0), s.value("message", "")});
+    absl::StatusOr<Step> step = StepFromJson(s);
+    if (!step.ok()) return step.status();
+    report.steps.push_back(*std::move(step));
   }
   report.checks_run = j.at("checks_run").get<std::vector<std::string>>();
   for (const json& f : j.at("findings")) {
@@ -124,11 +172,32 @@ absl::StatusOr<Report> ReportFromParsed(const json& j) {
     if (!finding.ok()) return finding.status();
     report.findings.push_back(*std::move(finding));
   }
-  for (const json& m : j.value("metrics", json::array())) {
-    report.metrics.push_back(Metric{m.at("name").get<std::string>(), m.at("value").get<double>(), m.value("unit", ""),
-                                    m.value("description", "")});
-  }
+  for (const json& m : j.value("metrics", json::array())) report.metrics.push_back(MetricFromJson(m));
   return report;
+}
+
+absl::StatusOr<EngineRun> EngineRunFromParsed(const json& j) {
+  if (!j.is_object() || j.value("schema", "") != kEngineRunSchema) {
+    return absl::InvalidArgumentError(absl::StrCat("not an engine result of schema ", kEngineRunSchema));
+  }
+  EngineRun run;
+  run.model = j.at("model").get<std::string>();
+  run.scope = j.at("scope").get<std::string>();
+  run.compute_dtype = j.at("compute_dtype").get<std::string>();
+  for (const json& s : j.at("steps")) {
+    absl::StatusOr<Step> step = StepFromJson(s);
+    if (!step.ok()) return step.status();
+    run.steps.push_back(*std::move(step));
+  }
+  for (const json& m : j.at("metrics")) run.metrics.push_back(MetricFromJson(m));
+  run.eager_losses = LossesFromJson(j.at("eager_losses"));
+  run.graphed_losses = LossesFromJson(j.at("graphed_losses"));
+  if (j.contains("gpu") && !j.at("gpu").is_null()) {
+    absl::StatusOr<GpuInfo> gpu = GpuFromJson(j.at("gpu"));
+    if (!gpu.ok()) return gpu.status();
+    run.gpu = *gpu;
+  }
+  return run;
 }
 
 }  // namespace
@@ -137,18 +206,11 @@ std::string ReportToJson(const Report& report) {
   json machine{{"hostname", report.machine.hostname}};
   machine["gpu"] = report.machine.gpu ? GpuToJson(*report.machine.gpu) : json(nullptr);
   json steps = json::array();
-  for (const Step& s : report.steps) {
-    steps.push_back(json{{"name", s.name},
-                         {"status", std::string(StepStatusName(s.status))},
-                         {"duration_ms", s.duration_ms},
-                         {"message", s.message}});
-  }
+  for (const Step& s : report.steps) steps.push_back(StepToJson(s));
   json findings = json::array();
   for (const Finding& f : report.findings) findings.push_back(FindingToJson(f));
   json metrics = json::array();
-  for (const Metric& m : report.metrics) {
-    metrics.push_back(json{{"name", m.name}, {"value", m.value}, {"unit", m.unit}, {"description", m.description}});
-  }
+  for (const Metric& m : report.metrics) metrics.push_back(MetricToJson(m));
   json out{{"schema", kReportSchema},
            {"tool_version", report.tool_version},
            {"mode", report.mode},
@@ -163,13 +225,28 @@ std::string ReportToJson(const Report& report) {
 }
 
 absl::StatusOr<Report> ReportFromJson(absl::string_view text) {
-  try {
-    return ReportFromParsed(json::parse(text.begin(), text.end()));
-  } catch (const json::parse_error& e) {
-    return absl::InvalidArgumentError(absl::StrCat("not valid JSON: ", e.what()));
-  } catch (const json::exception& e) {
-    return absl::InvalidArgumentError(absl::StrCat("not a valid graphcheck report: ", e.what()));
-  }
+  return ParseJsonText<Report>(text, "graphcheck report", ReportFromParsed);
+}
+
+std::string EngineRunToJson(const EngineRun& run) {
+  json steps = json::array();
+  for (const Step& s : run.steps) steps.push_back(StepToJson(s));
+  json metrics = json::array();
+  for (const Metric& m : run.metrics) metrics.push_back(MetricToJson(m));
+  json out{{"schema", kEngineRunSchema},
+           {"model", run.model},
+           {"scope", run.scope},
+           {"compute_dtype", run.compute_dtype},
+           {"gpu", run.gpu ? GpuToJson(*run.gpu) : json(nullptr)},
+           {"steps", steps},
+           {"metrics", metrics},
+           {"eager_losses", LossesToJson(run.eager_losses)},
+           {"graphed_losses", LossesToJson(run.graphed_losses)}};
+  return out.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
+}
+
+absl::StatusOr<EngineRun> EngineRunFromJson(absl::string_view text) {
+  return ParseJsonText<EngineRun>(text, "engine result", EngineRunFromParsed);
 }
 
 }  // namespace graphcheck

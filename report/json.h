@@ -6,6 +6,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "core/engine_run.h"
 #include "core/report.h"
 
 namespace graphcheck {
@@ -16,6 +17,11 @@ inline constexpr char kReportSchema[] = "graphcheck.report/1";
 std::string ReportToJson(const Report& report);
 // InvalidArgument naming what is wrong (not JSON, line and column; wrong schema; a missing or mistyped field).
 absl::StatusOr<Report> ReportFromJson(absl::string_view text);
+
+// The engine's result file (`graphcheck check` runs the engine as a child process and reads this back).
+inline constexpr char kEngineRunSchema[] = "graphcheck.engine-run/1";
+std::string EngineRunToJson(const EngineRun& run);
+absl::StatusOr<EngineRun> EngineRunFromJson(absl::string_view text);
 
 }  // namespace graphcheck
 

@@ -6,13 +6,15 @@ set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build="${GRAPHCHECK_BUILD_DIR:-$root/build}"
 out="$root/.devcarry"
-rm -rf "$out" && mkdir -p "$out/build/tests/gpu" "$out/build/bench" "$out/lib"
+rm -rf "$out" && mkdir -p "$out/build/tests/gpu" "$out/build/bench" "$out/build/examples" "$out/lib"
 copy() {  # copy SRC DEST: stripped
   [ -e "$1" ] || return 0
   cp "$1" "$2" && strip --strip-debug "$2/$(basename "$1")" 2>/dev/null || true
 }
 copy "$build/graphcheck" "$out/build"
 copy "$build/libgraphcheck_inject.so" "$out/build"
+copy "$build/graphcheck-engine" "$out/build"
+copy "$build/examples/graphed_training" "$out/build/examples"
 for f in "$build"/tests/gpu/*; do [ -f "$f" ] && [ -x "$f" ] && copy "$f" "$out/build/tests/gpu"; done
 for f in "$build"/bench/*; do [ -f "$f" ] && [ -x "$f" ] && copy "$f" "$out/build/bench"; done
 # Libraries from Debian packages that the GPU image lacks.

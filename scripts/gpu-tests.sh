@@ -7,6 +7,9 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 source "$root/scripts/gpu-env.sh"
 out="${OUT:-$root/gpu-results}"
 mkdir -p "$out"
-"$GRAPHCHECK_BUILD_DIR/tests/gpu/recorder_gpu_test" --gtest_output="xml:$out/recorder_gpu.xml" 2>&1 |
-  tee "$out/recorder_gpu.log"
-exit "${PIPESTATUS[0]}"
+status=0
+for test in recorder_gpu_test graphed_callables_gpu_test check_gpu_test; do
+  "$GRAPHCHECK_BUILD_DIR/tests/gpu/$test" --gtest_output="xml:$out/$test.xml" 2>&1 | tee "$out/$test.log"
+  [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+done
+exit "$status"

@@ -1,7 +1,6 @@
 // GPU tests of the recorder (label gpu): programs with a clean capture and with planted defects run under
 // `graphcheck run`, and the traces must hold the right capture windows, failing calls, return codes, threads and
 // backtraces. Without a GPU every test skips with a message.
-#include <dlfcn.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -19,6 +18,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "core/trace/trace_reader.h"
+#include "tests/gpu/gpu_test_env.h"
 
 namespace graphcheck {
 namespace {
@@ -32,23 +32,9 @@ constexpr int kCaptureUnsupported = 900;
 constexpr int kCaptureInvalidated = 901;
 constexpr int kCaptureUnjoined = 904;
 
-// The build and source folders baked in at compile time, unless the environment moves them (the GPU machine runs a
-// copy of the tree at another path).
-std::string PathSetting(const char* variable, const char* built_in) {
-  const char* value = std::getenv(variable);
-  return value != nullptr ? value : built_in;
-}
-std::string BuildDir() { return PathSetting("GRAPHCHECK_BUILD_DIR", GRAPHCHECK_BINARY_DIR); }
-std::string SourceDir() { return PathSetting("GRAPHCHECK_SOURCE_DIR", GRAPHCHECK_SOURCE_DIR); }
-
-bool HasGpu() {
-  void* driver = dlopen("libcuda.so.1", RTLD_LAZY);
-  if (driver == nullptr) return false;
-  auto init = reinterpret_cast<int (*)(unsigned)>(dlsym(driver, "cuInit"));
-  auto count = reinterpret_cast<int (*)(int*)>(dlsym(driver, "cuDeviceGetCount"));
-  int devices = 0;
-  return init != nullptr && count != nullptr && init(0) == 0 && count(&devices) == 0 && devices > 0;
-}
+using gpu_test::BuildDir;
+using gpu_test::HasGpu;
+using gpu_test::SourceDir;
 
 bool HasTorchCuda() {
   return std::system(
@@ -117,7 +103,7 @@ std::string Describe(const Trace& trace) {
 class RecorderGpuTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (!HasGpu()) GTEST_SKIP() << "no GPU or NVIDIA driver on this machine: GPU tests run with scripts/gpu-tests.sh";
+    if (!HasGpu()) GTEST_SKIP() << gpu_test::kNoGpu;
   }
 };
 

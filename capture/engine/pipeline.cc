@@ -1,0 +1,399 @@
+#include "capture/engine/pipeline.h"
+
+#include <algorithm>
+#include <chrono>
+#include <functional>
+#include <optional>
+
+#include <ATen/autocast_mode.h>
+#include <ATen/core/grad_mode.h>
+#include <ATen/cuda/CUDAEvent.h>
+#include <ATen/cuda/CUDAGraph.h>
+#include <c10/cuda/CUDAFunctions.h>
+#include <c10/cuda/CUDAGuard.h>
+#include <c10/cuda/CUDAStream.h>
+#include <torch/cuda.h>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "capture/engine/fused_optimizer.h"
+#include "capture/engine/graphed_callables.h"
+#include "capture/engine/models.h"
+#include "capture/engine/torch_edge.h"
+
+namespace graphcheck {
+namespace {
+
+using ForwardFn = std::function<std::vector<at::Tensor>(const std::vector<at::Tensor>&)>;
+
+constexpr int kDistinctBatches = 4;  // replays copy new data in, as a training loop does
+
+// Steps run in order; after a failure the rest are recorded as skipped.
+class StepLog {
+ public:
+  explicit StepLog(std::vector<Step>* steps) : steps_(steps) {}
+
+  bool failed() const { return failed_; }
+
+  // Runs `body` as step NAME; false when it failed or an earlier step had.
+  bool Run(absl::string_view name, const std::function<absl::Status()>& body) {
+    if (failed_) return false;
+    const auto start = std::chrono::steady_clock::now();
+    absl::Status status;
+    {
+      NvtxRange range(name);
+      status = body();
+    }
+    Add(name, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count(), status);
+    return status.ok();
+  }
+
+  void Add(absl::string_view name, double ms, const absl::Status& status) {
+    steps_->push_back(Step{std::string(name), status.ok() ? StepStatus::kOk : StepStatus::kFailed, ms,
+                           status.ok() ? "" : std::string(status.message())});
+    if (!status.ok()) {
+      failed_ = true;
+      failed_step_ = std::string(name);
+    }
+  }
+
+  // Records every name in `planned` that has no step yet as skipped.
+  void SkipRemaining(const std::vector<std::string>& planned) {
+    for (const std::string& name : planned) {
+      const bool present = std::any_of(steps_->begin(), steps_->end(), [&](const Step& s) { return s.name == name; });
+      if (!present) {
+        steps_->push_back(Step{name, StepStatus::kSkipped, 0, absl::StrCat("not run: ", failed_step_, " failed")});
+      }
+    }
+  }
+
+ private:
+  std::vector<Step>* steps_;
+  bool failed_ = false;
+  std::string failed_step_;
+};
+
+struct Timing {
+  double median = 0, p10 = 0, p90 = 0;
+};
+
+Timing Summarize(std::vector<double> values) {
+  Timing t;
+  if (values.empty()) return t;
+  std::sort(values.begin(), values.end());
+  auto at = [&](double q) { return values[static_cast<size_t>(q * (values.size() - 1) + 0.5)]; };
+  t.median = at(0.5);
+  t.p10 = at(0.1);
+  t.p90 = at(0.9);
+  return t;
+}
+
+void AddTimingMetrics(absl::string_view prefix, absl::string_view what, const Timing& t, std::vector<Metric>* out) {
+  out->push_back(Metric{absl::StrCat(prefix, "_step_us"), t.median, "us", absl::StrCat(what, " step, median (CUDA events)")});
+  out->push_back(Metric{absl::StrCat(prefix, "_step_us_p10"), t.p10, "us", absl::StrCat(what, " step, 10th percentile")});
+  out->push_back(Metric{absl::StrCat(prefix, "_step_us_p90"), t.p90, "us", absl::StrCat(what, " step, 90th percentile")});
+}
+
+// The loss of a step: the first output itself when it is a scalar, else the mean of its squares.
+at::Tensor LossOf(const std::vector<at::Tensor>& outputs) {
+  TORCH_CHECK(!outputs.empty(), "the model returned no tensor");
+  const at::Tensor first = outputs.front().to(at::kFloat);
+  return first.dim() == 0 ? first : first.square().mean();
+}
+
+// Autocast on the forward only, with its cache off (a cache would hold casts made during capture).
+ForwardFn WithAutocast(ForwardFn forward, at::ScalarType dtype) {
+  return [forward = std::move(forward), dtype](const std::vector<at::Tensor>& inputs) {
+    const bool was_enabled = at::autocast::is_autocast_enabled(at::kCUDA);
+    const at::ScalarType was_dtype = at::autocast::get_autocast_dtype(at::kCUDA);
+    const bool was_cached = at::autocast::is_autocast_cache_enabled();
+    at::autocast::set_autocast_enabled(at::kCUDA, true);
+    at::autocast::set_autocast_dtype(at::kCUDA, dtype);
+    at::autocast::set_autocast_cache_enabled(false);
+    struct Restore {
+      bool enabled, cached;
+      at::ScalarType dtype;
+      ~Restore() {
+        at::autocast::set_autocast_enabled(at::kCUDA, enabled);
+        at::autocast::set_autocast_dtype(at::kCUDA, dtype);
+        at::autocast::set_autocast_cache_enabled(cached);
+      }
+    } restore{was_enabled, was_cached, was_dtype};
+    return forward(inputs);
+  };
+}
+
+// The parameters and buffers at a point in time, so the graphed run starts where the eager reference started.
+class ModelState {
+ public:
+  explicit ModelState(const Callable& callable) {
+    at::NoGradGuard no_grad;
+    for (const at::Tensor& t : callable.parameters) saved_.push_back(t.detach().clone());
+    for (const at::Tensor& t : callable.buffers) saved_.push_back(t.detach().clone());
+  }
+  void Restore(const Callable& callable) const {
+    at::NoGradGuard no_grad;
+    size_t i = 0;
+    for (const at::Tensor& t : callable.parameters) t.detach().copy_(saved_[i++]);
+    for (const at::Tensor& t : callable.buffers) t.detach().copy_(saved_[i++]);
+  }
+
+ private:
+  std::vector<at::Tensor> saved_;
+};
+
+// Resolves the inputs: --inputs, --input, or the built-in's defaults; InvalidArgument when they do not fit.
+absl::StatusOr<std::vector<std::vector<at::Tensor>>> ResolveBatches(const CheckPlan& plan, const Model& model,
+                                                                    const at::Device& device) {
+  if (!plan.inputs_file.empty()) {
+    absl::StatusOr<std::vector<at::Tensor>> loaded = LoadInputs(plan.inputs_file, model.inputs, device);
+    if (!loaded.ok()) return loaded.status();
+    return std::vector<std::vector<at::Tensor>>{*std::move(loaded)};
+  }
+  std::vector<InputSpec> specs = plan.inputs;
+  if (specs.empty()) {
+    const bool shaped = std::all_of(model.inputs.begin(), model.inputs.end(),
+                                    [](const InputSpec& s) { return !s.shape.empty(); });
+    if (!shaped) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "the model's forward takes (",
+          absl::StrJoin(model.inputs, ", ", [](std::string* o, const InputSpec& s) { o->append(s.name); }),
+          "): give each with --input NAME:DIMxDIM...:DTYPE, or --inputs FILE"));
+    }
+    specs = model.inputs;
+  } else {
+    std::vector<InputSpec> ordered;
+    for (const InputSpec& wanted : model.inputs) {
+      auto it = std::find_if(specs.begin(), specs.end(), [&](const InputSpec& s) { return s.name == wanted.name; });
+      if (it == specs.end() && model.inputs.size() == 1 && specs.size() == 1) it = specs.begin();
+      if (it == specs.end()) {
+        return absl::InvalidArgumentError(absl::StrCat("no --input for the model's argument '", wanted.name, "'"));
+      }
+      ordered.push_back(*it);
+    }
+    if (specs.size() != model.inputs.size()) {
+      return absl::InvalidArgumentError(absl::StrCat(specs.size(), " --input given; the model takes ",
+                                                     model.inputs.size()));
+    }
+    specs = std::move(ordered);
+  }
+  std::vector<std::vector<at::Tensor>> batches;
+  for (int k = 0; k < kDistinctBatches; ++k) batches.push_back(MakeInputs(specs, device, plan.seed + 1 + k));
+  return batches;
+}
+
+// One training (or evaluation) step of `forward`; returns the loss. Gradients are set to None between steps, as
+// PyTorch's zero_grad does, except inside a full-iteration graph, which must zero them in place.
+at::Tensor RunStep(const ForwardFn& forward, const std::vector<at::Tensor>& batch, FusedOptimizer* optimizer,
+                   bool grads_in_place = false) {
+  if (optimizer == nullptr) return LossOf(forward(batch)).detach();
+  optimizer->ZeroGrad(/*set_to_none=*/!grads_in_place);
+  at::Tensor loss = LossOf(forward(batch));
+  loss.backward();
+  optimizer->Step();
+  return loss.detach();
+}
+
+// Runs steps+1 steps (the first untimed) inside NVTX ranges kStepRange; fills the step times and the losses.
+absl::Status TimedSteps(int steps, const std::vector<std::vector<at::Tensor>>& batches,
+                        const std::function<at::Tensor(const std::vector<at::Tensor>&)>& step,
+                        std::vector<double>* step_us, std::vector<double>* losses) {
+  return CallTorch("step", [&] {
+    std::vector<at::cuda::CUDAEvent> events;
+    for (int i = 0; i <= steps; ++i) events.emplace_back(cudaEventDefault);
+    std::vector<at::Tensor> loss_tensors;
+    for (int i = 0; i <= steps; ++i) {
+      if (i > 0) events[i - 1].record();
+      {
+        NvtxRange range("step");
+        loss_tensors.push_back(step(batches[i % batches.size()]));
+      }
+    }
+    events[steps].record();
+    c10::cuda::device_synchronize();
+    for (int i = 1; i <= steps; ++i) step_us->push_back(1000.0 * events[i - 1].elapsed_time(events[i]));
+    const at::Tensor all = at::stack(loss_tensors).to(at::kDouble).cpu();
+    losses->assign(all.data_ptr<double>(), all.data_ptr<double>() + all.numel());
+  });
+}
+
+size_t GraphNodes(at::cuda::CUDAGraph& graph) {
+  size_t count = 0;
+  return cudaGraphGetNodes(graph.raw_cuda_graph(), nullptr, &count) == cudaSuccess ? count : 0;
+}
+
+}  // namespace
+
+absl::StatusOr<EngineRun> RunCheckPipeline(const CheckPlan& plan) {
+  absl::StatusOr<ModelRef> ref = ResolveModelRef(plan.model);
+  if (!ref.ok()) return ref.status();
+  absl::StatusOr<FusedOptimizer::Kind> optimizer_kind = FusedOptimizer::ParseKind(plan.optimizer);
+  if (!optimizer_kind.ok()) return optimizer_kind.status();
+  if (plan.scope != "callables" && plan.scope != "full-iteration") {
+    return absl::InvalidArgumentError(absl::StrCat("unknown --scope '", plan.scope, "' (callables or full-iteration)"));
+  }
+  if (!plan.amp.empty() && plan.amp != "bf16" && plan.amp != "fp16") {
+    return absl::InvalidArgumentError(absl::StrCat("unknown --amp '", plan.amp, "' (bf16 or fp16)"));
+  }
+  if (plan.warmup < 0 || plan.steps < 1) return absl::InvalidArgumentError("--warmup must be >= 0 and --replays >= 1");
+  if (plan.scope == "full-iteration" && !plan.train) {
+    return absl::InvalidArgumentError("--scope full-iteration graphs a training iteration: it needs --train");
+  }
+  if (!torch::cuda::is_available()) {
+    return absl::FailedPreconditionError("no CUDA device is available to LibTorch: graphcheck check needs a GPU");
+  }
+
+  EngineRun run;
+  run.model = plan.model;
+  run.scope = plan.scope;
+  run.compute_dtype = plan.amp == "bf16" ? "bfloat16" : plan.amp == "fp16" ? "float16" : "float32";
+  const bool full_iteration = plan.scope == "full-iteration";
+  const std::vector<std::string> planned =
+      full_iteration ? std::vector<std::string>{"load-model", "eager-reference", "warmup", "full-iteration-capture",
+                                                "replay"}
+                     : std::vector<std::string>{"load-model", "eager-reference", "warmup", "forward-capture",
+                                                "backward-capture", "replay"};
+  StepLog log(&run.steps);
+  const at::Device device(at::kCUDA, 0);
+  const cudaDeviceProp* properties = nullptr;
+  if (CallTorch("device", [&] { properties = at::cuda::getDeviceProperties(0); }).ok() && properties) {
+    run.gpu = GpuInfo{properties->name, properties->major, properties->minor, ""};
+  }
+
+  // Loading is checked before anything runs: a model or input problem is bad input (exit 2), not a finding.
+  std::optional<Model> model;
+  std::vector<std::vector<at::Tensor>> batches;
+  {
+    const auto start = std::chrono::steady_clock::now();
+    absl::StatusOr<Model> loaded = LoadModel(*ref, device, plan.seed);
+    if (!loaded.ok()) return loaded.status();
+    model = *std::move(loaded);
+    absl::StatusOr<std::vector<std::vector<at::Tensor>>> resolved = ResolveBatches(plan, *model, device);
+    if (!resolved.ok()) return resolved.status();
+    batches = *std::move(resolved);
+    log.Add("load-model", std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count(),
+            absl::OkStatus());
+  }
+  model->set_training(plan.train);
+  ForwardFn forward = model->callable.forward;
+  if (!plan.amp.empty()) forward = WithAutocast(forward, plan.amp == "bf16" ? at::kBFloat16 : at::kHalf);
+  std::optional<at::NoGradGuard> no_grad;
+  if (!plan.train) no_grad.emplace();
+  std::optional<FusedOptimizer> optimizer;
+  if (plan.train) {
+    if (absl::Status s =
+            CallTorch("optimizer", [&] { optimizer.emplace(*optimizer_kind, model->callable.parameters); });
+        !s.ok()) {
+      return s;
+    }
+  }
+  FusedOptimizer* opt = optimizer ? &*optimizer : nullptr;
+  const ModelState initial(model->callable);
+  auto restart = [&] {  // the same parameters, optimizer state and random stream as the eager reference had
+    initial.Restore(model->callable);
+    if (opt != nullptr) {
+      opt->Reset();
+      opt->ZeroGrad();
+    }
+    at::manual_seed(plan.seed);
+  };
+
+  std::vector<double> eager_us, graphed_us;
+  log.Run("eager-reference", [&] {
+    if (absl::Status s = CallTorch("eager reference", restart); !s.ok()) return s;
+    return TimedSteps(plan.steps, batches,
+                      [&](const std::vector<at::Tensor>& batch) { return RunStep(forward, batch, opt); }, &eager_us,
+                      &run.eager_losses);
+  });
+
+  const cudaStreamCaptureMode mode = cudaStreamCaptureModeGlobal;
+  size_t graphs = 0, nodes = 0;
+  double capture_ms = 0;
+  at::cuda::MempoolId_t pool{0, 0};
+  std::function<at::Tensor(const std::vector<at::Tensor>&)> graphed_step;
+  std::optional<GraphedCallables> graphed;
+  at::cuda::CUDAGraph full_graph(/*keep_graph=*/true);
+  std::vector<at::Tensor> static_inputs;
+  at::Tensor static_loss;
+
+  if (!log.failed() && !full_iteration) {
+    GraphOptions options;
+    options.warmup_iterations = plan.warmup;
+    options.on_phase = [&](absl::string_view phase, double ms, bool ok) {
+      if (phase != "warmup") capture_ms += ms;
+      log.Add(phase, ms, ok ? absl::OkStatus() : absl::InternalError("(see below)"));
+    };
+    Callable callable = model->callable;
+    callable.forward = forward;
+    std::vector<c10::IValue> sample;
+    for (const at::Tensor& t : batches.front()) sample.emplace_back(t.clone());
+    absl::StatusOr<GraphedCallables> made = MakeGraphedCallables({callable}, {sample}, options);
+    if (!made.ok()) {
+      if (!run.steps.empty() && run.steps.back().status == StepStatus::kFailed) {
+        run.steps.back().message = std::string(made.status().message());
+      } else {
+        log.Add("warmup", 0, made.status());  // rejected before any phase ran
+      }
+    } else {
+      graphed = *std::move(made);
+      pool = graphed->pool;
+      const GraphedCallable& callable_graphed = graphed->callables.front();
+      graphs = callable_graphed.backward_nodes() > 0 ? 2 : 1;
+      nodes = callable_graphed.forward_nodes() + callable_graphed.backward_nodes();
+      ForwardFn replay = [&callable_graphed](const std::vector<at::Tensor>& in) { return callable_graphed(in); };
+      graphed_step = [replay, opt](const std::vector<at::Tensor>& batch) { return RunStep(replay, batch, opt); };
+    }
+  } else if (!log.failed()) {
+    pool = at::cuda::graph_pool_handle();
+    for (const at::Tensor& t : batches.front()) static_inputs.push_back(t.clone());
+    log.Run("warmup", [&] {
+      return CallTorch("warmup", [&] {
+        c10::cuda::device_synchronize();
+        c10::cuda::CUDAStreamGuard side(c10::cuda::getStreamFromPool());
+        for (int i = 0; i < plan.warmup; ++i) RunStep(forward, static_inputs, opt, /*grads_in_place=*/true);
+        c10::cuda::device_synchronize();
+      });
+    });
+    log.Run("full-iteration-capture", [&] {
+      const auto start = std::chrono::steady_clock::now();
+      absl::Status s = CaptureGraph(&full_graph, pool, mode, "full-iteration capture",
+                                    [&] { static_loss = RunStep(forward, static_inputs, opt, /*grads_in_place=*/true); });
+      if (s.ok()) s = CallTorch("full-iteration graph instantiation", [&] { full_graph.instantiate(); });
+      capture_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+      if (s.ok()) {
+        graphs = 1;
+        nodes = GraphNodes(full_graph);
+      }
+      return s;
+    });
+    graphed_step = [&](const std::vector<at::Tensor>& batch) {
+      for (size_t i = 0; i < batch.size(); ++i) static_inputs[i].copy_(batch[i]);
+      full_graph.replay();
+      return static_loss.clone();
+    };
+  }
+
+  log.Run("replay", [&] {
+    if (absl::Status s = CallTorch("replay", restart); !s.ok()) return s;
+    return TimedSteps(plan.steps, batches, graphed_step, &graphed_us, &run.graphed_losses);
+  });
+  log.SkipRemaining(planned);
+
+  const Timing eager = Summarize(eager_us), graphed_timing = Summarize(graphed_us);
+  if (!eager_us.empty()) AddTimingMetrics("check.eager", "eager", eager, &run.metrics);
+  if (!graphed_us.empty()) {
+    AddTimingMetrics("check.graphed", "graphed", graphed_timing, &run.metrics);
+    run.metrics.push_back(Metric{"check.speedup", eager.median / graphed_timing.median, "ratio",
+                                 "eager step time / graphed step time (medians)"});
+  }
+  if (graphs > 0) {
+    run.metrics.push_back(Metric{"check.graphs", static_cast<double>(graphs), "count", "CUDA graphs captured"});
+    run.metrics.push_back(Metric{"check.graph_nodes", static_cast<double>(nodes), "count", "nodes in those graphs"});
+    run.metrics.push_back(Metric{"check.capture_ms", capture_ms, "ms", "capture and instantiation, wall time"});
+    run.metrics.push_back(Metric{"check.graph_pool_bytes", static_cast<double>(GraphPoolBytes(pool)), "bytes",
+                                 "memory the caching allocator holds for the graphs' pool"});
+  }
+  return run;
+}
+
+}  // namespace graphcheck

@@ -1,0 +1,39 @@
+// The `graphcheck check` pipeline, run in the engine process under the recorder: load the model, an eager reference,
+// warmup on a side stream, forward and backward capture (or one full-iteration capture), replays, each a named step
+// with its status, wall time and an NVTX range "graphcheck:STEP" (timed steps inside are "graphcheck:step"), then
+// the metrics. A failing step stops the pipeline: it is reported failed with the diagnosis, the rest skipped.
+#ifndef GRAPHCHECK_CAPTURE_ENGINE_PIPELINE_H_
+#define GRAPHCHECK_CAPTURE_ENGINE_PIPELINE_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "core/engine_run.h"
+#include "core/model_spec.h"
+
+namespace graphcheck {
+
+inline constexpr char kStepRange[] = "graphcheck:step";  // one timed training (or evaluation) step
+
+struct CheckPlan {
+  std::string model;              // builtin:NAME or a TorchScript path
+  std::vector<InputSpec> inputs;  // --input; empty: the built-in's defaults
+  std::string inputs_file;        // --inputs
+  bool train = true;
+  std::string optimizer = "sgd";    // sgd | adam
+  std::string scope = "callables";  // callables | full-iteration
+  std::string amp;                  // "" | bf16 | fp16
+  int warmup = 3;
+  int steps = 20;  // timed eager steps and timed graphed steps, each
+  uint64_t seed = 0;
+};
+
+// InvalidArgument for bad input (model, inputs, options); FailedPrecondition when there is no CUDA device. Failures
+// of the model under capture are not errors: they are the failed step of the returned run.
+absl::StatusOr<EngineRun> RunCheckPipeline(const CheckPlan& plan);
+
+}  // namespace graphcheck
+
+#endif  // GRAPHCHECK_CAPTURE_ENGINE_PIPELINE_H_

@@ -1,0 +1,221 @@
+#include "cli/check_command.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <memory>
+#include <optional>
+#include <sstream>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "cli/analyze_command.h"
+#include "cli/recorded_program.h"
+#include "core/engine_run.h"
+#include "core/exit_code.h"
+#include "core/model_spec.h"
+#include "report/json.h"
+
+namespace graphcheck {
+namespace {
+
+// The NVTX range the engine puts around every timed step (capture/engine/pipeline.h).
+constexpr char kEngineStepRange[] = "graphcheck:step";
+// The engine's steps that are the model's own work; the rest of check's wall time is the tool's.
+constexpr const char* kModelWorkSteps[] = {"eager-reference",  "warmup", "forward-capture", "backward-capture",
+                                           "full-iteration-capture", "replay"};
+
+struct CheckCommandOptions {
+  std::string model;
+  std::vector<std::string> inputs;
+  std::string inputs_file;
+  bool eval = false;
+  std::string optimizer = "sgd";
+  std::string scope = "callables";
+  std::string amp;
+  int warmup = 3;
+  int replays = 20;
+  uint64_t seed = 0;
+  std::string trace_dir;
+  std::string inject_library;
+  std::string engine;
+  IterationFlags iteration;
+  OutputOptions output;
+};
+
+// The engine's command line for these options; validates what can be validated without LibTorch.
+absl::StatusOr<std::vector<std::string>> EngineCommand(const CheckCommandOptions& options,
+                                                       const std::string& result_path) {
+  if (absl::StatusOr<ModelRef> ref = ResolveModelRef(options.model); !ref.ok()) return ref.status();
+  std::vector<std::string> command = {options.engine.empty() ? ExecutableDir() + "/graphcheck-engine" : options.engine,
+                                      options.model};
+  for (const std::string& input : options.inputs) {
+    if (absl::StatusOr<InputSpec> spec = ParseInputSpec(input); !spec.ok()) return spec.status();
+    command.insert(command.end(), {"--input", input});
+  }
+  if (!options.inputs_file.empty()) {
+    if (access(options.inputs_file.c_str(), R_OK) != 0) {
+      return absl::InvalidArgumentError(absl::StrCat("cannot read --inputs file '", options.inputs_file, "'"));
+    }
+    command.insert(command.end(), {"--inputs", options.inputs_file});
+  }
+  if (options.warmup < 0 || options.replays < 1) {
+    return absl::InvalidArgumentError("--warmup must be >= 0 and --replays >= 1");
+  }
+  if (options.eval) command.push_back("--eval");
+  if (options.eval && options.scope == "full-iteration") {
+    return absl::InvalidArgumentError("--scope full-iteration graphs a training iteration: it cannot go with --eval");
+  }
+  command.insert(command.end(), {"--optimizer", options.optimizer, "--scope", options.scope, "--warmup",
+                                 absl::StrCat(options.warmup), "--replays", absl::StrCat(options.replays), "--seed",
+                                 absl::StrCat(options.seed), "--result", result_path});
+  if (!options.amp.empty()) command.insert(command.end(), {"--amp", options.amp});
+  return command;
+}
+
+absl::StatusOr<EngineRun> ReadEngineRun(const std::string& path) {
+  std::ifstream file(path);
+  std::stringstream text;
+  text << file.rdbuf();
+  absl::StatusOr<EngineRun> run = EngineRunFromJson(text.str());
+  if (!run.ok()) return absl::InternalError(absl::StrCat("the engine's result is unreadable: ", run.status().message()));
+  return run;
+}
+
+// Appends to each step's message the checks whose findings happened inside it (its NVTX range).
+void AttributeFindingsToSteps(Report* report) {
+  for (Step& step : report->steps) {
+    const std::string range = absl::StrCat("graphcheck:", step.name);
+    std::vector<std::string> ids;
+    for (const Finding& finding : report->findings) {
+      if (finding.where.nvtx_path.find(range) == std::string::npos) continue;
+      if (std::find(ids.begin(), ids.end(), finding.check_id) == ids.end()) ids.push_back(finding.check_id);
+    }
+    if (ids.empty()) continue;
+    step.message = absl::StrCat(step.message, step.message.empty() ? "" : "; ", "findings: ", absl::StrJoin(ids, ", "));
+  }
+}
+
+int CheckModel(CheckCommandOptions& options, const CommandContext& context) {
+  const auto start = std::chrono::steady_clock::now();
+  absl::StatusOr<ResolvedOutput> resolved = ResolveOutput(options.output);
+  if (!resolved.ok()) return FailWith(resolved.status());
+  char result_path[] = "/tmp/graphcheck-engine-XXXXXX";
+  const int result_fd = mkstemp(result_path);
+  if (result_fd < 0) return FailWith(absl::InternalError("cannot create a temporary file for the engine's result"));
+  close(result_fd);
+  struct RemoveResult {
+    const char* path;
+    ~RemoveResult() { unlink(path); }
+  } remove_result{result_path};
+  absl::StatusOr<std::vector<std::string>> command = EngineCommand(options, result_path);
+  if (!command.ok()) return FailWith(command.status());
+
+  Report report = NewReport("check", context);
+  const Environment environment = Environment::FromCurrentProcess();
+  CheckInputs static_inputs;
+  static_inputs.environment = &environment;
+  RunChecksInto(static_inputs, *resolved, "static-checks", &report);
+
+  if (absl::Status driver = CheckGpuDriver(); !driver.ok()) {
+    report.steps.push_back(Step{"engine", StepStatus::kSkipped, 0, std::string(driver.message())});
+    SortFindings(&report.findings);
+    EmitReport(report, *resolved);
+    std::fprintf(stderr, "graphcheck: the static checks ran; the model needs a GPU to be checked: %s\n",
+                 std::string(driver.message()).c_str());
+    return kExitEnvironmentMissing;
+  }
+  if (access(command->front().c_str(), X_OK) != 0) {
+    return FailWith(absl::FailedPreconditionError(
+        absl::StrCat("the engine is not at ", command->front(), " (build the graphcheck-engine target, or --engine)")));
+  }
+
+  absl::StatusOr<RecordedProgram> recorded =
+      RecordedProgram::Run(*command, RecordingOptions{options.trace_dir, options.inject_library, false, false});
+  if (!recorded.ok()) return FailWith(recorded.status());
+  const ProgramResult& engine = recorded->result();
+  // The engine said why on stderr in one line: bad input (2) or no usable GPU (3). No report then.
+  if (engine.signal == 0 && (engine.exit_code == kExitBadInput || engine.exit_code == kExitEnvironmentMissing)) {
+    return engine.exit_code;
+  }
+
+  std::optional<EngineRun> run;
+  if (engine.signal == 0 && engine.exit_code == 0) {
+    absl::StatusOr<EngineRun> read = ReadEngineRun(result_path);
+    if (!read.ok()) return FailWith(read.status());
+    run = *std::move(read);
+    if (run->gpu) report.machine.gpu = run->gpu;
+    report.steps.insert(report.steps.end(), run->steps.begin(), run->steps.end());
+    report.metrics.insert(report.metrics.end(), run->metrics.begin(), run->metrics.end());
+    CheckInputs engine_inputs;
+    engine_inputs.engine = &*run;
+    RunChecksInto(engine_inputs, *resolved, "validate", &report);
+  } else {
+    // A crash is a result too: the trace says what ran up to it.
+    report.steps.push_back(Step{"engine", StepStatus::kFailed, engine.wall_ms, DescribeProgramResult(engine)});
+  }
+
+  IterationFlags iteration = options.iteration;
+  if (iteration.region.empty()) iteration.region = kEngineStepRange;
+  if (absl::Status s =
+          AnalyzeTraceFilesInto(recorded->TraceFiles(), &engine.stderr_lines, iteration, &*resolved, &report);
+      !s.ok()) {
+    return FailWith(s);
+  }
+  AttributeFindingsToSteps(&report);
+  SortFindings(&report.findings);
+
+  double model_ms = 0;
+  for (const Step& step : report.steps) {
+    for (const char* name : kModelWorkSteps) {
+      if (step.name == name) model_ms += step.duration_ms;
+    }
+  }
+  const double total_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  report.metrics.push_back(Metric{"check.total_ms", total_ms, "ms", "graphcheck check, wall time"});
+  report.metrics.push_back(Metric{"check.tool_overhead_ms", total_ms - model_ms, "ms",
+                                  "wall time beyond the model's eager reference, warmup, captures and replays "
+                                  "(process and LibTorch start, CUDA init, model load, recording, analysis)"});
+  return EmitReport(report, *resolved);
+}
+
+}  // namespace
+
+void AddCheckCommand(CLI::App* app, CommandContext* context) {
+  auto options = std::make_shared<CheckCommandOptions>();
+  CLI::App* command =
+      app->add_subcommand("check", "Graph a model with MakeGraphedCallables under the recorder and validate each step");
+  std::vector<std::string> builtins;
+  for (const BuiltinModel& model : BuiltinModels()) builtins.push_back("builtin:" + model.name);
+  command->add_option("MODEL", options->model,
+                      absl::StrCat("A TorchScript file (torch.jit.save) or one of: ", absl::StrJoin(builtins, ", ")))
+      ->required();
+  command->add_option("--input", options->inputs,
+                      "An input tensor NAME:DIMxDIM...:DTYPE (repeatable; default for built-ins: their own)");
+  command->add_option("--inputs", options->inputs_file, "Input tensors saved from Python with torch.save");
+  command->add_flag("--eval,!--train", options->eval,
+                    "--eval: forward only; --train (default): forward, backward and optimizer step, loss from the "
+                    "first output");
+  command->add_option("--optimizer", options->optimizer, "sgd or adam (fused, state on the GPU)")
+      ->check(CLI::IsMember({"sgd", "adam"}));
+  command->add_option("--scope", options->scope,
+                      "callables: make_graphed_callables (forward and backward graphs); full-iteration: forward, "
+                      "backward and optimizer step in one graph")
+      ->check(CLI::IsMember({"callables", "full-iteration"}));
+  command->add_option("--amp", options->amp, "Autocast the forward: bf16 or fp16")
+      ->check(CLI::IsMember({"bf16", "fp16"}));
+  command->add_option("--warmup", options->warmup, "Warmup iterations before capture (default 3; 11 for DDP)");
+  command->add_option("--replays", options->replays, "Timed steps, eager and graphed each (default 20)");
+  command->add_option("--seed", options->seed, "Seed for parameters, inputs and dropout");
+  command->add_option("--trace-dir", options->trace_dir, "Keep the engine's trace in DIR");
+  command->add_option("--inject", options->inject_library, "Recorder library (default: next to graphcheck)");
+  command->add_option("--engine", options->engine, "The engine (default: graphcheck-engine next to graphcheck)");
+  AddIterationFlags(command, &options->iteration);
+  AddOutputOptions(command, &options->output);
+  command->callback([options, context] { context->exit_code = CheckModel(*options, *context); });
+}
+
+}  // namespace graphcheck

@@ -1,0 +1,36 @@
+// What `graphcheck check`'s engine measured: the pipeline's steps and metrics, and the snapshots the validators read
+// (the loss of every eager and every graphed training step, run from the same initial state on the same inputs).
+// The engine process writes it as JSON (report/engine_run_json.h); the CLI reads it back and merges it with the
+// analysis of the engine's trace.
+#ifndef GRAPHCHECK_CORE_ENGINE_RUN_H_
+#define GRAPHCHECK_CORE_ENGINE_RUN_H_
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/environment.h"
+#include "core/report.h"
+
+namespace graphcheck {
+
+struct EngineRun {
+  std::string model;          // "builtin:transformer" or the TorchScript path
+  std::string scope;          // "callables" or "full-iteration"
+  std::string compute_dtype;  // "float32", "bfloat16", "float16": the precision the losses were computed in
+  std::vector<Step> steps;
+  std::vector<Metric> metrics;
+  std::vector<double> eager_losses;    // eager reference steps, in order
+  std::vector<double> graphed_losses;  // replayed steps from the same initial state and inputs; empty if none ran
+  std::optional<GpuInfo> gpu;
+
+  bool operator==(const EngineRun& o) const {
+    return model == o.model && scope == o.scope && compute_dtype == o.compute_dtype && steps == o.steps &&
+           metrics == o.metrics && eager_losses == o.eager_losses && graphed_losses == o.graphed_losses &&
+           gpu == o.gpu;
+  }
+};
+
+}  // namespace graphcheck
+
+#endif  // GRAPHCHECK_CORE_ENGINE_RUN_H_

@@ -1,0 +1,97 @@
+#include "core/model_spec.h"
+
+#include <algorithm>
+#include <fstream>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_split.h"
+
+namespace graphcheck {
+
+const std::vector<std::string>& InputDtypes() {
+  static const std::vector<std::string> kDtypes = {"float32", "float16", "bfloat16", "float64", "int64", "int32"};
+  return kDtypes;
+}
+
+absl::StatusOr<InputSpec> ParseInputSpec(absl::string_view text) {
+  const std::vector<absl::string_view> parts = absl::StrSplit(text, ':');
+  if (parts.size() != 3 || parts[0].empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("input spec '", text, "' is not NAME:DIMxDIMx...:DTYPE (e.g. x:64x512:float32)"));
+  }
+  InputSpec spec;
+  spec.name = std::string(parts[0]);
+  for (absl::string_view dim : absl::StrSplit(parts[1], 'x')) {
+    int64_t value = 0;
+    if (!absl::SimpleAtoi(dim, &value) || value <= 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("input spec '", text, "': dimension '", dim, "' is not a positive integer"));
+    }
+    spec.shape.push_back(value);
+  }
+  spec.dtype = std::string(parts[2]);
+  const auto& dtypes = InputDtypes();
+  if (std::find(dtypes.begin(), dtypes.end(), spec.dtype) == dtypes.end()) {
+    return absl::InvalidArgumentError(absl::StrCat("input spec '", text, "': unknown dtype '", spec.dtype,
+                                                   "' (one of ", absl::StrJoin(dtypes, ", "), ")"));
+  }
+  return spec;
+}
+
+std::string FormatInputSpec(const InputSpec& spec) {
+  return absl::StrCat(spec.name, ":", absl::StrJoin(spec.shape, "x"), ":", spec.dtype);
+}
+
+const std::vector<BuiltinModel>& BuiltinModels() {
+  // Sizes: the mlp and transformer are launch-bound at these batch sizes (graphs pay off); the convnet is a small
+  // image classifier with batch norm.
+  static const std::vector<BuiltinModel> kModels = {
+      {"mlp", "4 linear layers of width 1024 with ReLU", {{"x", {64, 1024}, "float32"}}, {}},
+      {"transformer", "4 encoder layers (8-head attention, layer norm, dropout 0.1), width 256; input is sequence x batch x width",
+       {{"x", {128, 8, 256}, "float32"}}, {}},
+      {"convnet", "3 conv + batch norm + ReLU blocks and a linear classifier", {{"x", {32, 3, 32, 32}, "float32"}},
+       {}},
+      {"defect/item-in-forward", "mlp whose forward reads a value back with Tensor.item()",
+       {{"x", {64, 1024}, "float32"}}, {"sync-in-capture"}},
+      {"defect/data-dependent-shape", "mlp whose forward keeps the rows selected by nonzero()",
+       {{"x", {64, 1024}, "float32"}}, {"sync-in-capture"}},
+      {"defect/h2d-in-forward", "mlp whose forward copies a CPU tensor to the GPU", {{"x", {64, 1024}, "float32"}},
+       {"pageable-memcpy"}},
+      {"defect/frozen-host-scalar", "mlp whose forward scales by a host-side number that changes every call",
+       {{"x", {64, 1024}, "float32"}}, {"numerics-loss"}},
+  };
+  return kModels;
+}
+
+absl::StatusOr<ModelRef> ResolveModelRef(absl::string_view text) {
+  ModelRef ref;
+  constexpr absl::string_view kBuiltin = "builtin:";
+  if (absl::StartsWith(text, kBuiltin)) {
+    const absl::string_view name = text.substr(kBuiltin.size());
+    for (const BuiltinModel& model : BuiltinModels()) {
+      if (model.name == name) {
+        ref.builtin = &model;
+        return ref;
+      }
+    }
+    std::vector<std::string> names;
+    for (const BuiltinModel& model : BuiltinModels()) names.push_back(model.name);
+    return absl::InvalidArgumentError(
+        absl::StrCat("unknown built-in model '", name, "' (one of ", absl::StrJoin(names, ", "), ")"));
+  }
+  std::ifstream file{std::string(text), std::ios::binary};
+  if (!file) return absl::InvalidArgumentError(absl::StrCat("cannot read model file '", text, "'"));
+  char magic[2] = {0, 0};
+  file.read(magic, 2);
+  if (file.gcount() != 2 || magic[0] != 'P' || magic[1] != 'K') {
+    return absl::InvalidArgumentError(
+        absl::StrCat("'", text, "' is not a TorchScript archive (torch.jit.save writes a zip file)"));
+  }
+  ref.path = std::string(text);
+  return ref;
+}
+
+}  // namespace graphcheck

@@ -1,0 +1,33 @@
+// What the GPU tests share: where the build and the sources are (the GPU machine runs a copy of the tree at another
+// path, so the environment can move them) and whether this machine has a GPU at all.
+#ifndef GRAPHCHECK_TESTS_GPU_GPU_TEST_ENV_H_
+#define GRAPHCHECK_TESTS_GPU_GPU_TEST_ENV_H_
+
+#include <dlfcn.h>
+
+#include <cstdlib>
+#include <string>
+
+namespace graphcheck::gpu_test {
+
+inline std::string PathSetting(const char* variable, const char* built_in) {
+  const char* value = std::getenv(variable);
+  return value != nullptr ? value : built_in;
+}
+inline std::string BuildDir() { return PathSetting("GRAPHCHECK_BUILD_DIR", GRAPHCHECK_BINARY_DIR); }
+inline std::string SourceDir() { return PathSetting("GRAPHCHECK_SOURCE_DIR", GRAPHCHECK_SOURCE_DIR); }
+
+inline bool HasGpu() {
+  void* driver = dlopen("libcuda.so.1", RTLD_LAZY);
+  if (driver == nullptr) return false;
+  auto init = reinterpret_cast<int (*)(unsigned)>(dlsym(driver, "cuInit"));
+  auto count = reinterpret_cast<int (*)(int*)>(dlsym(driver, "cuDeviceGetCount"));
+  int devices = 0;
+  return init != nullptr && count != nullptr && init(0) == 0 && count(&devices) == 0 && devices > 0;
+}
+
+inline constexpr char kNoGpu[] = "no GPU or NVIDIA driver on this machine: GPU tests run with scripts/gpu-tests.sh";
+
+}  // namespace graphcheck::gpu_test
+
+#endif  // GRAPHCHECK_TESTS_GPU_GPU_TEST_ENV_H_
