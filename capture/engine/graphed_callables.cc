@@ -44,7 +44,7 @@ struct StateCapsule : torch::CustomClassHolder {
 // The autograd function of a graphed callable (torch/cuda/graphs.py's Graphed).
 class GraphedFunction : public torch::autograd::Function<GraphedFunction> {
  public:
-  static variable_list forward(AutogradContext* ctx, StatePtr state, variable_list inputs) {
+  static variable_list forward(AutogradContext* ctx, StatePtr state, at::TensorList inputs) {
     for (size_t i = 0; i < state->user_inputs; ++i) {
       if (state->static_inputs[i].data_ptr() != inputs[i].data_ptr()) state->static_inputs[i].copy_(inputs[i]);
     }
@@ -160,7 +160,8 @@ std::vector<at::Tensor> GraphedCallable::operator()(const std::vector<at::Tensor
               " inputs, got ", inputs.size());
   variable_list all(inputs.begin(), inputs.end());
   all.insert(all.end(), state_->static_inputs.begin() + state_->user_inputs, state_->static_inputs.end());
-  return GraphedFunction::apply(state_, all);
+  // A TensorList, not the vector itself: autograd::Function only sees tensors in a TensorList as inputs.
+  return GraphedFunction::apply(state_, at::TensorList(all));
 }
 
 size_t GraphedCallable::forward_nodes() const { return NodeCount(state_->forward_graph); }

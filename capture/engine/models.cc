@@ -3,6 +3,7 @@
 #include <fstream>
 #include <iterator>
 
+#include <ATen/core/grad_mode.h>
 #include <torch/nn.h>
 #include <torch/script.h>
 #include <torch/serialize.h>
@@ -94,10 +95,22 @@ class ConvnetImpl : public torch::nn::Module {
 };
 TORCH_MODULE(Convnet);
 
+// Pins CPU parameters and buffers before they move to the GPU, so that the engine's own set-up does not show as
+// pageable copies in the trace it analyzes.
+void PinForCopy(const std::vector<at::Tensor>& tensors, const at::Device& device) {
+  if (!device.is_cuda()) return;
+  at::NoGradGuard no_grad;
+  for (const at::Tensor& t : tensors) {
+    if (t.device().is_cpu()) t.set_data(t.data().pin_memory());
+  }
+}
+
 // A torch::nn module as a Model; `run` calls its forward on the single input.
 template <typename Holder>
 Model FromNnModule(const BuiltinModel& builtin, Holder module, const at::Device& device) {
-  module->to(device);
+  PinForCopy(module->parameters(), device);
+  PinForCopy(module->buffers(), device);
+  module->to(device, /*non_blocking=*/device.is_cuda());
   Model model;
   model.callable.name = builtin.name;
   model.callable.forward = [module](const std::vector<at::Tensor>& inputs) mutable {
@@ -148,7 +161,14 @@ std::vector<std::string> HookNames(const torch::jit::Module& root) {
 absl::StatusOr<Model> LoadTorchScript(const std::string& path, const at::Device& device) {
   auto module = std::make_shared<torch::jit::Module>();
   if (absl::Status s = CallTorch(absl::StrCat("cannot load TorchScript model '", path, "'"),
-                                 [&] { *module = torch::jit::load(path, device); });
+                                 [&] {
+                                   *module = torch::jit::load(path, at::kCPU);
+                                   std::vector<at::Tensor> state;
+                                   for (const at::Tensor& p : module->parameters()) state.push_back(p);
+                                   for (const at::Tensor& b : module->buffers()) state.push_back(b);
+                                   PinForCopy(state, device);
+                                   module->to(device, /*non_blocking=*/device.is_cuda());
+                                 });
       !s.ok()) {
     return absl::InvalidArgumentError(s.message());
   }
@@ -159,6 +179,8 @@ absl::StatusOr<Model> LoadTorchScript(const std::string& path, const at::Device&
   const c10::FunctionSchema& schema = module->get_method("forward").function().getSchema();
   for (size_t i = 1; i < schema.arguments().size(); ++i) {  // 0 is self
     const c10::Argument& argument = schema.arguments()[i];
+    // Arguments with a default (masks, flags) keep it: the inputs are the required arguments.
+    if (argument.default_value()) continue;
     if (argument.type()->kind() != c10::TypeKind::TensorType) {
       return absl::InvalidArgumentError(absl::StrCat(
           "TorchScript model '", path, "': forward argument '", argument.name(), "' is ", argument.type()->str(),
@@ -205,7 +227,9 @@ std::vector<at::Tensor> MakeInputs(const std::vector<InputSpec>& specs, const at
     const at::ScalarType type = ScalarTypeOf(spec.dtype);
     at::Tensor cpu = at::isFloatingType(type) ? at::randn(spec.shape, generator, at::TensorOptions(at::kFloat))
                                               : at::randint(0, 10, spec.shape, generator, at::TensorOptions(at::kLong));
-    inputs.push_back(cpu.to(device, type));
+    // Through pinned memory, so the engine's own input copies are not pageable copies in the trace.
+    if (device.is_cuda()) cpu = cpu.pin_memory();
+    inputs.push_back(cpu.to(device, type, /*non_blocking=*/device.is_cuda()));
   }
   return inputs;
 }

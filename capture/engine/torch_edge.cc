@@ -10,12 +10,24 @@
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/util/Exception.h>
 
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 
 namespace graphcheck {
 namespace {
 
-std::string FirstLine(absl::string_view text) { return std::string(text.substr(0, text.find('\n'))); }
+// One line for a LibTorch error: its first line, except for TorchScript interpreter errors, whose first line only says
+// that the interpreter failed and whose last line ("RuntimeError: ...") says why.
+std::string Summary(absl::string_view text) {
+  text = absl::StripAsciiWhitespace(text);
+  const absl::string_view first = text.substr(0, text.find('\n'));
+  if (!absl::StartsWith(first, "The following operation failed in the TorchScript interpreter")) {
+    return std::string(first);
+  }
+  const size_t last = text.rfind('\n');
+  return std::string(last == absl::string_view::npos ? text : text.substr(last + 1));
+}
 
 }  // namespace
 
@@ -24,9 +36,9 @@ absl::Status CallTorch(absl::string_view what, const std::function<void()>& body
     body();
     return absl::OkStatus();
   } catch (const c10::Error& e) {
-    return absl::InternalError(absl::StrCat(what, ": ", FirstLine(e.what_without_backtrace())));
+    return absl::InternalError(absl::StrCat(what, ": ", Summary(e.what_without_backtrace())));
   } catch (const std::exception& e) {
-    return absl::InternalError(absl::StrCat(what, ": ", FirstLine(e.what())));
+    return absl::InternalError(absl::StrCat(what, ": ", Summary(e.what())));
   }
 }
 

@@ -13,8 +13,8 @@
 
 namespace graphcheck {
 
-// Runs `body`; an exception becomes Internal("WHAT: MESSAGE") with the message's first line (LibTorch appends its
-// C++ backtrace after it).
+// Runs `body`; an exception becomes Internal("WHAT: MESSAGE") with one line of the message (LibTorch appends its C++
+// backtrace; TorchScript puts the reason last).
 absl::Status CallTorch(absl::string_view what, const std::function<void()>& body);
 
 // Captures what `body` enqueues into `graph` on a dedicated side stream, allocating from `pool` (torch.cuda.graph's

@@ -116,6 +116,12 @@ TEST_F(CheckGpuTest, EveryPlantedDefectIsFlaggedWithItsCheck) {
   }
 }
 
+TEST_F(CheckGpuTest, InputsThatDoNotFitTheModelFailTheEagerReference) {
+  const Checked checked = RunCheck("builtin:mlp --input x:64x7:float32");
+  EXPECT_EQ(checked.status, 1);
+  EXPECT_THAT(FindingIds(checked.report, Severity::kError), Contains("pipeline-step-failed"));
+}
+
 TEST_F(CheckGpuTest, CaptureFailureStopsThePipelineAtItsStep) {
   const Checked checked = RunCheck("builtin:defect/item-in-forward");
   std::vector<std::string> statuses;
@@ -132,8 +138,9 @@ TEST_F(CheckGpuTest, TorchScriptModelFromPython) {
                                                    "/examples/programs/export_torchscript.py mlp ", model);
   ASSERT_EQ(std::system(export_command.c_str()), 0) << export_command;
   ExpectCleanRun(absl::StrCat(model, " --input x:64x1024:float32"));
-  // The wrong input name is bad input: exit 2, no report.
-  const std::string bad = absl::StrCat(gpu_test::BuildDir(), "/graphcheck check ", model, " --input y:4:float32");
+  // More inputs than forward takes is bad input: exit 2, no report.
+  const std::string bad = absl::StrCat(gpu_test::BuildDir(), "/graphcheck check ", model,
+                                       " --input x:64x1024:float32 --input y:4:float32");
   EXPECT_EQ(WEXITSTATUS(std::system(bad.c_str())), 2);
   std::remove(model.c_str());
 }

@@ -77,7 +77,8 @@ void ExpectGraphedTrainingMatchesEager(const std::string& name, const at::Device
 
   ASSERT_EQ(graphed_losses.size(), eager_losses.size());
   for (int i = 0; i < kSteps; ++i) {
-    EXPECT_NEAR(graphed_losses[i], eager_losses[i], 1e-3 * std::fabs(eager_losses[i]) + 1e-6)
+    // 0.5%: room for non-deterministic kernels (cuDNN convolution backward drifts ~0.2% over 20 steps).
+    EXPECT_NEAR(graphed_losses[i], eager_losses[i], 5e-3 * std::fabs(eager_losses[i]) + 1e-6)
         << name << " step " << i;
   }
   // Training moved: the comparison is not between two constant sequences.

@@ -1,4 +1,4 @@
-#include "validators/numerics/numerics_loss.h"
+#include "validators/engine/numerics_loss.h"
 
 #include <cmath>
 
@@ -51,9 +51,9 @@ TEST(NumericsLossTest, FlagsNonFiniteGraphedLoss) {
 
 TEST(NumericsLossTest, CleanWithinTolerance) {
   EXPECT_TRUE(RunOn(Losses({1.0, 0.9, 0.8}, {1.0, 0.9000001, 0.8000002})).empty());
-  // bf16 autocast gets a wider tolerance: 1% off is fine there, not in float32.
-  EXPECT_TRUE(RunOn(Losses({1.0, 0.9}, {1.0, 0.909}, "bfloat16")).empty());
-  EXPECT_EQ(RunOn(Losses({1.0, 0.9}, {1.0, 0.909}, "float32")).size(), 1u);
+  // bf16 autocast gets a wider tolerance: 3% off is fine there, not in float32.
+  EXPECT_TRUE(RunOn(Losses({1.0, 0.9}, {1.0, 0.93}, "bfloat16")).empty());
+  EXPECT_EQ(RunOn(Losses({1.0, 0.9}, {1.0, 0.93}, "float32")).size(), 1u);
 }
 
 TEST(NumericsLossTest, IgnoresStepsWhereEagerDivergedOrGraphedDidNotRun) {
@@ -63,8 +63,8 @@ TEST(NumericsLossTest, IgnoresStepsWhereEagerDivergedOrGraphedDidNotRun) {
 
 TEST(NumericsLossTest, ToleranceIsAnOption) {
   CheckOptions options;
-  options.Set("numerics-loss", "rtol-float32", "0.05");
-  EXPECT_TRUE(RunOn(Losses({1.0, 0.9}, {1.0, 0.93}), options).empty());
+  options.Set("numerics-loss", "rtol-float32", "0.1");
+  EXPECT_TRUE(RunOn(Losses({1.0, 0.9}, {1.0, 0.97}), options).empty());
 }
 
 }  // namespace

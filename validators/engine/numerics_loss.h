@@ -2,8 +2,8 @@
 // parameters, optimizer state, inputs and random seed, once eagerly and once through the graphs; the losses must
 // agree within a dtype-aware tolerance. A mismatch means replays compute something else than eager steps: a host
 // value frozen into the graph at capture, state the graph does not update, an unregistered generator.
-#ifndef GRAPHCHECK_VALIDATORS_NUMERICS_NUMERICS_LOSS_H_
-#define GRAPHCHECK_VALIDATORS_NUMERICS_NUMERICS_LOSS_H_
+#ifndef GRAPHCHECK_VALIDATORS_ENGINE_NUMERICS_LOSS_H_
+#define GRAPHCHECK_VALIDATORS_ENGINE_NUMERICS_LOSS_H_
 
 #include "core/check.h"
 
@@ -19,4 +19,4 @@ class NumericsLossCheck : public EngineCheck {
 
 }  // namespace graphcheck
 
-#endif  // GRAPHCHECK_VALIDATORS_NUMERICS_NUMERICS_LOSS_H_
+#endif  // GRAPHCHECK_VALIDATORS_ENGINE_NUMERICS_LOSS_H_
