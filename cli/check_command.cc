@@ -78,7 +78,8 @@ absl::StatusOr<EngineRun> ReadEngineRun(const std::string& path) {
   std::stringstream text;
   text << file.rdbuf();
   absl::StatusOr<EngineRun> run = EngineRunFromJson(text.str());
-  if (!run.ok()) return absl::InternalError(absl::StrCat("the engine's result is unreadable: ", run.status().message()));
+  if (!run.ok())
+    return absl::InternalError(absl::StrCat("the engine's result is unreadable: ", run.status().message()));
   return run;
 }
 
@@ -196,8 +197,9 @@ void AddCheckCommand(CLI::App* app, CommandContext* context) {
       app->add_subcommand("check", "Graph a model with MakeGraphedCallables under the recorder and validate each step");
   std::vector<std::string> builtins;
   for (const BuiltinModel& model : BuiltinModels()) builtins.push_back("builtin:" + model.name);
-  command->add_option("MODEL", options->model,
-                      absl::StrCat("A TorchScript file (torch.jit.save) or one of: ", absl::StrJoin(builtins, ", ")))
+  command
+      ->add_option("MODEL", options->model,
+                   absl::StrCat("A TorchScript file (torch.jit.save) or one of: ", absl::StrJoin(builtins, ", ")))
       ->required();
   command->add_option("--input", options->inputs,
                       "An input tensor NAME:DIMxDIM...:DTYPE (repeatable; default for built-ins: their own)");
@@ -207,9 +209,10 @@ void AddCheckCommand(CLI::App* app, CommandContext* context) {
                     "first output");
   command->add_option("--optimizer", options->optimizer, "sgd or adam (fused, state on the GPU)")
       ->check(CLI::IsMember({"sgd", "adam"}));
-  command->add_option("--scope", options->scope,
-                      "callables: make_graphed_callables (forward and backward graphs); full-iteration: forward, "
-                      "backward and optimizer step in one graph")
+  command
+      ->add_option("--scope", options->scope,
+                   "callables: make_graphed_callables (forward and backward graphs); full-iteration: forward, "
+                   "backward and optimizer step in one graph")
       ->check(CLI::IsMember({"callables", "full-iteration"}));
   command->add_option("--amp", options->amp, "Autocast the forward: bf16 or fp16")
       ->check(CLI::IsMember({"bf16", "fp16"}));

@@ -41,8 +41,8 @@ int Run(RunOptions& options, const CommandContext& context) {
       Metric{"program.exit_code", static_cast<double>(program->exit_code), "code", "the program's own exit status"});
   report.metrics.push_back(Metric{"program.signal", static_cast<double>(program->signal), "signal",
                                   "the signal that ended the program, 0 if none"});
-  if (absl::Status s = AnalyzeTraceFilesInto(recorded->TraceFiles(), &program->stderr_lines, options.iteration,
-                                             &*resolved, &report);
+  if (absl::Status s =
+          AnalyzeTraceFilesInto(recorded->TraceFiles(), &program->stderr_lines, options.iteration, &*resolved, &report);
       !s.ok()) {
     return FailWith(s);
   }

@@ -26,8 +26,7 @@ struct EngineRun {
 
   bool operator==(const EngineRun& o) const {
     return model == o.model && scope == o.scope && compute_dtype == o.compute_dtype && steps == o.steps &&
-           metrics == o.metrics && eager_losses == o.eager_losses && graphed_losses == o.graphed_losses &&
-           gpu == o.gpu;
+           metrics == o.metrics && eager_losses == o.eager_losses && graphed_losses == o.graphed_losses && gpu == o.gpu;
   }
 };
 

@@ -3,10 +3,10 @@
 #include <algorithm>
 #include <fstream>
 
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "absl/strings/match.h"
 #include "absl/strings/str_split.h"
 
 namespace graphcheck {
@@ -35,8 +35,8 @@ absl::StatusOr<InputSpec> ParseInputSpec(absl::string_view text) {
   spec.dtype = std::string(parts[2]);
   const auto& dtypes = InputDtypes();
   if (std::find(dtypes.begin(), dtypes.end(), spec.dtype) == dtypes.end()) {
-    return absl::InvalidArgumentError(absl::StrCat("input spec '", text, "': unknown dtype '", spec.dtype,
-                                                   "' (one of ", absl::StrJoin(dtypes, ", "), ")"));
+    return absl::InvalidArgumentError(absl::StrCat("input spec '", text, "': unknown dtype '", spec.dtype, "' (one of ",
+                                                   absl::StrJoin(dtypes, ", "), ")"));
   }
   return spec;
 }
@@ -50,18 +50,27 @@ const std::vector<BuiltinModel>& BuiltinModels() {
   // image classifier with batch norm.
   static const std::vector<BuiltinModel> kModels = {
       {"mlp", "4 linear layers of width 1024 with ReLU", {{"x", {64, 1024}, "float32"}}, {}},
-      {"transformer", "4 encoder layers (8-head attention, layer norm, dropout 0.1), width 256; input is sequence x batch x width",
-       {{"x", {128, 8, 256}, "float32"}}, {}},
-      {"convnet", "3 conv + batch norm + ReLU blocks and a linear classifier", {{"x", {32, 3, 32, 32}, "float32"}},
+      {"transformer",
+       "4 encoder layers (8-head attention, layer norm, dropout 0.1), width 256; input is sequence x batch x width",
+       {{"x", {128, 8, 256}, "float32"}},
        {}},
-      {"defect/item-in-forward", "mlp whose forward reads a value back with Tensor.item()",
-       {{"x", {64, 1024}, "float32"}}, {"sync-in-capture"}},
-      {"defect/data-dependent-shape", "mlp whose forward keeps the rows selected by nonzero()",
-       {{"x", {64, 1024}, "float32"}}, {"sync-in-capture"}},
-      {"defect/h2d-in-forward", "mlp whose forward copies a CPU tensor to the GPU", {{"x", {64, 1024}, "float32"}},
+      {"convnet", "3 conv + batch norm + ReLU blocks and a linear classifier", {{"x", {32, 3, 32, 32}, "float32"}}, {}},
+      {"defect/item-in-forward",
+       "mlp whose forward reads a value back with Tensor.item()",
+       {{"x", {64, 1024}, "float32"}},
+       {"sync-in-capture"}},
+      {"defect/data-dependent-shape",
+       "mlp whose forward keeps the rows selected by nonzero()",
+       {{"x", {64, 1024}, "float32"}},
+       {"sync-in-capture"}},
+      {"defect/h2d-in-forward",
+       "mlp whose forward copies a CPU tensor to the GPU",
+       {{"x", {64, 1024}, "float32"}},
        {"pageable-memcpy"}},
-      {"defect/frozen-host-scalar", "mlp whose forward scales by a host-side number that changes every call",
-       {{"x", {64, 1024}, "float32"}}, {"numerics-loss"}},
+      {"defect/frozen-host-scalar",
+       "mlp whose forward scales by a host-side number that changes every call",
+       {{"x", {64, 1024}, "float32"}},
+       {"numerics-loss"}},
   };
   return kModels;
 }

@@ -23,7 +23,7 @@ struct GraphedCallable::State {
   at::cuda::CUDAGraph backward_graph{/*keep_graph=*/true};
   bool has_backward = false;
   size_t user_inputs = 0;
-  std::vector<at::Tensor> static_inputs;        // user inputs, then parameters
+  std::vector<at::Tensor> static_inputs;  // user inputs, then parameters
   std::vector<at::Tensor> static_outputs;
   std::vector<at::Tensor> static_grad_outputs;  // undefined where an output does not require grad
   std::vector<at::Tensor> static_grad_inputs;   // per static input; undefined where it gets no gradient
@@ -97,8 +97,9 @@ size_t NodeCount(at::cuda::CUDAGraph& graph) {
 absl::Status ValidateCallables(const std::vector<Callable>& callables,
                                const std::vector<std::vector<c10::IValue>>& sample_args, const GraphOptions& options) {
   if (callables.empty() || callables.size() != sample_args.size()) {
-    return absl::InvalidArgumentError(absl::StrCat("make_graphed_callables needs one sample-argument list per callable (",
-                                                   callables.size(), " callables, ", sample_args.size(), " lists)"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("make_graphed_callables needs one sample-argument list per callable (", callables.size(),
+                     " callables, ", sample_args.size(), " lists)"));
   }
   if (options.warmup_iterations < 0) return absl::InvalidArgumentError("warmup iterations must be 0 or more");
   if (at::autocast::is_autocast_enabled(at::kCUDA) && at::autocast::is_autocast_cache_enabled()) {
@@ -109,9 +110,9 @@ absl::Status ValidateCallables(const std::vector<Callable>& callables,
   for (size_t i = 0; i < callables.size(); ++i) {
     const Callable& callable = callables[i];
     if (!callable.hooks.empty()) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "'", callable.name, "' has module hooks (", absl::StrJoin(callable.hooks, ", "),
-          "): they would run once at capture and never on replay; remove them before graphing"));
+      return absl::FailedPreconditionError(
+          absl::StrCat("'", callable.name, "' has module hooks (", absl::StrJoin(callable.hooks, ", "),
+                       "): they would run once at capture and never on replay; remove them before graphing"));
     }
     for (size_t b = 0; b < callable.buffers.size(); ++b) {
       if (callable.buffers[b].requires_grad()) {
@@ -165,9 +166,7 @@ std::vector<at::Tensor> GraphedCallable::operator()(const std::vector<at::Tensor
 }
 
 size_t GraphedCallable::forward_nodes() const { return NodeCount(state_->forward_graph); }
-size_t GraphedCallable::backward_nodes() const {
-  return state_->has_backward ? NodeCount(state_->backward_graph) : 0;
-}
+size_t GraphedCallable::backward_nodes() const { return state_->has_backward ? NodeCount(state_->backward_graph) : 0; }
 
 absl::StatusOr<GraphedCallables> MakeGraphedCallables(const std::vector<Callable>& callables,
                                                       const std::vector<std::vector<c10::IValue>>& sample_args,
@@ -195,9 +194,8 @@ absl::StatusOr<GraphedCallables> MakeGraphedCallables(const std::vector<Callable
       for (size_t i = 0; i < n; ++i) {
         const std::vector<at::Tensor> differentiable = RequiringGrad(states[i]->static_inputs);
         for (int w = 0; w < options.warmup_iterations; ++w) {
-          const std::vector<at::Tensor> outputs =
-              RequiringGrad(callables[i].forward(std::vector<at::Tensor>(
-                  states[i]->static_inputs.begin(), states[i]->static_inputs.begin() + states[i]->user_inputs)));
+          const std::vector<at::Tensor> outputs = RequiringGrad(callables[i].forward(std::vector<at::Tensor>(
+              states[i]->static_inputs.begin(), states[i]->static_inputs.begin() + states[i]->user_inputs)));
           if (outputs.empty() || differentiable.empty()) continue;
           std::vector<at::Tensor> grad_outputs;
           for (const at::Tensor& o : outputs) grad_outputs.push_back(at::empty_like(o));
@@ -217,9 +215,9 @@ absl::StatusOr<GraphedCallables> MakeGraphedCallables(const std::vector<Callable
       auto& state = *states[i];
       const std::vector<at::Tensor> user_inputs(state.static_inputs.begin(),
                                                 state.static_inputs.begin() + state.user_inputs);
-      absl::Status s = CaptureGraph(&state.forward_graph, pool, mode,
-                                    absl::StrCat("forward capture of '", callables[i].name, "'"),
-                                    [&] { state.static_outputs = callables[i].forward(user_inputs); });
+      absl::Status s =
+          CaptureGraph(&state.forward_graph, pool, mode, absl::StrCat("forward capture of '", callables[i].name, "'"),
+                       [&] { state.static_outputs = callables[i].forward(user_inputs); });
       if (!s.ok()) return s;
       s = CallTorch("forward graph instantiation", [&] { state.forward_graph.instantiate(); });
       if (!s.ok()) return s;

@@ -21,7 +21,8 @@ enum class Defect { kNone, kItemInForward, kDataDependentShape, kHostToDeviceInF
 class MlpImpl : public torch::nn::Module {
  public:
   explicit MlpImpl(Defect defect) : defect_(defect) {
-    for (int i = 0; i < 4; ++i) layers_.push_back(register_module(absl::StrCat("fc", i), torch::nn::Linear(1024, 1024)));
+    for (int i = 0; i < 4; ++i)
+      layers_.push_back(register_module(absl::StrCat("fc", i), torch::nn::Linear(1024, 1024)));
   }
   at::Tensor forward(at::Tensor x) {
     x = torch::relu(layers_[0]->forward(x));
@@ -59,13 +60,11 @@ class TransformerImpl : public torch::nn::Module {
  public:
   TransformerImpl()
       : encoder_(register_module(
-            "encoder", torch::nn::TransformerEncoder(torch::nn::TransformerEncoderOptions(
-                                                         torch::nn::TransformerEncoderLayerOptions(256, 8)
-                                                             .dim_feedforward(1024)
-                                                             .dropout(0.1),
-                                                         4)
-                                                         .norm(torch::nn::AnyModule(torch::nn::LayerNorm(
-                                                             torch::nn::LayerNormOptions({256}))))))) {}
+            "encoder",
+            torch::nn::TransformerEncoder(
+                torch::nn::TransformerEncoderOptions(
+                    torch::nn::TransformerEncoderLayerOptions(256, 8).dim_feedforward(1024).dropout(0.1), 4)
+                    .norm(torch::nn::AnyModule(torch::nn::LayerNorm(torch::nn::LayerNormOptions({256}))))))) {}
   at::Tensor forward(at::Tensor x) { return encoder_->forward(x); }
 
  private:
@@ -251,10 +250,9 @@ absl::StatusOr<std::vector<at::Tensor>> LoadInputs(const std::string& path, cons
     for (const InputSpec& input : model_inputs) {
       auto it = dict.find(c10::IValue(input.name));
       if (it == dict.end() || !it->value().isTensor()) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("--inputs '", path, "' has no tensor named '", input.name, "' (the model's inputs are: ",
-                         absl::StrJoin(model_inputs, ", ", [](std::string* o, const InputSpec& s) { o->append(s.name); }),
-                         ")"));
+        return absl::InvalidArgumentError(absl::StrCat(
+            "--inputs '", path, "' has no tensor named '", input.name, "' (the model's inputs are: ",
+            absl::StrJoin(model_inputs, ", ", [](std::string* o, const InputSpec& s) { o->append(s.name); }), ")"));
       }
       tensors.push_back(it->value().toTensor());
     }

@@ -19,8 +19,8 @@ namespace graphcheck {
 struct Model {
   Callable callable;
   std::function<void(bool training)> set_training;
-  std::vector<InputSpec> inputs;       // built-in: the default inputs; TorchScript: from forward's schema (no shape)
-  std::shared_ptr<void> module;        // keeps the module alive
+  std::vector<InputSpec> inputs;  // built-in: the default inputs; TorchScript: from forward's schema (no shape)
+  std::shared_ptr<void> module;   // keeps the module alive
 };
 
 // InvalidArgument for a TorchScript file LibTorch cannot load or whose forward takes non-tensor arguments.

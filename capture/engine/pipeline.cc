@@ -90,9 +90,12 @@ Timing Summarize(std::vector<double> values) {
 }
 
 void AddTimingMetrics(absl::string_view prefix, absl::string_view what, const Timing& t, std::vector<Metric>* out) {
-  out->push_back(Metric{absl::StrCat(prefix, "_step_us"), t.median, "us", absl::StrCat(what, " step, median (CUDA events)")});
-  out->push_back(Metric{absl::StrCat(prefix, "_step_us_p10"), t.p10, "us", absl::StrCat(what, " step, 10th percentile")});
-  out->push_back(Metric{absl::StrCat(prefix, "_step_us_p90"), t.p90, "us", absl::StrCat(what, " step, 90th percentile")});
+  out->push_back(
+      Metric{absl::StrCat(prefix, "_step_us"), t.median, "us", absl::StrCat(what, " step, median (CUDA events)")});
+  out->push_back(
+      Metric{absl::StrCat(prefix, "_step_us_p10"), t.p10, "us", absl::StrCat(what, " step, 10th percentile")});
+  out->push_back(
+      Metric{absl::StrCat(prefix, "_step_us_p90"), t.p90, "us", absl::StrCat(what, " step, 90th percentile")});
 }
 
 // The loss of a step: the first output itself when it is a scalar, else the mean of its squares.
@@ -153,13 +156,13 @@ absl::StatusOr<std::vector<std::vector<at::Tensor>>> ResolveBatches(const CheckP
   }
   std::vector<InputSpec> specs = plan.inputs;
   if (specs.empty()) {
-    const bool shaped = std::all_of(model.inputs.begin(), model.inputs.end(),
-                                    [](const InputSpec& s) { return !s.shape.empty(); });
+    const bool shaped =
+        std::all_of(model.inputs.begin(), model.inputs.end(), [](const InputSpec& s) { return !s.shape.empty(); });
     if (!shaped) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "the model's forward takes (",
-          absl::StrJoin(model.inputs, ", ", [](std::string* o, const InputSpec& s) { o->append(s.name); }),
-          "): give each with --input NAME:DIMxDIM...:DTYPE, or --inputs FILE"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("the model's forward takes (",
+                       absl::StrJoin(model.inputs, ", ", [](std::string* o, const InputSpec& s) { o->append(s.name); }),
+                       "): give each with --input NAME:DIMxDIM...:DTYPE, or --inputs FILE"));
     }
     specs = model.inputs;
   } else {
@@ -173,8 +176,8 @@ absl::StatusOr<std::vector<std::vector<at::Tensor>>> ResolveBatches(const CheckP
       ordered.push_back(*it);
     }
     if (specs.size() != model.inputs.size()) {
-      return absl::InvalidArgumentError(absl::StrCat(specs.size(), " --input given; the model takes ",
-                                                     model.inputs.size()));
+      return absl::InvalidArgumentError(
+          absl::StrCat(specs.size(), " --input given; the model takes ", model.inputs.size()));
     }
     specs = std::move(ordered);
   }
@@ -255,10 +258,10 @@ absl::StatusOr<EngineRun> RunCheckPipeline(const CheckPlan& plan) {
   run.compute_dtype = plan.amp == "bf16" ? "bfloat16" : plan.amp == "fp16" ? "float16" : "float32";
   const bool full_iteration = plan.scope == "full-iteration";
   const std::vector<std::string> planned =
-      full_iteration ? std::vector<std::string>{"load-model", "eager-reference", "warmup", "full-iteration-capture",
-                                                "replay"}
-                     : std::vector<std::string>{"load-model", "eager-reference", "warmup", "forward-capture",
-                                                "backward-capture", "replay"};
+      full_iteration
+          ? std::vector<std::string>{"load-model", "eager-reference", "warmup", "full-iteration-capture", "replay"}
+          : std::vector<std::string>{"load-model",      "eager-reference",  "warmup",
+                                     "forward-capture", "backward-capture", "replay"};
   StepLog log(&run.steps);
   const at::Device device(at::kCUDA, 0);
   const cudaDeviceProp* properties = nullptr;
@@ -307,9 +310,9 @@ absl::StatusOr<EngineRun> RunCheckPipeline(const CheckPlan& plan) {
   std::vector<double> eager_us, graphed_us;
   log.Run("eager-reference", [&] {
     if (absl::Status s = CallTorch("eager reference", restart); !s.ok()) return s;
-    return TimedSteps(plan.steps, batches,
-                      [&](const std::vector<at::Tensor>& batch) { return RunStep(forward, batch, opt); }, &eager_us,
-                      &run.eager_losses);
+    return TimedSteps(
+        plan.steps, batches, [&](const std::vector<at::Tensor>& batch) { return RunStep(forward, batch, opt); },
+        &eager_us, &run.eager_losses);
   });
 
   const cudaStreamCaptureMode mode = cudaStreamCaptureModeGlobal;
@@ -362,8 +365,9 @@ absl::StatusOr<EngineRun> RunCheckPipeline(const CheckPlan& plan) {
     });
     log.Run("full-iteration-capture", [&] {
       const auto start = std::chrono::steady_clock::now();
-      absl::Status s = CaptureGraph(&full_graph, pool, mode, "full-iteration capture",
-                                    [&] { static_loss = RunStep(forward, static_inputs, opt, /*grads_in_place=*/true); });
+      absl::Status s = CaptureGraph(&full_graph, pool, mode, "full-iteration capture", [&] {
+        static_loss = RunStep(forward, static_inputs, opt, /*grads_in_place=*/true);
+      });
       if (s.ok()) s = CallTorch("full-iteration graph instantiation", [&] { full_graph.instantiate(); });
       capture_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
       if (s.ok()) {

@@ -46,10 +46,11 @@ absl::Status CaptureGraph(at::cuda::CUDAGraph* graph, at::cuda::MempoolId_t pool
                           absl::string_view what, const std::function<void()>& body) {
   // One capture stream for the process, as torch.cuda.graph keeps one per class.
   static const c10::cuda::CUDAStream capture_stream = c10::cuda::getStreamFromPool();
-  if (absl::Status s = CallTorch(what, [] {
-        c10::cuda::device_synchronize();
-        c10::cuda::CUDACachingAllocator::emptyCache();
-      });
+  if (absl::Status s = CallTorch(what,
+                                 [] {
+                                   c10::cuda::device_synchronize();
+                                   c10::cuda::CUDACachingAllocator::emptyCache();
+                                 });
       !s.ok()) {
     return s;
   }

@@ -29,8 +29,8 @@ struct Checked {
 
 Checked RunCheck(const std::string& args) {
   const std::string out = absl::StrCat(::testing::TempDir(), "/check-", getpid(), ".json");
-  const std::string command = absl::StrCat(gpu_test::BuildDir(), "/graphcheck check ", args, " --format json -o ",
-                                           out, " --replays 10");
+  const std::string command =
+      absl::StrCat(gpu_test::BuildDir(), "/graphcheck check ", args, " --format json -o ", out, " --replays 10");
   Checked checked;
   checked.status = WEXITSTATUS(std::system(command.c_str()));
   std::ifstream file(out);
@@ -93,7 +93,9 @@ class CheckGpuTest : public ::testing::Test {
 TEST_F(CheckGpuTest, MlpIsClean) { ExpectCleanRun("builtin:mlp"); }
 TEST_F(CheckGpuTest, TransformerIsClean) { ExpectCleanRun("builtin:transformer"); }
 TEST_F(CheckGpuTest, ConvnetIsClean) { ExpectCleanRun("builtin:convnet --optimizer adam"); }
-TEST_F(CheckGpuTest, FullIterationScopeIsClean) { ExpectCleanRun("builtin:mlp --scope full-iteration --optimizer adam"); }
+TEST_F(CheckGpuTest, FullIterationScopeIsClean) {
+  ExpectCleanRun("builtin:mlp --scope full-iteration --optimizer adam");
+}
 TEST_F(CheckGpuTest, TransformerUnderBf16AutocastIsClean) { ExpectCleanRun("builtin:transformer --amp bf16"); }
 
 TEST_F(CheckGpuTest, EvaluationGraphsTheForwardOnly) {
@@ -134,13 +136,13 @@ TEST_F(CheckGpuTest, CaptureFailureStopsThePipelineAtItsStep) {
 
 TEST_F(CheckGpuTest, TorchScriptModelFromPython) {
   const std::string model = absl::StrCat(::testing::TempDir(), "/scripted-", getpid(), ".pt");
-  const std::string export_command = absl::StrCat("python3 ", gpu_test::SourceDir(),
-                                                   "/examples/programs/export_torchscript.py mlp ", model);
+  const std::string export_command =
+      absl::StrCat("python3 ", gpu_test::SourceDir(), "/examples/programs/export_torchscript.py mlp ", model);
   ASSERT_EQ(std::system(export_command.c_str()), 0) << export_command;
   ExpectCleanRun(absl::StrCat(model, " --input x:64x1024:float32"));
   // More inputs than forward takes is bad input: exit 2, no report.
-  const std::string bad = absl::StrCat(gpu_test::BuildDir(), "/graphcheck check ", model,
-                                       " --input x:64x1024:float32 --input y:4:float32");
+  const std::string bad =
+      absl::StrCat(gpu_test::BuildDir(), "/graphcheck check ", model, " --input x:64x1024:float32 --input y:4:float32");
   EXPECT_EQ(WEXITSTATUS(std::system(bad.c_str())), 2);
   std::remove(model.c_str());
 }

@@ -71,15 +71,13 @@ void ExpectGraphedTrainingMatchesEager(const std::string& name, const at::Device
   const GraphedCallable& callable = graphed->callables.front();
   EXPECT_GT(callable.forward_nodes(), 0u);
   EXPECT_GT(callable.backward_nodes(), 0u);
-  const std::vector<double> graphed_losses =
-      Train([&](const std::vector<at::Tensor>& in) { return callable(in); }, graphed_model.callable.parameters,
-            graphed_model.inputs, device);
+  const std::vector<double> graphed_losses = Train([&](const std::vector<at::Tensor>& in) { return callable(in); },
+                                                   graphed_model.callable.parameters, graphed_model.inputs, device);
 
   ASSERT_EQ(graphed_losses.size(), eager_losses.size());
   for (int i = 0; i < kSteps; ++i) {
     // 0.5%: room for non-deterministic kernels (cuDNN convolution backward drifts ~0.2% over 20 steps).
-    EXPECT_NEAR(graphed_losses[i], eager_losses[i], 5e-3 * std::fabs(eager_losses[i]) + 1e-6)
-        << name << " step " << i;
+    EXPECT_NEAR(graphed_losses[i], eager_losses[i], 5e-3 * std::fabs(eager_losses[i]) + 1e-6) << name << " step " << i;
   }
   // Training moved: the comparison is not between two constant sequences.
   EXPECT_NE(eager_losses.front(), eager_losses.back());

@@ -42,8 +42,7 @@ void PipelineStepFailedCheck::CheckEngineRun(const EngineRun& run, const BoundOp
     finding.message = absl::StrCat("The ", step.name, " step of ", run.model, " failed: ", step.message);
     finding.where.key = run.model;
     finding.where.nvtx_path = absl::StrCat("graphcheck:", step.name);
-    finding.evidence = {absl::StrCat("scope ", run.scope, ", ", run.compute_dtype),
-                        "the steps after it were skipped"};
+    finding.evidence = {absl::StrCat("scope ", run.scope, ", ", run.compute_dtype), "the steps after it were skipped"};
     finding.fix = FixFor(step.name);
     findings->push_back(std::move(finding));
   }

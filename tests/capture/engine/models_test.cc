@@ -41,8 +41,7 @@ TEST(ModelsTest, SameSeedSameParameters) {
 }
 
 TEST(ModelsTest, MakeInputsHonoursShapeAndDtype) {
-  const std::vector<at::Tensor> inputs =
-      MakeInputs({{"x", {2, 3}, "bfloat16"}, {"ids", {5}, "int64"}}, kCpu, 1);
+  const std::vector<at::Tensor> inputs = MakeInputs({{"x", {2, 3}, "bfloat16"}, {"ids", {5}, "int64"}}, kCpu, 1);
   ASSERT_EQ(inputs.size(), 2u);
   EXPECT_EQ(inputs[0].sizes(), (std::vector<int64_t>{2, 3}));
   EXPECT_EQ(inputs[0].scalar_type(), at::kBFloat16);
