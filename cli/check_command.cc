@@ -5,10 +5,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <fstream>
 #include <memory>
 #include <optional>
-#include <sstream>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -18,6 +16,7 @@
 #include "core/exit_code.h"
 #include "core/model_spec.h"
 #include "report/json.h"
+#include "report/output.h"
 
 namespace graphcheck {
 namespace {
@@ -74,10 +73,10 @@ absl::StatusOr<std::vector<std::string>> EngineCommand(const CheckCommandOptions
 }
 
 absl::StatusOr<EngineRun> ReadEngineRun(const std::string& path) {
-  std::ifstream file(path);
-  std::stringstream text;
-  text << file.rdbuf();
-  absl::StatusOr<EngineRun> run = EngineRunFromJson(text.str());
+  absl::StatusOr<std::string> text = ReadFile(path);
+  if (!text.ok())
+    return absl::InternalError(absl::StrCat("the engine's result is unreadable: ", text.status().message()));
+  absl::StatusOr<EngineRun> run = EngineRunFromJson(*text);
   if (!run.ok())
     return absl::InternalError(absl::StrCat("the engine's result is unreadable: ", run.status().message()));
   return run;

@@ -87,12 +87,6 @@ cudaStreamCaptureMode ToCudaMode(CaptureErrorMode mode) {
   return cudaStreamCaptureModeGlobal;
 }
 
-size_t NodeCount(at::cuda::CUDAGraph& graph) {
-  size_t count = 0;
-  if (cudaGraphGetNodes(graph.raw_cuda_graph(), nullptr, &count) != cudaSuccess) return 0;
-  return count;
-}
-
 // The unsupported situations torch.cuda.make_graphed_callables rejects, as a Status.
 absl::Status ValidateCallables(const std::vector<Callable>& callables,
                                const std::vector<std::vector<c10::IValue>>& sample_args, const GraphOptions& options) {
@@ -165,8 +159,10 @@ std::vector<at::Tensor> GraphedCallable::operator()(const std::vector<at::Tensor
   return GraphedFunction::apply(state_, at::TensorList(all));
 }
 
-size_t GraphedCallable::forward_nodes() const { return NodeCount(state_->forward_graph); }
-size_t GraphedCallable::backward_nodes() const { return state_->has_backward ? NodeCount(state_->backward_graph) : 0; }
+size_t GraphedCallable::forward_nodes() const { return GraphNodeCount(state_->forward_graph); }
+size_t GraphedCallable::backward_nodes() const {
+  return state_->has_backward ? GraphNodeCount(state_->backward_graph) : 0;
+}
 
 absl::StatusOr<GraphedCallables> MakeGraphedCallables(const std::vector<Callable>& callables,
                                                       const std::vector<std::vector<c10::IValue>>& sample_args,

@@ -1,8 +1,5 @@
 #include "capture/engine/models.h"
 
-#include <fstream>
-#include <iterator>
-
 #include <ATen/core/grad_mode.h>
 #include <torch/nn.h>
 #include <torch/script.h>
@@ -11,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "capture/engine/torch_edge.h"
+#include "report/output.h"
 
 namespace graphcheck {
 namespace {
@@ -235,9 +233,9 @@ std::vector<at::Tensor> MakeInputs(const std::vector<InputSpec>& specs, const at
 
 absl::StatusOr<std::vector<at::Tensor>> LoadInputs(const std::string& path, const std::vector<InputSpec>& model_inputs,
                                                    const at::Device& device) {
-  std::ifstream file(path, std::ios::binary);
-  if (!file) return absl::InvalidArgumentError(absl::StrCat("cannot read --inputs file '", path, "'"));
-  const std::vector<char> bytes((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  absl::StatusOr<std::string> text = ReadFile(path);
+  if (!text.ok()) return absl::InvalidArgumentError(absl::StrCat("cannot read --inputs file '", path, "'"));
+  const std::vector<char> bytes(text->begin(), text->end());
   c10::IValue value;
   if (absl::Status s = CallTorch(absl::StrCat("--inputs '", path, "' is not a torch.save file"),
                                  [&] { value = torch::pickle_load(bytes); });

@@ -223,11 +223,6 @@ absl::Status TimedSteps(int steps, const std::vector<std::vector<at::Tensor>>& b
   });
 }
 
-size_t GraphNodes(at::cuda::CUDAGraph& graph) {
-  size_t count = 0;
-  return cudaGraphGetNodes(graph.raw_cuda_graph(), nullptr, &count) == cudaSuccess ? count : 0;
-}
-
 }  // namespace
 
 absl::StatusOr<EngineRun> RunCheckPipeline(const CheckPlan& plan) {
@@ -372,7 +367,7 @@ absl::StatusOr<EngineRun> RunCheckPipeline(const CheckPlan& plan) {
       capture_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
       if (s.ok()) {
         graphs = 1;
-        nodes = GraphNodes(full_graph);
+        nodes = GraphNodeCount(full_graph);
       }
       return s;
     });

@@ -74,6 +74,11 @@ absl::Status CaptureGraph(at::cuda::CUDAGraph* graph, at::cuda::MempoolId_t pool
   return body_status.ok() ? end_status : body_status;
 }
 
+size_t GraphNodeCount(at::cuda::CUDAGraph& graph) {
+  size_t count = 0;
+  return cudaGraphGetNodes(graph.raw_cuda_graph(), nullptr, &count) == cudaSuccess ? count : 0;
+}
+
 NvtxRange::NvtxRange(absl::string_view name) { nvtxRangePushA(absl::StrCat("graphcheck:", name).c_str()); }
 NvtxRange::~NvtxRange() { nvtxRangePop(); }
 

@@ -23,6 +23,9 @@ absl::Status CallTorch(absl::string_view what, const std::function<void()>& body
 absl::Status CaptureGraph(at::cuda::CUDAGraph* graph, at::cuda::MempoolId_t pool, cudaStreamCaptureMode mode,
                           absl::string_view what, const std::function<void()>& body);
 
+// The nodes of a graph captured with keep_graph=true; 0 when CUDA cannot tell.
+size_t GraphNodeCount(at::cuda::CUDAGraph& graph);
+
 // An NVTX range "graphcheck:NAME" for as long as it lives; the recorder turns these into trace ranges.
 class NvtxRange {
  public:
