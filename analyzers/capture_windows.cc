@@ -161,7 +161,10 @@ class Attributor {
   std::pair<std::optional<size_t>, Role> Locate(const ApiCall& call) {
     if (open_.empty()) return {std::nullopt, Role::kNone};
     if (call.capture_id != 0) {
-      if (auto it = by_capture_id_.find(call.capture_id); it != by_capture_id_.end()) {
+      // A call without a stream (event or device synchronize, allocation) carries the id of whatever capture was
+      // active in the process: it is inside that capture only when it ran on the capturing thread.
+      auto it = by_capture_id_.find(call.capture_id);
+      if (it != by_capture_id_.end() && (call.stream_id != 0 || (*windows_)[it->second].thread_id == call.thread_id)) {
         return {it->second, Role::kInCapture};
       }
     }

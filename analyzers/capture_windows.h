@@ -4,8 +4,9 @@
 // so one root cause gives one finding, with the failures it went on to cause listed as consequences.
 //
 // Attribution, in one pass over the calls in time order:
-//  - A call belongs to a capture by its capture id, else by its stream (origin or forked), else by its thread (the
-//    capturing thread), else, during a global-mode capture, it is a call from another thread.
+//  - A call belongs to a capture by its capture id (for calls without a stream, only on the capturing thread: the
+//    recorder gives them the id of any active capture), else by its stream (origin or forked), else by its thread
+//    (the capturing thread), else, during a global-mode capture, it is a call from another thread.
 //  - Calls that capture forbids are causes (see Classify in capture_windows.cc): synchronizations, queries,
 //    allocations, lazy library initialisation, legacy-stream use, pageable copies, a capture end with 904.
 //  - A failed call that is not itself a cause (a launch or the capture end returning 901 because the capture was

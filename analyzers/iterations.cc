@@ -97,6 +97,32 @@ std::string StepsByRepetition(const trace::Trace& trace, size_t from, size_t to,
   return absl::StrCat(counts.count[*anchor] - 1, " steps");
 }
 
+// A repeated unit of one launch is a loop body, not a step (a C++ loop of one kernel): such units are grouped so that
+// each step holds kGroupedStepLaunches launches, the size of graph a user would capture; a graph per launch would pay
+// its own launch cost for nothing.
+constexpr size_t kShortStepLaunches = 2;
+constexpr size_t kGroupedStepLaunches = 32;
+
+// Groups consecutive short steps (see above); returns the group size, 1 when the steps are left alone.
+size_t GroupShortSteps(const trace::Trace& trace, std::vector<Iteration>* steps) {
+  if (steps->empty()) return 1;
+  std::vector<size_t> launches;
+  for (const Iteration& step : *steps) {
+    launches.push_back(std::count_if(trace.api_calls.begin() + step.first_call, trace.api_calls.begin() + step.end_call,
+                                     IsEagerLaunch));
+  }
+  std::nth_element(launches.begin(), launches.begin() + launches.size() / 2, launches.end());
+  const size_t median = std::max<size_t>(launches[launches.size() / 2], 1);
+  if (median >= kShortStepLaunches) return 1;
+  const size_t group = (kGroupedStepLaunches + median - 1) / median;
+  std::vector<Iteration> grouped;
+  for (size_t first = 0; first + group <= steps->size(); first += group) {
+    grouped.push_back(MakeIteration(trace, (*steps)[first].start_ns, (*steps)[first + group - 1].end_ns));
+  }
+  *steps = std::move(grouped);
+  return group;
+}
+
 void Select(const IterationOptions& options, std::vector<Iteration>* steps) {
   std::vector<Iteration> selected;
   for (size_t i = 0; i < steps->size(); ++i) {
@@ -208,6 +234,9 @@ Iterations FindIterations(const trace::Trace& trace, const NvtxIndex& nvtx, cons
         },
         &steps);
     const size_t from = steps.empty() ? 0 : steps.back().end_call;
+    if (const size_t group = GroupShortSteps(trace, &steps); group > 1) {
+      absl::StrAppend(&eager, " of a short loop body, grouped by ", group, " into ", steps.size());
+    }
     SortByReplay(trace, std::move(steps), &result);
     std::string graphed = GraphedStepsByRepetition(trace, from, &result.graphed);
     if (!eager.empty() || !graphed.empty()) {

@@ -4,7 +4,8 @@
 // Repetition: in a step loop every kernel launched once per step is launched as many times as there are steps, so
 // the launch count shared by the most distinct kernel names is the number of steps, and the earliest-launched kernel
 // with that count marks where each step begins (its launch to its next launch is one step; what comes before the first
-// and after the last is left out). Eager launches and graph launches are detected separately: graph replays that come
+// and after the last is left out). A repeated unit of a single launch (a loop of one kernel) is grouped into steps
+// of 32 launches. Eager launches and graph launches are detected separately: graph replays that come
 // after the last eager step form the graphed steps (anchored on the graph launched most regularly).
 #ifndef GRAPHCHECK_ANALYZERS_ITERATIONS_H_
 #define GRAPHCHECK_ANALYZERS_ITERATIONS_H_

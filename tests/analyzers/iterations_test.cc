@@ -25,6 +25,20 @@ TEST(IterationsTest, FindsStepsByRepetitionDespiteAPrologueAndRepeatedKernels) {
   EXPECT_THAT(steps.source, ::testing::HasSubstr("5 steps"));
 }
 
+TEST(IterationsTest, GroupsALoopOfOneKernelIntoStepsOfThirtyTwoLaunches) {
+  TraceBuilder b;
+  EagerSteps(&b, 1000000, 200, 3000, {{"scale"}});
+  const trace::Trace trace = b.Build();
+  analyzers::IterationOptions options;
+  options.first = 0;
+  const analyzers::Iterations steps = analyzers::FindIterations(trace, analyzers::NvtxIndex(trace), options);
+  // 199 one-launch units (the last launch only ends the 199th) in groups of 32: 6 whole groups.
+  ASSERT_EQ(steps.eager.size(), 6u);
+  for (const analyzers::Iteration& step : steps.eager) EXPECT_EQ(step.end_call - step.first_call, 32u);
+  EXPECT_EQ(steps.eager[1].start_ns, steps.eager[0].end_ns);
+  EXPECT_THAT(steps.source, ::testing::HasSubstr("grouped by 32"));
+}
+
 TEST(IterationsTest, RegionAndStepRange) {
   TraceBuilder b;
   for (int s = 0; s < 5; ++s) {

@@ -19,6 +19,16 @@ TEST(LaunchBoundTest, FlagsShortKernelsWithIdleGaps) {
   EXPECT_THAT(findings[0].message, HasSubstr("a saving of"));
 }
 
+TEST(LaunchBoundTest, FlagsALoopOfOneKernelWithoutStepMarkers) {
+  // A C++ loop launching one 1 us kernel every 3 us, no NVTX: steps are groups of 32 launches.
+  TraceBuilder b;
+  EagerSteps(&b, 1000000, 200, 3000, {{"scale"}}, 5000, 1000);
+  const std::vector<Finding> findings = RunCheck(analyzers::NewLaunchBoundCheck(), b.Build());
+  ASSERT_THAT(findings, SizeIs(1));
+  EXPECT_THAT(findings[0].evidence, ::testing::Contains(HasSubstr("grouped by 32")));
+  EXPECT_THAT(findings[0].evidence, ::testing::Contains(HasSubstr("32 kernels per step")));
+}
+
 TEST(LaunchBoundTest, GpuBoundStepIsClean) {
   // 10 kernels of 10 us back to back: the GPU is busy the whole step.
   EXPECT_THAT(RunCheck(analyzers::NewLaunchBoundCheck(), LaunchBoundTrace(10000)), SizeIs(0));

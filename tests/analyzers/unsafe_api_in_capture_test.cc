@@ -27,6 +27,21 @@ TEST(UnsafeApiInCaptureTest, FlagsAnotherThreadsQueryDuringGlobalCapture) {
   EXPECT_THAT(RunCheck(analyzers::NewCaptureErrorCheck(), trace), SizeIs(0));
 }
 
+TEST(UnsafeApiInCaptureTest, FlagsAnotherThreadsEventSynchronizeDuringGlobalCapture) {
+  // A watchdog's Event.synchronize(): no stream, so the recorder gave it the id of the capture active in the process.
+  const trace::Trace trace = FailedCapture([](TraceBuilder& b) {
+    ApiCall& sync = TraceBuilder::In(b.Call(3000, 2, "cudaEventSynchronize", ApiKind::kEventSynchronize), kCaptureId);
+    sync.return_code = 900;
+  });
+  const std::vector<Finding> findings = RunCheck(analyzers::NewUnsafeApiInCaptureCheck(), trace);
+  ASSERT_THAT(findings, SizeIs(1));
+  EXPECT_EQ(findings[0].where.api, "cudaEventSynchronize");
+  EXPECT_EQ(findings[0].where.thread_id, 2u);
+  EXPECT_THAT(findings[0].message, HasSubstr("global mode"));
+  EXPECT_THAT(RunCheck(analyzers::NewSyncInCaptureCheck(), trace), SizeIs(0));
+  EXPECT_THAT(RunCheck(analyzers::NewCaptureErrorCheck(), trace), SizeIs(0));
+}
+
 TEST(UnsafeApiInCaptureTest, FlagsAQueryOfTheCapturingStream) {
   const trace::Trace trace = FailedCapture([](TraceBuilder& b) {
     ApiCall& query = TraceBuilder::In(b.Call(3000, 1, "cudaStreamQuery", ApiKind::kStreamQuery, kStream), kCaptureId);
