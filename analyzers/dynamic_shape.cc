@@ -29,7 +29,7 @@ class DynamicShapeCheck : public AnalyzerCheck {
                std::vector<Finding>* findings) const override {
     const trace::Trace& trace = analysis.trace();
     const Iterations& iterations = analysis.iterations(IterationOptionsFrom(options));
-    const std::vector<Iteration>& steps = iterations.eager;
+    const std::vector<Iteration> steps = LaunchRecorded(iterations.eager);
     if (steps.size() < 2) return;
     const StepSignatures signatures = SignSteps(trace, steps);
     const std::vector<uint64_t>& sequences = signatures.sequences;

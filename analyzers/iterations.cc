@@ -1,6 +1,7 @@
 #include "analyzers/iterations.h"
 
 #include <algorithm>
+#include <iterator>
 #include <limits>
 
 #include "absl/container/flat_hash_map.h"
@@ -123,6 +124,16 @@ size_t GroupShortSteps(const trace::Trace& trace, std::vector<Iteration>* steps)
   return group;
 }
 
+// Where repetition may look for steps: the whole trace, or each sampling window (steps must not span the gaps).
+std::vector<std::pair<size_t, size_t>> RecordedCallRanges(const trace::Trace& trace) {
+  if (trace.recorder.launches != trace::LaunchRecording::kSampled) return {{0, trace.api_calls.size()}};
+  std::vector<std::pair<size_t, size_t>> ranges;
+  for (const trace::LaunchWindow& window : trace.launch_windows) {
+    ranges.emplace_back(FirstCallAtOrAfter(trace, window.start_ns), FirstCallAtOrAfter(trace, window.end_ns));
+  }
+  return ranges;
+}
+
 void Select(const IterationOptions& options, std::vector<Iteration>* steps) {
   std::vector<Iteration> selected;
   for (size_t i = 0; i < steps->size(); ++i) {
@@ -227,16 +238,27 @@ Iterations FindIterations(const trace::Trace& trace, const NvtxIndex& nvtx, cons
     }
   } else {
     std::vector<Iteration> steps;
-    std::string eager = StepsByRepetition(
-        trace, 0, trace.api_calls.size(),
-        [](const ApiCall& call) {
-          return IsEagerLaunch(call) ? std::optional<uint32_t>(call.kernel_name) : std::nullopt;
-        },
-        &steps);
-    const size_t from = steps.empty() ? 0 : steps.back().end_call;
-    if (const size_t group = GroupShortSteps(trace, &steps); group > 1) {
-      absl::StrAppend(&eager, " of a short loop body, grouped by ", group, " into ", steps.size());
+    std::string eager;
+    size_t from = 0;
+    size_t ranges_with_steps = 0;
+    for (const auto& [begin, end] : RecordedCallRanges(trace)) {
+      std::vector<Iteration> found;
+      std::string description = StepsByRepetition(
+          trace, begin, end,
+          [](const ApiCall& call) {
+            return IsEagerLaunch(call) ? std::optional<uint32_t>(call.kernel_name) : std::nullopt;
+          },
+          &found);
+      if (found.empty()) continue;
+      ++ranges_with_steps;
+      from = found.back().end_call;
+      if (const size_t group = GroupShortSteps(trace, &found); group > 1) {
+        absl::StrAppend(&description, " of a short loop body, grouped by ", group, " into ", found.size());
+      }
+      if (eager.empty()) eager = description;
+      steps.insert(steps.end(), found.begin(), found.end());
     }
+    if (ranges_with_steps > 1) eager = absl::StrCat(steps.size(), " steps in ", ranges_with_steps, " sampling windows");
     SortByReplay(trace, std::move(steps), &result);
     std::string graphed = GraphedStepsByRepetition(trace, from, &result.graphed);
     if (!eager.empty() || !graphed.empty()) {
@@ -244,9 +266,27 @@ Iterations FindIterations(const trace::Trace& trace, const NvtxIndex& nvtx, cons
                                    graphed.empty() ? "no" : graphed, " graphed)");
     }
   }
+  size_t unrecorded = 0;
+  for (std::vector<Iteration>* steps : {&result.eager, &result.graphed}) {
+    for (Iteration& step : *steps) {
+      step.launches_recorded = trace.LaunchesRecorded(step.start_ns, step.end_ns);
+      unrecorded += step.launches_recorded ? 0 : 1;
+    }
+  }
+  if (!result.source.empty() && trace.recorder.launches != trace::LaunchRecording::kAll) {
+    absl::StrAppend(&result.source, "; launches ", trace::LaunchRecordingName(trace.recorder.launches), ": ",
+                    unrecorded, " steps without their launches");
+  }
   Select(options, &result.eager);
   Select(options, &result.graphed);
   return result;
+}
+
+std::vector<Iteration> LaunchRecorded(const std::vector<Iteration>& steps) {
+  std::vector<Iteration> recorded;
+  std::copy_if(steps.begin(), steps.end(), std::back_inserter(recorded),
+               [](const Iteration& step) { return step.launches_recorded; });
+  return recorded;
 }
 
 }  // namespace graphcheck::analyzers

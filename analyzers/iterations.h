@@ -1,6 +1,10 @@
 // Iterations (training or inference steps) of one trace, for the eager-region and performance checks: the ranges of
 // an NVTX range the user names (`region`), or else found by repetition of the kernel-launch sequence.
 //
+// A recorder that sampled launches recorded them only inside its windows: repetition then runs in each window on its
+// own, and NVTX steps outside the windows are kept (their synchronizations were recorded) but marked as having
+// unrecorded launches.
+//
 // Repetition: in a step loop every kernel launched once per step is launched as many times as there are steps, so
 // the launch count shared by the most distinct kernel names is the number of steps, and the earliest-launched kernel
 // with that count marks where each step begins (its launch to its next launch is one step; what comes before the first
@@ -47,7 +51,13 @@ struct Iteration {
   size_t end_call = 0;
   size_t index = 0;      // among the eager or the graphed steps, before the step range applies
   bool graphed = false;  // replays a CUDA graph
+  // Every launch in the step was recorded with its GPU times (always, unless the recorder sampled launches and the
+  // step is not inside one of its windows). Checks that read launches use only these steps.
+  bool launches_recorded = true;
 };
+
+// The steps whose launches were all recorded.
+std::vector<Iteration> LaunchRecorded(const std::vector<Iteration>& steps);
 
 struct Iterations {
   std::string source;            // how they were found, for evidence; "" when none were

@@ -134,9 +134,9 @@ LaunchStats ComputeLaunchStats(const TraceAnalysis& analysis, const IterationOpt
   LaunchStats stats;
   stats.source = steps.source;
   StepAccumulator eager(analysis, model);
-  for (const Iteration& step : steps.eager) eager.Add(step);
+  for (const Iteration& step : LaunchRecorded(steps.eager)) eager.Add(step);
   StepAccumulator graphed(analysis, model);
-  for (const Iteration& step : steps.graphed) graphed.Add(step);
+  for (const Iteration& step : LaunchRecorded(steps.graphed)) graphed.Add(step);
   stats.eager = eager.Mean();
   stats.graphed = graphed.Mean();
   if (stats.eager.steps > 0) {

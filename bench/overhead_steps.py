@@ -1,12 +1,13 @@
 """The launch-bound steps of the recorder-overhead benchmark, timed in one process.
 
-usage: overhead_steps.py STEP [--profiler] [--steps N]
+usage: overhead_steps.py STEP [--profiler] [--seconds S]
   STEP: chain  Linear(1024,1024) then 20 x relu(x*1.0001+0.001), batch 64 (42 kernels)
         mlp    a small MLP training step with Adam
-Prints 'us_per_step X' (median of 7 timed blocks of N steps, CUDA-synchronized wall time) and 'max_rss_kb X'."""
+Runs the step for S seconds after 20 warm-up steps, in CUDA-synchronized blocks of about 0.25 s, and prints
+'us_per_step X' (all timed steps: a sampling recorder's windows are averaged in), 'us_per_step_slowest_block X' (a
+block inside a recording window, for a sampling recorder) and 'max_rss_kb X'."""
 import argparse
 import resource
-import statistics
 import time
 
 import torch
@@ -39,35 +40,42 @@ def mlp_step():
     return step
 
 
-def time_blocks(step, steps, blocks=7):
+def time_blocks(step, seconds, block_seconds=0.25):
+    """Returns (mean us per step over all timed steps, us per step of the slowest block)."""
     for _ in range(20):
         step()
     torch.cuda.synchronize()
-    per_step = []
-    for _ in range(blocks):
+    block_steps = 50
+    total_steps, total_s, slowest = 0, 0.0, 0.0
+    while total_s < seconds:
         start = time.perf_counter()
-        for _ in range(steps):
+        for _ in range(block_steps):
             step()
         torch.cuda.synchronize()
-        per_step.append((time.perf_counter() - start) / steps * 1e6)
-    return statistics.median(per_step)
+        elapsed = time.perf_counter() - start
+        total_steps += block_steps
+        total_s += elapsed
+        slowest = max(slowest, elapsed / block_steps * 1e6)
+        block_steps = max(1, int(block_steps * block_seconds / max(elapsed, 1e-6)))
+    return total_s / total_steps * 1e6, slowest
 
 
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("step", choices=["chain", "mlp"])
     parser.add_argument("--profiler", action="store_true", help="run under torch.profiler with CUDA activities")
-    parser.add_argument("--steps", type=int, default=300)
+    parser.add_argument("--seconds", type=float, default=20)
     args = parser.parse_args()
     torch.manual_seed(0)
     step = chain_step() if args.step == "chain" else mlp_step()
     if args.profiler:
         activities = [torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]
         with torch.profiler.profile(activities=activities):
-            us = time_blocks(step, args.steps)
+            us, slowest = time_blocks(step, args.seconds)
     else:
-        us = time_blocks(step, args.steps)
+        us, slowest = time_blocks(step, args.seconds)
     print(f"us_per_step {us:.2f}", flush=True)
+    print(f"us_per_step_slowest_block {slowest:.2f}", flush=True)
     print(f"max_rss_kb {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}", flush=True)
 
 

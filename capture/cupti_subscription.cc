@@ -63,6 +63,14 @@ ActivityRecording::~ActivityRecording() {
   for (CUpti_ActivityKind kind : kinds_) cuptiActivityDisable(kind);
 }
 
+void ActivityRecording::Pause() {
+  for (CUpti_ActivityKind kind : kinds_) cuptiActivityDisable(kind);
+}
+
+void ActivityRecording::Resume() {
+  for (CUpti_ActivityKind kind : kinds_) cuptiActivityEnable(kind);
+}
+
 void ActivityRecording::FlushAll(bool forced) { cuptiActivityFlushAll(forced ? CUPTI_ACTIVITY_FLAG_FLUSH_FORCED : 0); }
 
 }  // namespace graphcheck::capture

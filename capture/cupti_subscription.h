@@ -52,6 +52,10 @@ class ActivityRecording {
 
   // Hands every pending buffer to the completed callback; forced includes records still being written.
   static void FlushAll(bool forced);
+  // Turns the kinds off or on again without giving up the buffers (sampled recording). Records of work started while
+  // enabled still arrive.
+  void Pause();
+  void Resume();
 
  private:
   explicit ActivityRecording(std::vector<CUpti_ActivityKind> kinds) : kinds_(std::move(kinds)) {}

@@ -14,6 +14,7 @@
 #include <cstring>
 #include <fstream>
 #include <memory>
+#include <thread>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
@@ -94,6 +95,10 @@ struct ActiveCapture {
 
 // What the enter callback learned, for the exit callback of the same call.
 struct PendingCall {
+  CUpti_CallbackId cbid = 0;
+  bool runtime = false;
+  bool launch = false;
+  uint32_t launch_generation = 0;  // Recorder::launch_generation_ at entry (launches only)
   uint64_t start_ns = 0;
   CaptureStatus status = CaptureStatus::kNone;
   CaptureMode mode = CaptureMode::kUnknown;
@@ -101,12 +106,31 @@ struct PendingCall {
   uint64_t stream_id = 0;  // stream destroy: the handle is gone at exit, so its id is taken here
 };
 
+// The calls in progress on one thread, as a stack: an exit callback pops the entry its enter pushed. Launch callbacks
+// are turned off and on while calls are in flight (sampling windows, capture-only mode), so an enter may never see its
+// exit, and an exit may come without its enter: exits are matched by callback id, and a launch entry that a toggle
+// may have orphaned is dropped when the thread's next call enters.
 struct ThreadState {
   const char* recording = nullptr;  // the API the recorder is handling on this thread, for the crash note
-  int runtime_depth = 0;            // driver calls made by a runtime call are the runtime call's business
+  int runtime_depth = 0;            // runtime entries on the stack: driver calls they make are theirs
   bool busy = false;                // the recorder's own CUDA calls must not be recorded
   int depth = 0;
   PendingCall pending[kMaxNesting];
+
+  void Push(const PendingCall& call) {
+    pending[depth++] = call;
+    if (call.runtime) ++runtime_depth;
+  }
+  PendingCall Pop() {
+    const PendingCall call = pending[--depth];
+    if (call.runtime) --runtime_depth;
+    return call;
+  }
+  // A launch cannot have a recorded call inside it (its nested driver launch is skipped), so a launch still on top
+  // when another call enters lost its exit to a toggle, if launch callbacks were turned off since it entered.
+  void DropOrphanedLaunch(uint32_t generation) {
+    while (depth > 0 && pending[depth - 1].launch && pending[depth - 1].launch_generation != generation) Pop();
+  }
 };
 
 thread_local ThreadState t_state;
@@ -130,9 +154,12 @@ class Recorder {
                  const CUpti_CallbackData* data, const PendingCall& pending);
   void OnNvtx(CUpti_CallbackId cbid, const CUpti_NvtxData* data);
   void OnContextCreated(const CUpti_ResourceData* data);
-  // Turns the launch callbacks held back by launches_outside_capture=false on or off. Called without mutex_ held:
-  // CUPTI takes its own locks.
-  void SetLaunchCallbacks(bool enable);
+  // Turns the launch callbacks on while a capture is in progress or a sampling window is open, off otherwise (modes
+  // other than kAll). Lock-free so that it can run inside a callback and on the sampler thread at once: whoever
+  // changes the wanted state applies it and re-checks after, so the last one to apply leaves the wanted state.
+  void ApplyLaunchCallbacks();
+  void SetSamplingWindow(bool open);
+  void RunSampler();  // the sampler thread's body (LaunchRecording::kSampled)
   void CaptureStateAtEntry(const CallbackEntry& entry, const DecodedCall& call, PendingCall* pending);
   uint64_t StreamId(CUcontext context, CUstream stream, bool per_thread);
   trace::HostMemory HostMemoryOf(const DecodedCall& call);
@@ -148,7 +175,14 @@ class Recorder {
   BacktraceRecorder backtraces_;
   std::vector<CallbackEntry> runtime_table_;
   std::vector<CallbackEntry> driver_table_;
-  std::vector<std::pair<CUpti_CallbackDomain, CUpti_CallbackId>> launch_callbacks_;  // capture-only mode
+  std::vector<std::pair<CUpti_CallbackDomain, CUpti_CallbackId>> launch_callbacks_;  // toggled (not kAll)
+  std::atomic<bool> window_open_{false};
+  std::atomic<uint32_t> launch_generation_{0};  // bumped whenever launch callbacks are turned off
+
+  absl::Mutex sampler_mutex_;
+  bool sampler_stop_ ABSL_GUARDED_BY(sampler_mutex_) = false;
+  std::thread* sampler_ = nullptr;  // never deleted: a forked child holds a copy of a thread it does not have
+  pid_t sampler_pid_ = 0;
 
   std::atomic<int> active_captures_{0};
   absl::Mutex mutex_;
@@ -179,10 +213,14 @@ absl::Status Recorder::Start(const RecorderOptions& options) {
   if (const char* activity = std::getenv("GRAPHCHECK_ACTIVITY"); activity != nullptr && std::string(activity) == "0") {
     options_.record_activity = false;
   }
-  if (const char* launches = std::getenv("GRAPHCHECK_LAUNCHES");
-      launches != nullptr && std::string(launches) == "capture") {
-    options_.launches_outside_capture = false;
+  // `graphcheck run` validated these; a hand-set bad value keeps the default.
+  if (const char* launches = std::getenv("GRAPHCHECK_LAUNCHES"); launches != nullptr) {
+    trace::ParseLaunchRecording(launches, &options_.launches).IgnoreError();
   }
+  if (const char* sampling = std::getenv("GRAPHCHECK_SAMPLING"); sampling != nullptr) {
+    trace::ParseSamplingSchedule(sampling, &options_.sampling).IgnoreError();
+  }
+  if (options_.launches == trace::LaunchRecording::kCaptureOnly) options_.record_activity = false;
   absl::InitializeSymbolizer("/proc/self/exe");
   path_ = TracePath(options_.trace_dir);
   absl::StatusOr<std::unique_ptr<trace::TraceWriter>> writer =
@@ -198,6 +236,7 @@ absl::Status Recorder::Start(const RecorderOptions& options) {
   writer_->WriteEnvironment(environment);
 
   trace::RecorderStatus status;
+  status.launches = options_.launches;
   absl::StatusOr<std::unique_ptr<CuptiSubscription>> subscription =
       CuptiSubscription::Create(&Recorder::Callback, this, &status.other_subscriber);
   if (!subscription.ok()) {
@@ -216,13 +255,67 @@ absl::Status Recorder::Start(const RecorderOptions& options) {
     if (!s.ok()) return s;
   }
   decoder_ = std::make_unique<ActivityDecoder>(writer_.get());
-  if (!options_.record_activity) return absl::OkStatus();
-  absl::StatusOr<std::unique_ptr<ActivityRecording>> activity = ActivityRecording::Create(
-      {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMSET},
-      &Recorder::BufferRequested, &Recorder::BufferCompleted, options_.activity_flush_period_ms);
-  if (!activity.ok()) return activity.status();
-  activity_ = *std::move(activity);
+  if (options_.record_activity) {
+    absl::StatusOr<std::unique_ptr<ActivityRecording>> activity = ActivityRecording::Create(
+        {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMSET},
+        &Recorder::BufferRequested, &Recorder::BufferCompleted, options_.activity_flush_period_ms);
+    if (!activity.ok()) return activity.status();
+    activity_ = *std::move(activity);
+  }
+  if (options_.launches == trace::LaunchRecording::kSampled) {
+    // The first window opens now, with activity already on; the sampler thread closes it and runs the schedule.
+    window_open_.store(true);
+    ApplyLaunchCallbacks();
+    uint64_t now = 0;
+    cuptiGetTimestamp(&now);
+    writer_->WriteLaunchWindowEdge(/*open=*/true, now);
+    sampler_pid_ = getpid();
+    sampler_ = new std::thread([this] { RunSampler(); });
+  }
   return absl::OkStatus();
+}
+
+void Recorder::RunSampler() {
+  const trace::SamplingSchedule& s = options_.sampling;
+  absl::MutexLock lock(&sampler_mutex_);
+  // Waits `ms`; true when asked to stop.
+  auto stopped_after = [&](uint32_t ms) {
+    return sampler_mutex_.AwaitWithTimeout(absl::Condition(&sampler_stop_), absl::Milliseconds(ms));
+  };
+  if (stopped_after(s.first_window_ms)) return;
+  SetSamplingWindow(false);
+  while (!stopped_after(s.period_ms - s.window_ms)) {
+    SetSamplingWindow(true);
+    if (stopped_after(s.window_ms)) return;
+    SetSamplingWindow(false);
+  }
+}
+
+void Recorder::SetSamplingWindow(bool open) {
+  uint64_t now = 0;
+  if (open) {
+    if (activity_ != nullptr) activity_->Resume();
+    window_open_.store(true);
+    ApplyLaunchCallbacks();
+    cuptiGetTimestamp(&now);
+    writer_->WriteLaunchWindowEdge(/*open=*/true, now);
+  } else {
+    cuptiGetTimestamp(&now);
+    writer_->WriteLaunchWindowEdge(/*open=*/false, now);
+    window_open_.store(false);
+    ApplyLaunchCallbacks();
+    if (activity_ != nullptr) activity_->Pause();
+  }
+}
+
+void Recorder::ApplyLaunchCallbacks() {
+  if (launch_callbacks_.empty()) return;
+  bool want;
+  do {
+    want = window_open_.load() || active_captures_.load() > 0;
+    if (!want) launch_generation_.fetch_add(1);
+    for (const auto& [domain, cbid] : launch_callbacks_) subscription_->Enable(domain, cbid, want).IgnoreError();
+  } while (want != (window_open_.load() || active_captures_.load() > 0));
 }
 
 absl::Status Recorder::EnableApiCallbacks(CUpti_CallbackDomain domain, int size, std::vector<CallbackEntry>* table) {
@@ -238,8 +331,8 @@ absl::Status Recorder::EnableApiCallbacks(CUpti_CallbackDomain domain, int size,
     entry.kind = *kind;
     entry.per_thread_stream = absl::StrContains(name, "_ptsz") || absl::StrContains(name, "_ptds");
     entry.name = writer_->InternString(normalized);
-    if (*kind == ApiKind::kKernelLaunch && !options_.launches_outside_capture) {
-      launch_callbacks_.emplace_back(domain, cbid);  // enabled while a capture is in progress
+    if (*kind == ApiKind::kKernelLaunch && options_.launches != trace::LaunchRecording::kAll) {
+      launch_callbacks_.emplace_back(domain, cbid);  // enabled in captures and sampling windows
       continue;
     }
     if (absl::Status s = subscription_->Enable(domain, cbid); !s.ok()) return s;
@@ -262,6 +355,19 @@ absl::Status Recorder::EnableNvtxCallbacks() {
 
 void Recorder::Stop() {
   if (writer_ == nullptr) return;
+  if (sampler_ != nullptr && sampler_pid_ == getpid()) {
+    {
+      absl::MutexLock lock(&sampler_mutex_);
+      sampler_stop_ = true;
+    }
+    sampler_->join();
+    sampler_ = nullptr;
+    if (window_open_.load()) {
+      uint64_t now = 0;
+      cuptiGetTimestamp(&now);
+      writer_->WriteLaunchWindowEdge(/*open=*/false, now);
+    }
+  }
   activity_.reset();  // flushes pending activity buffers through BufferCompleted
   subscription_.reset();
 }
@@ -400,11 +506,16 @@ void Recorder::OnApi(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const C
   const CallbackEntry& entry = table[cbid];
   ThreadState& state = t_state;
   if (data->callbackSite == CUPTI_API_ENTER) {
+    state.DropOrphanedLaunch(launch_generation_.load(std::memory_order_relaxed));
     if (!runtime && state.runtime_depth > 0) return;
-    if (runtime) ++state.runtime_depth;
     if (state.depth >= kMaxNesting) return;
-    PendingCall& pending = state.pending[state.depth++];
-    pending = PendingCall{};
+    PendingCall pending;
+    pending.cbid = cbid;
+    pending.runtime = runtime;
+    if (entry.kind == ApiKind::kKernelLaunch) {
+      pending.launch = true;
+      pending.launch_generation = launch_generation_.load(std::memory_order_relaxed);
+    }
     cuptiGetTimestamp(&pending.start_ns);
     const bool capturing = active_captures_.load(std::memory_order_relaxed) > 0;
     if (capturing || entry.kind == ApiKind::kCaptureEnd || entry.kind == ApiKind::kStreamDestroy) {
@@ -415,12 +526,16 @@ void Recorder::OnApi(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const C
         pending.stream_id = StreamId(data->context, call.stream, entry.per_thread_stream);
       }
     }
+    state.Push(pending);
     return;
   }
-  if (runtime) --state.runtime_depth;
-  if (!runtime && state.runtime_depth > 0) return;
-  if (state.depth == 0) return;
-  const PendingCall pending = state.pending[--state.depth];
+  // An exit whose enter was not seen (callbacks turned on in between, or a driver call nested in a runtime call) does
+  // not match the top of the stack.
+  if (state.depth == 0 || state.pending[state.depth - 1].cbid != cbid ||
+      state.pending[state.depth - 1].runtime != runtime) {
+    return;
+  }
+  const PendingCall pending = state.Pop();
   state.recording = data->functionName;
   OnApiExit(domain, cbid, entry, data, pending);
   state.recording = nullptr;
@@ -497,7 +612,7 @@ void Recorder::OnApiExit(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, con
           active_captures_.store(static_cast<int>(captures_.size()), std::memory_order_relaxed);
           first = captures_.size() == 1;
         }
-        if (first) SetLaunchCallbacks(true);
+        if (first) ApplyLaunchCallbacks();
       }
       break;
     case ApiKind::kCaptureEnd: {
@@ -516,7 +631,7 @@ void Recorder::OnApiExit(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, con
         active_captures_.store(static_cast<int>(captures_.size()), std::memory_order_relaxed);
         last = captures_.empty();
       }
-      if (last) SetLaunchCallbacks(false);
+      if (last) ApplyLaunchCallbacks();
       if (record.return_code == 0 && call.out_graph != nullptr && *call.out_graph != nullptr) {
         uint32_t graph_id = 0;
         cuptiGetGraphId(*call.out_graph, &graph_id);
@@ -715,10 +830,6 @@ void Recorder::OnNvtx(CUpti_CallbackId cbid, const CUpti_NvtxData* data) {
       return;
   }
   writer_->WriteNvtx(event);
-}
-
-void Recorder::SetLaunchCallbacks(bool enable) {
-  for (const auto& [domain, cbid] : launch_callbacks_) subscription_->Enable(domain, cbid, enable).IgnoreError();
 }
 
 void Recorder::OnContextCreated(const CUpti_ResourceData* data) {

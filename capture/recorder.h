@@ -5,9 +5,12 @@
 #ifndef GRAPHCHECK_CAPTURE_RECORDER_H_
 #define GRAPHCHECK_CAPTURE_RECORDER_H_
 
+#include <cstdint>
 #include <string>
 
 #include "absl/status/status.h"
+#include "core/trace/events.h"
+#include "core/trace/launch_sampling.h"
 
 namespace graphcheck::capture {
 
@@ -17,16 +20,16 @@ struct RecorderOptions {
   // GPU activity records (kernel, memcpy and memset timings). Off (GRAPHCHECK_ACTIVITY=0, `graphcheck run
   // --no-activity`) keeps API calls and capture state but drops GPU times: cheaper, and no launch-overhead metrics.
   bool record_activity = true;
-  // Kernel-launch callbacks outside capture windows. Off (GRAPHCHECK_LAUNCHES=capture, `graphcheck run
-  // --capture-only`) subscribes launches only while a capture is in progress: eager steps then cost almost nothing,
-  // and their launches are not recorded.
-  bool launches_outside_capture = true;
+  // Kernel launches outside captures (and GPU activity, when recorded): all, sampled windows (the default), or none
+  // (capture-only: eager steps then cost almost nothing). Launches inside captures are always recorded.
+  trace::LaunchRecording launches = trace::LaunchRecording::kSampled;
+  trace::SamplingSchedule sampling;
 };
 
 // Starts recording this process (idempotent). Reads GRAPHCHECK_TRACE_DIR when options.trace_dir is empty,
-// GRAPHCHECK_ACTIVITY=0 to turn activity records off and GRAPHCHECK_LAUNCHES=capture to record launches only inside
-// captures. A CUPTI
-// subscriber already present is recorded in the trace (cupti-busy) and is not an error: the program runs on.
+// GRAPHCHECK_ACTIVITY=0 to turn activity records off, GRAPHCHECK_LAUNCHES=all|sampled|capture and
+// GRAPHCHECK_SAMPLING=FIRST:WINDOW:PERIOD. A CUPTI subscriber already present is recorded in the trace (cupti-busy)
+// and is not an error: the program runs on.
 absl::Status StartRecorder(const RecorderOptions& options);
 // Flushes activity records and detaches from CUPTI; called at exit.
 void StopRecorder();

@@ -130,8 +130,9 @@ int CheckModel(CheckCommandOptions& options, const CommandContext& context) {
         absl::StrCat("the engine is not at ", command->front(), " (build the graphcheck-engine target, or --engine)")));
   }
 
-  absl::StatusOr<RecordedProgram> recorded =
-      RecordedProgram::Run(*command, RecordingOptions{options.trace_dir, options.inject_library, false, false});
+  // Every launch: the pipeline is short and its kernels-per-step metric counts the launches of every step.
+  absl::StatusOr<RecordedProgram> recorded = RecordedProgram::Run(
+      *command, RecordingOptions{options.trace_dir, options.inject_library, false, trace::LaunchRecording::kAll});
   if (!recorded.ok()) return FailWith(recorded.status());
   const ProgramResult& engine = recorded->result();
   // The engine said why on stderr in one line: bad input (2) or no usable GPU (3). No report then.

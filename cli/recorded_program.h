@@ -8,6 +8,8 @@
 
 #include "absl/status/statusor.h"
 #include "cli/program_runner.h"
+#include "core/trace/events.h"
+#include "core/trace/launch_sampling.h"
 
 namespace graphcheck {
 
@@ -15,7 +17,8 @@ struct RecordingOptions {
   std::string trace_dir;       // kept when given; else a temporary folder, removed by ~RecordedProgram
   std::string inject_library;  // default: libgraphcheck_inject.so next to graphcheck
   bool no_activity = false;
-  bool capture_only = false;
+  trace::LaunchRecording launches = trace::LaunchRecording::kSampled;
+  trace::SamplingSchedule sampling;
 };
 
 // The folder of the running graphcheck executable (where the recorder and the engine are built).

@@ -17,6 +17,8 @@ struct RunOptions {
   std::string inject_library;
   bool no_activity = false;
   bool capture_only = false;
+  std::string launches = "sampled";
+  std::string sampling = trace::SamplingSchedule().ToString();
   IterationFlags iteration;
   OutputOptions output;
 };
@@ -27,9 +29,16 @@ int Run(RunOptions& options, const CommandContext& context) {
   if (options.command.empty()) {
     return FailWith(absl::InvalidArgumentError("no program given: graphcheck run [options] -- CMD ARGS..."));
   }
-  absl::StatusOr<RecordedProgram> recorded = RecordedProgram::Run(
-      options.command,
-      RecordingOptions{options.trace_dir, options.inject_library, options.no_activity, options.capture_only});
+  RecordingOptions recording{options.trace_dir, options.inject_library, options.no_activity};
+  if (absl::Status s =
+          trace::ParseLaunchRecording(options.capture_only ? "capture" : options.launches, &recording.launches);
+      !s.ok()) {
+    return FailWith(s);
+  }
+  if (absl::Status s = trace::ParseSamplingSchedule(options.sampling, &recording.sampling); !s.ok()) {
+    return FailWith(s);
+  }
+  absl::StatusOr<RecordedProgram> recorded = RecordedProgram::Run(options.command, recording);
   if (!recorded.ok()) return FailWith(recorded.status());
   ProgramResult* program = &recorded->result();
 
@@ -58,9 +67,20 @@ void AddRunCommand(CLI::App* app, CommandContext* context) {
   command->add_option("--inject", options->inject_library, "Recorder library (default: next to graphcheck)");
   command->add_flag("--no-activity", options->no_activity,
                     "Record API calls only, no GPU timings: lower overhead, no launch-overhead metrics");
+  command
+      ->add_option("--launches", options->launches,
+                   "Kernel launches recorded outside captures: 'sampled' (default: whole launches and GPU times "
+                   "in sampling windows, see --sampling), 'all' (every launch: 20-30% slower launch-bound steps), "
+                   "'capture' (none, and no GPU times; launches inside captures are always recorded)")
+      ->capture_default_str();
+  command
+      ->add_option("--sampling", options->sampling,
+                   "Sampling windows, FIRST:WINDOW:PERIOD in ms: every launch for the first FIRST ms, then WINDOW "
+                   "ms out of every PERIOD ms")
+      ->capture_default_str();
   command->add_flag("--capture-only", options->capture_only,
-                    "Record launches only inside captures, and no GPU timings: the lowest overhead, for capture "
-                    "diagnosis (synchronizations, allocations and failures are still recorded everywhere)");
+                    "Same as --launches capture: the lowest overhead, for capture diagnosis (synchronizations, "
+                    "allocations and failures are still recorded everywhere)");
   AddIterationFlags(command, &options->iteration);
   AddOutputOptions(command, &options->output);
   command->add_option("CMD", options->command, "The program and its arguments, after --")->expected(-1);

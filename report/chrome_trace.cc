@@ -25,6 +25,7 @@ using trace::Trace;
 // Synthetic thread ids for GPU tracks, above any OS thread id (Linux pid_max is at most 2^22).
 constexpr int64_t kStreamTrackBase = int64_t{1} << 30;
 constexpr int64_t kCaptureTrackBase = kStreamTrackBase + (int64_t{1} << 24);
+constexpr int64_t kLaunchWindowTrack = kCaptureTrackBase + (int64_t{1} << 24);
 // Synthetic process ids for traces whose pid is 0 or already taken by another trace (two hosts, same pid).
 constexpr int64_t kSyntheticPidBase = int64_t{1} << 23;
 
@@ -64,6 +65,7 @@ class ProcessExport {
     for (const ApiCall& call : trace_.api_calls) ApiCallSlice(call);
     GpuWork();
     CaptureWindows();
+    LaunchWindows();
     Nvtx();
   }
 
@@ -183,6 +185,18 @@ class ProcessExport {
       }
     }
     for (const auto& [stream, begin] : open) CaptureWindow(*begin, nullptr, trace_end);
+  }
+
+  // A sampling recorder's windows: outside them, eager launches and GPU work are missing from the other tracks.
+  void LaunchWindows() {
+    if (trace_.launch_windows.empty()) return;
+    Meta("thread_name", kLaunchWindowTrack, {{"name", "graphcheck: launches recorded (sampling windows)"}});
+    uint64_t trace_end = 0;
+    for (const ApiCall& c : trace_.api_calls) trace_end = std::max(trace_end, c.end_ns);
+    for (const trace::LaunchWindow& w : trace_.launch_windows) {
+      events_.Add(Slice("launches recorded", "recorder", kLaunchWindowTrack, w.start_ns,
+                        std::min(w.end_ns, std::max(trace_end, w.start_ns))));
+    }
   }
 
   void CaptureWindow(const ApiCall& begin, const ApiCall* end, uint64_t end_ns) {

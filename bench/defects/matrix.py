@@ -3,7 +3,8 @@ check ids each report carries, and whether each defect was flagged with its chec
 error. Then the forecast accuracy: launch-bound programs with an eager and a graphed phase, run once plainly (the
 measured saving) and once recorded (graphcheck's forecast from the eager steps).
 
-usage (GPU machine, after `source scripts/gpu-env.sh`): python3 bench/defects/matrix.py > matrix.md"""
+usage (GPU machine, after `source scripts/gpu-env.sh`): python3 bench/defects/matrix.py > matrix.md
+With MATRIX_TRACE_DIR=DIR the traces of every program are kept in DIR/<program>/."""
 import json
 import os
 import subprocess
@@ -61,6 +62,8 @@ CASES = [
 ]
 # The C++ programs of the GPU tests (tests/gpu/programs/capture_cases.cu), by mode.
 CPP_PROGRAM = os.path.join(os.environ["GRAPHCHECK_BUILD_DIR"], "tests", "gpu", "gpu_capture_cases")
+# A program that subscribes to CUPTI itself before its first CUDA call (tests/gpu/programs/cupti_client.cc).
+CUPTI_CLIENT = os.path.join(os.environ["GRAPHCHECK_BUILD_DIR"], "tests", "gpu", "gpu_cupti_client")
 CPP_CASES = [
     ("sync-in-capture", "sync-in-capture"),
     ("pageable-h2d", "pageable-memcpy"),
@@ -83,12 +86,16 @@ def environment(extra):
     return env
 
 
-def recorded(mode, extra, program=None):
+def recorded(mode, extra, program=None, label=None):
     with tempfile.NamedTemporaryFile(suffix=".json", delete=False) as report_file:
         report_path = report_file.name
     command = program or [sys.executable, PROGRAMS]
-    run = subprocess.run([GRAPHCHECK, "run", "--fail-on", "never", "--format", "json", "-o", report_path, "--",
-                          *command, mode], env=environment(extra), capture_output=True, text=True, timeout=300)
+    keep = []
+    if os.environ.get("MATRIX_TRACE_DIR"):
+        name = "".join(c if c.isalnum() or c in "-_" else "_" for c in (label or mode))
+        keep = ["--trace-dir", os.path.join(os.environ["MATRIX_TRACE_DIR"], name)]
+    run = subprocess.run([GRAPHCHECK, "run", *keep, "--fail-on", "never", "--format", "json", "-o", report_path,
+                          "--", *command, mode], env=environment(extra), capture_output=True, text=True, timeout=300)
     try:
         with open(report_path) as f:
             return json.load(f), run
@@ -122,9 +129,10 @@ def main():
     defaults = default_severities()
     cases = [(mode, expected, extra, None) for mode, expected, extra in CASES]
     cases += [(f"C++ {mode}", expected, {}, [CPP_PROGRAM]) for mode, expected in CPP_CASES]
+    cases.append(("C++ cupti-client", "cupti-busy", {}, [CUPTI_CLIENT]))
     for label, expected, extra, program in cases:
         mode = label.split()[-1]
-        report, run = recorded(mode, extra, program)
+        report, run = recorded(mode, extra, program, label=f"{label} {' '.join(extra)}")
         if report is None:
             print(f"| {label} | {extra or ''} | {expected or 'clean'} | no report (graphcheck exit {run.returncode}: "
                   f"{run.stderr.strip().splitlines()[-1] if run.stderr.strip() else ''}) | FAIL |")

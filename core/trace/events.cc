@@ -1,6 +1,7 @@
 #include "core/trace/events.h"
 
 #include <algorithm>
+#include <iterator>
 
 #include "absl/container/flat_hash_map.h"
 
@@ -12,6 +13,33 @@ StringId Trace::Intern(absl::string_view s) {
   }
   strings.emplace_back(s);
   return static_cast<StringId>(strings.size() - 1);
+}
+
+bool Trace::LaunchesRecorded(uint64_t start_ns, uint64_t end_ns) const {
+  switch (recorder.launches) {
+    case LaunchRecording::kAll:
+      return true;
+    case LaunchRecording::kCaptureOnly:
+      return false;
+    case LaunchRecording::kSampled:
+      break;
+  }
+  // The last window that opens at or before start_ns must also cover end_ns.
+  auto after = std::upper_bound(launch_windows.begin(), launch_windows.end(), start_ns,
+                                [](uint64_t t, const LaunchWindow& w) { return t < w.start_ns; });
+  return after != launch_windows.begin() && std::prev(after)->end_ns >= end_ns;
+}
+
+absl::string_view LaunchRecordingName(LaunchRecording mode) {
+  switch (mode) {
+    case LaunchRecording::kAll:
+      return "all";
+    case LaunchRecording::kSampled:
+      return "sampled";
+    case LaunchRecording::kCaptureOnly:
+      return "capture-only";
+  }
+  return "unknown";
 }
 
 absl::string_view ApiKindName(ApiKind kind) {

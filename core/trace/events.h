@@ -170,11 +170,27 @@ struct DeviceInfo {
   GpuInfo gpu;
 };
 
+// How the recorder treated kernel launches outside captures. Every other call is always recorded, and so is every
+// launch inside a capture.
+enum class LaunchRecording : uint8_t {
+  kAll = 0,          // every launch, and the GPU times of every kernel, copy and memset
+  kSampled = 1,      // launches and GPU times only inside Trace::launch_windows
+  kCaptureOnly = 2,  // no launches outside captures, no GPU times
+};
+
 // What happened when the recorder set up CUPTI: a subscriber already present is named here (cupti-busy).
 struct RecorderStatus {
   bool subscribed = true;
   std::string other_subscriber;  // name reported by cuptiSubscribe_v2, when subscription failed
   std::string message;
+  LaunchRecording launches = LaunchRecording::kAll;
+};
+
+// A stretch of time in which a sampling recorder recorded every launch and GPU time. A launch made inside it was
+// recorded with its kernel's times; what started before or ended after may be partial.
+struct LaunchWindow {
+  uint64_t start_ns = 0;
+  uint64_t end_ns = ~uint64_t{0};  // open: the process ended (or was killed) inside the window
 };
 
 // Everything recorded about one process.
@@ -190,7 +206,8 @@ struct Trace {
   std::vector<MemoryActivity> memory;
   std::vector<GraphLaunchActivity> graph_launches;
   std::vector<NvtxEvent> nvtx;
-  std::vector<std::string> read_warnings;  // damage the reader stepped over ("truncated record at offset 4096")
+  std::vector<LaunchWindow> launch_windows;  // LaunchRecording::kSampled only; sorted, disjoint
+  std::vector<std::string> read_warnings;    // damage the reader stepped over ("truncated record at offset 4096")
 
   absl::string_view String(StringId id) const { return id < strings.size() ? strings[id] : absl::string_view(); }
   const Backtrace* FindBacktrace(BacktraceId id) const {
@@ -198,9 +215,12 @@ struct Trace {
   }
   // Interns `s`, for building traces in tests and in the reader (linear: not for hot paths).
   StringId Intern(absl::string_view s);
+  // Whether every launch in [start_ns, end_ns) was recorded with its GPU times (see LaunchRecording).
+  bool LaunchesRecorded(uint64_t start_ns, uint64_t end_ns) const;
 };
 
 absl::string_view ApiKindName(ApiKind kind);
+absl::string_view LaunchRecordingName(LaunchRecording mode);  // "all", "sampled", "capture-only"
 
 // Fills Trace::graph_launches, when the recorder wrote none, from the replayed kernels: a graph's kernels carry the
 // correlation id of the cudaGraphLaunch that replayed them (seen on an H200 with CUDA 13), so each launch's GPU

@@ -75,6 +75,7 @@ class ChunkWalker {
     uint64_t offset = data_offset;
     while (offset < file_.size()) offset = Chunk(offset, granularity);
     ResolveIds();
+    PairWindowEdges();
   }
 
  private:
@@ -200,6 +201,10 @@ class ChunkWalker {
       case RecordType::kRecorderStatus:
         return DecodeInto(&trace_->recorder,
                           [&](RecorderStatus* r) { return internal::DecodeRecorderStatus(payload, lenient_, r); });
+      case RecordType::kLaunchWindowEdge: {
+        WindowEdgeEntry& entry = window_edges_.emplace_back();
+        return internal::DecodeLaunchWindowEdge(payload, lenient_, &entry.edge, &entry.time_ns) || Drop(window_edges_);
+      }
     }
     return false;
   }
@@ -251,12 +256,34 @@ class ChunkWalker {
     });
   }
 
+  // Edges in time order, paired into windows; a close without an open is damage and skipped, an open without a
+  // close lasts to the end of the trace.
+  void PairWindowEdges() {
+    std::stable_sort(window_edges_.begin(), window_edges_.end(),
+                     [](const WindowEdgeEntry& a, const WindowEdgeEntry& b) { return a.time_ns < b.time_ns; });
+    for (const WindowEdgeEntry& entry : window_edges_) {
+      std::vector<LaunchWindow>& windows = trace_->launch_windows;
+      const bool open = !windows.empty() && windows.back().end_ns == ~uint64_t{0};
+      if (entry.edge == internal::WindowEdge::kOpen && !open) {
+        windows.push_back(LaunchWindow{entry.time_ns});
+      } else if (entry.edge == internal::WindowEdge::kClose && open) {
+        windows.back().end_ns = entry.time_ns;
+      }
+    }
+  }
+
+  struct WindowEdgeEntry {
+    internal::WindowEdge edge = internal::WindowEdge::kOpen;
+    uint64_t time_ns = 0;
+  };
+
   absl::string_view file_;
   bool lenient_;
   Trace* trace_;
   TraceFileStats* stats_;
   std::vector<IdEntry<absl::string_view>> strings_;
   std::vector<IdEntry<Backtrace>> backtraces_;
+  std::vector<WindowEdgeEntry> window_edges_;
 };
 
 // Stable by time: records of one thread at the same timestamp keep their order (an NVTX push before its pop). Events

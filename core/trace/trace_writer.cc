@@ -358,6 +358,12 @@ void TraceWriter::WriteRecorderStatus(const RecorderStatus& status) {
              [&](auto& e) { internal::EncodeRecorderStatus(e, status); });
 }
 
+void TraceWriter::WriteLaunchWindowEdge(bool open, uint64_t time_ns) {
+  const internal::WindowEdge edge = open ? internal::WindowEdge::kOpen : internal::WindowEdge::kClose;
+  AppendCold(CurrentThread(), static_cast<uint8_t>(internal::RecordType::kLaunchWindowEdge),
+             [&](auto& e) { internal::EncodeLaunchWindowEdge(e, edge, time_ns); });
+}
+
 void TraceWriter::WriteProcess(WriterThread* t, const ProcessInfo& process) {
   AppendCold(t, static_cast<uint8_t>(internal::RecordType::kProcess),
              [&](auto& e) { internal::EncodeProcess(e, process); });

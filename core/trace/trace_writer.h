@@ -69,6 +69,8 @@ class TraceWriter {
   void WriteDevice(const DeviceInfo& device);
   void WriteEnvironment(const Environment& environment);
   void WriteRecorderStatus(const RecorderStatus& status);
+  // A sampling window of launch recording opens or closes at `time_ns` (LaunchRecording::kSampled).
+  void WriteLaunchWindowEdge(bool open, uint64_t time_ns);
 
   // In the child after fork() (call it from a pthread_atfork child handler or right after fork returns): moves this
   // writer to a new file holding `process` and every string and backtrace interned so far, so ids stay valid. Uses

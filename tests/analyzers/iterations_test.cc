@@ -39,6 +39,45 @@ TEST(IterationsTest, GroupsALoopOfOneKernelIntoStepsOfThirtyTwoLaunches) {
   EXPECT_THAT(steps.source, ::testing::HasSubstr("grouped by 32"));
 }
 
+TEST(IterationsTest, SampledLaunchesGiveStepsInsideEachWindowOnly) {
+  TraceBuilder b;
+  b.trace().recorder.launches = trace::LaunchRecording::kSampled;
+  // The recorder saw launches in two windows; the program ran steps of 100 us all along.
+  b.trace().launch_windows = {{1000000, 1550000}, {5000000, 5550000}};
+  EagerSteps(&b, 1000000, 6, 100000, {{"embed"}, {"gemm"}, {"loss"}});
+  EagerSteps(&b, 5000000, 6, 100000, {{"embed"}, {"gemm"}, {"loss"}});
+  const trace::Trace trace = b.Build();
+  analyzers::IterationOptions options;
+  options.first = 0;
+  const analyzers::Iterations steps = analyzers::FindIterations(trace, analyzers::NvtxIndex(trace), options);
+  ASSERT_EQ(steps.eager.size(), 10u);  // 5 per window; none across the gap
+  for (const analyzers::Iteration& step : steps.eager) {
+    EXPECT_EQ(step.end_ns - step.start_ns, 100000u);
+    EXPECT_TRUE(step.launches_recorded);
+  }
+  EXPECT_THAT(steps.source, ::testing::HasSubstr("10 steps in 2 sampling windows"));
+  EXPECT_THAT(steps.source, ::testing::HasSubstr("launches sampled: 0 steps without their launches"));
+}
+
+TEST(IterationsTest, NvtxStepsOutsideTheSamplingWindowsAreKeptWithoutTheirLaunches) {
+  TraceBuilder b;
+  b.trace().recorder.launches = trace::LaunchRecording::kSampled;
+  b.trace().launch_windows = {{2000000, 4500000}};
+  for (int s = 0; s < 6; ++s) {
+    b.Push(1000000 * s, 1, "step");
+    b.Pop(1000000 * s + 900000, 1);
+  }
+  const trace::Trace trace = b.Build();
+  analyzers::IterationOptions options;
+  options.first = 0;
+  const analyzers::Iterations steps = analyzers::FindIterations(trace, analyzers::NvtxIndex(trace), options);
+  ASSERT_EQ(steps.eager.size(), 6u);
+  const std::vector<analyzers::Iteration> recorded = analyzers::LaunchRecorded(steps.eager);
+  ASSERT_EQ(recorded.size(), 2u);  // steps 2 and 3; step 4 runs past the window's end
+  EXPECT_EQ(recorded[0].index, 2u);
+  EXPECT_EQ(recorded[1].index, 3u);
+}
+
 TEST(IterationsTest, RegionAndStepRange) {
   TraceBuilder b;
   for (int s = 0; s < 5; ++s) {

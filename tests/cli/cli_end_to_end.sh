@@ -50,6 +50,10 @@ echo '{"schema": "graphcheck.report/1", "findings": [' >"$work/broken.json"
 "$gc" report "$work/broken.json" 2>"$work/err" >/dev/null; expect broken-report 2 $?
 one_line broken-report "$work/err"; contains broken-report "$work/err" "broken.json"
 "$gc" 2>"$work/err" >/dev/null; expect no-subcommand 2 $?
+"$gc" run --launches some -- true 2>"$work/err" >/dev/null; expect bad-launches 2 $?
+one_line bad-launches "$work/err"; contains bad-launches "$work/err" "not all, sampled or capture"
+"$gc" run --sampling 0:900:500 -- true 2>"$work/err" >/dev/null; expect bad-sampling 2 $?
+one_line bad-sampling "$work/err"; contains bad-sampling "$work/err" "FIRST:WINDOW:PERIOD"
 
 # JSON report -> graphcheck report -> JUnit, well-formed XML.
 clean_env CUDA_LAUNCH_BLOCKING=1 PYTORCH_NO_CUDA_MEMORY_CACHING=1 "$gc" lint --env --format json -o "$work/r.json"

@@ -90,8 +90,12 @@ TEST(TraceFormatTest, EveryRecordTypeRoundTrips) {
   env.Set("EMPTY", "");
   env.set_gpu(device.gpu);
   writer->WriteEnvironment(env);
-  RecorderStatus status{false, "nsys", "CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED"};
+  RecorderStatus status{false, "nsys", "CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED", LaunchRecording::kSampled};
   writer->WriteRecorderStatus(status);
+  writer->WriteLaunchWindowEdge(/*open=*/true, 300);  // the last window never closes (the process died in it)
+  writer->WriteLaunchWindowEdge(/*open=*/false, 50);  // a close with no open: skipped
+  writer->WriteLaunchWindowEdge(/*open=*/true, 100);
+  writer->WriteLaunchWindowEdge(/*open=*/false, 200);
   EXPECT_EQ(writer->records_dropped(), 0u);
 
   const Trace trace = MustRead(path);
@@ -121,6 +125,25 @@ TEST(TraceFormatTest, EveryRecordTypeRoundTrips) {
   EXPECT_FALSE(trace.recorder.subscribed);
   EXPECT_EQ(trace.recorder.other_subscriber, "nsys");
   EXPECT_EQ(trace.recorder.message, status.message);
+  EXPECT_EQ(trace.recorder.launches, LaunchRecording::kSampled);
+  ASSERT_EQ(trace.launch_windows.size(), 2u);
+  EXPECT_EQ(trace.launch_windows[0].start_ns, 100u);
+  EXPECT_EQ(trace.launch_windows[0].end_ns, 200u);
+  EXPECT_EQ(trace.launch_windows[1].start_ns, 300u);
+  EXPECT_EQ(trace.launch_windows[1].end_ns, ~uint64_t{0});
+  EXPECT_TRUE(trace.LaunchesRecorded(120, 180));
+  EXPECT_FALSE(trace.LaunchesRecorded(150, 250));  // runs past the window's end
+  EXPECT_FALSE(trace.LaunchesRecorded(210, 220));  // between windows
+  EXPECT_TRUE(trace.LaunchesRecorded(400, 500));
+}
+
+TEST(TraceFormatTest, LaunchesRecordedFollowsTheRecordingMode) {
+  Trace trace;
+  EXPECT_TRUE(trace.LaunchesRecorded(1, 2));  // kAll, and every trace of format 1.0
+  trace.recorder.launches = LaunchRecording::kCaptureOnly;
+  EXPECT_FALSE(trace.LaunchesRecorded(1, 2));
+  trace.recorder.launches = LaunchRecording::kSampled;
+  EXPECT_FALSE(trace.LaunchesRecorded(1, 2));  // no windows
 }
 
 TEST(TraceFormatTest, LaunchRecordsAreCompact) {
@@ -226,10 +249,10 @@ TEST(TraceFormatTest, RefusesAnotherMajorVersionButReadsANewerMinor) {
   newer_major[8] = 2;
   absl::StatusOr<Trace> refused = ReadTraceFromBytes(newer_major);
   EXPECT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(std::string(refused.status().message()), HasSubstr("version 2.0"));
+  EXPECT_THAT(std::string(refused.status().message()), HasSubstr("version 2.1"));
 
   std::string newer_minor = bytes;
-  newer_minor[10] = 1;
+  newer_minor[10] = static_cast<char>(bytes[10] + 1);
   absl::StatusOr<Trace> read = ReadTraceFromBytes(newer_minor);
   ASSERT_TRUE(read.ok());
   EXPECT_EQ(read->kernels.size(), 1u);

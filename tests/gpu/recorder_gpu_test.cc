@@ -121,8 +121,10 @@ class RecorderPythonGpuTest : public RecorderGpuTest {
 };
 
 Recorded RunCpp(const std::string& mode, const std::string& flags = "") {
-  return RunUnderGraphcheck("cpp-" + mode + (flags.empty() ? "" : "-lean"),
-                            absl::StrCat(BuildDir(), "/tests/gpu/gpu_capture_cases ", mode), flags);
+  std::string name = absl::StrCat("cpp-", mode, flags);
+  std::replace_if(
+      name.begin(), name.end(), [](char c) { return c == ' ' || c == ':'; }, '_');
+  return RunUnderGraphcheck(name, absl::StrCat(BuildDir(), "/tests/gpu/gpu_capture_cases ", mode), flags);
 }
 
 // The checks shared by the clean programs: one capture window, begun and ended on one stream and thread, the graph
@@ -260,10 +262,78 @@ TEST_F(RecorderGpuTest, CppSegfaultAfterCaptureKeepsTheTrace) {
 }
 
 TEST_F(RecorderGpuTest, CppEagerLoopLosesNoKernel) {
-  Recorded r = RunCpp("eager-loop");
+  Recorded r = RunCpp("eager-loop", "--launches all");
   const Trace& t = r.Main();
+  EXPECT_EQ(t.recorder.launches, trace::LaunchRecording::kAll);
   EXPECT_EQ(Calls(t, ApiKind::kKernelLaunch).size(), 800u);
   EXPECT_EQ(t.kernels.size(), 800u);
+  // One kernel launched 800 times without NVTX: steps of 32 launches, launch-bound.
+  EXPECT_THAT(r.report_json, ::testing::HasSubstr("\"check_id\": \"launch-bound\""));
+}
+
+// Sampled launches (the default mode, here with short windows): eager launches are recorded inside the windows only,
+// each with its kernel's GPU times; a capture between windows is recorded whole; the analysis finds the steps inside
+// the windows.
+TEST_F(RecorderGpuTest, CppSampledLoopRecordsLaunchesInWindowsAndEveryCapture) {
+  Recorded r = RunCpp("sampled-loop", "--sampling 0:100:400");
+  ASSERT_EQ(r.traces.size(), 1u);
+  const Trace& t = r.Main();
+  SCOPED_TRACE(Describe(t));
+  EXPECT_EQ(t.recorder.launches, trace::LaunchRecording::kSampled);
+  ASSERT_GE(t.launch_windows.size(), 3u);  // the empty first window, then about 300-400, 700-800, 1100-1200 ms
+  std::set<uint64_t> kernel_correlations;
+  for (const trace::KernelActivity& k : t.kernels) kernel_correlations.insert(k.correlation_id);
+  constexpr uint64_t kSlackNs = 2000000;  // a launch entering just as the window closes is still recorded
+  size_t eager = 0, inside = 0, with_kernel = 0, outside = 0;
+  for (const ApiCall& c : t.api_calls) {
+    if (c.kind != ApiKind::kKernelLaunch || c.capture_status != CaptureStatus::kNone) continue;
+    ++eager;
+    bool in_window = false, near_window = false;
+    for (const trace::LaunchWindow& w : t.launch_windows) {
+      in_window |= c.start_ns >= w.start_ns && c.end_ns <= w.end_ns;
+      near_window |= c.start_ns >= w.start_ns && c.start_ns <= w.end_ns + kSlackNs;
+    }
+    if (in_window) {
+      ++inside;
+      with_kernel += kernel_correlations.count(c.correlation_id);
+    }
+    if (!near_window) ++outside;
+  }
+  const size_t launched = 40 * Calls(t, ApiKind::kStreamSynchronize).size();  // a sync after every 40 launches
+  std::printf("eager launches: %zu launched, %zu recorded, %zu inside windows (%zu with kernel times), %zu outside\n",
+              launched, eager, inside, with_kernel, outside);
+  EXPECT_GT(inside, 200u);
+  EXPECT_EQ(with_kernel, inside) << "every launch inside a window has its kernel's GPU times";
+  EXPECT_EQ(outside, 0u);
+  EXPECT_LT(eager, launched / 2) << "sampling recorded only part of the launches";
+  // The capture, between windows, is whole.
+  auto begins = Calls(t, ApiKind::kCaptureBegin);
+  auto ends = Calls(t, ApiKind::kCaptureEnd);
+  ASSERT_EQ(begins.size(), 1u);
+  ASSERT_EQ(ends.size(), 1u);
+  EXPECT_FALSE(t.LaunchesRecorded(begins[0]->start_ns, begins[0]->end_ns)) << "the capture fell inside a window";
+  EXPECT_EQ(ends[0]->return_code, 0);
+  EXPECT_EQ(ends[0]->node_count, 5u);
+  size_t captured = 0;
+  for (const ApiCall& c : t.api_calls) {
+    captured += c.kind == ApiKind::kKernelLaunch && c.capture_status == CaptureStatus::kActive;
+  }
+  EXPECT_EQ(captured, 5u);
+  EXPECT_THAT(r.report_json, ::testing::HasSubstr("\"check_id\": \"launch-bound\""));
+  EXPECT_THAT(r.report_json, ::testing::HasSubstr("sampling windows"));
+}
+
+// A program that subscribed to CUPTI before its first CUDA call holds CUPTI when cuInit loads the recorder: the trace
+// names that subscriber, cupti-busy reports it, and the program runs to its end.
+TEST_F(RecorderGpuTest, AnotherCuptiSubscriberIsNamedAndTheProgramRunsOn) {
+  Recorded r = RunUnderGraphcheck("cupti-client", absl::StrCat(BuildDir(), "/tests/gpu/gpu_cupti_client"));
+  ASSERT_EQ(r.traces.size(), 1u);
+  const Trace& t = r.Main();
+  EXPECT_FALSE(t.recorder.subscribed) << t.recorder.message;
+  EXPECT_EQ(t.recorder.other_subscriber, "planted-profiler");
+  EXPECT_THAT(r.report_json, ::testing::HasSubstr("\"check_id\": \"cupti-busy\""));
+  EXPECT_THAT(r.report_json, ::testing::HasSubstr("planted-profiler"));
+  EXPECT_THAT(r.report_json, ::testing::HasSubstr("exited with status 0"));
 }
 
 // --capture-only: eager launches and GPU timings are not recorded, the capture and its failure are.

@@ -123,6 +123,20 @@ TEST(ChromeTraceTest, ProducesTracksCapturesNvtxAndFlows) {
   EXPECT_EQ(range_end[0]["tid"], 200);
 }
 
+TEST(ChromeTraceTest, SamplingWindowsGetATrackOfTheirOwn) {
+  Trace t = SampleTrace();
+  EXPECT_TRUE(Find(json::parse(TraceToChromeJson({&t})), "X", "recorder").empty());
+  t.recorder.launches = trace::LaunchRecording::kSampled;
+  t.launch_windows = {{kT0 + 1000, kT0 + 3000}, {kT0 + 9000, ~uint64_t{0}}};  // the last open at the end
+  const json doc = json::parse(TraceToChromeJson({&t}));
+  const std::vector<json> windows = Find(doc, "X", "recorder");
+  ASSERT_EQ(windows.size(), 2u);
+  EXPECT_DOUBLE_EQ(windows[0]["dur"].get<double>(), 2.0);
+  EXPECT_GT(windows[1]["dur"].get<double>(), 0.0);
+  EXPECT_LT(windows[1]["dur"].get<double>(), 1e6);  // cut at the end of the trace
+  EXPECT_EQ(windows[0]["tid"], windows[1]["tid"]);
+}
+
 TEST(ChromeTraceTest, SeveralTracesBecomeSeveralProcesses) {
   const Trace a = SampleTrace();
   Trace b = SampleTrace();  // same pid: another host

@@ -107,6 +107,8 @@ absl::string_view RecordTypeName(uint8_t type) {
       return "environment";
     case RecordType::kRecorderStatus:
       return "recorder-status";
+    case RecordType::kLaunchWindowEdge:
+      return "launch-window-edge";
   }
   return "unknown";
 }
@@ -237,7 +239,17 @@ bool DecodeRecorderStatus(absl::string_view payload, bool lenient, RecorderStatu
   uint8_t subscribed;
   if (!d.Byte(&subscribed) || subscribed > 1) return false;
   out->subscribed = subscribed == 1;
-  return OwnedString(d, &out->other_subscriber) && OwnedString(d, &out->message) && Finish(d, lenient);
+  if (!OwnedString(d, &out->other_subscriber) || !OwnedString(d, &out->message)) return false;
+  out->launches = LaunchRecording::kAll;  // a 1.0 trace ends here
+  if (d.remaining() > 0 && !Enum(d, &out->launches, 0, static_cast<uint8_t>(LaunchRecording::kCaptureOnly))) {
+    return false;
+  }
+  return Finish(d, lenient);
+}
+
+bool DecodeLaunchWindowEdge(absl::string_view payload, bool lenient, WindowEdge* edge, uint64_t* time_ns) {
+  Decoder d(payload);
+  return Enum(d, edge, 0, static_cast<uint8_t>(WindowEdge::kClose)) && d.Varint(time_ns) && Finish(d, lenient);
 }
 
 }  // namespace graphcheck::trace::internal

@@ -17,7 +17,7 @@ namespace graphcheck::trace::internal {
 // ---- File header: 64 bytes at offset 0, little-endian. ----
 inline constexpr char kFileMagic[8] = {'G', 'C', 'T', 'R', 'A', 'C', 'E', '\0'};
 inline constexpr uint16_t kMajorVersion = 1;  // readers refuse other majors
-inline constexpr uint16_t kMinorVersion = 0;  // newer minors only add record types / trailing record fields
+inline constexpr uint16_t kMinorVersion = 1;  // newer minors only add record types / trailing record fields
 inline constexpr size_t kFileHeaderBytes = 64;
 inline constexpr size_t kFileMagicOffset = 0;
 inline constexpr size_t kMajorOffset = 8;        // u16
@@ -49,8 +49,9 @@ enum class RecordType : uint8_t {
   kDevice = 9,
   kEnvironment = 10,
   kRecorderStatus = 11,
+  kLaunchWindowEdge = 12,  // since 1.1
 };
-inline constexpr uint8_t kMaxRecordType = 11;
+inline constexpr uint8_t kMaxRecordType = 12;
 absl::string_view RecordTypeName(uint8_t type);
 
 // Hot records (API calls, activity, NVTX) are bounded: every field is at most a 10-byte varint. The writer encodes
@@ -226,6 +227,15 @@ void EncodeRecorderStatus(E& e, const RecorderStatus& r) {
   e.Byte(r.subscribed ? 1 : 0);
   e.String(r.other_subscriber);
   e.String(r.message);
+  e.Byte(static_cast<uint8_t>(r.launches));  // since 1.1; absent reads as kAll
+}
+
+// A sampling window opens (after launch recording is turned on) or closes (before it is turned off).
+enum class WindowEdge : uint8_t { kOpen = 0, kClose = 1 };
+template <typename E>
+void EncodeLaunchWindowEdge(E& e, WindowEdge edge, uint64_t time_ns) {
+  e.Byte(static_cast<uint8_t>(edge));
+  e.Varint(time_ns);
 }
 
 // Decoders: false when the payload is malformed (the reader then reports the record's offset). `lenient` accepts
@@ -241,6 +251,7 @@ bool DecodeProcess(absl::string_view payload, bool lenient, ProcessInfo* out);
 bool DecodeDevice(absl::string_view payload, bool lenient, DeviceInfo* out);
 bool DecodeEnvironment(absl::string_view payload, bool lenient, Environment* out);
 bool DecodeRecorderStatus(absl::string_view payload, bool lenient, RecorderStatus* out);
+bool DecodeLaunchWindowEdge(absl::string_view payload, bool lenient, WindowEdge* edge, uint64_t* time_ns);
 
 }  // namespace graphcheck::trace::internal
 

@@ -1,9 +1,10 @@
 // Planted-defect and clean CUDA programs for the recorder's GPU tests, one per mode:
 //   clean | sync-in-capture | pageable-h2d | unjoined-stream | other-thread-query | segfault-after-capture | eager-loop
-//   | malloc-in-capture | legacy-stream-in-capture
+//   | malloc-in-capture | legacy-stream-in-capture | sampled-loop
 // Each prints what it did; the GPU tests assert on the trace that graphcheck run records, not on this output.
 #include <cuda_runtime.h>
 
+#include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -142,6 +143,35 @@ int EagerLoop(float* x) {
   return 0;
 }
 
+// Eager steps of 40 launches and a synchronize for about 1.25 s, with one clean capture of 5 launches at about 0.55 s.
+// Under --sampling 0:100:400 the recorder's windows are at about 300-400, 700-800 and 1100-1200 ms, so the capture
+// falls between two of them.
+int SampledLoop(float* x) {
+  cudaStream_t s;
+  cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
+  const auto start = std::chrono::steady_clock::now();
+  auto elapsed_ms = [&] {
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  };
+  bool captured = false;
+  while (elapsed_ms() < 1250) {
+    LaunchSome(x, s, 40);
+    cudaStreamSynchronize(s);
+    if (!captured && elapsed_ms() >= 550) {
+      captured = true;
+      cudaGraph_t graph;
+      cudaGraphExec_t exec;
+      Report("begin", cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
+      LaunchSome(x, s, 5);
+      Report("end", cudaStreamEndCapture(s, &graph));
+      Report("instantiate", cudaGraphInstantiate(&exec, graph, 0));
+      Report("replay", cudaGraphLaunch(exec, s));
+      cudaStreamSynchronize(s);
+    }
+  }
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -162,6 +192,7 @@ int main(int argc, char** argv) {
   if (mode == "unjoined-stream") return UnjoinedStream(x, y);
   if (mode == "other-thread-query") return OtherThreadQuery(x);
   if (mode == "eager-loop") return EagerLoop(x);
+  if (mode == "sampled-loop") return SampledLoop(x);
   if (mode == "malloc-in-capture") return MallocInCapture(x);
   if (mode == "legacy-stream-in-capture") return LegacyStreamInCapture(x);
   std::fprintf(stderr, "unknown mode %s\n", mode.c_str());

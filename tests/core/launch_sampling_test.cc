@@ -1,0 +1,41 @@
+#include "core/trace/launch_sampling.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+namespace graphcheck::trace {
+namespace {
+
+TEST(LaunchSamplingTest, ParsesASchedule) {
+  SamplingSchedule schedule;
+  ASSERT_TRUE(ParseSamplingSchedule("0:200:1000", &schedule).ok());
+  EXPECT_EQ(schedule.first_window_ms, 0u);
+  EXPECT_EQ(schedule.window_ms, 200u);
+  EXPECT_EQ(schedule.period_ms, 1000u);
+  EXPECT_EQ(schedule.ToString(), "0:200:1000");
+}
+
+TEST(LaunchSamplingTest, RefusesImpossibleSchedulesAndKeepsTheOldOne) {
+  SamplingSchedule schedule;
+  for (const char* bad : {"", "1:2", "a:b:c", "0:0:1000", "0:2000:1000", "1:2:3:4", "-1:2:3"}) {
+    const absl::Status status = ParseSamplingSchedule(bad, &schedule);
+    EXPECT_FALSE(status.ok()) << bad;
+    EXPECT_THAT(std::string(status.message()), ::testing::HasSubstr("FIRST:WINDOW:PERIOD"));
+  }
+  EXPECT_EQ(schedule.ToString(), SamplingSchedule().ToString());
+}
+
+TEST(LaunchSamplingTest, ParsesLaunchRecordingModes) {
+  LaunchRecording mode = LaunchRecording::kSampled;
+  ASSERT_TRUE(ParseLaunchRecording("all", &mode).ok());
+  EXPECT_EQ(mode, LaunchRecording::kAll);
+  ASSERT_TRUE(ParseLaunchRecording("capture", &mode).ok());
+  EXPECT_EQ(mode, LaunchRecording::kCaptureOnly);
+  ASSERT_TRUE(ParseLaunchRecording("sampled", &mode).ok());
+  EXPECT_EQ(mode, LaunchRecording::kSampled);
+  EXPECT_FALSE(ParseLaunchRecording("some", &mode).ok());
+  EXPECT_EQ(LaunchRecordingName(LaunchRecording::kCaptureOnly), "capture-only");
+}
+
+}  // namespace
+}  // namespace graphcheck::trace
