@@ -177,6 +177,7 @@ class Recorder {
   std::vector<CallbackEntry> driver_table_;
   std::vector<std::pair<CUpti_CallbackDomain, CUpti_CallbackId>> launch_callbacks_;  // toggled (not kAll)
   std::atomic<bool> window_open_{false};
+  std::atomic<uint64_t> launches_recorded_{0};  // outside captures; read by the sampler for the first window
   std::atomic<uint32_t> launch_generation_{0};  // bumped whenever launch callbacks are turned off
 
   absl::Mutex sampler_mutex_;
@@ -282,7 +283,12 @@ void Recorder::RunSampler() {
   auto stopped_after = [&](uint32_t ms) {
     return sampler_mutex_.AwaitWithTimeout(absl::Condition(&sampler_stop_), absl::Milliseconds(ms));
   };
-  if (stopped_after(s.first_window_ms)) return;
+  // The first window lasts until the program's first launches are recorded, however long its set-up took (polled:
+  // the launch callback only counts).
+  constexpr uint32_t kPollMs = 20;
+  while (launches_recorded_.load(std::memory_order_relaxed) < s.first_launches) {
+    if (stopped_after(kPollMs)) return;
+  }
   SetSamplingWindow(false);
   while (!stopped_after(s.period_ms - s.window_ms)) {
     SetSamplingWindow(true);
@@ -578,6 +584,7 @@ void Recorder::OnApiExit(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, con
   }
   switch (entry.kind) {
     case ApiKind::kKernelLaunch:
+      if (!capturing) launches_recorded_.fetch_add(1, std::memory_order_relaxed);
       if (data->symbolName != nullptr) {
         thread_local absl::flat_hash_map<const char*, trace::StringId> names;  // symbol names are stable pointers
         thread_local const trace::TraceWriter* names_writer = nullptr;

@@ -75,8 +75,8 @@ void AddRunCommand(CLI::App* app, CommandContext* context) {
       ->capture_default_str();
   command
       ->add_option("--sampling", options->sampling,
-                   "Sampling windows, FIRST:WINDOW:PERIOD in ms: every launch for the first FIRST ms, then WINDOW "
-                   "ms out of every PERIOD ms")
+                   "Sampling windows, FIRST_LAUNCHES:WINDOW_MS:PERIOD_MS: every launch until FIRST_LAUNCHES were "
+                   "recorded, then WINDOW_MS out of every PERIOD_MS")
       ->capture_default_str();
   command->add_flag("--capture-only", options->capture_only,
                     "Same as --launches capture: the lowest overhead, for capture diagnosis (synchronizations, "

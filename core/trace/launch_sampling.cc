@@ -8,16 +8,17 @@
 
 namespace graphcheck::trace {
 
-std::string SamplingSchedule::ToString() const { return absl::StrCat(first_window_ms, ":", window_ms, ":", period_ms); }
+std::string SamplingSchedule::ToString() const { return absl::StrCat(first_launches, ":", window_ms, ":", period_ms); }
 
 absl::Status ParseSamplingSchedule(absl::string_view text, SamplingSchedule* schedule) {
   const std::vector<absl::string_view> parts = absl::StrSplit(text, ':');
   SamplingSchedule parsed;
-  if (parts.size() != 3 || !absl::SimpleAtoi(parts[0], &parsed.first_window_ms) ||
+  if (parts.size() != 3 || !absl::SimpleAtoi(parts[0], &parsed.first_launches) ||
       !absl::SimpleAtoi(parts[1], &parsed.window_ms) || !absl::SimpleAtoi(parts[2], &parsed.period_ms) ||
       parsed.window_ms == 0 || parsed.window_ms > parsed.period_ms) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "sampling schedule '", text, "' is not FIRST:WINDOW:PERIOD in milliseconds with 0 < WINDOW <= PERIOD"));
+        "sampling schedule '", text,
+        "' is not FIRST_LAUNCHES:WINDOW_MS:PERIOD_MS with 0 < WINDOW_MS <= PERIOD_MS"));
   }
   *schedule = parsed;
   return absl::OkStatus();

@@ -53,7 +53,7 @@ one_line broken-report "$work/err"; contains broken-report "$work/err" "broken.j
 "$gc" run --launches some -- true 2>"$work/err" >/dev/null; expect bad-launches 2 $?
 one_line bad-launches "$work/err"; contains bad-launches "$work/err" "not all, sampled or capture"
 "$gc" run --sampling 0:900:500 -- true 2>"$work/err" >/dev/null; expect bad-sampling 2 $?
-one_line bad-sampling "$work/err"; contains bad-sampling "$work/err" "FIRST:WINDOW:PERIOD"
+one_line bad-sampling "$work/err"; contains bad-sampling "$work/err" "FIRST_LAUNCHES:WINDOW_MS:PERIOD_MS"
 
 # JSON report -> graphcheck report -> JUnit, well-formed XML.
 clean_env CUDA_LAUNCH_BLOCKING=1 PYTORCH_NO_CUDA_MEMORY_CACHING=1 "$gc" lint --env --format json -o "$work/r.json"

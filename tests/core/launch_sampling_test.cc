@@ -9,7 +9,7 @@ namespace {
 TEST(LaunchSamplingTest, ParsesASchedule) {
   SamplingSchedule schedule;
   ASSERT_TRUE(ParseSamplingSchedule("0:200:1000", &schedule).ok());
-  EXPECT_EQ(schedule.first_window_ms, 0u);
+  EXPECT_EQ(schedule.first_launches, 0u);
   EXPECT_EQ(schedule.window_ms, 200u);
   EXPECT_EQ(schedule.period_ms, 1000u);
   EXPECT_EQ(schedule.ToString(), "0:200:1000");
@@ -20,7 +20,7 @@ TEST(LaunchSamplingTest, RefusesImpossibleSchedulesAndKeepsTheOldOne) {
   for (const char* bad : {"", "1:2", "a:b:c", "0:0:1000", "0:2000:1000", "1:2:3:4", "-1:2:3"}) {
     const absl::Status status = ParseSamplingSchedule(bad, &schedule);
     EXPECT_FALSE(status.ok()) << bad;
-    EXPECT_THAT(std::string(status.message()), ::testing::HasSubstr("FIRST:WINDOW:PERIOD"));
+    EXPECT_THAT(std::string(status.message()), ::testing::HasSubstr("FIRST_LAUNCHES:WINDOW_MS:PERIOD_MS"));
   }
   EXPECT_EQ(schedule.ToString(), SamplingSchedule().ToString());
 }

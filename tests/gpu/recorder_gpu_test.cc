@@ -280,10 +280,12 @@ TEST_F(RecorderGpuTest, CppSampledLoopRecordsLaunchesInWindowsAndEveryCapture) {
   const Trace& t = r.Main();
   SCOPED_TRACE(Describe(t));
   EXPECT_EQ(t.recorder.launches, trace::LaunchRecording::kSampled);
-  ASSERT_GE(t.launch_windows.size(), 3u);  // the empty first window, then about 300-400, 700-800, 1100-1200 ms
+  ASSERT_GE(t.launch_windows.size(), 3u);  // the short first window, then about 320-420, 720-820, 1120-1220 ms
   std::set<uint64_t> kernel_correlations;
   for (const trace::KernelActivity& k : t.kernels) kernel_correlations.insert(k.correlation_id);
-  constexpr uint64_t kSlackNs = 2000000;  // a launch entering just as the window closes is still recorded
+  // A launch entering just after callbacks were turned on (before the open edge's timestamp) or just as the window
+  // closes (after the close edge's) is still recorded.
+  constexpr uint64_t kSlackNs = 2000000;
   size_t eager = 0, inside = 0, with_kernel = 0, outside = 0;
   for (const ApiCall& c : t.api_calls) {
     if (c.kind != ApiKind::kKernelLaunch || c.capture_status != CaptureStatus::kNone) continue;
@@ -291,7 +293,7 @@ TEST_F(RecorderGpuTest, CppSampledLoopRecordsLaunchesInWindowsAndEveryCapture) {
     bool in_window = false, near_window = false;
     for (const trace::LaunchWindow& w : t.launch_windows) {
       in_window |= c.start_ns >= w.start_ns && c.end_ns <= w.end_ns;
-      near_window |= c.start_ns >= w.start_ns && c.start_ns <= w.end_ns + kSlackNs;
+      near_window |= c.start_ns + kSlackNs >= w.start_ns && c.start_ns <= w.end_ns + kSlackNs;
     }
     if (in_window) {
       ++inside;
@@ -330,7 +332,8 @@ TEST_F(RecorderGpuTest, AnotherCuptiSubscriberIsNamedAndTheProgramRunsOn) {
   ASSERT_EQ(r.traces.size(), 1u);
   const Trace& t = r.Main();
   EXPECT_FALSE(t.recorder.subscribed) << t.recorder.message;
-  EXPECT_EQ(t.recorder.other_subscriber, "planted-profiler");
+  // CUDA 13's CUPTI reports it as "CUPTI for planted-profiler" (seen on an H200).
+  EXPECT_THAT(t.recorder.other_subscriber, ::testing::HasSubstr("planted-profiler"));
   EXPECT_THAT(r.report_json, ::testing::HasSubstr("\"check_id\": \"cupti-busy\""));
   EXPECT_THAT(r.report_json, ::testing::HasSubstr("planted-profiler"));
   EXPECT_THAT(r.report_json, ::testing::HasSubstr("exited with status 0"));

@@ -144,8 +144,8 @@ int EagerLoop(float* x) {
 }
 
 // Eager steps of 40 launches and a synchronize for about 1.25 s, with one clean capture of 5 launches at about 0.55 s.
-// Under --sampling 0:100:400 the recorder's windows are at about 300-400, 700-800 and 1100-1200 ms, so the capture
-// falls between two of them.
+// Under --sampling 0:100:400 the recorder's first window closes within 20 ms, and the next ones are at about 320-420,
+// 720-820 and 1120-1220 ms, so the capture falls between two of them.
 int SampledLoop(float* x) {
   cudaStream_t s;
   cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
