@@ -69,8 +69,9 @@ absl::StatusOr<RecordedProgram> RecordedProgram::Run(const std::vector<std::stri
     if (mkdtemp(temp) == nullptr) return absl::InternalError("cannot create a temporary trace folder");
     program.trace_dir_ = temp;
     program.remove_trace_dir_ = true;
-  } else if (mkdir(options.trace_dir.c_str(), 0755) != 0 && errno != EEXIST) {
-    return absl::InvalidArgumentError(absl::StrCat("cannot create --trace-dir ", options.trace_dir));
+  } else if (std::error_code error; !std::filesystem::create_directories(options.trace_dir, error) && error) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("cannot create --trace-dir ", options.trace_dir, ": ", error.message()));
   } else {
     program.trace_dir_ = options.trace_dir;
   }
