@@ -41,7 +41,7 @@ class DynamicControlFlowCheck : public AnalyzerCheck {
     for (size_t s : signatures.all) {
       if (sequences[s] != sequences[reference]) differing.push_back(s);
     }
-    if (differing.empty()) return;
+    if (differing.empty() || !TrustedSteps(iterations, steps.size(), steps.size() - differing.size())) return;
     const absl::flat_hash_set<uint64_t> distinct(sequences.begin(), sequences.end());
 
     // Where the first differing step departs from the reference.

@@ -46,7 +46,7 @@ class DynamicShapeCheck : public AnalyzerCheck {
       distinct.insert(shapes[s]);
       if (shapes[s] != shapes[reference]) differing.push_back(s);
     }
-    if (differing.empty()) return;
+    if (differing.empty() || !TrustedSteps(iterations, steps.size(), same_sequence.size())) return;
 
     const std::vector<size_t> ref_ops = StepOperations(trace, steps[reference]);
     const std::vector<size_t> odd_ops = StepOperations(trace, steps[differing.front()]);

@@ -259,6 +259,7 @@ Iterations FindIterations(const trace::Trace& trace, const NvtxIndex& nvtx, cons
       steps.insert(steps.end(), found.begin(), found.end());
     }
     if (ranges_with_steps > 1) eager = absl::StrCat(steps.size(), " steps in ", ranges_with_steps, " sampling windows");
+    result.eager_by_repetition = true;
     SortByReplay(trace, std::move(steps), &result);
     std::string graphed = GraphedStepsByRepetition(trace, from, &result.graphed);
     if (!eager.empty() || !graphed.empty()) {

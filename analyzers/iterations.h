@@ -60,8 +60,9 @@ struct Iteration {
 std::vector<Iteration> LaunchRecorded(const std::vector<Iteration>& steps);
 
 struct Iterations {
-  std::string source;            // how they were found, for evidence; "" when none were
-  std::vector<Iteration> eager;  // selected by the step range
+  std::string source;                // how they were found, for evidence; "" when none were
+  bool eager_by_repetition = false;  // the eager steps are a guess from the launch sequence, not NVTX ranges
+  std::vector<Iteration> eager;      // selected by the step range
   std::vector<Iteration> graphed;
 };
 

@@ -1,6 +1,7 @@
 // pageable-memcpy: a host<->device cudaMemcpyAsync with pageable (not pinned) host memory. Inside a capture CUDA
-// refuses it; in eager steps it is staged through a driver buffer and blocks the host, so it is a latent blocker of
-// the region to graph (reported as a note).
+// refuses it; in the eager steps of the region to graph it is staged through a driver buffer and blocks the host, so
+// it is a latent blocker of that region (reported as a note). Copies outside the steps (loading weights at start-up)
+// are not reported.
 #include "absl/strings/str_cat.h"
 #include "analyzers/capture_problem_check.h"
 #include "analyzers/checks.h"
@@ -17,27 +18,27 @@ class PageableMemcpyCheck : public CaptureProblemCheck {
  public:
   PageableMemcpyCheck()
       : CaptureProblemCheck(
-            {"pageable-memcpy",
-             "An asynchronous copy used pageable host memory",
-             Severity::kError,
-             CheckArea::kCapture,
+            {"pageable-memcpy", "An asynchronous copy used pageable host memory", Severity::kError, CheckArea::kCapture,
              "cudaMemcpyAsync between the host and the device used pageable host memory. Inside a capture CUDA "
              "refuses it; in eager steps the copy blocks the host and would break capture of that step.",
-             {}},
+             IterationCheckOptions()},
             CaptureCause::kPageableMemcpy) {}
 
  protected:
   void Analyze(const TraceAnalysis& analysis, const BoundOptions& options,
                std::vector<Finding>* findings) const override {
     CaptureProblemCheck::Analyze(analysis, options, findings);
-    // Eager copies: one note per call site.
+    // Eager copies in the steps: one note per call site.
     const trace::Trace& trace = analysis.trace();
+    const Iterations& iterations = analysis.iterations(IterationOptionsFrom(options));
     CallSites sites(trace);
-    for (size_t i = 0; i < trace.api_calls.size(); ++i) {
-      const trace::ApiCall& call = trace.api_calls[i];
-      if (call.kind == trace::ApiKind::kMemcpyAsync && call.host_memory == trace::HostMemory::kPageable &&
-          call.capture_status == trace::CaptureStatus::kNone) {
-        sites.Add(i, i);
+    for (size_t s = 0; s < iterations.eager.size(); ++s) {
+      for (size_t i = iterations.eager[s].first_call; i < iterations.eager[s].end_call; ++i) {
+        const trace::ApiCall& call = trace.api_calls[i];
+        if (call.kind == trace::ApiKind::kMemcpyAsync && call.host_memory == trace::HostMemory::kPageable &&
+            call.capture_status == trace::CaptureStatus::kNone) {
+          sites.Add(i, s);
+        }
       }
     }
     for (const CallSites::Site& site : sites.sites()) {
@@ -45,10 +46,12 @@ class PageableMemcpyCheck : public CaptureProblemCheck {
       finding.severity = Severity::kNote;
       finding.where = analysis.Locate(site.first_call);
       finding.message = absl::StrCat(finding.where.api, OperatorClause(finding.where),
-                                     " copies between pageable host memory and the device outside capture: the host "
-                                     "waits for it, and the same copy inside a capture would fail.");
-      finding.evidence.push_back(absl::StrCat(site.calls, " such copies from this call site, ",
+                                     " copies between pageable host memory and the device in the steps of the region "
+                                     "to graph: the host waits for it, and the same copy inside a capture would fail.");
+      finding.evidence.push_back(absl::StrCat(site.calls, " such copies from this call site in ", site.groups, " of ",
+                                              iterations.eager.size(), " steps, ",
                                               trace.api_calls[site.first_call].bytes, " bytes the first time"));
+      finding.evidence.push_back(absl::StrCat("steps from ", iterations.source));
       finding.fix = kFix;
       findings->push_back(std::move(finding));
     }

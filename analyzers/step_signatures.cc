@@ -76,6 +76,11 @@ size_t MostCommonStep(const std::vector<uint64_t>& keys, const std::vector<size_
   return best;
 }
 
+bool TrustedSteps(const Iterations& iterations, size_t steps, size_t with_common_sequence) {
+  constexpr size_t kMinCommon = 3;
+  return !iterations.eager_by_repetition || (with_common_sequence >= kMinCommon && 2 * with_common_sequence > steps);
+}
+
 bool SameOperation(const ApiCall& a, const ApiCall& b) {
   return a.kind == b.kind && a.kernel_name == b.kernel_name && a.direction == b.direction;
 }

@@ -28,6 +28,11 @@ StepSignatures SignSteps(const trace::Trace& trace, const std::vector<Iteration>
 // The most common value among `keys` restricted to the steps in `among`; ties go to the earliest step.
 size_t MostCommonStep(const std::vector<uint64_t>& keys, const std::vector<size_t>& among);
 
+// Steps found by repetition are a guess at the program's loop, trusted only when more than half of them, and at least
+// 3, launch the most common sequence: warm-up calls or the layers of one forward cut into "steps" are not a loop.
+// Steps from NVTX ranges are the program's own word and always trusted.
+bool TrustedSteps(const Iterations& iterations, size_t steps, size_t with_common_sequence);
+
 bool SameOperation(const trace::ApiCall& a, const trace::ApiCall& b);
 bool SameShape(const trace::ApiCall& a, const trace::ApiCall& b);
 // The first position where two steps' operations (indices into Trace::api_calls) differ by `same`; the shorter

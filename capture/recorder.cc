@@ -515,6 +515,10 @@ void Recorder::OnApi(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const C
     state.DropOrphanedLaunch(launch_generation_.load(std::memory_order_relaxed));
     if (!runtime && state.runtime_depth > 0) return;
     if (state.depth >= kMaxNesting) return;
+    // A launch entering inside a launch in progress is the same launch dispatched again: seen on an H200 after launch
+    // callbacks were turned off and on (a cudaLaunchKernel nested in itself, within a microsecond). Its exit then
+    // closes the outer entry, so the launch is recorded once.
+    if (entry.kind == ApiKind::kKernelLaunch && state.depth > 0 && state.pending[state.depth - 1].launch) return;
     PendingCall pending;
     pending.cbid = cbid;
     pending.runtime = runtime;

@@ -49,6 +49,14 @@ TEST(DynamicControlFlowTest, StepsCutBySamplingWindowsAreNotCompared) {
   EXPECT_THAT(RunCheck(analyzers::NewDynamicControlFlowCheck(), b.Build()), SizeIs(0));
 }
 
+TEST(DynamicControlFlowTest, WarmupCutIntoLayersByRepetitionIsNotALoop) {
+  // Three warm-up forwards of a two-layer model, no NVTX: the gemm repeats 6 times, so repetition cuts "steps" at each
+  // layer, and they alternate between two sequences. Seen on an H200 in a clean capture program.
+  TraceBuilder b;
+  EagerSteps(&b, 1000000, 3, 100000, {{"gemm"}, {"bias_relu"}, {"gemm"}, {"bias"}});
+  EXPECT_THAT(RunCheck(analyzers::NewDynamicControlFlowCheck(), b.Build()), SizeIs(0));
+}
+
 TEST(DynamicControlFlowTest, SameSequenceEveryStepIsClean) {
   EXPECT_THAT(RunCheck(analyzers::NewDynamicControlFlowCheck(), Steps(false)), SizeIs(0));
 }

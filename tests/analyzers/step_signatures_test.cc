@@ -55,6 +55,16 @@ TEST(StepSignaturesTest, MostCommonStepPrefersTheEarliestOnTies) {
   EXPECT_EQ(analyzers::MostCommonStep({5, 7, 7, 9}, {0, 3}), 0u);
 }
 
+TEST(StepSignaturesTest, StepsFoundByRepetitionNeedAMajorityToBeTrusted) {
+  analyzers::Iterations nvtx;
+  EXPECT_TRUE(analyzers::TrustedSteps(nvtx, 4, 1));  // the program marked its steps
+  analyzers::Iterations guessed;
+  guessed.eager_by_repetition = true;
+  EXPECT_TRUE(analyzers::TrustedSteps(guessed, 5, 4));
+  EXPECT_FALSE(analyzers::TrustedSteps(guessed, 4, 2));  // half agree: layers of one forward, not a loop
+  EXPECT_FALSE(analyzers::TrustedSteps(guessed, 2, 2));  // too few to call a loop
+}
+
 TEST(StepSignaturesTest, DescribesOperationsWithAndWithoutShape) {
   std::vector<Iteration> steps;
   const trace::Trace trace = ThreeSteps(&steps);
