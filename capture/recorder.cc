@@ -319,8 +319,10 @@ void Recorder::ApplyLaunchCallbacks() {
   bool want;
   do {
     want = window_open_.load() || active_captures_.load() > 0;
-    if (!want) launch_generation_.fetch_add(1);
     for (const auto& [domain, cbid] : launch_callbacks_) subscription_->Enable(domain, cbid, want).IgnoreError();
+    // After the callbacks are off: a launch that entered before then may never see its exit (seen on an H200), and
+    // its older generation marks it as orphaned.
+    if (!want) launch_generation_.fetch_add(1);
   } while (want != (window_open_.load() || active_captures_.load() > 0));
 }
 
