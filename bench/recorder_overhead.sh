@@ -3,7 +3,7 @@
 # (sampled launches), with --launches all and with --capture-only, and torch.profiler with CUDA activities (Python steps
 # only). Each sample is one process running its step for $SECONDS_PER_RUN s (default 20); rounds alternate the
 # variants so drift hits all alike. Run on a GPU machine after sourcing scripts/gpu-env.sh. Prints a Markdown table
-# (medians over rounds of each process's mean us/step).
+# (medians over rounds of each process's mean us/step). NO_PROFILER=1 leaves out the torch.profiler runs.
 set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 gc="$GRAPHCHECK_BUILD_DIR/graphcheck"
@@ -31,7 +31,7 @@ for ((r = 0; r < rounds; r++)); do
     recorded "py-$step-sampled" "" -- "${py[@]}"
     recorded "py-$step-all" "--launches all" -- "${py[@]}"
     recorded "py-$step-capture" "--capture-only" -- "${py[@]}"
-    measure "py-$step-profiler" "${py[@]}" --profiler
+    [ "${NO_PROFILER:-0}" = 1 ] || measure "py-$step-profiler" "${py[@]}" --profiler
   done
   if [ -x "$cpp" ]; then
     measure "cpp-chain-none" "$cpp" "$seconds"
