@@ -182,7 +182,7 @@ class Recorder {
 
   absl::Mutex sampler_mutex_;
   bool sampler_stop_ ABSL_GUARDED_BY(sampler_mutex_) = false;
-  std::thread* sampler_ = nullptr;  // never deleted: a forked child holds a copy of a thread it does not have
+  std::thread* sampler_ = nullptr;  // left alone in a forked child, which holds a copy of a thread it does not have
   pid_t sampler_pid_ = 0;
 
   std::atomic<int> active_captures_{0};
@@ -369,6 +369,7 @@ void Recorder::Stop() {
       sampler_stop_ = true;
     }
     sampler_->join();
+    delete sampler_;
     sampler_ = nullptr;
     if (window_open_.load()) {
       uint64_t now = 0;
