@@ -109,11 +109,13 @@ size_t GroupShortSteps(const trace::Trace& trace, std::vector<Iteration>* steps)
   if (steps->empty()) return 1;
   std::vector<size_t> launches;
   for (const Iteration& step : *steps) {
-    launches.push_back(std::count_if(trace.api_calls.begin() + step.first_call, trace.api_calls.begin() + step.end_call,
-                                     IsEagerLaunch));
+    size_t count = 0;
+    for (size_t i = step.first_call; i < step.end_call; ++i) count += IsEagerLaunch(trace.api_calls[i]) ? 1 : 0;
+    launches.push_back(count);
   }
-  std::nth_element(launches.begin(), launches.begin() + launches.size() / 2, launches.end());
-  const size_t median = std::max<size_t>(launches[launches.size() / 2], 1);
+  const auto middle = launches.begin() + static_cast<std::ptrdiff_t>(launches.size() / 2);
+  std::nth_element(launches.begin(), middle, launches.end());
+  const size_t median = std::max<size_t>(*middle, 1);
   if (median >= kShortStepLaunches) return 1;
   const size_t group = (kGroupedStepLaunches + median - 1) / median;
   std::vector<Iteration> grouped;
