@@ -31,16 +31,9 @@ class PageableMemcpyCheck : public CaptureProblemCheck {
     // Eager copies in the steps: one note per call site.
     const trace::Trace& trace = analysis.trace();
     const Iterations& iterations = analysis.iterations(IterationOptionsFrom(options));
-    CallSites sites(trace);
-    for (size_t s = 0; s < iterations.eager.size(); ++s) {
-      for (size_t i = iterations.eager[s].first_call; i < iterations.eager[s].end_call; ++i) {
-        const trace::ApiCall& call = trace.api_calls[i];
-        if (call.kind == trace::ApiKind::kMemcpyAsync && call.host_memory == trace::HostMemory::kPageable &&
-            call.capture_status == trace::CaptureStatus::kNone) {
-          sites.Add(i, s);
-        }
-      }
-    }
+    const CallSites sites = StepCallSites(trace, iterations.eager, [](const trace::ApiCall& call) {
+      return call.kind == trace::ApiKind::kMemcpyAsync && call.host_memory == trace::HostMemory::kPageable;
+    });
     for (const CallSites::Site& site : sites.sites()) {
       Finding finding = NewFinding();
       finding.severity = Severity::kNote;

@@ -29,14 +29,8 @@ class SyncInRegionCheck : public AnalyzerCheck {
                std::vector<Finding>* findings) const override {
     const trace::Trace& trace = analysis.trace();
     const Iterations& iterations = analysis.iterations(IterationOptionsFrom(options));
-    CallSites sites(trace);
-    for (size_t s = 0; s < iterations.eager.size(); ++s) {
-      const Iteration& step = iterations.eager[s];
-      for (size_t i = step.first_call; i < step.end_call; ++i) {
-        const trace::ApiCall& call = trace.api_calls[i];
-        if (trace::IsSynchronizing(call.kind) && call.capture_status == trace::CaptureStatus::kNone) sites.Add(i, s);
-      }
-    }
+    const CallSites sites = StepCallSites(trace, iterations.eager,
+                                          [](const trace::ApiCall& call) { return trace::IsSynchronizing(call.kind); });
     for (const CallSites::Site& site : sites.sites()) {
       Finding finding = NewFinding();
       finding.where = analysis.Locate(site.first_call);

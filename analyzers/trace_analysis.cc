@@ -126,6 +126,18 @@ void CallSites::Add(size_t call, size_t group) {
   }
 }
 
+CallSites StepCallSites(const trace::Trace& trace, const std::vector<Iteration>& steps,
+                        bool (*wanted)(const trace::ApiCall& call)) {
+  CallSites sites(trace);
+  for (size_t s = 0; s < steps.size(); ++s) {
+    for (size_t i = steps[s].first_call; i < steps[s].end_call; ++i) {
+      const trace::ApiCall& call = trace.api_calls[i];
+      if (call.capture_status == trace::CaptureStatus::kNone && wanted(call)) sites.Add(i, s);
+    }
+  }
+  return sites;
+}
+
 std::string DescribeCall(const trace::Trace& trace, size_t call) {
   const trace::ApiCall& c = trace.api_calls[call];
   std::string text = absl::StrCat(trace.String(c.name), " on thread ", c.thread_id);

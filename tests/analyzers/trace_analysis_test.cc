@@ -49,6 +49,32 @@ TEST(TraceAnalysisTest, CallSitesGroupOneSiteAcrossSteps) {
   EXPECT_EQ(sites.sites()[1].calls, 1u);
 }
 
+TEST(TraceAnalysisTest, StepCallSitesTakeTheWantedCallsInsideTheStepsOnly) {
+  TraceBuilder b;
+  b.Call(500, 1, "cudaStreamSynchronize", ApiKind::kStreamSynchronize, 7);  // before the steps
+  for (int s = 0; s < 3; ++s) {
+    b.Call(10000 * (s + 1), 1, "cudaStreamSynchronize", ApiKind::kStreamSynchronize, 7);
+    b.Launch(10000 * (s + 1) + 100, 1, 7, "k");
+  }
+  TraceBuilder::In(b.Call(30500, 1, "cudaStreamSynchronize", ApiKind::kStreamSynchronize, 7), 3);  // in a capture
+  const trace::Trace trace = b.Build();
+  std::vector<analyzers::Iteration> steps;
+  for (int s = 0; s < 3; ++s) {
+    analyzers::Iteration step;
+    step.start_ns = 10000 * (s + 1);
+    step.end_ns = step.start_ns + 9000;
+    step.first_call = 1 + 2 * s;
+    step.end_call = s == 2 ? 8 : 3 + 2 * s;
+    steps.push_back(step);
+  }
+  const analyzers::CallSites sites = analyzers::StepCallSites(
+      trace, steps, [](const trace::ApiCall& call) { return call.kind == ApiKind::kStreamSynchronize; });
+  ASSERT_EQ(sites.sites().size(), 1u);
+  EXPECT_EQ(sites.sites()[0].first_call, 1u);
+  EXPECT_EQ(sites.sites()[0].calls, 3u);
+  EXPECT_EQ(sites.sites()[0].groups, 3u);
+}
+
 TEST(TraceAnalysisTest, FindsKernelsByCorrelationId) {
   std::vector<trace::KernelActivity> kernels(3);
   kernels[0].correlation_id = 30;
