@@ -177,7 +177,10 @@ class Recorder {
   std::vector<CallbackEntry> driver_table_;
   std::vector<std::pair<CUpti_CallbackDomain, CUpti_CallbackId>> launch_callbacks_;  // toggled (not kAll)
   std::atomic<bool> window_open_{false};
-  std::atomic<uint64_t> launches_recorded_{0};  // outside captures; read by the sampler for the first window
+  // Launches outside captures, counted only while the sampler waits for the first window's quota: an atomic add on
+  // every launch would cost the other modes for nothing.
+  std::atomic<bool> counting_launches_{false};
+  std::atomic<uint64_t> launches_recorded_{0};
   std::atomic<uint32_t> launch_generation_{0};  // bumped whenever launch callbacks are turned off
 
   absl::Mutex sampler_mutex_;
@@ -266,6 +269,7 @@ absl::Status Recorder::Start(const RecorderOptions& options) {
   if (options_.launches == trace::LaunchRecording::kSampled) {
     // The first window opens now, with activity already on; the sampler thread closes it and runs the schedule.
     window_open_.store(true);
+    counting_launches_.store(true);
     ApplyLaunchCallbacks();
     uint64_t now = 0;
     cuptiGetTimestamp(&now);
@@ -289,6 +293,7 @@ void Recorder::RunSampler() {
   while (launches_recorded_.load(std::memory_order_relaxed) < s.first_launches) {
     if (stopped_after(kPollMs)) return;
   }
+  counting_launches_.store(false, std::memory_order_relaxed);
   SetSamplingWindow(false);
   while (!stopped_after(s.period_ms - s.window_ms)) {
     SetSamplingWindow(true);
@@ -515,7 +520,8 @@ void Recorder::OnApi(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const C
   const CallbackEntry& entry = table[cbid];
   ThreadState& state = t_state;
   if (data->callbackSite == CUPTI_API_ENTER) {
-    state.DropOrphanedLaunch(launch_generation_.load(std::memory_order_relaxed));
+    const uint32_t generation = launch_generation_.load(std::memory_order_relaxed);
+    state.DropOrphanedLaunch(generation);
     if (!runtime && state.runtime_depth > 0) return;
     if (state.depth >= kMaxNesting) return;
     // A launch entering inside a launch in progress is the same launch dispatched again: seen on an H200 after launch
@@ -527,7 +533,7 @@ void Recorder::OnApi(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const C
     pending.runtime = runtime;
     if (entry.kind == ApiKind::kKernelLaunch) {
       pending.launch = true;
-      pending.launch_generation = launch_generation_.load(std::memory_order_relaxed);
+      pending.launch_generation = generation;
     }
     cuptiGetTimestamp(&pending.start_ns);
     const bool capturing = active_captures_.load(std::memory_order_relaxed) > 0;
@@ -591,7 +597,9 @@ void Recorder::OnApiExit(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, con
   }
   switch (entry.kind) {
     case ApiKind::kKernelLaunch:
-      if (!capturing) launches_recorded_.fetch_add(1, std::memory_order_relaxed);
+      if (!capturing && counting_launches_.load(std::memory_order_relaxed)) {
+        launches_recorded_.fetch_add(1, std::memory_order_relaxed);
+      }
       if (data->symbolName != nullptr) {
         thread_local absl::flat_hash_map<const char*, trace::StringId> names;  // symbol names are stable pointers
         thread_local const trace::TraceWriter* names_writer = nullptr;
