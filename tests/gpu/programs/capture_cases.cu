@@ -28,24 +28,34 @@ void LaunchSome(float* x, cudaStream_t s, int count) {
   for (int i = 0; i < count; ++i) Scale<<<(kN + 255) / 256, 256, 0, s>>>(x, kN, 1.0001f);
 }
 
+struct CapturedGraph {
+  cudaGraph_t graph = nullptr;
+  cudaGraphExec_t exec = nullptr;
+};
+
+// A clean global-mode capture of `launches` launches on `s`, instantiated, replayed `replays` times and synchronized.
+CapturedGraph CaptureAndReplay(float* x, cudaStream_t s, int launches, int replays) {
+  CapturedGraph captured;
+  Report("begin", cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
+  LaunchSome(x, s, launches);
+  Report("end", cudaStreamEndCapture(s, &captured.graph));
+  Report("instantiate", cudaGraphInstantiate(&captured.exec, captured.graph, 0));
+  for (int i = 0; i < replays; ++i) Report("launch", cudaGraphLaunch(captured.exec, s));
+  Report("sync", cudaStreamSynchronize(s));
+  return captured;
+}
+
 int CleanCapture(float* x, bool crash_after) {
   cudaStream_t s;
   cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
-  cudaGraph_t graph;
-  cudaGraphExec_t exec;
-  Report("begin", cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
-  LaunchSome(x, s, 3);
-  Report("end", cudaStreamEndCapture(s, &graph));
-  Report("instantiate", cudaGraphInstantiate(&exec, graph, 0));
-  for (int i = 0; i < 3; ++i) Report("launch", cudaGraphLaunch(exec, s));
-  Report("sync", cudaStreamSynchronize(s));
+  const CapturedGraph captured = CaptureAndReplay(x, s, 3, 3);
   if (crash_after) {
     std::fflush(stdout);
     volatile int* null = nullptr;
     *null = 1;  // SIGSEGV after the capture: the trace must still hold everything up to here
   }
-  cudaGraphExecDestroy(exec);
-  cudaGraphDestroy(graph);
+  cudaGraphExecDestroy(captured.exec);
+  cudaGraphDestroy(captured.graph);
   return 0;
 }
 
@@ -159,14 +169,7 @@ int SampledLoop(float* x) {
     cudaStreamSynchronize(s);
     if (!captured && elapsed_ms() >= 550) {
       captured = true;
-      cudaGraph_t graph;
-      cudaGraphExec_t exec;
-      Report("begin", cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
-      LaunchSome(x, s, 5);
-      Report("end", cudaStreamEndCapture(s, &graph));
-      Report("instantiate", cudaGraphInstantiate(&exec, graph, 0));
-      Report("replay", cudaGraphLaunch(exec, s));
-      cudaStreamSynchronize(s);
+      CaptureAndReplay(x, s, 5, 1);
     }
   }
   return 0;
