@@ -35,6 +35,15 @@ bool IsStreamWork(ApiKind kind) {
          kind == ApiKind::kEventRecord || kind == ApiKind::kStreamWaitEvent;
 }
 
+// The library handle or workspace whose initialisation made `call` (from its backtrace), "" when none shows.
+absl::string_view LazyInitFrameResource(const trace::Trace& trace, const ApiCall& call) {
+  const trace::Backtrace* backtrace = trace.FindBacktrace(call.backtrace);
+  if (backtrace == nullptr) return "";
+  std::vector<std::string> frames;
+  for (trace::StringId id : backtrace->frames) frames.emplace_back(trace.String(id));
+  return LazyInitResource(frames);
+}
+
 // The cause a call stands for, if capture forbids it. `role` is not kNone. Calls that returned success are causes
 // only where CUDA would have refused them or where they silently escape the graph (legacy-stream work, pageable
 // copies), so a successful call on an unrelated stream is not blamed.
@@ -53,12 +62,7 @@ std::optional<CaptureCause> Classify(const trace::Trace& trace, const ApiCall& c
   }
   if (IsAllocation(call.kind)) {
     if (!failed) return std::nullopt;
-    const trace::Backtrace* backtrace = trace.FindBacktrace(call.backtrace);
-    if (backtrace != nullptr) {
-      std::vector<std::string> frames;
-      for (trace::StringId id : backtrace->frames) frames.emplace_back(trace.String(id));
-      if (!LazyInitResource(frames).empty()) return CaptureCause::kLazyInit;
-    }
+    if (!LazyInitFrameResource(trace, call).empty()) return CaptureCause::kLazyInit;
     return role == Role::kOtherThread ? CaptureCause::kUnsafeApi : CaptureCause::kAlloc;
   }
   if (trace::IsSynchronizing(call.kind) || IsQuery(call.kind)) {
@@ -227,12 +231,23 @@ class Attributor {
     }
   }
 
+  std::string LazyInitResourceOf(const ApiCall& call) const {
+    const absl::string_view resource = LazyInitFrameResource(trace_, call);
+    return !resource.empty()                      ? std::string(resource)
+           : call.kind == ApiKind::kContextCreate ? "CUDA context"
+                                                  : "CUDA module (lazy kernel loading)";
+  }
+
   size_t AddProblem(CaptureCause cause, size_t i, std::optional<size_t> window, bool other_thread) {
     const ApiCall& call = trace_.api_calls[i];
     const trace::Backtrace* backtrace = trace_.FindBacktrace(call.backtrace);
-    const uint64_t site = absl::HashOf(static_cast<int>(cause), call.name, other_thread,
-                                       cause == CaptureCause::kUnexplained ? call.return_code : 0,
-                                       backtrace ? backtrace->frames : std::vector<trace::StringId>());
+    // One lazy initialisation (a cuDNN handle: a cudaFree, then a cudaMalloc) is one problem, whatever calls it made.
+    const std::string resource = cause == CaptureCause::kLazyInit ? LazyInitResourceOf(call) : "";
+    const uint64_t site = cause == CaptureCause::kLazyInit
+                              ? absl::HashOf(static_cast<int>(cause), resource)
+                              : absl::HashOf(static_cast<int>(cause), call.name, other_thread,
+                                             cause == CaptureCause::kUnexplained ? call.return_code : 0,
+                                             backtrace ? backtrace->frames : std::vector<trace::StringId>());
     auto [it, inserted] = by_site_.try_emplace(site, problems_->size());
     if (inserted) {
       CaptureProblem problem;
@@ -240,16 +255,7 @@ class Attributor {
       problem.call = i;
       problem.other_thread = other_thread;
       problem.window = window;
-      if (cause == CaptureCause::kLazyInit) {
-        std::vector<std::string> frames;
-        if (backtrace) {
-          for (trace::StringId id : backtrace->frames) frames.emplace_back(trace_.String(id));
-        }
-        const absl::string_view resource = LazyInitResource(frames);
-        problem.resource = !resource.empty()                      ? std::string(resource)
-                           : call.kind == ApiKind::kContextCreate ? "CUDA context"
-                                                                  : "CUDA module (lazy kernel loading)";
-      }
+      problem.resource = resource;
       problems_->push_back(std::move(problem));
       last_window_.push_back(std::nullopt);
     }

@@ -167,6 +167,12 @@ void FoldStderrFindings(std::vector<Finding>* findings) {
     auto target = std::find_if(kept.begin(), kept.end(), [&](const Finding& f) {
       return f.check_id == line.check_id && f.where.file != kStderrFile && f.severity >= line.severity;
     });
+    // A generic capture failure the program printed ("operation failed due to a previous error during capture") is
+    // the consequence of a root cause the trace found: a finding that lists what it broke.
+    if (target == kept.end() && line.check_id == "capture-error") {
+      target = std::find_if(kept.begin(), kept.end(),
+                            [&](const Finding& f) { return f.severity >= line.severity && !f.consequences.empty(); });
+    }
     if (target == kept.end()) {
       kept.push_back(std::move(line));
     } else {

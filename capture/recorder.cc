@@ -295,6 +295,7 @@ void Recorder::RunSampler() {
   }
   counting_launches_.store(false, std::memory_order_relaxed);
   SetSamplingWindow(false);
+  if (s.period_ms == 0) return;
   while (!stopped_after(s.period_ms - s.window_ms)) {
     SetSamplingWindow(true);
     if (stopped_after(s.window_ms)) return;

@@ -289,6 +289,39 @@ def clean_joined_streams():
     capture_case(body_of)
 
 
+def first_use_in_capture(body, on_new_thread):
+    """Runs body() for the first time in the process inside a capture (no warmup), on a new thread if asked, so that
+    the library behind it creates its handle and workspace while the stream is capturing."""
+    torch.zeros(1, device="cuda").add_(1)  # the context exists; the library does not
+    torch.cuda.synchronize()
+    if on_new_thread:
+        t = threading.Thread(target=lambda: capture(body))
+        t.start()
+        t.join()
+    else:
+        capture(body)
+    torch.cuda.synchronize()
+
+
+def cublas_first_in_capture():
+    a = torch.randn(256, 256, device="cuda")
+    first_use_in_capture(lambda: a @ a, on_new_thread=True)
+
+
+def cudnn_first_in_capture():
+    conv = torch.nn.Conv2d(16, 16, 3, padding=1).cuda()
+    x = torch.randn(8, 16, 32, 32, device="cuda")
+    with torch.no_grad():
+        first_use_in_capture(lambda: conv(x), on_new_thread=False)
+
+
+def cusolver_first_in_capture():
+    a = torch.randn(64, 64, device="cuda")
+    spd = a @ a.T + 64 * torch.eye(64, device="cuda")
+    torch.cuda.synchronize()
+    first_use_in_capture(lambda: torch.linalg.cholesky_ex(spd), on_new_thread=True)
+
+
 # --- eager-region and performance ------------------------------------------------------------------------------
 
 def eager_loop(step, steps=40):
@@ -416,6 +449,7 @@ def speedup_transformer():
 MODES = {name: fn for name, fn in globals().items() if callable(fn) and fn.__module__ == "__main__"
          and not name.startswith("_") and name not in ("cudart", "stream_handle", "small_model", "warmed", "capture",
                                                         "chain_step", "capture_case", "other_thread", "eager_loop",
+                                                        "first_use_in_capture",
                                                         "graphed_after_eager")}
 
 if __name__ == "__main__":

@@ -15,10 +15,10 @@ absl::Status ParseSamplingSchedule(absl::string_view text, SamplingSchedule* sch
   SamplingSchedule parsed;
   if (parts.size() != 3 || !absl::SimpleAtoi(parts[0], &parsed.first_launches) ||
       !absl::SimpleAtoi(parts[1], &parsed.window_ms) || !absl::SimpleAtoi(parts[2], &parsed.period_ms) ||
-      parsed.window_ms == 0 || parsed.window_ms > parsed.period_ms) {
+      (parsed.window_ms == 0) != (parsed.period_ms == 0) || parsed.window_ms > parsed.period_ms) {
     return absl::InvalidArgumentError(absl::StrCat(
         "sampling schedule '", text,
-        "' is not FIRST_LAUNCHES:WINDOW_MS:PERIOD_MS with 0 < WINDOW_MS <= PERIOD_MS"));
+        "' is not FIRST_LAUNCHES:WINDOW_MS:PERIOD_MS with 0 < WINDOW_MS <= PERIOD_MS, or FIRST_LAUNCHES:0:0"));
   }
   *schedule = parsed;
   return absl::OkStatus();

@@ -66,6 +66,37 @@ TEST(StderrMessagesTest, FoldsIntoTheTraceFindingOfTheSameCheck) {
   EXPECT_THAT(findings[0].evidence, ::testing::ElementsAre(HasSubstr("stderr line 1:")));
 }
 
+// Seen on an H200 (first matmul inside a capture): PyTorch printed its generic "previous error during capture"
+// while the trace named the root cause, a cuBLAS handle created in the capture, with the failed capture end among
+// its consequences. The printed line is evidence of that finding, not a second capture-error.
+TEST(StderrMessagesTest, AGenericCaptureFailureFoldsIntoTheRootCauseThatBrokeTheCapture) {
+  std::vector<Finding> findings =
+      Match({"capture failed: AcceleratorError: CUDA error: operation failed due to a previous error during capture"});
+  ASSERT_THAT(findings, SizeIs(1));
+  ASSERT_EQ(findings[0].check_id, "capture-error");
+  Finding root_cause;
+  root_cause.check_id = "warmup-insufficient";
+  root_cause.severity = Severity::kError;
+  root_cause.consequences.push_back("cudaStreamEndCapture returned 901: no graph was made");
+  findings.insert(findings.begin(), root_cause);
+  FoldStderrFindings(&findings);
+  ASSERT_THAT(findings, SizeIs(1));
+  EXPECT_EQ(findings[0].check_id, "warmup-insufficient");
+  EXPECT_THAT(findings[0].evidence, ::testing::ElementsAre(HasSubstr("previous error during capture")));
+}
+
+TEST(StderrMessagesTest, AGenericCaptureFailureStaysWhenNoFindingExplainsIt) {
+  std::vector<Finding> findings =
+      Match({"capture failed: AcceleratorError: CUDA error: operation failed due to a previous error during capture"});
+  Finding unrelated;
+  unrelated.check_id = "launch-bound";
+  unrelated.severity = Severity::kWarning;
+  findings.insert(findings.begin(), unrelated);
+  FoldStderrFindings(&findings);
+  ASSERT_THAT(findings, SizeIs(2));
+  EXPECT_EQ(findings[1].check_id, "capture-error");
+}
+
 // PyTorch refused `.cpu()` inside a capture (stderr, error) while the trace holds only eager pageable copies (a
 // note): the refusal stays its own error instead of disappearing into the note.
 TEST(StderrMessagesTest, DoesNotFoldIntoALessSevereFinding) {

@@ -26,6 +26,24 @@ TEST(WarmupInsufficientTest, FlagsCublasWorkspaceAllocatedInCapture) {
   EXPECT_THAT(findings[0].consequences, ::testing::Contains(HasSubstr("cudaStreamEndCapture")));
 }
 
+// Seen on an H200 (torch 2.11, first conv inside a capture): cudnnCreate made a cudaFree and then a cudaMalloc, both
+// refused. One handle initialised is one finding.
+TEST(WarmupInsufficientTest, OneHandleInitialisedIsOneFindingWhateverCallsItMade) {
+  const trace::Trace trace = FailedCapture([](TraceBuilder& b) {
+    ApiCall& free = b.Call(3000, 1, "cudaFree", ApiKind::kFree);
+    free.return_code = 900;
+    free.backtrace = b.Backtrace({"libcudnn_graph.so.9+0x2b0233", "cudnnCreate", "at::native::getCudnnHandle()",
+                                  "at::native::run_single_conv()"});
+    ApiCall& malloc = b.Call(3100, 1, "cudaMalloc", ApiKind::kMalloc);
+    malloc.return_code = 900;
+    malloc.backtrace = b.Backtrace({"libcudnn_graph.so.9+0x2af95b", "cudnnCreate", "at::native::getCudnnHandle()",
+                                    "at::native::run_single_conv()"});
+  });
+  const std::vector<Finding> findings = RunCheck(analyzers::NewWarmupInsufficientCheck(), trace);
+  ASSERT_THAT(findings, SizeIs(1));
+  EXPECT_THAT(findings[0].message, HasSubstr("cuDNN handle"));
+}
+
 TEST(WarmupInsufficientTest, FlagsLazyModuleLoadRefusedInCapture) {
   const trace::Trace trace = FailedCapture(
       [](TraceBuilder& b) { b.Call(3000, 1, "cuModuleLoadData", ApiKind::kModuleLoad).return_code = 900; });

@@ -15,9 +15,18 @@ TEST(LaunchSamplingTest, ParsesASchedule) {
   EXPECT_EQ(schedule.ToString(), "0:200:1000");
 }
 
+TEST(LaunchSamplingTest, TheDefaultAndZeroZeroMeanNoWindowsAfterTheFirst) {
+  EXPECT_EQ(SamplingSchedule().period_ms, 0u);
+  SamplingSchedule schedule;
+  ASSERT_TRUE(ParseSamplingSchedule("5000:0:0", &schedule).ok());
+  EXPECT_EQ(schedule.first_launches, 5000u);
+  EXPECT_EQ(schedule.period_ms, 0u);
+  EXPECT_EQ(schedule.ToString(), "5000:0:0");
+}
+
 TEST(LaunchSamplingTest, RefusesImpossibleSchedulesAndKeepsTheOldOne) {
   SamplingSchedule schedule;
-  for (const char* bad : {"", "1:2", "a:b:c", "0:0:1000", "0:2000:1000", "1:2:3:4", "-1:2:3"}) {
+  for (const char* bad : {"", "1:2", "a:b:c", "0:0:1000", "0:200:0", "0:2000:1000", "1:2:3:4", "-1:2:3"}) {
     const absl::Status status = ParseSamplingSchedule(bad, &schedule);
     EXPECT_FALSE(status.ok()) << bad;
     EXPECT_THAT(std::string(status.message()), ::testing::HasSubstr("FIRST_LAUNCHES:WINDOW_MS:PERIOD_MS"));

@@ -254,6 +254,43 @@ TEST_F(RecorderGpuTest, CppOtherThreadQueryDuringGlobalCapture) {
   EXPECT_NE(ends[0]->return_code, 0);
 }
 
+TEST_F(RecorderGpuTest, CppCublasCreateInCaptureIsLazyInitialisation) {
+  Recorded r = RunCpp("cublas-create-in-capture");
+  const Trace& t = r.Main();
+  SCOPED_TRACE(Describe(t));
+  // cublasCreate frees and allocates device memory: refused in a global-mode capture, and the capture is lost.
+  const ApiCall* refused = nullptr;
+  for (const ApiCall& c : t.api_calls) {
+    if ((c.kind == ApiKind::kFree || c.kind == ApiKind::kMalloc) && c.capture_status == CaptureStatus::kActive &&
+        c.return_code == kCaptureUnsupported) {
+      refused = &c;
+      break;
+    }
+  }
+  ASSERT_NE(refused, nullptr);
+  EXPECT_THAT(Frames(t, *refused), ::testing::HasSubstr("cublasCreate"));
+  auto ends = Calls(t, ApiKind::kCaptureEnd);
+  ASSERT_EQ(ends.size(), 1u);
+  EXPECT_EQ(ends[0]->return_code, kCaptureInvalidated);
+  EXPECT_THAT(r.report_json, ::testing::HasSubstr("\"warmup-insufficient\""));
+  EXPECT_THAT(r.report_json, ::testing::HasSubstr("cuBLAS handle"));
+}
+
+TEST_F(RecorderGpuTest, CppModuleLoadInCaptureSucceedsAndIsNotFlagged) {
+  Recorded r = RunCpp("module-load-in-capture");
+  const Trace& t = r.Main();
+  SCOPED_TRACE(Describe(t));
+  auto loads = Calls(t, ApiKind::kModuleLoad);
+  auto in_capture = std::find_if(loads.begin(), loads.end(),
+                                 [](const ApiCall* c) { return c->capture_status == CaptureStatus::kActive; });
+  ASSERT_NE(in_capture, loads.end()) << "cuModuleLoadData inside the capture is recorded";
+  EXPECT_EQ((*in_capture)->return_code, 0) << "CUDA 13 loads modules during a capture";
+  auto ends = Calls(t, ApiKind::kCaptureEnd);
+  ASSERT_EQ(ends.size(), 1u);
+  EXPECT_EQ(ends[0]->return_code, 0);
+  EXPECT_THAT(r.report_json, ::testing::Not(::testing::HasSubstr("\"warmup-insufficient\"")));
+}
+
 TEST_F(RecorderGpuTest, CppSegfaultAfterCaptureKeepsTheTrace) {
   Recorded r = RunCpp("segfault-after-capture");
   EXPECT_THAT(r.report_json, ::testing::HasSubstr("killed by signal 11"));

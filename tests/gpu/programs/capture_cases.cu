@@ -1,7 +1,9 @@
 // Planted-defect and clean CUDA programs for the recorder's GPU tests, one per mode:
 //   clean | sync-in-capture | pageable-h2d | unjoined-stream | other-thread-query | segfault-after-capture | eager-loop
-//   | malloc-in-capture | legacy-stream-in-capture | sampled-loop
+//   | malloc-in-capture | legacy-stream-in-capture | sampled-loop | cublas-create-in-capture | module-load-in-capture
 // Each prints what it did; the GPU tests assert on the trace that graphcheck run records, not on this output.
+#include <cublas_v2.h>
+#include <cuda.h>
 #include <cuda_runtime.h>
 
 #include <chrono>
@@ -145,6 +147,41 @@ int LegacyStreamInCapture(float* x) {
   return 0;
 }
 
+// Lazy initialisation inside a capture: a cuBLAS handle created (and its first GEMM run) while the stream captures.
+int CublasCreateInCapture(float* x) {
+  cudaStream_t s;
+  cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
+  cudaGraph_t graph;
+  Report("begin", cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
+  LaunchSome(x, s, 1);
+  cublasHandle_t handle = nullptr;
+  std::printf("cublasCreate in capture -> %d\n", cublasCreate(&handle));
+  if (handle != nullptr) {
+    cublasSetStream(handle, s);
+    const float one = 1.0f, zero = 0.0f;
+    std::printf("cublasSgemm in capture -> %d\n",
+                cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, 128, 128, 128, &one, x, 128, x, 128, &zero, x, 128));
+  }
+  Report("end", cudaStreamEndCapture(s, &graph));
+  cudaGetLastError();
+  return 0;
+}
+
+// Lazy initialisation inside a capture: a module loaded (JIT-compiled from PTX) while the stream captures.
+int ModuleLoadInCapture(float* x) {
+  static const char kPtx[] = ".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry noop()\n{\n  ret;\n}\n";
+  cudaStream_t s;
+  cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
+  cudaGraph_t graph;
+  Report("begin", cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
+  LaunchSome(x, s, 1);
+  CUmodule module = nullptr;
+  std::printf("cuModuleLoadData in capture -> %d\n", cuModuleLoadData(&module, kPtx));
+  Report("end", cudaStreamEndCapture(s, &graph));
+  cudaGetLastError();
+  return 0;
+}
+
 int EagerLoop(float* x) {
   cudaStream_t s;
   cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
@@ -198,6 +235,8 @@ int main(int argc, char** argv) {
   if (mode == "sampled-loop") return SampledLoop(x);
   if (mode == "malloc-in-capture") return MallocInCapture(x);
   if (mode == "legacy-stream-in-capture") return LegacyStreamInCapture(x);
+  if (mode == "cublas-create-in-capture") return CublasCreateInCapture(x);
+  if (mode == "module-load-in-capture") return ModuleLoadInCapture(x);
   std::fprintf(stderr, "unknown mode %s\n", mode.c_str());
   return 2;
 }
