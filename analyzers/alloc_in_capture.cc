@@ -23,10 +23,11 @@ class AllocInCaptureCheck : public CaptureProblemCheck {
 
  protected:
   void Describe(const TraceAnalysis& analysis, const CaptureProblem& problem, Finding* finding) const override {
-    const trace::ApiCall& call = analysis.trace().api_calls[problem.call];
+    const trace::Trace& trace = analysis.trace();
+    const uint64_t bytes = trace.Detail(trace.api_calls[problem.call]).bytes;
     finding->message = absl::StrCat(finding->where.api, OperatorClause(finding->where),
                                     " allocated or freed memory during a CUDA graph capture");
-    if (call.bytes != 0) absl::StrAppend(&finding->message, " (", call.bytes, " bytes)");
+    if (bytes != 0) absl::StrAppend(&finding->message, " (", bytes, " bytes)");
     absl::StrAppend(&finding->message, "; allocation is not a graph operation.");
     finding->fix =
         "Allocate before capture: warm up the exact captured code first so PyTorch's caching allocator already holds "

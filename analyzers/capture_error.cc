@@ -24,9 +24,10 @@ class CaptureErrorCheck : public CaptureProblemCheck {
 
  protected:
   void Describe(const TraceAnalysis& analysis, const CaptureProblem& problem, Finding* finding) const override {
-    const trace::ApiCall& call = analysis.trace().api_calls[problem.call];
-    const CaptureErrorCode* error = FindCaptureError(call.return_code);
-    finding->message = absl::StrCat(finding->where.api, " failed with ", DescribeReturnCode(call.return_code), " (\"",
+    const trace::Trace& trace = analysis.trace();
+    const int32_t return_code = trace.Detail(trace.api_calls[problem.call]).return_code;
+    const CaptureErrorCode* error = FindCaptureError(return_code);
+    finding->message = absl::StrCat(finding->where.api, " failed with ", DescribeReturnCode(return_code), " (\"",
                                     error ? error->description : "", "\"): ", error ? error->meaning : "",
                                     "; no earlier call in the trace explains it.");
     finding->fix = std::string(error ? error->fix : "");

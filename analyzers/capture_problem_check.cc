@@ -57,15 +57,15 @@ void CaptureProblemCheck::Analyze(const TraceAnalysis& analysis, const BoundOpti
     // A call CUDA refused broke the capture; one it allowed is a latent defect (it escapes the graph or fails under
     // a stricter capture mode).
     finding.severity = problem.failed ? Severity::kError : Severity::kWarning;
-    const trace::ApiCall& call = trace.api_calls[problem.call];
+    const int32_t return_code = trace.Detail(trace.api_calls[problem.call]).return_code;
     finding.evidence.push_back(absl::StrCat(DescribeCall(trace, problem.call), " returned ",
-                                            call.return_code == 0 ? "success" : DescribeReturnCode(call.return_code)));
+                                            return_code == 0 ? "success" : DescribeReturnCode(return_code)));
     if (problem.window) {
       const CaptureWindow& window = captures.windows()[*problem.window];
       finding.evidence.push_back(absl::StrCat("during ", DescribeCapture(trace, window)));
       if (problem.other_thread) {
-        finding.evidence.push_back(absl::StrCat("called from thread ", call.thread_id, ", not the capturing thread ",
-                                                window.thread_id,
+        finding.evidence.push_back(absl::StrCat("called from thread ", trace.api_calls[problem.call].thread_id,
+                                                ", not the capturing thread ", window.thread_id,
                                                 "; a global-mode capture forbids unsafe calls from "
                                                 "every thread"));
       }

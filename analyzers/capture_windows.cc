@@ -37,7 +37,7 @@ bool IsStreamWork(ApiKind kind) {
 
 // The library handle or workspace whose initialisation made `call` (from its backtrace), "" when none shows.
 absl::string_view LazyInitFrameResource(const trace::Trace& trace, const ApiCall& call) {
-  const trace::Backtrace* backtrace = trace.FindBacktrace(call.backtrace);
+  const trace::Backtrace* backtrace = trace.FindBacktrace(trace.Detail(call).backtrace);
   if (backtrace == nullptr) return "";
   std::vector<std::string> frames;
   for (trace::StringId id : backtrace->frames) frames.emplace_back(trace.String(id));
@@ -48,7 +48,8 @@ absl::string_view LazyInitFrameResource(const trace::Trace& trace, const ApiCall
 // only where CUDA would have refused them or where they silently escape the graph (legacy-stream work, pageable
 // copies), so a successful call on an unrelated stream is not blamed.
 std::optional<CaptureCause> Classify(const trace::Trace& trace, const ApiCall& call, Role role, CaptureMode mode) {
-  const bool failed = call.return_code != 0;
+  const trace::CallDetail& d = trace.Detail(call);
+  const bool failed = d.return_code != 0;
   const bool on_capture = role == Role::kInCapture || role == Role::kCapturingThread;
   // Allocation and lazy initialisation inside a capture are causes only when CUDA refused them: PyTorch's caching
   // allocator switches its thread to relaxed mode around cudaMalloc while capturing, and CUDA 12+ loads modules
@@ -56,8 +57,8 @@ std::optional<CaptureCause> Classify(const trace::Trace& trace, const ApiCall& c
   if (call.kind == ApiKind::kModuleLoad || call.kind == ApiKind::kContextCreate) {
     return failed ? std::optional(CaptureCause::kLazyInit) : std::nullopt;
   }
-  if (call.return_code == kErrorCaptureImplicit) return CaptureCause::kLegacyStream;
-  if (call.return_code == kErrorCaptureUnjoined && call.kind == ApiKind::kCaptureEnd) {
+  if (d.return_code == kErrorCaptureImplicit) return CaptureCause::kLegacyStream;
+  if (d.return_code == kErrorCaptureUnjoined && call.kind == ApiKind::kCaptureEnd) {
     return CaptureCause::kUnjoinedStream;
   }
   if (IsAllocation(call.kind)) {
@@ -68,15 +69,14 @@ std::optional<CaptureCause> Classify(const trace::Trace& trace, const ApiCall& c
   if (trace::IsSynchronizing(call.kind) || IsQuery(call.kind)) {
     if (role == Role::kOtherThread) return failed ? std::optional(CaptureCause::kUnsafeApi) : std::nullopt;
     const bool refused =
-        failed || role == Role::kInCapture || call.kind == ApiKind::kDeviceSynchronize || call.legacy_stream;
+        failed || role == Role::kInCapture || call.kind == ApiKind::kDeviceSynchronize || d.legacy_stream;
     if (!refused) return std::nullopt;
     return IsQuery(call.kind) ? CaptureCause::kUnsafeApi : CaptureCause::kSync;
   }
-  if (call.kind == ApiKind::kMemcpyAsync && call.host_memory == trace::HostMemory::kPageable &&
-      role == Role::kInCapture) {
+  if (call.kind == ApiKind::kMemcpyAsync && d.host_memory == trace::HostMemory::kPageable && role == Role::kInCapture) {
     return CaptureCause::kPageableMemcpy;
   }
-  if (call.legacy_stream && on_capture && IsStreamWork(call.kind)) return CaptureCause::kLegacyStream;
+  if (d.legacy_stream && on_capture && IsStreamWork(call.kind)) return CaptureCause::kLegacyStream;
   return std::nullopt;
 }
 
@@ -101,26 +101,27 @@ class Attributor {
 
   void Visit(size_t i) {
     const ApiCall& call = trace_.api_calls[i];
-    if (call.kind == ApiKind::kCaptureBegin && call.return_code == 0) {
+    const trace::CallDetail& d = trace_.Detail(call);
+    if (call.kind == ApiKind::kCaptureBegin && d.return_code == 0) {
       Begin(i);
       return;
     }
     auto [window, role] = Locate(call);
     if (call.kind == ApiKind::kStreamWaitEvent) TrackJoin(call);
-    if (window && role == Role::kInCapture && call.return_code == 0) Record(*window, call);
-    if (role == Role::kNone && !IsCaptureError(call.return_code)) return;
+    if (window && role == Role::kInCapture && d.return_code == 0) Record(*window, call);
+    if (role == Role::kNone && !IsCaptureError(d.return_code)) return;
 
     const CaptureMode mode = window ? (*windows_)[*window].mode : CaptureMode::kUnknown;
     std::optional<CaptureCause> cause;
     if (role != Role::kNone) cause = Classify(trace_, call, role, mode);
-    if (!cause && call.kind == ApiKind::kCaptureBegin && call.legacy_stream) cause = CaptureCause::kLegacyStream;
+    if (!cause && call.kind == ApiKind::kCaptureBegin && d.legacy_stream) cause = CaptureCause::kLegacyStream;
     if (cause) {
       const size_t problem = AddProblem(*cause, i, window, role == Role::kOtherThread);
       if (window && !state_[*window].first_cause) state_[*window].first_cause = problem;
-    } else if (IsCaptureError(call.return_code)) {
+    } else if (IsCaptureError(d.return_code)) {
       std::optional<size_t> explained = window ? state_[*window].first_cause : std::nullopt;
       if (explained) {
-        AddConsequence(*explained, i, call.return_code);
+        AddConsequence(*explained, i, d.return_code);
       } else {
         const size_t problem = AddProblem(CaptureCause::kUnexplained, i, window, role == Role::kOtherThread);
         if (window) state_[*window].first_cause = problem;
@@ -154,7 +155,7 @@ class Attributor {
     by_stream_.erase(window.stream_id);
     if (window.capture_id != 0) by_capture_id_.erase(window.capture_id);
     open_.erase(std::find(open_.begin(), open_.end(), w));
-    if (trace_.api_calls[i].return_code == kErrorCaptureUnjoined) {
+    if (trace_.Detail(trace_.api_calls[i]).return_code == kErrorCaptureUnjoined) {
       for (CaptureProblem& problem : *problems_) {
         if (problem.cause == CaptureCause::kUnjoinedStream && problem.call == i)
           problem.streams = window.unjoined_streams;
@@ -201,8 +202,9 @@ class Attributor {
   // stream_id waits on an event recorded on other_stream_id: a fork when the waiting stream is outside every capture
   // and the event's stream inside one, a join when both are in the same capture.
   void TrackJoin(const ApiCall& call) {
-    auto source = by_stream_.find(call.other_stream_id);
-    if (call.other_stream_id == 0 || source == by_stream_.end()) return;
+    const uint64_t other_stream_id = trace_.Detail(call).other_stream_id;
+    auto source = by_stream_.find(other_stream_id);
+    if (other_stream_id == 0 || source == by_stream_.end()) return;
     const size_t w = source->second;
     auto waiter = by_stream_.find(call.stream_id);
     if (waiter == by_stream_.end()) {
@@ -210,7 +212,7 @@ class Attributor {
       (*windows_)[w].forked_streams.push_back(call.stream_id);
       state_[w].joined[call.stream_id] = false;
     } else if (waiter->second == w) {
-      if (auto it = state_[w].joined.find(call.other_stream_id); it != state_[w].joined.end()) it->second = true;
+      if (auto it = state_[w].joined.find(other_stream_id); it != state_[w].joined.end()) it->second = true;
       if (auto it = state_[w].joined.find(call.stream_id); it != state_[w].joined.end()) it->second = false;
     }
   }
@@ -222,9 +224,10 @@ class Attributor {
       ++window.captured_operations;
     }
     if (call.kind == ApiKind::kKernelLaunch) {
-      const absl::string_view name = trace_.String(call.kernel_name);
+      const trace::CallDetail& d = trace_.Detail(call);
+      const absl::string_view name = trace_.String(d.kernel_name);
       window.kernel_sequence = absl::HashOf(window.kernel_sequence, name);
-      window.kernel_shapes = absl::HashOf(window.kernel_shapes, name, call.grid, call.block);
+      window.kernel_shapes = absl::HashOf(window.kernel_shapes, name, d.grid, d.block);
     }
     if (IsStreamWork(call.kind) && call.kind != ApiKind::kStreamWaitEvent) {
       if (auto it = state_[w].joined.find(call.stream_id); it != state_[w].joined.end()) it->second = false;
@@ -240,13 +243,14 @@ class Attributor {
 
   size_t AddProblem(CaptureCause cause, size_t i, std::optional<size_t> window, bool other_thread) {
     const ApiCall& call = trace_.api_calls[i];
-    const trace::Backtrace* backtrace = trace_.FindBacktrace(call.backtrace);
+    const trace::CallDetail& d = trace_.Detail(call);
+    const trace::Backtrace* backtrace = trace_.FindBacktrace(d.backtrace);
     // One lazy initialisation (a cuDNN handle: a cudaFree, then a cudaMalloc) is one problem, whatever calls it made.
     const std::string resource = cause == CaptureCause::kLazyInit ? LazyInitResourceOf(call) : "";
     const uint64_t site = cause == CaptureCause::kLazyInit
                               ? absl::HashOf(static_cast<int>(cause), resource)
-                              : absl::HashOf(static_cast<int>(cause), call.name, other_thread,
-                                             cause == CaptureCause::kUnexplained ? call.return_code : 0,
+                              : absl::HashOf(static_cast<int>(cause), d.name, other_thread,
+                                             cause == CaptureCause::kUnexplained ? d.return_code : 0,
                                              backtrace ? backtrace->frames : std::vector<trace::StringId>());
     auto [it, inserted] = by_site_.try_emplace(site, problems_->size());
     if (inserted) {
@@ -261,7 +265,7 @@ class Attributor {
     }
     CaptureProblem& problem = (*problems_)[it->second];
     ++problem.occurrences;
-    problem.failed |= call.return_code != 0;
+    problem.failed |= d.return_code != 0;
     if (window != last_window_[it->second]) {
       ++problem.captures;
       last_window_[it->second] = window;
@@ -272,9 +276,9 @@ class Attributor {
   // return_code -1: the capture never ended in the trace.
   void AddConsequence(size_t problem, size_t i, int32_t return_code) {
     std::vector<Consequence>& list = (*problems_)[problem].consequences;
-    const trace::StringId name = trace_.api_calls[i].name;
+    const trace::StringId name = trace_.Detail(trace_.api_calls[i]).name;
     for (Consequence& c : list) {
-      if (c.return_code == return_code && trace_.api_calls[c.first_call].name == name) {
+      if (c.return_code == return_code && trace_.Detail(trace_.api_calls[c.first_call]).name == name) {
         ++c.count;
         return;
       }

@@ -35,7 +35,7 @@ class EmptyGraphCheck : public AnalyzerCheck {
     for (size_t w = 0; w < windows.size(); ++w) {
       const CaptureWindow& window = windows[w];
       if (!window.end_call || window.captured_operations != 0) continue;
-      const trace::ApiCall& end = trace.api_calls[*window.end_call];
+      const trace::CallDetail& end = trace.Detail(trace.api_calls[*window.end_call]);
       if (end.return_code != 0 || end.node_count != 0) continue;
       sites.Add(window.begin_call, w);
       if (sites.sites().size() > window_of_site.size()) {

@@ -16,13 +16,13 @@ using trace::ApiKind;
 
 constexpr uint32_t kMinRepeats = 3;  // an anchor seen 3 times bounds 2 whole steps
 
-bool IsEagerLaunch(const ApiCall& call) {
+bool IsEagerLaunch(const trace::Trace& trace, const ApiCall& call) {
   return call.kind == ApiKind::kKernelLaunch && call.capture_status == trace::CaptureStatus::kNone &&
-         call.return_code == 0;
+         trace.Detail(call).return_code == 0;
 }
-bool IsReplay(const ApiCall& call) {
+bool IsReplay(const trace::Trace& trace, const ApiCall& call) {
   return call.kind == ApiKind::kGraphLaunch && call.capture_status == trace::CaptureStatus::kNone &&
-         call.return_code == 0;
+         trace.Detail(call).return_code == 0;
 }
 
 // Dense keys of a sequence: how often each was seen and where first.
@@ -110,7 +110,7 @@ size_t GroupShortSteps(const trace::Trace& trace, std::vector<Iteration>* steps)
   std::vector<size_t> launches;
   for (const Iteration& step : *steps) {
     size_t count = 0;
-    for (size_t i = step.first_call; i < step.end_call; ++i) count += IsEagerLaunch(trace.api_calls[i]) ? 1 : 0;
+    for (size_t i = step.first_call; i < step.end_call; ++i) count += IsEagerLaunch(trace, trace.api_calls[i]) ? 1 : 0;
     launches.push_back(count);
   }
   const auto middle = launches.begin() + static_cast<std::ptrdiff_t>(launches.size() / 2);
@@ -199,8 +199,9 @@ std::string GraphedStepsByRepetition(const trace::Trace& trace, size_t from, std
   std::string found = StepsByRepetition(
       trace, from, trace.api_calls.size(),
       [&](const ApiCall& call) {
-        if (!IsReplay(call)) return std::optional<uint32_t>();
-        return std::optional<uint32_t>(graph_keys.try_emplace(call.graph_id, graph_keys.size()).first->second);
+        if (!IsReplay(trace, call)) return std::optional<uint32_t>();
+        const uint64_t graph = trace.Detail(call).graph_id;
+        return std::optional<uint32_t>(graph_keys.try_emplace(graph, graph_keys.size()).first->second);
       },
       graphed);
   for (Iteration& it : *graphed) it.graphed = true;
@@ -210,7 +211,8 @@ std::string GraphedStepsByRepetition(const trace::Trace& trace, size_t from, std
 // Steps that replay graphs beside their eager launches (partial graphing) are graphed steps.
 void SortByReplay(const trace::Trace& trace, std::vector<Iteration> steps, Iterations* result) {
   for (Iteration& it : steps) {
-    for (size_t i = it.first_call; i < it.end_call && !it.graphed; ++i) it.graphed = IsReplay(trace.api_calls[i]);
+    for (size_t i = it.first_call; i < it.end_call && !it.graphed; ++i)
+      it.graphed = IsReplay(trace, trace.api_calls[i]);
     (it.graphed ? result->graphed : result->eager).push_back(it);
   }
 }
@@ -247,8 +249,8 @@ Iterations FindIterations(const trace::Trace& trace, const NvtxIndex& nvtx, cons
       std::vector<Iteration> found;
       std::string description = StepsByRepetition(
           trace, begin, end,
-          [](const ApiCall& call) {
-            return IsEagerLaunch(call) ? std::optional<uint32_t>(call.kernel_name) : std::nullopt;
+          [&](const ApiCall& call) {
+            return IsEagerLaunch(trace, call) ? std::optional<uint32_t>(trace.Detail(call).kernel_name) : std::nullopt;
           },
           &found);
       if (found.empty()) continue;

@@ -32,7 +32,7 @@ class StepAccumulator {
     size_t delays = 0;
     for (size_t i = step.first_call; i < step.end_call; ++i) {
       const ApiCall& call = trace_.api_calls[i];
-      if (call.capture_status != trace::CaptureStatus::kNone || call.return_code != 0) continue;
+      if (call.capture_status != trace::CaptureStatus::kNone || trace_.Detail(call).return_code != 0) continue;
       switch (call.kind) {
         case ApiKind::kKernelLaunch: {
           total_.kernels += 1;

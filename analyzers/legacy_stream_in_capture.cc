@@ -30,11 +30,11 @@ class LegacyStreamInCaptureCheck : public CaptureProblemCheck {
                                       " tried to capture the legacy default stream, which "
                                       "cannot be captured.");
     } else {
-      finding->message = absl::StrCat(finding->where.api, OperatorClause(finding->where),
-                                      " used the legacy default stream during a capture; ",
-                                      call.return_code != 0 ? "it would make the legacy stream wait on the capturing "
-                                                              "stream, so CUDA refused it."
-                                                            : "the work runs eagerly and is not part of the graph.");
+      finding->message = absl::StrCat(
+          finding->where.api, OperatorClause(finding->where), " used the legacy default stream during a capture; ",
+          analysis.trace().Detail(call).return_code != 0 ? "it would make the legacy stream wait on the capturing "
+                                                           "stream, so CUDA refused it."
+                                                         : "the work runs eagerly and is not part of the graph.");
     }
     finding->fix =
         "Capture on a side stream (torch.cuda.graph does) and keep the captured code off the default stream: run "

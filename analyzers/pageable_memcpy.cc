@@ -31,9 +31,11 @@ class PageableMemcpyCheck : public CaptureProblemCheck {
     // Eager copies in the steps: one note per call site.
     const trace::Trace& trace = analysis.trace();
     const Iterations& iterations = analysis.iterations(IterationOptionsFrom(options));
-    const CallSites sites = StepCallSites(trace, iterations.eager, [](const trace::ApiCall& call) {
-      return call.kind == trace::ApiKind::kMemcpyAsync && call.host_memory == trace::HostMemory::kPageable;
-    });
+    const CallSites sites =
+        StepCallSites(trace, iterations.eager, [](const trace::Trace& trace, const trace::ApiCall& call) {
+          return call.kind == trace::ApiKind::kMemcpyAsync &&
+                 trace.Detail(call).host_memory == trace::HostMemory::kPageable;
+        });
     for (const CallSites::Site& site : sites.sites()) {
       Finding finding = NewFinding();
       finding.severity = Severity::kNote;
@@ -41,9 +43,9 @@ class PageableMemcpyCheck : public CaptureProblemCheck {
       finding.message = absl::StrCat(finding.where.api, OperatorClause(finding.where),
                                      " copies between pageable host memory and the device in the steps of the region "
                                      "to graph: the host waits for it, and the same copy inside a capture would fail.");
-      finding.evidence.push_back(absl::StrCat(site.calls, " such copies from this call site in ", site.groups, " of ",
-                                              iterations.eager.size(), " steps, ",
-                                              trace.api_calls[site.first_call].bytes, " bytes the first time"));
+      finding.evidence.push_back(
+          absl::StrCat(site.calls, " such copies from this call site in ", site.groups, " of ", iterations.eager.size(),
+                       " steps, ", trace.Detail(trace.api_calls[site.first_call]).bytes, " bytes the first time"));
       finding.evidence.push_back(absl::StrCat("steps from ", iterations.source));
       finding.fix = kFix;
       findings->push_back(std::move(finding));

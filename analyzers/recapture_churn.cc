@@ -52,7 +52,8 @@ class RecaptureChurnCheck : public AnalyzerCheck {
     std::vector<Group> groups;
     for (size_t w = 0; w < windows.size(); ++w) {
       const CaptureWindow& window = windows[w];
-      const trace::Backtrace* backtrace = trace.FindBacktrace(trace.api_calls[window.begin_call].backtrace);
+      const trace::Backtrace* backtrace =
+          trace.FindBacktrace(trace.Detail(trace.api_calls[window.begin_call]).backtrace);
       const uint64_t key =
           backtrace != nullptr ? absl::HashOf(1, backtrace->frames) : absl::HashOf(2, window.kernel_sequence);
       auto [it, inserted] = group_of_key.try_emplace(key, groups.size());

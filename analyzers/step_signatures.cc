@@ -11,8 +11,8 @@ namespace {
 using trace::ApiCall;
 using trace::ApiKind;
 
-bool IsOperation(const ApiCall& call) {
-  if (call.capture_status != trace::CaptureStatus::kNone || call.return_code != 0) return false;
+bool IsOperation(const trace::Trace& trace, const ApiCall& call) {
+  if (call.capture_status != trace::CaptureStatus::kNone || trace.Detail(call).return_code != 0) return false;
   switch (call.kind) {
     case ApiKind::kKernelLaunch:
     case ApiKind::kMemcpy:
@@ -30,7 +30,7 @@ bool IsOperation(const ApiCall& call) {
 std::vector<size_t> StepOperations(const trace::Trace& trace, const Iteration& step) {
   std::vector<size_t> operations;
   for (size_t i = step.first_call; i < step.end_call; ++i) {
-    if (IsOperation(trace.api_calls[i])) operations.push_back(i);
+    if (IsOperation(trace, trace.api_calls[i])) operations.push_back(i);
   }
   return operations;
 }
@@ -42,10 +42,11 @@ StepSignatures SignSteps(const trace::Trace& trace, const std::vector<Iteration>
     uint64_t shapes = 0;
     for (size_t i = steps[s].first_call; i < steps[s].end_call; ++i) {
       const ApiCall& call = trace.api_calls[i];
-      if (!IsOperation(call)) continue;
+      if (!IsOperation(trace, call)) continue;
       // Kernel names are interned, so within one trace the string id stands for the name.
-      sequence = absl::HashOf(sequence, call.kind, call.kernel_name, call.direction);
-      shapes = absl::HashOf(shapes, call.kind, call.kernel_name, call.direction, call.grid, call.block, call.bytes);
+      const trace::CallDetail& d = trace.Detail(call);
+      sequence = absl::HashOf(sequence, call.kind, d.kernel_name, d.direction);
+      shapes = absl::HashOf(shapes, call.kind, d.kernel_name, d.direction, d.grid, d.block, d.bytes);
     }
     signatures.sequences.push_back(sequence);
     signatures.shapes.push_back(shapes);
@@ -81,32 +82,36 @@ bool TrustedSteps(const Iterations& iterations, size_t steps, size_t with_common
   return !iterations.eager_by_repetition || (with_common_sequence >= kMinCommon && 2 * with_common_sequence > steps);
 }
 
-bool SameOperation(const ApiCall& a, const ApiCall& b) {
-  return a.kind == b.kind && a.kernel_name == b.kernel_name && a.direction == b.direction;
+bool SameOperation(const trace::Trace& trace, const ApiCall& a, const ApiCall& b) {
+  const trace::CallDetail& x = trace.Detail(a);
+  const trace::CallDetail& y = trace.Detail(b);
+  return a.kind == b.kind && x.kernel_name == y.kernel_name && x.direction == y.direction;
 }
 
-bool SameShape(const ApiCall& a, const ApiCall& b) {
-  return SameOperation(a, b) && a.grid == b.grid && a.block == b.block && a.bytes == b.bytes;
+bool SameShape(const trace::Trace& trace, const ApiCall& a, const ApiCall& b) {
+  const trace::CallDetail& x = trace.Detail(a);
+  const trace::CallDetail& y = trace.Detail(b);
+  return SameOperation(trace, a, b) && x.grid == y.grid && x.block == y.block && x.bytes == y.bytes;
 }
 
 size_t FirstDifference(const trace::Trace& trace, const std::vector<size_t>& a, const std::vector<size_t>& b,
-                       bool (*same)(const ApiCall&, const ApiCall&)) {
+                       bool (*same)(const trace::Trace&, const ApiCall&, const ApiCall&)) {
   size_t k = 0;
-  while (k < a.size() && k < b.size() && same(trace.api_calls[a[k]], trace.api_calls[b[k]])) ++k;
+  while (k < a.size() && k < b.size() && same(trace, trace.api_calls[a[k]], trace.api_calls[b[k]])) ++k;
   return k;
 }
 
 std::string DescribeOperation(const trace::Trace& trace, const ApiCall& call, bool with_shape) {
+  const trace::CallDetail& d = trace.Detail(call);
   if (call.kind == ApiKind::kKernelLaunch) {
-    std::string text = std::string(trace.String(call.kernel_name));
+    std::string text = std::string(trace.String(d.kernel_name));
     if (with_shape) {
-      absl::StrAppend(&text, " grid (", absl::StrJoin(call.grid, ","), ") block (", absl::StrJoin(call.block, ","),
-                      ")");
+      absl::StrAppend(&text, " grid (", absl::StrJoin(d.grid, ","), ") block (", absl::StrJoin(d.block, ","), ")");
     }
     return text;
   }
-  std::string text = std::string(trace.String(call.name));
-  if (with_shape) absl::StrAppend(&text, " ", call.bytes, " bytes");
+  std::string text = std::string(trace.String(d.name));
+  if (with_shape) absl::StrAppend(&text, " ", d.bytes, " bytes");
   return text;
 }
 

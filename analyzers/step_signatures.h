@@ -33,12 +33,12 @@ size_t MostCommonStep(const std::vector<uint64_t>& keys, const std::vector<size_
 // Steps from NVTX ranges are the program's own word and always trusted.
 bool TrustedSteps(const Iterations& iterations, size_t steps, size_t with_common_sequence);
 
-bool SameOperation(const trace::ApiCall& a, const trace::ApiCall& b);
-bool SameShape(const trace::ApiCall& a, const trace::ApiCall& b);
+bool SameOperation(const trace::Trace& trace, const trace::ApiCall& a, const trace::ApiCall& b);
+bool SameShape(const trace::Trace& trace, const trace::ApiCall& a, const trace::ApiCall& b);
 // The first position where two steps' operations (indices into Trace::api_calls) differ by `same`; the shorter
 // length when one is a prefix of the other.
 size_t FirstDifference(const trace::Trace& trace, const std::vector<size_t>& a, const std::vector<size_t>& b,
-                       bool (*same)(const trace::ApiCall&, const trace::ApiCall&));
+                       bool (*same)(const trace::Trace&, const trace::ApiCall&, const trace::ApiCall&));
 // "ampere_sgemm_128x64_nn grid (128,1,1) block (256,1,1)" or "cudaMemcpyAsync 4096 bytes".
 std::string DescribeOperation(const trace::Trace& trace, const trace::ApiCall& call, bool with_shape);
 

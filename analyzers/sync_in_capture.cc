@@ -23,7 +23,8 @@ class SyncInCaptureCheck : public CaptureProblemCheck {
 
  protected:
   void Describe(const TraceAnalysis& analysis, const CaptureProblem& problem, Finding* finding) const override {
-    const trace::ApiCall& call = analysis.trace().api_calls[problem.call];
+    const trace::Trace& trace = analysis.trace();
+    const trace::CallDetail& call = trace.Detail(trace.api_calls[problem.call]);
     finding->message = absl::StrCat(finding->where.api, OperatorClause(finding->where),
                                     " waits for the GPU inside a CUDA graph capture; a graph cannot contain a "
                                     "host-device synchronization.");

@@ -29,8 +29,9 @@ class SyncInRegionCheck : public AnalyzerCheck {
                std::vector<Finding>* findings) const override {
     const trace::Trace& trace = analysis.trace();
     const Iterations& iterations = analysis.iterations(IterationOptionsFrom(options));
-    const CallSites sites = StepCallSites(trace, iterations.eager,
-                                          [](const trace::ApiCall& call) { return trace::IsSynchronizing(call.kind); });
+    const CallSites sites = StepCallSites(trace, iterations.eager, [](const trace::Trace&, const trace::ApiCall& call) {
+      return trace::IsSynchronizing(call.kind);
+    });
     for (const CallSites::Site& site : sites.sites()) {
       Finding finding = NewFinding();
       finding.where = analysis.Locate(site.first_call);

@@ -30,8 +30,8 @@ const Iterations& TraceAnalysis::iterations(const IterationOptions& options) con
 }
 
 CorrelationIndex::CorrelationIndex(const std::vector<trace::KernelActivity>& kernels) {
-  uint64_t low = ~uint64_t{0};
-  uint64_t high = 0;
+  uint32_t low = ~uint32_t{0};
+  uint32_t high = 0;
   size_t count = 0;
   for (const trace::KernelActivity& kernel : kernels) {
     if (kernel.graph_id != 0 || kernel.correlation_id == 0) continue;
@@ -77,7 +77,7 @@ const CorrelationIndex& TraceAnalysis::kernel_by_correlation() const {
 
 std::vector<std::string> TraceAnalysis::Frames(size_t call) const {
   std::vector<std::string> frames;
-  if (const trace::Backtrace* backtrace = trace_.FindBacktrace(trace_.api_calls[call].backtrace)) {
+  if (const trace::Backtrace* backtrace = trace_.FindBacktrace(trace_.Detail(trace_.api_calls[call]).backtrace)) {
     frames.reserve(backtrace->frames.size());
     for (trace::StringId id : backtrace->frames) frames.emplace_back(trace_.String(id));
   }
@@ -87,7 +87,7 @@ std::vector<std::string> TraceAnalysis::Frames(size_t call) const {
 Location TraceAnalysis::Locate(size_t call) const {
   const trace::ApiCall& c = trace_.api_calls[call];
   Location where;
-  where.api = std::string(trace_.String(c.name));
+  where.api = std::string(trace_.String(trace_.Detail(c).name));
   where.thread_id = c.thread_id;
   if (c.stream_id != 0) where.stream_id = c.stream_id;
   where.nvtx_path = std::string(nvtx().PathAt(c.thread_id, c.start_ns));
@@ -110,7 +110,7 @@ void AnalyzerCheck::Run(const CheckInputs& inputs, const BoundOptions& options, 
 }
 
 void CallSites::Add(size_t call, size_t group) {
-  const trace::ApiCall& c = trace_.api_calls[call];
+  const trace::CallDetail& c = trace_.Detail(trace_.api_calls[call]);
   const trace::Backtrace* backtrace = trace_.FindBacktrace(c.backtrace);
   const uint64_t key = absl::HashOf(c.name, backtrace ? backtrace->frames : std::vector<trace::StringId>());
   auto [it, inserted] = by_key_.try_emplace(key, sites_.size());
@@ -127,12 +127,12 @@ void CallSites::Add(size_t call, size_t group) {
 }
 
 CallSites StepCallSites(const trace::Trace& trace, const std::vector<Iteration>& steps,
-                        bool (*wanted)(const trace::ApiCall& call)) {
+                        bool (*wanted)(const trace::Trace& trace, const trace::ApiCall& call)) {
   CallSites sites(trace);
   for (size_t s = 0; s < steps.size(); ++s) {
     for (size_t i = steps[s].first_call; i < steps[s].end_call; ++i) {
       const trace::ApiCall& call = trace.api_calls[i];
-      if (call.capture_status == trace::CaptureStatus::kNone && wanted(call)) sites.Add(i, s);
+      if (call.capture_status == trace::CaptureStatus::kNone && wanted(trace, call)) sites.Add(i, s);
     }
   }
   return sites;
@@ -140,9 +140,10 @@ CallSites StepCallSites(const trace::Trace& trace, const std::vector<Iteration>&
 
 std::string DescribeCall(const trace::Trace& trace, size_t call) {
   const trace::ApiCall& c = trace.api_calls[call];
-  std::string text = absl::StrCat(trace.String(c.name), " on thread ", c.thread_id);
+  const trace::CallDetail& d = trace.Detail(c);
+  std::string text = absl::StrCat(trace.String(d.name), " on thread ", c.thread_id);
   if (c.stream_id != 0) absl::StrAppend(&text, ", stream ", c.stream_id);
-  if (c.legacy_stream) absl::StrAppend(&text, " (legacy default stream)");
+  if (d.legacy_stream) absl::StrAppend(&text, " (legacy default stream)");
   return text;
 }
 

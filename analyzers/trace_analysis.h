@@ -93,7 +93,7 @@ class CallSites {
 
 // The calls outside captures in `steps` that `wanted` picks, grouped by call site, each step a group.
 CallSites StepCallSites(const trace::Trace& trace, const std::vector<Iteration>& steps,
-                        bool (*wanted)(const trace::ApiCall& call));
+                        bool (*wanted)(const trace::Trace& trace, const trace::ApiCall& call));
 
 // "thread 12", "stream 7" and the like joined for evidence lines.
 std::string DescribeCall(const trace::Trace& trace, size_t call);

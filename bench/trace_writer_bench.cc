@@ -29,8 +29,8 @@ ProcessInfo Process() {
 }
 
 // What the recorder writes for a kernel launch on a launch-bound step: ~7 us apart, a few us long.
-ApiCall Launch(uint64_t i, uint32_t thread, StringId name, StringId kernel) {
-  ApiCall c;
+ApiCallRecord Launch(uint64_t i, uint32_t thread, StringId name, StringId kernel) {
+  ApiCallRecord c;
   c.correlation_id = i;
   c.start_ns = 1'700'000'000'000'000'000ull + i * 7'000;
   c.end_ns = c.start_ns + 3'500;
@@ -45,8 +45,8 @@ ApiCall Launch(uint64_t i, uint32_t thread, StringId name, StringId kernel) {
   return c;
 }
 
-KernelActivity Kernel(uint64_t i, StringId name) {
-  KernelActivity k;
+KernelRecord Kernel(uint64_t i, StringId name) {
+  KernelRecord k;
   k.correlation_id = i;
   k.start_ns = 1'700'000'000'000'010'000ull + i * 7'000;
   k.end_ns = k.start_ns + 5'000;

@@ -72,7 +72,7 @@ void ActivityDecoder::Decode(const CUpti_Activity* record) {
     case CUPTI_ACTIVITY_KIND_KERNEL:
     case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
       const auto* k = reinterpret_cast<const CUpti_ActivityKernel10*>(record);
-      trace::KernelActivity kernel;
+      trace::KernelRecord kernel;
       kernel.correlation_id = k->correlationId;
       kernel.start_ns = k->start;
       kernel.end_ns = k->end;

@@ -566,7 +566,7 @@ void Recorder::OnApiExit(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, con
   const bool runtime = domain == CUPTI_CB_DOMAIN_RUNTIME_API;
   const DecodedCall call =
       runtime ? DecodeRuntimeCall(cbid, data->functionParams) : DecodeDriverCall(cbid, data->functionParams);
-  trace::ApiCall record;
+  trace::ApiCallRecord record;
   record.correlation_id = data->correlationId;
   record.start_ns = pending.start_ns;
   cuptiGetTimestamp(&record.end_ns);

@@ -89,17 +89,20 @@ std::string Listing(const trace::Trace& t, size_t limit) {
   absl::StrAppend(&out, "\napi calls (first ", std::min(limit, t.api_calls.size()), " of ", t.api_calls.size(), "):\n");
   for (size_t i = 0; i < std::min(limit, t.api_calls.size()); ++i) {
     const trace::ApiCall& c = t.api_calls[i];
+    const trace::CallDetail& d = t.Detail(c);
     absl::StrAppendFormat(&out, "  %d +%dns tid %d %s [%s] corr %d stream %d rc %d%s%s\n", c.start_ns,
-                          c.end_ns - c.start_ns, c.thread_id, t.String(c.name), trace::ApiKindName(c.kind),
-                          c.correlation_id, c.stream_id, c.return_code,
+                          c.end_ns - c.start_ns, c.thread_id, t.String(d.name), trace::ApiKindName(c.kind),
+                          c.correlation_id, c.stream_id, d.return_code,
                           c.capture_status == trace::CaptureStatus::kNone ? "" : " capturing",
-                          c.kernel_name == 0 ? "" : absl::StrCat(" kernel ", t.String(c.kernel_name)));
+                          d.kernel_name == 0 ? "" : absl::StrCat(" kernel ", t.String(d.kernel_name)));
   }
   absl::StrAppend(&out, "kernels (first ", std::min(limit, t.kernels.size()), " of ", t.kernels.size(), "):\n");
   for (size_t i = 0; i < std::min(limit, t.kernels.size()); ++i) {
     const trace::KernelActivity& k = t.kernels[i];
+    const trace::KernelShape& shape = t.Shape(k);
     absl::StrAppendFormat(&out, "  %d +%dns device %d stream %d corr %d graph %d %s\n", k.start_ns,
-                          k.end_ns - k.start_ns, k.device, k.stream_id, k.correlation_id, k.graph_id, t.String(k.name));
+                          k.end_ns - k.start_ns, shape.device, k.stream_id, k.correlation_id, k.graph_id,
+                          t.String(shape.name));
   }
   absl::StrAppend(&out, "nvtx (first ", std::min(limit, t.nvtx.size()), " of ", t.nvtx.size(), "):\n");
   for (size_t i = 0; i < std::min(limit, t.nvtx.size()); ++i) {

@@ -95,23 +95,24 @@ class ProcessExport {
   }
 
   void ApiCallSlice(const ApiCall& c) {
-    json e = Slice(trace_.String(c.name), "cuda_api", c.thread_id, c.start_ns, c.end_ns);
+    const trace::CallDetail& d = trace_.Detail(c);
+    json e = Slice(trace_.String(d.name), "cuda_api", c.thread_id, c.start_ns, c.end_ns);
     json& args = e["args"];
     args["kind"] = trace::ApiKindName(c.kind);
     if (c.correlation_id != 0) args["correlation"] = c.correlation_id;
-    if (c.return_code != 0) args["return_code"] = c.return_code;
+    if (d.return_code != 0) args["return_code"] = d.return_code;
     if (c.stream_id != 0) args["stream"] = c.stream_id;
-    if (c.legacy_stream) args["legacy_stream"] = true;
+    if (d.legacy_stream) args["legacy_stream"] = true;
     if (c.capture_status == trace::CaptureStatus::kActive) args["capturing"] = true;
     if (c.capture_status == trace::CaptureStatus::kInvalidated) args["capture_invalidated"] = true;
     if (c.capture_id != 0) args["capture_id"] = c.capture_id;
-    if (c.kernel_name != 0) args["kernel"] = trace_.String(c.kernel_name);
-    if (c.grid != std::array<uint32_t, 3>{}) args["grid"] = c.grid;
-    if (c.block != std::array<uint32_t, 3>{}) args["block"] = c.block;
-    if (c.bytes != 0) args["bytes"] = c.bytes;
-    if (c.graph_id != 0) args["graph"] = c.graph_id;
-    if (c.node_count != 0) args["nodes"] = c.node_count;
-    if (const trace::Backtrace* bt = trace_.FindBacktrace(c.backtrace); bt != nullptr && !bt->frames.empty()) {
+    if (d.kernel_name != 0) args["kernel"] = trace_.String(d.kernel_name);
+    if (d.grid != std::array<uint32_t, 3>{}) args["grid"] = d.grid;
+    if (d.block != std::array<uint32_t, 3>{}) args["block"] = d.block;
+    if (d.bytes != 0) args["bytes"] = d.bytes;
+    if (d.graph_id != 0) args["graph"] = d.graph_id;
+    if (d.node_count != 0) args["nodes"] = d.node_count;
+    if (const trace::Backtrace* bt = trace_.FindBacktrace(d.backtrace); bt != nullptr && !bt->frames.empty()) {
       args["backtrace"] = trace_.String(bt->frames.front());
     }
     events_.Add(e);
@@ -144,9 +145,10 @@ class ProcessExport {
 
   void GpuWork() {
     for (const trace::KernelActivity& k : trace_.kernels) {
-      const int64_t track = StreamTrack(k.device, k.stream_id);
-      json e = Slice(trace_.String(k.name), "kernel", track, k.start_ns, k.end_ns);
-      e["args"] = {{"grid", k.grid}, {"block", k.block}, {"correlation", k.correlation_id}};
+      const trace::KernelShape& shape = trace_.Shape(k);
+      const int64_t track = StreamTrack(shape.device, k.stream_id);
+      json e = Slice(trace_.String(shape.name), "kernel", track, k.start_ns, k.end_ns);
+      e["args"] = {{"grid", shape.grid}, {"block", shape.block}, {"correlation", k.correlation_id}};
       if (k.graph_id != 0) e["args"]["graph"] = k.graph_id;
       events_.Add(e);
       Flow(k.correlation_id, track, k.start_ns);
@@ -175,7 +177,7 @@ class ProcessExport {
     uint64_t trace_end = 0;
     for (const ApiCall& c : trace_.api_calls) {
       trace_end = std::max(trace_end, c.end_ns);
-      if (c.kind == ApiKind::kCaptureBegin && c.return_code == 0) {
+      if (c.kind == ApiKind::kCaptureBegin && trace_.Detail(c).return_code == 0) {
         open[c.stream_id] = &c;
       } else if (c.kind == ApiKind::kCaptureEnd) {
         auto it = open.find(c.stream_id);
@@ -210,9 +212,10 @@ class ProcessExport {
     if (end == nullptr) {
       args["ended"] = false;
     } else {
-      if (end->return_code != 0) args["end_return_code"] = end->return_code;
-      if (end->graph_id != 0) args["graph"] = end->graph_id;
-      if (end->node_count != 0) args["nodes"] = end->node_count;
+      const trace::CallDetail& d = trace_.Detail(*end);
+      if (d.return_code != 0) args["end_return_code"] = d.return_code;
+      if (d.graph_id != 0) args["graph"] = d.graph_id;
+      if (d.node_count != 0) args["nodes"] = d.node_count;
     }
     events_.Add(e);
   }

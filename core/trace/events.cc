@@ -3,8 +3,6 @@
 #include <algorithm>
 #include <iterator>
 
-#include "absl/container/flat_hash_map.h"
-
 namespace graphcheck::trace {
 
 StringId Trace::Intern(absl::string_view s) {
@@ -13,6 +11,124 @@ StringId Trace::Intern(absl::string_view s) {
   }
   strings.emplace_back(s);
   return static_cast<StringId>(strings.size() - 1);
+}
+
+bool CallDetail::operator==(const CallDetail& o) const {
+  return name == o.name && domain == o.domain && legacy_stream == o.legacy_stream && direction == o.direction &&
+         host_memory == o.host_memory && callback_id == o.callback_id && return_code == o.return_code &&
+         backtrace == o.backtrace && kernel_name == o.kernel_name && grid == o.grid && block == o.block &&
+         node_count == o.node_count && bytes == o.bytes && graph_id == o.graph_id &&
+         other_stream_id == o.other_stream_id;
+}
+
+bool KernelShape::operator==(const KernelShape& o) const {
+  return name == o.name && device == o.device && grid == o.grid && block == o.block && graph_node_id == o.graph_node_id;
+}
+
+namespace {
+
+// The index of `value` in `table`, appended when new.
+template <typename T>
+uint32_t InternIn(const T& value, std::vector<T>* table, absl::flat_hash_map<T, uint32_t>* index) {
+  auto [it, inserted] = index->try_emplace(value, static_cast<uint32_t>(table->size()));
+  if (inserted) table->push_back(value);
+  return it->second;
+}
+
+}  // namespace
+
+ApiCall& Trace::AddCall(const ApiCallRecord& r) {
+  CallDetail d;
+  d.name = r.name;
+  d.domain = r.domain;
+  d.legacy_stream = r.legacy_stream;
+  d.direction = r.direction;
+  d.host_memory = r.host_memory;
+  d.callback_id = r.callback_id;
+  d.return_code = r.return_code;
+  d.backtrace = r.backtrace;
+  d.kernel_name = r.kernel_name;
+  d.grid = r.grid;
+  d.block = r.block;
+  d.node_count = r.node_count;
+  d.bytes = r.bytes;
+  d.graph_id = r.graph_id;
+  d.other_stream_id = r.other_stream_id;
+  ApiCall& call = api_calls.emplace_back();
+  call.start_ns = r.start_ns;
+  call.end_ns = r.end_ns;
+  call.correlation_id = static_cast<uint32_t>(r.correlation_id);
+  call.thread_id = r.thread_id;
+  call.stream_id = static_cast<uint32_t>(r.stream_id);
+  call.capture_id = static_cast<uint32_t>(r.capture_id);
+  call.detail = InternIn(d, &call_details, &call_detail_index);
+  call.kind = r.kind;
+  call.capture_status = r.capture_status;
+  call.capture_mode = r.capture_mode;
+  return call;
+}
+
+KernelActivity& Trace::AddKernel(const KernelRecord& r) {
+  KernelShape shape;
+  shape.name = r.name;
+  shape.device = r.device;
+  shape.grid = r.grid;
+  shape.block = r.block;
+  shape.graph_node_id = r.graph_node_id;
+  KernelActivity& kernel = kernels.emplace_back();
+  kernel.start_ns = r.start_ns;
+  kernel.end_ns = r.end_ns;
+  kernel.correlation_id = static_cast<uint32_t>(r.correlation_id);
+  kernel.stream_id = static_cast<uint32_t>(r.stream_id);
+  kernel.graph_id = r.graph_id;
+  kernel.shape = InternIn(shape, &kernel_shapes, &kernel_shape_index);
+  return kernel;
+}
+
+ApiCallRecord Trace::Record(const ApiCall& call) const {
+  const CallDetail& d = Detail(call);
+  ApiCallRecord r;
+  r.correlation_id = call.correlation_id;
+  r.start_ns = call.start_ns;
+  r.end_ns = call.end_ns;
+  r.thread_id = call.thread_id;
+  r.name = d.name;
+  r.domain = d.domain;
+  r.kind = call.kind;
+  r.callback_id = d.callback_id;
+  r.return_code = d.return_code;
+  r.stream_id = call.stream_id;
+  r.legacy_stream = d.legacy_stream;
+  r.capture_status = call.capture_status;
+  r.capture_mode = call.capture_mode;
+  r.capture_id = call.capture_id;
+  r.backtrace = d.backtrace;
+  r.bytes = d.bytes;
+  r.direction = d.direction;
+  r.host_memory = d.host_memory;
+  r.kernel_name = d.kernel_name;
+  r.grid = d.grid;
+  r.block = d.block;
+  r.graph_id = d.graph_id;
+  r.node_count = d.node_count;
+  r.other_stream_id = d.other_stream_id;
+  return r;
+}
+
+KernelRecord Trace::Record(const KernelActivity& kernel) const {
+  const KernelShape& shape = Shape(kernel);
+  KernelRecord r;
+  r.correlation_id = kernel.correlation_id;
+  r.start_ns = kernel.start_ns;
+  r.end_ns = kernel.end_ns;
+  r.device = shape.device;
+  r.stream_id = kernel.stream_id;
+  r.graph_id = kernel.graph_id;
+  r.graph_node_id = shape.graph_node_id;
+  r.name = shape.name;
+  r.grid = shape.grid;
+  r.block = shape.block;
+  return r;
 }
 
 bool Trace::LaunchesRecorded(uint64_t start_ns, uint64_t end_ns) const {
@@ -114,7 +230,9 @@ void DeriveGraphLaunches(Trace* trace) {
   if (!trace->graph_launches.empty()) return;
   absl::flat_hash_map<uint64_t, size_t> launch_of;  // correlation id -> index into graph_launches
   for (const ApiCall& call : trace->api_calls) {
-    if (call.kind != ApiKind::kGraphLaunch || call.correlation_id == 0 || call.return_code != 0) continue;
+    if (call.kind != ApiKind::kGraphLaunch || call.correlation_id == 0 || trace->Detail(call).return_code != 0) {
+      continue;
+    }
     GraphLaunchActivity launch;
     launch.correlation_id = call.correlation_id;
     launch.stream_id = call.stream_id;
@@ -129,7 +247,7 @@ void DeriveGraphLaunches(Trace* trace) {
     if (launch.end_ns == 0) {
       launch.start_ns = kernel.start_ns;
       launch.end_ns = kernel.end_ns;
-      launch.device = kernel.device;
+      launch.device = trace->Shape(kernel).device;
       launch.graph_id = kernel.graph_id;
     } else {
       launch.start_ns = std::min(launch.start_ns, kernel.start_ns);

@@ -10,8 +10,10 @@
 #include <array>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/string_view.h"
 #include "core/environment.h"
 
@@ -69,8 +71,9 @@ enum class MemcpyDirection : uint8_t {
 };
 enum class HostMemory : uint8_t { kNotApplicable = 0, kPageable = 1, kPinned = 2, kUnknown = 3 };
 
-// One host API call, recorded at exit with its return code. Fields that do not apply to its kind stay zero.
-struct ApiCall {
+// One host API call as the recorder writes it and the reader decodes it, recorded at exit with its return code.
+// Fields that do not apply to its kind stay zero. In memory a trace keeps it split (ApiCall + CallDetail).
+struct ApiCallRecord {
   uint64_t correlation_id = 0;  // matches activity records; 0 when CUPTI gave none
   uint64_t start_ns = 0;
   uint64_t end_ns = 0;
@@ -100,8 +103,52 @@ struct ApiCall {
   uint64_t other_stream_id = 0;  // stream created; stream waited on
 };
 
-// A kernel as the GPU ran it (CUPTI activity). Inside a graph replay, graph_id / graph_node_id are set.
-struct KernelActivity {
+// What a call shares with many others (its API, return code, call site, payload): interned per trace, so that a
+// step's thousands of launches cost one ApiCall each. Fields as in ApiCallRecord.
+struct CallDetail {
+  StringId name = 0;
+  ApiDomain domain = ApiDomain::kRuntime;
+  bool legacy_stream = false;
+  MemcpyDirection direction = MemcpyDirection::kUnknown;
+  HostMemory host_memory = HostMemory::kNotApplicable;
+  uint32_t callback_id = 0;
+  int32_t return_code = 0;
+  BacktraceId backtrace = 0;
+  StringId kernel_name = 0;
+  std::array<uint32_t, 3> grid = {0, 0, 0};
+  std::array<uint32_t, 3> block = {0, 0, 0};
+  uint32_t node_count = 0;
+  uint64_t bytes = 0;
+  uint64_t graph_id = 0;
+  uint64_t other_stream_id = 0;
+
+  bool operator==(const CallDetail& o) const;
+  template <typename H>
+  friend H AbslHashValue(H h, const CallDetail& d) {
+    return H::combine(std::move(h), d.name, d.domain, d.legacy_stream, d.direction, d.host_memory, d.callback_id,
+                      d.return_code, d.backtrace, d.kernel_name, d.grid, d.block, d.node_count, d.bytes, d.graph_id,
+                      d.other_stream_id);
+  }
+};
+
+// One host API call in memory (40 bytes): what differs from call to call, and the index of its CallDetail
+// (Trace::Detail). CUPTI's correlation and stream ids, and CUDA's capture ids, are 32-bit in practice.
+struct ApiCall {
+  uint64_t start_ns = 0;
+  uint64_t end_ns = 0;
+  uint32_t correlation_id = 0;
+  uint32_t thread_id = 0;
+  uint32_t stream_id = 0;
+  uint32_t capture_id = 0;
+  uint32_t detail = 0;  // index into Trace::call_details
+  ApiKind kind = ApiKind::kOther;
+  CaptureStatus capture_status = CaptureStatus::kNone;
+  CaptureMode capture_mode = CaptureMode::kUnknown;
+};
+
+// A kernel as the GPU ran it (CUPTI activity), as written and decoded. Inside a graph replay, graph_id /
+// graph_node_id are set. In memory a trace keeps it split (KernelActivity + KernelShape).
+struct KernelRecord {
   uint64_t correlation_id = 0;
   uint64_t start_ns = 0;
   uint64_t end_ns = 0;
@@ -112,6 +159,31 @@ struct KernelActivity {
   StringId name = 0;
   std::array<uint32_t, 3> grid = {0, 0, 0};
   std::array<uint32_t, 3> block = {0, 0, 0};
+};
+
+// What a kernel shares with every other run of the same launch site or graph node; interned per trace.
+struct KernelShape {
+  StringId name = 0;
+  uint32_t device = 0;
+  std::array<uint32_t, 3> grid = {0, 0, 0};
+  std::array<uint32_t, 3> block = {0, 0, 0};
+  uint64_t graph_node_id = 0;
+
+  bool operator==(const KernelShape& o) const;
+  template <typename H>
+  friend H AbslHashValue(H h, const KernelShape& k) {
+    return H::combine(std::move(h), k.name, k.device, k.grid, k.block, k.graph_node_id);
+  }
+};
+
+// A kernel in memory (32 bytes); its name, device, grid and block are in Trace::Shape.
+struct KernelActivity {
+  uint64_t start_ns = 0;
+  uint64_t end_ns = 0;
+  uint32_t correlation_id = 0;
+  uint32_t stream_id = 0;
+  uint32_t graph_id = 0;
+  uint32_t shape = 0;  // index into Trace::kernel_shapes
 };
 
 // A memcpy or memset as the GPU ran it.
@@ -202,19 +274,33 @@ struct Trace {
   std::vector<std::string> strings = {""};
   std::vector<Backtrace> backtraces;
   std::vector<ApiCall> api_calls;  // in start order per thread; sorted by start_ns after reading
+  std::vector<CallDetail> call_details;
   std::vector<KernelActivity> kernels;
+  std::vector<KernelShape> kernel_shapes;
   std::vector<MemoryActivity> memory;
   std::vector<GraphLaunchActivity> graph_launches;
   std::vector<NvtxEvent> nvtx;
   std::vector<LaunchWindow> launch_windows;  // LaunchRecording::kSampled only; sorted, disjoint
   std::vector<std::string> read_warnings;    // damage the reader stepped over ("truncated record at offset 4096")
 
+  // Interning tables of AddCall / AddKernel: detail or shape -> index.
+  absl::flat_hash_map<CallDetail, uint32_t> call_detail_index;
+  absl::flat_hash_map<KernelShape, uint32_t> kernel_shape_index;
+
   absl::string_view String(StringId id) const { return id < strings.size() ? strings[id] : absl::string_view(); }
   const Backtrace* FindBacktrace(BacktraceId id) const {
     return id == 0 || id > backtraces.size() ? nullptr : &backtraces[id - 1];
   }
+  const CallDetail& Detail(const ApiCall& call) const { return call_details[call.detail]; }
+  const KernelShape& Shape(const KernelActivity& kernel) const { return kernel_shapes[kernel.shape]; }
   // Interns `s`, for building traces in tests and in the reader (linear: not for hot paths).
   StringId Intern(absl::string_view s);
+  // Appends a call or kernel, interning what it shares with others; returns the stored event.
+  ApiCall& AddCall(const ApiCallRecord& record);
+  KernelActivity& AddKernel(const KernelRecord& record);
+  // A stored call or kernel whole again (tests, dumps).
+  ApiCallRecord Record(const ApiCall& call) const;
+  KernelRecord Record(const KernelActivity& kernel) const;
   // Whether every launch in [start_ns, end_ns) was recorded with its GPU times (see LaunchRecording).
   bool LaunchesRecorded(uint64_t start_ns, uint64_t end_ns) const;
 };

@@ -24,6 +24,8 @@ using internal::RecordType;
 // header the reader can look for the next chunk there.
 constexpr uint64_t kMinAlignment = 4096;
 constexpr uint64_t kMaxChunkCapacity = uint64_t{1} << 40;
+static_assert(std::tuple_size<decltype(TraceFileStats::records)>::value == internal::kMaxRecordType + 1,
+              "TraceFileStats counts every record type");
 
 absl::Status ErrnoStatus(absl::string_view what, const std::string& path) {
   const int err = errno;
@@ -47,57 +49,86 @@ class ScopedFd {
   int fd_;
 };
 
-absl::StatusOr<std::string> ReadWholeFile(const std::string& path) {
-  ScopedFd fd(open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (fd.get() < 0) return ErrnoStatus("open", path);
-  struct stat info;
-  if (fstat(fd.get(), &info) != 0) return ErrnoStatus("stat", path);
-  if (!S_ISREG(info.st_mode)) return absl::InvalidArgumentError(absl::StrCat("'", path, "' is not a regular file"));
-  std::string bytes(static_cast<size_t>(info.st_size), '\0');
-  size_t done = 0;
-  while (done < bytes.size()) {
-    const ssize_t n = read(fd.get(), bytes.data() + done, bytes.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return ErrnoStatus("read", path);
-    if (n == 0) break;  // shrank while reading: keep what is there
-    done += static_cast<size_t>(n);
+// Where the reader's bytes come from. A file is read a chunk at a time (pread into one reused buffer), so reading
+// never holds the whole file: a trace's events in memory already take more than the file.
+class ByteSource {
+ public:
+  virtual ~ByteSource() = default;
+  virtual uint64_t size() const = 0;
+  // `n` bytes at `offset` (offset + n <= size()); the view lives until the next Read. Fewer bytes when the file
+  // shrank while being read.
+  virtual absl::string_view Read(uint64_t offset, uint64_t n) = 0;
+};
+
+class MemorySource : public ByteSource {
+ public:
+  explicit MemorySource(absl::string_view bytes) : bytes_(bytes) {}
+  uint64_t size() const override { return bytes_.size(); }
+  absl::string_view Read(uint64_t offset, uint64_t n) override { return bytes_.substr(offset, n); }
+
+ private:
+  absl::string_view bytes_;
+};
+
+class FileSource : public ByteSource {
+ public:
+  FileSource(int fd, uint64_t size) : fd_(fd), size_(size) {}
+  uint64_t size() const override { return size_; }
+  absl::string_view Read(uint64_t offset, uint64_t n) override {
+    buffer_.resize(n);
+    uint64_t done = 0;
+    while (done < n) {
+      const ssize_t got = pread(fd_, buffer_.data() + done, n - done, static_cast<off_t>(offset + done));
+      if (got < 0 && errno == EINTR) continue;
+      if (got <= 0) break;  // shrank (or failed) while reading: keep what is there
+      done += static_cast<uint64_t>(got);
+    }
+    return absl::string_view(buffer_.data(), done);
   }
-  bytes.resize(done);
-  return bytes;
-}
+
+ private:
+  int fd_;
+  uint64_t size_;
+  std::string buffer_;
+};
 
 class ChunkWalker {
  public:
-  ChunkWalker(absl::string_view file, bool lenient, Trace* trace, TraceFileStats* stats)
-      : file_(file), lenient_(lenient), trace_(trace), stats_(stats) {}
+  // kCount only counts the records of each type (for reserving exact room), silently; kDecode reads them.
+  enum class Pass { kCount, kDecode };
+
+  ChunkWalker(ByteSource* source, bool lenient, Pass pass, Trace* trace, TraceFileStats* stats)
+      : source_(source), lenient_(lenient), pass_(pass), trace_(trace), stats_(stats) {}
 
   void Walk(uint64_t data_offset, uint64_t granularity) {
     uint64_t offset = data_offset;
-    while (offset < file_.size()) offset = Chunk(offset, granularity);
+    while (offset < source_->size()) offset = Chunk(offset, granularity);
+    if (pass_ == Pass::kCount) return;
     ResolveIds();
     PairWindowEdges();
   }
 
  private:
-  const uint8_t* At(uint64_t offset) const { return reinterpret_cast<const uint8_t*>(file_.data()) + offset; }
-
   void Warn(uint64_t offset, absl::string_view what) {
-    trace_->read_warnings.push_back(absl::StrCat("offset ", offset, ": ", what));
+    if (pass_ == Pass::kDecode) trace_->read_warnings.push_back(absl::StrCat("offset ", offset, ": ", what));
   }
 
   // Reads the chunk at `offset`; returns where the next one starts.
   uint64_t Chunk(uint64_t offset, uint64_t granularity) {
-    const uint64_t left = file_.size() - offset;
-    if (left < internal::kChunkHeaderBytes) {
-      Warn(offset, absl::StrCat("truncated chunk header (", left, " of ", internal::kChunkHeaderBytes, " bytes)"));
-      return file_.size();
+    const uint64_t file_size = source_->size();
+    const uint64_t left = file_size - offset;
+    uint8_t header[internal::kChunkHeaderBytes];
+    const absl::string_view header_bytes = source_->Read(offset, std::min<uint64_t>(left, sizeof(header)));
+    if (header_bytes.size() < sizeof(header)) {
+      Warn(offset, absl::StrCat("truncated chunk header (", header_bytes.size(), " of ", sizeof(header), " bytes)"));
+      return file_size;
     }
-    const uint8_t* header = At(offset);
+    std::memcpy(header, header_bytes.data(), sizeof(header));
     const uint32_t magic = internal::LoadLe32(header + internal::kChunkMagicOffset);
     if (magic != internal::kChunkMagic) {
       // A chunk taken but never written (the writer died between growing the file and writing the header) is all
       // zeros and no damage.
-      if (std::any_of(header, header + internal::kChunkHeaderBytes, [](uint8_t b) { return b != 0; })) {
+      if (std::any_of(header, header + sizeof(header), [](uint8_t b) { return b != 0; })) {
         Warn(offset, "bad chunk magic; skipping to the next chunk boundary");
       }
       return offset + granularity;
@@ -114,22 +145,25 @@ class ChunkWalker {
       Warn(offset, absl::StrCat("committed count ", committed, " exceeds the chunk's capacity ", payload_capacity));
       committed = payload_capacity;
     }
-    const uint64_t present = std::min<uint64_t>(committed, left - internal::kChunkHeaderBytes);
-    if (present < committed) {
-      Warn(offset, absl::StrCat("truncated chunk: ", present, " of ", committed, " committed bytes present"));
+    const uint64_t begin = offset + internal::kChunkHeaderBytes;
+    const absl::string_view records = source_->Read(begin, std::min<uint64_t>(committed, left - sizeof(header)));
+    if (records.size() < committed) {
+      Warn(offset, absl::StrCat("truncated chunk: ", records.size(), " of ", committed, " committed bytes present"));
     }
-    Records(offset + internal::kChunkHeaderBytes, present, /*cut=*/present < committed);
-    return capacity >= left ? file_.size() : offset + capacity;
+    Records(begin, records, /*cut=*/records.size() < committed);
+    return capacity >= left ? file_size : offset + capacity;
   }
 
-  // `cut`: the file ends inside this chunk; its last record running past the end is already warned about.
-  void Records(uint64_t begin, uint64_t size, bool cut) {
+  // The committed records of one chunk, which starts at file offset `begin`. `cut`: the file ends inside this chunk;
+  // its last record running past the end is already warned about.
+  void Records(uint64_t begin, absl::string_view chunk, bool cut) {
     internal::DeltaState delta;
+    const uint64_t size = chunk.size();
     uint64_t pos = 0;
     while (pos < size) {
       const uint64_t offset = begin + pos;
-      const uint8_t type = *At(offset);
-      internal::Decoder length_decoder(absl::string_view(file_.data() + offset + 1, size - pos - 1));
+      const uint8_t type = static_cast<uint8_t>(chunk[pos]);
+      internal::Decoder length_decoder(chunk.substr(pos + 1));
       uint64_t length;
       if (!length_decoder.Varint(&length)) {
         if (!cut) Warn(offset, "truncated record header; skipping the rest of the chunk");
@@ -142,14 +176,14 @@ class ChunkWalker {
         return;
       }
       const uint64_t header_bytes = 1 + (size - pos - 1) - length_decoder.remaining();
-      const absl::string_view payload(file_.data() + offset + header_bytes, length);
+      const absl::string_view payload = chunk.substr(pos + header_bytes, length);
       if (type == 0 || type > internal::kMaxRecordType) {
         if (!lenient_) {
           Warn(offset, absl::StrCat("unknown record type ", type, "; skipping the rest of the chunk"));
           return;
         }
         Count(0, header_bytes + length);  // a newer minor version's record: skipped by design
-      } else if (!Decode(static_cast<RecordType>(type), offset, payload, delta)) {
+      } else if (pass_ == Pass::kDecode && !Decode(static_cast<RecordType>(type), offset, payload, delta)) {
         Warn(offset, absl::StrCat("corrupt ", internal::RecordTypeName(type), " record of ", length,
                                   " bytes; skipping the rest of the chunk"));
         return;
@@ -167,12 +201,18 @@ class ChunkWalker {
 
   bool Decode(RecordType type, uint64_t offset, absl::string_view payload, internal::DeltaState& delta) {
     switch (type) {
-      case RecordType::kApiCall:
-        return internal::DecodeApiCall(payload, lenient_, delta, &trace_->api_calls.emplace_back()) ||
-               Drop(trace_->api_calls);
-      case RecordType::kKernel:
-        return internal::DecodeKernel(payload, lenient_, delta, &trace_->kernels.emplace_back()) ||
-               Drop(trace_->kernels);
+      case RecordType::kApiCall: {
+        ApiCallRecord call;
+        if (!internal::DecodeApiCall(payload, lenient_, delta, &call)) return false;
+        trace_->AddCall(call);
+        return true;
+      }
+      case RecordType::kKernel: {
+        KernelRecord kernel;
+        if (!internal::DecodeKernel(payload, lenient_, delta, &kernel)) return false;
+        trace_->AddKernel(kernel);
+        return true;
+      }
       case RecordType::kMemory:
         return internal::DecodeMemory(payload, lenient_, delta, &trace_->memory.emplace_back()) || Drop(trace_->memory);
       case RecordType::kGraphLaunch:
@@ -183,9 +223,12 @@ class ChunkWalker {
       case RecordType::kDevice:
         return internal::DecodeDevice(payload, lenient_, &trace_->devices.emplace_back()) || Drop(trace_->devices);
       case RecordType::kString: {
-        IdEntry<absl::string_view>& entry = strings_.emplace_back();
+        IdEntry<std::string>& entry = strings_.emplace_back();
         entry.offset = offset;
-        return internal::DecodeString(payload, &entry.id, &entry.value) || Drop(strings_);
+        absl::string_view value;
+        if (!internal::DecodeString(payload, &entry.id, &value)) return Drop(strings_);
+        entry.value.assign(value.data(), value.size());  // the chunk buffer is reused
+        return true;
       }
       case RecordType::kBacktrace: {
         IdEntry<Backtrace>& entry = backtraces_.emplace_back();
@@ -246,9 +289,9 @@ class ChunkWalker {
   }
 
   void ResolveIds() {
-    PlaceById(strings_, [&](StringId id, absl::string_view s) {
+    PlaceById(strings_, [&](StringId id, std::string s) {
       if (id >= trace_->strings.size()) trace_->strings.resize(id + 1);
-      trace_->strings[id].assign(s.data(), s.size());
+      trace_->strings[id] = std::move(s);
     });
     PlaceById(backtraces_, [&](BacktraceId id, Backtrace b) {
       if (id > trace_->backtraces.size()) trace_->backtraces.resize(id);
@@ -277,42 +320,57 @@ class ChunkWalker {
     uint64_t time_ns = 0;
   };
 
-  absl::string_view file_;
+  ByteSource* source_;
   bool lenient_;
+  Pass pass_;
   Trace* trace_;
   TraceFileStats* stats_;
-  std::vector<IdEntry<absl::string_view>> strings_;
+  std::vector<IdEntry<std::string>> strings_;
   std::vector<IdEntry<Backtrace>> backtraces_;
   std::vector<WindowEdgeEntry> window_edges_;
 };
 
-// Stable by time: records of one thread at the same timestamp keep their order (an NVTX push before its pop). Events
-// are large, so unsorted input is ordered through a permutation of (time, index) keys and moved once.
+// Stable by time: records of one thread at the same timestamp keep their order (an NVTX push before its pop).
+// Unsorted input (several threads) is ordered through a permutation of 32-bit indices applied in place, so sorting
+// needs 4-6 bytes per event rather than a second copy of the events.
 template <typename T, typename Time>
 void SortByTime(std::vector<T>& events, Time time) {
   auto earlier = [&](const T& a, const T& b) { return time(a) < time(b); };
   if (std::is_sorted(events.begin(), events.end(), earlier)) return;
-  std::vector<std::pair<uint64_t, size_t>> keys(events.size());
-  for (size_t i = 0; i < events.size(); ++i) keys[i] = {time(events[i]), i};
-  std::sort(keys.begin(), keys.end());
-  std::vector<T> sorted;
-  sorted.reserve(events.size());
-  for (const auto& key : keys) sorted.push_back(std::move(events[key.second]));
-  events = std::move(sorted);
+  std::vector<uint32_t> order(events.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<uint32_t>(i);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](uint32_t a, uint32_t b) { return time(events[a]) < time(events[b]); });
+  // Position i takes events[order[i]]; each cycle of the permutation is rotated once, and order[i] = i marks done.
+  for (size_t i = 0; i < order.size(); ++i) {
+    if (order[i] == i) continue;
+    T held = std::move(events[i]);
+    size_t to = i;
+    while (order[to] != i) {
+      const size_t from = order[to];
+      events[to] = std::move(events[from]);
+      order[to] = static_cast<uint32_t>(to);
+      to = from;
+    }
+    events[to] = std::move(held);
+    order[to] = static_cast<uint32_t>(to);
+  }
 }
 
-}  // namespace
-
-absl::StatusOr<Trace> ReadTraceFromBytes(absl::string_view bytes, TraceFileStats* stats) {
+// Reads a whole trace from `source`: counts the records first so that every event vector is allocated once, at its
+// final size.
+absl::StatusOr<Trace> ReadFromSource(ByteSource& source, TraceFileStats* stats) {
   TraceFileStats local_stats;
   if (stats == nullptr) stats = &local_stats;
   *stats = TraceFileStats();
-  stats->file_bytes = bytes.size();
-  const auto* header = reinterpret_cast<const uint8_t*>(bytes.data());
-  if (bytes.size() < internal::kFileHeaderBytes ||
-      std::memcmp(header, internal::kFileMagic, sizeof(internal::kFileMagic)) != 0) {
+  stats->file_bytes = source.size();
+  uint8_t header[internal::kFileHeaderBytes];
+  const absl::string_view header_bytes = source.Read(0, std::min<uint64_t>(source.size(), sizeof(header)));
+  if (header_bytes.size() < sizeof(header) ||
+      std::memcmp(header_bytes.data(), internal::kFileMagic, sizeof(internal::kFileMagic)) != 0) {
     return absl::InvalidArgumentError("not a graphcheck trace (bad magic)");
   }
+  std::memcpy(header, header_bytes.data(), sizeof(header));
   stats->major_version =
       static_cast<uint16_t>(header[internal::kMajorOffset] | header[internal::kMajorOffset + 1] << 8);
   stats->minor_version =
@@ -333,7 +391,16 @@ absl::StatusOr<Trace> ReadTraceFromBytes(absl::string_view bytes, TraceFileStats
                                                "; scanning every 4096 bytes for chunks"));
     data_offset = granularity = kMinAlignment;
   }
-  ChunkWalker(bytes, stats->minor_version > internal::kMinorVersion, &trace, stats).Walk(data_offset, granularity);
+  const bool lenient = stats->minor_version > internal::kMinorVersion;
+  TraceFileStats counted;
+  ChunkWalker(&source, lenient, ChunkWalker::Pass::kCount, &trace, &counted).Walk(data_offset, granularity);
+  auto count = [&](RecordType type) { return counted.records[static_cast<size_t>(type)]; };
+  trace.api_calls.reserve(count(RecordType::kApiCall));
+  trace.kernels.reserve(count(RecordType::kKernel));
+  trace.memory.reserve(count(RecordType::kMemory));
+  trace.graph_launches.reserve(count(RecordType::kGraphLaunch));
+  trace.nvtx.reserve(count(RecordType::kNvtx));
+  ChunkWalker(&source, lenient, ChunkWalker::Pass::kDecode, &trace, stats).Walk(data_offset, granularity);
 
   SortByTime(trace.api_calls, [](const ApiCall& c) { return c.start_ns; });
   SortByTime(trace.kernels, [](const KernelActivity& k) { return k.start_ns; });
@@ -344,10 +411,21 @@ absl::StatusOr<Trace> ReadTraceFromBytes(absl::string_view bytes, TraceFileStats
   return trace;
 }
 
+}  // namespace
+
+absl::StatusOr<Trace> ReadTraceFromBytes(absl::string_view bytes, TraceFileStats* stats) {
+  MemorySource source(bytes);
+  return ReadFromSource(source, stats);
+}
+
 absl::StatusOr<Trace> ReadTrace(const std::string& path, TraceFileStats* stats) {
-  absl::StatusOr<std::string> bytes = ReadWholeFile(path);
-  if (!bytes.ok()) return bytes.status();
-  absl::StatusOr<Trace> trace = ReadTraceFromBytes(*bytes, stats);
+  ScopedFd fd(open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (fd.get() < 0) return ErrnoStatus("open", path);
+  struct stat info;
+  if (fstat(fd.get(), &info) != 0) return ErrnoStatus("stat", path);
+  if (!S_ISREG(info.st_mode)) return absl::InvalidArgumentError(absl::StrCat("trace '", path, "' is not a file"));
+  FileSource source(fd.get(), static_cast<uint64_t>(info.st_size));
+  absl::StatusOr<Trace> trace = ReadFromSource(source, stats);
   if (!trace.ok()) return absl::InvalidArgumentError(absl::StrCat("'", path, "': ", trace.status().message()));
   return trace;
 }

@@ -22,8 +22,8 @@ struct TraceFileStats {
   uint64_t file_bytes = 0;
   uint64_t chunks = 0;
   // Indexed by record type (internal::RecordType); [0] counts records of types this reader does not know.
-  std::array<uint64_t, 12> records = {};
-  std::array<uint64_t, 12> record_bytes = {};  // header included
+  std::array<uint64_t, 13> records = {};
+  std::array<uint64_t, 13> record_bytes = {};  // header included
 };
 
 // Errors only when `path` cannot be read or is not a graphcheck trace at all (bad magic, unknown major version):

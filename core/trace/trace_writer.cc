@@ -318,12 +318,12 @@ void TraceWriter::AppendCold(WriterThread* t, uint8_t type, EncodeFn&& encode) {
   t->Commit(out.size());
 }
 
-void TraceWriter::WriteApiCall(const ApiCall& call) {
+void TraceWriter::WriteApiCall(const ApiCallRecord& call) {
   AppendHot(static_cast<uint8_t>(internal::RecordType::kApiCall),
             [&](internal::Encoder& e, internal::DeltaState& d) { internal::EncodeApiCall(e, d, call); });
 }
 
-void TraceWriter::WriteKernel(const KernelActivity& kernel) {
+void TraceWriter::WriteKernel(const KernelRecord& kernel) {
   AppendHot(static_cast<uint8_t>(internal::RecordType::kKernel),
             [&](internal::Encoder& e, internal::DeltaState& d) { internal::EncodeKernel(e, d, kernel); });
 }

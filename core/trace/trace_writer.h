@@ -61,8 +61,8 @@ class TraceWriter {
 
   // All thread-safe and lock-free on the common path. A record that cannot be written (disk full, or a forked child
   // that has not reopened) is dropped and counted in records_dropped().
-  void WriteApiCall(const ApiCall& call);
-  void WriteKernel(const KernelActivity& kernel);
+  void WriteApiCall(const ApiCallRecord& call);
+  void WriteKernel(const KernelRecord& kernel);
   void WriteMemory(const MemoryActivity& memory);
   void WriteGraphLaunch(const GraphLaunchActivity& launch);
   void WriteNvtx(const NvtxEvent& event);

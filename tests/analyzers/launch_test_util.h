@@ -18,14 +18,14 @@ inline trace::Trace LaunchBoundTrace(uint64_t kernel_ns, int graphed = 0, uint64
     uint64_t gpu = t + 5000;
     for (int k = 0; k < 10; ++k) {
       ApiCall& call = b.Launch(t + k * 1000, 1, 7, "k" + std::to_string(k));
-      trace::KernelActivity kernel;
+      trace::KernelRecord kernel;
       kernel.correlation_id = call.correlation_id;
       kernel.start_ns = std::max(gpu, t + k * 1000 + 5000);
       kernel.end_ns = kernel.start_ns + kernel_ns;
       kernel.name = call.kernel_name;
       kernel.stream_id = 7;
       gpu = kernel.end_ns;
-      b.trace().kernels.push_back(kernel);
+      b.trace().AddKernel(kernel);
     }
   }
   for (int s = 0; s < graphed; ++s, t += graphed_step_ns) b.Replay(t, 1, 7, 1, 2000, 20000);

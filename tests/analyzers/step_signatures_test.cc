@@ -68,8 +68,8 @@ TEST(StepSignaturesTest, StepsFoundByRepetitionNeedAMajorityToBeTrusted) {
 TEST(StepSignaturesTest, DescribesOperationsWithAndWithoutShape) {
   std::vector<Iteration> steps;
   const trace::Trace trace = ThreeSteps(&steps);
-  EXPECT_TRUE(analyzers::SameOperation(trace.api_calls[0], trace.api_calls[4]));
-  EXPECT_FALSE(analyzers::SameShape(trace.api_calls[0], trace.api_calls[4]));
+  EXPECT_TRUE(analyzers::SameOperation(trace, trace.api_calls[0], trace.api_calls[4]));
+  EXPECT_FALSE(analyzers::SameShape(trace, trace.api_calls[0], trace.api_calls[4]));
   EXPECT_THAT(analyzers::DescribeOperation(trace, trace.api_calls[0], false), ::testing::HasSubstr("gemm"));
   EXPECT_THAT(analyzers::DescribeOperation(trace, trace.api_calls[4], true), ::testing::HasSubstr("256"));
 }

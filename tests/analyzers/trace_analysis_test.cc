@@ -68,7 +68,8 @@ TEST(TraceAnalysisTest, StepCallSitesTakeTheWantedCallsInsideTheStepsOnly) {
     steps.push_back(step);
   }
   const analyzers::CallSites sites = analyzers::StepCallSites(
-      trace, steps, [](const trace::ApiCall& call) { return call.kind == ApiKind::kStreamSynchronize; });
+      trace, steps,
+      [](const trace::Trace&, const trace::ApiCall& call) { return call.kind == ApiKind::kStreamSynchronize; });
   ASSERT_EQ(sites.sites().size(), 1u);
   EXPECT_EQ(sites.sites()[0].first_call, 1u);
   EXPECT_EQ(sites.sites()[0].calls, 3u);

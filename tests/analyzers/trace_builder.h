@@ -3,6 +3,7 @@
 #define GRAPHCHECK_TESTS_ANALYZERS_TRACE_BUILDER_H_
 
 #include <algorithm>
+#include <deque>
 #include <string>
 #include <vector>
 
@@ -11,7 +12,8 @@
 
 namespace graphcheck::testing_trace {
 
-using trace::ApiCall;
+// Tests build whole records; Build() stores them the way the reader does (split and interned).
+using ApiCall = trace::ApiCallRecord;
 using trace::ApiKind;
 using trace::CaptureMode;
 using trace::CaptureStatus;
@@ -32,8 +34,8 @@ class TraceBuilder {
     call.kind = kind;
     call.stream_id = stream;
     call.correlation_id = ++correlation_;
-    trace_.api_calls.push_back(call);
-    return trace_.api_calls.back();
+    calls_.push_back(call);
+    return calls_.back();
   }
   // Marks a call as made on a stream that is capturing (capture `id`).
   static ApiCall& In(ApiCall& call, uint64_t id, CaptureMode mode = CaptureMode::kGlobal) {
@@ -66,14 +68,14 @@ class TraceBuilder {
   ApiCall& LaunchAndRun(uint64_t t, uint32_t thread, uint64_t stream, const std::string& kernel, uint64_t delay,
                         uint64_t duration, std::array<uint32_t, 3> grid = {1, 1, 1}) {
     ApiCall& call = Launch(t, thread, stream, kernel, grid);
-    trace::KernelActivity k;
+    trace::KernelRecord k;
     k.correlation_id = call.correlation_id;
     k.start_ns = t + delay;
     k.end_ns = t + delay + duration;
     k.stream_id = stream;
     k.name = call.kernel_name;
     k.grid = grid;
-    trace_.kernels.push_back(k);
+    trace_.AddKernel(k);
     return call;
   }
   // A graph launch and its GPU span.
@@ -115,13 +117,17 @@ class TraceBuilder {
 
   // The trace as the reader returns it: calls sorted by start time.
   trace::Trace Build() {
-    std::stable_sort(trace_.api_calls.begin(), trace_.api_calls.end(),
+    std::vector<ApiCall> calls(calls_.begin(), calls_.end());
+    std::stable_sort(calls.begin(), calls.end(),
                      [](const ApiCall& a, const ApiCall& b) { return a.start_ns < b.start_ns; });
-    return trace_;
+    trace::Trace trace = trace_;
+    for (const ApiCall& call : calls) trace.AddCall(call);
+    return trace;
   }
 
  private:
   trace::Trace trace_;
+  std::deque<ApiCall> calls_;  // stable references for the callers that fill in fields after Call()
   uint64_t correlation_ = 0;
 };
 

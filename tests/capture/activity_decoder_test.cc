@@ -41,7 +41,7 @@ TEST(ActivityDecoderTest, KernelRecordsKeepTimesGraphIdsAndDemangledNames) {
   kernel.name = "_Z5ScalePfif";
   const trace::Trace trace = DecodeAndReadBack({reinterpret_cast<const CUpti_Activity*>(&kernel)});
   ASSERT_EQ(trace.kernels.size(), 1u);
-  const trace::KernelActivity& k = trace.kernels[0];
+  const trace::KernelRecord k = trace.Record(trace.kernels[0]);
   EXPECT_EQ(k.correlation_id, 42u);
   EXPECT_EQ(k.end_ns - k.start_ns, 1500u);
   EXPECT_EQ(k.stream_id, 13u);

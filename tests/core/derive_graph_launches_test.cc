@@ -6,8 +6,8 @@
 namespace graphcheck::trace {
 namespace {
 
-ApiCall GraphLaunch(uint64_t correlation, int32_t rc = 0) {
-  ApiCall call;
+ApiCallRecord GraphLaunch(uint64_t correlation, int32_t rc = 0) {
+  ApiCallRecord call;
   call.kind = ApiKind::kGraphLaunch;
   call.correlation_id = correlation;
   call.stream_id = 13;
@@ -15,8 +15,8 @@ ApiCall GraphLaunch(uint64_t correlation, int32_t rc = 0) {
   return call;
 }
 
-KernelActivity Kernel(uint64_t correlation, uint64_t start, uint64_t end) {
-  KernelActivity kernel;
+KernelRecord Kernel(uint64_t correlation, uint64_t start, uint64_t end) {
+  KernelRecord kernel;
   kernel.correlation_id = correlation;
   kernel.start_ns = start;
   kernel.end_ns = end;
@@ -26,8 +26,12 @@ KernelActivity Kernel(uint64_t correlation, uint64_t start, uint64_t end) {
 
 TEST(DeriveGraphLaunchesTest, SpansTheKernelsOfEachReplay) {
   Trace trace;
-  trace.api_calls = {GraphLaunch(10), GraphLaunch(11), GraphLaunch(12, /*rc=*/900)};
-  trace.kernels = {Kernel(10, 100, 150), Kernel(10, 160, 300), Kernel(11, 400, 450), Kernel(99, 0, 1)};
+  for (const ApiCallRecord& call : {GraphLaunch(10), GraphLaunch(11), GraphLaunch(12, /*rc=*/900)}) {
+    trace.AddCall(call);
+  }
+  for (const KernelRecord& k : {Kernel(10, 100, 150), Kernel(10, 160, 300), Kernel(11, 400, 450), Kernel(99, 0, 1)}) {
+    trace.AddKernel(k);
+  }
   DeriveGraphLaunches(&trace);
   ASSERT_EQ(trace.graph_launches.size(), 2u);  // the failed launch ran nothing
   EXPECT_EQ(trace.graph_launches[0].start_ns, 100u);
@@ -39,8 +43,8 @@ TEST(DeriveGraphLaunchesTest, SpansTheKernelsOfEachReplay) {
 
 TEST(DeriveGraphLaunchesTest, KeepsRecordedGraphLaunches) {
   Trace trace;
-  trace.api_calls = {GraphLaunch(10)};
-  trace.kernels = {Kernel(10, 100, 150)};
+  trace.AddCall(GraphLaunch(10));
+  trace.AddKernel(Kernel(10, 100, 150));
   GraphLaunchActivity recorded;
   recorded.correlation_id = 10;
   recorded.start_ns = 90;

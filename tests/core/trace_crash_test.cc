@@ -91,7 +91,7 @@ TEST_P(TraceCrashTest, EveryRecordWrittenBeforeDeathIsRead) {
     EXPECT_EQ(trace->api_calls[i].correlation_id, 1000u + i);
     EXPECT_EQ(trace->kernels[i].correlation_id, 1000u + i);
   }
-  EXPECT_EQ(trace->String(trace->kernels.back().name), "gemm");
+  EXPECT_EQ(trace->String(trace->Shape(trace->kernels.back()).name), "gemm");
 }
 
 INSTANTIATE_TEST_SUITE_P(Deaths, TraceCrashTest,
@@ -145,7 +145,7 @@ TEST(TraceCrashTest, KilledMidWriteLeavesACleanPrefix) {
   ASSERT_GT(trace->api_calls.size(), 1000u);
   for (size_t i = 0; i < trace->api_calls.size(); ++i) {
     ASSERT_EQ(trace->api_calls[i].correlation_id, 1000 + i);
-    ASSERT_EQ(trace->String(trace->api_calls[i].kernel_name), "k" + std::to_string(i % 300));
+    ASSERT_EQ(trace->String(trace->Detail(trace->api_calls[i]).kernel_name), "k" + std::to_string(i % 300));
   }
 }
 
@@ -171,7 +171,7 @@ TEST(TraceForkTest, ParentAndChildFilesHoldOnlyTheirOwnRecords) {
     if (!writer.ReopenForChild(dir + "/child.gctrace", info).ok()) _exit(100);
     const StringId in_child = writer.InternString("in_child");
     for (int i = 0; i < 50; ++i) {
-      ApiCall c = testing::LaunchCall(5000 + i, api, i % 2 == 0 ? before : in_child);
+      ApiCallRecord c = testing::LaunchCall(5000 + i, api, i % 2 == 0 ? before : in_child);
       c.backtrace = bt;
       writer.WriteApiCall(c);
     }
@@ -187,7 +187,7 @@ TEST(TraceForkTest, ParentAndChildFilesHoldOnlyTheirOwnRecords) {
   EXPECT_THAT(parent->read_warnings, IsEmpty());
   EXPECT_TRUE(parent->api_calls.empty());
   ASSERT_EQ(parent->kernels.size(), 130u);
-  EXPECT_EQ(parent->String(parent->kernels.back().name), "after_fork");
+  EXPECT_EQ(parent->String(parent->Shape(parent->kernels.back()).name), "after_fork");
 
   absl::StatusOr<Trace> child_trace = ReadTrace(dir + "/child.gctrace");
   ASSERT_TRUE(child_trace.ok());
@@ -196,8 +196,8 @@ TEST(TraceForkTest, ParentAndChildFilesHoldOnlyTheirOwnRecords) {
   EXPECT_EQ(child_trace->process.command_line, std::vector<std::string>{"child"});
   EXPECT_TRUE(child_trace->kernels.empty());
   ASSERT_EQ(child_trace->api_calls.size(), 50u);
-  EXPECT_EQ(child_trace->String(child_trace->api_calls[0].kernel_name), "before_fork");
-  EXPECT_EQ(child_trace->String(child_trace->api_calls[1].kernel_name), "in_child");
+  EXPECT_EQ(child_trace->String(child_trace->Detail(child_trace->api_calls[0]).kernel_name), "before_fork");
+  EXPECT_EQ(child_trace->String(child_trace->Detail(child_trace->api_calls[1]).kernel_name), "in_child");
   ASSERT_NE(child_trace->FindBacktrace(bt), nullptr);
   EXPECT_EQ(child_trace->FindBacktrace(bt)->frames, (std::vector<StringId>{api, before}));
 }
@@ -217,8 +217,8 @@ TEST(TraceForkTest, ForkDuringConcurrentWritesNeitherCorruptsNorDeadlocks) {
   for (int t = 0; t < 3; ++t) {
     threads.emplace_back([&, t] {
       for (uint64_t i = 0; !stop.load(); ++i) {
-        ApiCall c = testing::LaunchCall(i, writer.InternString("api" + std::to_string(i % 7)),
-                                        writer.InternString("k" + std::to_string(i % 500 + 1000 * t)));
+        ApiCallRecord c = testing::LaunchCall(i, writer.InternString("api" + std::to_string(i % 7)),
+                                              writer.InternString("k" + std::to_string(i % 500 + 1000 * t)));
         c.thread_id = static_cast<uint32_t>(t);
         writer.WriteApiCall(c);
       }
@@ -244,7 +244,7 @@ TEST(TraceForkTest, ForkDuringConcurrentWritesNeitherCorruptsNorDeadlocks) {
     ASSERT_TRUE(child_trace.ok());
     EXPECT_THAT(child_trace->read_warnings, IsEmpty());
     ASSERT_EQ(child_trace->kernels.size(), 1u);
-    EXPECT_EQ(child_trace->String(child_trace->kernels[0].name), "child_kernel");
+    EXPECT_EQ(child_trace->String(child_trace->Shape(child_trace->kernels[0]).name), "child_kernel");
     EXPECT_TRUE(child_trace->api_calls.empty());
   }
   stop.store(true);
@@ -256,7 +256,7 @@ TEST(TraceForkTest, ForkDuringConcurrentWritesNeitherCorruptsNorDeadlocks) {
   EXPECT_TRUE(parent->kernels.empty());
   // Everything the parent wrote is there: its process record, its strings and its API calls.
   EXPECT_EQ(parent->api_calls.size(), writer.records_written() - parent->strings.size());
-  for (const ApiCall& c : parent->api_calls) ASSERT_FALSE(parent->String(c.kernel_name).empty());
+  for (const ApiCall& c : parent->api_calls) ASSERT_FALSE(parent->String(parent->Detail(c).kernel_name).empty());
 }
 
 }  // namespace

@@ -35,7 +35,7 @@ std::string ValidTrace() {
   const StringId api = writer->InternString("cudaLaunchKernel");
   for (int i = 0; i < kRecords; ++i) {
     const StringId kernel = writer->InternString("kernel_" + std::to_string(i % 40));
-    ApiCall c = testing::LaunchCall(i, api, kernel);
+    ApiCallRecord c = testing::LaunchCall(i, api, kernel);
     c.backtrace = writer->AddBacktrace({api, kernel});
     writer->WriteApiCall(c);
     writer->WriteKernel(testing::KernelRun(i, kernel));
@@ -160,7 +160,7 @@ TEST(TraceDamageTest, RandomMutationsNeverCrashAndAlwaysNameOffsets) {
     ExpectWarningsNameOffsets(*trace);
     EXPECT_LE(trace->api_calls.size() + trace->kernels.size() + trace->nvtx.size(), 2u * kRecords + 1);
     // Strings referenced by what was read resolve or are empty, never out of the table.
-    for (const ApiCall& c : trace->api_calls) (void)trace->String(c.kernel_name);
+    for (const ApiCall& c : trace->api_calls) (void)trace->String(trace->Detail(c).kernel_name);
   }
   EXPECT_GT(read_ok, 300);
 }

@@ -49,13 +49,13 @@ TEST(TraceFormatTest, EveryRecordTypeRoundTrips) {
   EXPECT_EQ(writer->AddBacktrace({api, kernel}), bt);
   EXPECT_NE(writer->AddBacktrace({kernel}), bt);
 
-  ApiCall full = testing::FullApiCall();
+  ApiCallRecord full = testing::FullApiCall();
   full.name = api;
   full.kernel_name = kernel;
   full.backtrace = bt;
   writer->WriteApiCall(full);
   writer->WriteApiCall(testing::LaunchCall(1, api, kernel));
-  KernelActivity k = testing::KernelRun(1, kernel);
+  KernelRecord k = testing::KernelRun(1, kernel);
   k.graph_id = 5;
   k.graph_node_id = ~uint64_t{0};
   writer->WriteKernel(k);
@@ -102,10 +102,10 @@ TEST(TraceFormatTest, EveryRecordTypeRoundTrips) {
   EXPECT_THAT(trace.read_warnings, IsEmpty());
   EXPECT_EQ(Fields(trace.process), Fields(testing::SampleProcess()));
   ASSERT_EQ(trace.api_calls.size(), 2u);
-  EXPECT_EQ(Fields(trace.api_calls[0]), Fields(full));  // sorted by start: 5000 < 1.7e18
-  EXPECT_EQ(Fields(trace.api_calls[1]), Fields(testing::LaunchCall(1, api, kernel)));
+  EXPECT_EQ(Fields(trace.Record(trace.api_calls[0])), Fields(full));  // sorted by start: 5000 < 1.7e18
+  EXPECT_EQ(Fields(trace.Record(trace.api_calls[1])), Fields(testing::LaunchCall(1, api, kernel)));
   ASSERT_EQ(trace.kernels.size(), 1u);
-  EXPECT_EQ(Fields(trace.kernels[0]), Fields(k));
+  EXPECT_EQ(Fields(trace.Record(trace.kernels[0])), Fields(k));
   ASSERT_EQ(trace.memory.size(), 1u);
   EXPECT_EQ(Fields(trace.memory[0]), Fields(m));
   ASSERT_EQ(trace.graph_launches.size(), 1u);
@@ -113,7 +113,7 @@ TEST(TraceFormatTest, EveryRecordTypeRoundTrips) {
   ASSERT_EQ(trace.nvtx.size(), 1u);
   EXPECT_EQ(Fields(trace.nvtx[0]), Fields(n));
   EXPECT_EQ(trace.String(n.message), "step \"1\"\n");
-  EXPECT_EQ(trace.String(trace.api_calls[0].kernel_name),
+  EXPECT_EQ(trace.String(trace.Detail(trace.api_calls[0]).kernel_name),
             "void at::native::vectorized_elementwise_kernel<4, \"x\">(int)");
   ASSERT_NE(trace.FindBacktrace(bt), nullptr);
   EXPECT_THAT(trace.FindBacktrace(bt)->frames, ElementsAre(api, kernel));
@@ -180,7 +180,7 @@ TEST(TraceFormatTest, ManyThreadsEachKeepTheirOrderAcrossChunks) {
       for (int i = 0; i < kPerThread; ++i) {
         // Each thread interns names shared with the others and its own, concurrently.
         const StringId kernel = writer->InternString("kernel_" + std::to_string(i % 50 + (i % 2) * 1000 * t));
-        ApiCall c = testing::LaunchCall(i, api, kernel);
+        ApiCallRecord c = testing::LaunchCall(i, api, kernel);
         c.thread_id = static_cast<uint32_t>(t + 1);
         c.correlation_id = static_cast<uint64_t>(t) * 1'000'000 + i;
         writer->WriteApiCall(c);
@@ -201,8 +201,8 @@ TEST(TraceFormatTest, ManyThreadsEachKeepTheirOrderAcrossChunks) {
     ASSERT_LT(t, kThreads);
     // Same start times across threads: the stable sort keeps each thread's order.
     EXPECT_EQ(c.correlation_id, static_cast<uint64_t>(t) * 1'000'000 + next[t]++);
-    EXPECT_EQ(trace.String(c.name), "cudaLaunchKernel");
-    names.insert(std::string(trace.String(c.kernel_name)));
+    EXPECT_EQ(trace.String(trace.Detail(c).name), "cudaLaunchKernel");
+    names.insert(std::string(trace.String(trace.Detail(c).kernel_name)));
   }
   EXPECT_EQ(names.count(""), 0u);  // every id resolved
   EXPECT_EQ(names.size(), 50u + 25u * (kThreads - 1));
@@ -218,7 +218,7 @@ TEST(TraceFormatTest, RecordLargerThanAChunkGetsItsOwnChunk) {
   const Trace trace = MustRead(path);
   EXPECT_THAT(trace.read_warnings, IsEmpty());
   ASSERT_EQ(trace.kernels.size(), 1u);
-  EXPECT_EQ(trace.String(trace.kernels[0].name), huge);
+  EXPECT_EQ(trace.String(trace.Shape(trace.kernels[0]).name), huge);
 }
 
 TEST(TraceFormatTest, ReadErrorsNameThePath) {

@@ -15,8 +15,8 @@
 namespace graphcheck::trace::testing {
 
 // A kernel launch as the recorder sees it on a launch-bound step: ~7 us apart, a few us long.
-inline ApiCall LaunchCall(uint64_t i, StringId name, StringId kernel) {
-  ApiCall c;
+inline ApiCallRecord LaunchCall(uint64_t i, StringId name, StringId kernel) {
+  ApiCallRecord c;
   c.correlation_id = 1000 + i;
   c.start_ns = 1'700'000'000'000'000'000ull + i * 7'000;
   c.end_ns = c.start_ns + 3'500;
@@ -32,8 +32,8 @@ inline ApiCall LaunchCall(uint64_t i, StringId name, StringId kernel) {
   return c;
 }
 
-inline KernelActivity KernelRun(uint64_t i, StringId name) {
-  KernelActivity k;
+inline KernelRecord KernelRun(uint64_t i, StringId name) {
+  KernelRecord k;
   k.correlation_id = 1000 + i;
   k.start_ns = 1'700'000'000'000'010'000ull + i * 7'000;
   k.end_ns = k.start_ns + 5'000;
@@ -46,8 +46,8 @@ inline KernelActivity KernelRun(uint64_t i, StringId name) {
 }
 
 // Every field set, to check that nothing is lost in the encoding.
-inline ApiCall FullApiCall() {
-  ApiCall c;
+inline ApiCallRecord FullApiCall() {
+  ApiCallRecord c;
   c.correlation_id = 99;
   c.start_ns = 5'000;
   c.end_ns = 4'000;  // end before start must still round-trip
@@ -57,7 +57,7 @@ inline ApiCall FullApiCall() {
   c.kind = ApiKind::kContextCreate;
   c.callback_id = 4000;
   c.return_code = -901;
-  c.stream_id = ~uint64_t{0};
+  c.stream_id = 0xfffffffe;  // CUPTI stream ids are 32-bit, and so is ApiCall::stream_id
   c.legacy_stream = true;
   c.capture_status = CaptureStatus::kInvalidated;
   c.capture_mode = CaptureMode::kRelaxed;
@@ -75,13 +75,13 @@ inline ApiCall FullApiCall() {
   return c;
 }
 
-inline auto Fields(const ApiCall& c) {
+inline auto Fields(const ApiCallRecord& c) {
   return std::make_tuple(c.correlation_id, c.start_ns, c.end_ns, c.thread_id, c.name, c.domain, c.kind, c.callback_id,
                          c.return_code, c.stream_id, c.legacy_stream, c.capture_status, c.capture_mode, c.capture_id,
                          c.backtrace, c.bytes, c.direction, c.host_memory, c.kernel_name, c.grid, c.block, c.graph_id,
                          c.node_count, c.other_stream_id);
 }
-inline auto Fields(const KernelActivity& k) {
+inline auto Fields(const KernelRecord& k) {
   return std::make_tuple(k.correlation_id, k.start_ns, k.end_ns, k.device, k.stream_id, k.graph_id, k.graph_node_id,
                          k.name, k.grid, k.block);
 }

@@ -57,8 +57,10 @@ class FixtureLoader {
       f.has_stderr = true;
       f.stderr_lines = doc["stderr"].get<std::vector<std::string>>();
     }
-    std::stable_sort(f.trace.api_calls.begin(), f.trace.api_calls.end(),
-                     [](const trace::ApiCall& a, const trace::ApiCall& b) { return a.start_ns < b.start_ns; });
+    std::stable_sort(calls_.begin(), calls_.end(), [](const trace::ApiCallRecord& a, const trace::ApiCallRecord& b) {
+      return a.start_ns < b.start_ns;
+    });
+    for (const trace::ApiCallRecord& call : calls_) f.trace.AddCall(call);
     return f;
   }
 
@@ -79,7 +81,7 @@ class FixtureLoader {
   }
 
   void AddCall(const nlohmann::json& c, uint64_t offset) {
-    trace::ApiCall call;
+    trace::ApiCallRecord call;
     call.correlation_id = ++correlation_;
     call.start_ns = offset + c.at("t").get<uint64_t>();
     call.end_ns = call.start_ns + c.value("dur", 1000u);
@@ -132,7 +134,7 @@ class FixtureLoader {
         g.graph_id = static_cast<uint32_t>(call.graph_id);
         trace_->graph_launches.push_back(g);
       } else {
-        trace::KernelActivity k;
+        trace::KernelRecord k;
         k.correlation_id = call.correlation_id;
         k.start_ns = start;
         k.end_ns = end;
@@ -140,10 +142,10 @@ class FixtureLoader {
         k.name = call.kernel_name;
         k.grid = call.grid;
         k.block = call.block;
-        trace_->kernels.push_back(k);
+        trace_->AddKernel(k);
       }
     }
-    trace_->api_calls.push_back(call);
+    calls_.push_back(call);
   }
 
   void AddNvtx(const nlohmann::json& e, uint64_t offset) {
@@ -162,6 +164,7 @@ class FixtureLoader {
   }
 
   trace::Trace* trace_ = nullptr;
+  std::vector<trace::ApiCallRecord> calls_;  // added to the trace in start order once all are read
   uint64_t correlation_ = 0;
 };
 

@@ -23,7 +23,8 @@
 namespace graphcheck {
 namespace {
 
-using trace::ApiCall;
+// Assertions read whole call records (CallRecords), not the trace's split in-memory calls.
+using ApiCall = trace::ApiCallRecord;
 using trace::ApiKind;
 using trace::CaptureStatus;
 using trace::Trace;
@@ -73,9 +74,24 @@ Recorded RunUnderGraphcheck(const std::string& name, const std::string& command,
   return recorded;
 }
 
+// Whole records made for the traces of the running test (cleared in SetUp: a test's traces live until it ends).
+std::map<const Trace*, std::vector<ApiCall>>& CallRecordCache() {
+  static auto* const cache = new std::map<const Trace*, std::vector<ApiCall>>();
+  return *cache;
+}
+
+// The calls of `trace` as whole records, made once per trace.
+const std::vector<ApiCall>& CallRecords(const Trace& trace) {
+  auto [it, inserted] = CallRecordCache().try_emplace(&trace);
+  if (inserted) {
+    for (const trace::ApiCall& call : trace.api_calls) it->second.push_back(trace.Record(call));
+  }
+  return it->second;
+}
+
 std::vector<const ApiCall*> Calls(const Trace& trace, ApiKind kind) {
   std::vector<const ApiCall*> out;
-  for (const ApiCall& call : trace.api_calls) {
+  for (const ApiCall& call : CallRecords(trace)) {
     if (call.kind == kind) out.push_back(&call);
   }
   return out;
@@ -91,7 +107,7 @@ std::string Frames(const Trace& trace, const ApiCall& call) {
 
 std::string Describe(const Trace& trace) {
   std::string out;
-  for (const ApiCall& c : trace.api_calls) {
+  for (const ApiCall& c : CallRecords(trace)) {
     if (c.kind == ApiKind::kKernelLaunch && c.capture_status == CaptureStatus::kNone) continue;
     absl::StrAppend(&out, trace.String(c.name), " kind=", trace::ApiKindName(c.kind), " rc=", c.return_code,
                     " tid=", c.thread_id, " stream=", c.stream_id, " capture=", static_cast<int>(c.capture_status), "/",
@@ -103,6 +119,7 @@ std::string Describe(const Trace& trace) {
 class RecorderGpuTest : public ::testing::Test {
  protected:
   void SetUp() override {
+    CallRecordCache().clear();
     if (!HasGpu()) GTEST_SKIP() << gpu_test::kNoGpu;
   }
 };
@@ -145,7 +162,7 @@ void ExpectCleanCapture(const Trace& trace, int launches) {
   EXPECT_GT(ends[0]->node_count, 0u);
   EXPECT_NE(ends[0]->graph_id, 0u);
   int captured_launches = 0;
-  for (const ApiCall& c : trace.api_calls) {
+  for (const ApiCall& c : CallRecords(trace)) {
     if (c.kind == ApiKind::kKernelLaunch && c.start_ns > begins[0]->start_ns && c.end_ns < ends[0]->start_ns) {
       ++captured_launches;
       EXPECT_EQ(c.capture_status, CaptureStatus::kActive);
@@ -260,7 +277,7 @@ TEST_F(RecorderGpuTest, CppCublasCreateInCaptureIsLazyInitialisation) {
   SCOPED_TRACE(Describe(t));
   // cublasCreate frees and allocates device memory: refused in a global-mode capture, and the capture is lost.
   const ApiCall* refused = nullptr;
-  for (const ApiCall& c : t.api_calls) {
+  for (const ApiCall& c : CallRecords(t)) {
     if ((c.kind == ApiKind::kFree || c.kind == ApiKind::kMalloc) && c.capture_status == CaptureStatus::kActive &&
         c.return_code == kCaptureUnsupported) {
       refused = &c;
@@ -324,7 +341,7 @@ TEST_F(RecorderGpuTest, CppSampledLoopRecordsLaunchesInWindowsAndEveryCapture) {
   // closes (after the close edge's) is still recorded.
   constexpr uint64_t kSlackNs = 2000000;
   size_t eager = 0, inside = 0, with_kernel = 0, outside = 0;
-  for (const ApiCall& c : t.api_calls) {
+  for (const ApiCall& c : CallRecords(t)) {
     if (c.kind != ApiKind::kKernelLaunch || c.capture_status != CaptureStatus::kNone) continue;
     ++eager;
     bool in_window = false, near_window = false;
@@ -354,7 +371,7 @@ TEST_F(RecorderGpuTest, CppSampledLoopRecordsLaunchesInWindowsAndEveryCapture) {
   EXPECT_EQ(ends[0]->return_code, 0);
   EXPECT_EQ(ends[0]->node_count, 5u);
   size_t captured = 0;
-  for (const ApiCall& c : t.api_calls) {
+  for (const ApiCall& c : CallRecords(t)) {
     captured += c.kind == ApiKind::kKernelLaunch && c.capture_status == CaptureStatus::kActive;
   }
   EXPECT_EQ(captured, 5u);
@@ -409,10 +426,11 @@ TEST_F(RecorderPythonGpuTest, PythonItemInCaptureNamesTheTorchOperator) {
   Recorded r = RunPython("item-in-capture");
   const Trace& t = r.Main();
   SCOPED_TRACE(Describe(t));
-  auto failing = std::find_if(t.api_calls.begin(), t.api_calls.end(), [](const ApiCall& c) {
+  const std::vector<ApiCall>& calls = CallRecords(t);
+  auto failing = std::find_if(calls.begin(), calls.end(), [](const ApiCall& c) {
     return c.return_code == kCaptureUnsupported && c.capture_status != CaptureStatus::kNone;
   });
-  ASSERT_NE(failing, t.api_calls.end());
+  ASSERT_NE(failing, calls.end());
   EXPECT_THAT(Frames(t, *failing), ::testing::HasSubstr("_local_scalar_dense"));
 }
 

@@ -13,15 +13,16 @@ namespace graphcheck {
 namespace {
 
 using nlohmann::json;
-using trace::ApiCall;
+using trace::ApiCallRecord;
 using trace::ApiKind;
 using trace::NvtxEvent;
 using trace::Trace;
 
 constexpr uint64_t kT0 = 1'700'000'000'000'000'000ull;
 
-ApiCall Call(Trace& t, const char* name, ApiKind kind, uint64_t start, uint64_t end, uint64_t stream, uint32_t tid) {
-  ApiCall c;
+ApiCallRecord Call(Trace& t, const char* name, ApiKind kind, uint64_t start, uint64_t end, uint64_t stream,
+                   uint32_t tid) {
+  ApiCallRecord c;
   c.name = t.Intern(name);
   c.kind = kind;
   c.start_ns = kT0 + start;
@@ -36,23 +37,23 @@ Trace SampleTrace() {
   t.process.pid = 4321;
   t.process.rank = 0;
   t.process.command_line = {"python", "train.py"};
-  ApiCall launch = Call(t, "cudaLaunchKernel", ApiKind::kKernelLaunch, 1'000, 4'000, 7, 100);
+  ApiCallRecord launch = Call(t, "cudaLaunchKernel", ApiKind::kKernelLaunch, 1'000, 4'000, 7, 100);
   launch.correlation_id = 55;
-  t.api_calls.push_back(launch);
-  t.api_calls.push_back(Call(t, "cudaStreamBeginCapture", ApiKind::kCaptureBegin, 10'000, 11'000, 9, 100));
-  ApiCall end = Call(t, "cudaStreamEndCapture", ApiKind::kCaptureEnd, 20'000, 25'500, 9, 100);
+  t.AddCall(launch);
+  t.AddCall(Call(t, "cudaStreamBeginCapture", ApiKind::kCaptureBegin, 10'000, 11'000, 9, 100));
+  ApiCallRecord end = Call(t, "cudaStreamEndCapture", ApiKind::kCaptureEnd, 20'000, 25'500, 9, 100);
   end.node_count = 12;
-  t.api_calls.push_back(end);
-  t.api_calls.push_back(Call(t, "cudaStreamBeginCapture", ApiKind::kCaptureBegin, 30'000, 31'000, 11, 200));
-  t.api_calls.push_back(Call(t, "cudaStreamSynchronize", ApiKind::kStreamSynchronize, 40'000, 50'000, 11, 200));
+  t.AddCall(end);
+  t.AddCall(Call(t, "cudaStreamBeginCapture", ApiKind::kCaptureBegin, 30'000, 31'000, 11, 200));
+  t.AddCall(Call(t, "cudaStreamSynchronize", ApiKind::kStreamSynchronize, 40'000, 50'000, 11, 200));
 
-  trace::KernelActivity k;
+  trace::KernelRecord k;
   k.correlation_id = 55;
   k.start_ns = kT0 + 6'000;
   k.end_ns = kT0 + 9'000;
   k.stream_id = 7;
   k.name = t.Intern("void kernel<\"quoted\", '\\'>\n\xff(bad utf-8)");
-  t.kernels.push_back(k);
+  t.AddKernel(k);
 
   const trace::StringId step = t.Intern("step 1");
   t.nvtx.push_back(NvtxEvent{NvtxEvent::Kind::kPush, 100, kT0 + 500, 0, step, 0});

@@ -113,7 +113,7 @@ absl::string_view RecordTypeName(uint8_t type) {
   return "unknown";
 }
 
-bool DecodeApiCall(absl::string_view payload, bool lenient, DeltaState& s, ApiCall* c) {
+bool DecodeApiCall(absl::string_view payload, bool lenient, DeltaState& s, ApiCallRecord* c) {
   Decoder d(payload);
   uint8_t flags;
   uint32_t present;
@@ -141,7 +141,7 @@ bool DecodeApiCall(absl::string_view payload, bool lenient, DeltaState& s, ApiCa
   return Finish(d, lenient);
 }
 
-bool DecodeKernel(absl::string_view payload, bool lenient, DeltaState& s, KernelActivity* k) {
+bool DecodeKernel(absl::string_view payload, bool lenient, DeltaState& s, KernelRecord* k) {
   Decoder d(payload);
   return Timed(d, s, &k->correlation_id, &k->start_ns, &k->end_ns) && d.Varint(&k->device, kU32) &&
          d.Varint(&k->stream_id) && d.Varint(&k->graph_id, kU32) && d.Varint(&k->graph_node_id) &&

@@ -1,6 +1,6 @@
 // The trace file layout shared by TraceWriter and the reader: file header, chunk header, record types and the
 // encoding of every record (docs/trace-format.md is the prose version; keep the two in step and bump the version on
-// any change). Encoders are inline templates because the writer's hot path (ApiCall, KernelActivity) runs them for
+// any change). Encoders are inline templates because the writer's hot path (API calls, kernels) runs them for
 // every CUDA call; decoders live in format.cc.
 #ifndef GRAPHCHECK_CORE_TRACE_INTERNAL_FORMAT_H_
 #define GRAPHCHECK_CORE_TRACE_INTERNAL_FORMAT_H_
@@ -99,7 +99,7 @@ inline uint8_t PackMemoryKind(MemcpyDirection direction, HostMemory host) {
   return static_cast<uint8_t>(static_cast<uint8_t>(direction) | static_cast<uint8_t>(host) << 4);
 }
 
-inline void EncodeApiCall(Encoder& e, DeltaState& d, const ApiCall& c) {
+inline void EncodeApiCall(Encoder& e, DeltaState& d, const ApiCallRecord& c) {
   Timed(e, d, c.correlation_id, c.start_ns, c.end_ns);
   e.Varint(DeltaZigZag(d.thread, c.thread_id));
   d.thread = c.thread_id;
@@ -132,7 +132,7 @@ inline void EncodeApiCall(Encoder& e, DeltaState& d, const ApiCall& c) {
   if (present & kApiHasOtherStream) e.Varint(c.other_stream_id);
 }
 
-inline void EncodeKernel(Encoder& e, DeltaState& d, const KernelActivity& k) {
+inline void EncodeKernel(Encoder& e, DeltaState& d, const KernelRecord& k) {
   Timed(e, d, k.correlation_id, k.start_ns, k.end_ns);
   e.Varint(k.device);
   e.Varint(k.stream_id);
@@ -240,8 +240,8 @@ void EncodeLaunchWindowEdge(E& e, WindowEdge edge, uint64_t time_ns) {
 
 // Decoders: false when the payload is malformed (the reader then reports the record's offset). `lenient` accepts
 // trailing bytes, which a newer minor version may append to a record.
-bool DecodeApiCall(absl::string_view payload, bool lenient, DeltaState& d, ApiCall* out);
-bool DecodeKernel(absl::string_view payload, bool lenient, DeltaState& d, KernelActivity* out);
+bool DecodeApiCall(absl::string_view payload, bool lenient, DeltaState& d, ApiCallRecord* out);
+bool DecodeKernel(absl::string_view payload, bool lenient, DeltaState& d, KernelRecord* out);
 bool DecodeMemory(absl::string_view payload, bool lenient, DeltaState& d, MemoryActivity* out);
 bool DecodeGraphLaunch(absl::string_view payload, bool lenient, DeltaState& d, GraphLaunchActivity* out);
 bool DecodeNvtx(absl::string_view payload, bool lenient, DeltaState& d, NvtxEvent* out);
