@@ -80,6 +80,14 @@ std::vector<StderrRule> BuildRules() {
        {"recording a new graph for each distinct input size"},
        "torch.compile's CUDA graphs record a graph per input shape and saw many shapes",
        "Pad inputs to a few fixed shapes, or set torch._inductor.config.triton.cudagraph_skip_dynamic_graphs=True."},
+      {"cupti-busy",
+       Severity::kWarning,
+       {"CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED"},
+       "the program's own CUPTI client (torch.profiler's Kineto, seen with torch 2.11 on an H200) could not "
+       "subscribe because graphcheck's recorder holds CUPTI: its CUDA activities are missing from the program's own "
+       "profile, while graphcheck's trace is whole",
+       "Profile with torch.profiler in a run without graphcheck, or leave the profiler off under graphcheck run; "
+       "with CUDA 13.3+ and r610+ drivers CUPTI accepts several subscribers."},
       {"sync-in-region",
        Severity::kWarning,
        {"called a synchronizing CUDA operation"},

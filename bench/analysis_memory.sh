@@ -19,9 +19,9 @@ print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
 PY
 }
 base_kib=$(peak "$root/examples/traces/graphed_training/trace.gctrace")
-start=$(date +%s.%N)
+start=$(date +%s%N)
 peak_kib=$(peak "$trace")
-seconds=$(echo "$(date +%s.%N) - $start" | bc)
+seconds=$(awk -v a="$start" -v b="$(date +%s%N)" 'BEGIN { printf "%.2f", (b - a) / 1e9 }')
 bytes=$(stat -c %s "$trace")
 awk -v b="$bytes" -v p="$peak_kib" -v z="$base_kib" -v s="$seconds" 'BEGIN {
   printf "trace file: %.1f MiB\n", b / 1048576

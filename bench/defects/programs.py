@@ -252,6 +252,16 @@ def end_on_other_thread():
           file=sys.stderr)
 
 
+def profiler_holds_cupti():
+    """torch.profiler with CUDA activities around the program's work: under graphcheck run the recorder subscribed to
+    CUPTI at cuInit, so Kineto's subscription fails (it prints CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED)."""
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]):
+        x = torch.randn(256, 256, device="cuda")
+        for _ in range(10):
+            x = torch.relu(x @ x * 1e-3)
+        torch.cuda.synchronize()
+
+
 def clean_capture():
     model = small_model()
     x = torch.randn(64, 256, device="cuda")

@@ -49,6 +49,20 @@ TEST(StderrMessagesTest, MapsKnownMessagesToTheirChecks) {
   EXPECT_EQ(findings[4].check_id, "unjoined-stream");
 }
 
+// Seen on an H200 (torch 2.11): torch.profiler started under graphcheck run, after the recorder had subscribed.
+TEST(StderrMessagesTest, TheProgramsOwnProfilerLosingCuptiIsCuptiBusy) {
+  const std::vector<Finding> findings = Match({
+      "WARNING:2026-11-21 09:57:34 553:553 init.cpp:116] function cbapi->getCuptiStatus() failed with error "
+      "CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED (39)",
+      "WARNING:2026-11-21 09:57:34 553:553 init.cpp:117] CUPTI initialization failed - CUDA profiler activities "
+      "will be missing",
+  });
+  ASSERT_THAT(findings, SizeIs(1));
+  EXPECT_EQ(findings[0].check_id, "cupti-busy");
+  EXPECT_EQ(findings[0].severity, Severity::kWarning);
+  EXPECT_THAT(findings[0].message, HasSubstr("profiler"));
+}
+
 TEST(StderrMessagesTest, CleanOutputGivesNothing) {
   EXPECT_THAT(Match({"step 1 loss 2.3", "step 2 loss 2.1"}), SizeIs(0));
 }

@@ -289,7 +289,7 @@ TEST_F(RecorderGpuTest, CppCublasCreateInCaptureIsLazyInitialisation) {
   auto ends = Calls(t, ApiKind::kCaptureEnd);
   ASSERT_EQ(ends.size(), 1u);
   EXPECT_EQ(ends[0]->return_code, kCaptureInvalidated);
-  EXPECT_THAT(r.report_json, ::testing::HasSubstr("\"warmup-insufficient\""));
+  EXPECT_THAT(r.report_json, ::testing::HasSubstr("\"check_id\": \"warmup-insufficient\""));
   EXPECT_THAT(r.report_json, ::testing::HasSubstr("cuBLAS handle"));
 }
 
@@ -305,7 +305,7 @@ TEST_F(RecorderGpuTest, CppModuleLoadInCaptureSucceedsAndIsNotFlagged) {
   auto ends = Calls(t, ApiKind::kCaptureEnd);
   ASSERT_EQ(ends.size(), 1u);
   EXPECT_EQ(ends[0]->return_code, 0);
-  EXPECT_THAT(r.report_json, ::testing::Not(::testing::HasSubstr("\"warmup-insufficient\"")));
+  EXPECT_THAT(r.report_json, ::testing::Not(::testing::HasSubstr("\"check_id\": \"warmup-insufficient\"")));
 }
 
 TEST_F(RecorderGpuTest, CppSegfaultAfterCaptureKeepsTheTrace) {
