@@ -38,22 +38,6 @@ uint32_t InternIn(const T& value, std::vector<T>* table, absl::flat_hash_map<T, 
 }  // namespace
 
 ApiCall& Trace::AddCall(const ApiCallRecord& r) {
-  CallDetail d;
-  d.name = r.name;
-  d.domain = r.domain;
-  d.legacy_stream = r.legacy_stream;
-  d.direction = r.direction;
-  d.host_memory = r.host_memory;
-  d.callback_id = r.callback_id;
-  d.return_code = r.return_code;
-  d.backtrace = r.backtrace;
-  d.kernel_name = r.kernel_name;
-  d.grid = r.grid;
-  d.block = r.block;
-  d.node_count = r.node_count;
-  d.bytes = r.bytes;
-  d.graph_id = r.graph_id;
-  d.other_stream_id = r.other_stream_id;
   ApiCall& call = api_calls.emplace_back();
   call.start_ns = r.start_ns;
   call.end_ns = r.end_ns;
@@ -61,7 +45,7 @@ ApiCall& Trace::AddCall(const ApiCallRecord& r) {
   call.thread_id = r.thread_id;
   call.stream_id = static_cast<uint32_t>(r.stream_id);
   call.capture_id = static_cast<uint32_t>(r.capture_id);
-  call.detail = InternIn(d, &call_details, &call_detail_index);
+  call.detail = InternIn(static_cast<const CallDetail&>(r), &call_details, &call_detail_index);
   call.kind = r.kind;
   call.capture_status = r.capture_status;
   call.capture_mode = r.capture_mode;
@@ -69,65 +53,39 @@ ApiCall& Trace::AddCall(const ApiCallRecord& r) {
 }
 
 KernelActivity& Trace::AddKernel(const KernelRecord& r) {
-  KernelShape shape;
-  shape.name = r.name;
-  shape.device = r.device;
-  shape.grid = r.grid;
-  shape.block = r.block;
-  shape.graph_node_id = r.graph_node_id;
   KernelActivity& kernel = kernels.emplace_back();
   kernel.start_ns = r.start_ns;
   kernel.end_ns = r.end_ns;
   kernel.correlation_id = static_cast<uint32_t>(r.correlation_id);
   kernel.stream_id = static_cast<uint32_t>(r.stream_id);
   kernel.graph_id = r.graph_id;
-  kernel.shape = InternIn(shape, &kernel_shapes, &kernel_shape_index);
+  kernel.shape = InternIn(static_cast<const KernelShape&>(r), &kernel_shapes, &kernel_shape_index);
   return kernel;
 }
 
 ApiCallRecord Trace::Record(const ApiCall& call) const {
-  const CallDetail& d = Detail(call);
   ApiCallRecord r;
+  static_cast<CallDetail&>(r) = Detail(call);
   r.correlation_id = call.correlation_id;
   r.start_ns = call.start_ns;
   r.end_ns = call.end_ns;
   r.thread_id = call.thread_id;
-  r.name = d.name;
-  r.domain = d.domain;
   r.kind = call.kind;
-  r.callback_id = d.callback_id;
-  r.return_code = d.return_code;
   r.stream_id = call.stream_id;
-  r.legacy_stream = d.legacy_stream;
   r.capture_status = call.capture_status;
   r.capture_mode = call.capture_mode;
   r.capture_id = call.capture_id;
-  r.backtrace = d.backtrace;
-  r.bytes = d.bytes;
-  r.direction = d.direction;
-  r.host_memory = d.host_memory;
-  r.kernel_name = d.kernel_name;
-  r.grid = d.grid;
-  r.block = d.block;
-  r.graph_id = d.graph_id;
-  r.node_count = d.node_count;
-  r.other_stream_id = d.other_stream_id;
   return r;
 }
 
 KernelRecord Trace::Record(const KernelActivity& kernel) const {
-  const KernelShape& shape = Shape(kernel);
   KernelRecord r;
+  static_cast<KernelShape&>(r) = Shape(kernel);
   r.correlation_id = kernel.correlation_id;
   r.start_ns = kernel.start_ns;
   r.end_ns = kernel.end_ns;
-  r.device = shape.device;
   r.stream_id = kernel.stream_id;
   r.graph_id = kernel.graph_id;
-  r.graph_node_id = shape.graph_node_id;
-  r.name = shape.name;
-  r.grid = shape.grid;
-  r.block = shape.block;
   return r;
 }
 

@@ -71,56 +71,27 @@ enum class MemcpyDirection : uint8_t {
 };
 enum class HostMemory : uint8_t { kNotApplicable = 0, kPageable = 1, kPinned = 2, kUnknown = 3 };
 
-// One host API call as the recorder writes it and the reader decodes it, recorded at exit with its return code.
-// Fields that do not apply to its kind stay zero. In memory a trace keeps it split (ApiCall + CallDetail).
-struct ApiCallRecord {
-  uint64_t correlation_id = 0;  // matches activity records; 0 when CUPTI gave none
-  uint64_t start_ns = 0;
-  uint64_t end_ns = 0;
-  uint32_t thread_id = 0;  // OS thread id (gettid)
-  StringId name = 0;       // "cudaStreamSynchronize"
+// What a host API call shares with many others (its API, return code, call site, payload). In memory a trace interns
+// these, so that a step's thousands of launches cost one ApiCall each. Fields that do not apply to a call's kind stay
+// zero.
+struct CallDetail {
+  StringId name = 0;  // "cudaStreamSynchronize"
   ApiDomain domain = ApiDomain::kRuntime;
-  ApiKind kind = ApiKind::kOther;
-  uint32_t callback_id = 0;    // CUPTI callback id, for reference
-  int32_t return_code = 0;     // cudaError_t or CUresult; 0 = success
-  uint64_t stream_id = 0;      // CUPTI's stream id of the call's stream; 0 = none
   bool legacy_stream = false;  // the call used the legacy default stream (stream handle 0 without per-thread default)
-  CaptureStatus capture_status = CaptureStatus::kNone;  // of the call's stream, or of the thread's capture, at entry
-  CaptureMode capture_mode = CaptureMode::kUnknown;
-  uint64_t capture_id = 0;  // cudaStreamGetCaptureInfo's id; 0 when not capturing
-  BacktraceId backtrace = 0;
-  // Kind-specific payload.
-  uint64_t bytes = 0;  // memcpy / memset / allocation size
   MemcpyDirection direction = MemcpyDirection::kUnknown;
   HostMemory host_memory = HostMemory::kNotApplicable;
+  uint32_t callback_id = 0;  // CUPTI callback id, for reference
+  int32_t return_code = 0;   // cudaError_t or CUresult; 0 = success
+  BacktraceId backtrace = 0;
   StringId kernel_name = 0;  // launches: demangled kernel name
   std::array<uint32_t, 3> grid = {0, 0, 0};
   std::array<uint32_t, 3> block = {0, 0, 0};
+  uint32_t node_count = 0;  // graph instantiate / capture end
+  uint64_t bytes = 0;       // memcpy / memset / allocation size
   // CUPTI's id of the graph (cuptiGetGraphId) made by a capture end or instantiated, launched or destroyed. Replayed
   // kernels carry another id, their executable graph's, so link a launch to its kernels by correlation id.
   uint64_t graph_id = 0;
-  uint32_t node_count = 0;       // graph instantiate / capture end
   uint64_t other_stream_id = 0;  // stream created; stream waited on
-};
-
-// What a call shares with many others (its API, return code, call site, payload): interned per trace, so that a
-// step's thousands of launches cost one ApiCall each. Fields as in ApiCallRecord.
-struct CallDetail {
-  StringId name = 0;
-  ApiDomain domain = ApiDomain::kRuntime;
-  bool legacy_stream = false;
-  MemcpyDirection direction = MemcpyDirection::kUnknown;
-  HostMemory host_memory = HostMemory::kNotApplicable;
-  uint32_t callback_id = 0;
-  int32_t return_code = 0;
-  BacktraceId backtrace = 0;
-  StringId kernel_name = 0;
-  std::array<uint32_t, 3> grid = {0, 0, 0};
-  std::array<uint32_t, 3> block = {0, 0, 0};
-  uint32_t node_count = 0;
-  uint64_t bytes = 0;
-  uint64_t graph_id = 0;
-  uint64_t other_stream_id = 0;
 
   bool operator==(const CallDetail& o) const;
   template <typename H>
@@ -129,6 +100,20 @@ struct CallDetail {
                       d.return_code, d.backtrace, d.kernel_name, d.grid, d.block, d.node_count, d.bytes, d.graph_id,
                       d.other_stream_id);
   }
+};
+
+// One host API call whole, as the recorder writes it and the reader decodes it, recorded at exit with its return
+// code. In memory a trace keeps it split: an ApiCall and its interned CallDetail (Trace::AddCall, Trace::Record).
+struct ApiCallRecord : CallDetail {
+  uint64_t correlation_id = 0;  // matches activity records; 0 when CUPTI gave none
+  uint64_t start_ns = 0;
+  uint64_t end_ns = 0;
+  uint32_t thread_id = 0;  // OS thread id (gettid)
+  ApiKind kind = ApiKind::kOther;
+  uint64_t stream_id = 0;                               // CUPTI's stream id of the call's stream; 0 = none
+  CaptureStatus capture_status = CaptureStatus::kNone;  // of the call's stream, or of the thread's capture, at entry
+  CaptureMode capture_mode = CaptureMode::kUnknown;
+  uint64_t capture_id = 0;  // cudaStreamGetCaptureInfo's id; 0 when not capturing
 };
 
 // One host API call in memory (40 bytes): what differs from call to call, and the index of its CallDetail
@@ -146,34 +131,29 @@ struct ApiCall {
   CaptureMode capture_mode = CaptureMode::kUnknown;
 };
 
-// A kernel as the GPU ran it (CUPTI activity), as written and decoded. Inside a graph replay, graph_id /
-// graph_node_id are set. In memory a trace keeps it split (KernelActivity + KernelShape).
-struct KernelRecord {
-  uint64_t correlation_id = 0;
-  uint64_t start_ns = 0;
-  uint64_t end_ns = 0;
-  uint32_t device = 0;
-  uint64_t stream_id = 0;
-  uint32_t graph_id = 0;
-  uint64_t graph_node_id = 0;
-  StringId name = 0;
-  std::array<uint32_t, 3> grid = {0, 0, 0};
-  std::array<uint32_t, 3> block = {0, 0, 0};
-};
-
 // What a kernel shares with every other run of the same launch site or graph node; interned per trace.
 struct KernelShape {
   StringId name = 0;
   uint32_t device = 0;
   std::array<uint32_t, 3> grid = {0, 0, 0};
   std::array<uint32_t, 3> block = {0, 0, 0};
-  uint64_t graph_node_id = 0;
+  uint64_t graph_node_id = 0;  // inside a graph replay
 
   bool operator==(const KernelShape& o) const;
   template <typename H>
   friend H AbslHashValue(H h, const KernelShape& k) {
     return H::combine(std::move(h), k.name, k.device, k.grid, k.block, k.graph_node_id);
   }
+};
+
+// A kernel as the GPU ran it (CUPTI activity), whole, as written and decoded. Inside a graph replay, graph_id /
+// graph_node_id are set. In memory a trace keeps it split (KernelActivity + KernelShape).
+struct KernelRecord : KernelShape {
+  uint64_t correlation_id = 0;
+  uint64_t start_ns = 0;
+  uint64_t end_ns = 0;
+  uint64_t stream_id = 0;
+  uint32_t graph_id = 0;
 };
 
 // A kernel in memory (32 bytes); its name, device, grid and block are in Trace::Shape.

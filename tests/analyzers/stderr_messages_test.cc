@@ -67,16 +67,29 @@ TEST(StderrMessagesTest, CleanOutputGivesNothing) {
   EXPECT_THAT(Match({"step 1 loss 2.3", "step 2 loss 2.1"}), SizeIs(0));
 }
 
-TEST(StderrMessagesTest, FoldsIntoTheTraceFindingOfTheSameCheck) {
-  std::vector<Finding> findings = Match({"RuntimeError: CUDA error: operation not permitted when stream is capturing"});
+// A finding from the trace, then what `line` on stderr matched, folded as the analysis folds them.
+std::vector<Finding> FoldedWithTraceFinding(const std::string& check_id, Severity severity, const std::string& line,
+                                            const std::vector<std::string>& consequences = {}) {
+  std::vector<Finding> findings = Match({line});
+  EXPECT_THAT(findings, SizeIs(1)) << line;
   Finding from_trace;
-  from_trace.check_id = "sync-in-capture";
-  from_trace.severity = Severity::kError;
-  from_trace.where.api = "cudaStreamSynchronize";
+  from_trace.check_id = check_id;
+  from_trace.severity = severity;
+  from_trace.consequences = consequences;
   findings.insert(findings.begin(), from_trace);
   FoldStderrFindings(&findings);
+  return findings;
+}
+
+constexpr char kGenericCaptureFailure[] =
+    "capture failed: AcceleratorError: CUDA error: operation failed due to a previous error during capture";
+
+TEST(StderrMessagesTest, FoldsIntoTheTraceFindingOfTheSameCheck) {
+  const std::vector<Finding> findings =
+      FoldedWithTraceFinding("sync-in-capture", Severity::kError,
+                             "RuntimeError: CUDA error: operation not permitted when stream is capturing");
   ASSERT_THAT(findings, SizeIs(1));
-  EXPECT_EQ(findings[0].where.api, "cudaStreamSynchronize");
+  EXPECT_EQ(findings[0].check_id, "sync-in-capture");
   EXPECT_THAT(findings[0].evidence, ::testing::ElementsAre(HasSubstr("stderr line 1:")));
 }
 
@@ -84,29 +97,17 @@ TEST(StderrMessagesTest, FoldsIntoTheTraceFindingOfTheSameCheck) {
 // while the trace named the root cause, a cuBLAS handle created in the capture, with the failed capture end among
 // its consequences. The printed line is evidence of that finding, not a second capture-error.
 TEST(StderrMessagesTest, AGenericCaptureFailureFoldsIntoTheRootCauseThatBrokeTheCapture) {
-  std::vector<Finding> findings =
-      Match({"capture failed: AcceleratorError: CUDA error: operation failed due to a previous error during capture"});
-  ASSERT_THAT(findings, SizeIs(1));
-  ASSERT_EQ(findings[0].check_id, "capture-error");
-  Finding root_cause;
-  root_cause.check_id = "warmup-insufficient";
-  root_cause.severity = Severity::kError;
-  root_cause.consequences.push_back("cudaStreamEndCapture returned 901: no graph was made");
-  findings.insert(findings.begin(), root_cause);
-  FoldStderrFindings(&findings);
+  const std::vector<Finding> findings =
+      FoldedWithTraceFinding("warmup-insufficient", Severity::kError, kGenericCaptureFailure,
+                             {"cudaStreamEndCapture returned 901: no graph was made"});
   ASSERT_THAT(findings, SizeIs(1));
   EXPECT_EQ(findings[0].check_id, "warmup-insufficient");
   EXPECT_THAT(findings[0].evidence, ::testing::ElementsAre(HasSubstr("previous error during capture")));
 }
 
 TEST(StderrMessagesTest, AGenericCaptureFailureStaysWhenNoFindingExplainsIt) {
-  std::vector<Finding> findings =
-      Match({"capture failed: AcceleratorError: CUDA error: operation failed due to a previous error during capture"});
-  Finding unrelated;
-  unrelated.check_id = "launch-bound";
-  unrelated.severity = Severity::kWarning;
-  findings.insert(findings.begin(), unrelated);
-  FoldStderrFindings(&findings);
+  const std::vector<Finding> findings =
+      FoldedWithTraceFinding("launch-bound", Severity::kWarning, kGenericCaptureFailure);
   ASSERT_THAT(findings, SizeIs(2));
   EXPECT_EQ(findings[1].check_id, "capture-error");
 }
@@ -114,15 +115,10 @@ TEST(StderrMessagesTest, AGenericCaptureFailureStaysWhenNoFindingExplainsIt) {
 // PyTorch refused `.cpu()` inside a capture (stderr, error) while the trace holds only eager pageable copies (a
 // note): the refusal stays its own error instead of disappearing into the note.
 TEST(StderrMessagesTest, DoesNotFoldIntoALessSevereFinding) {
-  std::vector<Finding> findings =
-      Match({"RuntimeError: Cannot copy between CPU and CUDA tensors during CUDA graph "
-             "capture unless the CPU tensor is pinned."});
-  ASSERT_THAT(findings, SizeIs(1));
-  Finding eager_note;
-  eager_note.check_id = "pageable-memcpy";
-  eager_note.severity = Severity::kNote;
-  findings.insert(findings.begin(), eager_note);
-  FoldStderrFindings(&findings);
+  const std::vector<Finding> findings =
+      FoldedWithTraceFinding("pageable-memcpy", Severity::kNote,
+                             "RuntimeError: Cannot copy between CPU and CUDA tensors during CUDA graph capture unless "
+                             "the CPU tensor is pinned.");
   ASSERT_THAT(findings, SizeIs(2));
   EXPECT_EQ(findings[1].severity, Severity::kError);
   EXPECT_EQ(findings[1].check_id, "pageable-memcpy");

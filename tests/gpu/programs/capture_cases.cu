@@ -61,125 +61,95 @@ int CleanCapture(float* x, bool crash_after) {
   return 0;
 }
 
-int SyncInCapture(float* x) {
+// A global-mode capture on a new stream `s`: one launch, then `planted(s)` (the defect), then the end of the capture,
+// whatever it returns.
+template <typename Planted>
+int InCapture(float* x, Planted planted) {
   cudaStream_t s;
   cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
   cudaGraph_t graph;
   Report("begin", cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
-  LaunchSome(x, s, 2);
-  Report("sync in capture", cudaStreamSynchronize(s));  // 900: not permitted while capturing
-  Report("end", cudaStreamEndCapture(s, &graph));       // 901: invalidated by the sync
-  cudaGetLastError();
-  return 0;
-}
-
-int PageableH2D(float* x) {
-  cudaStream_t s;
-  cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
-  std::vector<float> host(kN, 1.0f);  // pageable
-  cudaGraph_t graph;
-  Report("begin", cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
-  Report("pageable memcpy in capture", cudaMemcpyAsync(x, host.data(), kN * sizeof(float), cudaMemcpyHostToDevice, s));
   LaunchSome(x, s, 1);
+  planted(s);
   Report("end", cudaStreamEndCapture(s, &graph));
   cudaGetLastError();
   return 0;
 }
 
+int SyncInCapture(float* x) {
+  return InCapture(x, [&](cudaStream_t s) {
+    LaunchSome(x, s, 1);
+    Report("sync in capture", cudaStreamSynchronize(s));  // 900: not permitted while capturing; the end gets 901
+  });
+}
+
+int PageableH2D(float* x) {
+  std::vector<float> host(kN, 1.0f);  // pageable
+  return InCapture(x, [&](cudaStream_t s) {
+    Report("pageable memcpy in capture",
+           cudaMemcpyAsync(x, host.data(), kN * sizeof(float), cudaMemcpyHostToDevice, s));
+    LaunchSome(x, s, 1);
+  });
+}
+
 int UnjoinedStream(float* x, float* y) {
-  cudaStream_t s, side;
-  cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
+  cudaStream_t side;
   cudaStreamCreateWithFlags(&side, cudaStreamNonBlocking);
   cudaEvent_t fork;
   cudaEventCreateWithFlags(&fork, cudaEventDisableTiming);
-  cudaGraph_t graph;
-  Report("begin", cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
-  LaunchSome(x, s, 1);
-  cudaEventRecord(fork, s);
-  Report("fork side stream", cudaStreamWaitEvent(side, fork, 0));
-  LaunchSome(y, side, 1);                          // never joined back into s
-  Report("end", cudaStreamEndCapture(s, &graph));  // 904: unjoined
-  cudaGetLastError();
-  return 0;
+  return InCapture(x, [&](cudaStream_t s) {
+    cudaEventRecord(fork, s);
+    Report("fork side stream", cudaStreamWaitEvent(side, fork, 0));
+    LaunchSome(y, side, 1);  // never joined back into s: the end gets 904
+  });
 }
 
 int OtherThreadQuery(float* x) {
-  cudaStream_t s;
-  cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
   cudaEvent_t unrelated;
   cudaEventCreate(&unrelated);
   cudaEventRecord(unrelated, 0);
   cudaDeviceSynchronize();
-  cudaGraph_t graph;
-  Report("begin", cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
-  LaunchSome(x, s, 1);
-  std::thread watchdog([&] { Report("query from another thread", cudaEventQuery(unrelated)); });
-  watchdog.join();
-  LaunchSome(x, s, 1);
-  Report("end", cudaStreamEndCapture(s, &graph));
-  cudaGetLastError();
-  return 0;
+  return InCapture(x, [&](cudaStream_t s) {
+    std::thread watchdog([&] { Report("query from another thread", cudaEventQuery(unrelated)); });
+    watchdog.join();
+    LaunchSome(x, s, 1);
+  });
 }
 
 int MallocInCapture(float* x) {
-  cudaStream_t s;
-  cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
-  cudaGraph_t graph;
-  Report("begin", cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
-  LaunchSome(x, s, 1);
-  float* scratch = nullptr;
-  Report("malloc in capture", cudaMalloc(&scratch, 1 << 20));  // not permitted in global mode
-  Report("end", cudaStreamEndCapture(s, &graph));
-  cudaGetLastError();
-  return 0;
+  return InCapture(x, [](cudaStream_t) {
+    float* scratch = nullptr;
+    Report("malloc in capture", cudaMalloc(&scratch, 1 << 20));  // not permitted in global mode
+  });
 }
 
 int LegacyStreamInCapture(float* x) {
-  cudaStream_t s;
-  cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
-  cudaGraph_t graph;
-  Report("begin", cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
-  LaunchSome(x, s, 1);
-  Scale<<<(kN + 255) / 256, 256, 0, 0>>>(x, kN, 1.0f);  // the legacy default stream: implicit sync with s (906)
-  Report("launch on the legacy stream", cudaGetLastError());
-  Report("end", cudaStreamEndCapture(s, &graph));
-  cudaGetLastError();
-  return 0;
+  return InCapture(x, [&](cudaStream_t) {
+    Scale<<<(kN + 255) / 256, 256, 0, 0>>>(x, kN, 1.0f);  // the legacy default stream: implicit sync with s (906)
+    Report("launch on the legacy stream", cudaGetLastError());
+  });
 }
 
 // Lazy initialisation inside a capture: a cuBLAS handle created (and its first GEMM run) while the stream captures.
 int CublasCreateInCapture(float* x) {
-  cudaStream_t s;
-  cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
-  cudaGraph_t graph;
-  Report("begin", cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
-  LaunchSome(x, s, 1);
-  cublasHandle_t handle = nullptr;
-  std::printf("cublasCreate in capture -> %d\n", cublasCreate(&handle));
-  if (handle != nullptr) {
+  return InCapture(x, [&](cudaStream_t s) {
+    cublasHandle_t handle = nullptr;
+    std::printf("cublasCreate in capture -> %d\n", cublasCreate(&handle));
+    if (handle == nullptr) return;
     cublasSetStream(handle, s);
     const float one = 1.0f, zero = 0.0f;
     std::printf("cublasSgemm in capture -> %d\n",
                 cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, 128, 128, 128, &one, x, 128, x, 128, &zero, x, 128));
-  }
-  Report("end", cudaStreamEndCapture(s, &graph));
-  cudaGetLastError();
-  return 0;
+  });
 }
 
 // Lazy initialisation inside a capture: a module loaded (JIT-compiled from PTX) while the stream captures.
 int ModuleLoadInCapture(float* x) {
   static const char kPtx[] = ".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry noop()\n{\n  ret;\n}\n";
-  cudaStream_t s;
-  cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
-  cudaGraph_t graph;
-  Report("begin", cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
-  LaunchSome(x, s, 1);
-  CUmodule module = nullptr;
-  std::printf("cuModuleLoadData in capture -> %d\n", cuModuleLoadData(&module, kPtx));
-  Report("end", cudaStreamEndCapture(s, &graph));
-  cudaGetLastError();
-  return 0;
+  return InCapture(x, [](cudaStream_t) {
+    CUmodule module = nullptr;
+    std::printf("cuModuleLoadData in capture -> %d\n", cuModuleLoadData(&module, kPtx));
+  });
 }
 
 int EagerLoop(float* x) {
