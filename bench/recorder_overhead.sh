@@ -10,11 +10,18 @@ gc="$GRAPHCHECK_BUILD_DIR/graphcheck"
 cpp="$GRAPHCHECK_BUILD_DIR/bench/overhead_chain"
 rounds=${ROUNDS:-2}
 seconds=${SECONDS_PER_RUN:-20}
+# VARIANTS: which recorded variants run besides "none" (default: all four); PIN_CPUS: a taskset CPU list every
+# process runs on (e.g. 4-7), which narrows the process-to-process spread.
+variants=${VARIANTS:-sampled all capture profiler}
+[ "${NO_PROFILER:-0}" = 1 ] && variants=${variants//profiler/}
+pin=()
+[ -n "${PIN_CPUS:-}" ] && pin=(taskset -c "$PIN_CPUS")
+wants() { [[ " $variants " == *" $1 "* ]]; }
 declare -A samples slowest
 measure() {  # measure KEY CMD...
   local key=$1 out
   shift
-  out=$("$@" 2>/dev/null)
+  out=$("${pin[@]}" "$@" 2>/dev/null)
   samples[$key]+="$(echo "$out" | awk '/^us_per_step /{print $2}' | tail -1) "
   slowest[$key]+="$(echo "$out" | awk '/^us_per_step_slowest_block /{print $2}' | tail -1) "
 }
@@ -24,25 +31,25 @@ recorded() {  # recorded KEY FLAGS -- CMD...
   # shellcheck disable=SC2086
   measure "$key" "$gc" run $flags --fail-on never --format json -o "$(mktemp)" -- "$@"
 }
+variants_of() {  # variants_of KEY CMD...: nothing attached, then each recorded variant wanted
+  local key=$1
+  shift
+  measure "$key-none" "$@"
+  if wants sampled; then recorded "$key-sampled" "" -- "$@"; fi
+  if wants all; then recorded "$key-all" "--launches all" -- "$@"; fi
+  if wants capture; then recorded "$key-capture" "--capture-only" -- "$@"; fi
+}
 for ((r = 0; r < rounds; r++)); do
   for step in chain mlp; do
     py=(python3 "$root/bench/overhead_steps.py" "$step" --seconds "$seconds")
-    measure "py-$step-none" "${py[@]}"
-    recorded "py-$step-sampled" "" -- "${py[@]}"
-    recorded "py-$step-all" "--launches all" -- "${py[@]}"
-    recorded "py-$step-capture" "--capture-only" -- "${py[@]}"
-    [ "${NO_PROFILER:-0}" = 1 ] || measure "py-$step-profiler" "${py[@]}" --profiler
+    variants_of "py-$step" "${py[@]}"
+    if wants profiler; then measure "py-$step-profiler" "${py[@]}" --profiler; fi
   done
-  if [ -x "$cpp" ]; then
-    measure "cpp-chain-none" "$cpp" "$seconds"
-    recorded "cpp-chain-sampled" "" -- "$cpp" "$seconds"
-    recorded "cpp-chain-all" "--launches all" -- "$cpp" "$seconds"
-    recorded "cpp-chain-capture" "--capture-only" -- "$cpp" "$seconds"
-  fi
+  if [ -x "$cpp" ]; then variants_of cpp-chain "$cpp" "$seconds"; fi
 done
 median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{a[NR]=$1} END{if (NR) print (NR%2)? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN{ if (a == "" || b == "") print "-"; else printf "%.3f", a / b }'; }
-echo "Each process ran its step for ${seconds} s; ${rounds} rounds; us per step, medians over rounds."
+echo "Each process ran its step for ${seconds} s${PIN_CPUS:+ on CPUs $PIN_CPUS}; ${rounds} rounds; us per step, medians over rounds."
 echo
 echo "| step | none | graphcheck (sampled, default) | ratio | --launches all | ratio | --capture-only | ratio | torch.profiler | ratio |"
 echo "|---|---|---|---|---|---|---|---|---|---|"
