@@ -15,10 +15,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   for (const std::string& warning : trace->read_warnings) {
     if (!absl::StartsWith(warning, "offset ")) std::abort();
   }
-  // Touch what analyzers touch: string and backtrace lookups by the ids the records carry.
+  // Touch what analyzers touch: details and shapes by index, strings and backtraces by the ids the records carry.
   for (const auto& call : trace->api_calls) {
-    (void)trace->String(call.name);
-    (void)trace->FindBacktrace(call.backtrace);
+    const graphcheck::trace::CallDetail& detail = trace->Detail(call);
+    (void)trace->String(detail.name);
+    (void)trace->String(detail.kernel_name);
+    (void)trace->FindBacktrace(detail.backtrace);
   }
+  for (const auto& kernel : trace->kernels) (void)trace->String(trace->Shape(kernel).name);
   return 0;
 }
