@@ -4,6 +4,10 @@
 // Times are nanoseconds on CUPTI's clock (cuptiGetTimestamp), so API calls on the host and activity records from the
 // GPU share one timeline. Strings (API names, kernel names, NVTX messages, backtrace frames) are interned in
 // Trace::strings; id 0 is the empty string.
+//
+// Calls and kernels come in two forms: whole records (ApiCallRecord, KernelRecord) as the recorder writes them and the
+// reader decodes them, and a compact in-memory form (ApiCall, KernelActivity) whose repeated part is interned
+// (CallDetail, KernelShape), so that analysing a trace takes less memory than twice its file.
 #ifndef GRAPHCHECK_CORE_TRACE_EVENTS_H_
 #define GRAPHCHECK_CORE_TRACE_EVENTS_H_
 
