@@ -131,8 +131,11 @@ int CheckModel(CheckCommandOptions& options, const CommandContext& context) {
   }
 
   // Every launch: the pipeline is short and its kernels-per-step metric counts the launches of every step.
-  absl::StatusOr<RecordedProgram> recorded = RecordedProgram::Run(
-      *command, RecordingOptions{options.trace_dir, options.inject_library, false, trace::LaunchRecording::kAll});
+  RecordingOptions recording;
+  recording.trace_dir = options.trace_dir;
+  recording.inject_library = options.inject_library;
+  recording.launches = trace::LaunchRecording::kAll;
+  absl::StatusOr<RecordedProgram> recorded = RecordedProgram::Run(*command, recording);
   if (!recorded.ok()) return FailWith(recorded.status());
   const ProgramResult& engine = recorded->result();
   // The engine said why on stderr in one line: bad input (2) or no usable GPU (3). No report then.

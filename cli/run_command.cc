@@ -29,7 +29,10 @@ int Run(RunOptions& options, const CommandContext& context) {
   if (options.command.empty()) {
     return FailWith(absl::InvalidArgumentError("no program given: graphcheck run [options] -- CMD ARGS..."));
   }
-  RecordingOptions recording{options.trace_dir, options.inject_library, options.no_activity};
+  RecordingOptions recording;
+  recording.trace_dir = options.trace_dir;
+  recording.inject_library = options.inject_library;
+  recording.no_activity = options.no_activity;
   if (absl::Status s =
           trace::ParseLaunchRecording(options.capture_only ? "capture" : options.launches, &recording.launches);
       !s.ok()) {
