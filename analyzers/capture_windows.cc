@@ -37,11 +37,7 @@ bool IsStreamWork(ApiKind kind) {
 
 // The library handle or workspace whose initialisation made `call` (from its backtrace), "" when none shows.
 absl::string_view LazyInitFrameResource(const trace::Trace& trace, const ApiCall& call) {
-  const trace::Backtrace* backtrace = trace.FindBacktrace(trace.Detail(call).backtrace);
-  if (backtrace == nullptr) return "";
-  std::vector<std::string> frames;
-  for (trace::StringId id : backtrace->frames) frames.emplace_back(trace.String(id));
-  return LazyInitResource(frames);
+  return LazyInitResource(trace.BacktraceFrames(trace.Detail(call).backtrace));
 }
 
 // The cause a call stands for, if capture forbids it. `role` is not kNone. Calls that returned success are causes

@@ -76,12 +76,7 @@ const CorrelationIndex& TraceAnalysis::kernel_by_correlation() const {
 }
 
 std::vector<std::string> TraceAnalysis::Frames(size_t call) const {
-  std::vector<std::string> frames;
-  if (const trace::Backtrace* backtrace = trace_.FindBacktrace(trace_.Detail(trace_.api_calls[call]).backtrace)) {
-    frames.reserve(backtrace->frames.size());
-    for (trace::StringId id : backtrace->frames) frames.emplace_back(trace_.String(id));
-  }
-  return frames;
+  return trace_.BacktraceFrames(trace_.Detail(trace_.api_calls[call]).backtrace);
 }
 
 Location TraceAnalysis::Locate(size_t call) const {

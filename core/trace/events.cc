@@ -89,6 +89,15 @@ KernelRecord Trace::Record(const KernelActivity& kernel) const {
   return r;
 }
 
+std::vector<std::string> Trace::BacktraceFrames(BacktraceId id) const {
+  std::vector<std::string> frames;
+  if (const Backtrace* backtrace = FindBacktrace(id)) {
+    frames.reserve(backtrace->frames.size());
+    for (StringId frame : backtrace->frames) frames.emplace_back(String(frame));
+  }
+  return frames;
+}
+
 bool Trace::LaunchesRecorded(uint64_t start_ns, uint64_t end_ns) const {
   switch (recorder.launches) {
     case LaunchRecording::kAll:

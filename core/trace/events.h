@@ -275,6 +275,8 @@ struct Trace {
   const Backtrace* FindBacktrace(BacktraceId id) const {
     return id == 0 || id > backtraces.size() ? nullptr : &backtraces[id - 1];
   }
+  // The frames of backtrace `id` as text, innermost first; empty for none.
+  std::vector<std::string> BacktraceFrames(BacktraceId id) const;
   const CallDetail& Detail(const ApiCall& call) const { return call_details[call.detail]; }
   const KernelShape& Shape(const KernelActivity& kernel) const { return kernel_shapes[kernel.shape]; }
   // Interns `s`, for building traces in tests and in the reader (linear: not for hot paths).

@@ -40,5 +40,13 @@ TEST(EventsTest, RecordGivesBackWhatWasAdded) {
   EXPECT_EQ(trace.kernel_shapes.size(), 1u) << "two runs of one launch site share a shape";
 }
 
+TEST(EventsTest, BacktraceFramesAreTextInnermostFirst) {
+  Trace trace;
+  trace.backtraces.push_back({{trace.Intern("cudaStreamSynchronize"), trace.Intern("at::native::item")}});
+  EXPECT_EQ(trace.BacktraceFrames(1), (std::vector<std::string>{"cudaStreamSynchronize", "at::native::item"}));
+  EXPECT_TRUE(trace.BacktraceFrames(0).empty());
+  EXPECT_TRUE(trace.BacktraceFrames(2).empty());
+}
+
 }  // namespace
 }  // namespace graphcheck::trace
