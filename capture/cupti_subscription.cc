@@ -1,6 +1,8 @@
 #include "capture/cupti_subscription.h"
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "core/trace/api_names.h"
 
 namespace graphcheck::capture {
 
@@ -10,6 +12,25 @@ absl::Status CuptiStatus(CUptiResult result, absl::string_view what) {
   cuptiGetResultString(result, &text);
   return absl::UnavailableError(
       absl::StrCat(what, ": ", text != nullptr ? text : "unknown CUPTI error", " (", static_cast<int>(result), ")"));
+}
+
+int CallbackIdLimit(CUpti_CallbackDomain domain) {
+  return domain == CUPTI_CB_DOMAIN_RUNTIME_API ? static_cast<int>(CUPTI_RUNTIME_TRACE_CBID_SIZE)
+                                               : static_cast<int>(CUPTI_DRIVER_TRACE_CBID_SIZE);
+}
+
+std::vector<RecordedCallback> RecordedCallbacks(CUpti_CallbackDomain domain) {
+  std::vector<RecordedCallback> callbacks;
+  for (int cbid = 1; cbid < CallbackIdLimit(domain); ++cbid) {
+    const char* name = nullptr;
+    if (cuptiGetCallbackName(domain, cbid, &name) != CUPTI_SUCCESS || name == nullptr) continue;
+    std::string normalized = trace::NormalizeApiName(name);
+    const std::optional<trace::ApiKind> kind = trace::ApiKindForName(normalized);
+    if (!kind) continue;
+    callbacks.push_back({static_cast<CUpti_CallbackId>(cbid), std::move(normalized), *kind,
+                         absl::StrContains(name, "_ptsz") || absl::StrContains(name, "_ptds")});
+  }
+  return callbacks;
 }
 
 absl::StatusOr<std::unique_ptr<CuptiSubscription>> CuptiSubscription::Create(CUpti_CallbackFunc callback,

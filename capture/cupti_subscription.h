@@ -12,10 +12,22 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "core/trace/events.h"
 
 namespace graphcheck::capture {
 
 absl::Status CuptiStatus(CUptiResult result, absl::string_view what);
+
+// A callback id of the runtime or driver domain that the recorder subscribes to (core/trace/api_names.h decides).
+struct RecordedCallback {
+  CUpti_CallbackId cbid = 0;
+  std::string name;  // normalized: "cudaMemcpyAsync"
+  trace::ApiKind kind = trace::ApiKind::kOther;
+  bool per_thread_stream = false;  // a _ptsz/_ptds variant: stream 0 means the per-thread default stream
+};
+std::vector<RecordedCallback> RecordedCallbacks(CUpti_CallbackDomain domain);
+// One past the largest callback id of the runtime or driver domain.
+int CallbackIdLimit(CUpti_CallbackDomain domain);
 
 class CuptiSubscription {
  public:

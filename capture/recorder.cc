@@ -147,7 +147,7 @@ class Recorder {
                                        size_t valid_size);
 
  private:
-  absl::Status EnableApiCallbacks(CUpti_CallbackDomain domain, int size, std::vector<CallbackEntry>* table);
+  absl::Status EnableApiCallbacks(CUpti_CallbackDomain domain, std::vector<CallbackEntry>* table);
   absl::Status EnableNvtxCallbacks();
   void OnApi(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_CallbackData* data);
   void OnApiExit(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CallbackEntry& entry,
@@ -252,10 +252,9 @@ absl::Status Recorder::Start(const RecorderOptions& options) {
   subscription_ = *std::move(subscription);
   writer_->WriteRecorderStatus(status);
 
-  for (absl::Status s :
-       {EnableApiCallbacks(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE, &runtime_table_),
-        EnableApiCallbacks(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE, &driver_table_),
-        EnableNvtxCallbacks(), subscription_->Enable(CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_CREATED)}) {
+  for (absl::Status s : {EnableApiCallbacks(CUPTI_CB_DOMAIN_RUNTIME_API, &runtime_table_),
+                         EnableApiCallbacks(CUPTI_CB_DOMAIN_DRIVER_API, &driver_table_), EnableNvtxCallbacks(),
+                         subscription_->Enable(CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_CREATED)}) {
     if (!s.ok()) return s;
   }
   decoder_ = std::make_unique<ActivityDecoder>(writer_.get());
@@ -332,24 +331,19 @@ void Recorder::ApplyLaunchCallbacks() {
   } while (want != (window_open_.load() || active_captures_.load() > 0));
 }
 
-absl::Status Recorder::EnableApiCallbacks(CUpti_CallbackDomain domain, int size, std::vector<CallbackEntry>* table) {
-  table->assign(size, CallbackEntry{});
-  for (int cbid = 1; cbid < size; ++cbid) {
-    const char* name = nullptr;
-    if (cuptiGetCallbackName(domain, cbid, &name) != CUPTI_SUCCESS || name == nullptr) continue;
-    const std::string normalized = trace::NormalizeApiName(name);
-    std::optional<ApiKind> kind = trace::ApiKindForName(normalized);
-    if (!kind) continue;
-    CallbackEntry& entry = (*table)[cbid];
+absl::Status Recorder::EnableApiCallbacks(CUpti_CallbackDomain domain, std::vector<CallbackEntry>* table) {
+  table->assign(CallbackIdLimit(domain), CallbackEntry{});
+  for (const RecordedCallback& callback : RecordedCallbacks(domain)) {
+    CallbackEntry& entry = (*table)[callback.cbid];
     entry.recorded = true;
-    entry.kind = *kind;
-    entry.per_thread_stream = absl::StrContains(name, "_ptsz") || absl::StrContains(name, "_ptds");
-    entry.name = writer_->InternString(normalized);
-    if (*kind == ApiKind::kKernelLaunch && options_.launches != trace::LaunchRecording::kAll) {
-      launch_callbacks_.emplace_back(domain, cbid);  // enabled in captures and sampling windows
+    entry.kind = callback.kind;
+    entry.per_thread_stream = callback.per_thread_stream;
+    entry.name = writer_->InternString(callback.name);
+    if (callback.kind == ApiKind::kKernelLaunch && options_.launches != trace::LaunchRecording::kAll) {
+      launch_callbacks_.emplace_back(domain, callback.cbid);  // enabled in captures and sampling windows
       continue;
     }
-    if (absl::Status s = subscription_->Enable(domain, cbid); !s.ok()) return s;
+    if (absl::Status s = subscription_->Enable(domain, callback.cbid); !s.ok()) return s;
   }
   return absl::OkStatus();
 }
