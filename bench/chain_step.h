@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 
 namespace graphcheck::bench {
 
@@ -35,6 +36,25 @@ class ChainStep {
   // The step count that makes the next block last about `block_seconds`, from the last block's.
   static long NextBlockSteps(long steps, double elapsed, double block_seconds) {
     return std::max(1L, static_cast<long>(steps * block_seconds / std::max(elapsed, 1e-6)));
+  }
+
+  // Runs the step for `seconds` after 20 warm-up steps, in blocks of about 0.25 s, and prints "us_per_step X" (all
+  // timed steps, so a sampling recorder's windows are averaged in) and "us_per_step_slowest_block X"; with
+  // `print_blocks`, also "block T_S US_PER_STEP" per block (T_S: seconds of timed steps before it).
+  void RunTimed(double seconds, bool print_blocks) {
+    TimeBlock(20);
+    long block_steps = 50, total_steps = 0;
+    double total_s = 0, slowest_us = 0;
+    while (total_s < seconds) {
+      const double elapsed = TimeBlock(block_steps);
+      if (print_blocks) std::printf("block %.3f %.2f\n", total_s, elapsed / block_steps * 1e6);
+      total_steps += block_steps;
+      total_s += elapsed;
+      slowest_us = std::max(slowest_us, elapsed / block_steps * 1e6);
+      block_steps = NextBlockSteps(block_steps, elapsed, 0.25);
+    }
+    std::printf("us_per_step %.2f\n", total_s / total_steps * 1e6);
+    std::printf("us_per_step_slowest_block %.2f\n", slowest_us);
   }
 
  private:

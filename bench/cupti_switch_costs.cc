@@ -1,12 +1,21 @@
-// What each CUPTI switch the recorder flips costs a launch-bound step, and what it leaves behind once flipped back,
-// measured in one process so that the 5-13% by which identical processes differ does not hide it.
+// What each CUPTI switch the recorder flips costs a launch-bound step, and what it leaves behind once flipped back.
 //
-// usage: cupti_switch_costs attach|early [PHASE_SECONDS]
+// usage: cupti_switch_costs MODE [SECONDS]
+// Phase modes run each phase in ~0.1 s blocks for SECONDS (default 2) and print "phase NAME MEDIAN_US MIN_US" (us
+// per step), in one process, so that the 5-13% by which identical processes differ does not hide a switch's cost
+// (time drift within a process still does, by a few percent):
 //   attach: the step runs unrecorded first; then CUPTI is subscribed and each switch turned on and off in turn.
 //   early:  like `graphcheck run`: subscription, every recorded callback and kernel activity are on before the CUDA
 //           context exists (the recorder's first window); then they are turned off in turn.
-// Each phase runs the step (bench/chain_step.h) in ~0.1 s blocks for PHASE_SECONDS (default 2) and prints
-// "phase NAME MEDIAN_US_PER_STEP MIN_US_PER_STEP". The callbacks do nothing: this is CUPTI's own cost.
+// Steady modes set their switches before the context exists, then run the step for SECONDS (default 10) like
+// overhead_chain and print the same "us_per_step X", for bench/recorder_overhead.py to compare with unrecorded
+// processes (its "cupti:MODE" variants):
+//   idle:    subscribed, nothing enabled.
+//   runtime, driver, others: the recorder's callbacks other than launches, of the runtime domain, the driver domain,
+//            or both (others: the steady state of --capture-only).
+//   closed-window: everything on, as in the recorder's first window, for 476 steps (20000 launches), then launches
+//            and activity off: the steady state of the default, without the window's own cost.
+// The callbacks do nothing: this is CUPTI's own cost.
 #include <cupti.h>
 
 #include <algorithm>
@@ -37,17 +46,20 @@ void CUPTIAPI GiveBuffer(uint8_t** buffer, size_t* size, size_t* max_records) {
 
 void CUPTIAPI DropBuffer(CUcontext, uint32_t, uint8_t* buffer, size_t, size_t) { std::free(buffer); }
 
-// The recorder's callback ids, split as it toggles them: launches (only in windows and captures) and the rest.
+using CallbackIds = std::vector<std::pair<CUpti_CallbackDomain, CUpti_CallbackId>>;
+
+// The recorder's callback ids, split as it toggles them: launches (only in windows and captures) and the rest, by
+// domain.
 struct CallbackSets {
-  std::vector<std::pair<CUpti_CallbackDomain, CUpti_CallbackId>> launches, others;
+  CallbackIds launches, runtime_others, driver_others;
 };
 
 CallbackSets RecorderCallbacks() {
   CallbackSets sets;
   for (CUpti_CallbackDomain domain : {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_CB_DOMAIN_DRIVER_API}) {
+    CallbackIds& others = domain == CUPTI_CB_DOMAIN_RUNTIME_API ? sets.runtime_others : sets.driver_others;
     for (const capture::RecordedCallback& callback : capture::RecordedCallbacks(domain)) {
-      auto& set = callback.kind == trace::ApiKind::kKernelLaunch ? sets.launches : sets.others;
-      set.emplace_back(domain, callback.cbid);
+      (callback.kind == trace::ApiKind::kKernelLaunch ? sets.launches : others).emplace_back(domain, callback.cbid);
     }
   }
   return sets;
@@ -65,7 +77,12 @@ class Switches {
   }
   void Unsubscribe() { subscription_.reset(); }
   void Launches(bool on) { Enable(callbacks_.launches, on); }
-  void Others(bool on) { Enable(callbacks_.others, on); }
+  void RuntimeOthers(bool on) { Enable(callbacks_.runtime_others, on); }
+  void DriverOthers(bool on) { Enable(callbacks_.driver_others, on); }
+  void Others(bool on) {
+    RuntimeOthers(on);
+    DriverOthers(on);
+  }
   void Activity(bool on) {
     if (activity_ == nullptr) {
       auto activity = ActivityRecording::Create(
@@ -86,7 +103,7 @@ class Switches {
     std::fprintf(stderr, "cupti_switch_costs: %s\n", std::string(status.message()).c_str());
     std::exit(1);
   }
-  void Enable(const std::vector<std::pair<CUpti_CallbackDomain, CUpti_CallbackId>>& set, bool on) {
+  void Enable(const CallbackIds& set, bool on) {
     for (const auto& [domain, cbid] : set) {
       if (absl::Status s = subscription_->Enable(domain, cbid, on); !s.ok()) Die(s);
     }
@@ -112,11 +129,38 @@ void Phase(ChainStep& step, const char* name, double seconds) {
   std::fflush(stdout);
 }
 
+// The steady modes (see the file comment); false for an unknown mode.
+bool RunSteady(const std::string& mode, double seconds) {
+  const bool window = mode == "closed-window";
+  const bool runtime = mode == "runtime" || mode == "others" || window;
+  const bool driver = mode == "driver" || mode == "others" || window;
+  if (!runtime && !driver && mode != "idle") return false;
+  Switches switches;
+  switches.Subscribe();
+  if (runtime) switches.RuntimeOthers(true);
+  if (driver) switches.DriverOthers(true);
+  if (window) {
+    switches.Launches(true);
+    switches.Activity(true);
+  }
+  ChainStep step;
+  if (window) {
+    constexpr long kFirstWindowSteps = 20000 / 42;  // the default's first window: 20000 launches of 42 per step
+    step.TimeBlock(kFirstWindowSteps);
+    switches.Launches(false);
+    switches.Activity(false);
+  }
+  step.RunTimed(seconds, /*print_blocks=*/false);
+  return true;
+}
+
 int Main(int argc, char** argv) {
   const std::string mode = argc > 1 ? argv[1] : "";
-  const double seconds = argc > 2 ? std::atof(argv[2]) : 2;
-  if (mode != "attach" && mode != "early") {
-    std::fprintf(stderr, "usage: cupti_switch_costs attach|early [PHASE_SECONDS]\n");
+  const bool phases = mode == "attach" || mode == "early";
+  const double seconds = argc > 2 ? std::atof(argv[2]) : phases ? 2 : 10;
+  if (!phases) {
+    if (RunSteady(mode, seconds)) return 0;
+    std::fprintf(stderr, "usage: cupti_switch_costs attach|early|idle|runtime|driver|others|closed-window [SECONDS]\n");
     return 2;
   }
   Switches switches;

@@ -3,14 +3,17 @@
 Each sample is one process running its step for --seconds (bench/overhead_steps.py for the Python steps,
 build/bench/overhead_chain for the C++ one): unrecorded ("none"), under `graphcheck run` in its default (sampled
 launches: the first window only), with --launches all, with --capture-only, under torch.profiler with CUDA activities
-(Python steps only), or unrecorded again ("again": a second unrecorded process, the A/A control that shows how much
-identical processes differ). Every round runs each variant once, in a shuffled order, and each variant's ratio is
+(Python steps only), unrecorded again ("again": a second unrecorded process, the A/A control that shows how much
+identical processes differ), or, for cpp-chain only, a CUPTI set-up of the recorder's without the recorder
+("cupti:MODE", build/bench/cupti_switch_costs MODE: cupti:idle is subscribed with nothing enabled; see that file). Every round runs each variant once, in a shuffled order, and each variant's ratio is
 taken to the unrecorded process of the same round; the table gives the median over rounds and the range.
 
 Run on a GPU machine after `source scripts/gpu-env.sh`:
-  python3 bench/recorder_overhead.py --rounds 8 --seconds 6 --variants none,sampled,capture,again
-Prints a Markdown table and the raw samples."""
+  python3 bench/recorder_overhead.py --rounds 8 --seconds 6 --variants none,sampled,capture,again --save run.json
+Prints a Markdown table and the raw samples. `--load A.json B.json` prints the table over the rounds of earlier runs
+(anywhere, no GPU needed)."""
 import argparse
+import json
 import os
 import random
 import statistics
@@ -25,16 +28,27 @@ VARIANT_TITLES = {"sampled": "graphcheck (default)", "all": "--launches all", "c
                   "profiler": "torch.profiler", "again": "unrecorded again (A/A)"}
 
 
-def step_command(step, seconds, profiler):
+def title(variant):
+    return VARIANT_TITLES.get(variant, variant)
+
+
+def measured_for(step, variant):
+    """torch.profiler runs the Python steps only, cupti_switch_costs the C++ one."""
+    return variant != "profiler" if step == "cpp-chain" else not variant.startswith("cupti:")
+
+
+def step_command(step, seconds, variant):
     if step == "cpp-chain":
+        if variant.startswith("cupti:"):
+            return [os.path.join(BUILD, "bench", "cupti_switch_costs"), variant.removeprefix("cupti:"), str(seconds)]
         return [os.path.join(BUILD, "bench", "overhead_chain"), str(seconds)]
     command = [sys.executable, os.path.join(ROOT, "bench", "overhead_steps.py"), step.removeprefix("py-"),
                "--seconds", str(seconds)]
-    return command + (["--profiler"] if profiler else [])
+    return command + (["--profiler"] if variant == "profiler" else [])
 
 
 def variant_command(step, variant, args):
-    command = step_command(step, args.seconds, variant == "profiler")
+    command = step_command(step, args.seconds, variant)
     if variant in GRAPHCHECK_FLAGS:
         report = tempfile.NamedTemporaryFile(suffix=".json", delete=False).name
         command = [os.path.join(BUILD, "graphcheck"), "run", *GRAPHCHECK_FLAGS[variant], "--fail-on", "never",
@@ -54,6 +68,37 @@ def measure(command):
     return values[-1] if values else None
 
 
+def run_rounds(steps, variants, args):
+    """(step, variant) -> [us per step per round]; saved after every round when --save is given."""
+    shuffle = random.Random(args.seed)
+    samples = {}
+    for _ in range(args.rounds):
+        for step in steps:
+            order = ["none"] + [v for v in variants if measured_for(step, v)]
+            shuffle.shuffle(order)
+            for variant in order:
+                samples.setdefault((step, variant), []).append(measure(variant_command(step, variant, args)))
+        if args.save:
+            with open(args.save, "w") as out:
+                json.dump({"seconds": args.seconds, "samples": {" ".join(k): v for k, v in samples.items()}}, out)
+    return samples
+
+
+def load_runs(paths):
+    """The samples of saved runs, round after round; a variant a run did not measure is missing (None) there."""
+    runs = []
+    for path in paths:
+        with open(path) as saved:
+            runs.append({tuple(key.split(" ")): values for key, values in json.load(saved)["samples"].items()})
+    keys = {key for run in runs for key in run}
+    samples = {key: [] for key in keys}
+    for run in runs:
+        for key in keys:
+            rounds = len(run.get((key[0], "none"), []))
+            samples[key].extend(run.get(key, [None] * rounds))
+    return samples
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", default="py-chain,py-mlp,cpp-chain")
@@ -63,23 +108,21 @@ def main():
     parser.add_argument("--pin", help="a taskset CPU list every process runs on")
     parser.add_argument("--no-aslr", action="store_true", help="run every process with address randomization off")
     parser.add_argument("--seed", type=int, default=0, help="seed of the per-round shuffle")
+    parser.add_argument("--save", help="write the samples to this JSON file")
+    parser.add_argument("--load", nargs="+", help="report over the samples of these saved runs instead of measuring")
     args = parser.parse_args()
     steps = args.steps.split(",")
     variants = [v for v in args.variants.split(",") if v != "none"]
-    shuffle = random.Random(args.seed)
-    samples = {}  # (step, variant) -> [us per step per round]
-    for _ in range(args.rounds):
-        for step in steps:
-            order = ["none"] + [v for v in variants if not (v == "profiler" and step == "cpp-chain")]
-            shuffle.shuffle(order)
-            for variant in order:
-                samples.setdefault((step, variant), []).append(measure(variant_command(step, variant, args)))
-
-    print(f"Each process ran its step for {args.seconds:g} s{' on CPUs ' + args.pin if args.pin else ''}"
-          f"{', address randomization off' if args.no_aslr else ''}; {args.rounds} rounds, variants shuffled per "
-          "round. us per step: median over rounds; ratio: median over rounds of the ratio to the unrecorded process "
-          "of the same round [lowest, highest].\n")
-    print("| step | none | " + " | ".join(f"{VARIANT_TITLES[v]} | ratio" for v in variants) + " |")
+    if args.load:
+        samples = load_runs(args.load)
+        print(f"Rounds of {', '.join(args.load)}.\n")
+    else:
+        samples = run_rounds(steps, variants, args)
+        print(f"Each process ran its step for {args.seconds:g} s{' on CPUs ' + args.pin if args.pin else ''}"
+              f"{', address randomization off' if args.no_aslr else ''}; {args.rounds} rounds.\n")
+    print("Variants shuffled per round. us per step: median over rounds; ratio: median over rounds of the ratio to "
+          "the unrecorded process of the same round [lowest, highest].\n")
+    print("| step | none | " + " | ".join(f"{title(v)} | ratio" for v in variants) + " |")
     print("|---|---|" + "---|---|" * len(variants))
     for step in steps:
         none = samples[(step, "none")]
