@@ -33,9 +33,11 @@ class ChainStep {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   }
 
+  static double MicrosPerStep(double seconds, long steps) { return seconds / static_cast<double>(steps) * 1e6; }
+
   // The step count that makes the next block last about `block_seconds`, from the last block's.
   static long NextBlockSteps(long steps, double elapsed, double block_seconds) {
-    return std::max(1L, static_cast<long>(steps * block_seconds / std::max(elapsed, 1e-6)));
+    return std::max(1L, static_cast<long>(static_cast<double>(steps) * block_seconds / std::max(elapsed, 1e-6)));
   }
 
   // Runs the step for `seconds` after 20 warm-up steps, in blocks of about 0.25 s, and prints "us_per_step X" (all
@@ -47,13 +49,13 @@ class ChainStep {
     double total_s = 0, slowest_us = 0;
     while (total_s < seconds) {
       const double elapsed = TimeBlock(block_steps);
-      if (print_blocks) std::printf("block %.3f %.2f\n", total_s, elapsed / block_steps * 1e6);
+      if (print_blocks) std::printf("block %.3f %.2f\n", total_s, MicrosPerStep(elapsed, block_steps));
       total_steps += block_steps;
       total_s += elapsed;
-      slowest_us = std::max(slowest_us, elapsed / block_steps * 1e6);
+      slowest_us = std::max(slowest_us, MicrosPerStep(elapsed, block_steps));
       block_steps = NextBlockSteps(block_steps, elapsed, 0.25);
     }
-    std::printf("us_per_step %.2f\n", total_s / total_steps * 1e6);
+    std::printf("us_per_step %.2f\n", MicrosPerStep(total_s, total_steps));
     std::printf("us_per_step_slowest_block %.2f\n", slowest_us);
   }
 

@@ -21,7 +21,6 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
-#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -120,7 +119,7 @@ void Phase(ChainStep& step, const char* name, double seconds) {
   double total = 0;
   while (total < seconds) {
     const double elapsed = step.TimeBlock(block_steps);
-    us.push_back(elapsed / block_steps * 1e6);
+    us.push_back(ChainStep::MicrosPerStep(elapsed, block_steps));
     total += elapsed;
     block_steps = ChainStep::NextBlockSteps(block_steps, elapsed, 0.1);
   }
