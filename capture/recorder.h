@@ -28,8 +28,8 @@ struct RecorderOptions {
 
 // Starts recording this process (idempotent). Reads GRAPHCHECK_TRACE_DIR when options.trace_dir is empty,
 // GRAPHCHECK_ACTIVITY=0 to turn activity records off, GRAPHCHECK_LAUNCHES=all|sampled|capture and
-// GRAPHCHECK_SAMPLING=FIRST_LAUNCHES:WINDOW_MS:PERIOD_MS. A CUPTI subscriber already present is recorded in the trace (cupti-busy)
-// and is not an error: the program runs on.
+// GRAPHCHECK_SAMPLING=FIRST_LAUNCHES:WINDOW_MS:PERIOD_MS. A CUPTI subscriber already present is recorded in the trace
+// (cupti-busy) and is not an error: the program runs on.
 absl::Status StartRecorder(const RecorderOptions& options);
 // Flushes activity records and detaches from CUPTI; called at exit.
 void StopRecorder();

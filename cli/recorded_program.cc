@@ -79,10 +79,10 @@ absl::StatusOr<RecordedProgram> RecordedProgram::Run(const std::vector<std::stri
       {"CUDA_INJECTION64_PATH", options.inject_library},
       {"GRAPHCHECK_TRACE_DIR", std::filesystem::absolute(program.trace_dir_).string()},
   };
-  const bool capture_only = options.launches == trace::LaunchRecording::kCaptureOnly;
-  if (options.no_activity || capture_only) environment["GRAPHCHECK_ACTIVITY"] = "0";
-  environment["GRAPHCHECK_LAUNCHES"] =
-      capture_only ? "capture" : std::string(trace::LaunchRecordingName(options.launches));
+  if (options.no_activity || options.launches == trace::LaunchRecording::kCaptureOnly) {
+    environment["GRAPHCHECK_ACTIVITY"] = "0";
+  }
+  environment["GRAPHCHECK_LAUNCHES"] = std::string(trace::LaunchRecordingName(options.launches));
   environment["GRAPHCHECK_SAMPLING"] = options.sampling.ToString();
   if (const std::string cupti = LoadedLibraryPath("libcupti.so.13", "cuptiSubscribe"); !cupti.empty()) {
     environment["NVTX_INJECTION64_PATH"] = cupti;  // NVTX forwards ranges to CUPTI, which hands them to us

@@ -46,5 +46,14 @@ TEST(LaunchSamplingTest, ParsesLaunchRecordingModes) {
   EXPECT_EQ(LaunchRecordingName(LaunchRecording::kCaptureOnly), "capture-only");
 }
 
+// `graphcheck run` hands the mode to the recorder by name (GRAPHCHECK_LAUNCHES).
+TEST(LaunchSamplingTest, ModeNamesParseBack) {
+  for (LaunchRecording mode : {LaunchRecording::kAll, LaunchRecording::kSampled, LaunchRecording::kCaptureOnly}) {
+    LaunchRecording parsed = LaunchRecording::kAll;
+    ASSERT_TRUE(ParseLaunchRecording(LaunchRecordingName(mode), &parsed).ok()) << LaunchRecordingName(mode);
+    EXPECT_EQ(parsed, mode);
+  }
+}
+
 }  // namespace
 }  // namespace graphcheck::trace
