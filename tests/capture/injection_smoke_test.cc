@@ -2,15 +2,18 @@
 // write a trace (process, the capture-relevant environment only, and why CUPTI could not subscribe) and never crash.
 // GPU behaviour is tested by tests/gpu/ on a GPU machine.
 #include <dlfcn.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <filesystem>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "core/trace/trace_reader.h"
 
 namespace graphcheck {
@@ -40,6 +43,22 @@ TEST(InjectionSmokeTest, WritesATraceWithoutADriver) {
   EXPECT_FALSE(trace->recorder.subscribed);
   EXPECT_THAT(trace->recorder.message, ::testing::HasSubstr("cuptiSubscribe"));
   EXPECT_TRUE(trace->read_warnings.empty());
+}
+
+// The library lives inside someone else's program, which may carry its own Abseil or its own copy of our code: it must
+// export its entry point and nothing else (capture/injection.map).
+TEST(InjectionSmokeTest, ExportsOnlyInitializeInjection) {
+  FILE* nm = popen(absl::StrCat("nm -D --defined-only ", GRAPHCHECK_INJECT_LIBRARY).c_str(), "r");
+  ASSERT_NE(nm, nullptr);
+  std::vector<std::string> exported;
+  char line[4096];
+  while (fgets(line, sizeof(line), nm) != nullptr) {
+    // "ADDRESS TYPE NAME": a lower-case type is a local symbol.
+    std::vector<std::string> fields = absl::StrSplit(line, absl::ByAnyChar(" \n"), absl::SkipEmpty());
+    if (fields.size() == 3 && std::isupper(static_cast<unsigned char>(fields[1][0]))) exported.push_back(fields[2]);
+  }
+  ASSERT_EQ(pclose(nm), 0) << "nm failed";
+  EXPECT_THAT(exported, ::testing::ElementsAre("InitializeInjection"));
 }
 
 }  // namespace
