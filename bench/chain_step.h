@@ -41,23 +41,32 @@ class ChainStep {
   }
 
   // Runs the step for `seconds` after 20 warm-up steps, in blocks of about 0.25 s, and prints "us_per_step X" (all
-  // timed steps, so a sampling recorder's windows are averaged in) and "us_per_step_slowest_block X"; with
-  // `print_blocks`, also "block T_S US_PER_STEP" per block (T_S: seconds of timed steps before it).
+  // timed steps, so a sampling recorder's windows are averaged in), "us_per_step_steady X" (the blocks that start
+  // after kSettleSeconds of timed steps: a recorder's first window is over by then, so this is its lasting cost per
+  // step) and "us_per_step_slowest_block X"; with `print_blocks`, also "block T_S US_PER_STEP" per block (T_S: seconds
+  // of timed steps before it).
   void RunTimed(double seconds, bool print_blocks) {
     TimeBlock(20);
-    long block_steps = 50, total_steps = 0;
-    double total_s = 0, slowest_us = 0;
+    long block_steps = 50, total_steps = 0, steady_steps = 0;
+    double total_s = 0, steady_s = 0, slowest_us = 0;
     while (total_s < seconds) {
       const double elapsed = TimeBlock(block_steps);
       if (print_blocks) std::printf("block %.3f %.2f\n", total_s, MicrosPerStep(elapsed, block_steps));
+      if (total_s >= kSettleSeconds) {
+        steady_steps += block_steps;
+        steady_s += elapsed;
+      }
       total_steps += block_steps;
       total_s += elapsed;
       slowest_us = std::max(slowest_us, MicrosPerStep(elapsed, block_steps));
       block_steps = NextBlockSteps(block_steps, elapsed, 0.25);
     }
     std::printf("us_per_step %.2f\n", MicrosPerStep(total_s, total_steps));
+    if (steady_steps > 0) std::printf("us_per_step_steady %.2f\n", MicrosPerStep(steady_s, steady_steps));
     std::printf("us_per_step_slowest_block %.2f\n", slowest_us);
   }
+
+  static constexpr double kSettleSeconds = 2;  // bench/overhead_steps.py's SETTLE_SECONDS
 
  private:
   torch::nn::Linear linear_;

@@ -15,6 +15,9 @@
 //            or both (others: the steady state of --capture-only).
 //   closed-window: everything on, as in the recorder's first window, for 476 steps (20000 launches), then launches
 //            and activity off: the steady state of the default, without the window's own cost.
+//   launch-window: the same window without kernel activity (only launch callbacks are turned on and off).
+//   finalized-window: the closed window, then CUPTI detached (activity flushed, unsubscribed, cuptiFinalize) and
+//            attached again with the callbacks other than launches: whether a detach undoes what the window left.
 // The callbacks do nothing: this is CUPTI's own cost.
 #include <cupti.h>
 
@@ -75,6 +78,12 @@ class Switches {
     subscription_ = *std::move(subscription);
   }
   void Unsubscribe() { subscription_.reset(); }
+  // Detaches CUPTI from the process: what it set up for the callbacks and activity enabled so far is torn down.
+  void Finalize() {
+    activity_.reset();  // flushes and disables the activity kinds
+    Unsubscribe();
+    if (absl::Status s = capture::CuptiStatus(cuptiFinalize(), "cuptiFinalize"); !s.ok()) Die(s);
+  }
   void Launches(bool on) { Enable(callbacks_.launches, on); }
   void RuntimeOthers(bool on) { Enable(callbacks_.runtime_others, on); }
   void DriverOthers(bool on) { Enable(callbacks_.driver_others, on); }
@@ -130,7 +139,9 @@ void Phase(ChainStep& step, const char* name, double seconds) {
 
 // The steady modes (see the file comment); false for an unknown mode.
 bool RunSteady(const std::string& mode, double seconds) {
-  const bool window = mode == "closed-window";
+  const bool finalized = mode == "finalized-window";
+  const bool activity_window = mode == "closed-window" || finalized;
+  const bool window = activity_window || mode == "launch-window";
   const bool runtime = mode == "runtime" || mode == "others" || window;
   const bool driver = mode == "driver" || mode == "others" || window;
   if (!runtime && !driver && mode != "idle") return false;
@@ -138,16 +149,19 @@ bool RunSteady(const std::string& mode, double seconds) {
   switches.Subscribe();
   if (runtime) switches.RuntimeOthers(true);
   if (driver) switches.DriverOthers(true);
-  if (window) {
-    switches.Launches(true);
-    switches.Activity(true);
-  }
+  if (window) switches.Launches(true);
+  if (activity_window) switches.Activity(true);
   ChainStep step;
   if (window) {
     constexpr long kFirstWindowSteps = 20000 / 42;  // the default's first window: 20000 launches of 42 per step
     step.TimeBlock(kFirstWindowSteps);
     switches.Launches(false);
-    switches.Activity(false);
+    if (activity_window) switches.Activity(false);
+  }
+  if (finalized) {
+    switches.Finalize();
+    switches.Subscribe();
+    switches.Others(true);
   }
   step.RunTimed(seconds, /*print_blocks=*/false);
   return true;
@@ -159,7 +173,9 @@ int Main(int argc, char** argv) {
   const double seconds = argc > 2 ? std::atof(argv[2]) : phases ? 2 : 10;
   if (!phases) {
     if (RunSteady(mode, seconds)) return 0;
-    std::fprintf(stderr, "usage: cupti_switch_costs attach|early|idle|runtime|driver|others|closed-window [SECONDS]\n");
+    std::fprintf(stderr,
+                 "usage: cupti_switch_costs "
+                 "attach|early|idle|runtime|driver|others|closed-window|launch-window|finalized-window [SECONDS]\n");
     return 2;
   }
   Switches switches;

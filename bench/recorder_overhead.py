@@ -5,12 +5,17 @@ build/bench/overhead_chain for the C++ one): unrecorded ("none"), under `graphch
 launches: the first window only), with --launches all, with --capture-only, under torch.profiler with CUDA activities
 (Python steps only), unrecorded again ("again": a second unrecorded process, the A/A control that shows how much
 identical processes differ), or, for cpp-chain only, a CUPTI set-up of the recorder's without the recorder
-("cupti:MODE", build/bench/cupti_switch_costs MODE: cupti:idle is subscribed with nothing enabled; see that file). Every round runs each variant once, in a shuffled order, and each variant's ratio is
-taken to the unrecorded process of the same round; the table gives the median over rounds and the range.
+("cupti:MODE", build/bench/cupti_switch_costs MODE: cupti:idle is subscribed with nothing enabled; see that file).
+Every round runs each variant once, in a shuffled order, and each variant's ratio is taken to the unrecorded process
+of the same round; a table gives the median over rounds and the range.
+
+Two figures per process, one table each: the mean over all timed steps ("whole run": the first window's one-time cost
+is averaged into it, so it shrinks as runs get longer) and over the steps after the first 2 s ("steady": what the
+recorder costs per step once its first window is over).
 
 Run on a GPU machine after `source scripts/gpu-env.sh`:
   python3 bench/recorder_overhead.py --rounds 8 --seconds 6 --variants none,sampled,capture,again --save run.json
-Prints a Markdown table and the raw samples. `--load A.json B.json` prints the table over the rounds of earlier runs
+Prints Markdown tables and the raw samples. `--load A.json B.json` prints the tables over the rounds of earlier runs
 (anywhere, no GPU needed)."""
 import argparse
 import json
@@ -60,16 +65,19 @@ def variant_command(step, variant, args):
     return command
 
 
+FIGURES = {"us_per_step": "whole run", "us_per_step_steady": "steady (after the first 2 s)"}
+
+
 def measure(command):
-    """Mean us per step of one process, or None when it printed none."""
+    """{figure: us per step} of one process (FIGURES it printed; empty when none)."""
     env = dict(os.environ, PYTHONHASHSEED="0")
     out = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env).stdout
-    values = [float(line.split()[1]) for line in out.splitlines() if line.startswith("us_per_step ")]
-    return values[-1] if values else None
+    return {fields[0]: float(fields[1]) for fields in (line.split() for line in out.splitlines())
+            if len(fields) == 2 and fields[0] in FIGURES}
 
 
 def run_rounds(steps, variants, args):
-    """(step, variant) -> [us per step per round]; saved after every round when --save is given."""
+    """(step, variant) -> [{figure: us per step} per round]; saved after every round when --save is given."""
     shuffle = random.Random(args.seed)
     samples = {}
     for _ in range(args.rounds):
@@ -85,18 +93,36 @@ def run_rounds(steps, variants, args):
 
 
 def load_runs(paths):
-    """The samples of saved runs, round after round; a variant a run did not measure is missing (None) there."""
+    """The samples of saved runs, round after round; a variant a run did not measure has empty samples there. Runs
+    saved before the steady figure existed hold plain numbers: the whole-run figure."""
     runs = []
     for path in paths:
         with open(path) as saved:
-            runs.append({tuple(key.split(" ")): values for key, values in json.load(saved)["samples"].items()})
+            runs.append({tuple(key.split(" ")): [v if isinstance(v, dict) else {} if v is None else {"us_per_step": v}
+                                                 for v in values]
+                         for key, values in json.load(saved)["samples"].items()})
     keys = {key for run in runs for key in run}
     samples = {key: [] for key in keys}
     for run in runs:
         for key in keys:
             rounds = len(run.get((key[0], "none"), []))
-            samples[key].extend(run.get(key, [None] * rounds))
+            samples[key].extend(run.get(key, [{}] * rounds))
     return samples
+
+
+def print_table(steps, variants, samples, figure):
+    print(f"\n{FIGURES[figure]}:\n")
+    print("| step | none | " + " | ".join(f"{title(v)} | ratio" for v in variants) + " |")
+    print("|---|---|" + "---|---|" * len(variants))
+    for step in steps:
+        none = [sample.get(figure) for sample in samples.get((step, "none"), [])]
+        row = [step, fmt_median(none)]
+        for variant in variants:
+            values = [sample.get(figure) for sample in samples.get((step, variant), [])]
+            ratios = [v / n for v, n in zip(values, none) if v is not None and n is not None]
+            row += [fmt_median(values), f"{statistics.median(ratios):.3f} [{min(ratios):.3f}, {max(ratios):.3f}]"
+                    if ratios else "-"]
+        print("| " + " | ".join(row) + " |")
 
 
 def main():
@@ -121,24 +147,17 @@ def main():
         print(f"Each process ran its step for {args.seconds:g} s{' on CPUs ' + args.pin if args.pin else ''}"
               f"{', address randomization off' if args.no_aslr else ''}; {args.rounds} rounds.\n")
     print("Variants shuffled per round. us per step: median over rounds; ratio: median over rounds of the ratio to "
-          "the unrecorded process of the same round [lowest, highest].\n")
-    print("| step | none | " + " | ".join(f"{title(v)} | ratio" for v in variants) + " |")
-    print("|---|---|" + "---|---|" * len(variants))
-    for step in steps:
-        none = samples[(step, "none")]
-        row = [step, fmt_median(none)]
-        for variant in variants:
-            values = samples.get((step, variant))
-            if values is None:
-                row += ["-", "-"]
-                continue
-            ratios = [v / n for v, n in zip(values, none) if v is not None and n is not None]
-            row += [fmt_median(values), f"{statistics.median(ratios):.3f} [{min(ratios):.3f}, {max(ratios):.3f}]"
-                    if ratios else "-"]
-        print("| " + " | ".join(row) + " |")
-    print("\nraw samples (mean us/step per round):")
+          "the unrecorded process of the same round [lowest, highest].")
+    for figure in FIGURES:
+        if any(figure in sample for values in samples.values() for sample in values):
+            print_table(steps, variants, samples, figure)
+    print("\nraw samples (mean us/step per round, whole run / steady):")
     for (step, variant), values in sorted(samples.items()):
-        print(f"  {step} {variant}: " + " ".join("-" if v is None else f"{v:.2f}" for v in values))
+        print(f"  {step} {variant}: " + " ".join("/".join(fmt(v.get(f)) for f in FIGURES) for v in values))
+
+
+def fmt(value):
+    return "-" if value is None else f"{value:.2f}"
 
 
 def fmt_median(values):
