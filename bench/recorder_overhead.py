@@ -92,14 +92,20 @@ def run_rounds(steps, variants, args):
     return samples
 
 
+def saved_figures(sample):
+    """{figure: us per step} of a saved sample. Runs saved before the steady figure existed hold a plain number (the
+    whole-run figure), or None for a process that printed none."""
+    if isinstance(sample, dict):
+        return sample
+    return {} if sample is None else {"us_per_step": sample}
+
+
 def load_runs(paths):
-    """The samples of saved runs, round after round; a variant a run did not measure has empty samples there. Runs
-    saved before the steady figure existed hold plain numbers: the whole-run figure."""
+    """The samples of saved runs, round after round; a variant a run did not measure has empty samples there."""
     runs = []
     for path in paths:
         with open(path) as saved:
-            runs.append({tuple(key.split(" ")): [v if isinstance(v, dict) else {} if v is None else {"us_per_step": v}
-                                                 for v in values]
+            runs.append({tuple(key.split(" ")): [saved_figures(v) for v in values]
                          for key, values in json.load(saved)["samples"].items()})
     keys = {key for run in runs for key in run}
     samples = {key: [] for key in keys}
