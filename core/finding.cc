@@ -5,9 +5,9 @@
 namespace graphcheck {
 
 bool Location::operator==(const Location& o) const {
-  return std::tie(api, thread_id, stream_id, nvtx_path, backtrace, torch_op, file, line, column, key, pid) ==
-         std::tie(o.api, o.thread_id, o.stream_id, o.nvtx_path, o.backtrace, o.torch_op, o.file, o.line, o.column,
-                  o.key, o.pid);
+  return std::tie(api, thread_id, stream_id, nvtx_path, backtrace, python, torch_op, file, line, column, key, pid) ==
+         std::tie(o.api, o.thread_id, o.stream_id, o.nvtx_path, o.backtrace, o.python, o.torch_op, o.file, o.line,
+                  o.column, o.key, o.pid);
 }
 
 bool Finding::operator==(const Finding& o) const {

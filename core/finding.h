@@ -11,14 +11,28 @@
 
 namespace graphcheck {
 
-// Where a finding points. Runtime findings fill the call/thread/stream/backtrace fields; static (lint) findings fill
-// the file/line/key fields. Every field is optional: empty strings and unset optionals are not shown.
+// One frame of the Python stack of the thread that made a call (recorded when the program is a CPython interpreter).
+struct SourceFrame {
+  std::string file;      // as the interpreter knows it: "train.py", "/usr/lib/python3/site-packages/torch/..."
+  int line = 0;          // 1-based; 0 = unknown
+  std::string function;  // qualified name where the interpreter has one ("Model.forward")
+  bool user = false;     // the program's own code, not the standard library or an installed package
+
+  bool operator==(const SourceFrame& other) const {
+    return file == other.file && line == other.line && function == other.function && user == other.user;
+  }
+};
+
+// Where a finding points. Runtime findings fill the call/thread/stream/backtrace fields and, for Python programs,
+// the Python stack; static (lint) findings fill the file/line/key fields. Every field is optional: empty strings and
+// unset optionals are not shown.
 struct Location {
   std::string api;                     // e.g. "cudaStreamSynchronize"
   std::optional<uint64_t> thread_id;   // OS thread id
   std::optional<uint64_t> stream_id;   // CUDA stream id as CUPTI reports it
   std::string nvtx_path;               // "train_step/forward/attention"
   std::vector<std::string> backtrace;  // symbolized host frames, innermost first
+  std::vector<SourceFrame> python;     // Python frames, innermost first (user frames are the ones to show first)
   std::string torch_op;                // "aten::_local_scalar_dense" (Tensor.item())
   std::string file;                    // config or trace file
   int line = 0;                        // 1-based; 0 = unknown
