@@ -7,6 +7,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 
 namespace graphcheck::analyzers {
 namespace {
@@ -176,7 +177,11 @@ absl::Status ParseStepRange(absl::string_view text, IterationOptions* options) {
 std::vector<CheckOption> IterationCheckOptions() {
   return {
       {"region", "", "NVTX range that marks one step (the region to graph); empty: steps found by repetition"},
-      {"steps", "1:", "steps analyzed, FIRST:LAST (0-based, LAST excluded); the default skips the first as warmup"},
+      {"steps", "1:", "steps analyzed, FIRST:LAST (0-based, LAST excluded); the default skips the first as warmup", 0,
+       0, {}, [](absl::string_view value) {
+         IterationOptions unused;
+         return ParseStepRange(value, &unused);
+       }},
   };
 }
 
@@ -285,6 +290,48 @@ Iterations FindIterations(const trace::Trace& trace, const NvtxIndex& nvtx, cons
   Select(options, &result.eager);
   Select(options, &result.graphed);
   return result;
+}
+
+absl::Status CheckStepSelection(const std::vector<const trace::Trace*>& traces, const IterationOptions& options,
+                                bool check_steps) {
+  size_t steps_found = 0;
+  size_t steps_selected = 0;
+  bool region_seen = options.region.empty();
+  absl::flat_hash_map<std::string, size_t> range_counts;
+  for (const trace::Trace* trace : traces) {
+    for (const trace::NvtxEvent& event : trace->nvtx) {
+      if (event.kind != trace::NvtxEvent::Kind::kPush && event.kind != trace::NvtxEvent::Kind::kRangeStart) continue;
+      const absl::string_view name = trace->String(event.message);
+      if (name == options.region) region_seen = true;
+      if (!region_seen) ++range_counts[name];
+    }
+    if (!check_steps || !region_seen) continue;
+    const NvtxIndex nvtx(*trace);
+    IterationOptions all = options;
+    all.first = 0;
+    all.last.reset();
+    const Iterations every = FindIterations(*trace, nvtx, all);
+    steps_found += every.eager.size() + every.graphed.size();
+    const Iterations selected = FindIterations(*trace, nvtx, options);
+    steps_selected += selected.eager.size() + selected.graphed.size();
+  }
+  if (!region_seen) {
+    std::vector<std::pair<size_t, std::string>> ranges;
+    for (const auto& [name, count] : range_counts) ranges.emplace_back(count, name);
+    std::sort(ranges.rbegin(), ranges.rend());
+    if (ranges.size() > 5) ranges.resize(5);
+    std::vector<std::string> names;
+    for (const auto& [count, name] : ranges) names.push_back(absl::StrCat("'", name, "' (", count, ")"));
+    return absl::NotFoundError(absl::StrCat("--region '", options.region, "' matches no NVTX range in the trace",
+                                            traces.size() > 1 ? "s" : "",
+                                            names.empty() ? " (it has none)"
+                                                          : absl::StrCat("; ranges there: ", absl::StrJoin(names, ", "))));
+  }
+  if (check_steps && steps_found > 0 && steps_selected == 0) {
+    return absl::OutOfRangeError(absl::StrCat("the step range selects none of the ", steps_found,
+                                              " steps found (steps are numbered from 0)"));
+  }
+  return absl::OkStatus();
 }
 
 std::vector<Iteration> LaunchRecorded(const std::vector<Iteration>& steps) {

@@ -39,8 +39,8 @@ struct IterationOptions {
 // "A:B", "A:", ":B" or "A" (just step A), 0-based, B exclusive.
 absl::Status ParseStepRange(absl::string_view text, IterationOptions* options);
 
-// The `region` and `steps` options every iteration-based check declares, and reading them back. A malformed `steps`
-// value (set with --check-option, not validated by the registry) falls back to the default.
+// The `region` and `steps` options every iteration-based check declares (the registry validates `steps`), and reading
+// them back.
 std::vector<CheckOption> IterationCheckOptions();
 IterationOptions IterationOptionsFrom(const BoundOptions& options);
 
@@ -67,6 +67,13 @@ struct Iterations {
 };
 
 Iterations FindIterations(const trace::Trace& trace, const NvtxIndex& nvtx, const IterationOptions& options);
+
+// Whether a region and step range the user asked for select anything, so that a typo is an error rather than a
+// silently empty analysis: NotFound when `options.region` names no NVTX range in any of `traces` (the message lists
+// the most frequent ranges they do hold); OutOfRange when `check_steps` and the step range selects no step of any
+// trace that has steps.
+absl::Status CheckStepSelection(const std::vector<const trace::Trace*>& traces, const IterationOptions& options,
+                                bool check_steps);
 
 }  // namespace graphcheck::analyzers
 

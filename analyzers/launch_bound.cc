@@ -13,7 +13,7 @@ namespace {
 std::vector<CheckOption> LaunchBoundOptions() {
   std::vector<CheckOption> options = IterationCheckOptions();
   for (CheckOption& option : LaunchModelCheckOptions()) options.push_back(std::move(option));
-  options.push_back({"min-savings", "0.2", "report when the forecast saving is at least this share of the step"});
+  options.push_back({"min-savings", "0.2", "report when the forecast saving is at least this share of the step", 0, 1});
   return options;
 }
 

@@ -114,9 +114,9 @@ class StepAccumulator {
 
 std::vector<CheckOption> LaunchModelCheckOptions() {
   return {
-      {"graph-launch-us", "2.5", "forecast: cost of one graph launch, microseconds"},
-      {"graph-node-us", "0.1", "forecast: cost per graph node (kernel, copy, memset), microseconds"},
-      {"short-kernel-us", "10", "kernels shorter than this count as short, microseconds"},
+      {"graph-launch-us", "2.5", "forecast: cost of one graph launch, microseconds", 0, 1e6},
+      {"graph-node-us", "0.1", "forecast: cost per graph node (kernel, copy, memset), microseconds", 0, 1e6},
+      {"short-kernel-us", "10", "kernels shorter than this count as short, microseconds", 0, 1e9},
   };
 }
 

@@ -12,7 +12,7 @@ namespace {
 
 std::vector<CheckOption> NoSpeedupOptions() {
   std::vector<CheckOption> options = IterationCheckOptions();
-  options.push_back({"min-speedup", "1.05", "eager step time / graphed step time below this is reported"});
+  options.push_back({"min-speedup", "1.05", "eager step time / graphed step time below this is reported", 0, 1e6});
   return options;
 }
 

@@ -26,7 +26,7 @@ class RecaptureChurnCheck : public AnalyzerCheck {
         CheckArea::kCapture,
         "One region was captured many times with replays in between: each capture costs far more than the launches "
         "it saves. Shapes that change between steps (dynamic shapes) are the usual cause.",
-        {{"min-captures", "3", "captures of one region, with replays between them, that count as churn"}}};
+        {{"min-captures", "3", "captures of one region, with replays between them, that count as churn", 2, 1e9}}};
     return kInfo;
   }
 

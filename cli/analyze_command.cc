@@ -1,3 +1,4 @@
+#include "core/file_io.h"
 #include "cli/analyze_command.h"
 
 #include <chrono>
@@ -42,7 +43,7 @@ int Analyze(const AnalyzeOptions& options, const CommandContext& context) {
   if (!resolved.ok()) return FailWith(resolved.status());
   std::vector<std::string> stderr_lines;
   if (!options.stderr_path.empty()) {
-    absl::StatusOr<std::string> text = ReadFile(options.stderr_path);
+    absl::StatusOr<std::string> text = ReadInputFile(options.stderr_path, kStderrInput);
     if (!text.ok()) return FailWith(text.status());
     stderr_lines = absl::StrSplit(*text, '\n');
   }
@@ -91,6 +92,12 @@ absl::Status AnalyzeTraceFilesInto(const std::vector<std::string>& paths, const 
   for (const trace::Trace& trace : traces) {
     pointers.push_back(&trace);
     warnings += trace.read_warnings.size();
+  }
+  analyzers::IterationOptions selected;
+  selected.region = flags.region;
+  if (!flags.step_range.empty()) analyzers::ParseStepRange(flags.step_range, &selected).IgnoreError();  // checked above
+  if (absl::Status s = analyzers::CheckStepSelection(pointers, selected, !flags.step_range.empty()); !s.ok()) {
+    return s;
   }
   analyzers::AnalysisResult result =
       analyzers::AnalyzeTraces(pointers, stderr_lines, BuiltinChecks(), resolved->selection, resolved->check_options);

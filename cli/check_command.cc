@@ -1,3 +1,4 @@
+#include "core/file_io.h"
 #include "cli/check_command.h"
 
 #include <unistd.h>
@@ -73,7 +74,7 @@ absl::StatusOr<std::vector<std::string>> EngineCommand(const CheckCommandOptions
 }
 
 absl::StatusOr<EngineRun> ReadEngineRun(const std::string& path) {
-  absl::StatusOr<std::string> text = ReadFile(path);
+  absl::StatusOr<std::string> text = ReadInputFile(path, kEngineResultInput);
   if (!text.ok())
     return absl::InternalError(absl::StrCat("the engine's result is unreadable: ", text.status().message()));
   absl::StatusOr<EngineRun> run = EngineRunFromJson(*text);

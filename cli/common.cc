@@ -9,6 +9,7 @@
 
 #include "cli/catalog.h"
 #include "core/exit_code.h"
+#include "core/utf8.h"
 #include "core/version.h"
 #include "report/policy.h"
 
@@ -64,7 +65,8 @@ int EmitReport(const Report& report, const ResolvedOutput& output) {
 }
 
 int FailWith(const absl::Status& status) {
-  std::fprintf(stderr, "graphcheck: error: %s\n", std::string(status.message()).c_str());
+  // The message may quote the input (a path, bytes of a binary file): never let it drive the terminal.
+  std::fprintf(stderr, "graphcheck: error: %s\n", PrintableText(status.message()).c_str());
   return ExitCodeForStatus(status);
 }
 

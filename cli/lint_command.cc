@@ -1,3 +1,4 @@
+#include "core/file_io.h"
 #include "cli/lint_command.h"
 
 #include <algorithm>
@@ -61,7 +62,7 @@ absl::StatusOr<std::optional<CaptureOrder>> BuildOrder(const LintOptions& option
     order.entries = *std::move(entries);
     order.key = "--order";
   } else if (!options.order_file.empty()) {
-    absl::StatusOr<std::string> text = ReadFile(options.order_file);
+    absl::StatusOr<std::string> text = ReadInputFile(options.order_file, kOrderInput);
     if (!text.ok()) return text.status();
     absl::StatusOr<std::vector<OrderEntry>> entries = ParseOrderText(*text, options.order_file);
     if (!entries.ok()) return entries.status();

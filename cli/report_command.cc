@@ -1,3 +1,4 @@
+#include "core/file_io.h"
 #include "cli/report_command.h"
 
 #include <memory>
@@ -16,7 +17,7 @@ struct ReportOptions {
 int Rerender(const ReportOptions& options) {
   absl::StatusOr<ResolvedOutput> resolved = ResolveOutput(options.output);
   if (!resolved.ok()) return FailWith(resolved.status());
-  absl::StatusOr<std::string> text = ReadFile(options.path);
+  absl::StatusOr<std::string> text = ReadInputFile(options.path, kReportInput);
   if (!text.ok()) return FailWith(text.status());
   absl::StatusOr<Report> report = ReportFromJson(*text);
   if (!report.ok()) {

@@ -3,6 +3,7 @@
 #ifndef GRAPHCHECK_CORE_CHECK_H_
 #define GRAPHCHECK_CORE_CHECK_H_
 
+#include <limits>
 #include <map>
 #include <string>
 #include <vector>
@@ -30,6 +31,12 @@ struct CheckOption {
   std::string name;  // kebab-case, unique within the check
   std::string default_value;
   std::string description;
+  // A numeric option (one whose default is a number) takes finite values in [min_value, max_value].
+  double min_value = 0;
+  double max_value = std::numeric_limits<double>::max();
+  // An enumerated option takes one of these; empty: any text (then `validate` may check it).
+  std::vector<std::string> choices;
+  absl::Status (*validate)(absl::string_view value) = nullptr;
 };
 
 struct CheckInfo {

@@ -23,8 +23,9 @@ class CheckRegistry {
   const Check* Find(absl::string_view id) const;
   std::vector<const Check*> All() const;  // sorted by id
 
-  // NotFound naming the check or option that does not exist; InvalidArgument for a non-numeric value where the
-  // default is numeric.
+  // NotFound naming the check or option that does not exist; InvalidArgument for a value the option does not take:
+  // not a finite number in its range where the default is numeric, not one of its choices, or refused by its
+  // validate function.
   absl::Status ValidateOptions(const CheckOptions& options) const;
 
  private:

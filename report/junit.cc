@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "core/utf8.h"
 
 namespace graphcheck {
 namespace {
@@ -23,26 +24,13 @@ bool Fails(const Finding& f, FailOn fail_on) {
   return false;
 }
 
-// XML 1.0 cannot carry most control characters even escaped; program strings may contain them.
-std::string XmlSafe(absl::string_view s) {
-  std::string out;
-  for (unsigned char c : s) {
-    if (c < 0x20 && c != '\n' && c != '\t' && c != '\r') {
-      absl::StrAppend(&out, "\\x", absl::Hex(c, absl::kZeroPad2));
-    } else {
-      out.push_back(static_cast<char>(c));
-    }
-  }
-  return out;
-}
-
 std::string Describe(const Finding& f) {
   std::vector<std::string> lines = {absl::StrCat(SeverityName(f.severity), ": ", f.message)};
   if (!f.where.file.empty()) lines.push_back(absl::StrCat("file: ", f.where.file, ":", f.where.line));
   if (!f.where.api.empty()) lines.push_back(absl::StrCat("call: ", f.where.api));
   for (const std::string& e : f.evidence) lines.push_back(absl::StrCat("- ", e));
   if (!f.fix.empty()) lines.push_back(absl::StrCat("fix: ", f.fix));
-  return XmlSafe(absl::StrJoin(lines, "\n"));
+  return XmlSafeText(absl::StrJoin(lines, "\n"));
 }
 
 }  // namespace
@@ -63,13 +51,13 @@ std::string RenderJunit(const Report& report, FailOn fail_on) {
   for (const auto& [id, findings] : by_check) {
     pugi::xml_node testcase = suite.append_child("testcase");
     testcase.append_attribute("classname") = absl::StrCat("graphcheck.", report.mode).c_str();
-    testcase.append_attribute("name") = id.c_str();
+    testcase.append_attribute("name") = XmlSafeText(id).c_str();
     std::vector<std::string> failing, passing;
     for (const Finding* f : findings) (Fails(*f, fail_on) ? failing : passing).push_back(Describe(*f));
     if (!failing.empty()) {
       ++failures;
       pugi::xml_node failure = testcase.append_child("failure");
-      failure.append_attribute("message") = XmlSafe(findings.front()->title).c_str();
+      failure.append_attribute("message") = XmlSafeText(findings.front()->title).c_str();
       failure.append_attribute("type") = id.c_str();
       failure.text() = absl::StrJoin(failing, "\n\n").c_str();
     }

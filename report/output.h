@@ -23,11 +23,8 @@ struct RenderOptions {
 };
 std::string RenderReport(const Report& report, const RenderOptions& options);
 
-// Writes `contents` to `path` through a temporary file in the same folder and a rename. "-" or "" means stdout.
+// Writes `contents` to `path` whole (core/file_io.h: WriteFileAtomically). "-" or "" means stdout.
 absl::Status WriteOutput(const std::string& path, absl::string_view contents);
-
-// Reads a whole file; NotFound / PermissionDenied / InvalidArgument name the path.
-absl::StatusOr<std::string> ReadFile(const std::string& path);
 
 }  // namespace graphcheck
 

@@ -1,3 +1,4 @@
+#include "core/file_io.h"
 #include "capture/engine/models.h"
 
 #include <ATen/core/grad_mode.h>
@@ -233,8 +234,8 @@ std::vector<at::Tensor> MakeInputs(const std::vector<InputSpec>& specs, const at
 
 absl::StatusOr<std::vector<at::Tensor>> LoadInputs(const std::string& path, const std::vector<InputSpec>& model_inputs,
                                                    const at::Device& device) {
-  absl::StatusOr<std::string> text = ReadFile(path);
-  if (!text.ok()) return absl::InvalidArgumentError(absl::StrCat("cannot read --inputs file '", path, "'"));
+  absl::StatusOr<std::string> text = ReadInputFile(path, kTensorInput);
+  if (!text.ok()) return absl::InvalidArgumentError(absl::StrCat("--inputs: ", text.status().message()));
   const std::vector<char> bytes(text->begin(), text->end());
   c10::IValue value;
   if (absl::Status s = CallTorch(absl::StrCat("--inputs '", path, "' is not a torch.save file"),

@@ -7,6 +7,7 @@
 #include <pugixml.hpp>
 
 #include "core/exit_code.h"
+#include "core/file_io.h"
 #include "report/json.h"
 #include "report/junit.h"
 #include "report/output.h"
@@ -135,9 +136,9 @@ TEST(PolicyTest, ExitCodesFollowFailOn) {
 TEST(OutputTest, WritesWholeFilesAndReportsUnreadableOnes) {
   const std::string path = ::testing::TempDir() + "/report.json";
   ASSERT_TRUE(WriteOutput(path, "{}\n").ok());
-  EXPECT_EQ(*ReadFile(path), "{}\n");
-  EXPECT_EQ(ReadFile(::testing::TempDir() + "/missing.json").status().code(), absl::StatusCode::kNotFound);
-  EXPECT_EQ(ReadFile(::testing::TempDir()).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(*ReadInputFile(path, kReportInput), "{}\n");
+  EXPECT_EQ(ReadInputFile(::testing::TempDir() + "/missing.json", kReportInput).status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(ReadInputFile(::testing::TempDir(), kReportInput).status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_FALSE(WriteOutput("/nonexistent-dir/x.json", "{}").ok());
   // A device is written in place, never renamed over.
   ASSERT_TRUE(WriteOutput("/dev/null", "{}\n").ok());

@@ -1,14 +1,12 @@
 #include "validators/config/config_parser.h"
 
-#include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <utility>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "core/file_io.h"
 #include "validators/config/config_readers.h"
 
 namespace graphcheck {
@@ -81,16 +79,9 @@ absl::StatusOr<ConfigDocument> ParseConfigText(absl::string_view text, std::stri
 }
 
 absl::StatusOr<ConfigDocument> ParseConfigFile(const std::string& path) {
-  std::error_code error;
-  if (std::filesystem::is_directory(path, error)) {
-    return absl::InvalidArgumentError(absl::StrCat("configuration ", path, " is a directory"));
-  }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::NotFoundError(absl::StrCat("cannot open configuration ", path));
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) return absl::InvalidArgumentError(absl::StrCat("cannot read configuration ", path));
-  return ParseConfigText(text.str(), path, ConfigFormatForPath(path));
+  absl::StatusOr<std::string> text = ReadInputFile(path, kConfigInput);
+  if (!text.ok()) return text.status();
+  return ParseConfigText(*text, path, ConfigFormatForPath(path));
 }
 
 ConfigDocument ParseArgumentList(const std::vector<std::string>& args) {

@@ -1,0 +1,46 @@
+// Reading the files users hand to graphcheck and writing its outputs, safely for hostile input: every input has a
+// documented size limit and must be a regular file (a FIFO, a device such as /dev/zero or a directory is refused at
+// once, without blocking or reading), and outputs are written whole through a temporary file that is created
+// exclusively (mkstemp) beside the target, never through a link, and removed on every failure path.
+#ifndef GRAPHCHECK_CORE_FILE_IO_H_
+#define GRAPHCHECK_CORE_FILE_IO_H_
+
+#include <cstdint>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+
+namespace graphcheck {
+
+// What an input is, for error messages ("configuration file"), and the most bytes graphcheck accepts of it.
+struct InputKind {
+  absl::string_view what;
+  uint64_t max_bytes;
+};
+
+// The documented limits (docs/architecture.md, Failure behaviour).
+inline constexpr InputKind kConfigInput{"configuration file", 16ull << 20};
+inline constexpr InputKind kOrderInput{"capture order file", 1ull << 20};
+inline constexpr InputKind kStderrInput{"stderr file", 512ull << 20};
+inline constexpr InputKind kReportInput{"report file", 256ull << 20};
+inline constexpr InputKind kEngineResultInput{"engine result", 256ull << 20};
+inline constexpr InputKind kTensorInput{"inputs file", 4ull << 30};
+
+// Opens `path` for reading without blocking on a FIFO, and refuses anything but a regular file. Returns the open
+// descriptor (close it) and, in *size, the file's size. NotFound / PermissionDenied / InvalidArgument name the path.
+absl::StatusOr<int> OpenRegularFile(const std::string& path, absl::string_view what, uint64_t* size);
+
+// Reads the whole of a regular file of at most kind.max_bytes.
+absl::StatusOr<std::string> ReadInputFile(const std::string& path, const InputKind& kind);
+
+// Writes `contents` to `path` whole: into a new temporary file in the same folder (mkstemp: O_EXCL, an unpredictable
+// name), then renamed over `path`. A link at `path` is replaced, never written through; a device or FIFO at `path`
+// (/dev/null, /dev/stdout, a pipe) is written in place. The temporary file is removed on every failure, including a
+// file-size limit (SIGXFSZ is held off while writing, so the write fails instead of killing graphcheck).
+absl::Status WriteFileAtomically(const std::string& path, absl::string_view contents);
+
+}  // namespace graphcheck
+
+#endif  // GRAPHCHECK_CORE_FILE_IO_H_

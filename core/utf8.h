@@ -1,0 +1,29 @@
+// Program-supplied text (kernel names, NVTX ranges, stderr lines, exception messages, paths, bytes of a binary
+// config echoed in an error) may hold invalid UTF-8 and control characters. Every renderer makes it safe for its
+// format through these: the terminal never receives an escape sequence or a broken byte, and XML never a character
+// XML 1.0 forbids.
+#ifndef GRAPHCHECK_CORE_UTF8_H_
+#define GRAPHCHECK_CORE_UTF8_H_
+
+#include <string>
+
+#include "absl/strings/string_view.h"
+
+namespace graphcheck {
+
+// `s` with every invalid UTF-8 sequence (stray continuation bytes, overlong forms, surrogates, code points past
+// U+10FFFF, sequences cut short) replaced by U+FFFD.
+std::string ToValidUtf8(absl::string_view s);
+
+// For a terminal or a one-line error: invalid UTF-8 bytes, C0 controls other than newline and tab, DEL and the C1
+// controls (U+0080-U+009F, which some terminals obey) written as \xNN; everything else kept.
+std::string PrintableText(absl::string_view s);
+
+// For XML 1.0 text and attributes (before the XML library escapes <, &, "): valid UTF-8, and the characters XML 1.0
+// cannot carry even escaped (C0 controls other than tab, newline and return; U+FFFE and U+FFFF) written as \xNN or
+// \uFFFE.
+std::string XmlSafeText(absl::string_view s);
+
+}  // namespace graphcheck
+
+#endif  // GRAPHCHECK_CORE_UTF8_H_
