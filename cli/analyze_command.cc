@@ -101,6 +101,7 @@ absl::Status AnalyzeTraceFilesInto(const std::vector<std::string>& paths, const 
   AddChecksRun(std::move(result.checks_run), report);
   for (Finding& finding : result.findings) report->findings.push_back(std::move(finding));
   report->metrics.insert(report->metrics.end(), result.metrics.begin(), result.metrics.end());
+  report->timeline = std::move(result.timeline);
   return absl::OkStatus();
 }
 

@@ -15,8 +15,8 @@
 namespace graphcheck {
 
 void AddOutputOptions(CLI::App* command, OutputOptions* output) {
-  command->add_option("--format", output->format, "Report format: text, json or junit")
-      ->check(CLI::IsMember({"text", "json", "junit"}));
+  command->add_option("--format", output->format, "Report format: text, json, junit, sarif, markdown or html")
+      ->check(CLI::IsMember({"text", "json", "junit", "sarif", "markdown", "html"}));
   command->add_option("-o,--output", output->output, "Write the report to FILE (default: stdout)");
   command->add_option("--fail-on", output->fail_on, "Exit 1 on findings at or above: error, warning or never")
       ->check(CLI::IsMember({"error", "warning", "never"}));
@@ -40,6 +40,7 @@ absl::StatusOr<ResolvedOutput> ResolveOutput(const OutputOptions& output) {
   resolved.path = output.output;
   resolved.render.format = *format;
   resolved.render.fail_on = *fail_on;
+  resolved.render.checks = &BuiltinChecks();
   resolved.render.color = *format == ReportFormat::kText && (output.output.empty() || output.output == "-") &&
                           isatty(STDOUT_FILENO) != 0 && std::getenv("NO_COLOR") == nullptr;
   resolved.selection = *std::move(selection);

@@ -17,7 +17,7 @@
 namespace graphcheck {
 
 struct OutputOptions {
-  std::string format = "text";             // text | json | junit
+  std::string format = "text";             // text | json | junit | sarif | markdown | html
   std::string output;                      // -o FILE; empty = stdout
   std::string fail_on = "error";           // error | warning | never
   std::string checks;                      // --checks glob list

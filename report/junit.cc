@@ -7,6 +7,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "report/text_safety.h"
+#include "report/where.h"
 
 namespace graphcheck {
 namespace {
@@ -23,22 +25,10 @@ bool Fails(const Finding& f, FailOn fail_on) {
   return false;
 }
 
-// XML 1.0 cannot carry most control characters even escaped; program strings may contain them.
-std::string XmlSafe(absl::string_view s) {
-  std::string out;
-  for (unsigned char c : s) {
-    if (c < 0x20 && c != '\n' && c != '\t' && c != '\r') {
-      absl::StrAppend(&out, "\\x", absl::Hex(c, absl::kZeroPad2));
-    } else {
-      out.push_back(static_cast<char>(c));
-    }
-  }
-  return out;
-}
-
 std::string Describe(const Finding& f) {
   std::vector<std::string> lines = {absl::StrCat(SeverityName(f.severity), ": ", f.message)};
-  if (!f.where.file.empty()) lines.push_back(absl::StrCat("file: ", f.where.file, ":", f.where.line));
+  if (const SourceFrame* frame = FirstUserFrame(f.where)) lines.push_back(absl::StrCat("at: ", FrameText(*frame)));
+  if (!f.where.file.empty()) lines.push_back(absl::StrCat("file: ", FileText(f.where)));
   if (!f.where.api.empty()) lines.push_back(absl::StrCat("call: ", f.where.api));
   for (const std::string& e : f.evidence) lines.push_back(absl::StrCat("- ", e));
   if (!f.fix.empty()) lines.push_back(absl::StrCat("fix: ", f.fix));

@@ -6,26 +6,11 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "report/text_safety.h"
+#include "report/where.h"
 
 namespace graphcheck {
 namespace {
-
-// Program-supplied strings (kernel names, NVTX ranges) may carry terminal escape sequences: show control characters
-// as \xNN so a report can never drive the terminal.
-std::string Printable(absl::string_view s) {
-  std::string out;
-  out.reserve(s.size());
-  for (unsigned char c : s) {
-    if (c < 0x20 && c != '\n' && c != '\t') {
-      absl::StrAppendFormat(&out, "\\x%02x", c);
-    } else if (c == 0x7f) {
-      out += "\\x7f";
-    } else {
-      out.push_back(static_cast<char>(c));
-    }
-  }
-  return out;
-}
 
 class Painter {
  public:
@@ -51,55 +36,42 @@ class Painter {
   bool color_;
 };
 
-std::string LocationLine(const Location& w) {
-  std::vector<std::string> parts;
-  if (!w.file.empty()) {
-    std::string file = Printable(w.file);
-    if (w.line > 0) absl::StrAppend(&file, ":", w.line);
-    if (w.column > 0) absl::StrAppend(&file, ":", w.column);
-    parts.push_back(file);
-  }
-  if (!w.key.empty()) parts.push_back(absl::StrCat("key ", Printable(w.key)));
-  if (!w.api.empty()) parts.push_back(absl::StrCat("call ", Printable(w.api)));
-  if (!w.torch_op.empty()) parts.push_back(absl::StrCat("op ", Printable(w.torch_op)));
-  if (w.pid) parts.push_back(absl::StrCat("pid ", *w.pid));
-  if (w.thread_id) parts.push_back(absl::StrCat("thread ", *w.thread_id));
-  if (w.stream_id) parts.push_back(absl::StrCat("stream ", *w.stream_id));
-  if (!w.nvtx_path.empty()) parts.push_back(absl::StrCat("in ", Printable(w.nvtx_path)));
-  return absl::StrJoin(parts, ", ");
-}
-
 }  // namespace
 
 std::string RenderText(const Report& report, const TextOptions& options) {
   const Painter p(options.color);
   std::string out;
   for (const Finding& f : report.findings) {
-    absl::StrAppend(&out, p.Severity(f.severity), " [", f.check_id, "] ", p.Bold(Printable(f.title)), "\n");
-    absl::StrAppend(&out, "  ", Printable(f.message), "\n");
-    const std::string where = LocationLine(f.where);
+    absl::StrAppend(&out, p.Severity(f.severity), " [", f.check_id, "] ", p.Bold(TerminalSafe(f.title)), "\n");
+    absl::StrAppend(&out, "  ", TerminalSafe(f.message), "\n");
+    const std::string where = TerminalSafe(absl::StrJoin(WhereParts(f.where), ", "));
     if (!where.empty()) absl::StrAppend(&out, "  where: ", where, "\n");
+    // The Python stack is what the user wrote; the C++ frames below it are how PyTorch got to the call.
+    const int python_frames = std::min<int>(options.backtrace_frames, f.where.python.size());
+    for (int i = 0; i < python_frames; ++i) {
+      absl::StrAppend(&out, "    py ", TerminalSafe(FrameText(f.where.python[i])), "\n");
+    }
     const int frames = std::min<int>(options.backtrace_frames, f.where.backtrace.size());
-    for (int i = 0; i < frames; ++i) absl::StrAppend(&out, "    #", i, " ", Printable(f.where.backtrace[i]), "\n");
-    for (const std::string& e : f.evidence) absl::StrAppend(&out, "  - ", Printable(e), "\n");
+    for (int i = 0; i < frames; ++i) absl::StrAppend(&out, "    #", i, " ", TerminalSafe(f.where.backtrace[i]), "\n");
+    for (const std::string& e : f.evidence) absl::StrAppend(&out, "  - ", TerminalSafe(e), "\n");
     if (!f.consequences.empty()) {
       absl::StrAppend(&out, "  consequences:\n");
-      for (const std::string& c : f.consequences) absl::StrAppend(&out, "  - ", Printable(c), "\n");
+      for (const std::string& c : f.consequences) absl::StrAppend(&out, "  - ", TerminalSafe(c), "\n");
     }
-    if (!f.fix.empty()) absl::StrAppend(&out, "  fix: ", Printable(f.fix), "\n");
+    if (!f.fix.empty()) absl::StrAppend(&out, "  fix: ", TerminalSafe(f.fix), "\n");
     absl::StrAppend(&out, "\n");
   }
   if (!report.steps.empty()) {
     absl::StrAppend(&out, p.Bold("steps"), "\n");
     for (const Step& s : report.steps) {
-      absl::StrAppendFormat(&out, "  %-20s %-8s %10.1f ms  %s\n", Printable(s.name), StepStatusName(s.status),
-                            s.duration_ms, Printable(s.message));
+      absl::StrAppendFormat(&out, "  %-20s %-8s %10.1f ms  %s\n", TerminalSafe(s.name), StepStatusName(s.status),
+                            s.duration_ms, TerminalSafe(s.message));
     }
   }
   if (!report.metrics.empty()) {
     absl::StrAppend(&out, p.Bold("metrics"), "\n");
     for (const Metric& m : report.metrics) {
-      absl::StrAppendFormat(&out, "  %-40s %14.3f %s\n", Printable(m.name), m.value, m.unit);
+      absl::StrAppendFormat(&out, "  %-40s %14.3f %s\n", TerminalSafe(m.name), m.value, m.unit);
     }
   }
   int counts[3] = {0, 0, 0};
