@@ -2,9 +2,6 @@
 
 #include <memory>
 
-#include "absl/strings/str_cat.h"
-#include "report/json.h"
-
 namespace graphcheck {
 namespace {
 
@@ -16,12 +13,8 @@ struct ReportOptions {
 int Rerender(const ReportOptions& options) {
   absl::StatusOr<ResolvedOutput> resolved = ResolveOutput(options.output);
   if (!resolved.ok()) return FailWith(resolved.status());
-  absl::StatusOr<std::string> text = ReadFile(options.path);
-  if (!text.ok()) return FailWith(text.status());
-  absl::StatusOr<Report> report = ReportFromJson(*text);
-  if (!report.ok()) {
-    return FailWith(absl::InvalidArgumentError(absl::StrCat(options.path, ": ", report.status().message())));
-  }
+  absl::StatusOr<Report> report = ReadReportFile(options.path);
+  if (!report.ok()) return FailWith(report.status());
   return EmitReport(*report, *resolved);
 }
 
