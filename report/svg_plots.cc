@@ -46,13 +46,13 @@ class Plot {
  public:
   Plot(pugi::xml_node parent, const std::string& caption, double height) {
     figure_ = parent.append_child("figure");
+    caption_ = figure_.append_child("figcaption");
+    caption_.text() = XmlSafe(caption).c_str();
     svg_ = figure_.append_child("svg");
     svg_.append_attribute("xmlns") = "http://www.w3.org/2000/svg";
     svg_.append_attribute("viewBox") = absl::StrCat("0 0 ", kWidth, " ", Num(height)).c_str();
     svg_.append_attribute("role") = "img";
     svg_.append_attribute("aria-label") = XmlSafe(caption).c_str();
-    caption_ = figure_.append_child("figcaption");
-    caption_.text() = XmlSafe(caption).c_str();
   }
 
   void Note(const std::string& text) {
@@ -74,13 +74,6 @@ class Plot {
     rect.append_attribute("y") = Num(y).c_str();
     rect.append_attribute("width") = Num(std::max(w, 0.6)).c_str();  // a 1 us kernel stays visible
     rect.append_attribute("height") = Num(h).c_str();
-  }
-
-  void Circle(double cx, double cy, const std::string& cls, const std::string& tooltip) {
-    pugi::xml_node circle = Shape("circle", cls, tooltip);
-    circle.append_attribute("cx") = Num(cx).c_str();
-    circle.append_attribute("cy") = Num(cy).c_str();
-    circle.append_attribute("r") = "3";
   }
 
   void Label(double x, double y, const std::string& text, const char* anchor = "start", const char* cls = "label") {
@@ -226,25 +219,39 @@ void PlotKernelDurations(const Timeline& timeline, pugi::xml_node parent) {
 
 void PlotRunSteps(const Timeline& timeline, pugi::xml_node parent) {
   if (timeline.run.empty()) return;
-  double max_start = 0, max_duration = 0;
+  // A log scale: the first step (CUDA and library start-up) can be a thousand times a replay.
+  double lowest = 0, highest = 0;
   for (const RunStepTime& s : timeline.run) {
-    max_start = std::max(max_start, s.start_us);
-    max_duration = std::max(max_duration, s.duration_us);
+    if (s.duration_us <= 0) continue;
+    lowest = lowest == 0 ? s.duration_us : std::min(lowest, s.duration_us);
+    highest = std::max(highest, s.duration_us);
   }
+  if (highest <= 0) return;
+  const double low_decade = std::floor(std::log10(lowest)), high_decade = std::ceil(std::log10(highest) + 1e-9);
   const double height = 260, bottom = 200, left = 70, right = kWidth - 20;
-  Plot plot(parent, "Every step of the run: its duration by when it started, coloured by phase", height);
-  plot.YAxis(left, bottom, 10, max_duration, FormatUs);
-  plot.XAxis(left, right, bottom, 10, max_start, FormatUs);
-  for (const RunStepTime& s : timeline.run) {
-    const double x = left + (max_start > 0 ? (right - left) * s.start_us / max_start : 0);
-    const double y = bottom - (max_duration > 0 ? (bottom - 10) * s.duration_us / max_duration : 0);
-    plot.Circle(x, y, PhaseClass(s.phase),
-                absl::StrCat(s.phase, " step at ", FormatUs(s.start_us), ": ", FormatUs(s.duration_us)));
+  Plot plot(parent, "Every step of the run in order: its duration (log scale), coloured by phase", height);
+  auto y_of = [&](double us) {
+    const double decades = (std::log10(std::max(us, lowest)) - low_decade) / (high_decade - low_decade);
+    return bottom - (bottom - 10) * decades;
+  };
+  for (double decade = low_decade; decade <= high_decade; ++decade) {
+    const double y = y_of(std::pow(10.0, decade));
+    plot.Line(left - 3, y, right, y);
+    plot.Label(left - 5, y + 4, FormatUs(std::pow(10.0, decade)), "end", "tick");
   }
+  const double slot = (right - left) / timeline.run.size();
+  for (size_t i = 0; i < timeline.run.size(); ++i) {
+    const RunStepTime& s = timeline.run[i];
+    const double y = y_of(s.duration_us);
+    plot.Rect(left + i * slot + slot * 0.1, y, slot * 0.8, bottom - y, PhaseClass(s.phase),
+              absl::StrCat(s.phase, " step at ", FormatUs(s.start_us), ": ", FormatUs(s.duration_us)));
+  }
+  plot.Label(left, bottom + 14, "first step", "start", "tick");
+  plot.Label(right, bottom + 14, "last step", "end", "tick");
   double x = left;
   for (const char* phase : {"warmup", "eager", "capture", "graphed"}) {
-    plot.Circle(x + 4, height - 20, PhaseClass(phase), "");
-    plot.Label(x + 12, height - 16, phase);
+    plot.Rect(x, height - 28, 10, 10, PhaseClass(phase), "");
+    plot.Label(x + 14, height - 19, phase);
     x += 110;
   }
   if (timeline.dropped_run_steps > 0) {
