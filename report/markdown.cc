@@ -65,8 +65,6 @@ std::string MarkdownText(absl::string_view text, size_t max_chars) {
       case '#':
       case '~':
       case '!':
-      case '(':
-      case ')':
         out += '\\';
         out += static_cast<char>(c);
         break;
