@@ -81,18 +81,27 @@ class Parser {
     return absl::OkStatus();
   }
 
-  absl::Status Severities(const YAML::Node& node, ConfigFile* config) const {
-    auto entries = Entries(node, "severity");
+  // Calls `take(key, value, text)` for each entry of a mapping whose values are single values.
+  template <typename Take>
+  absl::Status ForEachValue(const YAML::Node& node, absl::string_view what, Take take) const {
+    auto entries = Entries(node, what);
     if (!entries.ok()) return entries.status();
     for (const auto& [key, value] : *entries) {
-      if (absl::Status s = CheckPattern(key, key.Scalar()); !s.ok()) return s;
-      absl::StatusOr<std::string> name = Scalar(value, "a severity");
-      if (!name.ok()) return name.status();
-      absl::StatusOr<Severity> severity = ParseSeverity(*name);
-      if (!severity.ok()) return Error(value, absl::StrCat("severity '", *name, "' must be error, warning or note"));
-      config->severities.push_back({key.Scalar(), *severity});
+      absl::StatusOr<std::string> text = Scalar(value, absl::StrCat("a value of ", what));
+      if (!text.ok()) return text.status();
+      if (absl::Status s = take(key, value, *text); !s.ok()) return s;
     }
     return absl::OkStatus();
+  }
+
+  absl::Status Severities(const YAML::Node& node, ConfigFile* config) const {
+    return ForEachValue(node, "severity", [&](const YAML::Node& key, const YAML::Node& value, const std::string& text) {
+      if (absl::Status s = CheckPattern(key, key.Scalar()); !s.ok()) return s;
+      absl::StatusOr<Severity> severity = ParseSeverity(text);
+      if (!severity.ok()) return Error(value, absl::StrCat("severity '", text, "' must be error, warning or note"));
+      config->severities.push_back({key.Scalar(), *severity});
+      return absl::OkStatus();
+    });
   }
 
   absl::Status SetOption(const YAML::Node& where, const std::string& id, const std::string& name,
@@ -108,49 +117,41 @@ class Parser {
     auto checks = Entries(node, "options");
     if (!checks.ok()) return checks.status();
     for (const auto& [id, options] : *checks) {
-      auto entries = Entries(options, absl::StrCat("options of ", id.Scalar()));
-      if (!entries.ok()) return entries.status();
-      for (const auto& [name, value] : *entries) {
-        absl::StatusOr<std::string> text = Scalar(value, "an option value");
-        if (!text.ok()) return text.status();
-        if (absl::Status s = SetOption(name, id.Scalar(), name.Scalar(), *text, config); !s.ok()) return s;
-      }
+      absl::Status status = ForEachValue(options, absl::StrCat("options of ", id.Scalar()),
+                                         [&](const YAML::Node& name, const YAML::Node&, const std::string& text) {
+                                           return SetOption(name, id.Scalar(), name.Scalar(), text, config);
+                                         });
+      if (!status.ok()) return status;
     }
     return absl::OkStatus();
   }
 
   // `tolerances: {bfloat16: 0.02}` sets option rtol-bfloat16 of every check that has one (the numerics checks).
   absl::Status Tolerances(const YAML::Node& node, ConfigFile* config) const {
-    auto entries = Entries(node, "tolerances");
-    if (!entries.ok()) return entries.status();
-    for (const auto& [dtype, value] : *entries) {
-      absl::StatusOr<std::string> text = Scalar(value, "a tolerance");
-      if (!text.ok()) return text.status();
-      const std::string option = absl::StrCat("rtol-", dtype.Scalar());
-      bool any = false;
-      for (const Check* check : registry_.All()) {
-        for (const CheckOption& declared : check->info().options) {
-          if (declared.name != option) continue;
-          any = true;
-          if (absl::Status s = SetOption(value, check->info().id, option, *text, config); !s.ok()) return s;
-        }
-      }
-      if (!any) return Error(dtype, absl::StrCat("no check has a tolerance for '", dtype.Scalar(), "'"));
-    }
-    return absl::OkStatus();
+    return ForEachValue(
+        node, "tolerances", [&](const YAML::Node& dtype, const YAML::Node& value, const std::string& text) {
+          const std::string option = absl::StrCat("rtol-", dtype.Scalar());
+          bool any = false;
+          for (const Check* check : registry_.All()) {
+            for (const CheckOption& declared : check->info().options) {
+              if (declared.name != option) continue;
+              any = true;
+              if (absl::Status s = SetOption(value, check->info().id, option, text, config); !s.ok()) return s;
+            }
+          }
+          return any ? absl::OkStatus()
+                     : Error(dtype, absl::StrCat("no check has a tolerance for '", dtype.Scalar(), "'"));
+        });
   }
 
   absl::Status Thresholds(const YAML::Node& node, ConfigFile* config) const {
-    auto entries = Entries(node, "max-regression");
-    if (!entries.ok()) return entries.status();
-    for (const auto& [metric, value] : *entries) {
-      absl::StatusOr<std::string> text = Scalar(value, "a threshold");
-      if (!text.ok()) return text.status();
-      absl::StatusOr<MetricThreshold> threshold = ParseThreshold(absl::StrCat(metric.Scalar(), "=", *text));
-      if (!threshold.ok()) return Error(value, threshold.status().message());
-      SetThreshold(*std::move(threshold), &config->thresholds);
-    }
-    return absl::OkStatus();
+    return ForEachValue(
+        node, "max-regression", [&](const YAML::Node& metric, const YAML::Node& value, const std::string& text) {
+          absl::StatusOr<MetricThreshold> threshold = ParseThreshold(absl::StrCat(metric.Scalar(), "=", text));
+          if (!threshold.ok()) return Error(value, threshold.status().message());
+          SetThreshold(*std::move(threshold), &config->thresholds);
+          return absl::OkStatus();
+        });
   }
 
   absl::Status FailOn(const YAML::Node& node, ConfigFile* config) const {
