@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "analyzers/launch_metrics.h"
+#include "analyzers/report_timeline.h"
 #include "analyzers/stderr_messages.h"
 #include "analyzers/trace_analysis.h"
 
@@ -60,7 +61,9 @@ AnalysisResult AnalyzeTraces(const std::vector<const trace::Trace*>& traces,
     take(std::move(run));
     if (const Check* launch_bound = registry.Find("launch-bound")) {
       const BoundOptions bound(launch_bound->info(), options);
-      const LaunchStats stats = ComputeLaunchStats(analysis, IterationOptionsFrom(bound), LaunchModelFrom(bound));
+      const IterationOptions steps = IterationOptionsFrom(bound);
+      const LaunchStats stats = ComputeLaunchStats(analysis, steps, LaunchModelFrom(bound));
+      if (!result.timeline) result.timeline = BuildTimeline(analysis, steps);
       for (Metric& metric : LaunchMetrics(stats)) {
         if (traces.size() > 1) metric.name = absl::StrCat(ProcessName(*trace), ".", metric.name);
         result.metrics.push_back(std::move(metric));

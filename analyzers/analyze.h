@@ -4,6 +4,7 @@
 #ifndef GRAPHCHECK_ANALYZERS_ANALYZE_H_
 #define GRAPHCHECK_ANALYZERS_ANALYZE_H_
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,7 @@ struct AnalysisResult {
   std::vector<std::string> checks_run;  // sorted, unique
   std::vector<Finding> findings;        // sorted as SortFindings does
   std::vector<Metric> metrics;
+  std::optional<Timeline> timeline;  // plot data of the first trace that has steps (analyzers/report_timeline.h)
 };
 
 // Findings get Location::pid from their trace; a finding that several processes share word for word (an environment

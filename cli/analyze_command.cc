@@ -10,6 +10,7 @@
 #include "analyzers/analyze.h"
 #include "analyzers/iterations.h"
 #include "cli/catalog.h"
+#include "cli/progress.h"
 #include "core/trace/trace_reader.h"
 
 namespace graphcheck {
@@ -78,9 +79,11 @@ absl::Status AnalyzeTraceFilesInto(const std::vector<std::string>& paths, const 
   // Every trace is read before any analysis, so a bad path fails at once and no partial report is written.
   std::vector<trace::Trace> traces;
   for (const std::string& path : paths) {
+    ShowProgress(absl::StrCat("reading trace ", traces.size() + 1, "/", paths.size(), ": ", path));
     absl::StatusOr<trace::Trace> trace = trace::ReadTrace(path);
     if (!trace.ok()) return absl::InvalidArgumentError(absl::StrCat(path, ": ", trace.status().message()));
     // Damage the reader stepped over is not a finding about the program: it goes to stderr and the step's message.
+    if (!trace->read_warnings.empty()) EndProgress();
     for (const std::string& warning : trace->read_warnings) {
       std::fprintf(stderr, "graphcheck: warning: %s: %s\n", path.c_str(), warning.c_str());
     }
@@ -99,6 +102,7 @@ absl::Status AnalyzeTraceFilesInto(const std::vector<std::string>& paths, const 
   if (absl::Status s = analyzers::CheckStepSelection(pointers, selected, !flags.step_range.empty()); !s.ok()) {
     return s;
   }
+  ShowProgress(absl::StrCat("analyzing ", traces.size(), " trace(s)"));
   analyzers::AnalysisResult result =
       analyzers::AnalyzeTraces(pointers, stderr_lines, BuiltinChecks(), resolved->selection, resolved->check_options);
   const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
@@ -108,6 +112,7 @@ absl::Status AnalyzeTraceFilesInto(const std::vector<std::string>& paths, const 
   AddChecksRun(std::move(result.checks_run), report);
   for (Finding& finding : result.findings) report->findings.push_back(std::move(finding));
   report->metrics.insert(report->metrics.end(), result.metrics.begin(), result.metrics.end());
+  report->timeline = std::move(result.timeline);
   return absl::OkStatus();
 }
 

@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "cli/analyze_command.h"
+#include "cli/progress.h"
 #include "cli/recorded_program.h"
 #include "core/engine_run.h"
 #include "core/exit_code.h"
@@ -136,6 +137,8 @@ int CheckModel(CheckCommandOptions& options, const CommandContext& context) {
   recording.trace_dir = options.trace_dir;
   recording.inject_library = options.inject_library;
   recording.launches = trace::LaunchRecording::kAll;
+  ShowProgress(
+      absl::StrCat("checking ", options.model, ": eager reference, warmup, capture, ", options.replays, " replays"));
   absl::StatusOr<RecordedProgram> recorded = RecordedProgram::Run(*command, recording);
   if (!recorded.ok()) return FailWith(recorded.status());
   const ProgramResult& engine = recorded->result();

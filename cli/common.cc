@@ -6,41 +6,87 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "cli/catalog.h"
+#include "cli/progress.h"
 #include "core/exit_code.h"
+#include "core/file_io.h"
 #include "core/utf8.h"
 #include "core/version.h"
+#include "report/json.h"
 #include "report/policy.h"
 
 namespace graphcheck {
 
-void AddOutputOptions(CLI::App* command, OutputOptions* output) {
-  command->add_option("--format", output->format, "Report format: text, json or junit")
-      ->check(CLI::IsMember({"text", "json", "junit"}));
-  command->add_option("-o,--output", output->output, "Write the report to FILE (default: stdout)");
-  command->add_option("--fail-on", output->fail_on, "Exit 1 on findings at or above: error, warning or never")
+void AddFormatOptions(CLI::App* command, OutputOptions* output, const std::vector<std::string>& formats) {
+  command->add_option("--format", output->format, absl::StrCat("Output format: ", absl::StrJoin(formats, ", ")))
+      ->check(CLI::IsMember(formats));
+  command->add_option("-o,--output", output->output, "Write to FILE (default: stdout)");
+}
+
+void AddPolicyOptions(CLI::App* command, OutputOptions* output) {
+  command->add_option("--fail-on", output->fail_on, "Exit 1 on findings at or above: error (default), warning or never")
       ->check(CLI::IsMember({"error", "warning", "never"}));
+  command->add_option("--max-regression", output->max_regression,
+                      "With a baseline: fail when METRIC gets worse by more than PERCENT, METRIC=PERCENT "
+                      "(repeatable; defaults: graphed.speedup, launch.iteration_us, graphed.iteration_us at 10%)");
+  command->add_option("--config-file", output->config_file,
+                      "Configuration file (default: .graphcheck.yaml in the working directory or above)");
+}
+
+void AddOutputOptions(CLI::App* command, OutputOptions* output) {
+  AddFormatOptions(command, output, {"text", "json", "junit", "sarif", "markdown", "html"});
+  AddPolicyOptions(command, output);
+  command->add_option("--baseline", output->baseline,
+                      "A JSON report of an earlier run: fail only on findings that are new against it, or on metric "
+                      "regressions beyond --max-regression");
   command->add_option("--checks", output->checks, "Checks to run: comma list of globs, '-' excludes (default: all)");
   command->add_option("--check-option", output->check_options, "Set a check option: ID.NAME=VALUE (repeatable)");
 }
 
 absl::StatusOr<ResolvedOutput> ResolveOutput(const OutputOptions& output) {
   ResolvedOutput resolved;
+  absl::StatusOr<std::optional<ConfigFile>> config =
+      LoadConfigFile(output.config_file, std::filesystem::current_path().string(), BuiltinChecks());
+  if (!config.ok()) return config.status();
+  const ConfigFile file = config->value_or(ConfigFile{});
   absl::StatusOr<ReportFormat> format = ParseReportFormat(output.format);
   if (!format.ok()) return format.status();
-  absl::StatusOr<FailOn> fail_on = ParseFailOn(output.fail_on);
+  // Command-line flags win: their globs come after the file's, their options and thresholds replace the file's.
+  absl::StatusOr<FailOn> fail_on = ParseFailOn(!output.fail_on.empty() ? output.fail_on
+                                               : !file.fail_on.empty() ? file.fail_on
+                                                                       : "error");
   if (!fail_on.ok()) return fail_on.status();
-  absl::StatusOr<CheckSelection> selection = CheckSelection::Parse(output.checks);
+  absl::StatusOr<CheckSelection> selection = CheckSelection::Parse(
+      file.checks.empty() || output.checks.empty() ? file.checks + output.checks : file.checks + "," + output.checks);
   if (!selection.ok()) return selection.status();
   if (absl::Status s = selection->ValidateAgainst(BuiltinChecks()); !s.ok()) return s;
+  resolved.check_options = file.check_options;
   for (const std::string& assignment : output.check_options) {
     if (absl::Status s = resolved.check_options.ParseAndSet(assignment); !s.ok()) return s;
   }
   if (absl::Status s = BuiltinChecks().ValidateOptions(resolved.check_options); !s.ok()) return s;
+  resolved.thresholds = DefaultThresholds();
+  for (const MetricThreshold& threshold : file.thresholds) SetThreshold(threshold, &resolved.thresholds);
+  for (const std::string& text : output.max_regression) {
+    absl::StatusOr<MetricThreshold> threshold = ParseThreshold(text);
+    if (!threshold.ok()) return threshold.status();
+    SetThreshold(*std::move(threshold), &resolved.thresholds);
+  }
+  if (!output.baseline.empty()) {
+    absl::StatusOr<Report> baseline = ReadReportFile(output.baseline);
+    if (!baseline.ok()) return absl::InvalidArgumentError(absl::StrCat("--baseline: ", baseline.status().message()));
+    resolved.baseline = *std::move(baseline);
+    resolved.baseline_path = output.baseline;
+  }
+  resolved.severities = file.severities;
   resolved.path = output.output;
   resolved.render.format = *format;
   resolved.render.fail_on = *fail_on;
+  resolved.render.checks = &BuiltinChecks();
   resolved.render.color = *format == ReportFormat::kText && (output.output.empty() || output.output == "-") &&
                           isatty(STDOUT_FILENO) != 0 && std::getenv("NO_COLOR") == nullptr;
   resolved.selection = *std::move(selection);
@@ -58,13 +104,42 @@ Report NewReport(absl::string_view mode, const CommandContext& context) {
 }
 
 int EmitReport(const Report& report, const ResolvedOutput& output) {
-  if (absl::Status status = WriteOutput(output.path, RenderReport(report, output.render)); !status.ok()) {
+  EndProgress();
+  Report final_report = report;
+  ApplySeverityOverrides(output.severities, &final_report.findings);
+  if (absl::Status status = WriteOutput(output.path, RenderReport(final_report, output.render)); !status.ok()) {
     return FailWith(status);
   }
-  return ExitCodeForReport(report, output.render.fail_on);
+  if (!output.baseline) return ExitCodeForReport(final_report, output.render.fail_on);
+  const ReportDiff diff = CompareReports(*output.baseline, final_report, output);
+  std::fprintf(stderr, "graphcheck: against baseline %s: %zu new, %zu gone, %zu metrics moved\n",
+               PrintableText(output.baseline_path).c_str(), diff.appeared.size(), diff.gone.size(), diff.moved.size());
+  return ExitCodeForComparison(diff, output);
+}
+
+ReportDiff CompareReports(Report before, Report now, const ResolvedOutput& output) {
+  ApplySeverityOverrides(output.severities, &before.findings);
+  ApplySeverityOverrides(output.severities, &now.findings);
+  return DiffReports(before, now, output.thresholds);
+}
+
+int ExitCodeForComparison(const ReportDiff& diff, const ResolvedOutput& output) {
+  std::vector<std::string> reasons;
+  const int exit_code = ExitCodeForDiff(diff, output.render.fail_on, &reasons);
+  for (const std::string& reason : reasons) std::fprintf(stderr, "graphcheck: %s\n", PrintableText(reason).c_str());
+  return exit_code;
+}
+
+absl::StatusOr<Report> ReadReportFile(const std::string& path) {
+  absl::StatusOr<std::string> text = ReadInputFile(path, kReportInput);
+  if (!text.ok()) return text.status();
+  absl::StatusOr<Report> report = ReportFromJson(*text);
+  if (!report.ok()) return absl::InvalidArgumentError(absl::StrCat(path, ": ", report.status().message()));
+  return report;
 }
 
 int FailWith(const absl::Status& status) {
+  EndProgress();
   // The message may quote the input (a path, bytes of a binary file): never let it drive the terminal.
   std::fprintf(stderr, "graphcheck: error: %s\n", PrintableText(status.message()).c_str());
   return ExitCodeForStatus(status);

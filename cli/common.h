@@ -1,8 +1,10 @@
-// What every subcommand shares: the output options (--format, -o, --fail-on, --checks, --check-option), their
-// validation, building and emitting a report, and one-line errors.
+// What every subcommand shares: the output options (--format, -o, --fail-on, --checks, --check-option, --baseline,
+// --max-regression, --config-file), their validation merged with the configuration file's settings, building and
+// emitting a report (severity overrides, baseline gating), and one-line errors.
 #ifndef GRAPHCHECK_CLI_COMMON_H_
 #define GRAPHCHECK_CLI_COMMON_H_
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -10,26 +12,35 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "cli/config_file.h"
 #include "core/registry.h"
 #include "core/report.h"
+#include "report/baseline.h"
 #include "report/output.h"
 
 namespace graphcheck {
 
 struct OutputOptions {
-  std::string format = "text";             // text | json | junit
-  std::string output;                      // -o FILE; empty = stdout
-  std::string fail_on = "error";           // error | warning | never
-  std::string checks;                      // --checks glob list
-  std::vector<std::string> check_options;  // --check-option ID.NAME=VALUE
+  std::string format = "text";              // text | json | junit | sarif | markdown | html
+  std::string output;                       // -o FILE; empty = stdout
+  std::string fail_on;                      // error | warning | never; "" = the configuration file's, else error
+  std::string checks;                       // --checks glob list
+  std::vector<std::string> check_options;   // --check-option ID.NAME=VALUE
+  std::string baseline;                     // --baseline OLD.json
+  std::vector<std::string> max_regression;  // --max-regression METRIC=PERCENT
+  std::string config_file;                  // --config-file; "" = .graphcheck.yaml from the working directory up
 };
 
-// The options after validation against the catalog.
+// The options after validation against the catalog, with the configuration file's settings under them.
 struct ResolvedOutput {
   RenderOptions render;
   CheckSelection selection;
   CheckOptions check_options;
   std::string path;
+  std::vector<SeverityOverride> severities;
+  std::optional<Report> baseline;
+  std::string baseline_path;
+  std::vector<MetricThreshold> thresholds;
 };
 
 // Every subcommand's registration gets this: the command line (for the report) and where to put the exit code.
@@ -39,12 +50,25 @@ struct CommandContext {
 };
 
 void AddOutputOptions(CLI::App* command, OutputOptions* output);
+// The parts of AddOutputOptions that `graphcheck diff` shares: --format among `formats`, -o, and --fail-on,
+// --max-regression and --config-file.
+void AddFormatOptions(CLI::App* command, OutputOptions* output, const std::vector<std::string>& formats);
+void AddPolicyOptions(CLI::App* command, OutputOptions* output);
 // Validates before any work is done, so usage errors exit 2 at once.
 absl::StatusOr<ResolvedOutput> ResolveOutput(const OutputOptions& output);
 
 Report NewReport(absl::string_view mode, const CommandContext& context);
-// Renders and writes the report; returns the exit code by the --fail-on policy (or 2 if it cannot be written).
+// Applies the severity overrides, renders and writes the report; returns the exit code by the --fail-on policy, or
+// with --baseline by what is new or regressed against it (or 2 if it cannot be written).
 int EmitReport(const Report& report, const ResolvedOutput& output);
+
+// The comparison of `now` with an earlier report, both with the severity overrides applied.
+ReportDiff CompareReports(Report before, Report now, const ResolvedOutput& output);
+// The exit code of a comparison (new findings at or above --fail-on, metric regressions), each reason on stderr.
+int ExitCodeForComparison(const ReportDiff& diff, const ResolvedOutput& output);
+
+// Reads a JSON report; InvalidArgument naming the file when it is not one.
+absl::StatusOr<Report> ReadReportFile(const std::string& path);
 
 // Runs the selected checks over `inputs` as step STEP and adds the checks that ran and their findings to `report`.
 void RunChecksInto(const CheckInputs& inputs, const ResolvedOutput& resolved, absl::string_view step, Report* report);

@@ -8,6 +8,7 @@
 #include "cli/catalog_commands.h"
 #include "cli/check_command.h"
 #include "cli/common.h"
+#include "cli/diff_command.h"
 #include "cli/lint_command.h"
 #include "cli/report_command.h"
 #include "cli/run_command.h"
@@ -28,6 +29,7 @@ int main(int argc, char** argv) {
   graphcheck::AddExplainCommand(&app, &context);
   graphcheck::AddLintCommand(&app, &context);
   graphcheck::AddReportCommand(&app, &context);
+  graphcheck::AddDiffCommand(&app, &context);
   graphcheck::AddRunCommand(&app, &context);
   graphcheck::AddCheckCommand(&app, &context);
   graphcheck::AddTraceCommand(&app, &context);

@@ -1,10 +1,6 @@
-#include "core/file_io.h"
 #include "cli/report_command.h"
 
 #include <memory>
-
-#include "absl/strings/str_cat.h"
-#include "report/json.h"
 
 namespace graphcheck {
 namespace {
@@ -17,12 +13,8 @@ struct ReportOptions {
 int Rerender(const ReportOptions& options) {
   absl::StatusOr<ResolvedOutput> resolved = ResolveOutput(options.output);
   if (!resolved.ok()) return FailWith(resolved.status());
-  absl::StatusOr<std::string> text = ReadInputFile(options.path, kReportInput);
-  if (!text.ok()) return FailWith(text.status());
-  absl::StatusOr<Report> report = ReportFromJson(*text);
-  if (!report.ok()) {
-    return FailWith(absl::InvalidArgumentError(absl::StrCat(options.path, ": ", report.status().message())));
-  }
+  absl::StatusOr<Report> report = ReadReportFile(options.path);
+  if (!report.ok()) return FailWith(report.status());
   return EmitReport(*report, *resolved);
 }
 

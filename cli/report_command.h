@@ -1,4 +1,5 @@
-// `graphcheck report FILE.json`: re-render a saved JSON report (text, JSON, JUnit), applying --fail-on again.
+// `graphcheck report FILE.json`: re-render a saved JSON report (text, JSON, JUnit, SARIF, Markdown, HTML), applying
+// --fail-on, the configuration file's severity overrides and --baseline again.
 #ifndef GRAPHCHECK_CLI_REPORT_COMMAND_H_
 #define GRAPHCHECK_CLI_REPORT_COMMAND_H_
 

@@ -4,7 +4,9 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "cli/analyze_command.h"
+#include "cli/progress.h"
 #include "cli/recorded_program.h"
 #include "core/exit_code.h"
 
@@ -41,6 +43,7 @@ int Run(RunOptions& options, const CommandContext& context) {
   if (absl::Status s = trace::ParseSamplingSchedule(options.sampling, &recording.sampling); !s.ok()) {
     return FailWith(s);
   }
+  ShowProgress(absl::StrCat("running ", absl::StrJoin(options.command, " ")));
   absl::StatusOr<RecordedProgram> recorded = RecordedProgram::Run(options.command, recording);
   if (!recorded.ok()) return FailWith(recorded.status());
   ProgramResult* program = &recorded->result();

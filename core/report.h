@@ -1,8 +1,9 @@
 // The report: everything one graphcheck invocation found and measured. Renderers in report/ turn it into text,
-// JSON, JUnit XML; the JSON form is the saved, versioned one (docs/report-schema.md).
+// JSON, JUnit XML, SARIF, Markdown and HTML; the JSON form is the saved, versioned one (docs/report-schema.md).
 #ifndef GRAPHCHECK_CORE_REPORT_H_
 #define GRAPHCHECK_CORE_REPORT_H_
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -44,6 +45,79 @@ struct Metric {
   }
 };
 
+// Plot data for the HTML report, from one process's trace (analyzers/report_timeline.h). It travels in the JSON
+// report so that `graphcheck report FILE.json --format html` draws the same plots. Bounded in size: what was left out
+// is counted in the dropped_* fields. Times are microseconds.
+struct TimelineKernel {
+  std::string name;
+  uint64_t stream = 0;  // CUPTI's stream id
+  double start_us = 0;  // from the step's start
+  double duration_us = 0;
+
+  bool operator==(const TimelineKernel& o) const {
+    return name == o.name && stream == o.stream && start_us == o.start_us && duration_us == o.duration_us;
+  }
+};
+
+// A host call that launched work (a kernel or a graph): the CPU side of the step, whose gaps the GPU waits for.
+struct TimelineLaunch {
+  double start_us = 0;  // from the step's start
+  double duration_us = 0;
+
+  bool operator==(const TimelineLaunch& o) const { return start_us == o.start_us && duration_us == o.duration_us; }
+};
+
+// One step drawn whole: its kernels per stream and its launch calls.
+struct StepTimeline {
+  std::string label;  // "eager step 3"
+  double duration_us = 0;
+  std::vector<TimelineKernel> kernels;  // by start
+  std::vector<TimelineLaunch> launches;
+  uint64_t dropped_kernels = 0;  // beyond the cap
+  uint64_t dropped_launches = 0;
+
+  bool operator==(const StepTimeline& o) const {
+    return label == o.label && duration_us == o.duration_us && kernels == o.kernels && launches == o.launches &&
+           dropped_kernels == o.dropped_kernels && dropped_launches == o.dropped_launches;
+  }
+};
+
+// One step of the run, for the per-step plot.
+struct RunStepTime {
+  std::string phase;    // "warmup" (left out by the step range), "eager", "capture", "graphed"
+  double start_us = 0;  // from the first step's start
+  double duration_us = 0;
+
+  bool operator==(const RunStepTime& o) const {
+    return phase == o.phase && start_us == o.start_us && duration_us == o.duration_us;
+  }
+};
+
+// Kernel durations of the eager steps: counts per bucket [lower_us, upper_us).
+struct HistogramBucket {
+  double lower_us = 0;
+  double upper_us = 0;
+  uint64_t count = 0;
+
+  bool operator==(const HistogramBucket& o) const {
+    return lower_us == o.lower_us && upper_us == o.upper_us && count == o.count;
+  }
+};
+
+struct Timeline {
+  std::string process;  // "pid 852" or "rank 0": the trace the plots come from
+  std::vector<RunStepTime> run;
+  uint64_t dropped_run_steps = 0;
+  std::optional<StepTimeline> eager_step;
+  std::optional<StepTimeline> graphed_step;
+  std::vector<HistogramBucket> kernel_durations;
+
+  bool operator==(const Timeline& o) const {
+    return process == o.process && run == o.run && dropped_run_steps == o.dropped_run_steps &&
+           eager_step == o.eager_step && graphed_step == o.graphed_step && kernel_durations == o.kernel_durations;
+  }
+};
+
 struct Report {
   std::string tool_version;
   std::string mode;                  // "lint", "run", "analyze", "check"
@@ -53,6 +127,7 @@ struct Report {
   std::vector<std::string> checks_run;
   std::vector<Finding> findings;
   std::vector<Metric> metrics;
+  std::optional<Timeline> timeline;  // when a trace had steps to draw
 };
 
 }  // namespace graphcheck

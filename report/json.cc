@@ -6,11 +6,44 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "report/fingerprint.h"
 
 namespace graphcheck {
+
+// The plot data and Python frames convert field by field; a missing field reads as its default, so older reports
+// and hand-written ones load. (ADL finds these in the structs' namespace, hence outside the anonymous one.)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(SourceFrame, file, line, function, user)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(TimelineKernel, name, stream, start_us, duration_us)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(TimelineLaunch, start_us, duration_us)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(StepTimeline, label, duration_us, kernels, launches, dropped_kernels,
+                                                dropped_launches)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(RunStepTime, phase, start_us, duration_us)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(HistogramBucket, lower_us, upper_us, count)
+
 namespace {
 
 using nlohmann::json;
+
+json TimelineToJson(const Timeline& t) {
+  json out{{"process", t.process},
+           {"run", t.run},
+           {"dropped_run_steps", t.dropped_run_steps},
+           {"kernel_durations", t.kernel_durations}};
+  if (t.eager_step) out["eager_step"] = *t.eager_step;
+  if (t.graphed_step) out["graphed_step"] = *t.graphed_step;
+  return out;
+}
+
+Timeline TimelineFromJson(const json& j) {
+  Timeline t;
+  t.process = j.value("process", "");
+  t.run = j.value("run", std::vector<RunStepTime>{});
+  t.dropped_run_steps = j.value("dropped_run_steps", uint64_t{0});
+  t.kernel_durations = j.value("kernel_durations", std::vector<HistogramBucket>{});
+  if (j.contains("eager_step")) t.eager_step = j.at("eager_step").get<StepTimeline>();
+  if (j.contains("graphed_step")) t.graphed_step = j.at("graphed_step").get<StepTimeline>();
+  return t;
+}
 
 json GpuToJson(const GpuInfo& gpu) {
   return json{{"name", gpu.name},
@@ -26,6 +59,7 @@ json LocationToJson(const Location& where) {
   if (where.pid) out["pid"] = *where.pid;
   if (!where.nvtx_path.empty()) out["nvtx_path"] = where.nvtx_path;
   if (!where.backtrace.empty()) out["backtrace"] = where.backtrace;
+  if (!where.python.empty()) out["python"] = where.python;
   if (!where.torch_op.empty()) out["torch_op"] = where.torch_op;
   if (!where.file.empty()) out["file"] = where.file;
   if (where.line > 0) out["line"] = where.line;
@@ -42,7 +76,8 @@ json FindingToJson(const Finding& f) {
               {"evidence", f.evidence},
               {"consequences", f.consequences},
               {"where", LocationToJson(f.where)},
-              {"fix", f.fix}};
+              {"fix", f.fix},
+              {"fingerprint", FindingFingerprint(f)}};
 }
 
 // Reading: nlohmann's typed accessors throw on a type mismatch; the reader catches at this border and turns it into
@@ -55,6 +90,7 @@ Location LocationFromJson(const json& j) {
   if (j.contains("pid")) where.pid = j.at("pid").get<uint32_t>();
   where.nvtx_path = j.value("nvtx_path", "");
   where.backtrace = j.value("backtrace", std::vector<std::string>{});
+  where.python = j.value("python", std::vector<SourceFrame>{});
   where.torch_op = j.value("torch_op", "");
   where.file = j.value("file", "");
   where.line = j.value("line", 0);
@@ -173,6 +209,7 @@ absl::StatusOr<Report> ReportFromParsed(const json& j) {
     report.findings.push_back(*std::move(finding));
   }
   for (const json& m : j.value("metrics", json::array())) report.metrics.push_back(MetricFromJson(m));
+  if (j.contains("timeline") && !j.at("timeline").is_null()) report.timeline = TimelineFromJson(j.at("timeline"));
   return report;
 }
 
@@ -220,7 +257,30 @@ std::string ReportToJson(const Report& report) {
            {"checks_run", report.checks_run},
            {"findings", findings},
            {"metrics", metrics}};
+  if (report.timeline) out["timeline"] = TimelineToJson(*report.timeline);
   // Strings from the program (kernel names, NVTX ranges) may hold invalid UTF-8: replace rather than throw.
+  return out.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
+}
+
+std::string ReportDiffToJson(const ReportDiff& diff) {
+  auto findings = [](const std::vector<Finding>& list) {
+    json out = json::array();
+    for (const Finding& f : list) out.push_back(FindingToJson(f));
+    return out;
+  };
+  json moved = json::array();
+  for (const MetricChange& m : diff.moved) {
+    json change{{"name", m.name},
+                {"unit", m.unit},
+                {"old", m.old_value},
+                {"new", m.new_value},
+                {"change_ratio", m.change_ratio},
+                {"regression", m.regression}};
+    if (m.limit) change["limit_ratio"] = *m.limit;
+    moved.push_back(std::move(change));
+  }
+  json out{
+      {"schema", kDiffSchema}, {"appeared", findings(diff.appeared)}, {"gone", findings(diff.gone)}, {"moved", moved}};
   return out.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
 }
 

@@ -8,6 +8,7 @@
 #include "absl/strings/string_view.h"
 #include "core/engine_run.h"
 #include "core/report.h"
+#include "report/baseline.h"
 
 namespace graphcheck {
 
@@ -17,6 +18,11 @@ inline constexpr char kReportSchema[] = "graphcheck.report/1";
 std::string ReportToJson(const Report& report);
 // InvalidArgument naming what is wrong (not JSON, line and column; wrong schema; a missing or mistyped field).
 absl::StatusOr<Report> ReportFromJson(absl::string_view text);
+
+// `graphcheck diff --format json`: the findings that appeared and went away (as in a report, with their
+// fingerprints) and the metrics that moved.
+inline constexpr char kDiffSchema[] = "graphcheck.diff/1";
+std::string ReportDiffToJson(const ReportDiff& diff);
 
 // The engine's result file (`graphcheck check` runs the engine as a child process and reads this back).
 inline constexpr char kEngineRunSchema[] = "graphcheck.engine-run/1";

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "core/utf8.h"
+#include "report/where.h"
 
 namespace graphcheck {
 namespace {
@@ -26,7 +27,8 @@ bool Fails(const Finding& f, FailOn fail_on) {
 
 std::string Describe(const Finding& f) {
   std::vector<std::string> lines = {absl::StrCat(SeverityName(f.severity), ": ", f.message)};
-  if (!f.where.file.empty()) lines.push_back(absl::StrCat("file: ", f.where.file, ":", f.where.line));
+  if (const SourceFrame* frame = FirstUserFrame(f.where)) lines.push_back(absl::StrCat("at: ", FrameText(*frame)));
+  if (!f.where.file.empty()) lines.push_back(absl::StrCat("file: ", FileText(f.where)));
   if (!f.where.api.empty()) lines.push_back(absl::StrCat("call: ", f.where.api));
   for (const std::string& e : f.evidence) lines.push_back(absl::StrCat("- ", e));
   if (!f.fix.empty()) lines.push_back(absl::StrCat("fix: ", f.fix));

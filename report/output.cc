@@ -6,8 +6,11 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/file_io.h"
+#include "report/html.h"
 #include "report/json.h"
 #include "report/junit.h"
+#include "report/markdown.h"
+#include "report/sarif.h"
 #include "report/text.h"
 
 namespace graphcheck {
@@ -16,7 +19,11 @@ absl::StatusOr<ReportFormat> ParseReportFormat(absl::string_view name) {
   if (name == "text") return ReportFormat::kText;
   if (name == "json") return ReportFormat::kJson;
   if (name == "junit") return ReportFormat::kJunit;
-  return absl::InvalidArgumentError(absl::StrCat("unknown format '", name, "' (expected text, json or junit)"));
+  if (name == "sarif") return ReportFormat::kSarif;
+  if (name == "markdown") return ReportFormat::kMarkdown;
+  if (name == "html") return ReportFormat::kHtml;
+  return absl::InvalidArgumentError(
+      absl::StrCat("unknown format '", name, "' (expected text, json, junit, sarif, markdown or html)"));
 }
 
 std::string RenderReport(const Report& report, const RenderOptions& options) {
@@ -25,6 +32,12 @@ std::string RenderReport(const Report& report, const RenderOptions& options) {
       return ReportToJson(report);
     case ReportFormat::kJunit:
       return RenderJunit(report, options.fail_on);
+    case ReportFormat::kSarif:
+      return RenderSarif(report, options.checks);
+    case ReportFormat::kMarkdown:
+      return RenderMarkdown(report);
+    case ReportFormat::kHtml:
+      return RenderHtml(report);
     case ReportFormat::kText:
       break;
   }

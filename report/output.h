@@ -1,5 +1,5 @@
-// Rendering a report in a chosen format and writing it out whole: a file is written to a temporary name and renamed,
-// so a reader never sees half a report.
+// Rendering a report in a chosen format (text, JSON, JUnit XML, SARIF, Markdown, HTML) and writing it out whole: a file
+// is written to a temporary name and renamed, so a reader never sees half a report.
 #ifndef GRAPHCHECK_REPORT_OUTPUT_H_
 #define GRAPHCHECK_REPORT_OUTPUT_H_
 
@@ -8,18 +8,20 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "core/registry.h"
 #include "core/report.h"
 #include "report/policy.h"
 
 namespace graphcheck {
 
-enum class ReportFormat { kText, kJson, kJunit };
+enum class ReportFormat { kText, kJson, kJunit, kSarif, kMarkdown, kHtml };
 absl::StatusOr<ReportFormat> ParseReportFormat(absl::string_view name);
 
 struct RenderOptions {
   ReportFormat format = ReportFormat::kText;
   FailOn fail_on = FailOn::kError;
-  bool color = false;  // text only
+  bool color = false;                     // text only
+  const CheckRegistry* checks = nullptr;  // SARIF rule metadata; may be null
 };
 std::string RenderReport(const Report& report, const RenderOptions& options);
 

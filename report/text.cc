@@ -7,6 +7,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "core/utf8.h"
+#include "report/where.h"
 
 namespace graphcheck {
 namespace {
@@ -35,24 +36,6 @@ class Painter {
   bool color_;
 };
 
-std::string LocationLine(const Location& w) {
-  std::vector<std::string> parts;
-  if (!w.file.empty()) {
-    std::string file = PrintableText(w.file);
-    if (w.line > 0) absl::StrAppend(&file, ":", w.line);
-    if (w.column > 0) absl::StrAppend(&file, ":", w.column);
-    parts.push_back(file);
-  }
-  if (!w.key.empty()) parts.push_back(absl::StrCat("key ", PrintableText(w.key)));
-  if (!w.api.empty()) parts.push_back(absl::StrCat("call ", PrintableText(w.api)));
-  if (!w.torch_op.empty()) parts.push_back(absl::StrCat("op ", PrintableText(w.torch_op)));
-  if (w.pid) parts.push_back(absl::StrCat("pid ", *w.pid));
-  if (w.thread_id) parts.push_back(absl::StrCat("thread ", *w.thread_id));
-  if (w.stream_id) parts.push_back(absl::StrCat("stream ", *w.stream_id));
-  if (!w.nvtx_path.empty()) parts.push_back(absl::StrCat("in ", PrintableText(w.nvtx_path)));
-  return absl::StrJoin(parts, ", ");
-}
-
 }  // namespace
 
 std::string RenderText(const Report& report, const TextOptions& options) {
@@ -61,8 +44,13 @@ std::string RenderText(const Report& report, const TextOptions& options) {
   for (const Finding& f : report.findings) {
     absl::StrAppend(&out, p.Severity(f.severity), " [", f.check_id, "] ", p.Bold(PrintableText(f.title)), "\n");
     absl::StrAppend(&out, "  ", PrintableText(f.message), "\n");
-    const std::string where = LocationLine(f.where);
+    const std::string where = PrintableText(absl::StrJoin(WhereParts(f.where), ", "));
     if (!where.empty()) absl::StrAppend(&out, "  where: ", where, "\n");
+    // The Python stack is what the user wrote; the C++ frames below it are how PyTorch got to the call.
+    const int python_frames = std::min<int>(options.backtrace_frames, f.where.python.size());
+    for (int i = 0; i < python_frames; ++i) {
+      absl::StrAppend(&out, "    py ", PrintableText(FrameText(f.where.python[i])), "\n");
+    }
     const int frames = std::min<int>(options.backtrace_frames, f.where.backtrace.size());
     for (int i = 0; i < frames; ++i) absl::StrAppend(&out, "    #", i, " ", PrintableText(f.where.backtrace[i]), "\n");
     for (const std::string& e : f.evidence) absl::StrAppend(&out, "  - ", PrintableText(e), "\n");

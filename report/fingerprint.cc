@@ -1,0 +1,44 @@
+#include "report/fingerprint.h"
+
+#include <algorithm>
+#include <regex>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "report/where.h"
+
+namespace graphcheck {
+namespace {
+
+constexpr size_t kFramesHashed = 3;
+
+// Symbolized frames may carry load addresses and offsets ("foo+0x1a", "0x7f3a...", "libx.so(+0x2b)"), which ASLR and
+// rebuilds change.
+std::string WithoutAddresses(const std::string& frame) {
+  static const std::regex kAddress("\\+?0x[0-9a-fA-F]+");
+  return std::regex_replace(frame, kAddress, "");
+}
+
+}  // namespace
+
+uint64_t StableHash(absl::string_view bytes) {
+  uint64_t hash = 0xcbf29ce484222325ULL;
+  for (unsigned char c : bytes) {
+    hash ^= c;
+    hash *= 0x100000001b3ULL;
+  }
+  return hash;
+}
+
+std::string FindingFingerprint(const Finding& finding) {
+  const Location& w = finding.where;
+  // Fields are separated by a byte no field holds, so that ("ab", "c") and ("a", "bc") differ.
+  std::string facts = absl::StrCat(finding.check_id, "\x1f", w.api, "\x1f", w.torch_op, "\x1f", w.file, "\x1f", w.key,
+                                   "\x1f", w.nvtx_path, "\x1f");
+  if (const SourceFrame* frame = FirstUserFrame(w)) absl::StrAppend(&facts, frame->file, ":", frame->line);
+  const size_t frames = std::min(kFramesHashed, w.backtrace.size());
+  for (size_t i = 0; i < frames; ++i) absl::StrAppend(&facts, "\x1f", WithoutAddresses(w.backtrace[i]));
+  return absl::StrFormat("%016x", StableHash(facts));
+}
+
+}  // namespace graphcheck

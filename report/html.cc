@@ -1,0 +1,248 @@
+#include "report/html.h"
+
+#include <map>
+#include <sstream>
+
+#include <pugixml.hpp>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "report/sarif.h"
+#include "report/svg_plots.h"
+#include "core/utf8.h"
+#include "report/verdict.h"
+#include "report/where.h"
+
+namespace graphcheck {
+namespace {
+
+// The style sheet is the program's own text. It must hold no '<', '>' or '&': pugixml escapes them in text nodes and
+// an HTML <style> element is not unescaped.
+constexpr char kStyle[] = R"css(
+body { font: 14px/1.45 system-ui, sans-serif; margin: 0 auto; max-width: 1100px; padding: 16px 24px; color: #1d2330; }
+h1 { font-size: 22px; margin: 0 0 4px; }
+h2 { font-size: 18px; border-bottom: 1px solid #d8dce4; padding-bottom: 4px; margin-top: 28px; }
+h3 { font-size: 15px; margin: 0 0 6px; }
+.meta { color: #5b6475; margin: 0; }
+.verdict { border-radius: 6px; padding: 12px 16px; margin: 16px 0; border: 1px solid; }
+.verdict p { margin: 2px 0; }
+.verdict .headline { font-size: 17px; font-weight: 600; }
+.blocked { background: #fdecec; border-color: #e3a2a2; }
+.captured { background: #e9f7ee; border-color: #98d1ab; }
+.clear { background: #eef3fb; border-color: #a9bfe3; }
+table { border-collapse: collapse; width: 100%; margin: 8px 0; }
+th, td { text-align: left; padding: 3px 8px; border-bottom: 1px solid #e6e9ef; vertical-align: top; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; }
+.finding { border-left: 4px solid #9aa3b5; padding: 6px 12px; margin: 10px 0; background: #fafbfc; }
+.finding.error { border-color: #d64545; }
+.finding.warning { border-color: #e0a100; }
+.finding.note { border-color: #3f88c5; }
+.sev { font-weight: 700; text-transform: uppercase; font-size: 12px; }
+.error .sev { color: #b42323; } .warning .sev { color: #9a6b00; } .note .sev { color: #2a6aa0; }
+.fix { background: #eef7ee; padding: 4px 8px; border-radius: 4px; }
+code, .mono, pre { font-family: ui-monospace, monospace; font-size: 12.5px; }
+pre { white-space: pre-wrap; word-break: break-all; margin: 4px 0; }
+dl { display: grid; grid-template-columns: max-content auto; gap: 2px 12px; margin: 6px 0; }
+dt { color: #5b6475; } dd { margin: 0; }
+.status-ok { color: #1f7a3d; } .status-failed { color: #b42323; font-weight: 600; } .status-skipped { color: #5b6475; }
+figure { margin: 16px 0; }
+figcaption { color: #3a4256; font-weight: 600; margin-bottom: 4px; }
+figure svg { width: 100%; height: auto; display: block; }
+.note { color: #5b6475; font-size: 12px; margin: 2px 0; }
+svg text { font: 11px system-ui, sans-serif; fill: #2c3344; }
+svg text.tick { fill: #5b6475; font-size: 10px; }
+svg text.heading { font-weight: 600; }
+svg .axis { stroke: #c5cad5; stroke-width: 1; }
+svg .launch { fill: #6c7a96; }
+svg .bar { fill: #5b8def; }
+svg .k0 { fill: #4e79a7; } svg .k1 { fill: #f28e2b; } svg .k2 { fill: #59a14f; } svg .k3 { fill: #e15759; }
+svg .k4 { fill: #76b7b2; } svg .k5 { fill: #edc948; } svg .k6 { fill: #b07aa1; } svg .k7 { fill: #9c755f; }
+svg .ph-warmup { fill: #b8bfcc; } svg .ph-eager { fill: #f28e2b; } svg .ph-capture { fill: #e15759; }
+svg .ph-graphed { fill: #4e79a7; } svg .ph-forecast { fill: #76b7b2; } svg .ph-other { fill: #9c755f; }
+)css";
+
+// Appends <tag class=cls>text</tag>; text from the program goes through XmlSafeText here and pugixml's escaping on save.
+pugi::xml_node Add(pugi::xml_node parent, const char* tag, const std::string& text, const char* cls = nullptr) {
+  pugi::xml_node node = parent.append_child(tag);
+  if (cls != nullptr) node.append_attribute("class") = cls;
+  if (!text.empty()) node.text() = XmlSafeText(text).c_str();
+  return node;
+}
+
+void AddRow(pugi::xml_node table, const std::vector<std::string>& cells, const char* tag = "td") {
+  pugi::xml_node row = table.append_child("tr");
+  for (const std::string& cell : cells) Add(row, tag, cell);
+}
+
+void AddHeader(const Report& report, pugi::xml_node body) {
+  Add(body, "h1", absl::StrCat("graphcheck ", report.mode, " report"));
+  std::vector<std::string> meta;
+  if (!report.command.empty()) meta.push_back(absl::StrJoin(report.command, " "));
+  if (!report.machine.hostname.empty()) meta.push_back(absl::StrCat("host ", report.machine.hostname));
+  if (report.machine.gpu) {
+    meta.push_back(absl::StrCat(report.machine.gpu->name, " (sm ", report.machine.gpu->cc_major,
+                                report.machine.gpu->cc_minor, ", driver ", report.machine.gpu->driver, ")"));
+  }
+  meta.push_back(absl::StrCat("graphcheck ", report.tool_version));
+  Add(body, "p", absl::StrJoin(meta, " | "), "meta");
+}
+
+void AddVerdict(const Report& report, pugi::xml_node body) {
+  const Verdict verdict = ComputeVerdict(report);
+  const char* cls = verdict.capturability == Capturability::kBlocked    ? "verdict blocked"
+                    : verdict.capturability == Capturability::kCaptured ? "verdict captured"
+                                                                        : "verdict clear";
+  pugi::xml_node section = Add(body, "section", "", cls);
+  Add(section, "p", verdict.headline, "headline");
+  if (!verdict.saving.empty()) Add(section, "p", verdict.saving);
+  int counts[3] = {0, 0, 0};
+  for (const Finding& f : report.findings) ++counts[static_cast<int>(f.severity)];
+  Add(section, "p",
+      absl::StrFormat("%d errors, %d warnings, %d notes from %d checks", counts[2], counts[1], counts[0],
+                      report.checks_run.size()));
+}
+
+void AddPlots(const Report& report, pugi::xml_node body) {
+  pugi::xml_node section = body.append_child("section");
+  Add(section, "h2", "Plots");
+  if (report.timeline) PlotStepTimelines(*report.timeline, section);
+  PlotStepTimes(report, section);
+  if (report.timeline) {
+    PlotRunSteps(*report.timeline, section);
+    PlotKernelDurations(*report.timeline, section);
+  }
+  if (section.child("figure").empty()) Add(section, "p", "No steps were timed in this run: nothing to plot.", "note");
+}
+
+// A folded list of frames: what the user reads first is the Python line; the C++ frames are for whoever digs.
+void AddFrames(pugi::xml_node parent, const std::string& summary, const std::vector<std::string>& frames) {
+  if (frames.empty()) return;
+  pugi::xml_node details = parent.append_child("details");
+  Add(details, "summary", absl::StrCat(summary, " (", frames.size(), " frames)"));
+  Add(details, "pre", absl::StrJoin(frames, "\n"));
+}
+
+void AddList(pugi::xml_node parent, const std::string& heading, const std::vector<std::string>& items) {
+  if (items.empty()) return;
+  Add(parent, "p", heading);
+  pugi::xml_node list = parent.append_child("ul");
+  for (const std::string& item : items) Add(list, "li", item);
+}
+
+void AddFinding(const Finding& f, pugi::xml_node parent) {
+  const std::string severity(SeverityName(f.severity));
+  pugi::xml_node article = Add(parent, "article", "", absl::StrCat("finding ", severity).c_str());
+  Add(article, "span", severity, "sev");
+  Add(article, "p", f.message);
+  pugi::xml_node where = article.append_child("dl");
+  auto field = [&](const char* name, const std::string& value, const char* cls = "mono") {
+    if (value.empty()) return;
+    Add(where, "dt", name);
+    Add(where, "dd", value, cls);
+  };
+  if (const SourceFrame* frame = FirstUserFrame(f.where)) field("your code", FrameText(*frame));
+  field("file", FileText(f.where));
+  field("key", f.where.key);
+  field("NVTX range", f.where.nvtx_path);
+  field("operator", f.where.torch_op);
+  field("call", f.where.api);
+  std::vector<std::string> context;
+  if (f.where.pid) context.push_back(absl::StrCat("pid ", *f.where.pid));
+  if (f.where.thread_id) context.push_back(absl::StrCat("thread ", *f.where.thread_id));
+  if (f.where.stream_id) context.push_back(absl::StrCat("stream ", *f.where.stream_id));
+  field("process", absl::StrJoin(context, ", "));
+  if (where.first_child().empty()) article.remove_child(where);
+  std::vector<std::string> python;
+  for (const SourceFrame& frame : f.where.python) python.push_back(FrameText(frame));
+  AddFrames(article, "Python stack, innermost first", python);
+  AddFrames(article, "C++ backtrace, innermost first", f.where.backtrace);
+  AddList(article, "Evidence", f.evidence);
+  AddList(article, "What it went on to break", f.consequences);
+  if (!f.fix.empty()) Add(article, "p", absl::StrCat("Fix: ", f.fix), "fix");
+}
+
+void AddFindings(const Report& report, pugi::xml_node body) {
+  pugi::xml_node section = body.append_child("section");
+  Add(section, "h2", "Findings");
+  if (report.findings.empty()) Add(section, "p", "No findings.");
+  // One group per check: a check reports one finding per root cause, its consequences inside it.
+  std::vector<std::string> order;
+  std::map<std::string, std::vector<const Finding*>> by_check;
+  for (const Finding& f : report.findings) {
+    if (by_check[f.check_id].empty()) order.push_back(f.check_id);
+    by_check[f.check_id].push_back(&f);
+  }
+  for (const std::string& id : order) {
+    const std::vector<const Finding*>& findings = by_check[id];
+    pugi::xml_node heading = section.append_child("h3");
+    heading.text() = XmlSafeText(absl::StrCat(findings.front()->title, " (", findings.size(), ") ")).c_str();
+    const std::string doc = CheckDocUri(id);
+    pugi::xml_node link = Add(heading, doc.empty() ? "span" : "a", id, "mono");
+    if (!doc.empty()) link.append_attribute("href") = doc.c_str();
+    for (const Finding* f : findings) AddFinding(*f, section);
+  }
+}
+
+void AddSteps(const Report& report, pugi::xml_node body) {
+  if (report.steps.empty()) return;
+  pugi::xml_node section = body.append_child("section");
+  Add(section, "h2", "Pipeline steps");
+  pugi::xml_node table = section.append_child("table");
+  AddRow(table, {"step", "status", "time", "message"}, "th");
+  for (const Step& s : report.steps) {
+    pugi::xml_node row = table.append_child("tr");
+    Add(row, "td", s.name);
+    const std::string status(StepStatusName(s.status));
+    Add(row, "td", status, absl::StrCat("status-", status).c_str());
+    Add(row, "td", absl::StrFormat("%.1f ms", s.duration_ms), "num");
+    Add(row, "td", s.message);
+  }
+}
+
+// Metrics whose name starts with `prefix` (all when empty) in a table under `title`; nothing when none match.
+void AddMetrics(const Report& report, pugi::xml_node body, const char* title, const std::string& prefix) {
+  pugi::xml_node section = body.append_child("section");
+  Add(section, "h2", title);
+  pugi::xml_node table = section.append_child("table");
+  AddRow(table, {"metric", "value", "unit", "meaning"}, "th");
+  bool any = false;
+  for (const Metric& m : report.metrics) {
+    if (!absl::StartsWith(m.name, prefix)) continue;
+    any = true;
+    pugi::xml_node row = table.append_child("tr");
+    Add(row, "td", m.name, "mono");
+    Add(row, "td", absl::StrFormat("%.4g", m.value), "num");
+    Add(row, "td", m.unit);
+    Add(row, "td", m.description);
+  }
+  if (!any) body.remove_child(section);
+}
+
+}  // namespace
+
+std::string RenderHtml(const Report& report) {
+  pugi::xml_document doc;
+  doc.append_child(pugi::node_doctype).set_value("html");
+  pugi::xml_node html = doc.append_child("html");
+  html.append_attribute("lang") = "en";
+  pugi::xml_node head = html.append_child("head");
+  head.append_child("meta").append_attribute("charset") = "utf-8";
+  Add(head, "title", absl::StrCat("graphcheck ", report.mode, " report"));
+  head.append_child("style").append_child(pugi::node_pcdata).set_value(kStyle);
+  pugi::xml_node body = html.append_child("body");
+  AddHeader(report, body);
+  AddVerdict(report, body);
+  AddPlots(report, body);
+  AddFindings(report, body);
+  AddSteps(report, body);
+  AddMetrics(report, body, "Numerics", "numerics.");
+  AddMetrics(report, body, "Metrics", "");
+  std::ostringstream out;
+  // No empty-element tags: an HTML parser reads <div/> as an open <div>.
+  doc.save(out, " ", pugi::format_indent | pugi::format_no_empty_element_tags, pugi::encoding_utf8);
+  return out.str();
+}
+
+}  // namespace graphcheck

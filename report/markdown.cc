@@ -1,0 +1,135 @@
+#include "report/markdown.h"
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "core/utf8.h"
+#include "report/verdict.h"
+#include "report/where.h"
+
+namespace graphcheck {
+namespace {
+
+constexpr size_t kMaxFindingRows = 50;  // a comment stays readable, and far below the forges' 64 KiB limit
+
+// The metrics a reviewer wants at a glance, in this order (the first of each name; a multi-rank report's rank 0).
+constexpr const char* kKeyMetrics[] = {
+    "launch.iteration_us",
+    "graphed.iteration_us",
+    "graphed.speedup",
+    "check.speedup",
+    "launch.forecast_graphed_us",
+    "launch.forecast_savings_ratio",
+    "launch.kernels_per_iteration",
+    "launch.gpu_utilization",
+};
+
+}  // namespace
+
+std::string MarkdownText(absl::string_view text, size_t max_chars) {
+  std::string out;
+  const std::string valid = ToValidUtf8(text);
+  for (size_t i = 0; i < valid.size(); ++i) {
+    const unsigned char c = valid[i];
+    // Cut before a character that would pass the limit, never inside a UTF-8 sequence.
+    if (out.size() >= max_chars && (c & 0xC0) != 0x80) {
+      out += "...";
+      break;
+    }
+    switch (c) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '|':
+        out += "&#124;";
+        break;
+      case '`':
+        out += "&#96;";
+        break;
+      case '\n':
+      case '\r':
+      case '\t':
+        out += ' ';
+        break;
+      case '\\':
+      case '*':
+      case '_':
+      case '[':
+      case ']':
+      case '#':
+      case '~':
+      case '!':
+        out += '\\';
+        out += static_cast<char>(c);
+        break;
+      default:
+        if (c < 0x20 || c == 0x7f) {
+          absl::StrAppendFormat(&out, "\\\\x%02x", c);
+        } else {
+          out += static_cast<char>(c);
+        }
+    }
+  }
+  return out;
+}
+
+std::string RenderMarkdown(const Report& report) {
+  const Verdict verdict = ComputeVerdict(report);
+  const char* mark = verdict.capturability == Capturability::kBlocked    ? ":x:"
+                     : verdict.capturability == Capturability::kCaptured ? ":white_check_mark:"
+                                                                         : ":heavy_check_mark:";
+  std::string out = absl::StrCat("### graphcheck ", MarkdownText(report.mode, 40), ": ", mark, " ",
+                                 MarkdownText(verdict.headline), "\n\n");
+  if (!verdict.saving.empty()) absl::StrAppend(&out, MarkdownText(verdict.saving), "\n\n");
+  int counts[3] = {0, 0, 0};
+  for (const Finding& f : report.findings) ++counts[static_cast<int>(f.severity)];
+  absl::StrAppendFormat(&out, "**%d errors, %d warnings, %d notes** from %d checks.\n\n", counts[2], counts[1],
+                        counts[0], report.checks_run.size());
+
+  std::vector<const Finding*> rows;
+  for (const Finding& f : report.findings) {
+    if (f.severity >= Severity::kWarning) rows.push_back(&f);
+  }
+  if (!rows.empty()) {
+    absl::StrAppend(&out, "| severity | check | finding | where |\n|---|---|---|---|\n");
+    for (size_t i = 0; i < rows.size() && i < kMaxFindingRows; ++i) {
+      const Finding& f = *rows[i];
+      absl::StrAppend(&out, "| ", SeverityName(f.severity), " | `", MarkdownText(f.check_id, 80), "` | ",
+                      MarkdownText(f.message), " | ", MarkdownText(absl::StrJoin(WhereParts(f.where), ", "), 200),
+                      " |\n");
+    }
+    if (rows.size() > kMaxFindingRows) {
+      absl::StrAppend(&out, "\n... and ", rows.size() - kMaxFindingRows, " more errors and warnings.\n");
+    }
+    absl::StrAppend(&out, "\n");
+  }
+
+  std::string metrics;
+  for (const char* name : kKeyMetrics) {
+    for (const Metric& m : report.metrics) {
+      if (m.name != name) continue;
+      absl::StrAppendFormat(&metrics, "| `%s` | %.3f %s |\n", name, m.value, MarkdownText(m.unit, 20));
+      break;
+    }
+  }
+  if (!metrics.empty()) absl::StrAppend(&out, "| metric | value |\n|---|---|\n", metrics, "\n");
+
+  if (!report.steps.empty()) {
+    absl::StrAppend(&out,
+                    "<details><summary>Steps</summary>\n\n| step | status | time | message |\n|---|---|---|---|\n");
+    for (const Step& s : report.steps) {
+      absl::StrAppendFormat(&out, "| %s | %s | %.1f ms | %s |\n", MarkdownText(s.name, 80), StepStatusName(s.status),
+                            s.duration_ms, MarkdownText(s.message));
+    }
+    absl::StrAppend(&out, "\n</details>\n");
+  }
+  return out;
+}
+
+}  // namespace graphcheck

@@ -1,0 +1,296 @@
+#include "report/svg_plots.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "report/fingerprint.h"
+#include "core/utf8.h"
+#include "report/verdict.h"
+
+namespace graphcheck {
+namespace {
+
+constexpr double kWidth = 960;  // viewBox units; the SVG scales to the page
+constexpr double kLabelWidth = 120;
+constexpr double kRowHeight = 14;
+constexpr int kKernelColors = 8;  // CSS classes k0..k7
+
+std::string Num(double v) { return absl::StrFormat("%.2f", v); }
+
+// "850 us", "1.25 ms", "3.4 s".
+std::string FormatUs(double us) {
+  if (us >= 1e6) return absl::StrFormat("%.3g s", us / 1e6);
+  if (us >= 1e3) return absl::StrFormat("%.3g ms", us / 1e3);
+  return absl::StrFormat("%.3g us", us);
+}
+
+std::string FormatCount(double n) { return absl::StrFormat("%.0f", n); }
+
+// A tick step on the 1-2-5 sequence giving at most about `ticks` ticks over [0, range].
+double NiceStep(double range, int ticks) {
+  const double raw = range / ticks;
+  const double decade = std::pow(10.0, std::floor(std::log10(raw)));
+  for (double m : {1.0, 2.0, 5.0}) {
+    if (m * decade >= raw) return m * decade;
+  }
+  return 10 * decade;
+}
+
+// One <figure>: an SVG of kWidth x height and a caption, with helpers that draw in it. Every text passes XmlSafe and
+// pugixml's escaping.
+class Plot {
+ public:
+  Plot(pugi::xml_node parent, const std::string& caption, double height) {
+    figure_ = parent.append_child("figure");
+    caption_ = figure_.append_child("figcaption");
+    caption_.text() = XmlSafeText(caption).c_str();
+    svg_ = figure_.append_child("svg");
+    svg_.append_attribute("xmlns") = "http://www.w3.org/2000/svg";
+    svg_.append_attribute("viewBox") = absl::StrCat("0 0 ", kWidth, " ", Num(height)).c_str();
+    svg_.append_attribute("role") = "img";
+    svg_.append_attribute("aria-label") = XmlSafeText(caption).c_str();
+  }
+
+  void Note(const std::string& text) {
+    pugi::xml_node note = figure_.append_child("p");
+    note.append_attribute("class") = "note";
+    note.text() = XmlSafeText(text).c_str();
+  }
+
+  pugi::xml_node Shape(const char* tag, const std::string& cls, const std::string& tooltip) {
+    pugi::xml_node node = svg_.append_child(tag);
+    node.append_attribute("class") = cls.c_str();
+    if (!tooltip.empty()) node.append_child("title").text() = XmlSafeText(tooltip).c_str();
+    return node;
+  }
+
+  void Rect(double x, double y, double w, double h, const std::string& cls, const std::string& tooltip) {
+    pugi::xml_node rect = Shape("rect", cls, tooltip);
+    rect.append_attribute("x") = Num(x).c_str();
+    rect.append_attribute("y") = Num(y).c_str();
+    rect.append_attribute("width") = Num(std::max(w, 0.6)).c_str();  // a 1 us kernel stays visible
+    rect.append_attribute("height") = Num(h).c_str();
+  }
+
+  void Label(double x, double y, const std::string& text, const char* anchor = "start", const char* cls = "label") {
+    pugi::xml_node label = Shape("text", cls, "");
+    label.append_attribute("x") = Num(x).c_str();
+    label.append_attribute("y") = Num(y).c_str();
+    label.append_attribute("text-anchor") = anchor;
+    label.text() = XmlSafeText(text).c_str();
+  }
+
+  void Line(double x1, double y1, double x2, double y2) {
+    pugi::xml_node line = Shape("line", "axis", "");
+    line.append_attribute("x1") = Num(x1).c_str();
+    line.append_attribute("y1") = Num(y1).c_str();
+    line.append_attribute("x2") = Num(x2).c_str();
+    line.append_attribute("y2") = Num(y2).c_str();
+  }
+
+  // A value axis along x from x0 (0) to x1 (max) at height y, grid lines up to `top`.
+  void XAxis(double x0, double x1, double y, double top, double max, std::string (*format)(double)) {
+    Line(x0, y, x1, y);
+    if (max <= 0) return;
+    const double step = NiceStep(max, 8);
+    for (double v = 0; v <= max * 1.0001; v += step) {
+      const double x = x0 + (x1 - x0) * v / max;
+      Line(x, top, x, y + 3);
+      Label(x, y + 14, format(v), "middle", "tick");
+    }
+  }
+
+  // A value axis along y from y0 (0, bottom) to y1 (max, top) at x.
+  void YAxis(double x, double y0, double y1, double max, std::string (*format)(double)) {
+    Line(x, y0, x, y1);
+    if (max <= 0) return;
+    const double step = NiceStep(max, 5);
+    for (double v = 0; v <= max * 1.0001; v += step) {
+      const double y = y0 - (y0 - y1) * v / max;
+      Line(x - 3, y, x, y);
+      Label(x - 5, y + 4, format(v), "end", "tick");
+    }
+  }
+
+ private:
+  pugi::xml_node figure_;
+  pugi::xml_node svg_;
+  pugi::xml_node caption_;
+};
+
+std::string KernelClass(const std::string& name) { return absl::StrCat("kernel k", StableHash(name) % kKernelColors); }
+
+// The phase as a CSS class: only known phases, since the value comes from a report file.
+std::string PhaseClass(const std::string& phase) {
+  for (const char* known : {"warmup", "eager", "capture", "graphed"}) {
+    if (phase == known) return absl::StrCat("phase ph-", known);
+  }
+  return "phase ph-other";
+}
+
+// Draws one step's rows (CPU launches, then one per stream) from `top`; returns the y below them.
+double DrawStepRows(Plot& plot, const StepTimeline& step, double top, double scale) {
+  std::map<uint64_t, int> stream_rows;
+  for (const TimelineKernel& k : step.kernels) stream_rows.emplace(k.stream, 0);
+  int row = 1;
+  for (auto& [stream, index] : stream_rows) index = row++;
+  plot.Label(0, top + 11,
+             absl::StrFormat("%s: %s, %d kernels", step.label, FormatUs(step.duration_us),
+                             step.kernels.size() + step.dropped_kernels),
+             "start", "heading");
+  top += 16;
+  plot.Label(kLabelWidth - 6, top + 10, "CPU launch calls", "end");
+  for (const TimelineLaunch& launch : step.launches) {
+    plot.Rect(kLabelWidth + launch.start_us * scale, top + 2, launch.duration_us * scale, kRowHeight - 4, "launch",
+              absl::StrFormat("launch call at %s, %s", FormatUs(launch.start_us), FormatUs(launch.duration_us)));
+  }
+  for (const auto& [stream, index] : stream_rows) {
+    plot.Label(kLabelWidth - 6, top + index * kRowHeight + 10, absl::StrCat("stream ", stream), "end");
+  }
+  for (const TimelineKernel& k : step.kernels) {
+    plot.Rect(
+        kLabelWidth + k.start_us * scale, top + stream_rows[k.stream] * kRowHeight + 1, k.duration_us * scale,
+        kRowHeight - 2, KernelClass(k.name),
+        absl::StrFormat("%s\nstream %d, at %s, %s", k.name, k.stream, FormatUs(k.start_us), FormatUs(k.duration_us)));
+  }
+  return top + row * kRowHeight + 8;
+}
+
+size_t StreamCount(const StepTimeline& step) {
+  std::vector<uint64_t> streams;
+  for (const TimelineKernel& k : step.kernels) streams.push_back(k.stream);
+  std::sort(streams.begin(), streams.end());
+  return std::unique(streams.begin(), streams.end()) - streams.begin();
+}
+
+}  // namespace
+
+void PlotStepTimelines(const Timeline& timeline, pugi::xml_node parent) {
+  std::vector<const StepTimeline*> steps;
+  for (const std::optional<StepTimeline>* step : {&timeline.eager_step, &timeline.graphed_step}) {
+    if (step->has_value()) steps.push_back(&**step);
+  }
+  if (steps.empty()) return;
+  double max_us = 0;
+  double height = 30;
+  for (const StepTimeline* step : steps) {
+    max_us = std::max(max_us, step->duration_us);
+    height += 16 + (1 + StreamCount(*step)) * kRowHeight + 8;
+  }
+  Plot plot(parent,
+            absl::StrCat("One eager step and one graphed step on the same time scale (", timeline.process,
+                         "): kernels per stream, and the CPU's launch calls whose gaps the GPU waits for"),
+            height);
+  const double right = kWidth - 20;
+  const double scale = max_us > 0 ? (right - kLabelWidth) / max_us : 0;
+  double top = 4;
+  for (const StepTimeline* step : steps) top = DrawStepRows(plot, *step, top, scale);
+  plot.XAxis(kLabelWidth, right, top, 4, max_us, FormatUs);
+  for (const StepTimeline* step : steps) {
+    if (step->dropped_kernels + step->dropped_launches > 0) {
+      plot.Note(absl::StrCat(step->label, ": ", step->dropped_kernels, " kernels and ", step->dropped_launches,
+                             " launch calls beyond the report's cap are not drawn"));
+    }
+  }
+}
+
+void PlotKernelDurations(const Timeline& timeline, pugi::xml_node parent) {
+  const std::vector<HistogramBucket>& buckets = timeline.kernel_durations;
+  if (buckets.empty()) return;
+  uint64_t max_count = 0;
+  for (const HistogramBucket& b : buckets) max_count = std::max(max_count, b.count);
+  const double height = 220, bottom = 180, left = 60, right = kWidth - 20;
+  Plot plot(parent, "Kernel durations in the eager steps (count per duration bucket)", height);
+  const double slot = (right - left) / buckets.size();
+  for (size_t i = 0; i < buckets.size(); ++i) {
+    const HistogramBucket& b = buckets[i];
+    const double h = max_count > 0 ? (bottom - 10) * b.count / max_count : 0;
+    const std::string range = absl::StrCat(FormatUs(b.lower_us), " - ", FormatUs(b.upper_us));
+    plot.Rect(left + i * slot + 2, bottom - h, slot - 4, h, "bar", absl::StrCat(range, ": ", b.count, " kernels"));
+    plot.Label(left + (i + 0.5) * slot, bottom + 14, FormatUs(b.lower_us), "middle", "tick");
+  }
+  plot.YAxis(left, bottom, 10, static_cast<double>(max_count), FormatCount);
+  plot.Line(left, bottom, right, bottom);
+}
+
+void PlotRunSteps(const Timeline& timeline, pugi::xml_node parent) {
+  if (timeline.run.empty()) return;
+  // A log scale: the first step (CUDA and library start-up) can be a thousand times a replay.
+  double lowest = 0, highest = 0;
+  for (const RunStepTime& s : timeline.run) {
+    if (s.duration_us <= 0) continue;
+    lowest = lowest == 0 ? s.duration_us : std::min(lowest, s.duration_us);
+    highest = std::max(highest, s.duration_us);
+  }
+  if (highest <= 0) return;
+  const double low_decade = std::floor(std::log10(lowest)), high_decade = std::ceil(std::log10(highest) + 1e-9);
+  const double height = 260, bottom = 200, left = 70, right = kWidth - 20;
+  Plot plot(parent, "Every step of the run in order: its duration (log scale), coloured by phase", height);
+  auto y_of = [&](double us) {
+    const double decades = (std::log10(std::max(us, lowest)) - low_decade) / (high_decade - low_decade);
+    return bottom - (bottom - 10) * decades;
+  };
+  for (double decade = low_decade; decade <= high_decade; ++decade) {
+    const double y = y_of(std::pow(10.0, decade));
+    plot.Line(left - 3, y, right, y);
+    plot.Label(left - 5, y + 4, FormatUs(std::pow(10.0, decade)), "end", "tick");
+  }
+  const double slot = (right - left) / timeline.run.size();
+  for (size_t i = 0; i < timeline.run.size(); ++i) {
+    const RunStepTime& s = timeline.run[i];
+    const double y = y_of(s.duration_us);
+    plot.Rect(left + i * slot + slot * 0.1, y, slot * 0.8, bottom - y, PhaseClass(s.phase),
+              absl::StrCat(s.phase, " step at ", FormatUs(s.start_us), ": ", FormatUs(s.duration_us)));
+  }
+  plot.Label(left, bottom + 14, "first step", "start", "tick");
+  plot.Label(right, bottom + 14, "last step", "end", "tick");
+  double x = left;
+  for (const char* phase : {"warmup", "eager", "capture", "graphed"}) {
+    plot.Rect(x, height - 28, 10, 10, PhaseClass(phase), "");
+    plot.Label(x + 14, height - 19, phase);
+    x += 110;
+  }
+  if (timeline.dropped_run_steps > 0) {
+    plot.Note(absl::StrCat(timeline.dropped_run_steps, " later steps beyond the report's cap are not drawn"));
+  }
+}
+
+void PlotStepTimes(const Report& report, pugi::xml_node parent) {
+  struct Bar {
+    const char* label;
+    const char* cls;
+    std::optional<double> us;
+  };
+  const Bar bars[] = {
+      {"eager (measured)", "bar ph-eager", FindMetric(report, "launch.iteration_us")},
+      {"graphed (forecast)", "bar ph-forecast", FindMetric(report, "launch.forecast_graphed_us")},
+      {"graphed (measured)", "bar ph-graphed", FindMetric(report, "graphed.iteration_us")},
+  };
+  double max_us = 0;
+  int shown = 0;
+  for (const Bar& bar : bars) {
+    if (!bar.us) continue;
+    max_us = std::max(max_us, *bar.us);
+    ++shown;
+  }
+  if (shown < 2) return;  // a comparison needs two
+  const double left = 150, right = kWidth - 120, bar_height = 24;
+  const double height = shown * (bar_height + 10) + 30;
+  Plot plot(parent, "Step time: eager against graphed (measured) or the forecast for graphs", height);
+  double y = 6;
+  for (const Bar& bar : bars) {
+    if (!bar.us) continue;
+    const double w = (right - left) * *bar.us / max_us;
+    plot.Rect(left, y, w, bar_height, bar.cls, absl::StrCat(bar.label, ": ", FormatUs(*bar.us)));
+    plot.Label(left - 6, y + 16, bar.label, "end");
+    plot.Label(left + w + 6, y + 16, FormatUs(*bar.us));
+    y += bar_height + 10;
+  }
+  plot.XAxis(left, right, y, 6, max_us, FormatUs);
+}
+
+}  // namespace graphcheck

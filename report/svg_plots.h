@@ -1,0 +1,22 @@
+// The HTML report's plots, drawn as inline SVG into a pugixml document (so every label from the program is escaped by
+// the serializer): the eager and the graphed step on one time scale (kernels per stream, CPU launch calls), the
+// distribution of kernel durations, eager against graphed (or forecast) step time, and every step of the run by
+// phase. Each plot function appends one <figure> to `parent`, or nothing when it has no data.
+#ifndef GRAPHCHECK_REPORT_SVG_PLOTS_H_
+#define GRAPHCHECK_REPORT_SVG_PLOTS_H_
+
+#include <pugixml.hpp>
+
+#include "core/report.h"
+
+namespace graphcheck {
+
+void PlotStepTimelines(const Timeline& timeline, pugi::xml_node parent);
+void PlotKernelDurations(const Timeline& timeline, pugi::xml_node parent);
+void PlotRunSteps(const Timeline& timeline, pugi::xml_node parent);
+// From the report's metrics (launch.iteration_us, graphed.iteration_us, launch.forecast_graphed_us).
+void PlotStepTimes(const Report& report, pugi::xml_node parent);
+
+}  // namespace graphcheck
+
+#endif  // GRAPHCHECK_REPORT_SVG_PLOTS_H_

@@ -1,0 +1,49 @@
+#include "report/verdict.h"
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+
+namespace graphcheck {
+
+std::optional<double> FindMetric(const Report& report, const std::string& name) {
+  for (const Metric& m : report.metrics) {
+    if (m.name == name || absl::EndsWith(m.name, absl::StrCat(".", name))) return m.value;
+  }
+  return std::nullopt;
+}
+
+Verdict ComputeVerdict(const Report& report) {
+  Verdict verdict;
+  // Findings are sorted most severe first: an error is the reason the step cannot be captured (or the run failed).
+  if (!report.findings.empty() && report.findings.front().severity == Severity::kError) {
+    const Finding& first = report.findings.front();
+    verdict.capturability = Capturability::kBlocked;
+    verdict.headline =
+        absl::StrCat("Not capturable: ", first.title.empty() ? first.message : first.title, " (", first.check_id, ")");
+  }
+  const std::optional<double> eager = FindMetric(report, "launch.iteration_us");
+  const std::optional<double> graphed = FindMetric(report, "graphed.iteration_us");
+  const std::optional<double> speedup = FindMetric(report, "graphed.speedup");
+  const std::optional<double> engine_speedup = FindMetric(report, "check.speedup");
+  const std::optional<double> forecast = FindMetric(report, "launch.forecast_graphed_us");
+  const std::optional<double> forecast_ratio = FindMetric(report, "launch.forecast_savings_ratio");
+  const bool graphs_ran = (graphed && speedup) || engine_speedup;
+  if (verdict.capturability != Capturability::kBlocked) {
+    verdict.capturability = graphs_ran ? Capturability::kCaptured : Capturability::kNoBlockerFound;
+    verdict.headline = graphs_ran ? "Capturable: graphed steps ran with no error"
+                                  : "No capture blocker found (no graphed step in this run)";
+  }
+  if (eager && graphed && speedup) {
+    verdict.saving = absl::StrFormat("Measured: graphed steps took %.1f us against %.1f us eager (x%.2f)", *graphed,
+                                     *eager, *speedup);
+  } else if (engine_speedup) {
+    verdict.saving = absl::StrFormat("Measured: graphed steps x%.2f faster than eager", *engine_speedup);
+  } else if (eager && forecast && forecast_ratio) {
+    verdict.saving = absl::StrFormat("Forecast: %.1f us per step graphed against %.1f us eager (%.0f%% saved)",
+                                     *forecast, *eager, *forecast_ratio * 100);
+  }
+  return verdict;
+}
+
+}  // namespace graphcheck

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# The HTML report of a real run (examples/traces/eager_then_graphed) and one full of hostile program strings, opened
+# in headless Chromium (html_in_browser.py): no console error, no network request, no script, the plots drawn, the
+# strings shown as text. Saves the first report's screenshot as report-graphed-training.png in the working directory
+# (docs/images/ holds one). Skips (77) without chromium.
+set -u
+gc=${1:?graphcheck binary}
+root=${2:?source dir}
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+"$gc" analyze "$root/examples/traces/eager_then_graphed/trace.gctrace" --format json -o "$work/real.json"
+"$gc" report "$work/real.json" --format html -o "$work/real.html"
+# The same report with a kernel name, an NVTX range, an exception text and a finding made hostile.
+python3 - "$work/real.json" "$work/hostile.json" <<'PY'
+import json, sys
+report = json.load(open(sys.argv[1]))
+evil = '<script>alert("x")</script> ]]> <img src=http://example.invalid/x.png> \ufffd end'
+report["timeline"]["eager_step"]["kernels"][0]["name"] = evil
+report["steps"][0]["message"] = evil
+report["findings"][0]["message"] = evil
+report["findings"][0]["where"]["nvtx_path"] = evil
+json.dump(report, open(sys.argv[2], "w"))
+PY
+"$gc" report "$work/hostile.json" --format html -o "$work/hostile.html"
+python3 "$root/tests/report/html_in_browser.py" "$work/real.html" --expect-figures 4 \
+  --expect-text "Capturable: graphed steps ran with no error" --screenshot report-graphed-training.png
+real=$?
+[ $real = 77 ] && exit 77
+python3 "$root/tests/report/html_in_browser.py" "$work/hostile.html" --expect-figures 4 \
+  --expect-text '<script>alert("x")</script> ]]> <img src=http://example.invalid/x.png>'
+hostile=$?
+[ $real = 0 ] && [ $hostile = 0 ]
