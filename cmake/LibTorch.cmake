@@ -3,7 +3,16 @@
 # We declare the imported target by hand instead of calling find_package(Torch): TorchConfig.cmake re-detects CUDA,
 # cuDNN and NVTX through Caffe2's own scripts, which break on toolkit layouts other than the one the wheel was built
 # on; the wheel's libraries and headers are all we need.
-set(GRAPHCHECK_SITE_DIR "${PROJECT_SOURCE_DIR}/.deps/site" CACHE PATH "Folder holding torch/ and nvidia/ from the wheels")
+set(_default_site "${PROJECT_SOURCE_DIR}/.deps/site")
+if(GRAPHCHECK_WHEEL AND NOT EXISTS "${_default_site}/torch/lib/libtorch_cuda.so")
+  # `pip install --no-build-isolation .` in an environment with torch: build against that torch.
+  find_package(Python REQUIRED COMPONENTS Interpreter)
+  execute_process(
+    COMMAND "${Python_EXECUTABLE}" -c
+            "import importlib.util, os; print(os.path.dirname(os.path.dirname(importlib.util.find_spec('torch').origin)))"
+    OUTPUT_VARIABLE _default_site OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
+endif()
+set(GRAPHCHECK_SITE_DIR "${_default_site}" CACHE PATH "Folder holding torch/ and nvidia/ from the wheels")
 set(_torch "${GRAPHCHECK_SITE_DIR}/torch")
 if(NOT EXISTS "${_torch}/lib/libtorch_cuda.so" OR NOT EXISTS "${_torch}/include/torch/csrc/api/include/torch/torch.h")
   message(FATAL_ERROR "LibTorch not found in ${_torch}: run scripts/setup.sh (or set GRAPHCHECK_SITE_DIR)")
@@ -22,5 +31,8 @@ target_link_libraries(graphcheck_libtorch INTERFACE
 target_link_options(graphcheck_libtorch INTERFACE
   "LINKER:-rpath-link,${GRAPHCHECK_SITE_DIR}/nvidia/cu13/lib"
   "LINKER:-rpath-link,${GRAPHCHECK_SITE_DIR}/nvidia/cusparselt/lib"
-  "LINKER:-rpath-link,${GRAPHCHECK_SITE_DIR}/nvidia/nvshmem/lib"
-  "LINKER:-rpath,${_torch}/lib")
+  "LINKER:-rpath-link,${GRAPHCHECK_SITE_DIR}/nvidia/nvshmem/lib")
+# The build tree's binaries find this LibTorch by path; the wheel's find the user's torch (cmake/Wheel.cmake).
+if(NOT GRAPHCHECK_WHEEL)
+  target_link_options(graphcheck_libtorch INTERFACE "LINKER:-rpath,${_torch}/lib")
+endif()

@@ -12,6 +12,7 @@
 #   CUDA extras      : nvidia-cufile, nvidia-cusparselt-cu13, nvidia-nvshmem-cu13 wheels, whose libraries
 #                      libtorch_cuda.so needs and the CUDA 13.0 toolkit lacks; unpacked beside torch in .deps/site so
 #                      that libtorch's own RPATH ($ORIGIN/../../nvidia/...) finds them.
+#   Wheel tooling    : scikit-build-core and its dependencies (PyPI wheels in .deps/wheels), for scripts/wheel-test.sh.
 #   CUDA toolkit     : must already be at /usr/local/cuda (13.x, with CUPTI and NVTX3 headers).
 set -euo pipefail
 
@@ -90,6 +91,12 @@ if [ ! -f "$schema" ]; then
   mv "$deps/schemas/sarif-2.1.0.json" "$schema"
   echo "$SARIF_SCHEMA_SHA256  $schema" | sha256sum -c --quiet - || { rm -f "$schema"; die "the SARIF schema's checksum differs"; }
 fi
+
+# --- Wheel tooling (scripts/wheel-test.sh builds the pip package offline from these) -------------------------------
+mkdir -p "$wheels"
+for w in scikit-build-core==1.1.2 pathspec==1.1.1 packaging==26.3; do
+  name=${w%%==*}; ls "$wheels"/"${name//-/_}"-*.whl >/dev/null 2>&1 || { step "downloading $w"; pip_download "$w"; }
+done
 
 # --- Configure and build --------------------------------------------------------------------------------------------
 generator=(); command -v ninja >/dev/null && generator=(-G Ninja)

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Builds (through setup.sh) and runs every test that needs no GPU. GPU tests (ctest label gpu) are excluded here;
+# Builds (through setup.sh) and runs every test that needs no GPU, then builds the pip wheel and tests it in a fresh
+# virtual environment (scripts/wheel-test.sh). GPU tests (ctest label gpu) are excluded here;
 # scripts/gpu-tests.sh runs them on a GPU machine.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -7,3 +8,4 @@ build_dir="${GRAPHCHECK_BUILD_DIR:-$root/build}"
 "$root/scripts/setup.sh"
 cd "$build_dir"
 ctest -LE gpu --output-on-failure -j "$(nproc)"
+"$root/scripts/wheel-test.sh"
