@@ -9,6 +9,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
@@ -29,6 +30,7 @@
 #include "capture/backtrace.h"
 #include "capture/call_decoder.h"
 #include "capture/cupti_subscription.h"
+#include "capture/python_stack.h"
 #include "core/environment.h"
 #include "core/trace/api_names.h"
 #include "core/trace/trace_writer.h"
@@ -42,6 +44,8 @@ using trace::CaptureStatus;
 
 constexpr size_t kActivityBufferBytes = 4 << 20;
 constexpr int kMaxNesting = 8;
+// Python frames kept per call: deep enough to reach the user's frame under nn.Module's call machinery.
+constexpr size_t kMaxPythonFrames = 64;
 
 // Variables that change what capture does or how it fails; recorded with the trace for the environment checks.
 bool MattersToCapture(absl::string_view name) {
@@ -164,6 +168,8 @@ class Recorder {
   uint64_t StreamId(CUcontext context, CUstream stream, bool per_thread);
   trace::HostMemory HostMemoryOf(const DecodedCall& call);
   bool WantsBacktrace(ApiKind kind, int32_t return_code, CaptureStatus status) const;
+  // The calling thread's Python stack, interned (0 when the program is not CPython or the thread runs no Python).
+  trace::PythonStackId CapturePythonStack();
   trace::StringId NvtxMessage(const nvtxEventAttributes_t* attributes);
 
   RecorderOptions options_;
@@ -173,6 +179,7 @@ class Recorder {
   std::unique_ptr<ActivityRecording> activity_;
   std::unique_ptr<ActivityDecoder> decoder_;
   BacktraceRecorder backtraces_;
+  std::unique_ptr<PythonStackReader> python_;  // null unless the program is a supported CPython
   std::vector<CallbackEntry> runtime_table_;
   std::vector<CallbackEntry> driver_table_;
   std::vector<std::pair<CUpti_CallbackDomain, CUpti_CallbackId>> launch_callbacks_;  // toggled (not kAll)
@@ -226,6 +233,7 @@ absl::Status Recorder::Start(const RecorderOptions& options) {
   }
   if (options_.launches == trace::LaunchRecording::kCaptureOnly) options_.record_activity = false;
   absl::InitializeSymbolizer("/proc/self/exe");
+  python_ = PythonStackReader::Detect();
   path_ = TracePath(options_.trace_dir);
   absl::StatusOr<std::unique_ptr<trace::TraceWriter>> writer =
       trace::TraceWriter::Create(path_, CurrentProcess(static_cast<uint32_t>(getppid())));
@@ -725,8 +733,19 @@ void Recorder::OnApiExit(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, con
   }
   if (WantsBacktrace(entry.kind, record.return_code, record.capture_status)) {
     record.backtrace = backtraces_.Capture(writer_.get());
+    record.python_stack = CapturePythonStack();
   }
   writer_->WriteApiCall(record);
+}
+
+trace::PythonStackId Recorder::CapturePythonStack() {
+  if (python_ == nullptr) return 0;
+  std::vector<trace::PythonFrameRef> frames;
+  for (const PythonFrame& frame : python_->Capture(kMaxPythonFrames)) {
+    frames.push_back({writer_->InternString(frame.file), static_cast<uint32_t>(std::max(frame.line, 0)),
+                      writer_->InternString(frame.function)});
+  }
+  return writer_->AddPythonStack(frames);
 }
 
 trace::StringId Recorder::NvtxMessage(const nvtxEventAttributes_t* attributes) {

@@ -16,8 +16,8 @@ StringId Trace::Intern(absl::string_view s) {
 bool CallDetail::operator==(const CallDetail& o) const {
   return name == o.name && domain == o.domain && legacy_stream == o.legacy_stream && direction == o.direction &&
          host_memory == o.host_memory && callback_id == o.callback_id && return_code == o.return_code &&
-         backtrace == o.backtrace && kernel_name == o.kernel_name && grid == o.grid && block == o.block &&
-         node_count == o.node_count && bytes == o.bytes && graph_id == o.graph_id &&
+         backtrace == o.backtrace && python_stack == o.python_stack && kernel_name == o.kernel_name && grid == o.grid &&
+         block == o.block && node_count == o.node_count && bytes == o.bytes && graph_id == o.graph_id &&
          other_stream_id == o.other_stream_id;
 }
 

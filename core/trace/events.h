@@ -23,8 +23,9 @@
 
 namespace graphcheck::trace {
 
-using StringId = uint32_t;     // index into Trace::strings; 0 = ""
-using BacktraceId = uint32_t;  // index into Trace::backtraces + 1; 0 = no backtrace
+using StringId = uint32_t;       // index into Trace::strings; 0 = ""
+using BacktraceId = uint32_t;    // index into Trace::backtraces + 1; 0 = no backtrace
+using PythonStackId = uint32_t;  // index into Trace::python_stacks + 1; 0 = no Python stack
 
 enum class ApiDomain : uint8_t { kRuntime = 1, kDriver = 2 };
 
@@ -87,7 +88,8 @@ struct CallDetail {
   uint32_t callback_id = 0;  // CUPTI callback id, for reference
   int32_t return_code = 0;   // cudaError_t or CUresult; 0 = success
   BacktraceId backtrace = 0;
-  StringId kernel_name = 0;  // launches: demangled kernel name
+  PythonStackId python_stack = 0;  // the calling thread's Python frames, taken with the backtrace (CPython programs)
+  StringId kernel_name = 0;        // launches: demangled kernel name
   std::array<uint32_t, 3> grid = {0, 0, 0};
   std::array<uint32_t, 3> block = {0, 0, 0};
   uint32_t node_count = 0;  // graph instantiate / capture end
@@ -101,8 +103,8 @@ struct CallDetail {
   template <typename H>
   friend H AbslHashValue(H h, const CallDetail& d) {
     return H::combine(std::move(h), d.name, d.domain, d.legacy_stream, d.direction, d.host_memory, d.callback_id,
-                      d.return_code, d.backtrace, d.kernel_name, d.grid, d.block, d.node_count, d.bytes, d.graph_id,
-                      d.other_stream_id);
+                      d.return_code, d.backtrace, d.python_stack, d.kernel_name, d.grid, d.block, d.node_count, d.bytes,
+                      d.graph_id, d.other_stream_id);
   }
 };
 
@@ -210,6 +212,24 @@ struct Backtrace {
   std::vector<StringId> frames;
 };
 
+// One Python frame as recorded: file and function as string ids, the line 1-based (0 = unknown).
+struct PythonFrameRef {
+  StringId file = 0;
+  uint32_t line = 0;
+  StringId function = 0;
+
+  bool operator==(const PythonFrameRef& o) const { return file == o.file && line == o.line && function == o.function; }
+  template <typename H>
+  friend H AbslHashValue(H h, const PythonFrameRef& f) {
+    return H::combine(std::move(h), f.file, f.line, f.function);
+  }
+};
+
+// The Python stack of the thread that made a call, innermost first.
+struct PythonStack {
+  std::vector<PythonFrameRef> frames;
+};
+
 struct ProcessInfo {
   uint32_t pid = 0;
   uint32_t parent_pid = 0;
@@ -257,6 +277,7 @@ struct Trace {
   RecorderStatus recorder;
   std::vector<std::string> strings = {""};
   std::vector<Backtrace> backtraces;
+  std::vector<PythonStack> python_stacks;
   std::vector<ApiCall> api_calls;  // in start order per thread; sorted by start_ns after reading
   std::vector<CallDetail> call_details;
   std::vector<KernelActivity> kernels;
@@ -274,6 +295,9 @@ struct Trace {
   absl::string_view String(StringId id) const { return id < strings.size() ? strings[id] : absl::string_view(); }
   const Backtrace* FindBacktrace(BacktraceId id) const {
     return id == 0 || id > backtraces.size() ? nullptr : &backtraces[id - 1];
+  }
+  const PythonStack* FindPythonStack(PythonStackId id) const {
+    return id == 0 || id > python_stacks.size() ? nullptr : &python_stacks[id - 1];
   }
   // The frames of backtrace `id` as text, innermost first; empty for none.
   std::vector<std::string> BacktraceFrames(BacktraceId id) const;

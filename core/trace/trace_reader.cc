@@ -235,6 +235,11 @@ class ChunkWalker {
         entry.offset = offset;
         return internal::DecodeBacktrace(payload, lenient_, &entry.id, &entry.value) || Drop(backtraces_);
       }
+      case RecordType::kPythonStack: {
+        IdEntry<PythonStack>& entry = python_stacks_.emplace_back();
+        entry.offset = offset;
+        return internal::DecodePythonStack(payload, lenient_, &entry.id, &entry.value) || Drop(python_stacks_);
+      }
       case RecordType::kProcess:
         return DecodeInto(&trace_->process,
                           [&](ProcessInfo* p) { return internal::DecodeProcess(payload, lenient_, p); });
@@ -297,6 +302,10 @@ class ChunkWalker {
       if (id > trace_->backtraces.size()) trace_->backtraces.resize(id);
       trace_->backtraces[id - 1] = std::move(b);
     });
+    PlaceById(python_stacks_, [&](PythonStackId id, PythonStack p) {
+      if (id > trace_->python_stacks.size()) trace_->python_stacks.resize(id);
+      trace_->python_stacks[id - 1] = std::move(p);
+    });
   }
 
   // Edges in time order, paired into windows; a close without an open is damage and skipped, an open without a
@@ -327,6 +336,7 @@ class ChunkWalker {
   TraceFileStats* stats_;
   std::vector<IdEntry<std::string>> strings_;
   std::vector<IdEntry<Backtrace>> backtraces_;
+  std::vector<IdEntry<PythonStack>> python_stacks_;
   std::vector<WindowEdgeEntry> window_edges_;
 };
 

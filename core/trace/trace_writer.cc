@@ -194,7 +194,8 @@ TraceWriter::TraceWriter(std::string path, std::unique_ptr<Fd> fd, size_t chunk_
       fd_(std::move(fd)),
       next_chunk_offset_(data_offset),
       string_shards_(std::make_unique<std::array<InternShard<std::string>, kShards>>()),
-      backtrace_shards_(std::make_unique<std::array<InternShard<std::vector<StringId>>, kShards>>()) {}
+      backtrace_shards_(std::make_unique<std::array<InternShard<std::vector<StringId>>, kShards>>()),
+      python_shards_(std::make_unique<std::array<InternShard<std::vector<PythonFrameRef>>, kShards>>()) {}
 
 absl::StatusOr<std::unique_ptr<TraceWriter>> TraceWriter::Create(const std::string& path, const ProcessInfo& process) {
   return Create(path, process, Options());
@@ -379,6 +380,11 @@ void TraceWriter::WriteBacktrace(WriterThread* t, BacktraceId id, const std::vec
              [&](auto& e) { internal::EncodeBacktrace(e, id, frames.data(), frames.size()); });
 }
 
+void TraceWriter::WritePythonStack(WriterThread* t, PythonStackId id, const std::vector<PythonFrameRef>& frames) {
+  AppendCold(t, static_cast<uint8_t>(internal::RecordType::kPythonStack),
+             [&](auto& e) { internal::EncodePythonStack(e, id, frames.data(), frames.size()); });
+}
+
 StringId TraceWriter::InternString(absl::string_view s) {
   if (s.empty()) return 0;
   WriterThread* t = CurrentThread();
@@ -400,17 +406,29 @@ StringId TraceWriter::InternString(absl::string_view s) {
   return id;
 }
 
+template <typename Key, typename WriteFn>
+uint32_t TraceWriter::Intern(std::array<InternShard<Key>, kShards>& shards, std::atomic<uint32_t>& next_id,
+                             const Key& key, WriteFn write) {
+  InternShard<Key>& shard = shards[absl::Hash<Key>()(key) % kShards];
+  std::lock_guard<std::mutex> lock(shard.mu);
+  if (auto it = shard.ids.find(key); it != shard.ids.end()) return it->second;
+  const uint32_t id = next_id.fetch_add(1);
+  write(id);  // before any other thread can see the id
+  shard.ids.emplace(key, id);
+  return id;
+}
+
 BacktraceId TraceWriter::AddBacktrace(const std::vector<StringId>& frames) {
   if (frames.empty()) return 0;
   WriterThread* t = CurrentThread();
-  InternShard<std::vector<StringId>>& shard =
-      (*backtrace_shards_)[absl::Hash<std::vector<StringId>>()(frames) % kShards];
-  std::lock_guard<std::mutex> lock(shard.mu);
-  if (auto it = shard.ids.find(frames); it != shard.ids.end()) return it->second;
-  const BacktraceId id = next_backtrace_id_.fetch_add(1);
-  WriteBacktrace(t, id, frames);
-  shard.ids.emplace(frames, id);
-  return id;
+  return Intern(*backtrace_shards_, next_backtrace_id_, frames, [&](BacktraceId id) { WriteBacktrace(t, id, frames); });
+}
+
+PythonStackId TraceWriter::AddPythonStack(const std::vector<PythonFrameRef>& frames) {
+  if (frames.empty()) return 0;
+  WriterThread* t = CurrentThread();
+  return Intern(*python_shards_, next_python_stack_id_, frames,
+                [&](PythonStackId id) { WritePythonStack(t, id, frames); });
 }
 
 absl::Status TraceWriter::ReopenForChild(const std::string& path, const ProcessInfo& process) {
@@ -448,6 +466,10 @@ absl::Status TraceWriter::ReopenForChild(const std::string& path, const ProcessI
     std::lock_guard<std::mutex> lock(shard.mu);
     for (const auto& [frames, id] : shard.ids) WriteBacktrace(t, id, frames);
   }
+  for (InternShard<std::vector<PythonFrameRef>>& shard : *python_shards_) {
+    std::lock_guard<std::mutex> lock(shard.mu);
+    for (const auto& [frames, id] : shard.ids) WritePythonStack(t, id, frames);
+  }
   if (failed_.load()) return absl::ResourceExhaustedError(absl::StrCat("cannot grow trace file '", path, "'"));
   return absl::OkStatus();
 }
@@ -455,6 +477,7 @@ absl::Status TraceWriter::ReopenForChild(const std::string& path, const ProcessI
 void TraceWriter::LockForFork() {
   for (InternShard<std::string>& shard : *string_shards_) shard.mu.lock();
   for (InternShard<std::vector<StringId>>& shard : *backtrace_shards_) shard.mu.lock();
+  for (InternShard<std::vector<PythonFrameRef>>& shard : *python_shards_) shard.mu.lock();
   threads_mu_.lock();
   chunk_mu_.lock();
 }
@@ -462,6 +485,7 @@ void TraceWriter::LockForFork() {
 void TraceWriter::UnlockAfterFork() {
   chunk_mu_.unlock();
   threads_mu_.unlock();
+  for (InternShard<std::vector<PythonFrameRef>>& shard : *python_shards_) shard.mu.unlock();
   for (InternShard<std::vector<StringId>>& shard : *backtrace_shards_) shard.mu.unlock();
   for (InternShard<std::string>& shard : *string_shards_) shard.mu.unlock();
 }

@@ -58,6 +58,8 @@ class TraceWriter {
   StringId InternString(absl::string_view s);
   // Returns the id of this frame list (0 for an empty one), writing a backtrace record the first time.
   BacktraceId AddBacktrace(const std::vector<StringId>& frames);
+  // Returns the id of this Python stack (0 for an empty one), writing a python-stack record the first time.
+  PythonStackId AddPythonStack(const std::vector<PythonFrameRef>& frames);
 
   // All thread-safe and lock-free on the common path. A record that cannot be written (disk full, or a forked child
   // that has not reopened) is dropped and counted in records_dropped().
@@ -104,10 +106,15 @@ class TraceWriter {
   void AppendCold(internal::WriterThread* t, uint8_t type, EncodeFn&& encode);
   void WriteString(internal::WriterThread* t, StringId id, absl::string_view s);
   void WriteBacktrace(internal::WriterThread* t, BacktraceId id, const std::vector<StringId>& frames);
+  void WritePythonStack(internal::WriterThread* t, PythonStackId id, const std::vector<PythonFrameRef>& frames);
+  // The id of `key` in `shards`, writing its record with `write` (under the shard lock) the first time.
+  template <typename Key, typename WriteFn>
+  uint32_t Intern(std::array<InternShard<Key>, kShards>& shards, std::atomic<uint32_t>& next_id, const Key& key,
+                  WriteFn write);
   void WriteProcess(internal::WriterThread* t, const ProcessInfo& process);
 
-  // The fork handlers lock every mutex (in the one order used everywhere: string shards, backtrace shards, threads,
-  // chunks) so the child never inherits one held by a thread that does not exist there.
+  // The fork handlers lock every mutex (in the one order used everywhere: string shards, backtrace shards, Python
+  // stack shards, threads, chunks) so the child never inherits one held by a thread that does not exist there.
   friend struct ForkHandlers;
   void LockForFork();
   void UnlockAfterFork();
@@ -130,8 +137,10 @@ class TraceWriter {
 
   std::unique_ptr<std::array<InternShard<std::string>, kShards>> string_shards_;
   std::unique_ptr<std::array<InternShard<std::vector<StringId>>, kShards>> backtrace_shards_;
+  std::unique_ptr<std::array<InternShard<std::vector<PythonFrameRef>>, kShards>> python_shards_;
   std::atomic<uint32_t> next_string_id_{1};
   std::atomic<uint32_t> next_backtrace_id_{1};
+  std::atomic<uint32_t> next_python_stack_id_{1};
 };
 
 }  // namespace graphcheck::trace

@@ -48,11 +48,19 @@ TEST(TraceFormatTest, EveryRecordTypeRoundTrips) {
   const BacktraceId bt = writer->AddBacktrace({api, kernel});
   EXPECT_EQ(writer->AddBacktrace({api, kernel}), bt);
   EXPECT_NE(writer->AddBacktrace({kernel}), bt);
+  const StringId file = writer->InternString("/home/me/train.py");
+  const StringId function = writer->InternString("train_step");
+  const std::vector<PythonFrameRef> python = {{file, 42, function}, {file, 7, writer->InternString("<module>")}};
+  const PythonStackId py = writer->AddPythonStack(python);
+  EXPECT_EQ(writer->AddPythonStack(python), py);
+  EXPECT_NE(writer->AddPythonStack({{file, 43, function}}), py);
+  EXPECT_EQ(writer->AddPythonStack({}), 0u);
 
   ApiCallRecord full = testing::FullApiCall();
   full.name = api;
   full.kernel_name = kernel;
   full.backtrace = bt;
+  full.python_stack = py;
   writer->WriteApiCall(full);
   writer->WriteApiCall(testing::LaunchCall(1, api, kernel));
   KernelRecord k = testing::KernelRun(1, kernel);
@@ -117,6 +125,9 @@ TEST(TraceFormatTest, EveryRecordTypeRoundTrips) {
             "void at::native::vectorized_elementwise_kernel<4, \"x\">(int)");
   ASSERT_NE(trace.FindBacktrace(bt), nullptr);
   EXPECT_THAT(trace.FindBacktrace(bt)->frames, ElementsAre(api, kernel));
+  ASSERT_NE(trace.FindPythonStack(py), nullptr);
+  EXPECT_EQ(trace.FindPythonStack(py)->frames, python);
+  EXPECT_EQ(trace.String(trace.FindPythonStack(py)->frames[0].file), "/home/me/train.py");
   ASSERT_EQ(trace.devices.size(), 1u);
   EXPECT_EQ(trace.devices[0].index, 1u);
   EXPECT_EQ(trace.devices[0].gpu, device.gpu);
@@ -256,6 +267,22 @@ TEST(TraceFormatTest, RefusesAnotherMajorVersionButReadsANewerMinor) {
   absl::StatusOr<Trace> read = ReadTraceFromBytes(newer_minor);
   ASSERT_TRUE(read.ok());
   EXPECT_EQ(read->kernels.size(), 1u);
+}
+
+// Traces written by graphcheck before 1.2 (the recorded examples are 1.0 and 1.1) read without warnings.
+TEST(TraceFormatTest, ReadsTheShippedOneZeroAndOneOneTraces) {
+  std::set<uint16_t> minors;
+  for (const char* name : {"capture_item", "eager_launch_bound", "eager_then_graphed", "graphed_training"}) {
+    TraceFileStats stats;
+    absl::StatusOr<Trace> trace =
+        ReadTrace(std::string(GRAPHCHECK_SOURCE_DIR) + "/examples/traces/" + name + "/trace.gctrace", &stats);
+    ASSERT_TRUE(trace.ok()) << trace.status();
+    EXPECT_THAT(trace->read_warnings, IsEmpty()) << name;
+    EXPECT_FALSE(trace->api_calls.empty()) << name;
+    EXPECT_TRUE(trace->python_stacks.empty()) << name;
+    minors.insert(stats.minor_version);
+  }
+  EXPECT_EQ(minors, (std::set<uint16_t>{0, 1}));
 }
 
 TEST(TraceFormatTest, CreateFailsWithAStatusForAnUnwritablePath) {

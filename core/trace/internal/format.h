@@ -17,7 +17,7 @@ namespace graphcheck::trace::internal {
 // ---- File header: 64 bytes at offset 0, little-endian. ----
 inline constexpr char kFileMagic[8] = {'G', 'C', 'T', 'R', 'A', 'C', 'E', '\0'};
 inline constexpr uint16_t kMajorVersion = 1;  // readers refuse other majors
-inline constexpr uint16_t kMinorVersion = 1;  // newer minors only add record types / trailing record fields
+inline constexpr uint16_t kMinorVersion = 2;  // newer minors only add record types / trailing record fields
 inline constexpr size_t kFileHeaderBytes = 64;
 inline constexpr size_t kFileMagicOffset = 0;
 inline constexpr size_t kMajorOffset = 8;        // u16
@@ -50,8 +50,10 @@ enum class RecordType : uint8_t {
   kEnvironment = 10,
   kRecorderStatus = 11,
   kLaunchWindowEdge = 12,  // since 1.1
+  // Recorder records 13-19 (since 1.2).
+  kPythonStack = 13,
 };
-inline constexpr uint8_t kMaxRecordType = 12;
+inline constexpr uint8_t kMaxRecordType = 13;
 absl::string_view RecordTypeName(uint8_t type);
 
 // Hot records (API calls, activity, NVTX) are bounded: every field is at most a 10-byte varint. The writer encodes
@@ -130,6 +132,8 @@ inline void EncodeApiCall(Encoder& e, DeltaState& d, const ApiCallRecord& c) {
   if (present & kApiHasGraphId) e.Varint(c.graph_id);
   if (present & kApiHasNodeCount) e.Varint(c.node_count);
   if (present & kApiHasOtherStream) e.Varint(c.other_stream_id);
+  // Since 1.2, a trailing field (which 1.1 readers skip): the Python stack id, only when there is one.
+  if (c.python_stack != 0) e.Varint(c.python_stack);
 }
 
 inline void EncodeKernel(Encoder& e, DeltaState& d, const KernelRecord& k) {
@@ -182,6 +186,18 @@ void EncodeBacktrace(E& e, BacktraceId id, const StringId* frames, size_t count)
   e.Varint(id);
   e.Varint(count);
   for (size_t i = 0; i < count; ++i) e.Varint(frames[i]);
+}
+
+// Python frames as (file id, line, function id) triples, innermost first.
+template <typename E>
+void EncodePythonStack(E& e, PythonStackId id, const PythonFrameRef* frames, size_t count) {
+  e.Varint(id);
+  e.Varint(count);
+  for (size_t i = 0; i < count; ++i) {
+    e.Varint(frames[i].file);
+    e.Varint(frames[i].line);
+    e.Varint(frames[i].function);
+  }
 }
 
 template <typename E>
@@ -247,6 +263,7 @@ bool DecodeGraphLaunch(absl::string_view payload, bool lenient, DeltaState& d, G
 bool DecodeNvtx(absl::string_view payload, bool lenient, DeltaState& d, NvtxEvent* out);
 bool DecodeString(absl::string_view payload, StringId* id, absl::string_view* s);
 bool DecodeBacktrace(absl::string_view payload, bool lenient, BacktraceId* id, Backtrace* out);
+bool DecodePythonStack(absl::string_view payload, bool lenient, PythonStackId* id, PythonStack* out);
 bool DecodeProcess(absl::string_view payload, bool lenient, ProcessInfo* out);
 bool DecodeDevice(absl::string_view payload, bool lenient, DeviceInfo* out);
 bool DecodeEnvironment(absl::string_view payload, bool lenient, Environment* out);
