@@ -1,5 +1,6 @@
 // Crash signals (SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT): say on stderr where the program died, give the recorder a
-// last word, then let the program's previous handler (or the default action) run.
+// last word (mark the trace crashed), then let the program's previous handler (Python's faulthandler, its own) or the
+// default action run. Async-signal-safe throughout; the hooks must be too.
 #ifndef GRAPHCHECK_CAPTURE_CRASH_HANDLER_H_
 #define GRAPHCHECK_CAPTURE_CRASH_HANDLER_H_
 
@@ -12,6 +13,8 @@ struct CrashHooks {
   void (*on_crash)(int signal) = nullptr;
 };
 
+// Installs the handlers, keeping the current ones to chain to. Call after the program's own handlers are in place
+// when possible; a handler installed later chains to these if it chains at all (faulthandler does).
 void InstallCrashHandlers(const CrashHooks& hooks);
 
 }  // namespace graphcheck::capture

@@ -31,7 +31,9 @@ void Recorder::RunSampler() {
 void Recorder::SetSamplingWindow(bool open) {
   uint64_t now = 0;
   if (open) {
-    if (activity_ != nullptr) activity_->Resume();
+    if (activity_ != nullptr) {
+      if (absl::Status s = activity_->Resume(); !s.ok()) StatusFailed(s);
+    }
     window_open_.store(true);
     ApplyLaunchCallbacks();
     cuptiGetTimestamp(&now);
@@ -41,7 +43,9 @@ void Recorder::SetSamplingWindow(bool open) {
     writer_->WriteLaunchWindowEdge(/*open=*/false, now);
     window_open_.store(false);
     ApplyLaunchCallbacks();
-    if (activity_ != nullptr) activity_->Pause();
+    if (activity_ != nullptr) {
+      if (absl::Status s = activity_->Pause(); !s.ok()) StatusFailed(s);
+    }
   }
 }
 
@@ -50,7 +54,9 @@ void Recorder::ApplyLaunchCallbacks() {
   bool want;
   do {
     want = window_open_.load() || active_captures_.load() > 0;
-    for (const auto& [domain, cbid] : launch_callbacks_) subscription_->Enable(domain, cbid, want).IgnoreError();
+    for (const auto& [domain, cbid] : launch_callbacks_) {
+      if (absl::Status s = subscription_->Enable(domain, cbid, want); !s.ok()) StatusFailed(s);
+    }
     // After the callbacks are off: a launch that entered before then may never see its exit (seen on an H200), and
     // its older generation marks it as orphaned.
     if (!want) launch_generation_.fetch_add(1);

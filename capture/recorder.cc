@@ -27,6 +27,15 @@ namespace graphcheck::capture::internal {
 namespace {
 
 constexpr size_t kActivityBufferBytes = 4 << 20;
+// Error records per process; past it failures are only counted (a driver failing every call must not fill the disk).
+constexpr uint32_t kMaxErrorRecords = 256;
+
+// CUPTI's clock, for the writer's loss times: losses line up with the events.
+uint64_t CuptiNow() {
+  uint64_t now = 0;
+  cuptiGetTimestamp(&now);
+  return now;
+}
 // Python frames kept per call: deep enough to reach the user's frame under nn.Module's call machinery.
 constexpr size_t kMaxPythonFrames = 64;
 
@@ -64,8 +73,10 @@ absl::Status Recorder::Start(const RecorderOptions& options) {
   absl::InitializeSymbolizer("/proc/self/exe");
   python_ = PythonStackReader::Detect();
   path_ = TracePath(options_.trace_dir);
+  trace::TraceWriter::Options writer_options;
+  writer_options.clock = &CuptiNow;
   absl::StatusOr<std::unique_ptr<trace::TraceWriter>> writer =
-      trace::TraceWriter::Create(path_, CurrentProcess(static_cast<uint32_t>(getppid())));
+      trace::TraceWriter::Create(path_, CurrentProcess(static_cast<uint32_t>(getppid())), writer_options);
   if (!writer.ok()) return writer.status();
   writer_ = *std::move(writer);
 
@@ -144,8 +155,16 @@ void Recorder::Stop() {
       writer_->WriteLaunchWindowEdge(/*open=*/false, now);
     }
   }
-  activity_.reset();  // flushes pending activity buffers through BufferCompleted
-  subscription_.reset();
+  if (activity_ != nullptr) {
+    for (const absl::Status& s : activity_->Close())
+      StatusFailed(s);  // flushes pending buffers through BufferCompleted
+    activity_.reset();
+  }
+  if (subscription_ != nullptr) {
+    if (absl::Status s = subscription_->Close(); !s.ok()) StatusFailed(s);
+    subscription_.reset();
+  }
+  writer_->MarkEnd(trace::TraceEnd::kClean);
 }
 
 void Recorder::OnFork() {
@@ -190,10 +209,18 @@ uint64_t Recorder::StreamId(CUcontext context, CUstream stream, bool per_thread)
     stream = nullptr;
     per_thread = true;
   }
-  if (context == nullptr && cuCtxGetCurrent(&context) != CUDA_SUCCESS) return 0;
+  if (context == nullptr) {
+    if (const CUresult r = cuCtxGetCurrent(&context); r != CUDA_SUCCESS) {
+      CallFailed("cuCtxGetCurrent", r);
+      return 0;
+    }
+  }
   if (context == nullptr) return 0;
   uint32_t id = 0;
-  if (cuptiGetStreamIdEx(context, stream, per_thread ? 1 : 0, &id) != CUPTI_SUCCESS) return 0;
+  if (const CUptiResult r = cuptiGetStreamIdEx(context, stream, per_thread ? 1 : 0, &id); r != CUPTI_SUCCESS) {
+    CallFailed("cuptiGetStreamIdEx", r);
+    return 0;
+  }
   return id;
 }
 
@@ -203,7 +230,10 @@ void Recorder::CaptureStateAtEntry(const CallbackEntry& entry, const DecodedCall
   if (call.has_stream && !IsLegacyStream(call.stream)) {
     CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
     cuuint64_t id = 0;
-    if (cuStreamGetCaptureInfo(call.stream, &status, &id, nullptr, nullptr, nullptr, nullptr) == CUDA_SUCCESS) {
+    if (const CUresult r = cuStreamGetCaptureInfo(call.stream, &status, &id, nullptr, nullptr, nullptr, nullptr);
+        r != CUDA_SUCCESS) {
+      CallFailed("cuStreamGetCaptureInfo", r);
+    } else {
       pending->status = status == CU_STREAM_CAPTURE_STATUS_ACTIVE        ? CaptureStatus::kActive
                         : status == CU_STREAM_CAPTURE_STATUS_INVALIDATED ? CaptureStatus::kInvalidated
                                                                          : CaptureStatus::kNone;
@@ -283,7 +313,9 @@ void Recorder::OnApi(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const C
   ThreadState& state = t_state;
   if (data->callbackSite == CUPTI_API_ENTER) {
     const uint32_t generation = launch_generation_.load(std::memory_order_relaxed);
-    state.DropOrphanedLaunch(generation);
+    if (const int lost = state.DropOrphanedLaunch(generation); lost > 0) {
+      writer_->CountLoss(trace::LossKind::kLaunchExitLost, static_cast<uint64_t>(lost));
+    }
     if (!runtime && state.runtime_depth > 0) return;
     if (state.depth >= kMaxNesting) return;
     // A launch entering inside a launch in progress is the same launch dispatched again: seen on an H200 after launch
@@ -382,7 +414,10 @@ void Recorder::OnApiExit(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, con
       if (record.return_code == 0 && call.has_stream) {
         CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
         cuuint64_t id = 0;
-        cuStreamGetCaptureInfo(call.stream, &status, &id, nullptr, nullptr, nullptr, nullptr);
+        if (const CUresult r = cuStreamGetCaptureInfo(call.stream, &status, &id, nullptr, nullptr, nullptr, nullptr);
+            r != CUDA_SUCCESS) {
+          CallFailed("cuStreamGetCaptureInfo", r);
+        }
         const CaptureMode mode = call.capture_mode >= 0 && call.capture_mode <= 2
                                      ? static_cast<CaptureMode>(call.capture_mode)
                                      : CaptureMode::kUnknown;
@@ -417,23 +452,16 @@ void Recorder::OnApiExit(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, con
       }
       if (last) ApplyLaunchCallbacks();
       if (record.return_code == 0 && call.out_graph != nullptr && *call.out_graph != nullptr) {
-        uint32_t graph_id = 0;
-        cuptiGetGraphId(*call.out_graph, &graph_id);
-        record.graph_id = graph_id;
-        size_t nodes = 0;
-        cuGraphGetNodes(*call.out_graph, nullptr, &nodes);
-        record.node_count = static_cast<uint32_t>(nodes);
+        record.graph_id = GraphId(*call.out_graph);
+        record.node_count = NodeCount(*call.out_graph);
       }
       break;
     }
     case ApiKind::kGraphInstantiate:
       if (call.graph != nullptr) {
-        uint32_t graph_id = 0;
-        cuptiGetGraphId(call.graph, &graph_id);
+        const uint32_t graph_id = GraphId(call.graph);
         record.graph_id = graph_id;
-        size_t nodes = 0;
-        cuGraphGetNodes(call.graph, nullptr, &nodes);
-        record.node_count = static_cast<uint32_t>(nodes);
+        record.node_count = NodeCount(call.graph);
         if (record.return_code == 0 && call.out_exec != nullptr) {
           absl::MutexLock lock(&mutex_);
           exec_graph_[*call.out_exec] = graph_id;
@@ -450,11 +478,7 @@ void Recorder::OnApiExit(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, con
       break;
     }
     case ApiKind::kGraphDestroy:
-      if (call.graph != nullptr) {
-        uint32_t graph_id = 0;
-        cuptiGetGraphId(call.graph, &graph_id);
-        record.graph_id = graph_id;
-      }
+      if (call.graph != nullptr) record.graph_id = GraphId(call.graph);
       break;
     case ApiKind::kEventRecord:
       // Which stream an event was recorded on, so a later wait can name the stream it joins (fork/join tracking).
@@ -474,8 +498,9 @@ void Recorder::OnApiExit(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, con
       if (capturing && call.has_stream && !IsLegacyStream(call.stream)) {
         CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
         cuuint64_t id = 0;
-        if (cuStreamGetCaptureInfo(call.stream, &status, &id, nullptr, nullptr, nullptr, nullptr) == CUDA_SUCCESS &&
-            status != CU_STREAM_CAPTURE_STATUS_NONE) {
+        const CUresult r = cuStreamGetCaptureInfo(call.stream, &status, &id, nullptr, nullptr, nullptr, nullptr);
+        if (r != CUDA_SUCCESS) CallFailed("cuStreamGetCaptureInfo", r);
+        if (r == CUDA_SUCCESS && status != CU_STREAM_CAPTURE_STATUS_NONE) {
           record.capture_status =
               status == CU_STREAM_CAPTURE_STATUS_ACTIVE ? CaptureStatus::kActive : CaptureStatus::kInvalidated;
           record.capture_id = id;
@@ -509,19 +534,72 @@ trace::PythonStackId Recorder::CapturePythonStack() {
 
 void Recorder::OnContextCreated(const CUpti_ResourceData* data) {
   absl::StatusOr<trace::DeviceInfo> device = DeviceOfContext(data->context);
-  if (device.ok()) writer_->WriteDevice(*device);
+  if (device.ok()) {
+    writer_->WriteDevice(*device);
+  } else {
+    StatusFailed(device.status());
+  }
 }
+
+uint32_t Recorder::GraphId(CUgraph graph) {
+  uint32_t id = 0;
+  if (const CUptiResult r = cuptiGetGraphId(graph, &id); r != CUPTI_SUCCESS) CallFailed("cuptiGetGraphId", r);
+  return id;
+}
+
+uint32_t Recorder::NodeCount(CUgraph graph) {
+  size_t nodes = 0;
+  if (const CUresult r = cuGraphGetNodes(graph, nullptr, &nodes); r != CUDA_SUCCESS) CallFailed("cuGraphGetNodes", r);
+  return static_cast<uint32_t>(nodes);
+}
+
+void Recorder::CallFailed(const char* call, int code) {
+  if (writer_ == nullptr) return;
+  writer_->CountLoss(trace::LossKind::kCallError, 1);
+  if (error_records_.fetch_add(1, std::memory_order_relaxed) >= kMaxErrorRecords) return;
+  trace::RecorderError error;
+  error.kind = trace::LossKind::kCallError;
+  error.time_ns = CuptiNow();
+  error.call = writer_->InternString(call);
+  error.code = code;
+  writer_->WriteRecorderError(error);
+}
+
+void Recorder::StatusFailed(const absl::Status& status) { CallFailed(std::string(status.message()).c_str(), 0); }
+
+trace::TraceWriter* RecorderWriter() { return TheRecorder().writer_.get(); }
 
 void CUPTIAPI Recorder::BufferRequested(uint8_t** buffer, size_t* size, size_t* max_records) {
   *buffer = static_cast<uint8_t*>(std::aligned_alloc(8, kActivityBufferBytes));
   *size = *buffer != nullptr ? kActivityBufferBytes : 0;
   *max_records = 0;
+  if (*buffer == nullptr && TheRecorder().writer_ != nullptr) {
+    TheRecorder().writer_->CountLoss(trace::LossKind::kActivityBufferFailed, 1);
+  }
 }
 
-void CUPTIAPI Recorder::BufferCompleted(CUcontext, uint32_t, uint8_t* buffer, size_t, size_t valid_size) {
+void CUPTIAPI Recorder::BufferCompleted(CUcontext context, uint32_t stream_id, uint8_t* buffer, size_t,
+                                        size_t valid_size) {
   Recorder& recorder = TheRecorder();
   if (recorder.decoder_ != nullptr && valid_size > 0) recorder.decoder_->DecodeBuffer(buffer, valid_size);
   std::free(buffer);
+  // What CUPTI could not fit in the buffers of this context and stream (CUPTI's own accounting, as Kineto reads it).
+  size_t dropped = 0;
+  if (const CUptiResult r = cuptiActivityGetNumDroppedRecords(context, stream_id, &dropped); r != CUPTI_SUCCESS) {
+    recorder.CallFailed("cuptiActivityGetNumDroppedRecords", r);
+    return;
+  }
+  if (dropped == 0 || recorder.writer_ == nullptr) return;
+  recorder.writer_->CountLoss(trace::LossKind::kActivityDropped, dropped);
+  if (recorder.error_records_.fetch_add(1, std::memory_order_relaxed) >= kMaxErrorRecords) return;
+  trace::RecorderError error;
+  error.kind = trace::LossKind::kActivityDropped;
+  error.time_ns = CuptiNow();
+  error.count = dropped;
+  uint32_t context_id = 0;
+  if (context != nullptr && cuptiGetContextId(context, &context_id) == CUPTI_SUCCESS) error.context_id = context_id;
+  error.stream_id = stream_id;
+  recorder.writer_->WriteRecorderError(error);
 }
 
 }  // namespace graphcheck::capture::internal
@@ -538,9 +616,10 @@ absl::Status StartRecorder(const RecorderOptions& options) {
     pthread_atfork(nullptr, nullptr, [] { TheRecorder().OnFork(); });
     CrashHooks hooks;
     hooks.recording_api = [] { return internal::t_state.recording; };
-    // Hand CUPTI's pending activity buffers to the trace (best effort: CUPTI is not async-signal-safe, but the
-    // process is dying anyway).
-    hooks.on_crash = [](int) { ActivityRecording::FlushAll(/*forced=*/true); };
+    // Only what is async-signal-safe: the header says the process crashed, and with which signal.
+    hooks.on_crash = [](int signal) {
+      if (trace::TraceWriter* writer = internal::RecorderWriter()) writer->MarkEnd(trace::TraceEnd::kCrashed, signal);
+    };
     InstallCrashHandlers(hooks);
     return absl::OkStatus();
   }();

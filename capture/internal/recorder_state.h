@@ -89,8 +89,14 @@ struct ThreadState {
   }
   // A launch cannot have a recorded call inside it (its nested driver launch is skipped), so a launch still on top
   // when another call enters lost its exit to a toggle, if launch callbacks were turned off since it entered.
-  void DropOrphanedLaunch(uint32_t generation) {
-    while (depth > 0 && pending[depth - 1].launch && pending[depth - 1].launch_generation != generation) Pop();
+  // Returns how many were dropped (the recorder counts them as lost).
+  int DropOrphanedLaunch(uint32_t generation) {
+    int dropped = 0;
+    while (depth > 0 && pending[depth - 1].launch && pending[depth - 1].launch_generation != generation) {
+      Pop();
+      ++dropped;
+    }
+    return dropped;
   }
 };
 
@@ -123,11 +129,19 @@ class Recorder {
   void RunSampler();  // the sampler thread's body (LaunchRecording::kSampled)
   void CaptureStateAtEntry(const CallbackEntry& entry, const DecodedCall& call, PendingCall* pending);
   uint64_t StreamId(CUcontext context, CUstream stream, bool per_thread);
+  uint32_t GraphId(CUgraph graph);    // cuptiGetGraphId; 0 when it fails (counted)
+  uint32_t NodeCount(CUgraph graph);  // cuGraphGetNodes; 0 when it fails (counted)
   trace::HostMemory HostMemoryOf(const DecodedCall& call);
   bool WantsBacktrace(ApiKind kind, int32_t return_code, CaptureStatus status) const;
   // The calling thread's Python stack, interned (0 when the program is not CPython or the thread runs no Python).
   trace::PythonStackId CapturePythonStack();
   trace::StringId NvtxMessage(const nvtxEventAttributes_t* attributes);
+  // A CUPTI or driver call of the recorder failed: counted in the trace, and written as an error record (the first
+  // kMaxErrorRecords of them) naming the call and its code. Never stops the program.
+  void CallFailed(const char* call, int code);
+  void StatusFailed(const absl::Status& status);
+  // The writer for callers outside the class (crash hooks); null before Start.
+  friend trace::TraceWriter* RecorderWriter();
 
   RecorderOptions options_;
   std::string path_;
@@ -146,6 +160,7 @@ class Recorder {
   std::atomic<bool> counting_launches_{false};
   std::atomic<uint64_t> launches_recorded_{0};
   std::atomic<uint32_t> launch_generation_{0};  // bumped whenever launch callbacks are turned off
+  std::atomic<uint32_t> error_records_{0};      // error records written, for the rate limit
 
   absl::Mutex sampler_mutex_;
   bool sampler_stop_ ABSL_GUARDED_BY(sampler_mutex_) = false;
@@ -162,6 +177,7 @@ class Recorder {
 };
 
 Recorder& TheRecorder();
+trace::TraceWriter* RecorderWriter();
 
 }  // namespace graphcheck::capture::internal
 

@@ -229,4 +229,20 @@ void DeriveGraphLaunches(Trace* trace) {
             [](const GraphLaunchActivity& a, const GraphLaunchActivity& b) { return a.start_ns < b.start_ns; });
 }
 
+absl::string_view LossKindName(LossKind kind) {
+  switch (kind) {
+    case LossKind::kActivityDropped:
+      return "activity-dropped";
+    case LossKind::kWriterDropped:
+      return "writer-dropped";
+    case LossKind::kLaunchExitLost:
+      return "launch-exit-lost";
+    case LossKind::kCallError:
+      return "call-error";
+    case LossKind::kActivityBufferFailed:
+      return "activity-buffer-failed";
+  }
+  return "unknown";
+}
+
 }  // namespace graphcheck::trace

@@ -269,6 +269,59 @@ struct LaunchWindow {
   uint64_t end_ns = ~uint64_t{0};  // open: the process ended (or was killed) inside the window
 };
 
+// Ways a record can be lost, counted by the recorder in the trace file's first page (since format 1.2).
+enum class LossKind : uint8_t {
+  kActivityDropped = 0,       // CUPTI dropped activity records (cuptiActivityGetNumDroppedRecords)
+  kWriterDropped = 1,         // records the trace writer could not place (disk full, file could not grow)
+  kLaunchExitLost = 2,        // launches whose exit callback was lost when launch callbacks were turned off
+  kCallError = 3,             // a CUPTI or driver call the recorder made failed; what it would have filled is missing
+  kActivityBufferFailed = 4,  // an activity buffer could not be allocated (CUPTI then drops records)
+};
+inline constexpr size_t kLossKinds = 5;
+absl::string_view LossKindName(LossKind kind);  // "activity-dropped", ...
+
+// How the writing process ended, as its trace's header says (since format 1.2).
+enum class TraceEnd : uint8_t {
+  kUnknown = 0,  // a trace older than 1.2: not recorded
+  kRunning = 1,  // no end written: still running, or killed (SIGKILL, os._exit, power loss)
+  kClean = 2,    // the recorder stopped at exit
+  kCrashed = 3,  // a crash signal (TraceIntegrity::signal)
+};
+
+// One kind of loss, as counted: how many records and the span of times (on the trace's clock) they were counted at.
+struct LossCount {
+  LossKind kind = LossKind::kActivityDropped;
+  uint64_t count = 0;
+  uint64_t first_ns = 0;  // 0 when unknown
+  uint64_t last_ns = 0;
+};
+
+// A loss event the recorder wrote as a record (rate-limited): which call failed with which code, or which context and
+// stream CUPTI dropped activity records of.
+struct RecorderError {
+  LossKind kind = LossKind::kCallError;
+  uint64_t time_ns = 0;
+  uint64_t count = 1;
+  StringId call = 0;  // "cuStreamGetCaptureInfo"; empty for activity drops
+  int32_t code = 0;   // CUresult / CUptiResult
+  uint32_t context_id = 0;
+  uint64_t stream_id = 0;
+};
+
+// What the trace says about its own completeness.
+struct TraceIntegrity {
+  TraceEnd end = TraceEnd::kUnknown;
+  int32_t signal = 0;             // kCrashed: the signal
+  uint64_t end_time_ns = 0;       // wall clock (CLOCK_REALTIME) of the end, when written
+  uint64_t expected_bytes = 0;    // how long the writer made the file (0 before 1.2)
+  uint64_t file_bytes = 0;        // how long it is
+  uint64_t chunks = 0;            // chunks read
+  std::vector<LossCount> losses;  // non-zero counts only
+  std::vector<RecorderError> errors;
+
+  bool Counted() const { return end != TraceEnd::kUnknown; }
+};
+
 // Everything recorded about one process.
 struct Trace {
   ProcessInfo process;
@@ -287,6 +340,7 @@ struct Trace {
   std::vector<NvtxEvent> nvtx;
   std::vector<LaunchWindow> launch_windows;  // LaunchRecording::kSampled only; sorted, disjoint
   std::vector<std::string> read_warnings;    // damage the reader stepped over ("truncated record at offset 4096")
+  TraceIntegrity integrity;
 
   // Interning tables of AddCall / AddKernel: detail or shape -> index.
   absl::flat_hash_map<CallDetail, uint32_t> call_detail_index;

@@ -23,7 +23,7 @@ using internal::RecordType;
 // All chunks start at a multiple of this from the file start (the smallest page size), so after a damaged chunk
 // header the reader can look for the next chunk there.
 constexpr uint64_t kMinAlignment = 4096;
-constexpr uint64_t kMaxChunkCapacity = uint64_t{1} << 40;
+constexpr uint64_t kMaxChunkCapacity = internal::kMaxChunkBytes;
 static_assert(std::tuple_size<decltype(TraceFileStats::records)>::value == internal::kMaxRecordType + 1,
               "TraceFileStats counts every record type");
 
@@ -249,6 +249,9 @@ class ChunkWalker {
       case RecordType::kRecorderStatus:
         return DecodeInto(&trace_->recorder,
                           [&](RecorderStatus* r) { return internal::DecodeRecorderStatus(payload, lenient_, r); });
+      case RecordType::kRecorderError:
+        return internal::DecodeRecorderError(payload, lenient_, &trace_->integrity.errors.emplace_back()) ||
+               Drop(trace_->integrity.errors);
       case RecordType::kLaunchWindowEdge: {
         WindowEdgeEntry& entry = window_edges_.emplace_back();
         return internal::DecodeLaunchWindowEdge(payload, lenient_, &entry.edge, &entry.time_ns) || Drop(window_edges_);
@@ -367,6 +370,36 @@ void SortByTime(std::vector<T>& events, Time time) {
   }
 }
 
+// The header's end state and expected length, and the loss table (since 1.2).
+void ReadIntegrity(ByteSource& source, uint64_t data_offset, const uint8_t* header, Trace* trace) {
+  TraceIntegrity& integrity = trace->integrity;
+  const uint32_t end = internal::LoadLe32(header + internal::kEndStateOffset);
+  integrity.end = end >= static_cast<uint32_t>(TraceEnd::kRunning) && end <= static_cast<uint32_t>(TraceEnd::kCrashed)
+                      ? static_cast<TraceEnd>(end)
+                      : TraceEnd::kRunning;  // damaged or never set: no clean end is known
+  integrity.signal = static_cast<int32_t>(internal::LoadLe32(header + internal::kEndSignalOffset));
+  integrity.end_time_ns = internal::LoadLe64(header + internal::kEndTimeOffset);
+  integrity.expected_bytes = internal::LoadLe64(header + internal::kExpectedBytesOffset);
+  if (integrity.expected_bytes > source.size()) {
+    trace->read_warnings.push_back(absl::StrCat("offset ", source.size(), ": the file ends ",
+                                                integrity.expected_bytes - source.size(),
+                                                " bytes before the length its writer gave it (cut or copied early)"));
+  }
+  const uint64_t table_end = internal::kLossTableOffset + internal::kLossEntryBytes * kLossKinds;
+  if (data_offset < table_end || source.size() < table_end) return;
+  const absl::string_view page = source.Read(0, table_end);
+  if (page.size() < table_end) return;
+  const auto* bytes = reinterpret_cast<const uint8_t*>(page.data());
+  const uint64_t entries = std::min<uint64_t>(internal::LoadLe32(bytes + internal::kLossCountOffset), kLossKinds);
+  for (uint64_t k = 0; k < entries; ++k) {
+    const uint8_t* entry = bytes + internal::kLossTableOffset + internal::kLossEntryBytes * k;
+    LossCount loss{static_cast<LossKind>(k), internal::LoadLe64(entry + internal::kLossCountField),
+                   internal::LoadLe64(entry + internal::kLossFirstField),
+                   internal::LoadLe64(entry + internal::kLossLastField)};
+    if (loss.count != 0) integrity.losses.push_back(loss);
+  }
+}
+
 // Reads a whole trace from `source`: counts the records first so that every event vector is allocated once, at its
 // final size.
 absl::StatusOr<Trace> ReadFromSource(ByteSource& source, TraceFileStats* stats) {
@@ -402,6 +435,8 @@ absl::StatusOr<Trace> ReadFromSource(ByteSource& source, TraceFileStats* stats) 
     data_offset = granularity = kMinAlignment;
   }
   const bool lenient = stats->minor_version > internal::kMinorVersion;
+  trace.integrity.file_bytes = source.size();
+  if (stats->minor_version >= 2) ReadIntegrity(source, data_offset, header, &trace);
   TraceFileStats counted;
   ChunkWalker(&source, lenient, ChunkWalker::Pass::kCount, &trace, &counted).Walk(data_offset, granularity);
   auto count = [&](RecordType type) { return counted.records[static_cast<size_t>(type)]; };
@@ -411,6 +446,7 @@ absl::StatusOr<Trace> ReadFromSource(ByteSource& source, TraceFileStats* stats) 
   trace.graph_launches.reserve(count(RecordType::kGraphLaunch));
   trace.nvtx.reserve(count(RecordType::kNvtx));
   ChunkWalker(&source, lenient, ChunkWalker::Pass::kDecode, &trace, stats).Walk(data_offset, granularity);
+  trace.integrity.chunks = stats->chunks;
 
   SortByTime(trace.api_calls, [](const ApiCall& c) { return c.start_ns; });
   SortByTime(trace.kernels, [](const KernelActivity& k) { return k.start_ns; });

@@ -260,13 +260,65 @@ TEST(TraceFormatTest, RefusesAnotherMajorVersionButReadsANewerMinor) {
   newer_major[8] = 2;
   absl::StatusOr<Trace> refused = ReadTraceFromBytes(newer_major);
   EXPECT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(std::string(refused.status().message()), HasSubstr("version 2.1"));
+  EXPECT_THAT(std::string(refused.status().message()), HasSubstr("version 2.2"));
 
   std::string newer_minor = bytes;
   newer_minor[10] = static_cast<char>(bytes[10] + 1);
   absl::StatusOr<Trace> read = ReadTraceFromBytes(newer_minor);
   ASSERT_TRUE(read.ok());
   EXPECT_EQ(read->kernels.size(), 1u);
+}
+
+// The loss table and end state round-trip through the file's first page.
+TEST(TraceFormatTest, LossesAndTheEndAreWrittenInTheFirstPage) {
+  const std::string path = testing::TempDir() + "/losses.gctrace";
+  auto writer = NewWriter(path);
+  ASSERT_NE(writer, nullptr);
+  writer->WriteKernel(testing::KernelRun(0, 0));
+  writer->CountLoss(LossKind::kActivityDropped, 40);
+  writer->CountLoss(LossKind::kActivityDropped, 2);
+  writer->CountLoss(LossKind::kCallError, 1);
+  RecorderError error;
+  error.call = writer->InternString("cuGraphGetNodes");
+  error.code = 201;
+  error.time_ns = 77;
+  writer->WriteRecorderError(error);
+  Trace running = MustRead(path);
+  EXPECT_EQ(running.integrity.end, TraceEnd::kRunning);
+  writer->MarkEnd(TraceEnd::kClean);
+  const Trace trace = MustRead(path);
+  EXPECT_THAT(trace.read_warnings, IsEmpty());
+  EXPECT_EQ(trace.integrity.end, TraceEnd::kClean);
+  EXPECT_EQ(trace.integrity.expected_bytes, trace.integrity.file_bytes);
+  ASSERT_EQ(trace.integrity.losses.size(), 2u);
+  EXPECT_EQ(trace.integrity.losses[0].kind, LossKind::kActivityDropped);
+  EXPECT_EQ(trace.integrity.losses[0].count, 42u);
+  EXPECT_GT(trace.integrity.losses[0].first_ns, 0u);
+  EXPECT_GE(trace.integrity.losses[0].last_ns, trace.integrity.losses[0].first_ns);
+  EXPECT_EQ(trace.integrity.losses[1].kind, LossKind::kCallError);
+  ASSERT_EQ(trace.integrity.errors.size(), 1u);
+  EXPECT_EQ(trace.String(trace.integrity.errors[0].call), "cuGraphGetNodes");
+  EXPECT_EQ(trace.integrity.errors[0].code, 201);
+}
+
+// A trace cut after its header reads, and says the file is shorter than its writer made it.
+TEST(TraceFormatTest, ATraceCutAfterItsHeaderSaysSo) {
+  const std::string path = testing::TempDir() + "/cut.gctrace";
+  auto writer = NewWriter(path);
+  ASSERT_NE(writer, nullptr);
+  writer->WriteKernel(testing::KernelRun(0, 0));
+  std::string bytes;
+  {
+    std::ifstream in(path, std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  for (size_t cut : {size_t{64}, size_t{4096}}) {
+    absl::StatusOr<Trace> trace = ReadTraceFromBytes(bytes.substr(0, cut));
+    ASSERT_TRUE(trace.ok());
+    EXPECT_EQ(trace->integrity.chunks, 0u);
+    ASSERT_FALSE(trace->read_warnings.empty());
+    EXPECT_THAT(trace->read_warnings[0], HasSubstr("bytes before the length its writer gave it"));
+  }
 }
 
 // Traces written by graphcheck before 1.2 (the recorded examples are 1.0 and 1.1) read without warnings.

@@ -111,6 +111,8 @@ absl::string_view RecordTypeName(uint8_t type) {
       return "launch-window-edge";
     case RecordType::kPythonStack:
       return "python-stack";
+    case RecordType::kRecorderError:
+      return "recorder-error";
   }
   return "unknown";
 }
@@ -260,6 +262,13 @@ bool DecodeRecorderStatus(absl::string_view payload, bool lenient, RecorderStatu
     return false;
   }
   return Finish(d, lenient);
+}
+
+bool DecodeRecorderError(absl::string_view payload, bool lenient, RecorderError* out) {
+  Decoder d(payload);
+  return Enum(d, &out->kind, 0, kLossKinds - 1) && d.Varint(&out->time_ns) && d.Varint(&out->count) &&
+         d.Varint(&out->call, kU32) && Int32(d, &out->code) && d.Varint(&out->context_id, kU32) &&
+         d.Varint(&out->stream_id) && Finish(d, lenient);
 }
 
 bool DecodeLaunchWindowEdge(absl::string_view payload, bool lenient, WindowEdge* edge, uint64_t* time_ns) {

@@ -26,8 +26,24 @@ inline constexpr size_t kDataOffsetOffset = 12;  // u32: where the first chunk s
 inline constexpr size_t kChunkBytesOffset = 16;  // u32: chunk granularity; every chunk is a multiple of it
 inline constexpr size_t kWriterPidOffset = 20;   // u32
 inline constexpr size_t kCreatedOffset = 24;     // u64: wall clock (CLOCK_REALTIME ns) when the file was created
+// Since 1.2, updated in place through the mapping while the process runs:
+inline constexpr size_t kEndStateOffset = 32;       // u32: TraceEnd (1 running, 2 stopped cleanly, 3 crashed)
+inline constexpr size_t kEndSignalOffset = 36;      // u32: the crash signal
+inline constexpr size_t kEndTimeOffset = 40;        // u64: wall clock (CLOCK_REALTIME ns) of the end
+inline constexpr size_t kExpectedBytesOffset = 48;  // u64: the file's length as the writer made it
+
+// ---- Loss table (since 1.2): in the first page, after the file header. ----
+inline constexpr size_t kLossCountOffset = 64;  // u32: number of entries (readers take the ones they know)
+inline constexpr size_t kLossTableOffset = 72;  // entries of 24 bytes: u64 count, u64 first_ns, u64 last_ns
+inline constexpr size_t kLossEntryBytes = 24;
+inline constexpr size_t kLossCountField = 0;
+inline constexpr size_t kLossFirstField = 8;
+inline constexpr size_t kLossLastField = 16;
 
 // ---- Chunk header: 32 bytes at the start of each chunk. ----
+// The largest chunk a writer takes and a reader accepts (a record larger than this is dropped and counted), so a
+// damaged capacity field can never make the reader allocate more.
+inline constexpr uint64_t kMaxChunkBytes = uint64_t{64} << 20;
 inline constexpr uint32_t kChunkMagic = 0x4b434347;  // "GCCK"
 inline constexpr size_t kChunkHeaderBytes = 32;
 inline constexpr size_t kChunkMagicOffset = 0;       // u32
@@ -52,8 +68,9 @@ enum class RecordType : uint8_t {
   kLaunchWindowEdge = 12,  // since 1.1
   // Recorder records 13-19 (since 1.2).
   kPythonStack = 13,
+  kRecorderError = 14,
 };
-inline constexpr uint8_t kMaxRecordType = 13;
+inline constexpr uint8_t kMaxRecordType = 14;
 absl::string_view RecordTypeName(uint8_t type);
 
 // Hot records (API calls, activity, NVTX) are bounded: every field is at most a 10-byte varint. The writer encodes
@@ -246,6 +263,17 @@ void EncodeRecorderStatus(E& e, const RecorderStatus& r) {
   e.Byte(static_cast<uint8_t>(r.launches));  // since 1.1; absent reads as kAll
 }
 
+template <typename E>
+void EncodeRecorderError(E& e, const RecorderError& r) {
+  e.Byte(static_cast<uint8_t>(r.kind));
+  e.Varint(r.time_ns);
+  e.Varint(r.count);
+  e.Varint(r.call);
+  e.Signed(r.code);
+  e.Varint(r.context_id);
+  e.Varint(r.stream_id);
+}
+
 // A sampling window opens (after launch recording is turned on) or closes (before it is turned off).
 enum class WindowEdge : uint8_t { kOpen = 0, kClose = 1 };
 template <typename E>
@@ -268,6 +296,7 @@ bool DecodeProcess(absl::string_view payload, bool lenient, ProcessInfo* out);
 bool DecodeDevice(absl::string_view payload, bool lenient, DeviceInfo* out);
 bool DecodeEnvironment(absl::string_view payload, bool lenient, Environment* out);
 bool DecodeRecorderStatus(absl::string_view payload, bool lenient, RecorderStatus* out);
+bool DecodeRecorderError(absl::string_view payload, bool lenient, RecorderError* out);
 bool DecodeLaunchWindowEdge(absl::string_view payload, bool lenient, WindowEdge* edge, uint64_t* time_ns);
 
 }  // namespace graphcheck::trace::internal
