@@ -14,7 +14,7 @@ absl::Status RegisterAnalyzerChecks(CheckRegistry* registry) {
                      &NewAllocInCaptureCheck, &NewLegacyStreamInCaptureCheck, &NewUnjoinedStreamCheck,
                      &NewPageableMemcpyCheck, &NewEmptyGraphCheck, &NewRecaptureChurnCheck, &NewWarmupInsufficientCheck,
                      &NewSyncInRegionCheck, &NewDynamicShapeCheck, &NewDynamicControlFlowCheck, &NewLaunchBoundCheck,
-                     &NewNoSpeedupCheck, &NewStderrMessagesCheck, &NewCuptiBusyCheck}) {
+                     &NewNoSpeedupCheck, &NewStderrMessagesCheck, &NewCuptiBusyCheck, &NewTraceIncompleteCheck}) {
     checks.push_back(make());
   }
   for (std::unique_ptr<Check>& check : checks) {

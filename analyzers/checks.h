@@ -30,6 +30,8 @@ std::unique_ptr<Check> NewNoSpeedupCheck();    // no-speedup
 // the program's stderr
 std::unique_ptr<Check> NewStderrMessagesCheck();  // stderr-messages
 std::unique_ptr<Check> NewCuptiBusyCheck();       // cupti-busy
+// the trace itself
+std::unique_ptr<Check> NewTraceIncompleteCheck();  // trace-incomplete
 
 }  // namespace graphcheck::analyzers
 

@@ -1,8 +1,10 @@
 #include "analyzers/trace_analysis.h"
 
 #include <algorithm>
+#include <limits>
 
 #include "absl/hash/hash.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "analyzers/torch_ops.h"
 
@@ -12,6 +14,32 @@ namespace {
 constexpr size_t kLocationFrames = 8;  // frames shown in a finding; the innermost ones say where
 
 }  // namespace
+
+bool IsUserPythonFile(absl::string_view file) {
+  if (file.empty() || absl::StartsWith(file, "<frozen")) return false;
+  for (absl::string_view library : {"/site-packages/", "/dist-packages/", "/torch/", "graphcheck_probe",
+                                    "/graphcheck/probe", "/sitecustomize.py"}) {
+    if (absl::StrContains(file, library)) return false;
+  }
+  // The standard library: .../lib/python3.X/... (its site-packages were excluded above).
+  const size_t lib = file.find("/python3.");
+  return lib == absl::string_view::npos ||
+         !(absl::EndsWith(file.substr(0, lib), "/lib") || absl::EndsWith(file.substr(0, lib), "/lib64"));
+}
+
+std::vector<SourceFrame> PythonFrames(const trace::Trace& trace, trace::PythonStackId id) {
+  std::vector<SourceFrame> frames;
+  const trace::PythonStack* stack = trace.FindPythonStack(id);
+  if (stack == nullptr) return frames;
+  for (const trace::PythonFrameRef& ref : stack->frames) {
+    SourceFrame& frame = frames.emplace_back();
+    frame.file = std::string(trace.String(ref.file));
+    frame.line = static_cast<int>(std::min<uint32_t>(ref.line, std::numeric_limits<int>::max()));
+    frame.function = std::string(trace.String(ref.function));
+    frame.user = IsUserPythonFile(frame.file);
+  }
+  return frames;
+}
 
 const CaptureAnalysis& TraceAnalysis::captures() const {
   if (!captures_) captures_ = std::make_unique<CaptureAnalysis>(trace_);
@@ -90,6 +118,7 @@ Location TraceAnalysis::Locate(size_t call) const {
   where.torch_op = TorchOpFromFrames(frames);
   if (frames.size() > kLocationFrames) frames.resize(kLocationFrames);
   where.backtrace = std::move(frames);
+  where.python = PythonFrames(trace_, trace_.Detail(c).python_stack);
   if (trace_.process.pid != 0) where.pid = trace_.process.pid;
   return where;
 }

@@ -47,8 +47,8 @@ class TraceAnalysis : public DerivedInputs {
   const Iterations& iterations(const IterationOptions& options) const;
   const CorrelationIndex& kernel_by_correlation() const;
 
-  // Where api_calls[call] happened: API, thread, stream, NVTX path, the first frames of its backtrace, the PyTorch
-  // operator they show, and the process.
+  // Where api_calls[call] happened: API, thread, stream, NVTX path, its Python frames (CPython programs), the first
+  // frames of its backtrace, the PyTorch operator they show, and the process.
   Location Locate(size_t call) const;
   std::vector<std::string> Frames(size_t call) const;  // all frames, innermost first
 
@@ -61,6 +61,13 @@ class TraceAnalysis : public DerivedInputs {
 };
 
 // Base of the trace analyzers: runs when the inputs hold a trace, on the shared TraceAnalysis when there is one.
+// Whether a Python source file is the program's own code: not the standard library, an installed package
+// (site-packages, dist-packages), PyTorch, a frozen module, or graphcheck's own probe.
+bool IsUserPythonFile(absl::string_view file);
+
+// The frames of Python stack `id`, innermost first, each marked user or not; empty for none.
+std::vector<SourceFrame> PythonFrames(const trace::Trace& trace, trace::PythonStackId id);
+
 class AnalyzerCheck : public Check {
  public:
   bool CanRun(const CheckInputs& inputs) const final { return inputs.trace != nullptr; }

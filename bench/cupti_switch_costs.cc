@@ -98,11 +98,11 @@ class Switches {
           &DropBuffer, 250);
       if (!activity.ok()) Die(activity.status());
       activity_ = *std::move(activity);
-      if (!on) activity_->Pause();
+      if (!on) activity_->Pause().IgnoreError();
     } else if (on) {
-      activity_->Resume();
+      activity_->Resume().IgnoreError();
     } else {
-      activity_->Pause();
+      activity_->Pause().IgnoreError();
     }
   }
 

@@ -52,7 +52,14 @@ absl::StatusOr<std::unique_ptr<CuptiSubscription>> CuptiSubscription::Create(CUp
   return std::unique_ptr<CuptiSubscription>(new CuptiSubscription(handle));
 }
 
-CuptiSubscription::~CuptiSubscription() { cuptiUnsubscribe(handle_); }
+CuptiSubscription::~CuptiSubscription() { Close().IgnoreError(); }
+
+absl::Status CuptiSubscription::Close() {
+  if (handle_ == nullptr) return absl::OkStatus();
+  const CUptiResult result = cuptiUnsubscribe(handle_);
+  handle_ = nullptr;
+  return CuptiStatus(result, "cuptiUnsubscribe");
+}
 
 absl::Status CuptiSubscription::Enable(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, bool enable) {
   return CuptiStatus(cuptiEnableCallback(enable ? 1 : 0, handle_, domain, cbid), "cuptiEnableCallback");
@@ -75,23 +82,39 @@ absl::StatusOr<std::unique_ptr<ActivityRecording>> ActivityRecording::Create(
     recording->kinds_.push_back(kind);
   }
   // Periodic flushes bound what an os._exit or SIGKILL can lose to about one period of GPU activity.
-  if (flush_period_ms > 0) cuptiActivityFlushPeriod(flush_period_ms);
+  if (flush_period_ms > 0) {
+    if (absl::Status s = CuptiStatus(cuptiActivityFlushPeriod(flush_period_ms), "cuptiActivityFlushPeriod"); !s.ok()) {
+      return s;
+    }
+  }
   return recording;
 }
 
-ActivityRecording::~ActivityRecording() {
-  FlushAll(/*forced=*/true);
-  for (CUpti_ActivityKind kind : kinds_) cuptiActivityDisable(kind);
+ActivityRecording::~ActivityRecording() { Close(); }
+
+std::vector<absl::Status> ActivityRecording::Close() {
+  std::vector<absl::Status> failures;
+  if (kinds_.empty()) return failures;
+  if (absl::Status s = FlushAll(/*forced=*/true); !s.ok()) failures.push_back(std::move(s));
+  if (absl::Status s = Pause(); !s.ok()) failures.push_back(std::move(s));
+  kinds_.clear();
+  return failures;
 }
 
-void ActivityRecording::Pause() {
-  for (CUpti_ActivityKind kind : kinds_) cuptiActivityDisable(kind);
+absl::Status ActivityRecording::Pause() {
+  absl::Status first;
+  for (CUpti_ActivityKind kind : kinds_) first.Update(CuptiStatus(cuptiActivityDisable(kind), "cuptiActivityDisable"));
+  return first;
 }
 
-void ActivityRecording::Resume() {
-  for (CUpti_ActivityKind kind : kinds_) cuptiActivityEnable(kind);
+absl::Status ActivityRecording::Resume() {
+  absl::Status first;
+  for (CUpti_ActivityKind kind : kinds_) first.Update(CuptiStatus(cuptiActivityEnable(kind), "cuptiActivityEnable"));
+  return first;
 }
 
-void ActivityRecording::FlushAll(bool forced) { cuptiActivityFlushAll(forced ? CUPTI_ACTIVITY_FLAG_FLUSH_FORCED : 0); }
+absl::Status ActivityRecording::FlushAll(bool forced) {
+  return CuptiStatus(cuptiActivityFlushAll(forced ? CUPTI_ACTIVITY_FLAG_FLUSH_FORCED : 0), "cuptiActivityFlushAll");
+}
 
 }  // namespace graphcheck::capture

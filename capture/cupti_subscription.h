@@ -35,17 +35,19 @@ class CuptiSubscription {
   // goes to *other_subscriber.
   static absl::StatusOr<std::unique_ptr<CuptiSubscription>> Create(CUpti_CallbackFunc callback, void* userdata,
                                                                    std::string* other_subscriber);
-  ~CuptiSubscription();
+  ~CuptiSubscription();  // Close(), its status dropped: call Close to see it
   CuptiSubscription(const CuptiSubscription&) = delete;
   CuptiSubscription& operator=(const CuptiSubscription&) = delete;
 
   // One callback id, not the whole domain: whole domains cost x1.40 on a launch-bound step. `enable` false turns it
   // off again.
   absl::Status Enable(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, bool enable = true);
+  // Unsubscribes (once; later calls are no-ops).
+  absl::Status Close();
 
  private:
   explicit CuptiSubscription(CUpti_SubscriberHandle handle) : handle_(handle) {}
-  CUpti_SubscriberHandle handle_;
+  CUpti_SubscriberHandle handle_;  // null once closed
 };
 
 // Activity recording of the given kinds for the life of the object. Buffers are handed to CUPTI through the
@@ -58,16 +60,18 @@ class ActivityRecording {
   static absl::StatusOr<std::unique_ptr<ActivityRecording>> Create(const std::vector<CUpti_ActivityKind>& kinds,
                                                                    BufferRequested requested, BufferCompleted completed,
                                                                    uint32_t flush_period_ms);
-  ~ActivityRecording();
+  ~ActivityRecording();  // Close(), its failures dropped: call Close to see them
   ActivityRecording(const ActivityRecording&) = delete;
   ActivityRecording& operator=(const ActivityRecording&) = delete;
 
   // Hands every pending buffer to the completed callback; forced includes records still being written.
-  static void FlushAll(bool forced);
+  static absl::Status FlushAll(bool forced);
   // Turns the kinds off or on again without giving up the buffers (sampled recording). Records of work started while
   // enabled still arrive.
-  void Pause();
-  void Resume();
+  absl::Status Pause();
+  absl::Status Resume();
+  // Flushes what is pending and disables the kinds (once); the failures, if any.
+  std::vector<absl::Status> Close();
 
  private:
   explicit ActivityRecording(std::vector<CUpti_ActivityKind> kinds) : kinds_(std::move(kinds)) {}

@@ -1,211 +1,56 @@
+// The recorder's set-up and teardown, its API-call callbacks and its activity buffers. Sampling windows are in
+// launch_sampler.cc, NVTX in nvtx_recorder.cc, the process snapshot in process_snapshot.cc, crash signals in
+// crash_handler.cc; the shared state is capture/internal/recorder_state.h.
 #include "capture/recorder.h"
 
-#include <cuda.h>
-#include <cupti.h>
-#include <execinfo.h>
-#include <generated_nvtx_meta.h>  // NVTX callback parameter structs (cupti.h does not bring these)
 #include <pthread.h>
-#include <signal.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <memory>
 #include <thread>
 #include <vector>
 
-#include "absl/base/thread_annotations.h"
-#include "absl/container/flat_hash_map.h"
 #include "absl/debugging/symbolize.h"
-#include "absl/strings/match.h"
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_split.h"
 #include "absl/synchronization/mutex.h"
-#include "capture/activity_decoder.h"
-#include "capture/backtrace.h"
-#include "capture/call_decoder.h"
-#include "capture/cupti_subscription.h"
-#include "core/environment.h"
+#include "capture/crash_handler.h"
+#include "capture/internal/recorder_state.h"
+#include "capture/process_snapshot.h"
 #include "core/trace/api_names.h"
-#include "core/trace/trace_writer.h"
 
-namespace graphcheck::capture {
+namespace graphcheck::capture::internal {
 namespace {
 
-using trace::ApiKind;
-using trace::CaptureMode;
-using trace::CaptureStatus;
-
 constexpr size_t kActivityBufferBytes = 4 << 20;
-constexpr int kMaxNesting = 8;
+// Error records per process; past it failures are only counted (a driver failing every call must not fill the disk).
+constexpr uint32_t kMaxErrorRecords = 256;
 
-// Variables that change what capture does or how it fails; recorded with the trace for the environment checks.
-bool MattersToCapture(absl::string_view name) {
-  for (absl::string_view prefix : {"PYTORCH_", "TORCH_", "NCCL_", "CUDA_", "CUBLAS", "CUDNN", "NVTE_", "MASTER_"}) {
-    if (absl::StartsWith(name, prefix)) return true;
-  }
-  return name == "RANK" || name == "LOCAL_RANK" || name == "WORLD_SIZE" || name == "LOCAL_WORLD_SIZE";
+// CUPTI's clock, for the writer's loss times: losses line up with the events.
+uint64_t CuptiNow() {
+  uint64_t now = 0;
+  cuptiGetTimestamp(&now);
+  return now;
 }
+// Python frames kept per call: deep enough to reach the user's frame under nn.Module's call machinery.
+constexpr size_t kMaxPythonFrames = 64;
+
+}  // namespace
+
+thread_local ThreadState t_state;
 
 uint32_t CurrentThreadId() {
   thread_local const uint32_t tid = static_cast<uint32_t>(syscall(SYS_gettid));
   return tid;
 }
 
-int32_t IntFromEnv(const char* name) {
-  int32_t value = -1;
-  const char* text = std::getenv(name);
-  return text != nullptr && absl::SimpleAtoi(text, &value) ? value : -1;
-}
-
-trace::ProcessInfo CurrentProcess(uint32_t parent_pid) {
-  trace::ProcessInfo process;
-  process.pid = static_cast<uint32_t>(getpid());
-  process.parent_pid = parent_pid;
-  process.rank = IntFromEnv("RANK");
-  process.local_rank = IntFromEnv("LOCAL_RANK");
-  process.world_size = IntFromEnv("WORLD_SIZE");
-  cuptiGetTimestamp(&process.start_ns);
-  char host[256] = {0};
-  if (gethostname(host, sizeof(host) - 1) == 0) process.hostname = host;
-  std::ifstream cmdline("/proc/self/cmdline", std::ios::binary);
-  std::string all((std::istreambuf_iterator<char>(cmdline)), std::istreambuf_iterator<char>());
-  for (absl::string_view arg : absl::StrSplit(all, '\0', absl::SkipEmpty())) process.command_line.emplace_back(arg);
-  return process;
-}
-
-// Per-callback-id facts, computed once at start so the callback does one table lookup.
-struct CallbackEntry {
-  bool recorded = false;
-  ApiKind kind = ApiKind::kOther;
-  bool per_thread_stream = false;  // a _ptsz/_ptds variant: stream 0 means the per-thread default stream
-  trace::StringId name = 0;
-};
-
-struct ActiveCapture {
-  uint64_t id = 0;
-  CUstream stream = nullptr;
-  CaptureMode mode = CaptureMode::kUnknown;
-  uint32_t thread_id = 0;
-};
-
-// What the enter callback learned, for the exit callback of the same call.
-struct PendingCall {
-  CUpti_CallbackId cbid = 0;
-  bool runtime = false;
-  bool launch = false;
-  uint32_t launch_generation = 0;  // Recorder::launch_generation_ at entry (launches only)
-  uint64_t start_ns = 0;
-  CaptureStatus status = CaptureStatus::kNone;
-  CaptureMode mode = CaptureMode::kUnknown;
-  uint64_t capture_id = 0;
-  uint64_t stream_id = 0;  // stream destroy: the handle is gone at exit, so its id is taken here
-};
-
-// The calls in progress on one thread, as a stack: an exit callback pops the entry its enter pushed. Launch callbacks
-// are turned off and on while calls are in flight (sampling windows, capture-only mode), so an enter may never see its
-// exit, and an exit may come without its enter: exits are matched by callback id, and a launch entry that a toggle
-// may have orphaned is dropped when the thread's next call enters.
-struct ThreadState {
-  const char* recording = nullptr;  // the API the recorder is handling on this thread, for the crash note
-  int runtime_depth = 0;            // runtime entries on the stack: driver calls they make are theirs
-  bool busy = false;                // the recorder's own CUDA calls must not be recorded
-  int depth = 0;
-  PendingCall pending[kMaxNesting];
-
-  void Push(const PendingCall& call) {
-    pending[depth++] = call;
-    if (call.runtime) ++runtime_depth;
-  }
-  PendingCall Pop() {
-    const PendingCall call = pending[--depth];
-    if (call.runtime) --runtime_depth;
-    return call;
-  }
-  // A launch cannot have a recorded call inside it (its nested driver launch is skipped), so a launch still on top
-  // when another call enters lost its exit to a toggle, if launch callbacks were turned off since it entered.
-  void DropOrphanedLaunch(uint32_t generation) {
-    while (depth > 0 && pending[depth - 1].launch && pending[depth - 1].launch_generation != generation) Pop();
-  }
-};
-
-thread_local ThreadState t_state;
-
-class Recorder {
- public:
-  absl::Status Start(const RecorderOptions& options);
-  void Stop();
-  void OnFork();
-
-  static void CUPTIAPI Callback(void* userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data);
-  static void CUPTIAPI BufferRequested(uint8_t** buffer, size_t* size, size_t* max_records);
-  static void CUPTIAPI BufferCompleted(CUcontext context, uint32_t stream_id, uint8_t* buffer, size_t size,
-                                       size_t valid_size);
-
- private:
-  absl::Status EnableApiCallbacks(CUpti_CallbackDomain domain, std::vector<CallbackEntry>* table);
-  absl::Status EnableNvtxCallbacks();
-  void OnApi(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_CallbackData* data);
-  void OnApiExit(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CallbackEntry& entry,
-                 const CUpti_CallbackData* data, const PendingCall& pending);
-  void OnNvtx(CUpti_CallbackId cbid, const CUpti_NvtxData* data);
-  void OnContextCreated(const CUpti_ResourceData* data);
-  // Turns the launch callbacks on while a capture is in progress or a sampling window is open, off otherwise (modes
-  // other than kAll). Lock-free so that it can run inside a callback and on the sampler thread at once: whoever
-  // changes the wanted state applies it and re-checks after, so the last one to apply leaves the wanted state.
-  void ApplyLaunchCallbacks();
-  void SetSamplingWindow(bool open);
-  void RunSampler();  // the sampler thread's body (LaunchRecording::kSampled)
-  void CaptureStateAtEntry(const CallbackEntry& entry, const DecodedCall& call, PendingCall* pending);
-  uint64_t StreamId(CUcontext context, CUstream stream, bool per_thread);
-  trace::HostMemory HostMemoryOf(const DecodedCall& call);
-  bool WantsBacktrace(ApiKind kind, int32_t return_code, CaptureStatus status) const;
-  trace::StringId NvtxMessage(const nvtxEventAttributes_t* attributes);
-
-  RecorderOptions options_;
-  std::string path_;
-  std::unique_ptr<trace::TraceWriter> writer_;
-  std::unique_ptr<CuptiSubscription> subscription_;
-  std::unique_ptr<ActivityRecording> activity_;
-  std::unique_ptr<ActivityDecoder> decoder_;
-  BacktraceRecorder backtraces_;
-  std::vector<CallbackEntry> runtime_table_;
-  std::vector<CallbackEntry> driver_table_;
-  std::vector<std::pair<CUpti_CallbackDomain, CUpti_CallbackId>> launch_callbacks_;  // toggled (not kAll)
-  std::atomic<bool> window_open_{false};
-  // Launches outside captures, counted only while the sampler waits for the first window's quota: an atomic add on
-  // every launch would cost the other modes for nothing.
-  std::atomic<bool> counting_launches_{false};
-  std::atomic<uint64_t> launches_recorded_{0};
-  std::atomic<uint32_t> launch_generation_{0};  // bumped whenever launch callbacks are turned off
-
-  absl::Mutex sampler_mutex_;
-  bool sampler_stop_ ABSL_GUARDED_BY(sampler_mutex_) = false;
-  std::thread* sampler_ = nullptr;  // left alone in a forked child, which holds a copy of a thread it does not have
-  pid_t sampler_pid_ = 0;
-
-  std::atomic<int> active_captures_{0};
-  absl::Mutex mutex_;
-  std::vector<ActiveCapture> captures_ ABSL_GUARDED_BY(mutex_);
-  absl::flat_hash_map<CUgraphExec, uint32_t> exec_graph_ ABSL_GUARDED_BY(mutex_);  // exec -> source graph id
-  absl::flat_hash_map<CUevent, uint64_t> event_streams_ ABSL_GUARDED_BY(mutex_);   // recorded during capture
-  absl::flat_hash_map<uintptr_t, trace::StringId> nvtx_domains_ ABSL_GUARDED_BY(mutex_);
-  absl::flat_hash_map<uintptr_t, trace::StringId> nvtx_registered_ ABSL_GUARDED_BY(mutex_);
-};
-
 Recorder& TheRecorder() {
   static Recorder* const recorder = new Recorder();  // never destroyed: callbacks may still arrive at exit
   return *recorder;
-}
-
-std::string TracePath(const std::string& dir) {
-  char host[256] = {0};
-  gethostname(host, sizeof(host) - 1);
-  return absl::StrCat(dir, "/trace-", host, "-", getpid(), ".gctrace");
 }
 
 absl::Status Recorder::Start(const RecorderOptions& options) {
@@ -226,18 +71,16 @@ absl::Status Recorder::Start(const RecorderOptions& options) {
   }
   if (options_.launches == trace::LaunchRecording::kCaptureOnly) options_.record_activity = false;
   absl::InitializeSymbolizer("/proc/self/exe");
+  python_ = PythonStackReader::Detect();
   path_ = TracePath(options_.trace_dir);
+  trace::TraceWriter::Options writer_options;
+  writer_options.clock = &CuptiNow;
   absl::StatusOr<std::unique_ptr<trace::TraceWriter>> writer =
-      trace::TraceWriter::Create(path_, CurrentProcess(static_cast<uint32_t>(getppid())));
+      trace::TraceWriter::Create(path_, CurrentProcess(static_cast<uint32_t>(getppid())), writer_options);
   if (!writer.ok()) return writer.status();
   writer_ = *std::move(writer);
 
-  Environment environment;
-  const Environment process_environment = Environment::FromCurrentProcess();
-  for (const auto& [name, value] : process_environment.variables()) {
-    if (MattersToCapture(name)) environment.Set(name, value);
-  }
-  writer_->WriteEnvironment(environment);
+  writer_->WriteEnvironment(CaptureEnvironment());
 
   trace::RecorderStatus status;
   status.launches = options_.launches;
@@ -279,58 +122,6 @@ absl::Status Recorder::Start(const RecorderOptions& options) {
   return absl::OkStatus();
 }
 
-void Recorder::RunSampler() {
-  const trace::SamplingSchedule& s = options_.sampling;
-  absl::MutexLock lock(&sampler_mutex_);
-  // Waits `ms`; true when asked to stop.
-  auto stopped_after = [&](uint32_t ms) {
-    return sampler_mutex_.AwaitWithTimeout(absl::Condition(&sampler_stop_), absl::Milliseconds(ms));
-  };
-  // The first window lasts until the program's first launches are recorded, however long its set-up took (polled:
-  // the launch callback only counts).
-  constexpr uint32_t kPollMs = 20;
-  while (launches_recorded_.load(std::memory_order_relaxed) < s.first_launches) {
-    if (stopped_after(kPollMs)) return;
-  }
-  counting_launches_.store(false, std::memory_order_relaxed);
-  SetSamplingWindow(false);
-  if (s.period_ms == 0) return;
-  while (!stopped_after(s.period_ms - s.window_ms)) {
-    SetSamplingWindow(true);
-    if (stopped_after(s.window_ms)) return;
-    SetSamplingWindow(false);
-  }
-}
-
-void Recorder::SetSamplingWindow(bool open) {
-  uint64_t now = 0;
-  if (open) {
-    if (activity_ != nullptr) activity_->Resume();
-    window_open_.store(true);
-    ApplyLaunchCallbacks();
-    cuptiGetTimestamp(&now);
-    writer_->WriteLaunchWindowEdge(/*open=*/true, now);
-  } else {
-    cuptiGetTimestamp(&now);
-    writer_->WriteLaunchWindowEdge(/*open=*/false, now);
-    window_open_.store(false);
-    ApplyLaunchCallbacks();
-    if (activity_ != nullptr) activity_->Pause();
-  }
-}
-
-void Recorder::ApplyLaunchCallbacks() {
-  if (launch_callbacks_.empty()) return;
-  bool want;
-  do {
-    want = window_open_.load() || active_captures_.load() > 0;
-    for (const auto& [domain, cbid] : launch_callbacks_) subscription_->Enable(domain, cbid, want).IgnoreError();
-    // After the callbacks are off: a launch that entered before then may never see its exit (seen on an H200), and
-    // its older generation marks it as orphaned.
-    if (!want) launch_generation_.fetch_add(1);
-  } while (want != (window_open_.load() || active_captures_.load() > 0));
-}
-
 absl::Status Recorder::EnableApiCallbacks(CUpti_CallbackDomain domain, std::vector<CallbackEntry>* table) {
   table->assign(CallbackIdLimit(domain), CallbackEntry{});
   for (const RecordedCallback& callback : RecordedCallbacks(domain)) {
@@ -344,19 +135,6 @@ absl::Status Recorder::EnableApiCallbacks(CUpti_CallbackDomain domain, std::vect
       continue;
     }
     if (absl::Status s = subscription_->Enable(domain, callback.cbid); !s.ok()) return s;
-  }
-  return absl::OkStatus();
-}
-
-absl::Status Recorder::EnableNvtxCallbacks() {
-  for (CUpti_CallbackId cbid :
-       {CUPTI_CBID_NVTX_nvtxRangePushA, CUPTI_CBID_NVTX_nvtxRangePushEx, CUPTI_CBID_NVTX_nvtxRangePop,
-        CUPTI_CBID_NVTX_nvtxRangeStartA, CUPTI_CBID_NVTX_nvtxRangeStartEx, CUPTI_CBID_NVTX_nvtxRangeEnd,
-        CUPTI_CBID_NVTX_nvtxMarkA, CUPTI_CBID_NVTX_nvtxMarkEx, CUPTI_CBID_NVTX_nvtxDomainRangePushEx,
-        CUPTI_CBID_NVTX_nvtxDomainRangePop, CUPTI_CBID_NVTX_nvtxDomainRangeStartEx, CUPTI_CBID_NVTX_nvtxDomainRangeEnd,
-        CUPTI_CBID_NVTX_nvtxDomainMarkEx, CUPTI_CBID_NVTX_nvtxDomainCreateA,
-        CUPTI_CBID_NVTX_nvtxDomainRegisterStringA}) {
-    if (absl::Status s = subscription_->Enable(CUPTI_CB_DOMAIN_NVTX, cbid); !s.ok()) return s;
   }
   return absl::OkStatus();
 }
@@ -377,8 +155,16 @@ void Recorder::Stop() {
       writer_->WriteLaunchWindowEdge(/*open=*/false, now);
     }
   }
-  activity_.reset();  // flushes pending activity buffers through BufferCompleted
-  subscription_.reset();
+  if (activity_ != nullptr) {
+    for (const absl::Status& s : activity_->Close())
+      StatusFailed(s);  // flushes pending buffers through BufferCompleted
+    activity_.reset();
+  }
+  if (subscription_ != nullptr) {
+    if (absl::Status s = subscription_->Close(); !s.ok()) StatusFailed(s);
+    subscription_.reset();
+  }
+  writer_->MarkEnd(trace::TraceEnd::kClean);
 }
 
 void Recorder::OnFork() {
@@ -423,10 +209,18 @@ uint64_t Recorder::StreamId(CUcontext context, CUstream stream, bool per_thread)
     stream = nullptr;
     per_thread = true;
   }
-  if (context == nullptr && cuCtxGetCurrent(&context) != CUDA_SUCCESS) return 0;
+  if (context == nullptr) {
+    if (const CUresult r = cuCtxGetCurrent(&context); r != CUDA_SUCCESS) {
+      CallFailed("cuCtxGetCurrent", r);
+      return 0;
+    }
+  }
   if (context == nullptr) return 0;
   uint32_t id = 0;
-  if (cuptiGetStreamIdEx(context, stream, per_thread ? 1 : 0, &id) != CUPTI_SUCCESS) return 0;
+  if (const CUptiResult r = cuptiGetStreamIdEx(context, stream, per_thread ? 1 : 0, &id); r != CUPTI_SUCCESS) {
+    CallFailed("cuptiGetStreamIdEx", r);
+    return 0;
+  }
   return id;
 }
 
@@ -436,7 +230,10 @@ void Recorder::CaptureStateAtEntry(const CallbackEntry& entry, const DecodedCall
   if (call.has_stream && !IsLegacyStream(call.stream)) {
     CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
     cuuint64_t id = 0;
-    if (cuStreamGetCaptureInfo(call.stream, &status, &id, nullptr, nullptr, nullptr, nullptr) == CUDA_SUCCESS) {
+    if (const CUresult r = cuStreamGetCaptureInfo(call.stream, &status, &id, nullptr, nullptr, nullptr, nullptr);
+        r != CUDA_SUCCESS) {
+      CallFailed("cuStreamGetCaptureInfo", r);
+    } else {
       pending->status = status == CU_STREAM_CAPTURE_STATUS_ACTIVE        ? CaptureStatus::kActive
                         : status == CU_STREAM_CAPTURE_STATUS_INVALIDATED ? CaptureStatus::kInvalidated
                                                                          : CaptureStatus::kNone;
@@ -516,7 +313,9 @@ void Recorder::OnApi(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const C
   ThreadState& state = t_state;
   if (data->callbackSite == CUPTI_API_ENTER) {
     const uint32_t generation = launch_generation_.load(std::memory_order_relaxed);
-    state.DropOrphanedLaunch(generation);
+    if (const int lost = state.DropOrphanedLaunch(generation); lost > 0) {
+      writer_->CountLoss(trace::LossKind::kLaunchExitLost, static_cast<uint64_t>(lost));
+    }
     if (!runtime && state.runtime_depth > 0) return;
     if (state.depth >= kMaxNesting) return;
     // A launch entering inside a launch in progress is the same launch dispatched again: seen on an H200 after launch
@@ -615,7 +414,10 @@ void Recorder::OnApiExit(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, con
       if (record.return_code == 0 && call.has_stream) {
         CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
         cuuint64_t id = 0;
-        cuStreamGetCaptureInfo(call.stream, &status, &id, nullptr, nullptr, nullptr, nullptr);
+        if (const CUresult r = cuStreamGetCaptureInfo(call.stream, &status, &id, nullptr, nullptr, nullptr, nullptr);
+            r != CUDA_SUCCESS) {
+          CallFailed("cuStreamGetCaptureInfo", r);
+        }
         const CaptureMode mode = call.capture_mode >= 0 && call.capture_mode <= 2
                                      ? static_cast<CaptureMode>(call.capture_mode)
                                      : CaptureMode::kUnknown;
@@ -650,23 +452,16 @@ void Recorder::OnApiExit(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, con
       }
       if (last) ApplyLaunchCallbacks();
       if (record.return_code == 0 && call.out_graph != nullptr && *call.out_graph != nullptr) {
-        uint32_t graph_id = 0;
-        cuptiGetGraphId(*call.out_graph, &graph_id);
-        record.graph_id = graph_id;
-        size_t nodes = 0;
-        cuGraphGetNodes(*call.out_graph, nullptr, &nodes);
-        record.node_count = static_cast<uint32_t>(nodes);
+        record.graph_id = GraphId(*call.out_graph);
+        record.node_count = NodeCount(*call.out_graph);
       }
       break;
     }
     case ApiKind::kGraphInstantiate:
       if (call.graph != nullptr) {
-        uint32_t graph_id = 0;
-        cuptiGetGraphId(call.graph, &graph_id);
+        const uint32_t graph_id = GraphId(call.graph);
         record.graph_id = graph_id;
-        size_t nodes = 0;
-        cuGraphGetNodes(call.graph, nullptr, &nodes);
-        record.node_count = static_cast<uint32_t>(nodes);
+        record.node_count = NodeCount(call.graph);
         if (record.return_code == 0 && call.out_exec != nullptr) {
           absl::MutexLock lock(&mutex_);
           exec_graph_[*call.out_exec] = graph_id;
@@ -683,11 +478,7 @@ void Recorder::OnApiExit(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, con
       break;
     }
     case ApiKind::kGraphDestroy:
-      if (call.graph != nullptr) {
-        uint32_t graph_id = 0;
-        cuptiGetGraphId(call.graph, &graph_id);
-        record.graph_id = graph_id;
-      }
+      if (call.graph != nullptr) record.graph_id = GraphId(call.graph);
       break;
     case ApiKind::kEventRecord:
       // Which stream an event was recorded on, so a later wait can name the stream it joins (fork/join tracking).
@@ -707,8 +498,9 @@ void Recorder::OnApiExit(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, con
       if (capturing && call.has_stream && !IsLegacyStream(call.stream)) {
         CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
         cuuint64_t id = 0;
-        if (cuStreamGetCaptureInfo(call.stream, &status, &id, nullptr, nullptr, nullptr, nullptr) == CUDA_SUCCESS &&
-            status != CU_STREAM_CAPTURE_STATUS_NONE) {
+        const CUresult r = cuStreamGetCaptureInfo(call.stream, &status, &id, nullptr, nullptr, nullptr, nullptr);
+        if (r != CUDA_SUCCESS) CallFailed("cuStreamGetCaptureInfo", r);
+        if (r == CUDA_SUCCESS && status != CU_STREAM_CAPTURE_STATUS_NONE) {
           record.capture_status =
               status == CU_STREAM_CAPTURE_STATUS_ACTIVE ? CaptureStatus::kActive : CaptureStatus::kInvalidated;
           record.capture_id = id;
@@ -725,197 +517,96 @@ void Recorder::OnApiExit(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, con
   }
   if (WantsBacktrace(entry.kind, record.return_code, record.capture_status)) {
     record.backtrace = backtraces_.Capture(writer_.get());
+    record.python_stack = CapturePythonStack();
   }
   writer_->WriteApiCall(record);
 }
 
-trace::StringId Recorder::NvtxMessage(const nvtxEventAttributes_t* attributes) {
-  if (attributes == nullptr) return 0;
-  switch (attributes->messageType) {
-    case NVTX_MESSAGE_TYPE_ASCII:
-      return attributes->message.ascii != nullptr ? writer_->InternString(attributes->message.ascii) : 0;
-    case NVTX_MESSAGE_TYPE_REGISTERED: {
-      absl::MutexLock lock(&mutex_);
-      auto it = nvtx_registered_.find(reinterpret_cast<uintptr_t>(attributes->message.registered));
-      return it == nvtx_registered_.end() ? 0 : it->second;
-    }
-    default:
-      return 0;
+trace::PythonStackId Recorder::CapturePythonStack() {
+  if (python_ == nullptr) return 0;
+  std::vector<trace::PythonFrameRef> frames;
+  for (const PythonFrame& frame : python_->Capture(kMaxPythonFrames)) {
+    frames.push_back({writer_->InternString(frame.file), static_cast<uint32_t>(std::max(frame.line, 0)),
+                      writer_->InternString(frame.function)});
   }
-}
-
-void Recorder::OnNvtx(CUpti_CallbackId cbid, const CUpti_NvtxData* data) {
-  trace::NvtxEvent event;
-  event.thread_id = CurrentThreadId();
-  cuptiGetTimestamp(&event.time_ns);
-  auto domain_of = [this](nvtxDomainHandle_t domain) -> trace::StringId {
-    absl::MutexLock lock(&mutex_);
-    auto it = nvtx_domains_.find(reinterpret_cast<uintptr_t>(domain));
-    return it == nvtx_domains_.end() ? 0 : it->second;
-  };
-  const void* params = data->functionParams;
-  switch (cbid) {
-    case CUPTI_CBID_NVTX_nvtxRangePushA:
-      event.kind = trace::NvtxEvent::Kind::kPush;
-      event.message = writer_->InternString(static_cast<const nvtxRangePushA_params*>(params)->message);
-      break;
-    case CUPTI_CBID_NVTX_nvtxRangePushEx:
-      event.kind = trace::NvtxEvent::Kind::kPush;
-      event.message = NvtxMessage(static_cast<const nvtxRangePushEx_params*>(params)->eventAttrib);
-      break;
-    case CUPTI_CBID_NVTX_nvtxRangePop:
-      event.kind = trace::NvtxEvent::Kind::kPop;
-      break;
-    case CUPTI_CBID_NVTX_nvtxRangeStartA:
-    case CUPTI_CBID_NVTX_nvtxRangeStartEx:
-      event.kind = trace::NvtxEvent::Kind::kRangeStart;
-      event.message = cbid == CUPTI_CBID_NVTX_nvtxRangeStartA
-                          ? writer_->InternString(static_cast<const nvtxRangeStartA_params*>(params)->message)
-                          : NvtxMessage(static_cast<const nvtxRangeStartEx_params*>(params)->eventAttrib);
-      if (data->functionReturnValue != nullptr) {
-        event.range_id = *static_cast<const nvtxRangeId_t*>(data->functionReturnValue);
-      }
-      break;
-    case CUPTI_CBID_NVTX_nvtxRangeEnd:
-      event.kind = trace::NvtxEvent::Kind::kRangeEnd;
-      event.range_id = static_cast<const nvtxRangeEnd_params*>(params)->id;
-      break;
-    case CUPTI_CBID_NVTX_nvtxMarkA:
-      event.kind = trace::NvtxEvent::Kind::kMark;
-      event.message = writer_->InternString(static_cast<const nvtxMarkA_params*>(params)->message);
-      break;
-    case CUPTI_CBID_NVTX_nvtxMarkEx:
-      event.kind = trace::NvtxEvent::Kind::kMark;
-      event.message = NvtxMessage(static_cast<const nvtxMarkEx_params*>(params)->eventAttrib);
-      break;
-    case CUPTI_CBID_NVTX_nvtxDomainRangePushEx: {
-      const auto* p = static_cast<const nvtxDomainRangePushEx_params*>(params);
-      event.kind = trace::NvtxEvent::Kind::kPush;
-      event.domain = domain_of(p->domain);
-      event.message = NvtxMessage(p->core.eventAttrib);
-      break;
-    }
-    case CUPTI_CBID_NVTX_nvtxDomainRangePop:
-      event.kind = trace::NvtxEvent::Kind::kPop;
-      event.domain = domain_of(static_cast<const nvtxDomainRangePop_params*>(params)->domain);
-      break;
-    case CUPTI_CBID_NVTX_nvtxDomainRangeStartEx: {
-      const auto* p = static_cast<const nvtxDomainRangeStartEx_params*>(params);
-      event.kind = trace::NvtxEvent::Kind::kRangeStart;
-      event.domain = domain_of(p->domain);
-      event.message = NvtxMessage(p->core.eventAttrib);
-      if (data->functionReturnValue != nullptr) {
-        event.range_id = *static_cast<const nvtxRangeId_t*>(data->functionReturnValue);
-      }
-      break;
-    }
-    case CUPTI_CBID_NVTX_nvtxDomainRangeEnd: {
-      const auto* p = static_cast<const nvtxDomainRangeEnd_params*>(params);
-      event.kind = trace::NvtxEvent::Kind::kRangeEnd;
-      event.domain = domain_of(p->domain);
-      event.range_id = p->core.id;
-      break;
-    }
-    case CUPTI_CBID_NVTX_nvtxDomainMarkEx: {
-      const auto* p = static_cast<const nvtxDomainMarkEx_params*>(params);
-      event.kind = trace::NvtxEvent::Kind::kMark;
-      event.domain = domain_of(p->domain);
-      event.message = NvtxMessage(p->core.eventAttrib);
-      break;
-    }
-    case CUPTI_CBID_NVTX_nvtxDomainCreateA: {
-      const auto* p = static_cast<const nvtxDomainCreateA_params*>(params);
-      if (data->functionReturnValue != nullptr && p->name != nullptr) {
-        const auto handle = *static_cast<const nvtxDomainHandle_t*>(data->functionReturnValue);
-        const trace::StringId name = writer_->InternString(p->name);
-        absl::MutexLock lock(&mutex_);
-        nvtx_domains_[reinterpret_cast<uintptr_t>(handle)] = name;
-      }
-      return;
-    }
-    case CUPTI_CBID_NVTX_nvtxDomainRegisterStringA: {
-      const auto* p = static_cast<const nvtxDomainRegisterStringA_params*>(params);
-      if (data->functionReturnValue != nullptr && p->string != nullptr) {
-        const auto handle = *static_cast<const nvtxStringHandle_t*>(data->functionReturnValue);
-        const trace::StringId text = writer_->InternString(p->string);
-        absl::MutexLock lock(&mutex_);
-        nvtx_registered_[reinterpret_cast<uintptr_t>(handle)] = text;
-      }
-      return;
-    }
-    default:
-      return;
-  }
-  writer_->WriteNvtx(event);
+  return writer_->AddPythonStack(frames);
 }
 
 void Recorder::OnContextCreated(const CUpti_ResourceData* data) {
-  uint32_t device_index = 0;
-  if (cuptiGetDeviceId(data->context, &device_index) != CUPTI_SUCCESS) return;
-  CUdevice device;
-  if (cuDeviceGet(&device, static_cast<int>(device_index)) != CUDA_SUCCESS) return;
-  trace::DeviceInfo info;
-  info.index = device_index;
-  char name[256] = {0};
-  cuDeviceGetName(name, sizeof(name) - 1, device);
-  info.gpu.name = name;
-  cuDeviceGetAttribute(&info.gpu.cc_major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, device);
-  cuDeviceGetAttribute(&info.gpu.cc_minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, device);
-  int driver = 0;
-  if (cuDriverGetVersion(&driver) == CUDA_SUCCESS)
-    info.gpu.driver = absl::StrCat(driver / 1000, ".", driver % 1000 / 10);
-  writer_->WriteDevice(info);
+  absl::StatusOr<trace::DeviceInfo> device = DeviceOfContext(data->context);
+  if (device.ok()) {
+    writer_->WriteDevice(*device);
+  } else {
+    StatusFailed(device.status());
+  }
 }
+
+uint32_t Recorder::GraphId(CUgraph graph) {
+  uint32_t id = 0;
+  if (const CUptiResult r = cuptiGetGraphId(graph, &id); r != CUPTI_SUCCESS) CallFailed("cuptiGetGraphId", r);
+  return id;
+}
+
+uint32_t Recorder::NodeCount(CUgraph graph) {
+  size_t nodes = 0;
+  if (const CUresult r = cuGraphGetNodes(graph, nullptr, &nodes); r != CUDA_SUCCESS) CallFailed("cuGraphGetNodes", r);
+  return static_cast<uint32_t>(nodes);
+}
+
+void Recorder::CallFailed(const char* call, int code) {
+  if (writer_ == nullptr) return;
+  writer_->CountLoss(trace::LossKind::kCallError, 1);
+  if (error_records_.fetch_add(1, std::memory_order_relaxed) >= kMaxErrorRecords) return;
+  trace::RecorderError error;
+  error.kind = trace::LossKind::kCallError;
+  error.time_ns = CuptiNow();
+  error.call = writer_->InternString(call);
+  error.code = code;
+  writer_->WriteRecorderError(error);
+}
+
+void Recorder::StatusFailed(const absl::Status& status) { CallFailed(std::string(status.message()).c_str(), 0); }
+
+trace::TraceWriter* RecorderWriter() { return TheRecorder().writer_.get(); }
 
 void CUPTIAPI Recorder::BufferRequested(uint8_t** buffer, size_t* size, size_t* max_records) {
   *buffer = static_cast<uint8_t*>(std::aligned_alloc(8, kActivityBufferBytes));
   *size = *buffer != nullptr ? kActivityBufferBytes : 0;
   *max_records = 0;
+  if (*buffer == nullptr && TheRecorder().writer_ != nullptr) {
+    TheRecorder().writer_->CountLoss(trace::LossKind::kActivityBufferFailed, 1);
+  }
 }
 
-void CUPTIAPI Recorder::BufferCompleted(CUcontext, uint32_t, uint8_t* buffer, size_t, size_t valid_size) {
+void CUPTIAPI Recorder::BufferCompleted(CUcontext context, uint32_t stream_id, uint8_t* buffer, size_t,
+                                        size_t valid_size) {
   Recorder& recorder = TheRecorder();
   if (recorder.decoder_ != nullptr && valid_size > 0) recorder.decoder_->DecodeBuffer(buffer, valid_size);
   std::free(buffer);
+  // What CUPTI could not fit in the buffers of this context and stream (CUPTI's own accounting, as Kineto reads it).
+  size_t dropped = 0;
+  if (const CUptiResult r = cuptiActivityGetNumDroppedRecords(context, stream_id, &dropped); r != CUPTI_SUCCESS) {
+    recorder.CallFailed("cuptiActivityGetNumDroppedRecords", r);
+    return;
+  }
+  if (dropped == 0 || recorder.writer_ == nullptr) return;
+  recorder.writer_->CountLoss(trace::LossKind::kActivityDropped, dropped);
+  if (recorder.error_records_.fetch_add(1, std::memory_order_relaxed) >= kMaxErrorRecords) return;
+  trace::RecorderError error;
+  error.kind = trace::LossKind::kActivityDropped;
+  error.time_ns = CuptiNow();
+  error.count = dropped;
+  uint32_t context_id = 0;
+  if (context != nullptr && cuptiGetContextId(context, &context_id) == CUPTI_SUCCESS) error.context_id = context_id;
+  error.stream_id = stream_id;
+  recorder.writer_->WriteRecorderError(error);
 }
 
-// Crash signals: hand CUPTI's pending activity buffers to the trace (best effort: CUPTI is not async-signal-safe,
-// but the process is dying anyway), then let the previous handler or the default action run.
-constexpr int kCrashSignals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
-struct sigaction g_previous_actions[sizeof(kCrashSignals) / sizeof(int)];
+}  // namespace graphcheck::capture::internal
 
-void OnCrashSignal(int signal, siginfo_t* info, void* context) {
-  static std::atomic<bool> flushing{false};
-  if (!flushing.exchange(true)) {
-    // Say where the program died: the frames tell a crash in the program from one in the recorder.
-    char header[256];
-    const char* recording = t_state.recording;
-    const int length = snprintf(
-        header, sizeof(header), "graphcheck: pid %d received signal %d%s%s; backtrace:\n", static_cast<int>(getpid()),
-        signal, recording != nullptr ? " while the recorder handled " : "", recording != nullptr ? recording : "");
-    (void)!write(STDERR_FILENO, header, length);
-    void* frames[64];
-    backtrace_symbols_fd(frames, backtrace(frames, 64), STDERR_FILENO);
-    ActivityRecording::FlushAll(/*forced=*/true);
-  }
-  for (size_t i = 0; i < sizeof(kCrashSignals) / sizeof(int); ++i) {
-    if (kCrashSignals[i] != signal) continue;
-    sigaction(signal, &g_previous_actions[i], nullptr);
-  }
-  raise(signal);
-}
+namespace graphcheck::capture {
 
-void InstallCrashHandlers() {
-  struct sigaction action = {};
-  action.sa_sigaction = &OnCrashSignal;
-  action.sa_flags = SA_SIGINFO | SA_RESETHAND;
-  sigemptyset(&action.sa_mask);
-  for (size_t i = 0; i < sizeof(kCrashSignals) / sizeof(int); ++i) {
-    sigaction(kCrashSignals[i], &action, &g_previous_actions[i]);
-  }
-}
-
-}  // namespace
+using internal::TheRecorder;
 
 absl::Status StartRecorder(const RecorderOptions& options) {
   static absl::Status status = [&] {
@@ -923,7 +614,13 @@ absl::Status StartRecorder(const RecorderOptions& options) {
     if (!s.ok()) return s;
     std::atexit([] { TheRecorder().Stop(); });
     pthread_atfork(nullptr, nullptr, [] { TheRecorder().OnFork(); });
-    InstallCrashHandlers();
+    CrashHooks hooks;
+    hooks.recording_api = [] { return internal::t_state.recording; };
+    // Only what is async-signal-safe: the header says the process crashed, and with which signal.
+    hooks.on_crash = [](int signal) {
+      if (trace::TraceWriter* writer = internal::RecorderWriter()) writer->MarkEnd(trace::TraceEnd::kCrashed, signal);
+    };
+    InstallCrashHandlers(hooks);
     return absl::OkStatus();
   }();
   return status;

@@ -16,8 +16,8 @@ StringId Trace::Intern(absl::string_view s) {
 bool CallDetail::operator==(const CallDetail& o) const {
   return name == o.name && domain == o.domain && legacy_stream == o.legacy_stream && direction == o.direction &&
          host_memory == o.host_memory && callback_id == o.callback_id && return_code == o.return_code &&
-         backtrace == o.backtrace && kernel_name == o.kernel_name && grid == o.grid && block == o.block &&
-         node_count == o.node_count && bytes == o.bytes && graph_id == o.graph_id &&
+         backtrace == o.backtrace && python_stack == o.python_stack && kernel_name == o.kernel_name && grid == o.grid &&
+         block == o.block && node_count == o.node_count && bytes == o.bytes && graph_id == o.graph_id &&
          other_stream_id == o.other_stream_id;
 }
 
@@ -227,6 +227,22 @@ void DeriveGraphLaunches(Trace* trace) {
                               trace->graph_launches.end());
   std::sort(trace->graph_launches.begin(), trace->graph_launches.end(),
             [](const GraphLaunchActivity& a, const GraphLaunchActivity& b) { return a.start_ns < b.start_ns; });
+}
+
+absl::string_view LossKindName(LossKind kind) {
+  switch (kind) {
+    case LossKind::kActivityDropped:
+      return "activity-dropped";
+    case LossKind::kWriterDropped:
+      return "writer-dropped";
+    case LossKind::kLaunchExitLost:
+      return "launch-exit-lost";
+    case LossKind::kCallError:
+      return "call-error";
+    case LossKind::kActivityBufferFailed:
+      return "activity-buffer-failed";
+  }
+  return "unknown";
 }
 
 }  // namespace graphcheck::trace

@@ -23,8 +23,9 @@
 
 namespace graphcheck::trace {
 
-using StringId = uint32_t;     // index into Trace::strings; 0 = ""
-using BacktraceId = uint32_t;  // index into Trace::backtraces + 1; 0 = no backtrace
+using StringId = uint32_t;       // index into Trace::strings; 0 = ""
+using BacktraceId = uint32_t;    // index into Trace::backtraces + 1; 0 = no backtrace
+using PythonStackId = uint32_t;  // index into Trace::python_stacks + 1; 0 = no Python stack
 
 enum class ApiDomain : uint8_t { kRuntime = 1, kDriver = 2 };
 
@@ -87,7 +88,8 @@ struct CallDetail {
   uint32_t callback_id = 0;  // CUPTI callback id, for reference
   int32_t return_code = 0;   // cudaError_t or CUresult; 0 = success
   BacktraceId backtrace = 0;
-  StringId kernel_name = 0;  // launches: demangled kernel name
+  PythonStackId python_stack = 0;  // the calling thread's Python frames, taken with the backtrace (CPython programs)
+  StringId kernel_name = 0;        // launches: demangled kernel name
   std::array<uint32_t, 3> grid = {0, 0, 0};
   std::array<uint32_t, 3> block = {0, 0, 0};
   uint32_t node_count = 0;  // graph instantiate / capture end
@@ -101,8 +103,8 @@ struct CallDetail {
   template <typename H>
   friend H AbslHashValue(H h, const CallDetail& d) {
     return H::combine(std::move(h), d.name, d.domain, d.legacy_stream, d.direction, d.host_memory, d.callback_id,
-                      d.return_code, d.backtrace, d.kernel_name, d.grid, d.block, d.node_count, d.bytes, d.graph_id,
-                      d.other_stream_id);
+                      d.return_code, d.backtrace, d.python_stack, d.kernel_name, d.grid, d.block, d.node_count, d.bytes,
+                      d.graph_id, d.other_stream_id);
   }
 };
 
@@ -210,6 +212,24 @@ struct Backtrace {
   std::vector<StringId> frames;
 };
 
+// One Python frame as recorded: file and function as string ids, the line 1-based (0 = unknown).
+struct PythonFrameRef {
+  StringId file = 0;
+  uint32_t line = 0;
+  StringId function = 0;
+
+  bool operator==(const PythonFrameRef& o) const { return file == o.file && line == o.line && function == o.function; }
+  template <typename H>
+  friend H AbslHashValue(H h, const PythonFrameRef& f) {
+    return H::combine(std::move(h), f.file, f.line, f.function);
+  }
+};
+
+// The Python stack of the thread that made a call, innermost first.
+struct PythonStack {
+  std::vector<PythonFrameRef> frames;
+};
+
 struct ProcessInfo {
   uint32_t pid = 0;
   uint32_t parent_pid = 0;
@@ -249,6 +269,59 @@ struct LaunchWindow {
   uint64_t end_ns = ~uint64_t{0};  // open: the process ended (or was killed) inside the window
 };
 
+// Ways a record can be lost, counted by the recorder in the trace file's first page (since format 1.2).
+enum class LossKind : uint8_t {
+  kActivityDropped = 0,       // CUPTI dropped activity records (cuptiActivityGetNumDroppedRecords)
+  kWriterDropped = 1,         // records the trace writer could not place (disk full, file could not grow)
+  kLaunchExitLost = 2,        // launches whose exit callback was lost when launch callbacks were turned off
+  kCallError = 3,             // a CUPTI or driver call the recorder made failed; what it would have filled is missing
+  kActivityBufferFailed = 4,  // an activity buffer could not be allocated (CUPTI then drops records)
+};
+inline constexpr size_t kLossKinds = 5;
+absl::string_view LossKindName(LossKind kind);  // "activity-dropped", ...
+
+// How the writing process ended, as its trace's header says (since format 1.2).
+enum class TraceEnd : uint8_t {
+  kUnknown = 0,  // a trace older than 1.2: not recorded
+  kRunning = 1,  // no end written: still running, or killed (SIGKILL, os._exit, power loss)
+  kClean = 2,    // the recorder stopped at exit
+  kCrashed = 3,  // a crash signal (TraceIntegrity::signal)
+};
+
+// One kind of loss, as counted: how many records and the span of times (on the trace's clock) they were counted at.
+struct LossCount {
+  LossKind kind = LossKind::kActivityDropped;
+  uint64_t count = 0;
+  uint64_t first_ns = 0;  // 0 when unknown
+  uint64_t last_ns = 0;
+};
+
+// A loss event the recorder wrote as a record (rate-limited): which call failed with which code, or which context and
+// stream CUPTI dropped activity records of.
+struct RecorderError {
+  LossKind kind = LossKind::kCallError;
+  uint64_t time_ns = 0;
+  uint64_t count = 1;
+  StringId call = 0;  // "cuStreamGetCaptureInfo"; empty for activity drops
+  int32_t code = 0;   // CUresult / CUptiResult
+  uint32_t context_id = 0;
+  uint64_t stream_id = 0;
+};
+
+// What the trace says about its own completeness.
+struct TraceIntegrity {
+  TraceEnd end = TraceEnd::kUnknown;
+  int32_t signal = 0;             // kCrashed: the signal
+  uint64_t end_time_ns = 0;       // wall clock (CLOCK_REALTIME) of the end, when written
+  uint64_t expected_bytes = 0;    // how long the writer made the file (0 before 1.2)
+  uint64_t file_bytes = 0;        // how long it is
+  uint64_t chunks = 0;            // chunks read
+  std::vector<LossCount> losses;  // non-zero counts only
+  std::vector<RecorderError> errors;
+
+  bool Counted() const { return end != TraceEnd::kUnknown; }
+};
+
 // Everything recorded about one process.
 struct Trace {
   ProcessInfo process;
@@ -257,6 +330,7 @@ struct Trace {
   RecorderStatus recorder;
   std::vector<std::string> strings = {""};
   std::vector<Backtrace> backtraces;
+  std::vector<PythonStack> python_stacks;
   std::vector<ApiCall> api_calls;  // in start order per thread; sorted by start_ns after reading
   std::vector<CallDetail> call_details;
   std::vector<KernelActivity> kernels;
@@ -266,6 +340,7 @@ struct Trace {
   std::vector<NvtxEvent> nvtx;
   std::vector<LaunchWindow> launch_windows;  // LaunchRecording::kSampled only; sorted, disjoint
   std::vector<std::string> read_warnings;    // damage the reader stepped over ("truncated record at offset 4096")
+  TraceIntegrity integrity;
 
   // Interning tables of AddCall / AddKernel: detail or shape -> index.
   absl::flat_hash_map<CallDetail, uint32_t> call_detail_index;
@@ -274,6 +349,9 @@ struct Trace {
   absl::string_view String(StringId id) const { return id < strings.size() ? strings[id] : absl::string_view(); }
   const Backtrace* FindBacktrace(BacktraceId id) const {
     return id == 0 || id > backtraces.size() ? nullptr : &backtraces[id - 1];
+  }
+  const PythonStack* FindPythonStack(PythonStackId id) const {
+    return id == 0 || id > python_stacks.size() ? nullptr : &python_stacks[id - 1];
   }
   // The frames of backtrace `id` as text, innermost first; empty for none.
   std::vector<std::string> BacktraceFrames(BacktraceId id) const;

@@ -23,7 +23,7 @@ using internal::RecordType;
 // All chunks start at a multiple of this from the file start (the smallest page size), so after a damaged chunk
 // header the reader can look for the next chunk there.
 constexpr uint64_t kMinAlignment = 4096;
-constexpr uint64_t kMaxChunkCapacity = uint64_t{1} << 40;
+constexpr uint64_t kMaxChunkCapacity = internal::kMaxChunkBytes;
 static_assert(std::tuple_size<decltype(TraceFileStats::records)>::value == internal::kMaxRecordType + 1,
               "TraceFileStats counts every record type");
 
@@ -235,6 +235,11 @@ class ChunkWalker {
         entry.offset = offset;
         return internal::DecodeBacktrace(payload, lenient_, &entry.id, &entry.value) || Drop(backtraces_);
       }
+      case RecordType::kPythonStack: {
+        IdEntry<PythonStack>& entry = python_stacks_.emplace_back();
+        entry.offset = offset;
+        return internal::DecodePythonStack(payload, lenient_, &entry.id, &entry.value) || Drop(python_stacks_);
+      }
       case RecordType::kProcess:
         return DecodeInto(&trace_->process,
                           [&](ProcessInfo* p) { return internal::DecodeProcess(payload, lenient_, p); });
@@ -244,6 +249,9 @@ class ChunkWalker {
       case RecordType::kRecorderStatus:
         return DecodeInto(&trace_->recorder,
                           [&](RecorderStatus* r) { return internal::DecodeRecorderStatus(payload, lenient_, r); });
+      case RecordType::kRecorderError:
+        return internal::DecodeRecorderError(payload, lenient_, &trace_->integrity.errors.emplace_back()) ||
+               Drop(trace_->integrity.errors);
       case RecordType::kLaunchWindowEdge: {
         WindowEdgeEntry& entry = window_edges_.emplace_back();
         return internal::DecodeLaunchWindowEdge(payload, lenient_, &entry.edge, &entry.time_ns) || Drop(window_edges_);
@@ -297,6 +305,10 @@ class ChunkWalker {
       if (id > trace_->backtraces.size()) trace_->backtraces.resize(id);
       trace_->backtraces[id - 1] = std::move(b);
     });
+    PlaceById(python_stacks_, [&](PythonStackId id, PythonStack p) {
+      if (id > trace_->python_stacks.size()) trace_->python_stacks.resize(id);
+      trace_->python_stacks[id - 1] = std::move(p);
+    });
   }
 
   // Edges in time order, paired into windows; a close without an open is damage and skipped, an open without a
@@ -327,6 +339,7 @@ class ChunkWalker {
   TraceFileStats* stats_;
   std::vector<IdEntry<std::string>> strings_;
   std::vector<IdEntry<Backtrace>> backtraces_;
+  std::vector<IdEntry<PythonStack>> python_stacks_;
   std::vector<WindowEdgeEntry> window_edges_;
 };
 
@@ -354,6 +367,36 @@ void SortByTime(std::vector<T>& events, Time time) {
     }
     events[to] = std::move(held);
     order[to] = static_cast<uint32_t>(to);
+  }
+}
+
+// The header's end state and expected length, and the loss table (since 1.2).
+void ReadIntegrity(ByteSource& source, uint64_t data_offset, const uint8_t* header, Trace* trace) {
+  TraceIntegrity& integrity = trace->integrity;
+  const uint32_t end = internal::LoadLe32(header + internal::kEndStateOffset);
+  integrity.end = end >= static_cast<uint32_t>(TraceEnd::kRunning) && end <= static_cast<uint32_t>(TraceEnd::kCrashed)
+                      ? static_cast<TraceEnd>(end)
+                      : TraceEnd::kRunning;  // damaged or never set: no clean end is known
+  integrity.signal = static_cast<int32_t>(internal::LoadLe32(header + internal::kEndSignalOffset));
+  integrity.end_time_ns = internal::LoadLe64(header + internal::kEndTimeOffset);
+  integrity.expected_bytes = internal::LoadLe64(header + internal::kExpectedBytesOffset);
+  if (integrity.expected_bytes > source.size()) {
+    trace->read_warnings.push_back(absl::StrCat("offset ", source.size(), ": the file ends ",
+                                                integrity.expected_bytes - source.size(),
+                                                " bytes before the length its writer gave it (cut or copied early)"));
+  }
+  const uint64_t table_end = internal::kLossTableOffset + internal::kLossEntryBytes * kLossKinds;
+  if (data_offset < table_end || source.size() < table_end) return;
+  const absl::string_view page = source.Read(0, table_end);
+  if (page.size() < table_end) return;
+  const auto* bytes = reinterpret_cast<const uint8_t*>(page.data());
+  const uint64_t entries = std::min<uint64_t>(internal::LoadLe32(bytes + internal::kLossCountOffset), kLossKinds);
+  for (uint64_t k = 0; k < entries; ++k) {
+    const uint8_t* entry = bytes + internal::kLossTableOffset + internal::kLossEntryBytes * k;
+    LossCount loss{static_cast<LossKind>(k), internal::LoadLe64(entry + internal::kLossCountField),
+                   internal::LoadLe64(entry + internal::kLossFirstField),
+                   internal::LoadLe64(entry + internal::kLossLastField)};
+    if (loss.count != 0) integrity.losses.push_back(loss);
   }
 }
 
@@ -392,6 +435,8 @@ absl::StatusOr<Trace> ReadFromSource(ByteSource& source, TraceFileStats* stats) 
     data_offset = granularity = kMinAlignment;
   }
   const bool lenient = stats->minor_version > internal::kMinorVersion;
+  trace.integrity.file_bytes = source.size();
+  if (stats->minor_version >= 2) ReadIntegrity(source, data_offset, header, &trace);
   TraceFileStats counted;
   ChunkWalker(&source, lenient, ChunkWalker::Pass::kCount, &trace, &counted).Walk(data_offset, granularity);
   auto count = [&](RecordType type) { return counted.records[static_cast<size_t>(type)]; };
@@ -401,6 +446,7 @@ absl::StatusOr<Trace> ReadFromSource(ByteSource& source, TraceFileStats* stats) 
   trace.graph_launches.reserve(count(RecordType::kGraphLaunch));
   trace.nvtx.reserve(count(RecordType::kNvtx));
   ChunkWalker(&source, lenient, ChunkWalker::Pass::kDecode, &trace, stats).Walk(data_offset, granularity);
+  trace.integrity.chunks = stats->chunks;
 
   SortByTime(trace.api_calls, [](const ApiCall& c) { return c.start_ns; });
   SortByTime(trace.kernels, [](const KernelActivity& k) { return k.start_ns; });

@@ -14,6 +14,9 @@
 
 namespace graphcheck::trace {
 
+// Record types this reader knows, plus one ([0]: unknown types).
+inline constexpr size_t kTraceRecordTypeSlots = 15;
+
 // What the file held, for `graphcheck trace dump` and for measuring the format's compactness.
 struct TraceFileStats {
   uint16_t major_version = 0;
@@ -22,8 +25,8 @@ struct TraceFileStats {
   uint64_t file_bytes = 0;
   uint64_t chunks = 0;
   // Indexed by record type (internal::RecordType); [0] counts records of types this reader does not know.
-  std::array<uint64_t, 13> records = {};
-  std::array<uint64_t, 13> record_bytes = {};  // header included
+  std::array<uint64_t, kTraceRecordTypeSlots> records = {};
+  std::array<uint64_t, kTraceRecordTypeSlots> record_bytes = {};  // header included
 };
 
 // Errors only when `path` cannot be read or is not a graphcheck trace at all (bad magic, unknown major version):

@@ -185,16 +185,19 @@ struct ForkHandlers {
   }
 };
 
-TraceWriter::TraceWriter(std::string path, std::unique_ptr<Fd> fd, size_t chunk_bytes, size_t data_offset)
+TraceWriter::TraceWriter(std::string path, std::unique_ptr<Fd> fd, size_t chunk_bytes, size_t data_offset,
+                         uint64_t (*clock)())
     : serial_(g_next_serial.fetch_add(1)),
       path_(std::move(path)),
       chunk_bytes_(chunk_bytes),
       data_offset_(data_offset),
+      clock_(clock),
       fork_generation_(g_fork_generation.load()),
       fd_(std::move(fd)),
       next_chunk_offset_(data_offset),
       string_shards_(std::make_unique<std::array<InternShard<std::string>, kShards>>()),
-      backtrace_shards_(std::make_unique<std::array<InternShard<std::vector<StringId>>, kShards>>()) {}
+      backtrace_shards_(std::make_unique<std::array<InternShard<std::vector<StringId>>, kShards>>()),
+      python_shards_(std::make_unique<std::array<InternShard<std::vector<PythonFrameRef>>, kShards>>()) {}
 
 absl::StatusOr<std::unique_ptr<TraceWriter>> TraceWriter::Create(const std::string& path, const ProcessInfo& process) {
   return Create(path, process, Options());
@@ -207,13 +210,71 @@ absl::StatusOr<std::unique_ptr<TraceWriter>> TraceWriter::Create(const std::stri
   const size_t data_offset = RoundUp(internal::kFileHeaderBytes, page);
   absl::StatusOr<int> fd = CreateFile(path, data_offset, chunk_bytes);
   if (!fd.ok()) return fd.status();
-  std::unique_ptr<TraceWriter> writer(new TraceWriter(path, std::make_unique<Fd>(*fd), chunk_bytes, data_offset));
+  std::unique_ptr<TraceWriter> writer(
+      new TraceWriter(path, std::make_unique<Fd>(*fd), chunk_bytes, data_offset, options.clock));
+  if (!writer->MapHeader()) return ErrnoStatus("map", path);
   writer->WriteProcess(writer->CurrentThread(), process);
   if (writer->failed_.load()) return absl::ResourceExhaustedError(absl::StrCat("cannot grow trace file '", path, "'"));
   ForkHandlers::Install();
   std::lock_guard<std::mutex> lock(ForkHandlers::Mutex());
   ForkHandlers::Writers().push_back(writer.get());
   return writer;
+}
+
+static std::atomic<uint64_t>* Atomic64(uint8_t* p) { return reinterpret_cast<std::atomic<uint64_t>*>(p); }
+static std::atomic<uint32_t>* Atomic32(uint8_t* p) { return reinterpret_cast<std::atomic<uint32_t>*>(p); }
+
+bool TraceWriter::MapHeader() {
+  void* base = mmap(nullptr, data_offset_, PROT_READ | PROT_WRITE, MAP_SHARED, fd_->get(), 0);
+  if (base == MAP_FAILED) return false;
+  header_ = std::make_unique<internal::ChunkMapping>(static_cast<uint8_t*>(base), data_offset_);
+  uint8_t* h = header_->base();
+  internal::StoreLe32(h + internal::kLossCountOffset, static_cast<uint32_t>(kLossKinds));
+  Atomic64(h + internal::kExpectedBytesOffset)->store(data_offset_, std::memory_order_relaxed);
+  Atomic32(h + internal::kEndStateOffset)->store(static_cast<uint32_t>(TraceEnd::kRunning), std::memory_order_release);
+  return true;
+}
+
+uint64_t TraceWriter::Now() const {
+  if (clock_ != nullptr) return clock_();
+  timespec now;
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  return static_cast<uint64_t>(now.tv_sec) * 1000000000ull + static_cast<uint64_t>(now.tv_nsec);
+}
+
+void TraceWriter::CountLoss(LossKind kind, uint64_t count) {
+  if (count == 0 || static_cast<size_t>(kind) >= kLossKinds || header_ == nullptr ||
+      fork_generation_ != g_fork_generation.load(std::memory_order_relaxed)) {
+    return;
+  }
+  uint8_t* entry = header_->base() + internal::kLossTableOffset + internal::kLossEntryBytes * static_cast<size_t>(kind);
+  const uint64_t now = Now();
+  Atomic64(entry + internal::kLossCountField)->fetch_add(count, std::memory_order_relaxed);
+  uint64_t unset = 0;
+  Atomic64(entry + internal::kLossFirstField)->compare_exchange_strong(unset, now, std::memory_order_relaxed);
+  std::atomic<uint64_t>* last = Atomic64(entry + internal::kLossLastField);
+  uint64_t previous = last->load(std::memory_order_relaxed);
+  while (previous < now && !last->compare_exchange_weak(previous, now, std::memory_order_relaxed)) {
+  }
+}
+
+void TraceWriter::CountDropped() { CountLoss(LossKind::kWriterDropped, 1); }
+
+void TraceWriter::MarkEnd(TraceEnd end, int signal) {
+  if (header_ == nullptr || fork_generation_ != g_fork_generation.load(std::memory_order_relaxed)) return;
+  uint8_t* h = header_->base();
+  timespec now;
+  clock_gettime(CLOCK_REALTIME, &now);
+  Atomic32(h + internal::kEndSignalOffset)->store(static_cast<uint32_t>(signal), std::memory_order_relaxed);
+  Atomic64(h + internal::kEndTimeOffset)
+      ->store(static_cast<uint64_t>(now.tv_sec) * 1000000000ull + static_cast<uint64_t>(now.tv_nsec),
+              std::memory_order_relaxed);
+  Atomic32(h + internal::kEndStateOffset)->store(static_cast<uint32_t>(end), std::memory_order_release);
+}
+
+void TraceWriter::WriteRecorderError(const RecorderError& error) {
+  AppendCold(CurrentThread(), static_cast<uint8_t>(internal::RecordType::kRecorderError),
+             [&](auto& e) { internal::EncodeRecorderError(e, error); });
 }
 
 TraceWriter::~TraceWriter() {
@@ -248,6 +309,7 @@ bool TraceWriter::Reserve(WriterThread* t, size_t bytes) {
 
 bool TraceWriter::TakeChunk(WriterThread* t, size_t min_payload) {
   const size_t capacity = RoundUp(internal::kChunkHeaderBytes + min_payload, chunk_bytes_);
+  if (capacity > internal::kMaxChunkBytes) return false;  // a record no reader would accept
   uint64_t offset;
   uint32_t sequence;
   void* base;
@@ -269,6 +331,7 @@ bool TraceWriter::TakeChunk(WriterThread* t, size_t min_payload) {
     }
     next_chunk_offset_ += capacity;
     sequence = next_chunk_sequence_++;
+    Atomic64(header_->base() + internal::kExpectedBytesOffset)->store(next_chunk_offset_, std::memory_order_relaxed);
   }
   t->chunk = internal::ChunkMapping(static_cast<uint8_t*>(base), capacity);
   t->used = 0;
@@ -289,6 +352,7 @@ void TraceWriter::AppendHot(uint8_t type, EncodeFn&& encode) {
   WriterThread* t = CurrentThread();
   if (ABSL_PREDICT_FALSE(!Writable()) || !Reserve(t, internal::kMaxRecordHeaderBytes + internal::kMaxHotPayloadBytes)) {
     WriterThread::Bump(t->dropped, 1);
+    CountDropped();
     return;
   }
   // Encode after Reserve: a new chunk resets the delta state.
@@ -309,6 +373,7 @@ void TraceWriter::AppendCold(WriterThread* t, uint8_t type, EncodeFn&& encode) {
   const size_t total = 1 + VarintSize(counter.size()) + counter.size();
   if (!Writable() || !Reserve(t, total)) {
     WriterThread::Bump(t->dropped, 1);
+    CountDropped();
     return;
   }
   internal::Encoder out(t->cursor());
@@ -379,6 +444,11 @@ void TraceWriter::WriteBacktrace(WriterThread* t, BacktraceId id, const std::vec
              [&](auto& e) { internal::EncodeBacktrace(e, id, frames.data(), frames.size()); });
 }
 
+void TraceWriter::WritePythonStack(WriterThread* t, PythonStackId id, const std::vector<PythonFrameRef>& frames) {
+  AppendCold(t, static_cast<uint8_t>(internal::RecordType::kPythonStack),
+             [&](auto& e) { internal::EncodePythonStack(e, id, frames.data(), frames.size()); });
+}
+
 StringId TraceWriter::InternString(absl::string_view s) {
   if (s.empty()) return 0;
   WriterThread* t = CurrentThread();
@@ -400,17 +470,29 @@ StringId TraceWriter::InternString(absl::string_view s) {
   return id;
 }
 
+template <typename Key, typename WriteFn>
+uint32_t TraceWriter::Intern(std::array<InternShard<Key>, kShards>& shards, std::atomic<uint32_t>& next_id,
+                             const Key& key, WriteFn write) {
+  InternShard<Key>& shard = shards[absl::Hash<Key>()(key) % kShards];
+  std::lock_guard<std::mutex> lock(shard.mu);
+  if (auto it = shard.ids.find(key); it != shard.ids.end()) return it->second;
+  const uint32_t id = next_id.fetch_add(1);
+  write(id);  // before any other thread can see the id
+  shard.ids.emplace(key, id);
+  return id;
+}
+
 BacktraceId TraceWriter::AddBacktrace(const std::vector<StringId>& frames) {
   if (frames.empty()) return 0;
   WriterThread* t = CurrentThread();
-  InternShard<std::vector<StringId>>& shard =
-      (*backtrace_shards_)[absl::Hash<std::vector<StringId>>()(frames) % kShards];
-  std::lock_guard<std::mutex> lock(shard.mu);
-  if (auto it = shard.ids.find(frames); it != shard.ids.end()) return it->second;
-  const BacktraceId id = next_backtrace_id_.fetch_add(1);
-  WriteBacktrace(t, id, frames);
-  shard.ids.emplace(frames, id);
-  return id;
+  return Intern(*backtrace_shards_, next_backtrace_id_, frames, [&](BacktraceId id) { WriteBacktrace(t, id, frames); });
+}
+
+PythonStackId TraceWriter::AddPythonStack(const std::vector<PythonFrameRef>& frames) {
+  if (frames.empty()) return 0;
+  WriterThread* t = CurrentThread();
+  return Intern(*python_shards_, next_python_stack_id_, frames,
+                [&](PythonStackId id) { WritePythonStack(t, id, frames); });
 }
 
 absl::Status TraceWriter::ReopenForChild(const std::string& path, const ProcessInfo& process) {
@@ -424,6 +506,7 @@ absl::Status TraceWriter::ReopenForChild(const std::string& path, const ProcessI
     fd_ = std::make_unique<Fd>(*fd);
     next_chunk_offset_ = data_offset_;
     next_chunk_sequence_ = 0;
+    header_.reset();  // the parent's first page: unmapped here, untouched in the parent
   }
   {
     std::lock_guard<std::mutex> lock(threads_mu_);
@@ -437,6 +520,10 @@ absl::Status TraceWriter::ReopenForChild(const std::string& path, const ProcessI
   }
   path_ = path;
   fork_generation_ = g_fork_generation.load();
+  if (!MapHeader()) {
+    failed_.store(true);
+    return ErrnoStatus("map", path);
+  }
   failed_.store(false);
   WriterThread* t = CurrentThread();
   WriteProcess(t, process);
@@ -448,6 +535,10 @@ absl::Status TraceWriter::ReopenForChild(const std::string& path, const ProcessI
     std::lock_guard<std::mutex> lock(shard.mu);
     for (const auto& [frames, id] : shard.ids) WriteBacktrace(t, id, frames);
   }
+  for (InternShard<std::vector<PythonFrameRef>>& shard : *python_shards_) {
+    std::lock_guard<std::mutex> lock(shard.mu);
+    for (const auto& [frames, id] : shard.ids) WritePythonStack(t, id, frames);
+  }
   if (failed_.load()) return absl::ResourceExhaustedError(absl::StrCat("cannot grow trace file '", path, "'"));
   return absl::OkStatus();
 }
@@ -455,6 +546,7 @@ absl::Status TraceWriter::ReopenForChild(const std::string& path, const ProcessI
 void TraceWriter::LockForFork() {
   for (InternShard<std::string>& shard : *string_shards_) shard.mu.lock();
   for (InternShard<std::vector<StringId>>& shard : *backtrace_shards_) shard.mu.lock();
+  for (InternShard<std::vector<PythonFrameRef>>& shard : *python_shards_) shard.mu.lock();
   threads_mu_.lock();
   chunk_mu_.lock();
 }
@@ -462,6 +554,7 @@ void TraceWriter::LockForFork() {
 void TraceWriter::UnlockAfterFork() {
   chunk_mu_.unlock();
   threads_mu_.unlock();
+  for (InternShard<std::vector<PythonFrameRef>>& shard : *python_shards_) shard.mu.unlock();
   for (InternShard<std::vector<StringId>>& shard : *backtrace_shards_) shard.mu.unlock();
   for (InternShard<std::string>& shard : *string_shards_) shard.mu.unlock();
 }

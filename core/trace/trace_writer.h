@@ -33,6 +33,7 @@ namespace graphcheck::trace {
 
 namespace internal {
 struct WriterThread;
+class ChunkMapping;
 }  // namespace internal
 
 class TraceWriter {
@@ -41,6 +42,9 @@ class TraceWriter {
     // Chunk granularity; rounded up to a multiple of the page size. Each writing thread holds one chunk, so this is
     // also the disk space reserved per thread ahead of use.
     size_t chunk_bytes = 256 * 1024;
+    // The clock of loss times (LossCount::first_ns / last_ns): the recorder passes CUPTI's, so losses line up with
+    // the events. Null: CLOCK_MONOTONIC.
+    uint64_t (*clock)() = nullptr;
   };
 
   // Creates (truncates) `path` and writes the header and `process`.
@@ -58,6 +62,8 @@ class TraceWriter {
   StringId InternString(absl::string_view s);
   // Returns the id of this frame list (0 for an empty one), writing a backtrace record the first time.
   BacktraceId AddBacktrace(const std::vector<StringId>& frames);
+  // Returns the id of this Python stack (0 for an empty one), writing a python-stack record the first time.
+  PythonStackId AddPythonStack(const std::vector<PythonFrameRef>& frames);
 
   // All thread-safe and lock-free on the common path. A record that cannot be written (disk full, or a forked child
   // that has not reopened) is dropped and counted in records_dropped().
@@ -71,6 +77,16 @@ class TraceWriter {
   void WriteRecorderStatus(const RecorderStatus& status);
   // A sampling window of launch recording opens or closes at `time_ns` (LaunchRecording::kSampled).
   void WriteLaunchWindowEdge(bool open, uint64_t time_ns);
+
+  // Accounting, in the file's first page (docs/trace-format.md, "Loss table"): `count` records of `kind` were lost
+  // now. Lock-free and async-signal-safe; a forked child that has not reopened counts nothing (the page is its
+  // parent's).
+  void CountLoss(LossKind kind, uint64_t count);
+  // A loss event worth naming (a failed call and its code, CUPTI's drops on one context and stream), as a record.
+  void WriteRecorderError(const RecorderError& error);
+  // How the process ended, in the file header (async-signal-safe: plain stores through the mapping). A trace whose
+  // writer never gets here reads as TraceEnd::kRunning: killed, or _exit.
+  void MarkEnd(TraceEnd end, int signal = 0);
 
   // In the child after fork() (call it from a pthread_atfork child handler or right after fork returns): moves this
   // writer to a new file holding `process` and every string and backtrace interned so far, so ids stay valid. Uses
@@ -90,7 +106,11 @@ class TraceWriter {
   struct InternShard;
   static constexpr size_t kShards = 16;
 
-  TraceWriter(std::string path, std::unique_ptr<Fd> fd, size_t chunk_bytes, size_t data_offset);
+  TraceWriter(std::string path, std::unique_ptr<Fd> fd, size_t chunk_bytes, size_t data_offset, uint64_t (*clock)());
+  // Maps the file's first page (header and loss table) and marks the trace running; false when mmap fails.
+  bool MapHeader();
+  uint64_t Now() const;
+  void CountDropped();
 
   internal::WriterThread* CurrentThread();
   internal::WriterThread* RegisterThread();
@@ -104,10 +124,15 @@ class TraceWriter {
   void AppendCold(internal::WriterThread* t, uint8_t type, EncodeFn&& encode);
   void WriteString(internal::WriterThread* t, StringId id, absl::string_view s);
   void WriteBacktrace(internal::WriterThread* t, BacktraceId id, const std::vector<StringId>& frames);
+  void WritePythonStack(internal::WriterThread* t, PythonStackId id, const std::vector<PythonFrameRef>& frames);
+  // The id of `key` in `shards`, writing its record with `write` (under the shard lock) the first time.
+  template <typename Key, typename WriteFn>
+  uint32_t Intern(std::array<InternShard<Key>, kShards>& shards, std::atomic<uint32_t>& next_id, const Key& key,
+                  WriteFn write);
   void WriteProcess(internal::WriterThread* t, const ProcessInfo& process);
 
-  // The fork handlers lock every mutex (in the one order used everywhere: string shards, backtrace shards, threads,
-  // chunks) so the child never inherits one held by a thread that does not exist there.
+  // The fork handlers lock every mutex (in the one order used everywhere: string shards, backtrace shards, Python
+  // stack shards, threads, chunks) so the child never inherits one held by a thread that does not exist there.
   friend struct ForkHandlers;
   void LockForFork();
   void UnlockAfterFork();
@@ -117,11 +142,13 @@ class TraceWriter {
   std::string path_;
   const size_t chunk_bytes_;
   const size_t data_offset_;
+  uint64_t (*const clock_)();
   uint64_t fork_generation_;  // the process's fork count when this writer's file was opened
   std::atomic<bool> failed_{false};
 
   std::mutex chunk_mu_;
   std::unique_ptr<Fd> fd_;
+  std::unique_ptr<internal::ChunkMapping> header_;  // the first page: header and loss table
   uint64_t next_chunk_offset_;
   uint32_t next_chunk_sequence_ = 0;
 
@@ -130,8 +157,10 @@ class TraceWriter {
 
   std::unique_ptr<std::array<InternShard<std::string>, kShards>> string_shards_;
   std::unique_ptr<std::array<InternShard<std::vector<StringId>>, kShards>> backtrace_shards_;
+  std::unique_ptr<std::array<InternShard<std::vector<PythonFrameRef>>, kShards>> python_shards_;
   std::atomic<uint32_t> next_string_id_{1};
   std::atomic<uint32_t> next_backtrace_id_{1};
+  std::atomic<uint32_t> next_python_stack_id_{1};
 };
 
 }  // namespace graphcheck::trace

@@ -29,6 +29,46 @@ TEST(TraceAnalysisTest, LocatesACallWithItsStreamNvtxPathAndOperator) {
   EXPECT_EQ(where.pid, 4242u);
 }
 
+TEST(TraceAnalysisTest, LocatesACallsPythonFramesAndMarksTheUsersOwn) {
+  TraceBuilder b;
+  ApiCall& sync = b.Call(200, 1, "cudaStreamSynchronize", ApiKind::kStreamSynchronize, 7);
+  sync.backtrace = b.Backtrace(ItemFrames());
+  sync.python_stack = b.PythonStack({{"/usr/lib/python3/dist-packages/torch/_tensor.py", 1020, "Tensor.item"},
+                                     {"/home/me/train.py", 42, "train_step"},
+                                     {"/usr/lib/python3.12/contextlib.py", 81, "inner"},
+                                     {"/home/me/train.py", 60, "main"}});
+  const trace::Trace trace = b.Build();
+  const Location where = analyzers::TraceAnalysis(trace).Locate(0);
+  ASSERT_EQ(where.python.size(), 4u);
+  EXPECT_EQ(where.python[1], (SourceFrame{"/home/me/train.py", 42, "train_step", true}));
+  EXPECT_FALSE(where.python[0].user);
+  EXPECT_FALSE(where.python[2].user);
+  EXPECT_TRUE(where.python[3].user);
+  EXPECT_FALSE(where.backtrace.empty());
+}
+
+TEST(TraceAnalysisTest, LocatesNoPythonFramesForACallWithoutAStack) {
+  TraceBuilder b;
+  b.Call(200, 1, "cudaStreamSynchronize", ApiKind::kStreamSynchronize, 7);
+  const trace::Trace trace = b.Build();
+  EXPECT_TRUE(analyzers::TraceAnalysis(trace).Locate(0).python.empty());
+}
+
+TEST(TraceAnalysisTest, TellsTheUsersPythonFilesFromLibraries) {
+  using analyzers::IsUserPythonFile;
+  EXPECT_TRUE(IsUserPythonFile("train.py"));
+  EXPECT_TRUE(IsUserPythonFile("/home/me/project/models/net.py"));
+  EXPECT_TRUE(IsUserPythonFile("<stdin>"));
+  EXPECT_FALSE(IsUserPythonFile("/usr/local/lib/python3.12/site-packages/torch/nn/modules/module.py"));
+  EXPECT_FALSE(IsUserPythonFile("/usr/lib/python3/dist-packages/numpy/core/fromnumeric.py"));
+  EXPECT_FALSE(IsUserPythonFile("/opt/pytorch/torch/cuda/graphs.py"));
+  EXPECT_FALSE(IsUserPythonFile("/usr/lib/python3.11/contextlib.py"));
+  EXPECT_FALSE(IsUserPythonFile("/root/.pyenv/versions/3.13.1/lib/python3.13/threading.py"));
+  EXPECT_FALSE(IsUserPythonFile("<frozen runpy>"));
+  EXPECT_FALSE(IsUserPythonFile("/tmp/gc/graphcheck_probe/sitecustomize.py"));
+  EXPECT_FALSE(IsUserPythonFile(""));
+}
+
 TEST(TraceAnalysisTest, CallSitesGroupOneSiteAcrossSteps) {
   TraceBuilder b;
   const trace::BacktraceId here = b.Backtrace({"cudaStreamSynchronize", "train.py:step"});

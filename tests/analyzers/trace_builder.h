@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <deque>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "core/check.h"
@@ -97,6 +98,16 @@ class TraceBuilder {
     for (const std::string& frame : frames) backtrace.frames.push_back(trace_.Intern(frame));
     trace_.backtraces.push_back(backtrace);
     return static_cast<trace::BacktraceId>(trace_.backtraces.size());
+  }
+
+  // A Python stack of (file, line, function), innermost first.
+  trace::PythonStackId PythonStack(const std::vector<std::tuple<std::string, uint32_t, std::string>>& frames) {
+    trace::PythonStack stack;
+    for (const auto& [file, line, function] : frames) {
+      stack.frames.push_back({trace_.Intern(file), line, trace_.Intern(function)});
+    }
+    trace_.python_stacks.push_back(stack);
+    return static_cast<trace::PythonStackId>(trace_.python_stacks.size());
   }
 
   void Push(uint64_t t, uint32_t thread, const std::string& message) {

@@ -71,13 +71,27 @@ TEST(TraceDamageTest, TruncatedFileKeepsEarlierChunksAndNamesTheOffset) {
   const size_t cut = kData + 2 * kChunk + 1000;  // inside the third chunk
   absl::StatusOr<Trace> trace = ReadTraceFromBytes(Valid().substr(0, cut));
   ASSERT_TRUE(trace.ok());
-  ASSERT_EQ(trace->read_warnings.size(), 1u);
-  EXPECT_THAT(trace->read_warnings[0], HasSubstr("offset " + std::to_string(kData + 2 * kChunk) + ": truncated chunk"));
+  // The cut chunk, and (format 1.2) the header's expected length, which the file falls short of.
+  ASSERT_EQ(trace->read_warnings.size(), 2u);
+  EXPECT_THAT(trace->read_warnings[0], HasSubstr("the file ends " + std::to_string(Valid().size() - cut) + " bytes"));
+  EXPECT_THAT(trace->read_warnings[1], HasSubstr("offset " + std::to_string(kData + 2 * kChunk) + ": truncated chunk"));
   EXPECT_GT(trace->api_calls.size(), 0u);
   EXPECT_LT(trace->api_calls.size(), static_cast<size_t>(kRecords));
   for (size_t i = 1; i < trace->api_calls.size(); ++i) {
     EXPECT_EQ(trace->api_calls[i].correlation_id, trace->api_calls[i - 1].correlation_id + 1);
   }
+}
+
+// A size field that claims 4 GiB (or more) must not make the reader allocate it: capacities over 64 MiB are damage.
+TEST(TraceDamageTest, AChunkClaimingFourGibibytesIsSkippedWithoutAllocatingIt) {
+  std::string bytes = Valid();
+  const size_t second_chunk = kData + kChunk;
+  for (int i = 0; i < 8; ++i) bytes[second_chunk + 8 + i] = i == 4 ? 1 : 0;  // capacity = 2^32
+  absl::StatusOr<Trace> trace = ReadTraceFromBytes(bytes);
+  ASSERT_TRUE(trace.ok());
+  ASSERT_FALSE(trace->read_warnings.empty());
+  EXPECT_THAT(trace->read_warnings[0], HasSubstr("impossible chunk capacity 4294967296"));
+  EXPECT_GT(trace->api_calls.size(), 0u);
 }
 
 TEST(TraceDamageTest, CorruptedChunkIsSkippedAndTheNextOneRead) {

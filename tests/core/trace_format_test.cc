@@ -48,11 +48,19 @@ TEST(TraceFormatTest, EveryRecordTypeRoundTrips) {
   const BacktraceId bt = writer->AddBacktrace({api, kernel});
   EXPECT_EQ(writer->AddBacktrace({api, kernel}), bt);
   EXPECT_NE(writer->AddBacktrace({kernel}), bt);
+  const StringId file = writer->InternString("/home/me/train.py");
+  const StringId function = writer->InternString("train_step");
+  const std::vector<PythonFrameRef> python = {{file, 42, function}, {file, 7, writer->InternString("<module>")}};
+  const PythonStackId py = writer->AddPythonStack(python);
+  EXPECT_EQ(writer->AddPythonStack(python), py);
+  EXPECT_NE(writer->AddPythonStack({{file, 43, function}}), py);
+  EXPECT_EQ(writer->AddPythonStack({}), 0u);
 
   ApiCallRecord full = testing::FullApiCall();
   full.name = api;
   full.kernel_name = kernel;
   full.backtrace = bt;
+  full.python_stack = py;
   writer->WriteApiCall(full);
   writer->WriteApiCall(testing::LaunchCall(1, api, kernel));
   KernelRecord k = testing::KernelRun(1, kernel);
@@ -117,6 +125,9 @@ TEST(TraceFormatTest, EveryRecordTypeRoundTrips) {
             "void at::native::vectorized_elementwise_kernel<4, \"x\">(int)");
   ASSERT_NE(trace.FindBacktrace(bt), nullptr);
   EXPECT_THAT(trace.FindBacktrace(bt)->frames, ElementsAre(api, kernel));
+  ASSERT_NE(trace.FindPythonStack(py), nullptr);
+  EXPECT_EQ(trace.FindPythonStack(py)->frames, python);
+  EXPECT_EQ(trace.String(trace.FindPythonStack(py)->frames[0].file), "/home/me/train.py");
   ASSERT_EQ(trace.devices.size(), 1u);
   EXPECT_EQ(trace.devices[0].index, 1u);
   EXPECT_EQ(trace.devices[0].gpu, device.gpu);
@@ -249,13 +260,81 @@ TEST(TraceFormatTest, RefusesAnotherMajorVersionButReadsANewerMinor) {
   newer_major[8] = 2;
   absl::StatusOr<Trace> refused = ReadTraceFromBytes(newer_major);
   EXPECT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(std::string(refused.status().message()), HasSubstr("version 2.1"));
+  EXPECT_THAT(std::string(refused.status().message()), HasSubstr("version 2.2"));
 
   std::string newer_minor = bytes;
   newer_minor[10] = static_cast<char>(bytes[10] + 1);
   absl::StatusOr<Trace> read = ReadTraceFromBytes(newer_minor);
   ASSERT_TRUE(read.ok());
   EXPECT_EQ(read->kernels.size(), 1u);
+}
+
+// The loss table and end state round-trip through the file's first page.
+TEST(TraceFormatTest, LossesAndTheEndAreWrittenInTheFirstPage) {
+  const std::string path = testing::TempDir() + "/losses.gctrace";
+  auto writer = NewWriter(path);
+  ASSERT_NE(writer, nullptr);
+  writer->WriteKernel(testing::KernelRun(0, 0));
+  writer->CountLoss(LossKind::kActivityDropped, 40);
+  writer->CountLoss(LossKind::kActivityDropped, 2);
+  writer->CountLoss(LossKind::kCallError, 1);
+  RecorderError error;
+  error.call = writer->InternString("cuGraphGetNodes");
+  error.code = 201;
+  error.time_ns = 77;
+  writer->WriteRecorderError(error);
+  Trace running = MustRead(path);
+  EXPECT_EQ(running.integrity.end, TraceEnd::kRunning);
+  writer->MarkEnd(TraceEnd::kClean);
+  const Trace trace = MustRead(path);
+  EXPECT_THAT(trace.read_warnings, IsEmpty());
+  EXPECT_EQ(trace.integrity.end, TraceEnd::kClean);
+  EXPECT_EQ(trace.integrity.expected_bytes, trace.integrity.file_bytes);
+  ASSERT_EQ(trace.integrity.losses.size(), 2u);
+  EXPECT_EQ(trace.integrity.losses[0].kind, LossKind::kActivityDropped);
+  EXPECT_EQ(trace.integrity.losses[0].count, 42u);
+  EXPECT_GT(trace.integrity.losses[0].first_ns, 0u);
+  EXPECT_GE(trace.integrity.losses[0].last_ns, trace.integrity.losses[0].first_ns);
+  EXPECT_EQ(trace.integrity.losses[1].kind, LossKind::kCallError);
+  ASSERT_EQ(trace.integrity.errors.size(), 1u);
+  EXPECT_EQ(trace.String(trace.integrity.errors[0].call), "cuGraphGetNodes");
+  EXPECT_EQ(trace.integrity.errors[0].code, 201);
+}
+
+// A trace cut after its header reads, and says the file is shorter than its writer made it.
+TEST(TraceFormatTest, ATraceCutAfterItsHeaderSaysSo) {
+  const std::string path = testing::TempDir() + "/cut.gctrace";
+  auto writer = NewWriter(path);
+  ASSERT_NE(writer, nullptr);
+  writer->WriteKernel(testing::KernelRun(0, 0));
+  std::string bytes;
+  {
+    std::ifstream in(path, std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  for (size_t cut : {size_t{64}, size_t{4096}}) {
+    absl::StatusOr<Trace> trace = ReadTraceFromBytes(bytes.substr(0, cut));
+    ASSERT_TRUE(trace.ok());
+    EXPECT_EQ(trace->integrity.chunks, 0u);
+    ASSERT_FALSE(trace->read_warnings.empty());
+    EXPECT_THAT(trace->read_warnings[0], HasSubstr("bytes before the length its writer gave it"));
+  }
+}
+
+// Traces written by graphcheck before 1.2 (the recorded examples are 1.0 and 1.1) read without warnings.
+TEST(TraceFormatTest, ReadsTheShippedOneZeroAndOneOneTraces) {
+  std::set<uint16_t> minors;
+  for (const char* name : {"capture_item", "eager_launch_bound", "eager_then_graphed", "graphed_training"}) {
+    TraceFileStats stats;
+    absl::StatusOr<Trace> trace =
+        ReadTrace(std::string(GRAPHCHECK_SOURCE_DIR) + "/examples/traces/" + name + "/trace.gctrace", &stats);
+    ASSERT_TRUE(trace.ok()) << trace.status();
+    EXPECT_THAT(trace->read_warnings, IsEmpty()) << name;
+    EXPECT_FALSE(trace->api_calls.empty()) << name;
+    EXPECT_TRUE(trace->python_stacks.empty()) << name;
+    minors.insert(stats.minor_version);
+  }
+  EXPECT_EQ(minors, (std::set<uint16_t>{0, 1}));
 }
 
 TEST(TraceFormatTest, CreateFailsWithAStatusForAnUnwritablePath) {

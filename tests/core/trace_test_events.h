@@ -63,6 +63,7 @@ inline ApiCallRecord FullApiCall() {
   c.capture_mode = CaptureMode::kRelaxed;
   c.capture_id = 77;
   c.backtrace = 1;
+  c.python_stack = 1;
   c.bytes = uint64_t{1} << 40;
   c.direction = MemcpyDirection::kDefault;
   c.host_memory = HostMemory::kPinned;
@@ -79,7 +80,7 @@ inline auto Fields(const ApiCallRecord& c) {
   return std::make_tuple(c.correlation_id, c.start_ns, c.end_ns, c.thread_id, c.name, c.domain, c.kind, c.callback_id,
                          c.return_code, c.stream_id, c.legacy_stream, c.capture_status, c.capture_mode, c.capture_id,
                          c.backtrace, c.bytes, c.direction, c.host_memory, c.kernel_name, c.grid, c.block, c.graph_id,
-                         c.node_count, c.other_stream_id);
+                         c.node_count, c.other_stream_id, c.python_stack);
 }
 inline auto Fields(const KernelRecord& k) {
   return std::make_tuple(k.correlation_id, k.start_ns, k.end_ns, k.device, k.stream_id, k.graph_id, k.graph_node_id,

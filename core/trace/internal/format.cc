@@ -109,6 +109,10 @@ absl::string_view RecordTypeName(uint8_t type) {
       return "recorder-status";
     case RecordType::kLaunchWindowEdge:
       return "launch-window-edge";
+    case RecordType::kPythonStack:
+      return "python-stack";
+    case RecordType::kRecorderError:
+      return "recorder-error";
   }
   return "unknown";
 }
@@ -138,6 +142,7 @@ bool DecodeApiCall(absl::string_view payload, bool lenient, DeltaState& s, ApiCa
   if ((present & kApiHasGraphId) && !d.Varint(&c->graph_id)) return false;
   if ((present & kApiHasNodeCount) && !d.Varint(&c->node_count, kU32)) return false;
   if ((present & kApiHasOtherStream) && !d.Varint(&c->other_stream_id)) return false;
+  if (d.remaining() > 0 && !d.Varint(&c->python_stack, kU32)) return false;  // since 1.2
   return Finish(d, lenient);
 }
 
@@ -188,6 +193,18 @@ bool DecodeBacktrace(absl::string_view payload, bool lenient, BacktraceId* id, B
   out->frames.resize(count);
   for (StringId& frame : out->frames) {
     if (!d.Varint(&frame, kU32)) return false;
+  }
+  return Finish(d, lenient);
+}
+
+bool DecodePythonStack(absl::string_view payload, bool lenient, PythonStackId* id, PythonStack* out) {
+  Decoder d(payload);
+  uint64_t count;
+  // Each frame takes at least three bytes, which bounds the allocation by the payload size.
+  if (!d.Varint(id, kU32) || *id == 0 || !d.Varint(&count) || count > d.remaining() / 3) return false;
+  out->frames.resize(count);
+  for (PythonFrameRef& frame : out->frames) {
+    if (!d.Varint(&frame.file, kU32) || !d.Varint(&frame.line, kU32) || !d.Varint(&frame.function, kU32)) return false;
   }
   return Finish(d, lenient);
 }
@@ -245,6 +262,13 @@ bool DecodeRecorderStatus(absl::string_view payload, bool lenient, RecorderStatu
     return false;
   }
   return Finish(d, lenient);
+}
+
+bool DecodeRecorderError(absl::string_view payload, bool lenient, RecorderError* out) {
+  Decoder d(payload);
+  return Enum(d, &out->kind, 0, kLossKinds - 1) && d.Varint(&out->time_ns) && d.Varint(&out->count) &&
+         d.Varint(&out->call, kU32) && Int32(d, &out->code) && d.Varint(&out->context_id, kU32) &&
+         d.Varint(&out->stream_id) && Finish(d, lenient);
 }
 
 bool DecodeLaunchWindowEdge(absl::string_view payload, bool lenient, WindowEdge* edge, uint64_t* time_ns) {

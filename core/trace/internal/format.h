@@ -17,7 +17,7 @@ namespace graphcheck::trace::internal {
 // ---- File header: 64 bytes at offset 0, little-endian. ----
 inline constexpr char kFileMagic[8] = {'G', 'C', 'T', 'R', 'A', 'C', 'E', '\0'};
 inline constexpr uint16_t kMajorVersion = 1;  // readers refuse other majors
-inline constexpr uint16_t kMinorVersion = 1;  // newer minors only add record types / trailing record fields
+inline constexpr uint16_t kMinorVersion = 2;  // newer minors only add record types / trailing record fields
 inline constexpr size_t kFileHeaderBytes = 64;
 inline constexpr size_t kFileMagicOffset = 0;
 inline constexpr size_t kMajorOffset = 8;        // u16
@@ -26,8 +26,24 @@ inline constexpr size_t kDataOffsetOffset = 12;  // u32: where the first chunk s
 inline constexpr size_t kChunkBytesOffset = 16;  // u32: chunk granularity; every chunk is a multiple of it
 inline constexpr size_t kWriterPidOffset = 20;   // u32
 inline constexpr size_t kCreatedOffset = 24;     // u64: wall clock (CLOCK_REALTIME ns) when the file was created
+// Since 1.2, updated in place through the mapping while the process runs:
+inline constexpr size_t kEndStateOffset = 32;       // u32: TraceEnd (1 running, 2 stopped cleanly, 3 crashed)
+inline constexpr size_t kEndSignalOffset = 36;      // u32: the crash signal
+inline constexpr size_t kEndTimeOffset = 40;        // u64: wall clock (CLOCK_REALTIME ns) of the end
+inline constexpr size_t kExpectedBytesOffset = 48;  // u64: the file's length as the writer made it
+
+// ---- Loss table (since 1.2): in the first page, after the file header. ----
+inline constexpr size_t kLossCountOffset = 64;  // u32: number of entries (readers take the ones they know)
+inline constexpr size_t kLossTableOffset = 72;  // entries of 24 bytes: u64 count, u64 first_ns, u64 last_ns
+inline constexpr size_t kLossEntryBytes = 24;
+inline constexpr size_t kLossCountField = 0;
+inline constexpr size_t kLossFirstField = 8;
+inline constexpr size_t kLossLastField = 16;
 
 // ---- Chunk header: 32 bytes at the start of each chunk. ----
+// The largest chunk a writer takes and a reader accepts (a record larger than this is dropped and counted), so a
+// damaged capacity field can never make the reader allocate more.
+inline constexpr uint64_t kMaxChunkBytes = uint64_t{64} << 20;
 inline constexpr uint32_t kChunkMagic = 0x4b434347;  // "GCCK"
 inline constexpr size_t kChunkHeaderBytes = 32;
 inline constexpr size_t kChunkMagicOffset = 0;       // u32
@@ -50,8 +66,11 @@ enum class RecordType : uint8_t {
   kEnvironment = 10,
   kRecorderStatus = 11,
   kLaunchWindowEdge = 12,  // since 1.1
+  // Recorder records 13-19 (since 1.2).
+  kPythonStack = 13,
+  kRecorderError = 14,
 };
-inline constexpr uint8_t kMaxRecordType = 12;
+inline constexpr uint8_t kMaxRecordType = 14;
 absl::string_view RecordTypeName(uint8_t type);
 
 // Hot records (API calls, activity, NVTX) are bounded: every field is at most a 10-byte varint. The writer encodes
@@ -130,6 +149,8 @@ inline void EncodeApiCall(Encoder& e, DeltaState& d, const ApiCallRecord& c) {
   if (present & kApiHasGraphId) e.Varint(c.graph_id);
   if (present & kApiHasNodeCount) e.Varint(c.node_count);
   if (present & kApiHasOtherStream) e.Varint(c.other_stream_id);
+  // Since 1.2, a trailing field (which 1.1 readers skip): the Python stack id, only when there is one.
+  if (c.python_stack != 0) e.Varint(c.python_stack);
 }
 
 inline void EncodeKernel(Encoder& e, DeltaState& d, const KernelRecord& k) {
@@ -184,6 +205,18 @@ void EncodeBacktrace(E& e, BacktraceId id, const StringId* frames, size_t count)
   for (size_t i = 0; i < count; ++i) e.Varint(frames[i]);
 }
 
+// Python frames as (file id, line, function id) triples, innermost first.
+template <typename E>
+void EncodePythonStack(E& e, PythonStackId id, const PythonFrameRef* frames, size_t count) {
+  e.Varint(id);
+  e.Varint(count);
+  for (size_t i = 0; i < count; ++i) {
+    e.Varint(frames[i].file);
+    e.Varint(frames[i].line);
+    e.Varint(frames[i].function);
+  }
+}
+
 template <typename E>
 void EncodeProcess(E& e, const ProcessInfo& p) {
   e.Varint(p.pid);
@@ -230,6 +263,17 @@ void EncodeRecorderStatus(E& e, const RecorderStatus& r) {
   e.Byte(static_cast<uint8_t>(r.launches));  // since 1.1; absent reads as kAll
 }
 
+template <typename E>
+void EncodeRecorderError(E& e, const RecorderError& r) {
+  e.Byte(static_cast<uint8_t>(r.kind));
+  e.Varint(r.time_ns);
+  e.Varint(r.count);
+  e.Varint(r.call);
+  e.Signed(r.code);
+  e.Varint(r.context_id);
+  e.Varint(r.stream_id);
+}
+
 // A sampling window opens (after launch recording is turned on) or closes (before it is turned off).
 enum class WindowEdge : uint8_t { kOpen = 0, kClose = 1 };
 template <typename E>
@@ -247,10 +291,12 @@ bool DecodeGraphLaunch(absl::string_view payload, bool lenient, DeltaState& d, G
 bool DecodeNvtx(absl::string_view payload, bool lenient, DeltaState& d, NvtxEvent* out);
 bool DecodeString(absl::string_view payload, StringId* id, absl::string_view* s);
 bool DecodeBacktrace(absl::string_view payload, bool lenient, BacktraceId* id, Backtrace* out);
+bool DecodePythonStack(absl::string_view payload, bool lenient, PythonStackId* id, PythonStack* out);
 bool DecodeProcess(absl::string_view payload, bool lenient, ProcessInfo* out);
 bool DecodeDevice(absl::string_view payload, bool lenient, DeviceInfo* out);
 bool DecodeEnvironment(absl::string_view payload, bool lenient, Environment* out);
 bool DecodeRecorderStatus(absl::string_view payload, bool lenient, RecorderStatus* out);
+bool DecodeRecorderError(absl::string_view payload, bool lenient, RecorderError* out);
 bool DecodeLaunchWindowEdge(absl::string_view payload, bool lenient, WindowEdge* edge, uint64_t* time_ns);
 
 }  // namespace graphcheck::trace::internal

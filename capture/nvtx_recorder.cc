@@ -1,0 +1,140 @@
+// NVTX ranges, marks, domains and registered strings, decoded from CUPTI's NVTX callbacks into trace events.
+#include "absl/synchronization/mutex.h"
+#include "capture/internal/recorder_state.h"
+
+namespace graphcheck::capture::internal {
+
+absl::Status Recorder::EnableNvtxCallbacks() {
+  for (CUpti_CallbackId cbid :
+       {CUPTI_CBID_NVTX_nvtxRangePushA, CUPTI_CBID_NVTX_nvtxRangePushEx, CUPTI_CBID_NVTX_nvtxRangePop,
+        CUPTI_CBID_NVTX_nvtxRangeStartA, CUPTI_CBID_NVTX_nvtxRangeStartEx, CUPTI_CBID_NVTX_nvtxRangeEnd,
+        CUPTI_CBID_NVTX_nvtxMarkA, CUPTI_CBID_NVTX_nvtxMarkEx, CUPTI_CBID_NVTX_nvtxDomainRangePushEx,
+        CUPTI_CBID_NVTX_nvtxDomainRangePop, CUPTI_CBID_NVTX_nvtxDomainRangeStartEx, CUPTI_CBID_NVTX_nvtxDomainRangeEnd,
+        CUPTI_CBID_NVTX_nvtxDomainMarkEx, CUPTI_CBID_NVTX_nvtxDomainCreateA,
+        CUPTI_CBID_NVTX_nvtxDomainRegisterStringA}) {
+    if (absl::Status s = subscription_->Enable(CUPTI_CB_DOMAIN_NVTX, cbid); !s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
+trace::StringId Recorder::NvtxMessage(const nvtxEventAttributes_t* attributes) {
+  if (attributes == nullptr) return 0;
+  switch (attributes->messageType) {
+    case NVTX_MESSAGE_TYPE_ASCII:
+      return attributes->message.ascii != nullptr ? writer_->InternString(attributes->message.ascii) : 0;
+    case NVTX_MESSAGE_TYPE_REGISTERED: {
+      absl::MutexLock lock(&mutex_);
+      auto it = nvtx_registered_.find(reinterpret_cast<uintptr_t>(attributes->message.registered));
+      return it == nvtx_registered_.end() ? 0 : it->second;
+    }
+    default:
+      return 0;
+  }
+}
+
+void Recorder::OnNvtx(CUpti_CallbackId cbid, const CUpti_NvtxData* data) {
+  trace::NvtxEvent event;
+  event.thread_id = CurrentThreadId();
+  cuptiGetTimestamp(&event.time_ns);
+  auto domain_of = [this](nvtxDomainHandle_t domain) -> trace::StringId {
+    absl::MutexLock lock(&mutex_);
+    auto it = nvtx_domains_.find(reinterpret_cast<uintptr_t>(domain));
+    return it == nvtx_domains_.end() ? 0 : it->second;
+  };
+  const void* params = data->functionParams;
+  switch (cbid) {
+    case CUPTI_CBID_NVTX_nvtxRangePushA:
+      event.kind = trace::NvtxEvent::Kind::kPush;
+      event.message = writer_->InternString(static_cast<const nvtxRangePushA_params*>(params)->message);
+      break;
+    case CUPTI_CBID_NVTX_nvtxRangePushEx:
+      event.kind = trace::NvtxEvent::Kind::kPush;
+      event.message = NvtxMessage(static_cast<const nvtxRangePushEx_params*>(params)->eventAttrib);
+      break;
+    case CUPTI_CBID_NVTX_nvtxRangePop:
+      event.kind = trace::NvtxEvent::Kind::kPop;
+      break;
+    case CUPTI_CBID_NVTX_nvtxRangeStartA:
+    case CUPTI_CBID_NVTX_nvtxRangeStartEx:
+      event.kind = trace::NvtxEvent::Kind::kRangeStart;
+      event.message = cbid == CUPTI_CBID_NVTX_nvtxRangeStartA
+                          ? writer_->InternString(static_cast<const nvtxRangeStartA_params*>(params)->message)
+                          : NvtxMessage(static_cast<const nvtxRangeStartEx_params*>(params)->eventAttrib);
+      if (data->functionReturnValue != nullptr) {
+        event.range_id = *static_cast<const nvtxRangeId_t*>(data->functionReturnValue);
+      }
+      break;
+    case CUPTI_CBID_NVTX_nvtxRangeEnd:
+      event.kind = trace::NvtxEvent::Kind::kRangeEnd;
+      event.range_id = static_cast<const nvtxRangeEnd_params*>(params)->id;
+      break;
+    case CUPTI_CBID_NVTX_nvtxMarkA:
+      event.kind = trace::NvtxEvent::Kind::kMark;
+      event.message = writer_->InternString(static_cast<const nvtxMarkA_params*>(params)->message);
+      break;
+    case CUPTI_CBID_NVTX_nvtxMarkEx:
+      event.kind = trace::NvtxEvent::Kind::kMark;
+      event.message = NvtxMessage(static_cast<const nvtxMarkEx_params*>(params)->eventAttrib);
+      break;
+    case CUPTI_CBID_NVTX_nvtxDomainRangePushEx: {
+      const auto* p = static_cast<const nvtxDomainRangePushEx_params*>(params);
+      event.kind = trace::NvtxEvent::Kind::kPush;
+      event.domain = domain_of(p->domain);
+      event.message = NvtxMessage(p->core.eventAttrib);
+      break;
+    }
+    case CUPTI_CBID_NVTX_nvtxDomainRangePop:
+      event.kind = trace::NvtxEvent::Kind::kPop;
+      event.domain = domain_of(static_cast<const nvtxDomainRangePop_params*>(params)->domain);
+      break;
+    case CUPTI_CBID_NVTX_nvtxDomainRangeStartEx: {
+      const auto* p = static_cast<const nvtxDomainRangeStartEx_params*>(params);
+      event.kind = trace::NvtxEvent::Kind::kRangeStart;
+      event.domain = domain_of(p->domain);
+      event.message = NvtxMessage(p->core.eventAttrib);
+      if (data->functionReturnValue != nullptr) {
+        event.range_id = *static_cast<const nvtxRangeId_t*>(data->functionReturnValue);
+      }
+      break;
+    }
+    case CUPTI_CBID_NVTX_nvtxDomainRangeEnd: {
+      const auto* p = static_cast<const nvtxDomainRangeEnd_params*>(params);
+      event.kind = trace::NvtxEvent::Kind::kRangeEnd;
+      event.domain = domain_of(p->domain);
+      event.range_id = p->core.id;
+      break;
+    }
+    case CUPTI_CBID_NVTX_nvtxDomainMarkEx: {
+      const auto* p = static_cast<const nvtxDomainMarkEx_params*>(params);
+      event.kind = trace::NvtxEvent::Kind::kMark;
+      event.domain = domain_of(p->domain);
+      event.message = NvtxMessage(p->core.eventAttrib);
+      break;
+    }
+    case CUPTI_CBID_NVTX_nvtxDomainCreateA: {
+      const auto* p = static_cast<const nvtxDomainCreateA_params*>(params);
+      if (data->functionReturnValue != nullptr && p->name != nullptr) {
+        const auto handle = *static_cast<const nvtxDomainHandle_t*>(data->functionReturnValue);
+        const trace::StringId name = writer_->InternString(p->name);
+        absl::MutexLock lock(&mutex_);
+        nvtx_domains_[reinterpret_cast<uintptr_t>(handle)] = name;
+      }
+      return;
+    }
+    case CUPTI_CBID_NVTX_nvtxDomainRegisterStringA: {
+      const auto* p = static_cast<const nvtxDomainRegisterStringA_params*>(params);
+      if (data->functionReturnValue != nullptr && p->string != nullptr) {
+        const auto handle = *static_cast<const nvtxStringHandle_t*>(data->functionReturnValue);
+        const trace::StringId text = writer_->InternString(p->string);
+        absl::MutexLock lock(&mutex_);
+        nvtx_registered_[reinterpret_cast<uintptr_t>(handle)] = text;
+      }
+      return;
+    }
+    default:
+      return;
+  }
+  writer_->WriteNvtx(event);
+}
+
+}  // namespace graphcheck::capture::internal
