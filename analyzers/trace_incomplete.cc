@@ -84,7 +84,8 @@ class TraceIncompleteCheck : public AnalyzerCheck {
 
   // A cut or corrupted file, or one with no records at all: whatever its damaged part held is unknown.
   void Damage(const trace::Trace& trace, std::vector<Finding>* findings) const {
-    const bool empty = trace.integrity.chunks == 0;
+    // Only a trace read from a file has chunks; one built in memory (tests, JSON fixtures) has none and is not empty.
+    const bool empty = trace.integrity.file_bytes != 0 && trace.integrity.chunks == 0;
     if (trace.read_warnings.empty() && !empty) return;
     Finding finding = Where(trace);
     finding.message =

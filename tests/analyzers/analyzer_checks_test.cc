@@ -15,7 +15,7 @@ TEST(AnalyzerChecksTest, RegistersEveryAnalyzerOnce) {
   EXPECT_THAT(ids, ::testing::ElementsAre("alloc-in-capture", "capture-error", "cupti-busy", "dynamic-control-flow",
                                           "dynamic-shape", "empty-graph", "launch-bound", "legacy-stream-in-capture",
                                           "no-speedup", "pageable-memcpy", "recapture-churn", "stderr-messages",
-                                          "sync-in-capture", "sync-in-region", "unjoined-stream",
+                                          "sync-in-capture", "sync-in-region", "trace-incomplete", "unjoined-stream",
                                           "unsafe-api-in-capture", "warmup-insufficient"));
   // A second registration into the same registry is refused, not silently doubled.
   EXPECT_EQ(RegisterAnalyzerChecks(&registry).code(), absl::StatusCode::kAlreadyExists);

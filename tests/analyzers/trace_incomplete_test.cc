@@ -21,14 +21,16 @@ trace::Trace CompleteTrace() {
   return trace;
 }
 
-std::vector<Finding> Run(const trace::Trace& trace) { return RunCheck(analyzers::NewTraceIncompleteCheck(), trace); }
+std::vector<Finding> RunTraceIncomplete(const trace::Trace& trace) {
+  return RunCheck(analyzers::NewTraceIncompleteCheck(), trace);
+}
 
-TEST(TraceIncompleteTest, ACompleteTraceIsClean) { EXPECT_THAT(Run(CompleteTrace()), SizeIs(0)); }
+TEST(TraceIncompleteTest, ACompleteTraceIsClean) { EXPECT_THAT(RunTraceIncomplete(CompleteTrace()), SizeIs(0)); }
 
 TEST(TraceIncompleteTest, AnOlderTraceWithoutAccountingIsClean) {
   trace::Trace trace = CompleteTrace();
   trace.integrity.end = trace::TraceEnd::kUnknown;
-  EXPECT_THAT(Run(trace), SizeIs(0));
+  EXPECT_THAT(RunTraceIncomplete(trace), SizeIs(0));
 }
 
 TEST(TraceIncompleteTest, ActivityLostDuringACaptureMakesItsVerdictUnknown) {
@@ -41,7 +43,7 @@ TEST(TraceIncompleteTest, ActivityLostDuringACaptureMakesItsVerdictUnknown) {
   error.context_id = 1;
   error.stream_id = 7;
   trace.integrity.errors.push_back(error);
-  const std::vector<Finding> findings = Run(trace);
+  const std::vector<Finding> findings = RunTraceIncomplete(trace);
   ASSERT_THAT(findings, SizeIs(1));
   EXPECT_EQ(findings[0].check_id, "trace-incomplete");
   EXPECT_EQ(findings[0].severity, Severity::kError);
@@ -55,7 +57,7 @@ TEST(TraceIncompleteTest, ActivityLostDuringACaptureMakesItsVerdictUnknown) {
 TEST(TraceIncompleteTest, LossesOutsideEveryCaptureAreAWarning) {
   trace::Trace trace = CompleteTrace();
   trace.integrity.losses.push_back({trace::LossKind::kLaunchExitLost, 3, 9000, 9500});
-  const std::vector<Finding> findings = Run(trace);
+  const std::vector<Finding> findings = RunTraceIncomplete(trace);
   ASSERT_THAT(findings, SizeIs(1));
   EXPECT_EQ(findings[0].severity, Severity::kWarning);
   EXPECT_THAT(findings[0].message, HasSubstr("outside every capture"));
@@ -64,7 +66,7 @@ TEST(TraceIncompleteTest, LossesOutsideEveryCaptureAreAWarning) {
 TEST(TraceIncompleteTest, AWriterThatCouldNotPlaceRecordsIsAnErrorWhenACaptureOverlaps) {
   trace::Trace trace = CompleteTrace();
   trace.integrity.losses.push_back({trace::LossKind::kWriterDropped, 5000, 4000, 90000});
-  const std::vector<Finding> findings = Run(trace);
+  const std::vector<Finding> findings = RunTraceIncomplete(trace);
   ASSERT_THAT(findings, SizeIs(1));
   EXPECT_EQ(findings[0].severity, Severity::kError);
   EXPECT_THAT(findings[0].fix, HasSubstr("--trace-dir"));
@@ -73,7 +75,7 @@ TEST(TraceIncompleteTest, AWriterThatCouldNotPlaceRecordsIsAnErrorWhenACaptureOv
 TEST(TraceIncompleteTest, ADamagedTraceIsAnError) {
   trace::Trace trace = CompleteTrace();
   trace.read_warnings.push_back("offset 4096: truncated chunk: 100 of 5000 committed bytes present");
-  const std::vector<Finding> findings = Run(trace);
+  const std::vector<Finding> findings = RunTraceIncomplete(trace);
   ASSERT_THAT(findings, SizeIs(1));
   EXPECT_EQ(findings[0].severity, Severity::kError);
   EXPECT_THAT(findings[0].evidence[0], HasSubstr("truncated chunk"));
@@ -81,7 +83,8 @@ TEST(TraceIncompleteTest, ADamagedTraceIsAnError) {
 
 TEST(TraceIncompleteTest, ATraceCutAfterItsHeaderIsAnError) {
   trace::Trace trace;  // what the reader returns for a file that ends after its header: no chunk at all
-  const std::vector<Finding> findings = Run(trace);
+  trace.integrity.file_bytes = 4096;
+  const std::vector<Finding> findings = RunTraceIncomplete(trace);
   ASSERT_THAT(findings, SizeIs(1));
   EXPECT_EQ(findings[0].severity, Severity::kError);
   EXPECT_THAT(findings[0].message, HasSubstr("holds no records"));
@@ -90,7 +93,7 @@ TEST(TraceIncompleteTest, ATraceCutAfterItsHeaderIsAnError) {
 TEST(TraceIncompleteTest, ATraceWithoutACleanEndIsANote) {
   trace::Trace trace = CompleteTrace();
   trace.integrity.end = trace::TraceEnd::kRunning;
-  const std::vector<Finding> findings = Run(trace);
+  const std::vector<Finding> findings = RunTraceIncomplete(trace);
   ASSERT_THAT(findings, SizeIs(1));
   EXPECT_EQ(findings[0].severity, Severity::kNote);
   EXPECT_THAT(findings[0].message, HasSubstr("SIGKILL"));
@@ -100,7 +103,7 @@ TEST(TraceIncompleteTest, ACrashNamesItsSignal) {
   trace::Trace trace = CompleteTrace();
   trace.integrity.end = trace::TraceEnd::kCrashed;
   trace.integrity.signal = 11;
-  const std::vector<Finding> findings = Run(trace);
+  const std::vector<Finding> findings = RunTraceIncomplete(trace);
   ASSERT_THAT(findings, SizeIs(1));
   EXPECT_EQ(findings[0].severity, Severity::kNote);
   EXPECT_THAT(findings[0].message, HasSubstr("SIGSEGV"));

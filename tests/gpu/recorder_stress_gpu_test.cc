@@ -26,7 +26,7 @@ namespace {
 using gpu_test::BuildDir;
 using gpu_test::HasGpu;
 
-struct Run {
+struct CaseRun {
   int status = -1;
   std::string output;                    // the program's stdout
   std::string report;                    // graphcheck's text report
@@ -41,12 +41,12 @@ std::string Slurp(const std::string& path) {
   return text.str();
 }
 
-Run RunCase(const std::string& name, const std::string& args, const std::string& flags, const std::string& dir) {
+CaseRun RunCase(const std::string& name, const std::string& args, const std::string& flags, const std::string& dir) {
   const std::string base = absl::StrCat(::testing::TempDir(), "/stress-", name, "-", getpid());
   const std::string cmd =
       absl::StrCat(BuildDir(), "/graphcheck run ", flags, " --trace-dir ", dir, " -o ", base,
                    ".txt --fail-on never -- ", BuildDir(), "/tests/gpu/gpu_stress_cases ", args, " >", base, ".out");
-  Run run;
+  CaseRun run;
   run.status = WEXITSTATUS(std::system(cmd.c_str()));
   run.output = Slurp(base + ".out");
   run.report = Slurp(base + ".txt");
@@ -101,7 +101,7 @@ class RecorderStressGpuTest : public ::testing::Test {
 };
 
 TEST_F(RecorderStressGpuTest, ThirtyTwoThreadsLaunchWhileOneCapturesThreadLocal) {
-  const Run run = RunCase("threads", "threads 32", "--launches all", Dir("threads"));
+  const CaseRun run = RunCase("threads", "threads 32", "--launches all", Dir("threads"));
   ASSERT_EQ(run.traces.size(), 1u) << run.report;
   const trace::Trace& t = run.traces[0];
   const size_t captured = Count(t, trace::ApiKind::kKernelLaunch, true);
@@ -116,7 +116,7 @@ TEST_F(RecorderStressGpuTest, ThirtyTwoThreadsLaunchWhileOneCapturesThreadLocal)
 }
 
 TEST_F(RecorderStressGpuTest, TenMillionLaunchesWithEveryLaunchRecorded) {
-  const Run run = RunCase("launches", "launches 10000000", "--launches all", Dir("launches"));
+  const CaseRun run = RunCase("launches", "launches 10000000", "--launches all", Dir("launches"));
   ASSERT_EQ(run.traces.size(), 1u) << run.report;
   const trace::Trace& t = run.traces[0];
   const size_t launches = Count(t, trace::ApiKind::kKernelLaunch, false);
@@ -133,7 +133,7 @@ TEST_F(RecorderStressGpuTest, TraceDirectoryOnAOneMebibyteTmpfs) {
   const std::string dir = Dir("tmpfs");
   std::filesystem::create_directories(dir);
   if (mount("tmpfs", dir.c_str(), "tmpfs", 0, "size=1m") != 0) GTEST_SKIP() << "cannot mount a tmpfs (not root?)";
-  const Run run = RunCase("tmpfs", "launches 200000", "--launches all", dir);
+  const CaseRun run = RunCase("tmpfs", "launches 200000", "--launches all", dir);
   ASSERT_EQ(run.traces.size(), 1u) << run.report;
   const trace::Trace& t = run.traces[0];
   const size_t launches = Count(t, trace::ApiKind::kKernelLaunch, false);
@@ -147,7 +147,7 @@ TEST_F(RecorderStressGpuTest, TraceDirectoryOnAOneMebibyteTmpfs) {
 }
 
 TEST_F(RecorderStressGpuTest, ForkedWorkersEachGetACompleteTrace) {
-  const Run run = RunCase("fork", "fork 4", "--launches all", Dir("fork"));
+  const CaseRun run = RunCase("fork", "fork 4", "--launches all", Dir("fork"));
   EXPECT_EQ(static_cast<long>(run.traces.size()), run.expected.at("processes")) << run.report;
   for (const trace::Trace& t : run.traces) {
     const size_t launches = Count(t, trace::ApiKind::kKernelLaunch, false);
@@ -158,7 +158,7 @@ TEST_F(RecorderStressGpuTest, ForkedWorkersEachGetACompleteTrace) {
 }
 
 TEST_F(RecorderStressGpuTest, AProgramThatSubscribesItsOwnCuptiClientAfterGraphcheck) {
-  const Run run = RunCase("own-cupti", "own-cupti", "--launches all", Dir("own-cupti"));
+  const CaseRun run = RunCase("own-cupti", "own-cupti", "--launches all", Dir("own-cupti"));
   ASSERT_EQ(run.traces.size(), 1u) << run.report;
   const trace::Trace& t = run.traces[0];
   const size_t launches = Count(t, trace::ApiKind::kKernelLaunch, false);
