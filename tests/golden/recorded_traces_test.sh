@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Golden test over the traces graphcheck recorded on a GPU machine (examples/traces/*/trace.gctrace): the findings
-# (severity, check id, call) of `graphcheck analyze` must equal examples/traces/*/expected.txt.
+# (severity, check id, call, torch operator, the user's Python file:line) of `graphcheck analyze` must equal
+# examples/traces/*/expected.txt.
 # GRAPHCHECK_UPDATE_GOLDEN=1 rewrites the expected files; review the diff.
 set -u
 gc=${1:?graphcheck binary}
@@ -13,7 +14,10 @@ for dir in "$root"/examples/traces/*/; do
 import json, sys
 report = json.load(sys.stdin)
 for f in report["findings"]:
-    print(f["severity"], f["check_id"], f["where"].get("api", "-"), f["where"].get("torch_op", "-"))')
+    where = f["where"]
+    user = [p for p in where.get("python", []) if p.get("user")]
+    line = "%s:%d" % (user[0]["file"].rsplit("/", 1)[-1], user[0]["line"]) if user else "-"
+    print(f["severity"], f["check_id"], where.get("api", "-"), where.get("torch_op", "-"), line)')
   if [ "${GRAPHCHECK_UPDATE_GOLDEN:-0}" = 1 ]; then
     printf '%s\n' "$actual" >"$dir/expected.txt"
     continue
