@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets (fuzz/, clang, in build-fuzz/) and runs each for a fixed time over its seed corpus:
+# configurations (fuzz/corpus/config), traces (written by make_trace_seeds), report JSON (the reports of the shipped
+# traces) and program output (fuzz/corpus/stderr). Anything a fuzzer finds fails the run; the input is kept in
+# build-fuzz/findings/ (turn it into a regression test). Called by scripts/test.sh; FUZZ_SECONDS sets the time per
+# target (default 60).
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+build="$root/build-fuzz"
+seconds="${FUZZ_SECONDS:-60}"
+cmake -S "$root" -B "$build" -G Ninja -DCMAKE_CXX_COMPILER=clang++-14 -DCMAKE_C_COMPILER=clang-14 \
+  -DGRAPHCHECK_WITH_CAPTURE=OFF -DGRAPHCHECK_FUZZ=ON -DCMAKE_BUILD_TYPE=Release \
+  -DCMAKE_CXX_FLAGS_RELEASE="-O1 -g1" -DCMAKE_C_FLAGS_RELEASE="-O1 -g1" >/dev/null
+cmake --build "$build" -j "$(nproc)" --target config_parser_fuzzer trace_reader_fuzzer make_trace_seeds \
+  report_reader_fuzzer stderr_messages_fuzzer graphcheck
+
+# Working corpora: copies of the seeds (the fuzzers add to them; the repository's seeds stay as they are).
+work="$build/corpus"
+rm -rf "$work" "$build/findings" && mkdir -p "$work"/{config,trace,report,stderr} "$build/findings"
+cp "$root"/fuzz/corpus/config/* "$work/config/"
+cp "$root"/fuzz/corpus/stderr/* "$work/stderr/"
+"$build/fuzz/make_trace_seeds" "$work/trace"
+for trace in "$root"/examples/traces/*/trace.gctrace; do
+  "$build/graphcheck" analyze "$trace" --format json --fail-on never -o "$work/report/$(basename "$(dirname "$trace")").json"
+done
+
+status=0
+run() {  # run FUZZER CORPUS [ARGS...]
+  local fuzzer=$1 corpus=$2
+  shift 2
+  echo "fuzz-tests: $fuzzer, $seconds s over $(ls "$corpus" | wc -l) seeds"
+  if ! "$build/fuzz/$fuzzer" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+      -artifact_prefix="$build/findings/$fuzzer-" "$@" "$corpus" >"$build/$fuzzer.log" 2>&1; then
+    tail -40 "$build/$fuzzer.log"
+    echo "fuzz-tests: FAIL: $fuzzer found an input; see $build/findings/"
+    status=1
+  fi
+  grep -E '^stat::(number_of_executed_units|peak_rss_mb)' "$build/$fuzzer.log" | tr '\n' ' '
+  echo
+}
+run config_parser_fuzzer "$work/config"
+run trace_reader_fuzzer "$work/trace" -max_len=65536
+run report_reader_fuzzer "$work/report" -max_len=262144
+run stderr_messages_fuzzer "$work/stderr"
+exit "$status"
