@@ -45,8 +45,11 @@ AnalysisResult AnalyzeTraces(const std::vector<const trace::Trace*>& traces,
     checks_run.insert(run.checks_run.begin(), run.checks_run.end());
     for (Finding& finding : run.findings) result.findings.push_back(std::move(finding));
   };
+  TraceSummary summary;
+  summary.recorded = !traces.empty();
   for (const trace::Trace* trace : traces) {
     const TraceAnalysis analysis(*trace);
+    summary.captures += analysis.captures().windows().size();
     // The environment checks read the GPU (compute capability) from the environment snapshot.
     Environment environment = trace->environment;
     if (!environment.gpu() && !trace->devices.empty()) environment.set_gpu(trace->devices.front().gpu);
@@ -76,7 +79,8 @@ AnalysisResult AnalyzeTraces(const std::vector<const trace::Trace*>& traces,
     take(RunChecks(registry, selection, options, inputs));
   }
   MergeAcrossProcesses(&result.findings);
-  FoldStderrFindings(&result.findings);
+  static const std::vector<std::string> kNoLines;
+  FoldStderrFindings(stderr_lines != nullptr ? *stderr_lines : kNoLines, summary, &result.findings);
   SortFindings(&result.findings);
   result.checks_run.assign(checks_run.begin(), checks_run.end());
   return result;

@@ -10,11 +10,27 @@ namespace graphcheck {
 absl::Status RegisterAnalyzerChecks(CheckRegistry* registry) {
   using namespace analyzers;  // NOLINT: the factories
   std::vector<std::unique_ptr<Check>> checks;
-  for (auto* make : {&NewCaptureErrorCheck, &NewSyncInCaptureCheck, &NewUnsafeApiInCaptureCheck,
-                     &NewAllocInCaptureCheck, &NewLegacyStreamInCaptureCheck, &NewUnjoinedStreamCheck,
-                     &NewPageableMemcpyCheck, &NewEmptyGraphCheck, &NewRecaptureChurnCheck, &NewWarmupInsufficientCheck,
-                     &NewSyncInRegionCheck, &NewDynamicShapeCheck, &NewDynamicControlFlowCheck, &NewLaunchBoundCheck,
-                     &NewNoSpeedupCheck, &NewStderrMessagesCheck, &NewCuptiBusyCheck, &NewTraceIncompleteCheck}) {
+  for (auto* make : {&NewCaptureErrorCheck,
+                     &NewSyncInCaptureCheck,
+                     &NewUnsafeApiInCaptureCheck,
+                     &NewAllocInCaptureCheck,
+                     &NewLegacyStreamInCaptureCheck,
+                     &NewUnjoinedStreamCheck,
+                     &NewPageableMemcpyCheck,
+                     &NewEmptyGraphCheck,
+                     &NewRecaptureChurnCheck,
+                     &NewWarmupInsufficientCheck,
+                     &NewSyncInRegionCheck,
+                     &NewDynamicShapeCheck,
+                     &NewDynamicControlFlowCheck,
+                     &NewLaunchBoundCheck,
+                     &NewNoSpeedupCheck,
+                     &NewOutputOverwrittenCheck,
+                     &NewRngUnregisteredGeneratorCheck,
+                     &NewCompileCudagraphSkippedCheck,
+                     &NewStderrMessagesCheck,
+                     &NewCuptiBusyCheck,
+                     &NewTraceIncompleteCheck}) {
     checks.push_back(make());
   }
   for (std::unique_ptr<Check>& check : checks) {

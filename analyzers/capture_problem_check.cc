@@ -50,7 +50,11 @@ void CaptureProblemCheck::Analyze(const TraceAnalysis& analysis, const BoundOpti
                                   std::vector<Finding>* findings) const {
   const trace::Trace& trace = analysis.trace();
   const CaptureAnalysis& captures = analysis.captures();
+  std::vector<bool> window_seen(captures.windows().size(), false);
   for (const CaptureProblem& problem : captures.problems()) {
+    // The first problem of a window is its root cause: the Python exceptions that left that capture are its evidence.
+    const bool first_in_window = problem.window && !window_seen[*problem.window];
+    if (problem.window) window_seen[*problem.window] = true;
     if (problem.cause != cause_) continue;
     Finding finding = NewFinding();
     finding.where = analysis.Locate(problem.call);
@@ -78,8 +82,13 @@ void CaptureProblemCheck::Analyze(const TraceAnalysis& analysis, const BoundOpti
       finding.consequences.push_back(DescribeConsequence(trace, c));
     }
     Describe(analysis, problem, &finding);
+    if (first_in_window) {
+      for (std::string& line : ExceptionEvidence(analysis, *problem.window))
+        finding.evidence.push_back(std::move(line));
+    }
     findings->push_back(std::move(finding));
   }
+  ReportPythonExceptions(analysis, NewFinding(), findings);
 }
 
 }  // namespace graphcheck::analyzers

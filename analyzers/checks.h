@@ -27,6 +27,11 @@ std::unique_ptr<Check> NewDynamicControlFlowCheck();  // dynamic-control-flow
 // performance
 std::unique_ptr<Check> NewLaunchBoundCheck();  // launch-bound
 std::unique_ptr<Check> NewNoSpeedupCheck();    // no-speedup
+// state and RNG (from the Python probe's exceptions)
+std::unique_ptr<Check> NewOutputOverwrittenCheck();         // output-overwritten
+std::unique_ptr<Check> NewRngUnregisteredGeneratorCheck();  // rng-unregistered-generator
+// torch.compile
+std::unique_ptr<Check> NewCompileCudagraphSkippedCheck();  // compile-cudagraph-skipped
 // the program's stderr
 std::unique_ptr<Check> NewStderrMessagesCheck();  // stderr-messages
 std::unique_ptr<Check> NewCuptiBusyCheck();       // cupti-busy

@@ -30,6 +30,9 @@ class DynamicControlFlowCheck : public AnalyzerCheck {
  protected:
   void Analyze(const TraceAnalysis& analysis, const BoundOptions& options,
                std::vector<Finding>* findings) const override {
+    // Under torch.compile's cudagraph trees the framework decides what to graph, and its recording steps differ
+    // from its replaying ones by design; recapture-churn names the compiled functions that re-record.
+    if (analysis.probe().cudagraph_trees()) return;
     const trace::Trace& trace = analysis.trace();
     const Iterations& iterations = analysis.iterations(IterationOptionsFrom(options));
     const std::vector<Iteration> steps = LaunchRecorded(iterations.eager);

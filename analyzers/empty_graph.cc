@@ -1,5 +1,7 @@
 // empty-graph: a capture ended successfully with no nodes. Usually the work was launched on another stream than the
 // capturing one (an explicit stream, or one made before capture), so it ran eagerly and replay does nothing.
+// torch.compile's cudagraph trees capture nothing on purpose once, to create their memory pool, and a capture that a
+// Python exception cut short ends empty too (the Python probe says which captures these are): not findings.
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -35,6 +37,9 @@ class EmptyGraphCheck : public AnalyzerCheck {
     for (size_t w = 0; w < windows.size(); ++w) {
       const CaptureWindow& window = windows[w];
       if (!window.end_call || window.captured_operations != 0) continue;
+      // Not the program's doing: cudagraph trees' pool capture, or a capture a Python exception cut short (reported
+      // by the exception's own check).
+      if (IsGraphMachinery(analysis.probe().Origin(w)) || analysis.probe().HasException(w)) continue;
       const trace::CallDetail& end = trace.Detail(trace.api_calls[*window.end_call]);
       if (end.return_code != 0 || end.node_count != 0) continue;
       sites.Add(window.begin_call, w);

@@ -1,8 +1,9 @@
 // recapture-churn: the same region captured again and again while its graphs are being replayed (a capture per step,
-// or torch.compile re-recording for every new input shape). Captures of one region are grouped by the backtrace of
-// their begin call, or by their kernel sequence when there is no backtrace; a group is churn when it holds at least
-// `min-captures` captures and graphs were replayed between its first and last capture (so per-layer captures made
-// up front, as Transformer Engine and Megatron do, are not churn).
+// or torch.compile re-recording for every new input shape). Captures of one region are grouped by the compiled
+// function when torch.compile's cudagraph trees recorded them (the Python probe says which), else by the backtrace of
+// their begin call, else by their kernel sequence; a group is churn when it holds at least `min-captures` captures
+// and graphs were replayed between its first and last capture (so per-layer captures made up front, as Transformer
+// Engine and Megatron do, are not churn). Cudagraph trees' pool-creating empty capture is not a region.
 #include <algorithm>
 
 #include "absl/container/flat_hash_map.h"
@@ -36,7 +37,9 @@ class RecaptureChurnCheck : public AnalyzerCheck {
     const trace::Trace& trace = analysis.trace();
     const std::vector<CaptureWindow>& windows = analysis.captures().windows();
     if (windows.empty()) return;
+    const ProbeIndex& probe = analysis.probe();
     struct Group {
+      bool compiled = false;  // recorded by torch.compile's cudagraph trees
       std::vector<size_t> windows;
       absl::flat_hash_set<uint64_t> shapes;
       uint64_t capture_ns = 0;
@@ -52,13 +55,19 @@ class RecaptureChurnCheck : public AnalyzerCheck {
     std::vector<Group> groups;
     for (size_t w = 0; w < windows.size(); ++w) {
       const CaptureWindow& window = windows[w];
+      if (IsGraphMachinery(probe.Origin(w))) continue;
+      const std::optional<size_t> begin = probe.BeginEvent(w);
+      const uint64_t function = begin ? trace.probe_events[*begin].value : 0;
+      const bool compiled = probe.Origin(w) == trace::ProbeOrigin::kCudagraphTrees;
       const trace::Backtrace* backtrace =
           trace.FindBacktrace(trace.Detail(trace.api_calls[window.begin_call]).backtrace);
-      const uint64_t key =
-          backtrace != nullptr ? absl::HashOf(1, backtrace->frames) : absl::HashOf(2, window.kernel_sequence);
+      const uint64_t key = compiled && function != 0 ? absl::HashOf(3, function)
+                           : backtrace != nullptr    ? absl::HashOf(1, backtrace->frames)
+                                                     : absl::HashOf(2, window.kernel_sequence);
       auto [it, inserted] = group_of_key.try_emplace(key, groups.size());
       if (inserted) groups.emplace_back();
       Group& group = groups[it->second];
+      group.compiled = compiled;
       group.windows.push_back(w);
       group.shapes.insert(window.kernel_shapes);
       if (window.end_call) {
@@ -72,8 +81,17 @@ class RecaptureChurnCheck : public AnalyzerCheck {
       if (group.windows.size() < min_captures || replays_before[last] == replays_before[first]) continue;
       Finding finding = NewFinding();
       finding.where = analysis.Locate(windows[first].begin_call);
-      finding.message = absl::StrCat("The same region was captured ", group.windows.size(),
-                                     " times, with graph replays in between: it is recaptured instead of replayed.");
+      if (const std::optional<size_t> begin = probe.BeginEvent(first)) {
+        finding.where.python = PythonFrames(trace, trace.probe_events[*begin].stack);
+      }
+      finding.message =
+          group.compiled
+              ? absl::StrCat("torch.compile's CUDA graphs (cudagraph trees) recorded the same compiled function ",
+                             group.windows.size(),
+                             " times, with graph replays in between: each new input shape (or a changed "
+                             "guard) records a new graph instead of replaying one.")
+              : absl::StrCat("The same region was captured ", group.windows.size(),
+                             " times, with graph replays in between: it is recaptured instead of replayed.");
       finding.evidence.push_back(absl::StrCat(replays_before[last] - replays_before[first],
                                               " graph launches between the first and the last capture"));
       finding.evidence.push_back(absl::StrFormat("%.3f ms spent capturing", group.capture_ns / 1e6));
@@ -83,9 +101,15 @@ class RecaptureChurnCheck : public AnalyzerCheck {
                                                 "change (dynamic shapes)"));
       }
       finding.fix =
-          "Capture once and replay: keep inputs in static tensors and copy new data into them; pad or bucket "
-          "variable shapes to a few sizes and keep one graph per bucket; with torch.compile(mode='reduce-overhead') "
-          "mark dynamic dimensions or set torch._inductor.config.triton.cudagraph_skip_dynamic_graphs=True.";
+          group.compiled
+              ? "Give the compiled function a few fixed shapes: pad or bucket the varying dimension (batch, sequence "
+                "length) to a handful of sizes; torch._dynamo.mark_dynamic on that dimension, or "
+                "torch._inductor.config.triton.cudagraph_skip_dynamic_graphs=True, trade the re-recordings for eager "
+                "runs of the dynamic shapes."
+              : "Capture once and replay: keep inputs in static tensors and copy new data into them; pad or bucket "
+                "variable shapes to a few sizes and keep one graph per bucket; with "
+                "torch.compile(mode='reduce-overhead') mark dynamic dimensions or set "
+                "torch._inductor.config.triton.cudagraph_skip_dynamic_graphs=True.";
       findings->push_back(std::move(finding));
     }
   }

@@ -33,9 +33,11 @@ std::vector<StderrRule> BuildRules() {
        Severity::kWarning,
        {"AccumulateGrad node's stream does not match"},
        "an AccumulateGrad node was created on another stream (usually the default stream) than the one backward "
-       "runs on; under capture its work lands on the legacy stream (906)",
+       "runs on; under capture its work would land on the legacy stream (906)",
        "Run warmup iterations on the side stream you capture on, and construct DDP inside "
-       "`with torch.cuda.stream(side_stream)`."},
+       "`with torch.cuda.stream(side_stream)`.",
+       0,
+       /*trace_decides=*/true},
       {"legacy-stream-in-capture",
        Severity::kError,
        {"CUDA graphs must be captured on a non-default stream"},
@@ -75,6 +77,38 @@ std::vector<StderrRule> BuildRules() {
        {"NCCL_GRAPH_REGISTER", "expandable_segments"},
        "expandable segments with NCCL buffer registration corrupt graphed collectives (illegal memory access)",
        "Set NCCL_GRAPH_REGISTER=0 when PYTORCH_CUDA_ALLOC_CONF has expandable_segments:True."},
+      {"output-overwritten",
+       Severity::kError,
+       {"overwritten by a subsequent run"},
+       "the program read an output of a torch.compile CUDA graph (cudagraph trees) after a later run of that graph "
+       "overwrote it",
+       "Clone the output (`out.clone()`) before calling the compiled function again, or call "
+       "torch.compiler.cudagraph_mark_step_begin() at the start of each step and keep no output across steps."},
+      {"compile-cudagraph-skipped",
+       Severity::kWarning,
+       {"skipping cudagraph"},
+       "torch.compile ran a function without CUDA graphs",
+       "Remove the reason inductor names (a CPU tensor or device, an input mutated in place, dynamic shapes, "
+       "re-recording past the limit), or mark the step with torch.compiler.cudagraph_mark_step_begin()."},
+      {"compile-cudagraph-skipped",
+       Severity::kWarning,
+       {"Unable to hit fast path of CUDAGraphs"},
+       "torch.compile's CUDA graphs fell back to a slow path because a backward pass of an earlier call was still "
+       "pending",
+       "Run inference under torch.no_grad(), or call torch.compiler.cudagraph_mark_step_begin() before each "
+       "invocation."},
+      {"dynamic-shape",
+       Severity::kError,
+       {"CUDA graph argument mismatch"},
+       "a Megatron Core CUDA-graphed layer was called with arguments (shape, dtype, device, or a non-tensor value) "
+       "other than those it was captured with",
+       "Keep every replayed call's arguments like the captured ones (pad sequences to the captured length, fixed "
+       "micro-batch size), or capture one graph per shape."},
+      {"capture-error",
+       Severity::kError,
+       {"make_graphed_callables does not support the autocast caching"},
+       "make_graphed_callables refuses autocast with its weight cache on",
+       "Capture under torch.autocast(..., cache_enabled=False)."},
       {"recapture-churn",
        Severity::kWarning,
        {"recording a new graph for each distinct input size"},
@@ -102,7 +136,8 @@ std::vector<StderrRule> BuildRules() {
                        Severity::kError,
                        {std::string(needle)},
                        absl::StrCat(error.code, " ", error.name, ": ", error.meaning),
-                       std::string(error.fix)});
+                       std::string(error.fix),
+                       error.code});
     }
   }
   return rules;
@@ -130,12 +165,9 @@ class StderrMessagesCheck : public Check {
     const std::vector<std::string>& lines = *inputs.stderr_lines;
     for (size_t n = 0; n < lines.size(); ++n) {
       const std::string& line = lines[n];
-      auto rule = std::find_if(rules.begin(), rules.end(), [&](const StderrRule& r) {
-        return std::all_of(r.needles.begin(), r.needles.end(),
-                           [&](const std::string& needle) { return absl::StrContains(line, needle); });
-      });
-      if (rule == rules.end()) continue;
-      const size_t r = rule - rules.begin();
+      const StderrRule* rule = MatchKnownMessage(line);
+      if (rule == nullptr) continue;
+      const size_t r = rule - rules.data();
       if (++matched[r] > 1) {
         (*findings)[finding_of_rule[r]].evidence.back() = absl::StrCat("matched ", matched[r], " lines");
         continue;
@@ -163,29 +195,61 @@ const std::vector<StderrRule>& StderrRules() {
   return *kRules;
 }
 
-void FoldStderrFindings(std::vector<Finding>* findings) {
+const StderrRule* MatchKnownMessage(absl::string_view text) {
+  const std::vector<StderrRule>& rules = StderrRules();
+  auto rule = std::find_if(rules.begin(), rules.end(), [&](const StderrRule& r) {
+    return std::all_of(r.needles.begin(), r.needles.end(),
+                       [&](const std::string& needle) { return absl::StrContains(text, needle); });
+  });
+  return rule == rules.end() ? nullptr : &*rule;
+}
+
+namespace {
+
+// Whether a trace finding lists a call that returned `code` (its evidence or consequences: "... returned 901 ...").
+bool ListsReturnCode(const Finding& finding, int32_t code) {
+  const std::string returned = absl::StrCat("returned ", code, " ");
+  auto lists = [&](const std::vector<std::string>& lines) {
+    return std::any_of(lines.begin(), lines.end(),
+                       [&](const std::string& l) { return absl::StrContains(l, returned); });
+  };
+  return lists(finding.evidence) || lists(finding.consequences);
+}
+
+}  // namespace
+
+void FoldStderrFindings(const std::vector<std::string>& stderr_lines, const TraceSummary& traces,
+                        std::vector<Finding>* findings) {
   std::vector<Finding> kept;
   std::vector<Finding> from_stderr;
   for (Finding& finding : *findings) {
     (finding.where.file == kStderrFile ? from_stderr : kept).push_back(std::move(finding));
   }
   for (Finding& line : from_stderr) {
+    const size_t n = static_cast<size_t>(line.where.line);
+    const StderrRule* rule = n >= 1 && n <= stderr_lines.size() ? MatchKnownMessage(stderr_lines[n - 1]) : nullptr;
     // Only into a finding at least as severe: an eager pageable-copy note must not swallow PyTorch's refusal of the
     // same kind of copy inside a capture (seen on an H200: `.cpu()` in torch.cuda.graph).
     auto target = std::find_if(kept.begin(), kept.end(), [&](const Finding& f) {
       return f.check_id == line.check_id && f.where.file != kStderrFile && f.severity >= line.severity;
     });
-    // A generic capture failure the program printed ("operation failed due to a previous error during capture") is
-    // the consequence of a root cause the trace found: a finding that lists what it broke.
-    if (target == kept.end() && line.check_id == "capture-error") {
-      target = std::find_if(kept.begin(), kept.end(),
-                            [&](const Finding& f) { return f.severity >= line.severity && !f.consequences.empty(); });
+    // CUDA's generic text ("operation not permitted when stream is capturing", "operation failed due to a previous
+    // error during capture") repeats a failure the trace attributed to its root cause, whichever check that is.
+    if (target == kept.end() && rule != nullptr && rule->cuda_error != 0) {
+      target = std::find_if(kept.begin(), kept.end(), [&](const Finding& f) {
+        return f.where.file != kStderrFile && f.severity >= line.severity && ListsReturnCode(f, rule->cuda_error);
+      });
     }
-    if (target == kept.end()) {
-      kept.push_back(std::move(line));
-    } else {
+    if (target != kept.end()) {
       target->evidence.push_back(absl::StrCat("stderr line ", line.where.line, ": ", line.message));
+      continue;
     }
+    if (rule != nullptr && rule->trace_decides && traces.recorded) {
+      line.severity = Severity::kNote;
+      absl::StrAppend(&line.message, " The trace shows no such problem in the ", traces.captures,
+                      " recorded capture(s): nothing breaks capture here.");
+    }
+    kept.push_back(std::move(line));
   }
   *findings = std::move(kept);
 }

@@ -1,14 +1,17 @@
-// Known error and warning texts that PyTorch, Transformer Engine and Megatron print, mapped to check ids, so a failure
-// that never reaches CUDA (or a run recorded without a trace) still gets a diagnosis. The stderr-messages check
-// matches the program's stderr against this table and emits findings that carry the matched row's check id (a
-// sync-in-capture finding for "operation not permitted when stream is capturing"); their location names the stderr
-// line. FoldStderrFindings then merges each into a finding of the same id from the trace, as evidence.
+// Known error and warning texts that PyTorch, torch.compile, Transformer Engine, Megatron and CUDA print or raise,
+// mapped to check ids, so a failure that never reaches CUDA (or a run recorded without a trace) still gets a
+// diagnosis. Two readers: the stderr-messages check matches the program's stderr lines and emits findings that carry
+// the matched row's check id (a sync-in-capture finding for "operation not permitted when stream is capturing"),
+// located at the stderr line; the Python probe's exceptions (python_probe.h) are matched by their message. Then
+// FoldStderrFindings merges each stderr finding into the trace's finding of the same root cause, as evidence.
 #ifndef GRAPHCHECK_ANALYZERS_STDERR_MESSAGES_H_
 #define GRAPHCHECK_ANALYZERS_STDERR_MESSAGES_H_
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
+#include "absl/strings/string_view.h"
 #include "core/finding.h"
 #include "core/severity.h"
 
@@ -23,13 +26,30 @@ struct StderrRule {
   std::vector<std::string> needles;  // all must occur in the line (case-sensitive)
   std::string meaning;
   std::string fix;
+  // CUDA's own text for a stream-capture error (900-910): the line repeats a failure of that code, which the trace
+  // attributes to its root cause, whatever check that is.
+  int32_t cuda_error = 0;
+  // A warning about a danger the trace can confirm (PyTorch's AccumulateGrad stream warning): when traces were
+  // recorded and none shows it, the line is a note saying so.
+  bool trace_decides = false;
 };
 
 // In match order: a line matches the first rule whose needles it holds.
 const std::vector<StderrRule>& StderrRules();
+// The first rule whose needles `text` holds; null when none does.
+const StderrRule* MatchKnownMessage(absl::string_view text);
 
-// Moves each stderr finding into the first other finding with the same check id (as evidence) when there is one.
-void FoldStderrFindings(std::vector<Finding>* findings);
+// What the traces of the run showed, for folding.
+struct TraceSummary {
+  bool recorded = false;  // at least one trace was analyzed
+  size_t captures = 0;    // capture windows in all traces
+};
+
+// Merges each stderr finding (located at line N of `stderr_lines`) into the trace finding of its root cause, as
+// evidence: one with the same check id, or, for CUDA's generic capture-error texts, one that lists a call that
+// failed with that code. A trace_decides warning that no trace finding confirms becomes a note.
+void FoldStderrFindings(const std::vector<std::string>& stderr_lines, const TraceSummary& traces,
+                        std::vector<Finding>* findings);
 
 }  // namespace graphcheck::analyzers
 

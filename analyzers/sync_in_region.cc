@@ -1,6 +1,8 @@
 // sync-in-region: synchronizing calls inside the eager steps of the region the user wants graphed (the NVTX range
 // `region`, else each step found by repetition). They work in eager mode and are the calls that will fail capture:
-// Tensor.item(), .cpu(), nonzero, boolean masks. One finding per call site, with how many steps hit it.
+// Tensor.item(), .cpu(), nonzero, boolean masks. One finding per call site, with how many steps hit it. The
+// synchronizations of the graph machinery itself (torch.cuda.graph before it captures, make_graphed_callables' warmup,
+// torch.compile recording its graphs) are not the user's to remove, and are left out when the Python stack shows them.
 #include "absl/strings/str_cat.h"
 #include "analyzers/capture_problem_check.h"
 #include "analyzers/checks.h"
@@ -29,9 +31,10 @@ class SyncInRegionCheck : public AnalyzerCheck {
                std::vector<Finding>* findings) const override {
     const trace::Trace& trace = analysis.trace();
     const Iterations& iterations = analysis.iterations(IterationOptionsFrom(options));
-    const CallSites sites = StepCallSites(trace, iterations.eager, [](const trace::Trace&, const trace::ApiCall& call) {
-      return trace::IsSynchronizing(call.kind);
-    });
+    const CallSites sites =
+        StepCallSites(trace, iterations.eager, [](const trace::Trace& trace, const trace::ApiCall& call) {
+          return trace::IsSynchronizing(call.kind) && !CalledByGraphMachinery(trace, call);
+        });
     for (const CallSites::Site& site : sites.sites()) {
       Finding finding = NewFinding();
       finding.where = analysis.Locate(site.first_call);

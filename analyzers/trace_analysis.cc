@@ -6,6 +6,7 @@
 #include "absl/hash/hash.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "analyzers/capture_problem_check.h"
 #include "analyzers/torch_ops.h"
 
 namespace graphcheck::analyzers {
@@ -17,14 +18,29 @@ constexpr size_t kLocationFrames = 8;  // frames shown in a finding; the innermo
 
 bool IsUserPythonFile(absl::string_view file) {
   if (file.empty() || absl::StartsWith(file, "<frozen")) return false;
-  for (absl::string_view library : {"/site-packages/", "/dist-packages/", "/torch/", "graphcheck_probe",
-                                    "/graphcheck/probe", "/sitecustomize.py"}) {
+  // torchinductor_ folders hold the code torch.compile generated, not the program's own.
+  for (absl::string_view library :
+       {"/site-packages/", "/dist-packages/", "/torch/", "/torchinductor_", "graphcheck_probe", "/sitecustomize.py"}) {
     if (absl::StrContains(file, library)) return false;
   }
   // The standard library: .../lib/python3.X/... (its site-packages were excluded above).
   const size_t lib = file.find("/python3.");
   return lib == absl::string_view::npos ||
          !(absl::EndsWith(file.substr(0, lib), "/lib") || absl::EndsWith(file.substr(0, lib), "/lib64"));
+}
+
+bool CalledByGraphMachinery(const trace::Trace& trace, const trace::ApiCall& call) {
+  const trace::PythonStack* stack = trace.FindPythonStack(trace.Detail(call).python_stack);
+  if (stack == nullptr) return false;
+  for (const trace::PythonFrameRef& frame : stack->frames) {
+    const absl::string_view file = trace.String(frame.file);
+    if (IsUserPythonFile(file)) return false;
+    if (absl::EndsWith(file, "/torch/cuda/graphs.py") || absl::StrContains(file, "/torch/_inductor/") ||
+        absl::StrContains(file, "/torch/_dynamo/")) {
+      return true;
+    }
+  }
+  return false;
 }
 
 std::vector<SourceFrame> PythonFrames(const trace::Trace& trace, trace::PythonStackId id) {
@@ -96,6 +112,81 @@ int64_t CorrelationIndex::Find(uint64_t correlation_id) const {
   if (sparse_.empty()) return -1;  // no kernel records (an empty table's find is not safe in every Abseil release)
   auto it = sparse_.find(correlation_id);
   return it == sparse_.end() ? -1 : it->second;
+}
+
+const ProbeIndex& TraceAnalysis::probe() const {
+  if (!probe_) probe_ = std::make_unique<ProbeIndex>(trace_, captures());
+  return *probe_;
+}
+
+namespace {
+
+// "train.py:42 in step", the exception's innermost user frame (else its innermost frame).
+std::string RaisedAt(const std::vector<SourceFrame>& frames) {
+  if (frames.empty()) return "";
+  auto user = std::find_if(frames.begin(), frames.end(), [](const SourceFrame& f) { return f.user; });
+  const SourceFrame& frame = user != frames.end() ? *user : frames.front();
+  return absl::StrCat(frame.file, ":", frame.line, " in ", frame.function);
+}
+
+}  // namespace
+
+void ReportPythonExceptions(const TraceAnalysis& analysis, const Finding& prototype, std::vector<Finding>* findings) {
+  const trace::Trace& trace = analysis.trace();
+  const ProbeIndex& probe = analysis.probe();
+  for (const PythonException& exception : probe.exceptions()) {
+    if (!exception.reported || exception.check_id != prototype.check_id) continue;
+    const trace::ProbeEvent& event = trace.probe_events[exception.event];
+    Finding finding = prototype;
+    if (exception.rule != nullptr) finding.severity = exception.rule->severity;
+    finding.where.python = PythonFrames(trace, event.stack);
+    finding.where.thread_id = event.thread_id;
+    if (trace.process.pid != 0) finding.where.pid = trace.process.pid;
+    const std::string text = ExceptionText(trace, event);
+    const std::string meaning = exception.rule != nullptr ? exception.rule->meaning : "";
+    if (event.kind == trace::ProbeEventKind::kUncaughtException) {
+      finding.message = absl::StrCat("The program stopped on ", text, meaning.empty() ? "" : ": ", meaning, ".");
+    } else {
+      const trace::ProbeOrigin origin =
+          exception.probe_begin ? trace.probe_events[*exception.probe_begin].origin : trace::ProbeOrigin::kUnknown;
+      const std::string capture = exception.window
+                                      ? DescribeCapture(trace, analysis.captures().windows()[*exception.window])
+                                      : std::string("a capture whose CUDA capture never began");
+      finding.message =
+          absl::StrCat(text, " left ", capture, ", begun by ", DescribeOrigin(origin), ": ",
+                       meaning.empty() ? "the capture failed in Python, before any CUDA call did" : meaning, ".");
+      if (exception.window) finding.where.stream_id = analysis.captures().windows()[*exception.window].stream_id;
+    }
+    if (const std::string at = RaisedAt(finding.where.python); !at.empty()) {
+      finding.evidence.push_back(absl::StrCat(trace.String(event.type), " raised at ", at));
+    }
+    // What the same capture raised after it (capture_end failing because the body did).
+    for (const PythonException& later : probe.exceptions()) {
+      if (later.event > exception.event && exception.probe_begin && later.probe_begin == exception.probe_begin) {
+        finding.consequences.push_back(absl::StrCat("then ", ExceptionText(trace, trace.probe_events[later.event])));
+      }
+    }
+    finding.fix = exception.rule != nullptr
+                      ? exception.rule->fix
+                      : "Fix what raised inside the captured region (the frames show where), or move it out of the "
+                        "capture; a capture that raises leaves no graph.";
+    findings->push_back(std::move(finding));
+  }
+}
+
+std::vector<std::string> ExceptionEvidence(const TraceAnalysis& analysis, size_t window) {
+  const trace::Trace& trace = analysis.trace();
+  std::vector<std::string> lines;
+  for (const PythonException& exception : analysis.probe().exceptions()) {
+    if (exception.reported || exception.window != window) continue;
+    const trace::ProbeEvent& event = trace.probe_events[exception.event];
+    std::string line = absl::StrCat("the program saw ", ExceptionText(trace, event));
+    if (const std::string at = RaisedAt(PythonFrames(trace, event.stack)); !at.empty()) {
+      absl::StrAppend(&line, " (raised at ", at, ")");
+    }
+    lines.push_back(std::move(line));
+  }
+  return lines;
 }
 
 const CorrelationIndex& TraceAnalysis::kernel_by_correlation() const {

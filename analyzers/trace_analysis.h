@@ -15,6 +15,7 @@
 #include "analyzers/capture_windows.h"
 #include "analyzers/iterations.h"
 #include "analyzers/nvtx_index.h"
+#include "analyzers/python_probe.h"
 #include "core/check.h"
 #include "core/finding.h"
 #include "core/trace/events.h"
@@ -46,6 +47,7 @@ class TraceAnalysis : public DerivedInputs {
   const NvtxIndex& nvtx() const;
   const Iterations& iterations(const IterationOptions& options) const;
   const CorrelationIndex& kernel_by_correlation() const;
+  const ProbeIndex& probe() const;
 
   // Where api_calls[call] happened: API, thread, stream, NVTX path, its Python frames (CPython programs), the first
   // frames of its backtrace, the PyTorch operator they show, and the process.
@@ -58,12 +60,18 @@ class TraceAnalysis : public DerivedInputs {
   mutable std::unique_ptr<NvtxIndex> nvtx_;
   mutable absl::flat_hash_map<std::string, std::unique_ptr<Iterations>> iterations_;
   mutable std::unique_ptr<CorrelationIndex> kernel_by_correlation_;
+  mutable std::unique_ptr<ProbeIndex> probe_;
 };
 
 // Base of the trace analyzers: runs when the inputs hold a trace, on the shared TraceAnalysis when there is one.
 // Whether a Python source file is the program's own code: not the standard library, an installed package
 // (site-packages, dist-packages), PyTorch, a frozen module, or graphcheck's own probe.
 bool IsUserPythonFile(absl::string_view file);
+
+// Whether `call` was made by CUDA-graph machinery rather than by the program: its Python stack reaches
+// torch.cuda.graph / make_graphed_callables (torch/cuda/graphs.py) or torch.compile (torch/_inductor, torch/_dynamo)
+// before any frame of the program's own. False without a Python stack.
+bool CalledByGraphMachinery(const trace::Trace& trace, const trace::ApiCall& call);
 
 // The frames of Python stack `id`, innermost first, each marked user or not; empty for none.
 std::vector<SourceFrame> PythonFrames(const trace::Trace& trace, trace::PythonStackId id);
@@ -77,6 +85,14 @@ class AnalyzerCheck : public Check {
   virtual void Analyze(const TraceAnalysis& analysis, const BoundOptions& options,
                        std::vector<Finding>* findings) const = 0;
 };
+
+// The findings of the Python exceptions (ProbeIndex) that the known-message table maps to `prototype.check_id` and
+// that are reported on their own: where the exception was raised (its traceback's frames, the user's first), what it
+// says, the capture it left and who began it, and the table's meaning and fix. `prototype` is the check's NewFinding().
+void ReportPythonExceptions(const TraceAnalysis& analysis, const Finding& prototype, std::vector<Finding>* findings);
+// Evidence lines for the exceptions that left capture window `window` but are not reported on their own (the window's
+// CUDA calls show the root cause).
+std::vector<std::string> ExceptionEvidence(const TraceAnalysis& analysis, size_t window);
 
 // Calls grouped by call site (API name and backtrace), so a defect repeated every step is one finding.
 class CallSites {

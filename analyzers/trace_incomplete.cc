@@ -57,7 +57,7 @@ class TraceIncompleteCheck : public AnalyzerCheck {
         "trace-incomplete",
         "The trace is missing records",
         Severity::kError,
-        CheckArea::kState,
+        CheckArea::kTraceIntegrity,
         "The recorder counts every record it loses and the reader every damaged byte range. Losses during a capture "
         "make that capture's verdict unknown (error); losses outside captures weaken the step and launch statistics "
         "(warning); a trace without a clean end (SIGKILL, os._exit) is noted.",

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <filesystem>
 #include <map>
 
@@ -84,6 +85,12 @@ absl::StatusOr<RecordedProgram> RecordedProgram::Run(const std::vector<std::stri
   }
   environment["GRAPHCHECK_LAUNCHES"] = std::string(trace::LaunchRecordingName(options.launches));
   environment["GRAPHCHECK_SAMPLING"] = options.sampling.ToString();
+  if (options.python_probe) {
+    // Its sitecustomize starts the probe, then runs the program's own sitecustomize (the next one on the path).
+    const std::string probe = ExecutableDir() + "/probe";
+    const char* path = std::getenv("PYTHONPATH");
+    environment["PYTHONPATH"] = path != nullptr && *path != '\0' ? absl::StrCat(probe, ":", path) : probe;
+  }
   if (const std::string cupti = LoadedLibraryPath("libcupti.so.13", "cuptiSubscribe"); !cupti.empty()) {
     environment["NVTX_INJECTION64_PATH"] = cupti;  // NVTX forwards ranges to CUPTI, which hands them to us
   }

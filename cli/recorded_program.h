@@ -17,6 +17,8 @@ struct RecordingOptions {
   std::string trace_dir;       // kept when given; else a temporary folder, removed by ~RecordedProgram
   std::string inject_library;  // default: libgraphcheck_inject.so next to graphcheck
   bool no_activity = false;
+  // Python programs get graphcheck's probe (the probe/ folder next to graphcheck, first on PYTHONPATH).
+  bool python_probe = false;
   trace::LaunchRecording launches = trace::LaunchRecording::kSampled;
   trace::SamplingSchedule sampling;
 };

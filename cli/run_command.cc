@@ -18,6 +18,7 @@ struct RunOptions {
   std::string trace_dir;  // kept when given
   std::string inject_library;
   bool no_activity = false;
+  bool no_python_probe = false;
   bool capture_only = false;
   std::string launches = "sampled";
   std::string sampling = trace::SamplingSchedule().ToString();
@@ -35,6 +36,7 @@ int Run(RunOptions& options, const CommandContext& context) {
   recording.trace_dir = options.trace_dir;
   recording.inject_library = options.inject_library;
   recording.no_activity = options.no_activity;
+  recording.python_probe = !options.no_python_probe;
   if (absl::Status s =
           trace::ParseLaunchRecording(options.capture_only ? "capture" : options.launches, &recording.launches);
       !s.ok()) {
@@ -85,6 +87,10 @@ void AddRunCommand(CLI::App* app, CommandContext* context) {
                    "recorded, then WINDOW_MS out of every PERIOD_MS (0:0, the default: no later windows; later "
                    "windows leave launch-bound programs ~10% slower for the rest of the run)")
       ->capture_default_str();
+  command->add_flag("--no-python-probe", options->no_python_probe,
+                    "Do not load graphcheck's probe into Python programs (it records capture contexts and their "
+                    "exceptions, replays and torch.compile's CUDA-graph decisions; without it the CUDA calls are "
+                    "still recorded)");
   command->add_flag("--capture-only", options->capture_only,
                     "Same as --launches capture: the lowest overhead, for capture diagnosis (synchronizations, "
                     "allocations and failures are still recorded everywhere)");

@@ -10,6 +10,7 @@
 #include "absl/strings/str_join.h"
 #include "core/exit_code.h"
 #include "core/trace/trace_reader.h"
+#include "core/utf8.h"
 #include "report/chrome_trace.h"
 #include "report/output.h"
 
@@ -94,7 +95,7 @@ std::string Listing(const trace::Trace& t, size_t limit) {
                           c.end_ns - c.start_ns, c.thread_id, t.String(d.name), trace::ApiKindName(c.kind),
                           c.correlation_id, c.stream_id, d.return_code,
                           c.capture_status == trace::CaptureStatus::kNone ? "" : " capturing",
-                          d.kernel_name == 0 ? "" : absl::StrCat(" kernel ", t.String(d.kernel_name)));
+                          d.kernel_name == 0 ? "" : absl::StrCat(" kernel ", PrintableText(t.String(d.kernel_name))));
   }
   absl::StrAppend(&out, "kernels (first ", std::min(limit, t.kernels.size()), " of ", t.kernels.size(), "):\n");
   for (size_t i = 0; i < std::min(limit, t.kernels.size()); ++i) {
@@ -102,13 +103,21 @@ std::string Listing(const trace::Trace& t, size_t limit) {
     const trace::KernelShape& shape = t.Shape(k);
     absl::StrAppendFormat(&out, "  %d +%dns device %d stream %d corr %d graph %d %s\n", k.start_ns,
                           k.end_ns - k.start_ns, shape.device, k.stream_id, k.correlation_id, k.graph_id,
-                          t.String(shape.name));
+                          PrintableText(t.String(shape.name)));
   }
   absl::StrAppend(&out, "nvtx (first ", std::min(limit, t.nvtx.size()), " of ", t.nvtx.size(), "):\n");
   for (size_t i = 0; i < std::min(limit, t.nvtx.size()); ++i) {
     const trace::NvtxEvent& n = t.nvtx[i];
     absl::StrAppendFormat(&out, "  %d tid %d kind %d range %d %s\n", n.time_ns, n.thread_id, static_cast<int>(n.kind),
-                          n.range_id, t.String(n.message));
+                          n.range_id, PrintableText(t.String(n.message)));
+  }
+  absl::StrAppend(&out, "python probe events (first ", std::min(limit, t.probe_events.size()), " of ",
+                  t.probe_events.size(), "):\n");
+  for (size_t i = 0; i < std::min(limit, t.probe_events.size()); ++i) {
+    const trace::ProbeEvent& p = t.probe_events[i];
+    absl::StrAppendFormat(&out, "  %d tid %d %s origin %s graph %d pool %d value %d %s %s\n", p.time_ns, p.thread_id,
+                          trace::ProbeEventKindName(p.kind), trace::ProbeOriginName(p.origin), p.graph, p.pool, p.value,
+                          t.String(p.type), PrintableText(t.String(p.text).substr(0, 200)));
   }
   absl::StrAppend(&out, "memory activity: ", t.memory.size(), ", graph launches: ", t.graph_launches.size(), "\n");
   return out;

@@ -16,6 +16,10 @@ endforeach()
 install(TARGETS ${_wheel_targets} RUNTIME DESTINATION "${_wheel_bin}" COMPONENT wheel
         LIBRARY DESTINATION "${_wheel_bin}" COMPONENT wheel)
 
+# The Python probe beside the binaries, where `graphcheck run` looks for it (ExecutableDir()/probe).
+file(GLOB _wheel_probe "${PROJECT_SOURCE_DIR}/python/probe/*.py")
+install(FILES ${_wheel_probe} DESTINATION "${_wheel_bin}/probe" COMPONENT wheel)
+
 # Each copied library under its soname, as a file (a wheel holds no symbolic links).
 install(CODE "set(_wheel_bin \"${_wheel_bin}\")" COMPONENT wheel)
 install(CODE [[

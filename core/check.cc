@@ -26,6 +26,10 @@ absl::string_view CheckAreaName(CheckArea area) {
       return "configuration";
     case CheckArea::kPerformance:
       return "performance";
+    case CheckArea::kTorchCompile:
+      return "torch-compile";
+    case CheckArea::kTraceIntegrity:
+      return "trace-integrity";
   }
   return "unknown";
 }

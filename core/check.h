@@ -24,7 +24,18 @@ class ConfigDocument;  // validators/config/config_document.h
 struct EngineRun;      // core/engine_run.h
 struct CaptureOrder;   // validators/schedule/capture_order.h
 
-enum class CheckArea { kCapture, kEagerRegion, kState, kRng, kNumerics, kEnvironment, kConfiguration, kPerformance };
+enum class CheckArea {
+  kCapture,
+  kEagerRegion,
+  kState,
+  kRng,
+  kNumerics,
+  kEnvironment,
+  kConfiguration,
+  kPerformance,
+  kTorchCompile,
+  kTraceIntegrity,
+};
 absl::string_view CheckAreaName(CheckArea area);  // "capture", "eager-region", ...
 
 struct CheckOption {

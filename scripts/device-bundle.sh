@@ -15,6 +15,7 @@ copy "$build/graphcheck" "$out/build"
 copy "$build/libgraphcheck_inject.so" "$out/build"
 copy "$build/graphcheck-engine" "$out/build"
 copy "$build/examples/graphed_training" "$out/build/examples"
+cp -r "$build/probe" "$out/build/probe"
 for f in "$build"/tests/gpu/*; do [ -f "$f" ] && [ -x "$f" ] && copy "$f" "$out/build/tests/gpu"; done
 for f in "$build"/bench/*; do [ -f "$f" ] && [ -x "$f" ] && copy "$f" "$out/build/bench"; done
 # Libraries from Debian packages that the GPU image lacks.

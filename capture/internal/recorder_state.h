@@ -1,6 +1,6 @@
 // The recorder's state and callbacks, shared by the files that implement them by job: recorder.cc (set-up, API
 // calls, activity buffers), launch_sampler.cc (sampling windows and launch callback toggles), nvtx_recorder.cc (NVTX
-// ranges and marks). Internal to capture/.
+// ranges and marks), probe_events.cc (the Python probe's events). Internal to capture/.
 #ifndef GRAPHCHECK_CAPTURE_INTERNAL_RECORDER_STATE_H_
 #define GRAPHCHECK_CAPTURE_INTERNAL_RECORDER_STATE_H_
 
@@ -102,11 +102,26 @@ struct ThreadState {
 
 extern thread_local ThreadState t_state;
 
+// One event of the Python probe as graphcheck_probe_event receives it (see trace::ProbeEvent for the fields).
+struct ProbeEventArgs {
+  int kind = 0;
+  int origin = 0;
+  uint64_t graph = 0;
+  uint64_t pool = 0;
+  uint64_t value = 0;
+  const char* type = nullptr;
+  const char* text = nullptr;
+  const char* frames = nullptr;  // null: the calling thread's Python stack
+};
+
 class Recorder {
  public:
   absl::Status Start(const RecorderOptions& options);
   void Stop();
   void OnFork();
+
+  // Writes an event of the Python probe (probe_events.cc); 0 when nothing is recorded (no writer, bad kind).
+  int OnProbeEvent(const ProbeEventArgs& args);
 
   static void CUPTIAPI Callback(void* userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data);
   static void CUPTIAPI BufferRequested(uint8_t** buffer, size_t* size, size_t* max_records);

@@ -245,4 +245,44 @@ absl::string_view LossKindName(LossKind kind) {
   return "unknown";
 }
 
+absl::string_view ProbeEventKindName(ProbeEventKind kind) {
+  switch (kind) {
+    case ProbeEventKind::kCaptureBegin:
+      return "capture-begin";
+    case ProbeEventKind::kCaptureEnd:
+      return "capture-end";
+    case ProbeEventKind::kCaptureException:
+      return "capture-exception";
+    case ProbeEventKind::kReplay:
+      return "replay";
+    case ProbeEventKind::kCompileSkip:
+      return "compile-skip";
+    case ProbeEventKind::kOutputsInvalidated:
+      return "outputs-invalidated";
+    case ProbeEventKind::kUncaughtException:
+      return "uncaught-exception";
+  }
+  return "unknown";
+}
+
+absl::string_view ProbeOriginName(ProbeOrigin origin) {
+  switch (origin) {
+    case ProbeOrigin::kUnknown:
+      return "unknown";
+    case ProbeOrigin::kUser:
+      return "user";
+    case ProbeOrigin::kGraphedCallables:
+      return "make_graphed_callables";
+    case ProbeOrigin::kCudagraphTrees:
+      return "cudagraph-trees";
+    case ProbeOrigin::kCudagraphTreesInit:
+      return "cudagraph-trees-init";
+    case ProbeOrigin::kTransformerEngine:
+      return "transformer-engine";
+    case ProbeOrigin::kMegatron:
+      return "megatron";
+  }
+  return "unknown";
+}
+
 }  // namespace graphcheck::trace

@@ -308,6 +308,46 @@ struct RecorderError {
   uint64_t stream_id = 0;
 };
 
+// What the Python probe saw (since format 1.3): what only Python knows about captures, replays and torch.compile.
+// The probe (python/graphcheck/probe) records; the analyzers judge.
+enum class ProbeEventKind : uint8_t {
+  kCaptureBegin = 1,        // CUDAGraph.capture_begin called: origin, graph, pool, mode (in `type`)
+  kCaptureEnd = 2,          // capture_end returned
+  kCaptureException = 3,    // an exception left a capture (its body, capture_begin or capture_end), caught or not
+  kReplay = 4,              // CUDAGraph.replay
+  kCompileSkip = 5,         // torch.compile's inductor ran a function without CUDA graphs: the reason in `text`
+  kOutputsInvalidated = 6,  // cudagraph trees freed outputs the program still held (the next access raises)
+  kUncaughtException = 7,   // an exception ended the program or a thread: type, message, its traceback's frames
+};
+inline constexpr uint8_t kMaxProbeEventKind = 7;
+absl::string_view ProbeEventKindName(ProbeEventKind kind);  // "capture-begin", ...
+
+// Who began a capture, from the Python stack at capture_begin.
+enum class ProbeOrigin : uint8_t {
+  kUnknown = 0,
+  kUser = 1,                // the program's own torch.cuda.graph / CUDAGraph.capture_begin
+  kGraphedCallables = 2,    // torch.cuda.make_graphed_callables
+  kCudagraphTrees = 3,      // torch.compile(mode="reduce-overhead") recording a function
+  kCudagraphTreesInit = 4,  // cudagraph trees' empty capture that creates its memory pool
+  kTransformerEngine = 5,   // transformer_engine.pytorch.make_graphed_callables
+  kMegatron = 6,            // Megatron Core's CudaGraphManager
+};
+inline constexpr uint8_t kMaxProbeOrigin = 6;
+absl::string_view ProbeOriginName(ProbeOrigin origin);  // "user", "make_graphed_callables", ...
+
+struct ProbeEvent {
+  ProbeEventKind kind = ProbeEventKind::kCaptureBegin;
+  ProbeOrigin origin = ProbeOrigin::kUnknown;
+  uint32_t thread_id = 0;
+  uint64_t time_ns = 0;
+  uint64_t graph = 0;       // the Python CUDAGraph object: ties a graph's begin, end, exception and replays together
+  uint64_t pool = 0;        // its memory pool (CUDAGraph.pool()), 0 when unknown
+  uint64_t value = 0;       // kCaptureBegin by cudagraph trees: the compiled function's id
+  StringId type = 0;        // exceptions: the exception's type; kCaptureBegin: the capture error mode
+  StringId text = 0;        // the exception's message, the skip reason, ...
+  PythonStackId stack = 0;  // where: the raise site for exceptions, the calling frames otherwise
+};
+
 // What the trace says about its own completeness.
 struct TraceIntegrity {
   TraceEnd end = TraceEnd::kUnknown;
@@ -339,6 +379,7 @@ struct Trace {
   std::vector<GraphLaunchActivity> graph_launches;
   std::vector<NvtxEvent> nvtx;
   std::vector<LaunchWindow> launch_windows;  // LaunchRecording::kSampled only; sorted, disjoint
+  std::vector<ProbeEvent> probe_events;      // the Python probe's (since 1.3); sorted by time
   std::vector<std::string> read_warnings;    // damage the reader stepped over ("truncated record at offset 4096")
   TraceIntegrity integrity;
 

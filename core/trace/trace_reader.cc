@@ -252,6 +252,9 @@ class ChunkWalker {
       case RecordType::kRecorderError:
         return internal::DecodeRecorderError(payload, lenient_, &trace_->integrity.errors.emplace_back()) ||
                Drop(trace_->integrity.errors);
+      case RecordType::kProbeEvent:
+        return internal::DecodeProbeEvent(payload, lenient_, &trace_->probe_events.emplace_back()) ||
+               Drop(trace_->probe_events);
       case RecordType::kLaunchWindowEdge: {
         WindowEdgeEntry& entry = window_edges_.emplace_back();
         return internal::DecodeLaunchWindowEdge(payload, lenient_, &entry.edge, &entry.time_ns) || Drop(window_edges_);
@@ -445,6 +448,7 @@ absl::StatusOr<Trace> ReadFromSource(ByteSource& source, TraceFileStats* stats) 
   trace.memory.reserve(count(RecordType::kMemory));
   trace.graph_launches.reserve(count(RecordType::kGraphLaunch));
   trace.nvtx.reserve(count(RecordType::kNvtx));
+  trace.probe_events.reserve(count(RecordType::kProbeEvent));
   ChunkWalker(&source, lenient, ChunkWalker::Pass::kDecode, &trace, stats).Walk(data_offset, granularity);
   trace.integrity.chunks = stats->chunks;
 
@@ -453,6 +457,7 @@ absl::StatusOr<Trace> ReadFromSource(ByteSource& source, TraceFileStats* stats) 
   SortByTime(trace.memory, [](const MemoryActivity& m) { return m.start_ns; });
   SortByTime(trace.graph_launches, [](const GraphLaunchActivity& g) { return g.start_ns; });
   SortByTime(trace.nvtx, [](const NvtxEvent& n) { return n.time_ns; });
+  SortByTime(trace.probe_events, [](const ProbeEvent& p) { return p.time_ns; });
   DeriveGraphLaunches(&trace);
   return trace;
 }

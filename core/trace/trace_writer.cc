@@ -277,6 +277,11 @@ void TraceWriter::WriteRecorderError(const RecorderError& error) {
              [&](auto& e) { internal::EncodeRecorderError(e, error); });
 }
 
+void TraceWriter::WriteProbeEvent(const ProbeEvent& event) {
+  AppendCold(CurrentThread(), static_cast<uint8_t>(internal::RecordType::kProbeEvent),
+             [&](auto& e) { internal::EncodeProbeEvent(e, event); });
+}
+
 TraceWriter::~TraceWriter() {
   std::lock_guard<std::mutex> lock(ForkHandlers::Mutex());
   std::vector<TraceWriter*>& writers = ForkHandlers::Writers();

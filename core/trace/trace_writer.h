@@ -75,6 +75,8 @@ class TraceWriter {
   void WriteDevice(const DeviceInfo& device);
   void WriteEnvironment(const Environment& environment);
   void WriteRecorderStatus(const RecorderStatus& status);
+  // An event of the Python probe (capture contexts, exceptions, replays, torch.compile's CUDA-graph decisions).
+  void WriteProbeEvent(const ProbeEvent& event);
   // A sampling window of launch recording opens or closes at `time_ns` (LaunchRecording::kSampled).
   void WriteLaunchWindowEdge(bool open, uint64_t time_ns);
 

@@ -3,8 +3,6 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include <set>
-
 #include "analyzers/checks.h"
 #include "cli/catalog.h"
 
@@ -69,15 +67,17 @@ TEST(StderrMessagesTest, CleanOutputGivesNothing) {
 
 // A finding from the trace, then what `line` on stderr matched, folded as the analysis folds them.
 std::vector<Finding> FoldedWithTraceFinding(const std::string& check_id, Severity severity, const std::string& line,
-                                            const std::vector<std::string>& consequences = {}) {
+                                            const std::vector<std::string>& consequences = {},
+                                            const std::vector<std::string>& evidence = {}) {
   std::vector<Finding> findings = Match({line});
   EXPECT_THAT(findings, SizeIs(1)) << line;
   Finding from_trace;
   from_trace.check_id = check_id;
   from_trace.severity = severity;
   from_trace.consequences = consequences;
+  from_trace.evidence = evidence;
   findings.insert(findings.begin(), from_trace);
-  FoldStderrFindings(&findings);
+  FoldStderrFindings({line}, TraceSummary{true, 1}, &findings);
   return findings;
 }
 
@@ -99,7 +99,8 @@ TEST(StderrMessagesTest, FoldsIntoTheTraceFindingOfTheSameCheck) {
 TEST(StderrMessagesTest, AGenericCaptureFailureFoldsIntoTheRootCauseThatBrokeTheCapture) {
   const std::vector<Finding> findings =
       FoldedWithTraceFinding("warmup-insufficient", Severity::kError, kGenericCaptureFailure,
-                             {"cudaStreamEndCapture returned 901: no graph was made"});
+                             {"cudaStreamEndCapture on thread 7, stream 13 returned 901 "
+                              "cudaErrorStreamCaptureInvalidated: no graph was made"});
   ASSERT_THAT(findings, SizeIs(1));
   EXPECT_EQ(findings[0].check_id, "warmup-insufficient");
   EXPECT_THAT(findings[0].evidence, ::testing::ElementsAre(HasSubstr("previous error during capture")));
@@ -124,11 +125,73 @@ TEST(StderrMessagesTest, DoesNotFoldIntoALessSevereFinding) {
   EXPECT_EQ(findings[1].check_id, "pageable-memcpy");
 }
 
-TEST(StderrMessagesTest, EveryRuleNamesARegisteredOrPlannedCheck) {
-  // rng-unregistered-generator belongs to the RNG validators (DESIGN.md), registered by their module.
-  const std::set<std::string> planned = {"rng-unregistered-generator"};
+// Seen on an H100: a second thread's stream.query() during a global-mode capture. The trace's unsafe-api-in-capture
+// finding lists the query that returned 900; the traceback lines printing CUDA's text for 900 repeat it and are
+// evidence there, not sync-in-capture findings of their own.
+TEST(StderrMessagesTest, CudasGenericTextFoldsIntoTheFindingThatListsItsCode) {
+  const std::vector<Finding> findings =
+      FoldedWithTraceFinding("unsafe-api-in-capture", Severity::kError,
+                             "RuntimeError: CUDA error: operation not permitted when stream is capturing", {},
+                             {"cudaEventQuery on thread 12, stream 7 returned 900 cudaErrorStreamCaptureUnsupported"});
+  ASSERT_THAT(findings, SizeIs(1));
+  EXPECT_EQ(findings[0].check_id, "unsafe-api-in-capture");
+  EXPECT_THAT(findings[0].evidence, ::testing::Contains(HasSubstr("stderr line 1:")));
+}
+
+constexpr char kAccumulateGradWarning[] =
+    "UserWarning: The AccumulateGrad node's stream does not match the stream of the node that produced the incoming "
+    "gradient.";
+
+// PyTorch's make_graphed_callables prints this on clean programs (timm ResNet-18, GPT-2, plain MLPs on an H100):
+// with traces whose captures did no legacy-stream work it is a note that says so.
+TEST(StderrMessagesTest, AWarningTheTraceDoesNotConfirmIsANote) {
+  std::vector<Finding> findings = Match({kAccumulateGradWarning});
+  ASSERT_THAT(findings, SizeIs(1));
+  FoldStderrFindings({kAccumulateGradWarning}, TraceSummary{true, 3}, &findings);
+  ASSERT_THAT(findings, SizeIs(1));
+  EXPECT_EQ(findings[0].severity, Severity::kNote);
+  EXPECT_THAT(findings[0].message, HasSubstr("no such problem in the 3 recorded capture(s)"));
+}
+
+TEST(StderrMessagesTest, AWarningTheTraceConfirmsFoldsIntoItsFinding) {
+  const std::vector<Finding> findings =
+      FoldedWithTraceFinding("legacy-stream-in-capture", Severity::kError, kAccumulateGradWarning);
+  ASSERT_THAT(findings, SizeIs(1));
+  EXPECT_EQ(findings[0].severity, Severity::kError);
+}
+
+TEST(StderrMessagesTest, WithoutATraceTheWarningStaysAWarning) {
+  std::vector<Finding> findings = Match({kAccumulateGradWarning});
+  FoldStderrFindings({kAccumulateGradWarning}, TraceSummary{}, &findings);
+  ASSERT_THAT(findings, SizeIs(1));
+  EXPECT_EQ(findings[0].severity, Severity::kWarning);
+}
+
+TEST(StderrMessagesTest, TorchCompileTextsMapToTheirChecks) {
+  const std::vector<Finding> findings = Match({
+      "RuntimeError: Error: accessing tensor output of CUDAGraphs that has been overwritten by a subsequent run. "
+      "Stack trace: File \"gen.py\", line 9, in step. To prevent overwriting, clone the tensor outside of "
+      "torch.compile() or call torch.compiler.cudagraph_mark_step_begin() before each model invocation.",
+      "W1124 12:00:00 torch/_inductor/cudagraph_utils.py:207] skipping cudagraphs due to mutated inputs (1 instances)",
+      "AssertionError: CUDA graph argument mismatch:",
+  });
+  ASSERT_THAT(findings, SizeIs(3));
+  EXPECT_EQ(findings[0].check_id, "output-overwritten");
+  EXPECT_EQ(findings[0].severity, Severity::kError);
+  EXPECT_EQ(findings[1].check_id, "compile-cudagraph-skipped");
+  EXPECT_EQ(findings[2].check_id, "dynamic-shape");
+}
+
+TEST(StderrMessagesTest, MatchKnownMessageFindsTheFirstRule) {
+  const StderrRule* rule = MatchKnownMessage("Attempt to increase offset for a CUDA generator not in capture mode.");
+  ASSERT_NE(rule, nullptr);
+  EXPECT_EQ(rule->check_id, "rng-unregistered-generator");
+  EXPECT_EQ(MatchKnownMessage("loss 0.25"), nullptr);
+}
+
+TEST(StderrMessagesTest, EveryRuleNamesARegisteredCheck) {
   for (const StderrRule& rule : StderrRules()) {
-    EXPECT_TRUE(BuiltinChecks().Find(rule.check_id) != nullptr || planned.count(rule.check_id) == 1) << rule.check_id;
+    EXPECT_TRUE(BuiltinChecks().Find(rule.check_id) != nullptr) << rule.check_id;
     EXPECT_FALSE(rule.needles.empty());
     EXPECT_FALSE(rule.fix.empty()) << rule.check_id;
   }

@@ -110,6 +110,27 @@ class TraceBuilder {
     return static_cast<trace::PythonStackId>(trace_.python_stacks.size());
   }
 
+  // An event of the Python probe at `t` on `thread` (python/probe/graphcheck_probe.py writes these).
+  trace::ProbeEvent& Probe(uint64_t t, uint32_t thread, trace::ProbeEventKind kind, uint64_t graph = 0,
+                           trace::ProbeOrigin origin = trace::ProbeOrigin::kUnknown) {
+    trace::ProbeEvent& e = trace_.probe_events.emplace_back();
+    e.kind = kind;
+    e.origin = origin;
+    e.thread_id = thread;
+    e.time_ns = t;
+    e.graph = graph;
+    return e;
+  }
+  // An exception event: type and message, raised at `stack`.
+  trace::ProbeEvent& Exception(uint64_t t, uint32_t thread, trace::ProbeEventKind kind, uint64_t graph,
+                               const std::string& type, const std::string& text, trace::PythonStackId stack) {
+    trace::ProbeEvent& e = Probe(t, thread, kind, graph);
+    e.type = trace_.Intern(type);
+    e.text = trace_.Intern(text);
+    e.stack = stack;
+    return e;
+  }
+
   void Push(uint64_t t, uint32_t thread, const std::string& message) {
     trace::NvtxEvent e;
     e.kind = trace::NvtxEvent::Kind::kPush;
@@ -133,6 +154,8 @@ class TraceBuilder {
                      [](const ApiCall& a, const ApiCall& b) { return a.start_ns < b.start_ns; });
     trace::Trace trace = trace_;
     for (const ApiCall& call : calls) trace.AddCall(call);
+    std::stable_sort(trace.probe_events.begin(), trace.probe_events.end(),
+                     [](const trace::ProbeEvent& a, const trace::ProbeEvent& b) { return a.time_ns < b.time_ns; });
     return trace;
   }
 

@@ -1,5 +1,6 @@
-// The recorder's entry point on a machine with no GPU: loaded against CUDA's stub driver, InitializeInjection must
-// write a trace (process, the capture-relevant environment only, and why CUPTI could not subscribe) and never crash.
+// The recorder's entry points on a machine with no GPU: loaded against CUDA's stub driver, InitializeInjection must
+// write a trace (process, the capture-relevant environment only, and why CUPTI could not subscribe) and never crash,
+// and graphcheck_probe_event must write the Python probe's events into it.
 // GPU behaviour is tested by tests/gpu/ on a GPU machine.
 #include <dlfcn.h>
 #include <stdio.h>
@@ -43,11 +44,40 @@ TEST(InjectionSmokeTest, WritesATraceWithoutADriver) {
   EXPECT_FALSE(trace->recorder.subscribed);
   EXPECT_THAT(trace->recorder.message, ::testing::HasSubstr("cuptiSubscribe"));
   EXPECT_TRUE(trace->read_warnings.empty());
+
+  // The Python probe's entry point writes into the same trace: explicit frames (an exception's traceback) are
+  // interned as a Python stack; a bad kind is refused, not written.
+  using ProbeEventFn = int (*)(int, int, uint64_t, uint64_t, uint64_t, const char*, const char*, const char*);
+  auto probe = reinterpret_cast<ProbeEventFn>(dlsym(library, "graphcheck_probe_event"));
+  ASSERT_NE(probe, nullptr);
+  EXPECT_EQ(probe(3, 1, 77, 5, 0, "RuntimeError", "CUDA error: operation not permitted when stream is capturing",
+                  "/home/me/train.py\x1f"
+                  "42\x1f"
+                  "train_step\x1e"
+                  "/home/me/train.py\x1f"
+                  "7\x1f"
+                  "<module>"),
+            1);
+  EXPECT_EQ(probe(99, 0, 0, 0, 0, nullptr, nullptr, nullptr), 0);
+  trace = trace::ReadTrace(files[0]);
+  ASSERT_TRUE(trace.ok()) << trace.status();
+  ASSERT_EQ(trace->probe_events.size(), 1u);
+  const trace::ProbeEvent& event = trace->probe_events[0];
+  EXPECT_EQ(event.kind, trace::ProbeEventKind::kCaptureException);
+  EXPECT_EQ(event.origin, trace::ProbeOrigin::kUser);
+  EXPECT_EQ(event.graph, 77u);
+  EXPECT_EQ(trace->String(event.type), "RuntimeError");
+  const trace::PythonStack* stack = trace->FindPythonStack(event.stack);
+  ASSERT_NE(stack, nullptr);
+  ASSERT_EQ(stack->frames.size(), 2u);
+  EXPECT_EQ(trace->String(stack->frames[0].file), "/home/me/train.py");
+  EXPECT_EQ(stack->frames[0].line, 42u);
+  EXPECT_EQ(trace->String(stack->frames[1].function), "<module>");
 }
 
 // The library lives inside someone else's program, which may carry its own Abseil or its own copy of our code: it must
-// export its entry point and nothing else (capture/injection.map).
-TEST(InjectionSmokeTest, ExportsOnlyInitializeInjection) {
+// export its entry points and nothing else (capture/injection.map).
+TEST(InjectionSmokeTest, ExportsOnlyItsEntryPoints) {
   FILE* nm = popen(absl::StrCat("nm -D --defined-only ", GRAPHCHECK_INJECT_LIBRARY).c_str(), "r");
   ASSERT_NE(nm, nullptr);
   std::vector<std::string> exported;
@@ -58,7 +88,7 @@ TEST(InjectionSmokeTest, ExportsOnlyInitializeInjection) {
     if (fields.size() == 3 && std::isupper(static_cast<unsigned char>(fields[1][0]))) exported.push_back(fields[2]);
   }
   ASSERT_EQ(pclose(nm), 0) << "nm failed";
-  EXPECT_THAT(exported, ::testing::ElementsAre("InitializeInjection"));
+  EXPECT_THAT(exported, ::testing::UnorderedElementsAre("InitializeInjection", "graphcheck_probe_event"));
 }
 
 }  // namespace

@@ -111,9 +111,9 @@ json_check config-disables "$work/configured.json" \
   "'sync-in-capture' not in r['checks_run'] and all(f['check_id'] != 'sync-in-capture' for f in r['findings'])"
 json_check config-severity "$work/configured.json" \
   "[f['severity'] for f in r['findings'] if f['check_id'] == 'sync-in-region'] == ['error']"
-# short-kernel-us 1: 9.5 kernels per step are shorter than 1 us, against 27 shorter than the default 10 us.
+# short-kernel-us 1: 3 kernels per step are shorter than 1 us, against 27 shorter than the default 10 us.
 json_check config-option "$work/configured.json" \
-  "[m['value'] for m in r['metrics'] if m['name'] == 'launch.short_kernels_per_iteration'] == [9.5]"
+  "[m['value'] for m in r['metrics'] if m['name'] == 'launch.short_kernels_per_iteration'] == [3]"
 json_check no-config "$work/capture_item.json" \
   "[m['value'] for m in r['metrics'] if m['name'] == 'launch.short_kernels_per_iteration'] == [27]"
 # Flags win: --checks after the file's globs, --fail-on over the file's.

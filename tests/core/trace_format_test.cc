@@ -11,6 +11,7 @@
 #include <thread>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "core/trace/trace_reader.h"
 #include "core/trace/trace_writer.h"
 #include "tests/core/trace_test_events.h"
@@ -104,6 +105,18 @@ TEST(TraceFormatTest, EveryRecordTypeRoundTrips) {
   writer->WriteLaunchWindowEdge(/*open=*/false, 50);  // a close with no open: skipped
   writer->WriteLaunchWindowEdge(/*open=*/true, 100);
   writer->WriteLaunchWindowEdge(/*open=*/false, 200);
+  ProbeEvent probe;
+  probe.kind = ProbeEventKind::kCaptureException;
+  probe.origin = ProbeOrigin::kCudagraphTrees;
+  probe.thread_id = 4242;
+  probe.time_ns = 1'700'000'000'000'000'000ull;
+  probe.graph = 0x7f0012345678;
+  probe.pool = (uint64_t{1} << 32) | 3;
+  probe.value = 12;
+  probe.type = writer->InternString("RuntimeError");
+  probe.text = writer->InternString("Cannot copy between CPU and CUDA tensors during CUDA graph capture");
+  probe.stack = py;
+  writer->WriteProbeEvent(probe);
   EXPECT_EQ(writer->records_dropped(), 0u);
 
   const Trace trace = MustRead(path);
@@ -128,6 +141,8 @@ TEST(TraceFormatTest, EveryRecordTypeRoundTrips) {
   ASSERT_NE(trace.FindPythonStack(py), nullptr);
   EXPECT_EQ(trace.FindPythonStack(py)->frames, python);
   EXPECT_EQ(trace.String(trace.FindPythonStack(py)->frames[0].file), "/home/me/train.py");
+  ASSERT_EQ(trace.probe_events.size(), 1u);
+  EXPECT_EQ(Fields(trace.probe_events[0]), Fields(probe));
   ASSERT_EQ(trace.devices.size(), 1u);
   EXPECT_EQ(trace.devices[0].index, 1u);
   EXPECT_EQ(trace.devices[0].gpu, device.gpu);
@@ -260,7 +275,8 @@ TEST(TraceFormatTest, RefusesAnotherMajorVersionButReadsANewerMinor) {
   newer_major[8] = 2;
   absl::StatusOr<Trace> refused = ReadTraceFromBytes(newer_major);
   EXPECT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(std::string(refused.status().message()), HasSubstr("version 2.2"));
+  EXPECT_THAT(std::string(refused.status().message()),
+              HasSubstr(absl::StrCat("version 2.", static_cast<int>(bytes[10]))));
 
   std::string newer_minor = bytes;
   newer_minor[10] = static_cast<char>(bytes[10] + 1);
@@ -321,8 +337,9 @@ TEST(TraceFormatTest, ATraceCutAfterItsHeaderSaysSo) {
   }
 }
 
-// Traces written by graphcheck before 1.2 (the recorded examples are 1.0 and 1.1) read without warnings.
-TEST(TraceFormatTest, ReadsTheShippedOneZeroAndOneOneTraces) {
+// Traces written by earlier graphcheck versions (the recorded examples are 1.0, 1.1 and 1.2) read without warnings;
+// only 1.2 and later hold Python stacks.
+TEST(TraceFormatTest, ReadsTheShippedOlderTraces) {
   std::set<uint16_t> minors;
   for (const char* name : {"capture_item", "eager_launch_bound", "eager_then_graphed", "graphed_training"}) {
     TraceFileStats stats;
@@ -331,10 +348,10 @@ TEST(TraceFormatTest, ReadsTheShippedOneZeroAndOneOneTraces) {
     ASSERT_TRUE(trace.ok()) << trace.status();
     EXPECT_THAT(trace->read_warnings, IsEmpty()) << name;
     EXPECT_FALSE(trace->api_calls.empty()) << name;
-    EXPECT_TRUE(trace->python_stacks.empty()) << name;
+    EXPECT_EQ(trace->python_stacks.empty(), stats.minor_version < 2) << name;
     minors.insert(stats.minor_version);
   }
-  EXPECT_EQ(minors, (std::set<uint16_t>{0, 1}));
+  EXPECT_EQ(minors, (std::set<uint16_t>{0, 1, 2}));
 }
 
 TEST(TraceFormatTest, CreateFailsWithAStatusForAnUnwritablePath) {

@@ -113,6 +113,8 @@ absl::string_view RecordTypeName(uint8_t type) {
       return "python-stack";
     case RecordType::kRecorderError:
       return "recorder-error";
+    case RecordType::kProbeEvent:
+      return "probe-event";
   }
   return "unknown";
 }
@@ -269,6 +271,14 @@ bool DecodeRecorderError(absl::string_view payload, bool lenient, RecorderError*
   return Enum(d, &out->kind, 0, kLossKinds - 1) && d.Varint(&out->time_ns) && d.Varint(&out->count) &&
          d.Varint(&out->call, kU32) && Int32(d, &out->code) && d.Varint(&out->context_id, kU32) &&
          d.Varint(&out->stream_id) && Finish(d, lenient);
+}
+
+bool DecodeProbeEvent(absl::string_view payload, bool lenient, ProbeEvent* out) {
+  Decoder d(payload);
+  return Enum(d, &out->kind, 1, kMaxProbeEventKind) && Enum(d, &out->origin, 0, kMaxProbeOrigin) &&
+         d.Varint(&out->thread_id, kU32) && d.Varint(&out->time_ns) && d.Varint(&out->graph) && d.Varint(&out->pool) &&
+         d.Varint(&out->value) && d.Varint(&out->type, kU32) && d.Varint(&out->text, kU32) &&
+         d.Varint(&out->stack, kU32) && Finish(d, lenient);
 }
 
 bool DecodeLaunchWindowEdge(absl::string_view payload, bool lenient, WindowEdge* edge, uint64_t* time_ns) {

@@ -17,7 +17,7 @@ namespace graphcheck::trace::internal {
 // ---- File header: 64 bytes at offset 0, little-endian. ----
 inline constexpr char kFileMagic[8] = {'G', 'C', 'T', 'R', 'A', 'C', 'E', '\0'};
 inline constexpr uint16_t kMajorVersion = 1;  // readers refuse other majors
-inline constexpr uint16_t kMinorVersion = 2;  // newer minors only add record types / trailing record fields
+inline constexpr uint16_t kMinorVersion = 3;  // newer minors only add record types / trailing record fields
 inline constexpr size_t kFileHeaderBytes = 64;
 inline constexpr size_t kFileMagicOffset = 0;
 inline constexpr size_t kMajorOffset = 8;        // u16
@@ -69,8 +69,9 @@ enum class RecordType : uint8_t {
   // Recorder records 13-19 (since 1.2).
   kPythonStack = 13,
   kRecorderError = 14,
+  kProbeEvent = 15,  // since 1.3
 };
-inline constexpr uint8_t kMaxRecordType = 14;
+inline constexpr uint8_t kMaxRecordType = 15;
 absl::string_view RecordTypeName(uint8_t type);
 
 // Hot records (API calls, activity, NVTX) are bounded: every field is at most a 10-byte varint. The writer encodes
@@ -274,6 +275,20 @@ void EncodeRecorderError(E& e, const RecorderError& r) {
   e.Varint(r.stream_id);
 }
 
+template <typename E>
+void EncodeProbeEvent(E& e, const ProbeEvent& p) {
+  e.Byte(static_cast<uint8_t>(p.kind));
+  e.Byte(static_cast<uint8_t>(p.origin));
+  e.Varint(p.thread_id);
+  e.Varint(p.time_ns);
+  e.Varint(p.graph);
+  e.Varint(p.pool);
+  e.Varint(p.value);
+  e.Varint(p.type);
+  e.Varint(p.text);
+  e.Varint(p.stack);
+}
+
 // A sampling window opens (after launch recording is turned on) or closes (before it is turned off).
 enum class WindowEdge : uint8_t { kOpen = 0, kClose = 1 };
 template <typename E>
@@ -297,6 +312,7 @@ bool DecodeDevice(absl::string_view payload, bool lenient, DeviceInfo* out);
 bool DecodeEnvironment(absl::string_view payload, bool lenient, Environment* out);
 bool DecodeRecorderStatus(absl::string_view payload, bool lenient, RecorderStatus* out);
 bool DecodeRecorderError(absl::string_view payload, bool lenient, RecorderError* out);
+bool DecodeProbeEvent(absl::string_view payload, bool lenient, ProbeEvent* out);
 bool DecodeLaunchWindowEdge(absl::string_view payload, bool lenient, WindowEdge* edge, uint64_t* time_ns);
 
 }  // namespace graphcheck::trace::internal

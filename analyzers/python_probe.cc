@@ -1,0 +1,154 @@
+#include "analyzers/python_probe.h"
+
+#include <algorithm>
+#include <map>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+
+namespace graphcheck::analyzers {
+namespace {
+
+using trace::ProbeEvent;
+using trace::ProbeEventKind;
+
+constexpr size_t kQuotedExceptionBytes = 300;
+
+// Assigns each probe capture-begin to the first CUDA capture window its thread began after it (and before the
+// thread's next probe capture-begin): the probe writes its event just before torch calls cudaStreamBeginCapture.
+std::vector<std::optional<size_t>> MatchWindows(const trace::Trace& trace, const std::vector<CaptureWindow>& windows) {
+  std::vector<std::optional<size_t>> begin_of_window(windows.size());
+  std::map<uint32_t, std::vector<size_t>> begins_by_thread;  // probe capture-begin events, in time order
+  for (size_t e = 0; e < trace.probe_events.size(); ++e) {
+    if (trace.probe_events[e].kind == ProbeEventKind::kCaptureBegin) {
+      begins_by_thread[trace.probe_events[e].thread_id].push_back(e);
+    }
+  }
+  for (size_t w = 0; w < windows.size(); ++w) {
+    auto thread = begins_by_thread.find(windows[w].thread_id);
+    if (thread == begins_by_thread.end()) continue;
+    const uint64_t start = trace.api_calls[windows[w].begin_call].start_ns;
+    const std::vector<size_t>& begins = thread->second;
+    // The last probe begin at or before the CUDA begin.
+    auto after = std::upper_bound(begins.begin(), begins.end(), start,
+                                  [&](uint64_t t, size_t e) { return t < trace.probe_events[e].time_ns; });
+    if (after == begins.begin()) continue;
+    begin_of_window[w] = *std::prev(after);
+  }
+  // A probe begin matches one window only: the first one after it.
+  std::map<size_t, size_t> first_window;
+  for (size_t w = 0; w < windows.size(); ++w) {
+    if (!begin_of_window[w]) continue;
+    auto [it, inserted] = first_window.emplace(*begin_of_window[w], w);
+    if (!inserted) begin_of_window[w].reset();
+  }
+  return begin_of_window;
+}
+
+}  // namespace
+
+ProbeIndex::ProbeIndex(const trace::Trace& trace, const CaptureAnalysis& captures) {
+  const std::vector<CaptureWindow>& windows = captures.windows();
+  window_begin_ = MatchWindows(trace, windows);
+  window_origin_.assign(windows.size(), trace::ProbeOrigin::kUnknown);
+  std::map<size_t, size_t> window_of_begin;
+  for (size_t w = 0; w < windows.size(); ++w) {
+    if (!window_begin_[w]) continue;
+    window_of_begin[*window_begin_[w]] = w;
+    window_origin_[w] = trace.probe_events[*window_begin_[w]].origin;
+  }
+  std::vector<bool> window_has_cause(windows.size(), false);
+  for (const CaptureProblem& problem : captures.problems()) {
+    if (problem.window) window_has_cause[*problem.window] = true;
+  }
+  // The open probe capture of each Python graph object: its begin event.
+  std::map<uint64_t, size_t> open_capture;
+  std::vector<size_t> reported_begins;
+  std::vector<std::pair<absl::string_view, absl::string_view>> reported_texts;  // (type, text) of capture exceptions
+  for (size_t e = 0; e < trace.probe_events.size(); ++e) {
+    const ProbeEvent& event = trace.probe_events[e];
+    switch (event.kind) {
+      case ProbeEventKind::kCaptureBegin:
+        open_capture[event.graph] = e;
+        if (event.origin == trace::ProbeOrigin::kCudagraphTrees) cudagraph_trees_ = true;
+        break;
+      case ProbeEventKind::kCaptureEnd:
+        open_capture.erase(event.graph);
+        break;
+      case ProbeEventKind::kCaptureException:
+      case ProbeEventKind::kUncaughtException: {
+        PythonException& exception = exceptions_.emplace_back();
+        exception.event = e;
+        exception.rule = MatchKnownMessage(trace.String(event.text));
+        const bool in_capture = event.kind == ProbeEventKind::kCaptureException;
+        exception.check_id = exception.rule ? exception.rule->check_id : in_capture ? "capture-error" : "";
+        if (in_capture) {
+          if (auto open = open_capture.find(event.graph); open != open_capture.end()) {
+            exception.probe_begin = open->second;
+            if (auto w = window_of_begin.find(open->second); w != window_of_begin.end()) exception.window = w->second;
+          }
+          const bool first = !exception.probe_begin || std::find(reported_begins.begin(), reported_begins.end(),
+                                                                 *exception.probe_begin) == reported_begins.end();
+          exception.reported = first && !(exception.window && window_has_cause[*exception.window]);
+          if (exception.probe_begin) reported_begins.push_back(*exception.probe_begin);
+          reported_texts.emplace_back(trace.String(event.type), trace.String(event.text));
+        } else {
+          // The program died of it: worth a finding when a rule knows it, unless it left a capture already reported.
+          const std::pair<absl::string_view, absl::string_view> text(trace.String(event.type),
+                                                                     trace.String(event.text));
+          exception.reported = exception.rule != nullptr &&
+                               std::find(reported_texts.begin(), reported_texts.end(), text) == reported_texts.end();
+        }
+        break;
+      }
+      case ProbeEventKind::kReplay:
+      case ProbeEventKind::kCompileSkip:
+      case ProbeEventKind::kOutputsInvalidated:
+        break;
+    }
+  }
+}
+
+trace::ProbeOrigin ProbeIndex::Origin(size_t window) const {
+  return window < window_origin_.size() ? window_origin_[window] : trace::ProbeOrigin::kUnknown;
+}
+
+bool ProbeIndex::HasException(size_t window) const {
+  return std::any_of(exceptions_.begin(), exceptions_.end(),
+                     [&](const PythonException& e) { return e.window == window; });
+}
+
+std::optional<size_t> ProbeIndex::BeginEvent(size_t window) const {
+  return window < window_begin_.size() ? window_begin_[window] : std::nullopt;
+}
+
+std::string DescribeOrigin(trace::ProbeOrigin origin) {
+  switch (origin) {
+    case trace::ProbeOrigin::kUser:
+      return "the program";
+    case trace::ProbeOrigin::kGraphedCallables:
+      return "torch.cuda.make_graphed_callables";
+    case trace::ProbeOrigin::kCudagraphTrees:
+      return "torch.compile's CUDA graphs (cudagraph trees)";
+    case trace::ProbeOrigin::kCudagraphTreesInit:
+      return "torch.compile's cudagraph trees, creating their memory pool";
+    case trace::ProbeOrigin::kTransformerEngine:
+      return "Transformer Engine's make_graphed_callables";
+    case trace::ProbeOrigin::kMegatron:
+      return "Megatron Core's CUDA graph manager";
+    case trace::ProbeOrigin::kUnknown:
+      break;
+  }
+  return "an unknown caller";
+}
+
+bool IsGraphMachinery(trace::ProbeOrigin origin) { return origin == trace::ProbeOrigin::kCudagraphTreesInit; }
+
+std::string ExceptionText(const trace::Trace& trace, const trace::ProbeEvent& event) {
+  const absl::string_view text = trace.String(event.text);
+  const absl::string_view first_line = text.substr(0, text.find('\n'));
+  const bool cut = first_line.size() > kQuotedExceptionBytes || first_line.size() < text.size();
+  return absl::StrCat(trace.String(event.type), ": ", first_line.substr(0, kQuotedExceptionBytes), cut ? " ..." : "");
+}
+
+}  // namespace graphcheck::analyzers

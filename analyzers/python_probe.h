@@ -1,0 +1,67 @@
+// What the Python probe recorded (trace::ProbeEvent, python/probe/graphcheck_probe.py), tied to the capture windows
+// the recorder found: who began each capture (the program, make_graphed_callables, torch.compile's cudagraph trees,
+// Transformer Engine, Megatron), and the Python exceptions that left a capture or ended the program, each mapped to
+// the check it belongs to through the known-message table (stderr_messages.h). A trace recorded without the probe
+// (C++ programs, --no-python-probe, traces older than format 1.3) has no probe events: every window's origin is then
+// unknown and there are no exceptions.
+#ifndef GRAPHCHECK_ANALYZERS_PYTHON_PROBE_H_
+#define GRAPHCHECK_ANALYZERS_PYTHON_PROBE_H_
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "analyzers/capture_windows.h"
+#include "analyzers/stderr_messages.h"
+#include "core/finding.h"
+#include "core/trace/events.h"
+
+namespace graphcheck::analyzers {
+
+// An exception the probe saw leave a capture (its body, capture_begin or capture_end) or end the program or a thread.
+struct PythonException {
+  size_t event = 0;                   // index into Trace::probe_events
+  const StderrRule* rule = nullptr;   // the known message it matched; null: none
+  std::string check_id;               // the rule's check; "capture-error" for a capture exception no rule knows
+  std::optional<size_t> probe_begin;  // the capture-begin event of the capture it left
+  std::optional<size_t> window;       // the CUDA capture window it left, when CUDA's capture had begun
+  // Reported as a finding of its own: the first exception of its capture, in a capture whose CUDA calls show no root
+  // cause (else it is evidence on that cause's finding), or an uncaught exception a rule knows that no capture
+  // exception already reported.
+  bool reported = false;
+};
+
+class ProbeIndex {
+ public:
+  ProbeIndex(const trace::Trace& trace, const CaptureAnalysis& captures);
+
+  // Who began capture window `window`; kUnknown when no probe event matches it.
+  trace::ProbeOrigin Origin(size_t window) const;
+  // The probe's capture-begin event of window `window`.
+  std::optional<size_t> BeginEvent(size_t window) const;
+  // In event order.
+  const std::vector<PythonException>& exceptions() const { return exceptions_; }
+  // Whether a Python exception left capture window `window` (then the window's empty or missing graph is its doing).
+  bool HasException(size_t window) const;
+  // Whether torch.compile's cudagraph trees recorded any graph in this process.
+  bool cudagraph_trees() const { return cudagraph_trees_; }
+
+ private:
+  std::vector<std::optional<size_t>> window_begin_;  // per capture window
+  std::vector<trace::ProbeOrigin> window_origin_;    // per capture window
+  std::vector<PythonException> exceptions_;
+  bool cudagraph_trees_ = false;
+};
+
+// "torch.compile's cudagraph trees" and the like, for messages.
+std::string DescribeOrigin(trace::ProbeOrigin origin);
+// Captures begun by a framework's own machinery rather than as the program's work to graph: cudagraph trees' empty
+// capture that creates its memory pool.
+bool IsGraphMachinery(trace::ProbeOrigin origin);
+// "RuntimeError: CUDA error: ..." of an exception event, shortened for a message.
+std::string ExceptionText(const trace::Trace& trace, const trace::ProbeEvent& event);
+
+}  // namespace graphcheck::analyzers
+
+#endif  // GRAPHCHECK_ANALYZERS_PYTHON_PROBE_H_

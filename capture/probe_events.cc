@@ -1,0 +1,62 @@
+// Events of the Python probe (python/graphcheck/probe): the probe calls graphcheck_probe_event (injection.cc) through
+// ctypes, and the recorder writes them into the process's trace on its own clock and thread ids, so they interleave
+// with the CUDA calls they explain. Exceptions come with the frames of their traceback (the raise site); every other
+// event with the calling thread's Python stack, taken as for CUDA calls.
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_split.h"
+#include "capture/internal/recorder_state.h"
+
+namespace graphcheck::capture::internal {
+namespace {
+
+// Explicit frames as the probe sends them: "file\x1fline\x1ffunction" records joined by \x1e, innermost first.
+constexpr char kFieldSeparator = '\x1f';
+constexpr char kFrameSeparator = '\x1e';
+constexpr size_t kMaxProbeFrames = 64;
+constexpr size_t kMaxProbeText = 4096;  // bytes of a message kept (an exception text can hold a whole tensor)
+
+}  // namespace
+
+int Recorder::OnProbeEvent(const ProbeEventArgs& args) {
+  if (writer_ == nullptr || args.kind < 1 || args.kind > trace::kMaxProbeEventKind || args.origin < 0 ||
+      args.origin > trace::kMaxProbeOrigin) {
+    return 0;
+  }
+  trace::ProbeEvent event;
+  event.kind = static_cast<trace::ProbeEventKind>(args.kind);
+  event.origin = static_cast<trace::ProbeOrigin>(args.origin);
+  event.thread_id = CurrentThreadId();
+  cuptiGetTimestamp(&event.time_ns);
+  event.graph = args.graph;
+  event.pool = args.pool;
+  event.value = args.value;
+  auto text = [&](const char* s) {
+    if (s == nullptr) return trace::StringId{0};
+    const absl::string_view view(s);
+    return writer_->InternString(view.substr(0, kMaxProbeText));
+  };
+  event.type = text(args.type);
+  event.text = text(args.text);
+  if (args.frames == nullptr) {
+    event.stack = CapturePythonStack();
+  } else {
+    std::vector<trace::PythonFrameRef> frames;
+    for (absl::string_view frame : absl::StrSplit(args.frames, kFrameSeparator, absl::SkipEmpty())) {
+      if (frames.size() == kMaxProbeFrames) break;
+      const std::vector<absl::string_view> fields = absl::StrSplit(frame, kFieldSeparator);
+      if (fields.size() != 3) continue;
+      uint32_t line = 0;
+      if (!absl::SimpleAtoi(fields[1], &line)) line = 0;
+      frames.push_back({writer_->InternString(fields[0]), line, writer_->InternString(fields[2])});
+    }
+    event.stack = writer_->AddPythonStack(frames);
+  }
+  writer_->WriteProbeEvent(event);
+  return 1;
+}
+
+}  // namespace graphcheck::capture::internal

@@ -1,0 +1,289 @@
+"""graphcheck's Python probe: records what only Python knows about CUDA graphs, into the trace that graphcheck's
+recorder writes for this process, on the recorder's clock.
+
+- Captures: who began each one (the program, torch.cuda.make_graphed_callables, torch.compile's cudagraph trees and
+  their pool-creating empty capture, Transformer Engine, Megatron Core), its graph, pool and capture mode, and the
+  exception that left it (type, message, the frames of its traceback), caught by the program or not.
+- Replays of every torch.cuda.CUDAGraph (graphed callables replay through them too).
+- torch.compile: the reasons inductor gives for running a function without CUDA graphs, and the outputs its cudagraph
+  trees invalidate while the program still holds them.
+- Exceptions that end the program or a thread (sys.excepthook, threading.excepthook), with their frames: PyTorch's
+  errors about graphs are raised where the program touched something, which is the line to show.
+
+It records; graphcheck's analyzers judge. It hooks only torch's capture, replay and cudagraph-skip functions, as
+their modules are imported, so a program that makes no capture pays nothing but one dictionary lookup per import. A
+hook never changes arguments or results and never raises into the program: if torch changed shape, that hook is
+simply not installed. Events reach the recorder through graphcheck_probe_event in the injection library
+(capture/injection.cc), found once CUDA has loaded it; before that there is no capture to record.
+"""
+import ctypes
+import os
+import sys
+import traceback
+
+# core/trace/events.h: ProbeEventKind and ProbeOrigin.
+CAPTURE_BEGIN, CAPTURE_END, CAPTURE_EXCEPTION, REPLAY, COMPILE_SKIP, OUTPUTS_INVALIDATED, UNCAUGHT_EXCEPTION = range(1, 8)
+UNKNOWN, USER, GRAPHED_CALLABLES, CUDAGRAPH_TREES, CUDAGRAPH_TREES_INIT, TRANSFORMER_ENGINE, MEGATRON = range(7)
+
+_FIELD, _FRAME = "\x1f", "\x1e"  # explicit frames: "file\x1fline\x1ffunction" joined by \x1e, innermost first
+_MAX_FRAMES = 64
+_MAX_TEXT = 4096
+_MAX_ORIGIN_WALK = 128  # frames looked at to tell who began a capture
+
+
+class _Recorder:
+    """graphcheck_probe_event of the injection library, once the CUDA driver has loaded it (the probe never loads it:
+    a second copy would be a second recorder)."""
+
+    def __init__(self, library):
+        self._library = library
+        self._event = None
+
+    def _load(self):
+        try:
+            library = ctypes.CDLL(self._library, mode=os.RTLD_NOLOAD | os.RTLD_NOW)
+        except OSError:  # not loaded yet: CUDA is not initialised, so there is nothing to record
+            return None
+        event = library.graphcheck_probe_event
+        event.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_uint64, ctypes.c_uint64, ctypes.c_uint64,
+                          ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p]
+        event.restype = ctypes.c_int
+        self._event = event
+        return event
+
+    def emit(self, kind, origin=UNKNOWN, graph=0, pool=0, value=0, type_name=None, text=None, frames=None):
+        event = self._event or self._load()
+        if event is None:
+            return
+        try:
+            event(kind, origin, graph & 0xFFFFFFFFFFFFFFFF, pool & 0xFFFFFFFFFFFFFFFF, value & 0xFFFFFFFFFFFFFFFF,
+                  _utf8(type_name), _utf8(text), _utf8(frames))
+        except Exception:
+            pass
+
+
+_recorder = None
+
+
+def _utf8(text):
+    if text is None:
+        return None
+    return text[:_MAX_TEXT].replace("\0", " ").encode("utf-8", "replace")
+
+
+def _exception_frames(error):
+    """The frames of an exception's traceback, innermost first: the raise site, then the program's lines above it."""
+    try:
+        frames = traceback.extract_tb(error.__traceback__)[-_MAX_FRAMES:]
+    except Exception:
+        return None
+    return _FRAME.join("%s%s%d%s%s" % (f.filename, _FIELD, f.lineno or 0, _FIELD, f.name) for f in reversed(frames))
+
+
+def _exception_text(error):
+    try:
+        return str(error)
+    except Exception:
+        return "<unprintable %s>" % type(error).__name__
+
+
+def _record_exception(graph, error, kind=CAPTURE_EXCEPTION):
+    cls = type(error)
+    name = cls.__qualname__ if cls.__module__ in ("builtins", None) else "%s.%s" % (cls.__module__, cls.__qualname__)
+    _recorder.emit(kind, graph=0 if graph is None else id(graph), type_name=name, text=_exception_text(error),
+                   frames=_exception_frames(error))
+
+
+def _origin(frame):
+    """Who began the capture whose capture_begin is running above `frame`, and for cudagraph trees the compiled
+    function's id (+1; 0 when unknown)."""
+    walked = 0
+    while frame is not None and walked < _MAX_ORIGIN_WALK:
+        code = frame.f_code
+        path = code.co_filename.replace("\\", "/")
+        if path.endswith("/torch/_inductor/cudagraph_trees.py"):
+            if code.co_name == "_record":
+                return CUDAGRAPH_TREES, _compiled_function_id(frame)
+            if code.co_name == "__init__":
+                return CUDAGRAPH_TREES_INIT, 0
+            return CUDAGRAPH_TREES, 0
+        if "/torch/_inductor/" in path:
+            return CUDAGRAPH_TREES, 0
+        if path.endswith("/torch/cuda/graphs.py") and code.co_name == "make_graphed_callables":
+            return GRAPHED_CALLABLES, 0
+        if path.endswith("/transformer_engine/pytorch/graph.py"):
+            return TRANSFORMER_ENGINE, 0
+        if "/megatron/core/" in path and "cuda_graph" in path:
+            return MEGATRON, 0
+        frame = frame.f_back
+        walked += 1
+    return USER, 0
+
+
+def _compiled_function_id(frame):
+    try:
+        return int(frame.f_locals["self"].wrapped_function.id.id) + 1
+    except Exception:
+        return 0
+
+
+def _pool_key(graph):
+    try:
+        first, second = graph.pool()
+        return (int(first) << 32) ^ int(second)
+    except Exception:
+        return 0
+
+
+def _patch_graphs(module):
+    """torch.cuda.graphs: CUDAGraph.capture_begin / capture_end / replay and the torch.cuda.graph context."""
+    graph_class = module.CUDAGraph
+    begin, end, replay = graph_class.capture_begin, graph_class.capture_end, graph_class.replay
+    context_exit = module.graph.__exit__
+
+    def capture_begin(self, *args, **kwargs):
+        origin, function = _origin(sys._getframe(1))
+        mode = kwargs.get("capture_error_mode", args[1] if len(args) > 1 else "global")
+        _recorder.emit(CAPTURE_BEGIN, origin=origin, graph=id(self), value=function, type_name=str(mode))
+        try:
+            return begin(self, *args, **kwargs)
+        except BaseException as error:
+            _record_exception(self, error)
+            raise
+
+    def capture_end(self, *args, **kwargs):
+        try:
+            result = end(self, *args, **kwargs)
+        except BaseException as error:
+            _record_exception(self, error)
+            raise
+        _recorder.emit(CAPTURE_END, graph=id(self), pool=_pool_key(self))
+        return result
+
+    def graph_replay(self, *args, **kwargs):
+        _recorder.emit(REPLAY, graph=id(self))
+        return replay(self, *args, **kwargs)
+
+    def graph_exit(self, exc_type, exc, tb):
+        if exc is not None:
+            _record_exception(getattr(self, "cuda_graph", None), exc)
+        return context_exit(self, exc_type, exc, tb)
+
+    for name, hook, original in (("capture_begin", capture_begin, begin), ("capture_end", capture_end, end),
+                                 ("replay", graph_replay, replay)):
+        hook.__wrapped__ = original
+        hook.__name__ = hook.__qualname__ = name
+        hook.__doc__ = original.__doc__
+        setattr(graph_class, name, hook)
+    graph_exit.__wrapped__ = context_exit
+    module.graph.__exit__ = graph_exit
+
+
+def _patch_cudagraph_utils(module):
+    """torch._inductor.cudagraph_utils: every reason inductor gives for running without CUDA graphs goes through
+    log_cudagraph_skip_and_bump_counter; patched before its importers bind the name."""
+    log_skip = module.log_cudagraph_skip_and_bump_counter
+
+    def log_cudagraph_skip_and_bump_counter(msg, *args, **kwargs):
+        _recorder.emit(COMPILE_SKIP, text=str(msg))
+        return log_skip(msg, *args, **kwargs)
+
+    log_cudagraph_skip_and_bump_counter.__wrapped__ = log_skip
+    module.log_cudagraph_skip_and_bump_counter = log_cudagraph_skip_and_bump_counter
+
+
+def _patch_cudagraph_trees(module):
+    """torch._inductor.cudagraph_trees: a new recording frees the outputs of the previous one that the program still
+    holds; inductor makes a later access raise ("accessing tensor output of CUDAGraphs that has been overwritten")."""
+    manager = module.CUDAGraphTreeManager
+    dealloc = manager.dealloc_current_path_weakrefs
+
+    def dealloc_current_path_weakrefs(self, *args, **kwargs):
+        try:
+            held = sum(1 for ref in self.current_node.path_live_weakrefs() if ref())
+        except Exception:
+            held = 0
+        if held:
+            _recorder.emit(OUTPUTS_INVALIDATED, value=held)
+        return dealloc(self, *args, **kwargs)
+
+    dealloc_current_path_weakrefs.__wrapped__ = dealloc
+    manager.dealloc_current_path_weakrefs = dealloc_current_path_weakrefs
+
+
+_PATCHES = {
+    "torch.cuda.graphs": _patch_graphs,
+    "torch._inductor.cudagraph_utils": _patch_cudagraph_utils,
+    "torch._inductor.cudagraph_trees": _patch_cudagraph_trees,
+}
+
+
+def _apply(patch, module):
+    try:
+        patch(module)
+    except Exception as error:  # a torch whose shape the probe does not know: record less, never break the program
+        sys.stderr.write("graphcheck: Python probe: %s not hooked (%s: %s)\n"
+                         % (module.__name__, type(error).__name__, error))
+
+
+class _PatchOnImport:
+    """A meta path finder that lets the normal finders find the modules in _PATCHES and patches each right after it
+    has run, before anything that imports it can bind its names."""
+
+    def find_spec(self, name, path=None, target=None):
+        patch = _PATCHES.get(name)
+        if patch is None:
+            return None
+        spec = None
+        for finder in sys.meta_path:
+            if finder is self or not hasattr(finder, "find_spec"):
+                continue
+            spec = finder.find_spec(name, path, target)
+            if spec is not None:
+                break
+        if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
+            return spec
+        exec_module = spec.loader.exec_module
+
+        def exec_and_patch(module):
+            exec_module(module)
+            _apply(patch, module)
+
+        spec.loader.exec_module = exec_and_patch
+        return spec
+
+
+def _hook_uncaught_exceptions():
+    """Chains sys.excepthook and threading.excepthook: the program's (or Python's) own hook still runs."""
+    import threading
+
+    previous = sys.excepthook
+
+    def excepthook(exc_type, exc, tb):
+        if exc is not None and not isinstance(exc, (KeyboardInterrupt, SystemExit)):
+            _record_exception(None, exc, UNCAUGHT_EXCEPTION)
+        return previous(exc_type, exc, tb)
+
+    sys.excepthook = excepthook
+    previous_thread = threading.excepthook
+
+    def thread_excepthook(args):
+        if args.exc_value is not None and not isinstance(args.exc_value, SystemExit):
+            _record_exception(None, args.exc_value, UNCAUGHT_EXCEPTION)
+        return previous_thread(args)
+
+    threading.excepthook = thread_excepthook
+
+
+def install():
+    """Starts the probe in this process (idempotent). Does nothing outside `graphcheck run`."""
+    global _recorder
+    library = os.environ.get("CUDA_INJECTION64_PATH")
+    if _recorder is not None or not library:
+        return
+    _recorder = _Recorder(library)
+    for name, patch in _PATCHES.items():
+        if name in sys.modules:  # imported before the probe (a sitecustomize that imports torch)
+            _apply(patch, sys.modules[name])
+    sys.meta_path.insert(0, _PatchOnImport())
+    _hook_uncaught_exceptions()

@@ -1,0 +1,247 @@
+// What the Python probe's events change in the analysis: who began each capture, the exceptions that left captures
+// or ended the program (mapped to their checks, at the program's line), and the framework machinery that is not the
+// program's to fix (torch.compile's cudagraph trees, torch.cuda.graph's own synchronization).
+#include "analyzers/python_probe.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "analyzers/checks.h"
+#include "analyzers/trace_analysis.h"
+#include "tests/analyzers/capture_test_util.h"
+
+namespace graphcheck::testing_trace {
+namespace {
+
+using ::testing::Contains;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+using ::testing::SizeIs;
+using trace::ProbeEventKind;
+using trace::ProbeOrigin;
+
+constexpr uint64_t kGraph = 0x7f00aa;
+constexpr char kPageable[] =
+    "Cannot copy between CPU and CUDA tensors during CUDA graph capture unless the CPU tensor is pinned. Please use "
+    "tensor.pin_memory() or allocate the tensor with pin_memory=True.";
+
+trace::PythonStackId TrainPyStack(TraceBuilder& b, uint32_t line) {
+  return b.PythonStack({{"/usr/lib/python3/dist-packages/torch/_tensor.py", 51, "cuda"},
+                        {"/home/me/train.py", line, "body"},
+                        {"/home/me/train.py", 90, "<module>"}});
+}
+
+// torch.cuda.graph whose body raised before CUDA saw anything: the probe's begin, CUDA's begin, the exception at the
+// context's exit, then capture_end (which succeeds with an empty graph: nothing was captured).
+trace::Trace CaughtExceptionInCapture(const std::string& text) {
+  TraceBuilder b;
+  b.Probe(900, 1, ProbeEventKind::kCaptureBegin, kGraph, ProbeOrigin::kUser);
+  b.Begin(1000, 1, kStream);
+  b.Exception(2000, 1, ProbeEventKind::kCaptureException, kGraph, "RuntimeError", text, TrainPyStack(b, 27));
+  b.End(3000, 1, kStream, kCaptureId, 0, 0);
+  b.Probe(3500, 1, ProbeEventKind::kCaptureEnd, kGraph);
+  return b.Build();
+}
+
+TEST(PythonProbeTest, EveryCaptureWindowGetsTheOriginOfTheProbesBegin) {
+  TraceBuilder b;
+  b.Probe(900, 1, ProbeEventKind::kCaptureBegin, 1, ProbeOrigin::kCudagraphTreesInit);
+  b.Begin(1000, 1, kStream);
+  b.End(1500, 1, kStream, 1, 0, 0);
+  b.Begin(2000, 1, kStream);  // no probe event before it on this thread since the last window: unknown
+  b.End(2500, 1, kStream, 2, 0, 0);
+  b.Probe(2900, 2, ProbeEventKind::kCaptureBegin, 2, ProbeOrigin::kGraphedCallables);
+  b.Begin(3000, 2, 8);
+  b.End(3500, 2, 8, 3, 0, 0);
+  const trace::Trace trace = b.Build();
+  const analyzers::TraceAnalysis analysis(trace);
+  const analyzers::ProbeIndex& probe = analysis.probe();
+  ASSERT_THAT(analysis.captures().windows(), SizeIs(3));
+  EXPECT_EQ(probe.Origin(0), ProbeOrigin::kCudagraphTreesInit);
+  EXPECT_EQ(probe.Origin(1), ProbeOrigin::kUnknown);
+  EXPECT_EQ(probe.Origin(2), ProbeOrigin::kGraphedCallables);
+  EXPECT_FALSE(probe.cudagraph_trees());
+}
+
+TEST(PythonProbeTest, ACaughtExceptionInCaptureIsAFindingOfItsCheckAtTheProgramsLine) {
+  const trace::Trace trace = CaughtExceptionInCapture(kPageable);
+  const std::vector<Finding> findings = RunCheck(analyzers::NewPageableMemcpyCheck(), trace);
+  ASSERT_THAT(findings, SizeIs(1));
+  EXPECT_EQ(findings[0].check_id, "pageable-memcpy");
+  EXPECT_EQ(findings[0].severity, Severity::kError);
+  EXPECT_THAT(findings[0].message, HasSubstr("RuntimeError: Cannot copy between CPU and CUDA tensors"));
+  EXPECT_THAT(findings[0].message, HasSubstr("begun by the program"));
+  ASSERT_THAT(findings[0].where.python, SizeIs(3));
+  EXPECT_FALSE(findings[0].where.python[0].user);
+  EXPECT_TRUE(findings[0].where.python[1].user);
+  EXPECT_THAT(findings[0].evidence, Contains("RuntimeError raised at /home/me/train.py:27 in body"));
+  EXPECT_THAT(findings[0].fix, HasSubstr("pin"));
+  // The empty graph it left is the exception's doing, not a stream mistake: no empty-graph, no capture-error.
+  EXPECT_THAT(RunCheck(analyzers::NewEmptyGraphCheck(), trace), IsEmpty());
+  EXPECT_THAT(RunCheck(analyzers::NewCaptureErrorCheck(), trace), IsEmpty());
+}
+
+TEST(PythonProbeTest, AnExceptionNoRuleKnowsIsACaptureError) {
+  const trace::Trace trace = CaughtExceptionInCapture("shapes do not match: 3 vs 4");
+  const std::vector<Finding> findings = RunCheck(analyzers::NewCaptureErrorCheck(), trace);
+  ASSERT_THAT(findings, SizeIs(1));
+  EXPECT_THAT(findings[0].message, HasSubstr("the capture failed in Python, before any CUDA call did"));
+  EXPECT_TRUE(findings[0].where.python[1].user);
+}
+
+TEST(PythonProbeTest, APrivateGeneratorInCaptureIsRngUnregisteredGenerator) {
+  const trace::Trace trace =
+      CaughtExceptionInCapture("Attempt to increase offset for a CUDA generator not in capture mode.");
+  const std::vector<Finding> findings = RunCheck(analyzers::NewRngUnregisteredGeneratorCheck(), trace);
+  ASSERT_THAT(findings, SizeIs(1));
+  EXPECT_EQ(findings[0].check_id, "rng-unregistered-generator");
+  EXPECT_THAT(findings[0].fix, HasSubstr("register_generator_state"));
+  EXPECT_THAT(RunCheck(analyzers::NewCaptureErrorCheck(), trace), IsEmpty());
+}
+
+// .item() inside torch.cuda.graph: CUDA refuses the synchronization (the trace's root cause) and PyTorch raises. The
+// exception is evidence on the sync-in-capture finding, and the capture_end error it led to is not a second finding.
+TEST(PythonProbeTest, AnExceptionAfterACudaRootCauseIsItsEvidence) {
+  TraceBuilder b;
+  const trace::PythonStackId stack = TrainPyStack(b, 42);
+  b.Probe(900, 1, ProbeEventKind::kCaptureBegin, kGraph, ProbeOrigin::kUser);
+  b.Begin(1000, 1, kStream);
+  ApiCall& sync =
+      TraceBuilder::In(b.Call(3000, 1, "cudaStreamSynchronize", ApiKind::kStreamSynchronize, kStream), kCaptureId);
+  sync.return_code = 900;
+  b.Exception(3500, 1, ProbeEventKind::kCaptureException, kGraph, "torch.AcceleratorError",
+              "CUDA error: operation not permitted when stream is capturing", stack);
+  b.End(5000, 1, kStream, kCaptureId, 901, 0);
+  b.Exception(5500, 1, ProbeEventKind::kCaptureException, kGraph, "torch.AcceleratorError",
+              "CUDA error: operation failed due to a previous error during capture", stack);
+  const trace::Trace trace = b.Build();
+  const std::vector<Finding> syncs = RunCheck(analyzers::NewSyncInCaptureCheck(), trace);
+  ASSERT_THAT(syncs, SizeIs(1));
+  EXPECT_THAT(syncs[0].evidence, Contains(HasSubstr("the program saw torch.AcceleratorError: CUDA error: operation "
+                                                    "not permitted when stream is capturing (raised at "
+                                                    "/home/me/train.py:42 in body)")));
+  EXPECT_THAT(RunCheck(analyzers::NewCaptureErrorCheck(), trace), IsEmpty());
+}
+
+// capture_begin refused before CUDA's capture began: there is no window, and the finding still names the line.
+TEST(PythonProbeTest, AnExceptionFromCaptureBeginHasNoWindow) {
+  TraceBuilder b;
+  b.Probe(900, 1, ProbeEventKind::kCaptureBegin, kGraph, ProbeOrigin::kUser);
+  b.Exception(950, 1, ProbeEventKind::kCaptureException, kGraph, "RuntimeError",
+              "CUDA graphs must be captured on a non-default stream. (However, after capture, it's ok to replay them "
+              "on the default stream.)",
+              TrainPyStack(b, 12));
+  const std::vector<Finding> findings = RunCheck(analyzers::NewLegacyStreamInCaptureCheck(), b.Build());
+  ASSERT_THAT(findings, SizeIs(1));
+  EXPECT_THAT(findings[0].message, HasSubstr("a capture whose CUDA capture never began"));
+}
+
+TEST(PythonProbeTest, AnUncaughtOverwrittenOutputIsOutputOverwrittenWithTheInvalidationsBeforeIt) {
+  TraceBuilder b;
+  b.Probe(1000, 1, ProbeEventKind::kOutputsInvalidated).value = 2;
+  b.Exception(2000, 1, ProbeEventKind::kUncaughtException, 0, "RuntimeError",
+              "Error: accessing tensor output of CUDAGraphs that has been overwritten by a subsequent run. Stack "
+              "trace: File \"gen.py\", line 9",
+              b.PythonStack({{"/home/me/gen.py", 41, "main"}}));
+  const std::vector<Finding> findings = RunCheck(analyzers::NewOutputOverwrittenCheck(), b.Build());
+  ASSERT_THAT(findings, SizeIs(1));
+  EXPECT_THAT(findings[0].message, HasSubstr("The program stopped on RuntimeError: Error: accessing tensor output"));
+  EXPECT_EQ(findings[0].where.python[0].line, 41);
+  EXPECT_THAT(findings[0].evidence, Contains(HasSubstr("freed 2 output(s) the program still held")));
+}
+
+TEST(PythonProbeTest, AnUncaughtExceptionNoRuleKnowsIsNotAFinding) {
+  TraceBuilder b;
+  b.Exception(2000, 1, ProbeEventKind::kUncaughtException, 0, "KeyError", "'lr'",
+              b.PythonStack({{"/home/me/train.py", 5, "<module>"}}));
+  const trace::Trace trace = b.Build();
+  const analyzers::TraceAnalysis analysis(trace);
+  ASSERT_THAT(analysis.probe().exceptions(), SizeIs(1));
+  EXPECT_FALSE(analysis.probe().exceptions()[0].reported);
+}
+
+TEST(PythonProbeTest, CudagraphTreesPoolCaptureIsNotAnEmptyGraph) {
+  TraceBuilder b;
+  b.Probe(900, 1, ProbeEventKind::kCaptureBegin, 1, ProbeOrigin::kCudagraphTreesInit);
+  b.Begin(1000, 1, kStream, CaptureMode::kThreadLocal);
+  b.End(1500, 1, kStream, 1, 0, 0);
+  EXPECT_THAT(RunCheck(analyzers::NewEmptyGraphCheck(), b.Build()), IsEmpty());
+}
+
+// torch.compile(mode="reduce-overhead") with a batch size that changes: cudagraph trees record the compiled function
+// once per shape, replaying in between. One recapture-churn finding names it as torch.compile's re-recording, at the
+// program's call site; dynamic-shape stays silent (the framework decides what to graph).
+TEST(PythonProbeTest, CudagraphTreesReRecordingIsChurnOfTheCompiledFunction) {
+  TraceBuilder b;
+  const trace::PythonStackId call_site = b.PythonStack({{"/home/me/loop.py", 17, "main"}});
+  uint64_t t = 1000;
+  for (int shape = 0; shape < 4; ++shape) {
+    trace::ProbeEvent& begin = b.Probe(t, 1, ProbeEventKind::kCaptureBegin, 100 + shape, ProbeOrigin::kCudagraphTrees);
+    begin.value = 1;  // the same compiled function
+    begin.stack = call_site;
+    b.Begin(t + 100, 1, kStream, CaptureMode::kThreadLocal);
+    TraceBuilder::In(b.Launch(t + 200, 1, kStream, "triton_poi_fused", {8u * (shape + 1), 1, 1}), shape + 1,
+                     CaptureMode::kThreadLocal);
+    b.End(t + 300, 1, kStream, shape + 1, 0, 1).graph_id = shape + 1;
+    for (int r = 0; r < 10; ++r) b.Replay(t + 1000 + r * 100, 1, kStream, shape + 1, 10, 50);
+    t += 10000;
+  }
+  const trace::Trace trace = b.Build();
+  const std::vector<Finding> churn = RunCheck(analyzers::NewRecaptureChurnCheck(), trace);
+  ASSERT_THAT(churn, SizeIs(1));
+  EXPECT_THAT(churn[0].message, HasSubstr("torch.compile's CUDA graphs (cudagraph trees) recorded the same compiled "
+                                          "function 4 times"));
+  ASSERT_FALSE(churn[0].where.python.empty());
+  EXPECT_EQ(churn[0].where.python[0].line, 17);
+  EXPECT_THAT(churn[0].fix, HasSubstr("pad or bucket"));
+  EXPECT_THAT(RunCheck(analyzers::NewDynamicShapeCheck(), trace), IsEmpty());
+  EXPECT_THAT(RunCheck(analyzers::NewDynamicControlFlowCheck(), trace), IsEmpty());
+}
+
+TEST(PythonProbeTest, CompileSkipReasonsAreOneFindingPerReasonAndSite) {
+  TraceBuilder b;
+  const trace::PythonStackId site = b.PythonStack(
+      {{"/usr/lib/python3/dist-packages/torch/_inductor/x.py", 1, "f"}, {"/home/me/infer.py", 18, "main"}});
+  for (int i = 0; i < 3; ++i) {
+    trace::ProbeEvent& skip = b.Probe(1000 + i, 1, ProbeEventKind::kCompileSkip);
+    skip.text = b.trace().Intern("skipping cudagraphs due to mutated inputs (1 instances)");
+    skip.stack = site;
+  }
+  trace::ProbeEvent& cpu = b.Probe(2000, 1, ProbeEventKind::kCompileSkip);
+  cpu.text = b.trace().Intern("skipping cudagraphs due to cpu device (arg1_1)");
+  cpu.stack = site;
+  const std::vector<Finding> findings = RunCheck(analyzers::NewCompileCudagraphSkippedCheck(), b.Build());
+  ASSERT_THAT(findings, SizeIs(2));
+  EXPECT_THAT(findings[0].message, HasSubstr("the function called at /home/me/infer.py:18 without CUDA graphs: "
+                                             "\"skipping cudagraphs due to mutated inputs (1 instances)\""));
+  EXPECT_THAT(findings[0].evidence, Contains("reported 3 times"));
+  EXPECT_THAT(findings[0].fix, HasSubstr("mutate"));
+  EXPECT_THAT(findings[1].fix, HasSubstr("GPU"));
+}
+
+TEST(PythonProbeTest, TraceWithoutProbeEventsIsUnchanged) {
+  const trace::Trace trace = FailedCapture([](TraceBuilder&) {}, 0);
+  const analyzers::TraceAnalysis analysis(trace);
+  EXPECT_EQ(analysis.probe().Origin(0), ProbeOrigin::kUnknown);
+  EXPECT_THAT(analysis.probe().exceptions(), IsEmpty());
+  EXPECT_THAT(RunCheck(analyzers::NewCompileCudagraphSkippedCheck(), trace), IsEmpty());
+}
+
+// The synchronization torch.cuda.graph makes before capturing is the framework's, not the program's.
+TEST(PythonProbeTest, GraphMachinerySynchronizationIsNotTheProgramsSync) {
+  TraceBuilder b;
+  ApiCall& machinery = b.Call(1000, 1, "cudaDeviceSynchronize", ApiKind::kDeviceSynchronize);
+  machinery.python_stack =
+      b.PythonStack({{"/opt/venv/lib/python3.12/site-packages/torch/cuda/__init__.py", 1, "s"},
+                     {"/opt/venv/lib/python3.12/site-packages/torch/cuda/graphs.py", 250, "__enter__"},
+                     {"/home/me/train.py", 30, "main"}});
+  ApiCall& user = b.Call(2000, 1, "cudaStreamSynchronize", ApiKind::kStreamSynchronize, 7);
+  user.python_stack = b.PythonStack({{"/home/me/train.py", 20, "step"},
+                                     {"/opt/venv/lib/python3.12/site-packages/torch/_dynamo/eval_frame.py", 1, "_fn"}});
+  const trace::Trace trace = b.Build();
+  EXPECT_TRUE(analyzers::CalledByGraphMachinery(trace, trace.api_calls[0]));
+  EXPECT_FALSE(analyzers::CalledByGraphMachinery(trace, trace.api_calls[1]));
+}
+
+}  // namespace
+}  // namespace graphcheck::testing_trace

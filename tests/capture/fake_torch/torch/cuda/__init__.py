@@ -1,0 +1,1 @@
+from .graphs import CUDAGraph, graph, make_graphed_callables  # noqa: F401

@@ -1,0 +1,51 @@
+"""The shape of torch/cuda/graphs.py: a C base class, the Python CUDAGraph over it, the graph context manager and
+make_graphed_callables (which captures through the context manager)."""
+
+
+class _CUDAGraph:  # torch._C._CUDAGraph
+    def capture_begin(self, pool=None, capture_error_mode="global"):
+        pass
+
+    def capture_end(self):
+        pass
+
+    def replay(self):
+        pass
+
+    def pool(self):
+        return (0, 7)
+
+
+class CUDAGraph(_CUDAGraph):
+    def capture_begin(self, pool=None, capture_error_mode="global"):
+        super().capture_begin(pool=pool, capture_error_mode=capture_error_mode)
+
+    def capture_end(self):
+        super().capture_end()
+
+    def replay(self):
+        super().replay()
+
+
+class graph:
+    def __init__(self, cuda_graph, pool=None, stream=None, capture_error_mode="global"):
+        self.cuda_graph = cuda_graph
+        self.pool = () if pool is None else (pool,)
+        self.capture_error_mode = capture_error_mode
+
+    def __enter__(self):
+        self.cuda_graph.capture_begin(*self.pool, capture_error_mode=self.capture_error_mode)
+
+    def __exit__(self, *args):
+        self.cuda_graph.capture_end()
+
+
+def make_graphed_callables(callable_, sample_args):
+    captured = CUDAGraph()
+    with graph(captured):
+        callable_(*sample_args)
+
+    def graphed(*args):
+        captured.replay()
+
+    return graphed

@@ -1,0 +1,137 @@
+"""graphcheck's Python probe end to end on a machine without a GPU: a program under the probe (PYTHONPATH, as
+`graphcheck run` sets it) with the injection library initialised against CUDA's stub driver, and a stand-in torch
+(fake_torch/) with the shape of what the probe hooks. The probe must write its events into the recorder's trace, the
+analysis must turn them into findings at the program's lines, the program's own sitecustomize must still run, and a
+program that makes no capture must run exactly as without the probe.
+
+usage: python_probe_test.py INJECT_LIBRARY GRAPHCHECK PROBE_DIR STUB_DRIVER_DIR
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import textwrap
+
+inject, graphcheck, probe_dir, stub_dir = sys.argv[1:5]
+here = os.path.dirname(os.path.abspath(__file__))
+failures = []
+
+
+def check(name, condition, detail=""):
+    print(("ok   " if condition else "FAIL ") + name + ("" if condition else ": " + str(detail)))
+    if not condition:
+        failures.append(name)
+
+
+PROGRAM = textwrap.dedent('''\
+    import ctypes, os
+    ctypes.CDLL(os.environ["CUDA_INJECTION64_PATH"]).InitializeInjection()  # what cuInit does under graphcheck run
+    import torch
+    graph = torch.cuda.CUDAGraph()
+    try:
+        with torch.cuda.graph(graph):
+            raise RuntimeError("Cannot copy between CPU and CUDA tensors during CUDA graph capture unless the CPU tensor is pinned.")
+    except RuntimeError:
+        pass  # caught: the program goes on, as frameworks do
+    graphed = torch.cuda.make_graphed_callables(lambda x: x, (1,))
+    graphed(1)
+    graphed(2)
+    from torch._inductor import cudagraph_trees
+    manager = cudagraph_trees.CUDAGraphTreeManager()
+    node = cudagraph_trees.CUDAGraphNode(5)
+    node._record(lambda inputs: None, [])
+    cudagraph_trees.log_cudagraph_skip_and_bump_counter("skipping cudagraphs due to mutated inputs (1 instances)")
+    held = node.outputs
+    held.append(cudagraph_trees._Output())
+    manager.current_node = node
+    manager.dealloc_current_path_weakrefs()
+    print("sitecustomize chained:", os.environ.get("CHAINED_SITECUSTOMIZE"))
+    raise RuntimeError("Error: accessing tensor output of CUDAGraphs that has been overwritten by a subsequent run.")
+''')
+PROGRAM_LINES = {name: PROGRAM.splitlines().index(line) + 1 for name, line in (
+    ("pageable", '        raise RuntimeError("Cannot copy between CPU and CUDA tensors during CUDA graph capture unless the '
+                 'CPU tensor is pinned.")'),
+    ("uncaught", 'raise RuntimeError("Error: accessing tensor output of CUDAGraphs that has been overwritten by a '
+                 'subsequent run.")'))}
+
+with tempfile.TemporaryDirectory() as work:
+    program = os.path.join(work, "train.py")
+    with open(program, "w") as f:
+        f.write(PROGRAM)
+    own_site = os.path.join(work, "own_site")
+    os.mkdir(own_site)
+    with open(os.path.join(own_site, "sitecustomize.py"), "w") as f:
+        f.write("import os\nos.environ['CHAINED_SITECUSTOMIZE'] = 'yes'\n")
+    traces = os.path.join(work, "traces")
+    os.mkdir(traces)
+    env = dict(os.environ)
+    env.update({
+        "PYTHONPATH": os.pathsep.join([probe_dir, os.path.join(here, "fake_torch"), own_site]),
+        "CUDA_INJECTION64_PATH": inject,
+        "GRAPHCHECK_TRACE_DIR": traces,
+        "LD_LIBRARY_PATH": stub_dir + os.pathsep + env.get("LD_LIBRARY_PATH", ""),
+    })
+    run = subprocess.run([sys.executable, program], env=env, capture_output=True, text=True, timeout=120)
+    check("the program ran to its uncaught exception", run.returncode == 1, run.stderr)
+    check("the program's own sitecustomize ran after the probe's", "sitecustomize chained: yes" in run.stdout,
+          run.stdout + run.stderr)
+    check("the probe said nothing on stderr", "graphcheck: Python probe" not in run.stderr, run.stderr)
+    files = [os.path.join(traces, name) for name in os.listdir(traces)]
+    check("one trace", len(files) == 1, files)
+
+    dump = subprocess.run([graphcheck, "trace", "dump", files[0], "--limit", "100"], capture_output=True, text=True)
+    events = [line.split() for line in dump.stdout.splitlines() if " origin " in line]
+    kinds = [e[3] for e in events]
+    begins = {e[5] for e in events if e[3] == "capture-begin"}
+    check("capture begins of every origin", begins == {"user", "make_graphed_callables", "cudagraph-trees-init",
+                                                       "cudagraph-trees"}, dump.stdout)
+    trees = [e for e in events if e[3] == "capture-begin" and e[5] == "cudagraph-trees"]
+    check("the compiled function's id", trees and trees[0][11] == "6", trees)
+    modes = [e[12] for e in events if e[3] == "capture-begin"]
+    check("capture modes", modes.count("thread_local") == 2 and modes.count("global") == 2, modes)
+    check("two replays", kinds.count("replay") == 2, kinds)
+    check("capture ends with their pool", [e[9] for e in events if e[3] == "capture-end"][:1] == ["7"], events)
+    check("the exceptions", kinds.count("capture-exception") == 1 and kinds.count("uncaught-exception") == 1, kinds)
+    check("the skip reason and the invalidated outputs",
+          kinds.count("compile-skip") == 1 and kinds.count("outputs-invalidated") == 1, kinds)
+
+    report = subprocess.run([graphcheck, "analyze", files[0], "--format", "json", "--fail-on", "never"],
+                            capture_output=True, text=True)
+    findings = json.loads(report.stdout)["findings"]
+
+    def where(finding):
+        user = [f for f in finding["where"].get("python", []) if f.get("user")]
+        return (os.path.basename(user[0]["file"]), user[0]["line"]) if user else None
+
+    by_id = {f["check_id"]: f for f in findings}
+    check("pageable-memcpy at the raising line", "pageable-memcpy" in by_id and
+          where(by_id["pageable-memcpy"]) == ("train.py", PROGRAM_LINES["pageable"]), findings)
+    check("output-overwritten at the reading line", "output-overwritten" in by_id and
+          where(by_id["output-overwritten"]) == ("train.py", PROGRAM_LINES["uncaught"]), findings)
+    check("output-overwritten counts the invalidated output",
+          any("freed 1 output(s)" in e for e in by_id.get("output-overwritten", {}).get("evidence", [])), findings)
+    check("compile-cudagraph-skipped with the reason",
+          "mutated inputs" in by_id.get("compile-cudagraph-skipped", {}).get("message", ""), findings)
+    # cupti-busy: on the stub driver CUPTI cannot subscribe, and the trace says so.
+    check("nothing else", sorted(by_id) == ["compile-cudagraph-skipped", "cupti-busy", "output-overwritten",
+                                            "pageable-memcpy"], sorted(by_id))
+
+    # A program that makes no capture: the same output with and without the probe, and no probe event.
+    quiet = os.path.join(work, "quiet.py")
+    with open(quiet, "w") as f:
+        f.write("import ctypes, os, json\n"
+                "ctypes.CDLL(os.environ['CUDA_INJECTION64_PATH']).InitializeInjection()\n"
+                "import torch\nprint(sum(range(10)), json.dumps({'a': 1}))\n")
+    with_probe = subprocess.run([sys.executable, quiet], env=env, capture_output=True, text=True, timeout=60)
+    plain_env = dict(env, PYTHONPATH=os.path.join(here, "fake_torch"))
+    without = subprocess.run([sys.executable, quiet], env=plain_env, capture_output=True, text=True, timeout=60)
+    check("no capture: the same output", (with_probe.returncode, with_probe.stdout) == (without.returncode,
+                                                                                        without.stdout))
+    quiet_traces = sorted(os.path.join(traces, n) for n in os.listdir(traces) if os.path.join(traces, n) not in files)
+    quiet_dump = subprocess.run([graphcheck, "trace", "dump", quiet_traces[0], "--limit", "10"], capture_output=True,
+                                text=True)
+    check("no capture: no probe event", "python probe events (first 0 of 0)" in quiet_dump.stdout, quiet_dump.stdout)
+
+print("%d failed" % len(failures))
+sys.exit(1 if failures else 0)
