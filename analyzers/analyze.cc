@@ -67,7 +67,11 @@ AnalysisResult AnalyzeTraces(const std::vector<const trace::Trace*>& traces,
       const IterationOptions steps = IterationOptionsFrom(bound);
       const LaunchStats stats = ComputeLaunchStats(analysis, steps, LaunchModelFrom(bound));
       if (!result.timeline) result.timeline = BuildTimeline(analysis, steps);
-      for (Metric& metric : LaunchMetrics(stats)) {
+      std::vector<Metric> metrics = LaunchMetrics(stats);
+      for (Metric& metric : ProbeMetrics(*trace, analysis.probe(), analysis.captures().windows().size())) {
+        metrics.push_back(std::move(metric));
+      }
+      for (Metric& metric : metrics) {
         if (traces.size() > 1) metric.name = absl::StrCat(ProcessName(*trace), ".", metric.name);
         result.metrics.push_back(std::move(metric));
       }

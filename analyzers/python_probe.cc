@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "analyzers/trace_analysis.h"
 
 namespace graphcheck::analyzers {
 namespace {
@@ -93,10 +95,14 @@ ProbeIndex::ProbeIndex(const trace::Trace& trace, const CaptureAnalysis& capture
           if (exception.probe_begin) reported_begins.push_back(*exception.probe_begin);
           reported_texts.emplace_back(trace.String(event.type), trace.String(event.text));
         } else {
-          // The program died of it: worth a finding when a rule knows it, unless it left a capture already reported.
+          // The program (or a thread) died of it: worth a finding when a rule knows it, unless it left a capture
+          // already reported, or it is CUDA's own text for a capture error whose root cause the trace found (a
+          // watchdog-like thread that queried during a global capture: unsafe-api-in-capture reports it).
           const std::pair<absl::string_view, absl::string_view> text(trace.String(event.type),
                                                                      trace.String(event.text));
-          exception.reported = exception.rule != nullptr &&
+          const bool cuda_text_explained =
+              exception.rule != nullptr && exception.rule->cuda_error != 0 && !captures.problems().empty();
+          exception.reported = exception.rule != nullptr && !cuda_text_explained &&
                                std::find(reported_texts.begin(), reported_texts.end(), text) == reported_texts.end();
         }
         break;
@@ -120,6 +126,45 @@ bool ProbeIndex::HasException(size_t window) const {
 
 std::optional<size_t> ProbeIndex::BeginEvent(size_t window) const {
   return window < window_begin_.size() ? window_begin_[window] : std::nullopt;
+}
+
+std::vector<Metric> ProbeMetrics(const trace::Trace& trace, const ProbeIndex& probe, size_t windows) {
+  std::vector<Metric> metrics;
+  if (trace.probe_events.empty()) return metrics;
+  std::set<uint64_t> compiled_graphs;
+  std::set<std::pair<std::string, int>> call_sites;  // the program's frame (file, line) that made the call
+  uint64_t recordings = 0;
+  for (size_t w = 0; w < windows; ++w) {
+    if (probe.Origin(w) != trace::ProbeOrigin::kCudagraphTrees) continue;
+    ++recordings;
+    const ProbeEvent& begin = trace.probe_events[*probe.BeginEvent(w)];
+    compiled_graphs.insert(begin.graph);
+    if (const std::optional<SourceFrame> site = FirstUserFrame(PythonFrames(trace, begin.stack))) {
+      call_sites.emplace(site->file, site->line);
+    }
+  }
+  uint64_t replays = 0;
+  uint64_t compiled_replays = 0;
+  uint64_t skips = 0;
+  for (const ProbeEvent& event : trace.probe_events) {
+    if (event.kind == ProbeEventKind::kReplay) {
+      ++replays;
+      compiled_replays += compiled_graphs.count(event.graph);
+    }
+    skips += event.kind == ProbeEventKind::kCompileSkip;
+  }
+  metrics.push_back({"python.graph_replays", static_cast<double>(replays), "count",
+                     "torch.cuda.CUDAGraph replays the Python probe saw (graphed callables' included)"});
+  if (recordings == 0 && skips == 0) return metrics;
+  metrics.push_back({"compile.recordings", static_cast<double>(recordings), "count",
+                     "graphs torch.compile's cudagraph trees recorded"});
+  metrics.push_back({"compile.recording_call_sites", static_cast<double>(call_sites.size()), "count",
+                     "the program's distinct lines whose calls recorded them"});
+  metrics.push_back({"compile.replays", static_cast<double>(compiled_replays), "count",
+                     "replays of the graphs cudagraph trees recorded"});
+  metrics.push_back({"compile.cudagraph_skips", static_cast<double>(skips), "count",
+                     "times inductor ran a compiled function without CUDA graphs (compile-cudagraph-skipped)"});
+  return metrics;
 }
 
 std::string DescribeOrigin(trace::ProbeOrigin origin) {

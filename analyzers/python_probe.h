@@ -15,6 +15,7 @@
 #include "analyzers/capture_windows.h"
 #include "analyzers/stderr_messages.h"
 #include "core/finding.h"
+#include "core/report.h"
 #include "core/trace/events.h"
 
 namespace graphcheck::analyzers {
@@ -53,6 +54,11 @@ class ProbeIndex {
   std::vector<PythonException> exceptions_;
   bool cudagraph_trees_ = false;
 };
+
+// What the probe saw, as report metrics (none for a trace without probe events): graph replays, and for
+// torch.compile's cudagraph trees the graphs recorded, the program's call sites they were recorded from, their
+// replays, and the functions inductor ran without graphs.
+std::vector<Metric> ProbeMetrics(const trace::Trace& trace, const ProbeIndex& probe, size_t windows);
 
 // "torch.compile's cudagraph trees" and the like, for messages.
 std::string DescribeOrigin(trace::ProbeOrigin origin);

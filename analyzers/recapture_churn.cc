@@ -1,7 +1,7 @@
 // recapture-churn: the same region captured again and again while its graphs are being replayed (a capture per step,
-// or torch.compile re-recording for every new input shape). Captures of one region are grouped by the compiled
-// function when torch.compile's cudagraph trees recorded them (the Python probe says which), else by the backtrace of
-// their begin call, else by their kernel sequence; a group is churn when it holds at least `min-captures` captures
+// or torch.compile re-recording for every new input shape). Captures of one region are grouped by the program's call
+// of the compiled function when torch.compile's cudagraph trees recorded them (the Python probe says which), else by
+// the backtrace of their begin call, else by their kernel sequence; a group is churn when it holds at least `min-captures` captures
 // and graphs were replayed between its first and last capture (so per-layer captures made up front, as Transformer
 // Engine and Megatron do, are not churn). Cudagraph trees' pool-creating empty capture is not a region.
 #include <algorithm>
@@ -57,13 +57,17 @@ class RecaptureChurnCheck : public AnalyzerCheck {
       const CaptureWindow& window = windows[w];
       if (IsGraphMachinery(probe.Origin(w))) continue;
       const std::optional<size_t> begin = probe.BeginEvent(w);
-      const uint64_t function = begin ? trace.probe_events[*begin].value : 0;
       const bool compiled = probe.Origin(w) == trace::ProbeOrigin::kCudagraphTrees;
+      // Cudagraph trees give each shape of a dynamic function its own function id: their recordings are one region by
+      // the program's call site.
+      const std::optional<SourceFrame> call_site =
+          compiled ? FirstUserFrame(PythonFrames(trace, trace.probe_events[*begin].stack)) : std::nullopt;
       const trace::Backtrace* backtrace =
           trace.FindBacktrace(trace.Detail(trace.api_calls[window.begin_call]).backtrace);
-      const uint64_t key = compiled && function != 0 ? absl::HashOf(3, function)
-                           : backtrace != nullptr    ? absl::HashOf(1, backtrace->frames)
-                                                     : absl::HashOf(2, window.kernel_sequence);
+      const uint64_t key = call_site              ? absl::HashOf(3, call_site->file, call_site->line)
+                           : compiled             ? absl::HashOf(4, trace.probe_events[*begin].value)
+                           : backtrace != nullptr ? absl::HashOf(1, backtrace->frames)
+                                                  : absl::HashOf(2, window.kernel_sequence);
       auto [it, inserted] = group_of_key.try_emplace(key, groups.size());
       if (inserted) groups.emplace_back();
       Group& group = groups[it->second];
@@ -86,7 +90,7 @@ class RecaptureChurnCheck : public AnalyzerCheck {
       }
       finding.message =
           group.compiled
-              ? absl::StrCat("torch.compile's CUDA graphs (cudagraph trees) recorded the same compiled function ",
+              ? absl::StrCat("torch.compile's CUDA graphs (cudagraph trees) recorded the function called here ",
                              group.windows.size(),
                              " times, with graph replays in between: each new input shape (or a changed "
                              "guard) records a new graph instead of replaying one.")

@@ -57,6 +57,11 @@ std::vector<SourceFrame> PythonFrames(const trace::Trace& trace, trace::PythonSt
   return frames;
 }
 
+std::optional<SourceFrame> FirstUserFrame(const std::vector<SourceFrame>& frames) {
+  auto user = std::find_if(frames.begin(), frames.end(), [](const SourceFrame& f) { return f.user; });
+  return user == frames.end() ? std::nullopt : std::optional<SourceFrame>(*user);
+}
+
 const CaptureAnalysis& TraceAnalysis::captures() const {
   if (!captures_) captures_ = std::make_unique<CaptureAnalysis>(trace_);
   return *captures_;

@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -75,6 +76,8 @@ bool CalledByGraphMachinery(const trace::Trace& trace, const trace::ApiCall& cal
 
 // The frames of Python stack `id`, innermost first, each marked user or not; empty for none.
 std::vector<SourceFrame> PythonFrames(const trace::Trace& trace, trace::PythonStackId id);
+// The innermost of the program's own frames.
+std::optional<SourceFrame> FirstUserFrame(const std::vector<SourceFrame>& frames);
 
 class AnalyzerCheck : public Check {
  public:

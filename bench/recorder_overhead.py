@@ -2,7 +2,8 @@
 
 Each sample is one process running its step for --seconds (bench/overhead_steps.py for the Python steps,
 build/bench/overhead_chain for the C++ one): unrecorded ("none"), under `graphcheck run` in its default (sampled
-launches: the first window only), with --launches all, with --capture-only, under torch.profiler with CUDA activities
+launches: the first window only; "no-probe": the same without the Python probe), with --launches all, with
+--capture-only, under torch.profiler with CUDA activities
 (Python steps only), unrecorded again ("again": a second unrecorded process, the A/A control that shows how much
 identical processes differ), or, for cpp-chain only, a CUPTI set-up of the recorder's without the recorder
 ("cupti:MODE", build/bench/cupti_switch_costs MODE: cupti:idle is subscribed with nothing enabled; see that file).
@@ -28,9 +29,11 @@ import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BUILD = os.environ.get("GRAPHCHECK_BUILD_DIR", os.path.join(ROOT, "build"))
-GRAPHCHECK_FLAGS = {"sampled": [], "all": ["--launches", "all"], "capture": ["--capture-only"]}
+GRAPHCHECK_FLAGS = {"sampled": [], "all": ["--launches", "all"], "capture": ["--capture-only"],
+                    "no-probe": ["--no-python-probe"]}
 VARIANT_TITLES = {"sampled": "graphcheck (default)", "all": "--launches all", "capture": "--capture-only",
-                  "profiler": "torch.profiler", "again": "unrecorded again (A/A)"}
+                  "no-probe": "default without the Python probe", "profiler": "torch.profiler",
+                  "again": "unrecorded again (A/A)"}
 
 
 def title(variant):

@@ -71,13 +71,18 @@ def _utf8(text):
     return text[:_MAX_TEXT].replace("\0", " ").encode("utf-8", "replace")
 
 
-def _exception_frames(error):
-    """The frames of an exception's traceback, innermost first: the raise site, then the program's lines above it."""
+def _exception_frames(error, caller=None):
+    """The frames of an exception's traceback, innermost first: the raise site, then the lines above it. An exception
+    caught inside a hook has not reached the program yet: `caller`, the frame that called the hooked function, and
+    its callers complete the stack."""
     try:
-        frames = traceback.extract_tb(error.__traceback__)[-_MAX_FRAMES:]
+        frames = list(reversed(traceback.extract_tb(error.__traceback__)))
+        if caller is not None:
+            frames += reversed(traceback.extract_stack(caller))
     except Exception:
         return None
-    return _FRAME.join("%s%s%d%s%s" % (f.filename, _FIELD, f.lineno or 0, _FIELD, f.name) for f in reversed(frames))
+    return _FRAME.join("%s%s%d%s%s" % (f.filename, _FIELD, f.lineno or 0, _FIELD, f.name)
+                       for f in frames[:_MAX_FRAMES])
 
 
 def _exception_text(error):
@@ -87,11 +92,11 @@ def _exception_text(error):
         return "<unprintable %s>" % type(error).__name__
 
 
-def _record_exception(graph, error, kind=CAPTURE_EXCEPTION):
+def _record_exception(graph, error, kind=CAPTURE_EXCEPTION, caller=None):
     cls = type(error)
     name = cls.__qualname__ if cls.__module__ in ("builtins", None) else "%s.%s" % (cls.__module__, cls.__qualname__)
     _recorder.emit(kind, graph=0 if graph is None else id(graph), type_name=name, text=_exception_text(error),
-                   frames=_exception_frames(error))
+                   frames=_exception_frames(error, caller))
 
 
 def _origin(frame):
@@ -148,14 +153,14 @@ def _patch_graphs(module):
         try:
             return begin(self, *args, **kwargs)
         except BaseException as error:
-            _record_exception(self, error)
+            _record_exception(self, error, caller=sys._getframe(1))
             raise
 
     def capture_end(self, *args, **kwargs):
         try:
             result = end(self, *args, **kwargs)
         except BaseException as error:
-            _record_exception(self, error)
+            _record_exception(self, error, caller=sys._getframe(1))
             raise
         _recorder.emit(CAPTURE_END, graph=id(self), pool=_pool_key(self))
         return result

@@ -6,6 +6,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include "analyzers/checks.h"
 #include "analyzers/trace_analysis.h"
 #include "tests/analyzers/capture_test_util.h"
@@ -150,6 +152,22 @@ TEST(PythonProbeTest, AnUncaughtOverwrittenOutputIsOutputOverwrittenWithTheInval
   EXPECT_THAT(findings[0].evidence, Contains(HasSubstr("freed 2 output(s) the program still held")));
 }
 
+// A thread that queried an event during a global-mode capture dies of CUDA's 900 text: the trace's
+// unsafe-api-in-capture finding is its root cause, not a second (sync-in-capture) finding.
+TEST(PythonProbeTest, AThreadDyingOfCudasTextForAnExplainedFailureIsNotAFinding) {
+  TraceBuilder b;
+  b.Begin(1000, 1, kStream);
+  ApiCall& query = b.Call(2000, 2, "cudaEventQuery", ApiKind::kEventQuery);
+  query.return_code = 900;
+  b.End(3000, 1, kStream, kCaptureId, 901, 0);
+  b.Exception(2500, 2, ProbeEventKind::kUncaughtException, 0, "torch.AcceleratorError",
+              "CUDA error: operation not permitted when stream is capturing",
+              b.PythonStack({{"/home/me/train.py", 8, "watch"}}));
+  const trace::Trace trace = b.Build();
+  ASSERT_THAT(RunCheck(analyzers::NewUnsafeApiInCaptureCheck(), trace), SizeIs(1));
+  EXPECT_THAT(RunCheck(analyzers::NewSyncInCaptureCheck(), trace), IsEmpty());
+}
+
 TEST(PythonProbeTest, AnUncaughtExceptionNoRuleKnowsIsNotAFinding) {
   TraceBuilder b;
   b.Exception(2000, 1, ProbeEventKind::kUncaughtException, 0, "KeyError", "'lr'",
@@ -177,7 +195,7 @@ TEST(PythonProbeTest, CudagraphTreesReRecordingIsChurnOfTheCompiledFunction) {
   uint64_t t = 1000;
   for (int shape = 0; shape < 4; ++shape) {
     trace::ProbeEvent& begin = b.Probe(t, 1, ProbeEventKind::kCaptureBegin, 100 + shape, ProbeOrigin::kCudagraphTrees);
-    begin.value = 1;  // the same compiled function
+    begin.value = shape + 1;  // cudagraph trees give each shape of a dynamic function its own function id
     begin.stack = call_site;
     b.Begin(t + 100, 1, kStream, CaptureMode::kThreadLocal);
     TraceBuilder::In(b.Launch(t + 200, 1, kStream, "triton_poi_fused", {8u * (shape + 1), 1, 1}), shape + 1,
@@ -189,13 +207,21 @@ TEST(PythonProbeTest, CudagraphTreesReRecordingIsChurnOfTheCompiledFunction) {
   const trace::Trace trace = b.Build();
   const std::vector<Finding> churn = RunCheck(analyzers::NewRecaptureChurnCheck(), trace);
   ASSERT_THAT(churn, SizeIs(1));
-  EXPECT_THAT(churn[0].message, HasSubstr("torch.compile's CUDA graphs (cudagraph trees) recorded the same compiled "
-                                          "function 4 times"));
+  EXPECT_THAT(churn[0].message, HasSubstr("torch.compile's CUDA graphs (cudagraph trees) recorded the function "
+                                          "called here 4 times"));
   ASSERT_FALSE(churn[0].where.python.empty());
   EXPECT_EQ(churn[0].where.python[0].line, 17);
   EXPECT_THAT(churn[0].fix, HasSubstr("pad or bucket"));
   EXPECT_THAT(RunCheck(analyzers::NewDynamicShapeCheck(), trace), IsEmpty());
   EXPECT_THAT(RunCheck(analyzers::NewDynamicControlFlowCheck(), trace), IsEmpty());
+  const analyzers::TraceAnalysis analysis(trace);
+  std::map<std::string, double> metrics;
+  for (const Metric& m : analyzers::ProbeMetrics(trace, analysis.probe(), analysis.captures().windows().size())) {
+    metrics[m.name] = m.value;
+  }
+  EXPECT_EQ(metrics["compile.recordings"], 4);
+  EXPECT_EQ(metrics["compile.recording_call_sites"], 1);
+  EXPECT_EQ(metrics["compile.cudagraph_skips"], 0);
 }
 
 TEST(PythonProbeTest, CompileSkipReasonsAreOneFindingPerReasonAndSite) {

@@ -34,6 +34,12 @@ PROGRAM = textwrap.dedent('''\
             raise RuntimeError("Cannot copy between CPU and CUDA tensors during CUDA graph capture unless the CPU tensor is pinned.")
     except RuntimeError:
         pass  # caught: the program goes on, as frameworks do
+    refused = torch.cuda.CUDAGraph()
+    refused.on_default_stream = True
+    try:
+        refused.capture_begin()
+    except RuntimeError:
+        pass
     graphed = torch.cuda.make_graphed_callables(lambda x: x, (1,))
     graphed(1)
     graphed(2)
@@ -53,7 +59,8 @@ PROGRAM_LINES = {name: PROGRAM.splitlines().index(line) + 1 for name, line in (
     ("pageable", '        raise RuntimeError("Cannot copy between CPU and CUDA tensors during CUDA graph capture unless the '
                  'CPU tensor is pinned.")'),
     ("uncaught", 'raise RuntimeError("Error: accessing tensor output of CUDAGraphs that has been overwritten by a '
-                 'subsequent run.")'))}
+                 'subsequent run.")'),
+    ("refused", '    refused.capture_begin()'))}
 
 with tempfile.TemporaryDirectory() as work:
     program = os.path.join(work, "train.py")
@@ -86,13 +93,14 @@ with tempfile.TemporaryDirectory() as work:
     begins = {e[5] for e in events if e[3] == "capture-begin"}
     check("capture begins of every origin", begins == {"user", "make_graphed_callables", "cudagraph-trees-init",
                                                        "cudagraph-trees"}, dump.stdout)
+    check("capture begins", kinds.count("capture-begin") == 5, kinds)
     trees = [e for e in events if e[3] == "capture-begin" and e[5] == "cudagraph-trees"]
     check("the compiled function's id", trees and trees[0][11] == "6", trees)
     modes = [e[12] for e in events if e[3] == "capture-begin"]
-    check("capture modes", modes.count("thread_local") == 2 and modes.count("global") == 2, modes)
+    check("capture modes", modes.count("thread_local") == 2 and modes.count("global") == 3, modes)
     check("two replays", kinds.count("replay") == 2, kinds)
     check("capture ends with their pool", [e[9] for e in events if e[3] == "capture-end"][:1] == ["7"], events)
-    check("the exceptions", kinds.count("capture-exception") == 1 and kinds.count("uncaught-exception") == 1, kinds)
+    check("the exceptions", kinds.count("capture-exception") == 2 and kinds.count("uncaught-exception") == 1, kinds)
     check("the skip reason and the invalidated outputs",
           kinds.count("compile-skip") == 1 and kinds.count("outputs-invalidated") == 1, kinds)
 
@@ -107,6 +115,8 @@ with tempfile.TemporaryDirectory() as work:
     by_id = {f["check_id"]: f for f in findings}
     check("pageable-memcpy at the raising line", "pageable-memcpy" in by_id and
           where(by_id["pageable-memcpy"]) == ("train.py", PROGRAM_LINES["pageable"]), findings)
+    check("a refused capture_begin at the calling line", "legacy-stream-in-capture" in by_id and
+          where(by_id["legacy-stream-in-capture"]) == ("train.py", PROGRAM_LINES["refused"]), findings)
     check("output-overwritten at the reading line", "output-overwritten" in by_id and
           where(by_id["output-overwritten"]) == ("train.py", PROGRAM_LINES["uncaught"]), findings)
     check("output-overwritten counts the invalidated output",
@@ -114,8 +124,8 @@ with tempfile.TemporaryDirectory() as work:
     check("compile-cudagraph-skipped with the reason",
           "mutated inputs" in by_id.get("compile-cudagraph-skipped", {}).get("message", ""), findings)
     # cupti-busy: on the stub driver CUPTI cannot subscribe, and the trace says so.
-    check("nothing else", sorted(by_id) == ["compile-cudagraph-skipped", "cupti-busy", "output-overwritten",
-                                            "pageable-memcpy"], sorted(by_id))
+    check("nothing else", sorted(by_id) == ["compile-cudagraph-skipped", "cupti-busy", "legacy-stream-in-capture",
+                                            "output-overwritten", "pageable-memcpy"], sorted(by_id))
 
     # A program that makes no capture: the same output with and without the probe, and no probe event.
     quiet = os.path.join(work, "quiet.py")

@@ -3,8 +3,12 @@ make_graphed_callables (which captures through the context manager)."""
 
 
 class _CUDAGraph:  # torch._C._CUDAGraph
+    on_default_stream = False  # set by a test program: capture_begin then refuses, as torch's does
+
     def capture_begin(self, pool=None, capture_error_mode="global"):
-        pass
+        if self.on_default_stream:
+            raise RuntimeError("CUDA graphs must be captured on a non-default stream. (However, after capture, it's "
+                               "ok to replay them on the default stream.)")
 
     def capture_end(self):
         pass

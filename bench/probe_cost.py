@@ -1,0 +1,51 @@
+"""What the Python probe costs, on a GPU machine, under `graphcheck run`:
+
+  graphcheck run -- python3 bench/probe_cost.py                     (probe loaded: prints all three figures)
+  graphcheck run --no-python-probe -- python3 bench/probe_cost.py   (replay figure without the probe)
+
+- replay_us: a graph of one tiny kernel replayed N times back to back, host time per replay (each replay is one probe
+  event when the probe is loaded);
+- event_us: the probe's own emit, N times: a ctypes call into the injection library, which takes the calling
+  thread's Python stack and writes one record (the cost per recorded Python stack);
+- import_ms: importing torch (the probe's import hook sees every import).
+Prints one JSON line."""
+import json
+import sys
+import time
+
+N = 20000
+
+start = time.perf_counter()
+import torch  # noqa: E402
+
+import_ms = (time.perf_counter() - start) * 1e3
+
+x = torch.zeros(256, device="cuda")
+stream = torch.cuda.Stream()
+stream.wait_stream(torch.cuda.current_stream())
+with torch.cuda.stream(stream):
+    x.add_(1)
+torch.cuda.current_stream().wait_stream(stream)
+graph = torch.cuda.CUDAGraph()
+with torch.cuda.graph(graph):
+    x.add_(1)
+for _ in range(100):
+    graph.replay()
+torch.cuda.synchronize()
+start = time.perf_counter()
+for _ in range(N):
+    graph.replay()
+torch.cuda.synchronize()
+replay_us = (time.perf_counter() - start) / N * 1e6
+
+result = {"probe": "graphcheck_probe" in sys.modules, "replays": N, "replay_us": round(replay_us, 3),
+          "import_ms": round(import_ms, 1)}
+if result["probe"]:
+    import graphcheck_probe
+
+    emit = graphcheck_probe._recorder.emit
+    start = time.perf_counter()
+    for _ in range(N):
+        emit(graphcheck_probe.REPLAY, graph=1)
+    result["event_us"] = round((time.perf_counter() - start) / N * 1e6, 3)
+print(json.dumps(result), flush=True)

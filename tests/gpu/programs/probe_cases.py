@@ -1,0 +1,146 @@
+"""PyTorch programs for the Python probe's GPU tests (tests/gpu/python_probe_gpu_test.cc), one per mode (argv[1]).
+Lines the tests expect a finding at end in "# defect: MODE"; the tests read them from this file.
+
+  tensor-cuda        torch.tensor(0.7).cuda() inside torch.cuda.graph, the exception caught silently
+  private-generator  random numbers from an unregistered torch.Generator inside a capture, caught silently
+  default-stream     CUDAGraph.capture_begin on the default stream, caught silently
+  compile-churn      torch.compile(mode="reduce-overhead") on a clean loop whose batch size changes every 10 steps
+  compile-overwritten  a static-cache decode loop under reduce-overhead that keeps its logits without a copy and
+                     reads them after later runs (dies of inductor's "overwritten by a subsequent run")
+  timm-resnet        clean: timm's ResNet-18 (dropout before the head) trained through make_graphed_callables
+                     under bf16 autocast
+  hf-gpt2            clean: Hugging Face GPT-2 (tiny random config, dropout on) trained the same way
+"""
+import sys
+
+import torch
+import torch.cuda.nvtx as nvtx
+
+
+def side_stream_warmup(fn, iterations=3):
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        for _ in range(iterations):
+            fn()
+    torch.cuda.current_stream().wait_stream(s)
+
+
+def caught_capture(body):
+    """Captures `body`; the program catches what capture raises and goes on, printing nothing (only the probe sees it)."""
+    x = torch.randn(16, 64, device="cuda")
+    side_stream_warmup(lambda: x * 2)
+    graph = torch.cuda.CUDAGraph()
+    try:
+        with torch.cuda.graph(graph):
+            body(x)
+    except Exception:
+        pass
+    torch.cuda.synchronize()
+
+
+def tensor_cuda():
+    caught_capture(lambda x: x * torch.tensor(0.7).cuda())  # defect: tensor-cuda
+
+
+def private_generator():
+    generator = torch.Generator(device="cuda")
+    generator.manual_seed(1)
+    caught_capture(lambda x: torch.bernoulli(torch.full_like(x, 0.5), generator=generator))  # defect: private-generator
+
+
+def default_stream():
+    graph = torch.cuda.CUDAGraph()
+    torch.zeros(1, device="cuda")
+    try:
+        graph.capture_begin()  # defect: default-stream
+    except Exception:
+        pass
+
+
+def compile_churn():
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(64, 256), torch.nn.ReLU(), torch.nn.Linear(256, 64)).cuda()
+    compiled = torch.compile(model, mode="reduce-overhead")
+    with torch.no_grad():
+        for step in range(40):
+            batch = 8 * (1 + step // 10)
+            nvtx.range_push("step")
+            compiled(torch.randn(batch, 64, device="cuda"))  # defect: compile-churn
+            nvtx.range_pop()
+    torch.cuda.synchronize()
+
+
+def compile_overwritten():
+    torch.manual_seed(0)
+    embed = torch.nn.Embedding(100, 64).cuda()
+    head = torch.nn.Linear(64, 100).cuda()
+    cache = torch.zeros(16, 64, device="cuda")  # a static KV-like cache, updated in place outside the graph
+
+    @torch.compile(mode="reduce-overhead")
+    def decode(token, position):
+        hidden = embed(token) + cache[:position.shape[0]].sum(0)
+        return head(torch.tanh(hidden))
+
+    logits_history = []
+    with torch.no_grad():
+        for position in range(8):
+            token = torch.full((1,), position, dtype=torch.long, device="cuda")
+            logits = decode(token, torch.ones(4, device="cuda"))
+            logits_history.append(logits)  # kept without .clone(): the next run overwrites it
+            cache[position].fill_(0.01 * position)
+        print(torch.stack(logits_history).sum())  # defect: compile-overwritten
+
+
+def graphed_training(model, make_input, steps=20):
+    """make_graphed_callables under bf16 autocast (cache off, as PyTorch requires), then a training loop in NVTX
+    train_step ranges with no host synchronization in it."""
+    optimizer = torch.optim.Adam(model.parameters(), lr=1e-4)
+    sample = make_input()
+    with torch.autocast("cuda", dtype=torch.bfloat16, cache_enabled=False):
+        graphed = torch.cuda.make_graphed_callables(model, (sample,))
+    for _ in range(steps):
+        nvtx.range_push("train_step")
+        batch = make_input()
+        optimizer.zero_grad(set_to_none=True)
+        with torch.autocast("cuda", dtype=torch.bfloat16, cache_enabled=False):
+            out = graphed(batch)
+        out.float().square().mean().backward()
+        optimizer.step()
+        nvtx.range_pop()
+    torch.cuda.synchronize()
+    print("trained", flush=True)
+
+
+def timm_resnet():
+    import timm
+
+    torch.manual_seed(0)
+    model = timm.create_model("resnet18", pretrained=False, num_classes=10, drop_rate=0.2).cuda().train()
+    graphed_training(model, lambda: torch.randn(16, 3, 64, 64, device="cuda"))
+
+
+def hf_gpt2():
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    torch.manual_seed(0)
+    config = GPT2Config(n_layer=2, n_head=4, n_embd=64, vocab_size=512, n_positions=64, resid_pdrop=0.1,
+                        embd_pdrop=0.1, attn_pdrop=0.1)
+
+    class Logits(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.model = GPT2LMHeadModel(config)
+
+        def forward(self, ids):
+            return self.model(input_ids=ids, use_cache=False).logits
+
+    graphed_training(Logits().cuda().train(), lambda: torch.randint(0, 512, (8, 32), device="cuda"))
+
+
+MODES = {"tensor-cuda": tensor_cuda, "private-generator": private_generator, "default-stream": default_stream,
+         "compile-churn": compile_churn, "compile-overwritten": compile_overwritten, "timm-resnet": timm_resnet,
+         "hf-gpt2": hf_gpt2}
+
+if __name__ == "__main__":
+    MODES[sys.argv[1]]()

@@ -1,0 +1,196 @@
+// GPU tests of the Python probe (label gpu): PyTorch programs (tests/gpu/programs/probe_cases.py, and two models from
+// libraries the GPU machine has: timm's ResNet-18 and Hugging Face's GPT-2) run under `graphcheck run`, and the
+// report must name each planted defect with its check at the program's line (marked "# defect: MODE" in the
+// program), blame nothing on torch.compile's or make_graphed_callables' own machinery, and stay free of warnings on
+// the clean models. Without a GPU (or torch with CUDA) every test skips.
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "core/trace/trace_reader.h"
+#include "report/json.h"
+#include "tests/gpu/gpu_test_env.h"
+
+namespace graphcheck {
+namespace {
+
+using gpu_test::BuildDir;
+using gpu_test::SourceDir;
+
+std::string ProgramPath() { return SourceDir() + "/tests/gpu/programs/probe_cases.py"; }
+
+// The line of probe_cases.py marked "# defect: MODE".
+int DefectLine(const std::string& mode) {
+  std::ifstream in(ProgramPath());
+  std::string line;
+  for (int n = 1; std::getline(in, line); ++n) {
+    if (absl::EndsWith(line, absl::StrCat("# defect: ", mode))) return n;
+  }
+  return -1;
+}
+
+struct ProbeRun {
+  Report report;
+  std::vector<trace::Trace> traces;
+  std::string text;  // the text report, for failure messages
+
+  const Finding* Find(const std::string& id) const {
+    auto it = std::find_if(report.findings.begin(), report.findings.end(),
+                           [&](const Finding& f) { return f.check_id == id; });
+    return it == report.findings.end() ? nullptr : &*it;
+  }
+  std::vector<std::string> Ids(Severity at_least) const {
+    std::vector<std::string> ids;
+    for (const Finding& f : report.findings) {
+      if (f.severity >= at_least) ids.push_back(f.check_id);
+    }
+    return ids;
+  }
+  size_t ProbeEvents() const {
+    size_t n = 0;
+    for (const trace::Trace& t : traces) n += t.probe_events.size();
+    return n;
+  }
+};
+
+ProbeRun RunMode(const std::string& mode, const std::string& flags = "", const std::string& program = ProgramPath()) {
+  const std::string dir =
+      absl::StrCat(::testing::TempDir(), "/probe-", mode, flags.empty() ? "" : "-flags", "-", getpid());
+  std::filesystem::remove_all(dir);
+  const std::string base =
+      absl::StrCat(BuildDir(), "/graphcheck run ", flags, " --trace-dir ", dir, " --fail-on never ");
+  const std::string command = absl::StrCat("python3 ", program, " ", mode);
+  std::system(absl::StrCat(base, "--format json -o ", dir, ".json -- ", command, " >", dir, ".out 2>&1").c_str());
+  ProbeRun run;
+  std::ifstream json(dir + ".json");
+  std::stringstream text;
+  text << json.rdbuf();
+  absl::StatusOr<Report> report = ReportFromJson(text.str());
+  EXPECT_TRUE(report.ok()) << report.status() << "\n" << text.str();
+  if (report.ok()) run.report = *std::move(report);
+  for (const Finding& f : run.report.findings) {
+    absl::StrAppend(&run.text, SeverityName(f.severity), " [", f.check_id, "] ", f.message, "\n");
+  }
+  if (std::filesystem::exists(dir)) {
+    for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+      absl::StatusOr<trace::Trace> t = trace::ReadTrace(entry.path().string());
+      if (t.ok()) run.traces.push_back(*std::move(t));
+    }
+  }
+  return run;
+}
+
+// The finding's first frame of the program's own: probe_cases.py at the marked line.
+void ExpectAtDefectLine(const Finding& finding, const std::string& mode) {
+  auto user = std::find_if(finding.where.python.begin(), finding.where.python.end(),
+                           [](const SourceFrame& f) { return f.user; });
+  ASSERT_NE(user, finding.where.python.end()) << finding.message;
+  EXPECT_TRUE(absl::EndsWith(user->file, "probe_cases.py")) << user->file;
+  EXPECT_EQ(user->line, DefectLine(mode)) << finding.message;
+  // For the record of what the report said (bench/results): the finding and its first user frame.
+  std::printf("FINDING %s: %s [%s] at %s:%d in %s: %s\n", mode.c_str(),
+              std::string(SeverityName(finding.severity)).c_str(), finding.check_id.c_str(), user->file.c_str(),
+              user->line, user->function.c_str(), finding.message.substr(0, 300).c_str());
+}
+
+class PythonProbeGpuTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!gpu_test::HasGpu()) GTEST_SKIP() << gpu_test::kNoGpu;
+    if (std::system("python3 -c 'import torch,sys; sys.exit(0 if torch.cuda.is_available() else 1)' >/dev/null 2>&1")) {
+      GTEST_SKIP() << "python3 has no torch with CUDA";
+    }
+  }
+};
+
+// PyTorch refuses these before CUDA sees anything, and the program catches the exception and prints nothing: only the
+// probe can tell. Each is its own check, at the line that raised, and the empty capture it leaves is not empty-graph.
+TEST_F(PythonProbeGpuTest, CaughtExceptionsInCaptureAreTheirChecksAtTheProgramsLine) {
+  for (const auto& [mode, check] :
+       std::vector<std::pair<std::string, std::string>>{{"tensor-cuda", "pageable-memcpy"},
+                                                        {"private-generator", "rng-unregistered-generator"},
+                                                        {"default-stream", "legacy-stream-in-capture"}}) {
+    SCOPED_TRACE(mode);
+    const ProbeRun run = RunMode(mode);
+    const Finding* finding = run.Find(check);
+    ASSERT_NE(finding, nullptr) << run.text;
+    EXPECT_EQ(finding->severity, Severity::kError);
+    ExpectAtDefectLine(*finding, mode);
+    EXPECT_EQ(run.Find("empty-graph"), nullptr) << run.text;
+    EXPECT_EQ(run.Find("capture-error"), nullptr) << run.text;
+  }
+}
+
+// Without the probe the same program's caught exception is invisible: the probe is what sees it.
+TEST_F(PythonProbeGpuTest, WithoutTheProbeNoEventIsRecorded) {
+  const ProbeRun run = RunMode("tensor-cuda", "--no-python-probe");
+  ASSERT_FALSE(run.traces.empty());
+  EXPECT_EQ(run.ProbeEvents(), 0u);
+  EXPECT_EQ(run.Find("pageable-memcpy"), nullptr) << run.text;
+}
+
+// torch.compile(mode="reduce-overhead") on a clean loop whose batch size changes every 10 steps: the re-recordings
+// are one recapture-churn finding at the loop's line, and nothing of torch.compile's own machinery (its pool-creating
+// empty capture, its synchronizations while recording, its recording steps) is blamed on the program.
+TEST_F(PythonProbeGpuTest, CompileReRecordingIsChurnAndTheFrameworkIsNotBlamed) {
+  const ProbeRun run = RunMode("compile-churn");
+  const Finding* churn = run.Find("recapture-churn");
+  ASSERT_NE(churn, nullptr) << run.text;
+  EXPECT_THAT(churn->message, ::testing::HasSubstr("torch.compile"));
+  ExpectAtDefectLine(*churn, "compile-churn");
+  for (const char* blamed : {"empty-graph", "sync-in-region", "dynamic-shape", "dynamic-control-flow",
+                             "warmup-insufficient", "capture-error"}) {
+    EXPECT_EQ(run.Find(blamed), nullptr) << blamed << "\n" << run.text;
+  }
+  EXPECT_THAT(run.Ids(Severity::kError), ::testing::IsEmpty()) << run.text;
+  std::printf("FINDINGS compile-churn:\n%s", run.text.c_str());
+  for (const Metric& metric : run.report.metrics) {
+    if (absl::StartsWith(metric.name, "compile.")) std::printf("METRIC %s %g\n", metric.name.c_str(), metric.value);
+  }
+}
+
+// A static-cache decode loop keeps its logits across runs of its compiled graph and reads them: inductor raises
+// "overwritten by a subsequent run", and graphcheck reports output-overwritten at the line that read them.
+TEST_F(PythonProbeGpuTest, ReadingAnOverwrittenCompiledOutputIsAnError) {
+  const ProbeRun run = RunMode("compile-overwritten");
+  const Finding* finding = run.Find("output-overwritten");
+  ASSERT_NE(finding, nullptr) << run.text;
+  EXPECT_EQ(finding->severity, Severity::kError);
+  ExpectAtDefectLine(*finding, "compile-overwritten");
+}
+
+// A second thread's event.query() during a global-mode capture: one root cause, one finding (the traceback lines
+// printing CUDA's 900 text and the thread's uncaught exception are its evidence).
+TEST_F(PythonProbeGpuTest, AnotherThreadsQueryIsOneFinding) {
+  const ProbeRun run = RunMode("other-thread-query", "", SourceDir() + "/tests/gpu/programs/capture_cases.py");
+  EXPECT_THAT(run.Ids(Severity::kError), ::testing::ElementsAre("unsafe-api-in-capture")) << run.text;
+  std::printf("FINDINGS other-thread-query:\n%s", run.text.c_str());
+}
+
+// Clean training through make_graphed_callables, with bf16 autocast and dropout, on models written elsewhere: no
+// warning (PyTorch's AccumulateGrad stream warning is at most a note, since no capture did legacy-stream work).
+TEST_F(PythonProbeGpuTest, CleanLibraryModelsHaveNoWarning) {
+  for (const char* mode : {"timm-resnet", "hf-gpt2"}) {
+    SCOPED_TRACE(mode);
+    const ProbeRun run = RunMode(mode);
+    ASSERT_FALSE(run.report.steps.empty());
+    EXPECT_THAT(run.report.steps[0].message, ::testing::HasSubstr("exited with status 0")) << run.text;
+    EXPECT_THAT(run.Ids(Severity::kWarning), ::testing::IsEmpty()) << run.text;
+    EXPECT_GT(run.ProbeEvents(), 0u);
+    std::printf("CLEAN %s: %zu probe events; findings:\n%s", mode, run.ProbeEvents(), run.text.c_str());
+  }
+}
+
+}  // namespace
+}  // namespace graphcheck
