@@ -68,7 +68,7 @@ AnalysisResult AnalyzeTraces(const std::vector<const trace::Trace*>& traces,
       const LaunchStats stats = ComputeLaunchStats(analysis, steps, LaunchModelFrom(bound));
       if (!result.timeline) result.timeline = BuildTimeline(analysis, steps);
       std::vector<Metric> metrics = LaunchMetrics(stats);
-      for (Metric& metric : ProbeMetrics(*trace, analysis.probe(), analysis.captures().windows().size())) {
+      for (Metric& metric : ProbeMetrics(*trace, analysis.probe(), analysis.captures().windows())) {
         metrics.push_back(std::move(metric));
       }
       for (Metric& metric : metrics) {

@@ -107,7 +107,6 @@ ProbeIndex::ProbeIndex(const trace::Trace& trace, const CaptureAnalysis& capture
         }
         break;
       }
-      case ProbeEventKind::kReplay:
       case ProbeEventKind::kCompileSkip:
       case ProbeEventKind::kOutputsInvalidated:
         break;
@@ -128,40 +127,34 @@ std::optional<size_t> ProbeIndex::BeginEvent(size_t window) const {
   return window < window_begin_.size() ? window_begin_[window] : std::nullopt;
 }
 
-std::vector<Metric> ProbeMetrics(const trace::Trace& trace, const ProbeIndex& probe, size_t windows) {
+std::vector<Metric> ProbeMetrics(const trace::Trace& trace, const ProbeIndex& probe,
+                                 const std::vector<CaptureWindow>& windows) {
   std::vector<Metric> metrics;
-  if (trace.probe_events.empty()) return metrics;
-  std::set<uint64_t> compiled_graphs;
+  std::set<uint64_t> compiled_graphs;                // CUDA graph ids of the windows cudagraph trees recorded
   std::set<std::pair<std::string, int>> call_sites;  // the program's frame (file, line) that made the call
   uint64_t recordings = 0;
-  for (size_t w = 0; w < windows; ++w) {
+  for (size_t w = 0; w < windows.size(); ++w) {
     if (probe.Origin(w) != trace::ProbeOrigin::kCudagraphTrees) continue;
     ++recordings;
+    if (windows[w].end_call) compiled_graphs.insert(trace.Detail(trace.api_calls[*windows[w].end_call]).graph_id);
     const ProbeEvent& begin = trace.probe_events[*probe.BeginEvent(w)];
-    compiled_graphs.insert(begin.graph);
     if (const std::optional<SourceFrame> site = FirstUserFrame(PythonFrames(trace, begin.stack))) {
       call_sites.emplace(site->file, site->line);
     }
   }
-  uint64_t replays = 0;
-  uint64_t compiled_replays = 0;
-  uint64_t skips = 0;
-  for (const ProbeEvent& event : trace.probe_events) {
-    if (event.kind == ProbeEventKind::kReplay) {
-      ++replays;
-      compiled_replays += compiled_graphs.count(event.graph);
-    }
-    skips += event.kind == ProbeEventKind::kCompileSkip;
-  }
-  metrics.push_back({"python.graph_replays", static_cast<double>(replays), "count",
-                     "torch.cuda.CUDAGraph replays the Python probe saw (graphed callables' included)"});
+  const uint64_t skips = std::count_if(trace.probe_events.begin(), trace.probe_events.end(),
+                                       [](const ProbeEvent& e) { return e.kind == ProbeEventKind::kCompileSkip; });
   if (recordings == 0 && skips == 0) return metrics;
+  uint64_t replays = 0;
+  for (const trace::ApiCall& call : trace.api_calls) {
+    replays += call.kind == trace::ApiKind::kGraphLaunch && compiled_graphs.count(trace.Detail(call).graph_id) != 0;
+  }
   metrics.push_back({"compile.recordings", static_cast<double>(recordings), "count",
                      "graphs torch.compile's cudagraph trees recorded"});
   metrics.push_back({"compile.recording_call_sites", static_cast<double>(call_sites.size()), "count",
                      "the program's distinct lines whose calls recorded them"});
-  metrics.push_back({"compile.replays", static_cast<double>(compiled_replays), "count",
-                     "replays of the graphs cudagraph trees recorded"});
+  metrics.push_back(
+      {"compile.replays", static_cast<double>(replays), "count", "launches of the graphs cudagraph trees recorded"});
   metrics.push_back({"compile.cudagraph_skips", static_cast<double>(skips), "count",
                      "times inductor ran a compiled function without CUDA graphs (compile-cudagraph-skipped)"});
   return metrics;

@@ -55,10 +55,10 @@ class ProbeIndex {
   bool cudagraph_trees_ = false;
 };
 
-// What the probe saw, as report metrics (none for a trace without probe events): graph replays, and for
-// torch.compile's cudagraph trees the graphs recorded, the program's call sites they were recorded from, their
-// replays, and the functions inductor ran without graphs.
-std::vector<Metric> ProbeMetrics(const trace::Trace& trace, const ProbeIndex& probe, size_t windows);
+// torch.compile's CUDA graphs as report metrics (none unless cudagraph trees recorded or inductor skipped graphs): the
+// graphs recorded, the program's lines whose calls recorded them, their launches, and inductor's skips.
+std::vector<Metric> ProbeMetrics(const trace::Trace& trace, const ProbeIndex& probe,
+                                 const std::vector<CaptureWindow>& windows);
 
 // "torch.compile's cudagraph trees" and the like, for messages.
 std::string DescribeOrigin(trace::ProbeOrigin origin);

@@ -3,10 +3,10 @@
   graphcheck run -- python3 bench/probe_cost.py                     (probe loaded: prints all three figures)
   graphcheck run --no-python-probe -- python3 bench/probe_cost.py   (replay figure without the probe)
 
-- replay_us: a graph of one tiny kernel replayed N times back to back, host time per replay (each replay is one probe
-  event when the probe is loaded);
+- replay_us: a graph of one tiny kernel replayed N times back to back, host time per replay (the probe hooks no
+  replay: this must not move);
 - event_us: the probe's own emit, N times: a ctypes call into the injection library, which takes the calling
-  thread's Python stack and writes one record (the cost per recorded Python stack);
+  thread's Python stack and writes one record (what each capture begin, end, exception or torch.compile skip costs);
 - import_ms: importing torch (the probe's import hook sees every import).
 Prints one JSON line."""
 import json
@@ -46,6 +46,6 @@ if result["probe"]:
     emit = graphcheck_probe._recorder.emit
     start = time.perf_counter()
     for _ in range(N):
-        emit(graphcheck_probe.REPLAY, graph=1)
+        emit(graphcheck_probe.COMPILE_SKIP, text="probe_cost")
     result["event_us"] = round((time.perf_counter() - start) / N * 1e6, 3)
 print(json.dumps(result), flush=True)

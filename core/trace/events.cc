@@ -253,8 +253,6 @@ absl::string_view ProbeEventKindName(ProbeEventKind kind) {
       return "capture-end";
     case ProbeEventKind::kCaptureException:
       return "capture-exception";
-    case ProbeEventKind::kReplay:
-      return "replay";
     case ProbeEventKind::kCompileSkip:
       return "compile-skip";
     case ProbeEventKind::kOutputsInvalidated:

@@ -308,18 +308,18 @@ struct RecorderError {
   uint64_t stream_id = 0;
 };
 
-// What the Python probe saw (since format 1.3): what only Python knows about captures, replays and torch.compile.
-// The probe (python/graphcheck/probe) records; the analyzers judge.
+// What the Python probe saw (since format 1.3): what only Python knows about captures and torch.compile. The probe
+// (python/probe) records; the analyzers judge. Replays need no event of their own: the graph a capture-end event
+// names is the CUDA graph of the capture window it closes, whose cudaGraphLaunch calls the recorder keeps anyway.
 enum class ProbeEventKind : uint8_t {
   kCaptureBegin = 1,        // CUDAGraph.capture_begin called: origin, graph, pool, mode (in `type`)
   kCaptureEnd = 2,          // capture_end returned
   kCaptureException = 3,    // an exception left a capture (its body, capture_begin or capture_end), caught or not
-  kReplay = 4,              // CUDAGraph.replay
-  kCompileSkip = 5,         // torch.compile's inductor ran a function without CUDA graphs: the reason in `text`
-  kOutputsInvalidated = 6,  // cudagraph trees freed outputs the program still held (the next access raises)
-  kUncaughtException = 7,   // an exception ended the program or a thread: type, message, its traceback's frames
+  kCompileSkip = 4,         // torch.compile's inductor ran a function without CUDA graphs: the reason in `text`
+  kOutputsInvalidated = 5,  // cudagraph trees freed outputs the program still held (the next access raises)
+  kUncaughtException = 6,   // an exception ended the program or a thread: type, message, its traceback's frames
 };
-inline constexpr uint8_t kMaxProbeEventKind = 7;
+inline constexpr uint8_t kMaxProbeEventKind = 6;
 absl::string_view ProbeEventKindName(ProbeEventKind kind);  // "capture-begin", ...
 
 // Who began a capture, from the Python stack at capture_begin.
@@ -340,7 +340,7 @@ struct ProbeEvent {
   ProbeOrigin origin = ProbeOrigin::kUnknown;
   uint32_t thread_id = 0;
   uint64_t time_ns = 0;
-  uint64_t graph = 0;       // the Python CUDAGraph object: ties a graph's begin, end, exception and replays together
+  uint64_t graph = 0;       // the Python CUDAGraph object: ties a graph's begin, end and exceptions together
   uint64_t pool = 0;        // its memory pool (CUDAGraph.pool()), 0 when unknown
   uint64_t value = 0;       // kCaptureBegin by cudagraph trees: the compiled function's id
   StringId type = 0;        // exceptions: the exception's type; kCaptureBegin: the capture error mode

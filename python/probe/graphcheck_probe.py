@@ -4,14 +4,14 @@ recorder writes for this process, on the recorder's clock.
 - Captures: who began each one (the program, torch.cuda.make_graphed_callables, torch.compile's cudagraph trees and
   their pool-creating empty capture, Transformer Engine, Megatron Core), its graph, pool and capture mode, and the
   exception that left it (type, message, the frames of its traceback), caught by the program or not.
-- Replays of every torch.cuda.CUDAGraph (graphed callables replay through them too).
 - torch.compile: the reasons inductor gives for running a function without CUDA graphs, and the outputs its cudagraph
   trees invalidate while the program still holds them.
 - Exceptions that end the program or a thread (sys.excepthook, threading.excepthook), with their frames: PyTorch's
   errors about graphs are raised where the program touched something, which is the line to show.
 
-It records; graphcheck's analyzers judge. It hooks only torch's capture, replay and cudagraph-skip functions, as
-their modules are imported, so a program that makes no capture pays nothing but one dictionary lookup per import. A
+It records; graphcheck's analyzers judge. It hooks only torch's capture and cudagraph-skip functions, as their
+modules are imported, so a program that makes no capture pays nothing but one dictionary lookup per import, and a
+replay pays nothing (the recorder sees every cudaGraphLaunch; the capture-end event ties it to its Python graph). A
 hook never changes arguments or results and never raises into the program: if torch changed shape, that hook is
 simply not installed. Events reach the recorder through graphcheck_probe_event in the injection library
 (capture/injection.cc), found once CUDA has loaded it; before that there is no capture to record.
@@ -22,7 +22,7 @@ import sys
 import traceback
 
 # core/trace/events.h: ProbeEventKind and ProbeOrigin.
-CAPTURE_BEGIN, CAPTURE_END, CAPTURE_EXCEPTION, REPLAY, COMPILE_SKIP, OUTPUTS_INVALIDATED, UNCAUGHT_EXCEPTION = range(1, 8)
+CAPTURE_BEGIN, CAPTURE_END, CAPTURE_EXCEPTION, COMPILE_SKIP, OUTPUTS_INVALIDATED, UNCAUGHT_EXCEPTION = range(1, 7)
 UNKNOWN, USER, GRAPHED_CALLABLES, CUDAGRAPH_TREES, CUDAGRAPH_TREES_INIT, TRANSFORMER_ENGINE, MEGATRON = range(7)
 
 _FIELD, _FRAME = "\x1f", "\x1e"  # explicit frames: "file\x1fline\x1ffunction" joined by \x1e, innermost first
@@ -141,9 +141,9 @@ def _pool_key(graph):
 
 
 def _patch_graphs(module):
-    """torch.cuda.graphs: CUDAGraph.capture_begin / capture_end / replay and the torch.cuda.graph context."""
+    """torch.cuda.graphs: CUDAGraph.capture_begin / capture_end and the torch.cuda.graph context."""
     graph_class = module.CUDAGraph
-    begin, end, replay = graph_class.capture_begin, graph_class.capture_end, graph_class.replay
+    begin, end = graph_class.capture_begin, graph_class.capture_end
     context_exit = module.graph.__exit__
 
     def capture_begin(self, *args, **kwargs):
@@ -165,17 +165,12 @@ def _patch_graphs(module):
         _recorder.emit(CAPTURE_END, graph=id(self), pool=_pool_key(self))
         return result
 
-    def graph_replay(self, *args, **kwargs):
-        _recorder.emit(REPLAY, graph=id(self))
-        return replay(self, *args, **kwargs)
-
     def graph_exit(self, exc_type, exc, tb):
         if exc is not None:
             _record_exception(getattr(self, "cuda_graph", None), exc)
         return context_exit(self, exc_type, exc, tb)
 
-    for name, hook, original in (("capture_begin", capture_begin, begin), ("capture_end", capture_end, end),
-                                 ("replay", graph_replay, replay)):
+    for name, hook, original in (("capture_begin", capture_begin, begin), ("capture_end", capture_end, end)):
         hook.__wrapped__ = original
         hook.__name__ = hook.__qualname__ = name
         hook.__doc__ = original.__doc__

@@ -216,11 +216,12 @@ TEST(PythonProbeTest, CudagraphTreesReRecordingIsChurnOfTheCompiledFunction) {
   EXPECT_THAT(RunCheck(analyzers::NewDynamicControlFlowCheck(), trace), IsEmpty());
   const analyzers::TraceAnalysis analysis(trace);
   std::map<std::string, double> metrics;
-  for (const Metric& m : analyzers::ProbeMetrics(trace, analysis.probe(), analysis.captures().windows().size())) {
+  for (const Metric& m : analyzers::ProbeMetrics(trace, analysis.probe(), analysis.captures().windows())) {
     metrics[m.name] = m.value;
   }
   EXPECT_EQ(metrics["compile.recordings"], 4);
   EXPECT_EQ(metrics["compile.recording_call_sites"], 1);
+  EXPECT_EQ(metrics["compile.replays"], 40);  // the cudaGraphLaunch calls of the recorded graphs
   EXPECT_EQ(metrics["compile.cudagraph_skips"], 0);
 }
 

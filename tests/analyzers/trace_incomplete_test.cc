@@ -99,6 +99,15 @@ TEST(TraceIncompleteTest, ATraceWithoutACleanEndIsANote) {
   EXPECT_THAT(findings[0].message, HasSubstr("SIGKILL"));
 }
 
+// Seen on an H100: torch.compile's forked compile workers make no CUDA call and end without exit handlers.
+TEST(TraceIncompleteTest, AProcessThatMadeNoCudaCallAndEndedWithoutHandlersIsClean) {
+  trace::Trace trace;
+  trace.integrity.file_bytes = 8192;
+  trace.integrity.chunks = 1;
+  trace.integrity.end = trace::TraceEnd::kRunning;
+  EXPECT_THAT(RunTraceIncomplete(trace), SizeIs(0));
+}
+
 TEST(TraceIncompleteTest, ACrashNamesItsSignal) {
   trace::Trace trace = CompleteTrace();
   trace.integrity.end = trace::TraceEnd::kCrashed;

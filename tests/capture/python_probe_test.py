@@ -98,7 +98,7 @@ with tempfile.TemporaryDirectory() as work:
     check("the compiled function's id", trees and trees[0][11] == "6", trees)
     modes = [e[12] for e in events if e[3] == "capture-begin"]
     check("capture modes", modes.count("thread_local") == 2 and modes.count("global") == 3, modes)
-    check("two replays", kinds.count("replay") == 2, kinds)
+    check("no event per replay", "replay" not in kinds, kinds)
     check("capture ends with their pool", [e[9] for e in events if e[3] == "capture-end"][:1] == ["7"], events)
     check("the exceptions", kinds.count("capture-exception") == 2 and kinds.count("uncaught-exception") == 1, kinds)
     check("the skip reason and the invalidated outputs",
