@@ -112,11 +112,12 @@ int64_t CorrelationIndex::Find(uint64_t correlation_id) const {
   if (!dense_.empty()) {
     if (correlation_id < base_ || correlation_id - base_ >= dense_.size()) return -1;
     const uint32_t k = dense_[correlation_id - base_];
-    return k == kNone ? -1 : k;
+    // int64_t on both sides: `k == kNone ? -1 : k` would be unsigned, and -1 an index of 2^32 - 1.
+    return k == kNone ? int64_t{-1} : int64_t{k};
   }
   if (sparse_.empty()) return -1;  // no kernel records (an empty table's find is not safe in every Abseil release)
   auto it = sparse_.find(correlation_id);
-  return it == sparse_.end() ? -1 : it->second;
+  return it == sparse_.end() ? int64_t{-1} : int64_t{it->second};
 }
 
 const ProbeIndex& TraceAnalysis::probe() const {

@@ -1,5 +1,6 @@
 #include "cli/report_command.h"
 
+#include <algorithm>
 #include <memory>
 
 namespace graphcheck {
@@ -10,11 +11,24 @@ struct ReportOptions {
   OutputOptions output;
 };
 
+// Re-renders a saved report. --checks keeps the findings (and the checks run) it selects; --check-option cannot
+// change findings already made, so it is refused rather than ignored.
 int Rerender(const ReportOptions& options) {
+  if (!options.output.check_options.empty()) {
+    return FailWith(absl::InvalidArgumentError(
+        "graphcheck report re-renders saved findings: --check-option applies where checks run (analyze, run, check)"));
+  }
   absl::StatusOr<ResolvedOutput> resolved = ResolveOutput(options.output);
   if (!resolved.ok()) return FailWith(resolved.status());
   absl::StatusOr<Report> report = ReadReportFile(options.path);
   if (!report.ok()) return FailWith(report.status());
+  const CheckSelection& selection = resolved->selection;
+  report->findings.erase(std::remove_if(report->findings.begin(), report->findings.end(),
+                                        [&](const Finding& f) { return !selection.Selects(f.check_id); }),
+                         report->findings.end());
+  report->checks_run.erase(std::remove_if(report->checks_run.begin(), report->checks_run.end(),
+                                          [&](const std::string& id) { return !selection.Selects(id); }),
+                           report->checks_run.end());
   return EmitReport(*report, *resolved);
 }
 

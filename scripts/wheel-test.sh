@@ -51,6 +51,13 @@ for args in "list-checks" "analyze --format json $trace" "lint --config $config"
   echo "wheel-test: graphcheck $args: same output and exit code ($expected_rc) as build/graphcheck"
 done
 
+# The Python probe sits where `graphcheck run` looks for it: next to the binaries.
+probe=$("$out/venv/bin/python" -c 'import graphcheck, os; print(os.path.join(os.path.dirname(graphcheck.__file__), "bin", "probe"))')
+for file in sitecustomize.py graphcheck_probe.py; do
+  cmp -s "$probe/$file" "$root/python/probe/$file" || fail "the wheel's bin/probe/$file is not python/probe/$file"
+done
+echo "wheel-test: the Python probe is in the wheel ($probe)"
+
 # A torch other than the one the engine was built against is refused with one line, before the engine starts.
 fake="$out/fake-torch"
 rm -rf "$fake" && mkdir -p "$fake/torch"

@@ -2,8 +2,6 @@
 // into a warning with its byte offset.
 #include "core/trace/trace_reader.h"
 
-#include <fcntl.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -13,6 +11,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "core/file_io.h"
 #include "core/trace/internal/format.h"
 
 namespace graphcheck::trace {
@@ -26,14 +25,6 @@ constexpr uint64_t kMinAlignment = 4096;
 constexpr uint64_t kMaxChunkCapacity = internal::kMaxChunkBytes;
 static_assert(std::tuple_size<decltype(TraceFileStats::records)>::value == internal::kMaxRecordType + 1,
               "TraceFileStats counts every record type");
-
-absl::Status ErrnoStatus(absl::string_view what, const std::string& path) {
-  const int err = errno;
-  std::string message = absl::StrCat("cannot ", what, " trace '", path, "': ", std::strerror(err));
-  if (err == ENOENT) return absl::NotFoundError(message);
-  if (err == EACCES || err == EPERM) return absl::PermissionDeniedError(message);
-  return absl::InvalidArgumentError(message);
-}
 
 class ScopedFd {
  public:
@@ -470,12 +461,12 @@ absl::StatusOr<Trace> ReadTraceFromBytes(absl::string_view bytes, TraceFileStats
 }
 
 absl::StatusOr<Trace> ReadTrace(const std::string& path, TraceFileStats* stats) {
-  ScopedFd fd(open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (fd.get() < 0) return ErrnoStatus("open", path);
-  struct stat info;
-  if (fstat(fd.get(), &info) != 0) return ErrnoStatus("stat", path);
-  if (!S_ISREG(info.st_mode)) return absl::InvalidArgumentError(absl::StrCat("trace '", path, "' is not a file"));
-  FileSource source(fd.get(), static_cast<uint64_t>(info.st_size));
+  // A FIFO, a device or a folder is refused at once, without blocking (core/file_io.h).
+  uint64_t size = 0;
+  absl::StatusOr<int> opened = OpenRegularFile(path, "trace", &size);
+  if (!opened.ok()) return opened.status();
+  ScopedFd fd(*opened);
+  FileSource source(fd.get(), size);
   absl::StatusOr<Trace> trace = ReadFromSource(source, stats);
   if (!trace.ok()) return absl::InvalidArgumentError(absl::StrCat("'", path, "': ", trace.status().message()));
   return trace;

@@ -125,6 +125,18 @@ TEST(TraceAnalysisTest, FindsKernelsByCorrelationId) {
   EXPECT_EQ(index.Find(10), 1);
   EXPECT_EQ(index.Find(30), 0);
   EXPECT_EQ(index.Find(99), -1);
+  // Inside the dense table's range but without a kernel (a launch whose kernel record CUPTI lost): -1, not 2^32 - 1.
+  // Regression: the corrupted-trace sweep crashed analyze here.
+  EXPECT_EQ(index.Find(15), -1);
+}
+
+TEST(TraceAnalysisTest, FindsKernelsByCorrelationIdInASparseTable) {
+  std::vector<trace::KernelActivity> kernels(2);
+  kernels[0].correlation_id = 7;
+  kernels[1].correlation_id = 4'000'000'000u;  // too far apart for a dense table
+  const analyzers::CorrelationIndex index(kernels);
+  EXPECT_EQ(index.Find(4'000'000'000u), 1);
+  EXPECT_EQ(index.Find(8), -1);
 }
 
 }  // namespace
