@@ -1,6 +1,7 @@
 // Trace writer + reader round trips: every record type and field, many threads, chunk rollover, oversized records,
 // compactness, and the reader's errors for files that are not traces.
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -259,6 +260,15 @@ TEST(TraceFormatTest, ReadErrorsNameThePath) {
   EXPECT_EQ(not_trace.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(std::string(not_trace.status().message()), HasSubstr("text.gctrace"));
   EXPECT_THAT(std::string(not_trace.status().message()), HasSubstr("bad magic"));
+
+  // A FIFO with no writer is refused at once instead of blocking the read.
+  const std::string fifo = dir + "/fifo.gctrace";
+  unlink(fifo.c_str());
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  absl::StatusOr<Trace> not_file = ReadTrace(fifo);
+  EXPECT_EQ(not_file.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(not_file.status().message()), HasSubstr("fifo.gctrace"));
+  unlink(fifo.c_str());
 }
 
 TEST(TraceFormatTest, RefusesAnotherMajorVersionButReadsANewerMinor) {

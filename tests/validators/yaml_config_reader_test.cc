@@ -47,6 +47,24 @@ TEST(YamlConfigReaderTest, MalformedYamlNamesLineAndColumn) {
   EXPECT_THAT(std::string(document.status().message()), ::testing::MatchesRegex("bad\\.yaml:[0-9]+:[0-9]+: .+"));
 }
 
+// yaml-cpp accepts these; a configuration must not: the value read would not be the one written.
+TEST(YamlConfigReaderTest, UnclosedQuotesDuplicateKeysAndDeepNestingAreErrorsWithPositions) {
+  for (const auto& [text, message] : std::vector<std::pair<std::string, std::string>>{
+           {"cuda_graph_impl: \"local\n", "q.yaml:1:18: quoted scalar is never closed"},
+           {"cuda_graph_impl: 'local\n", "q.yaml:1:18: quoted scalar is never closed"},
+           {"model:\n  a: 1\n  a: 2\n", "q.yaml:3:3: duplicate key 'a'"},
+           {"a: " + std::string(100, '[') + std::string(100, ']') + "\n", "q.yaml:1:68: nesting is too deep"},
+       }) {
+    absl::StatusOr<ConfigDocument> document = ParseConfigText(text, "q.yaml", ConfigFormat::kYaml);
+    ASSERT_FALSE(document.ok()) << text;
+    EXPECT_THAT(std::string(document.status().message()), ::testing::HasSubstr(message)) << text;
+  }
+  // Quotes that close, escaped quotes inside them, and brackets inside quotes or comments are fine.
+  for (const std::string text : {"a: \"lo\\\"cal\"\n", "a: 'it''s'\n", "a: \"[[[[\" # [[[[\n", "a: 1\nb: 1\n"}) {
+    EXPECT_TRUE(ParseConfigText(text, "ok.yaml", ConfigFormat::kYaml).ok()) << text;
+  }
+}
+
 TEST(YamlConfigReaderTest, TopLevelMustBeAMapping) {
   EXPECT_FALSE(ParseConfigText("- a\n- b\n", "l.yaml", ConfigFormat::kYaml).ok());
   EXPECT_FALSE(ParseConfigText("[1, 2]", "l.json", ConfigFormat::kJson).ok());
