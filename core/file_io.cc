@@ -22,21 +22,6 @@ absl::Status ErrnoStatus(absl::string_view what, absl::string_view path, int err
   return absl::InvalidArgumentError(message);
 }
 
-class ScopedFd {
- public:
-  explicit ScopedFd(int fd) : fd_(fd) {}
-  ~ScopedFd() {
-    if (fd_ >= 0) close(fd_);
-  }
-  ScopedFd(const ScopedFd&) = delete;
-  ScopedFd& operator=(const ScopedFd&) = delete;
-  int get() const { return fd_; }
-  int release() { return std::exchange(fd_, -1); }
-
- private:
-  int fd_;
-};
-
 absl::string_view FileTypeName(mode_t mode) {
   if (S_ISDIR(mode)) return "a directory";
   if (S_ISFIFO(mode)) return "a pipe";
@@ -99,7 +84,21 @@ std::string BaseName(const std::string& path) {
 
 }  // namespace
 
-absl::StatusOr<int> OpenRegularFile(const std::string& path, absl::string_view what, uint64_t* size) {
+ScopedFd::~ScopedFd() {
+  if (fd_ >= 0) close(fd_);
+}
+
+ScopedFd& ScopedFd::operator=(ScopedFd&& other) noexcept {
+  if (this != &other) {
+    if (fd_ >= 0) close(fd_);
+    fd_ = other.release();
+  }
+  return *this;
+}
+
+int ScopedFd::release() { return std::exchange(fd_, -1); }
+
+absl::StatusOr<ScopedFd> OpenRegularFile(const std::string& path, absl::string_view what, uint64_t* size) {
   // O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer forever.
   ScopedFd fd(open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY));
   if (fd.get() < 0) return ErrnoStatus(absl::StrCat("open ", what), path, errno);
@@ -112,17 +111,17 @@ absl::StatusOr<int> OpenRegularFile(const std::string& path, absl::string_view w
     return ErrnoStatus(absl::StrCat("read ", what), path, errno);
   }
   *size = static_cast<uint64_t>(info.st_size);
-  return fd.release();
+  return fd;
 }
 
 absl::StatusOr<std::string> ReadInputFile(const std::string& path, const InputKind& kind) {
   uint64_t size = 0;
-  absl::StatusOr<int> opened = OpenRegularFile(path, kind.what, &size);
+  absl::StatusOr<ScopedFd> opened = OpenRegularFile(path, kind.what, &size);
   if (!opened.ok()) return opened.status();
-  ScopedFd fd(*opened);
+  const ScopedFd fd = *std::move(opened);
   if (size > kind.max_bytes) {
-    return absl::InvalidArgumentError(absl::StrCat(kind.what, " '", path, "' is ", size, " bytes; graphcheck reads at most ",
-                                                   kind.max_bytes));
+    return absl::InvalidArgumentError(
+        absl::StrCat(kind.what, " '", path, "' is ", size, " bytes; graphcheck reads at most ", kind.max_bytes));
   }
   std::string contents(size, '\0');
   uint64_t done = 0;
@@ -143,9 +142,10 @@ absl::Status WriteFileAtomically(const std::string& path, absl::string_view cont
     struct stat target_info;
     // A device or FIFO (also behind a link, as /dev/stdout is) is written in place: renaming over it would replace
     // it. A link to anything else is replaced by the new file, never written through.
-    const bool special = !S_ISLNK(link_info.st_mode) ? !S_ISREG(link_info.st_mode)
-                                                     : stat(path.c_str(), &target_info) == 0 &&
-                                                           !S_ISREG(target_info.st_mode) && !S_ISDIR(target_info.st_mode);
+    const bool special =
+        !S_ISLNK(link_info.st_mode)
+            ? !S_ISREG(link_info.st_mode)
+            : stat(path.c_str(), &target_info) == 0 && !S_ISREG(target_info.st_mode) && !S_ISDIR(target_info.st_mode);
     if (S_ISDIR(link_info.st_mode)) return absl::InvalidArgumentError(absl::StrCat("'", path, "' is a directory"));
     if (special) return WriteInPlace(path, contents);
   }

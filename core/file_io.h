@@ -28,9 +28,25 @@ inline constexpr InputKind kReportInput{"report file", 256ull << 20};
 inline constexpr InputKind kEngineResultInput{"engine result", 256ull << 20};
 inline constexpr InputKind kTensorInput{"inputs file", 4ull << 30};
 
+// An open file descriptor, closed when it goes out of scope.
+class ScopedFd {
+ public:
+  explicit ScopedFd(int fd = -1) : fd_(fd) {}
+  ~ScopedFd();
+  ScopedFd(ScopedFd&& other) noexcept : fd_(other.release()) {}
+  ScopedFd& operator=(ScopedFd&& other) noexcept;
+  ScopedFd(const ScopedFd&) = delete;
+  ScopedFd& operator=(const ScopedFd&) = delete;
+  int get() const { return fd_; }
+  int release();
+
+ private:
+  int fd_;
+};
+
 // Opens `path` for reading without blocking on a FIFO, and refuses anything but a regular file. Returns the open
-// descriptor (close it) and, in *size, the file's size. NotFound / PermissionDenied / InvalidArgument name the path.
-absl::StatusOr<int> OpenRegularFile(const std::string& path, absl::string_view what, uint64_t* size);
+// descriptor and, in *size, the file's size. NotFound / PermissionDenied / InvalidArgument name the path.
+absl::StatusOr<ScopedFd> OpenRegularFile(const std::string& path, absl::string_view what, uint64_t* size);
 
 // Reads the whole of a regular file of at most kind.max_bytes.
 absl::StatusOr<std::string> ReadInputFile(const std::string& path, const InputKind& kind);

@@ -26,20 +26,6 @@ constexpr uint64_t kMaxChunkCapacity = internal::kMaxChunkBytes;
 static_assert(std::tuple_size<decltype(TraceFileStats::records)>::value == internal::kMaxRecordType + 1,
               "TraceFileStats counts every record type");
 
-class ScopedFd {
- public:
-  explicit ScopedFd(int fd) : fd_(fd) {}
-  ~ScopedFd() {
-    if (fd_ >= 0) close(fd_);
-  }
-  ScopedFd(const ScopedFd&) = delete;
-  ScopedFd& operator=(const ScopedFd&) = delete;
-  int get() const { return fd_; }
-
- private:
-  int fd_;
-};
-
 // Where the reader's bytes come from. A file is read a chunk at a time (pread into one reused buffer), so reading
 // never holds the whole file: a trace's events in memory already take more than the file.
 class ByteSource {
@@ -463,9 +449,9 @@ absl::StatusOr<Trace> ReadTraceFromBytes(absl::string_view bytes, TraceFileStats
 absl::StatusOr<Trace> ReadTrace(const std::string& path, TraceFileStats* stats) {
   // A FIFO, a device or a folder is refused at once, without blocking (core/file_io.h).
   uint64_t size = 0;
-  absl::StatusOr<int> opened = OpenRegularFile(path, "trace", &size);
+  absl::StatusOr<ScopedFd> opened = OpenRegularFile(path, "trace", &size);
   if (!opened.ok()) return opened.status();
-  ScopedFd fd(*opened);
+  const ScopedFd fd = *std::move(opened);
   FileSource source(fd.get(), size);
   absl::StatusOr<Trace> trace = ReadFromSource(source, stats);
   if (!trace.ok()) return absl::InvalidArgumentError(absl::StrCat("'", path, "': ", trace.status().message()));
