@@ -117,7 +117,9 @@ class Parser {
   absl::Status Options(const YAML::Node& node, ConfigFile* config) const {
     auto checks = Entries(node, "options");
     if (!checks.ok()) return checks.status();
-    for (const auto& [id, options] : *checks) {
+    for (const auto& entry : *checks) {
+      const YAML::Node& id = entry.first;  // not a structured binding: C++17 lambdas cannot capture those (clang)
+      const YAML::Node& options = entry.second;
       absl::Status status = ForEachValue(options, absl::StrCat("options of ", id.Scalar()),
                                          [&](const YAML::Node& name, const YAML::Node&, const std::string& text) {
                                            return SetOption(name, id.Scalar(), name.Scalar(), text, config);
