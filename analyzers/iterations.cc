@@ -177,8 +177,13 @@ absl::Status ParseStepRange(absl::string_view text, IterationOptions* options) {
 std::vector<CheckOption> IterationCheckOptions() {
   return {
       {"region", "", "NVTX range that marks one step (the region to graph); empty: steps found by repetition"},
-      {"steps", "1:", "steps analyzed, FIRST:LAST (0-based, LAST excluded); the default skips the first as warmup", 0,
-       0, {}, [](absl::string_view value) {
+      {"steps",
+       "1:",
+       "steps analyzed, FIRST:LAST (0-based, LAST excluded); the default skips the first as warmup",
+       0,
+       0,
+       {},
+       [](absl::string_view value) {
          IterationOptions unused;
          return ParseStepRange(value, &unused);
        }},
@@ -255,7 +260,11 @@ Iterations FindIterations(const trace::Trace& trace, const NvtxIndex& nvtx, cons
       std::string description = StepsByRepetition(
           trace, begin, end,
           [&](const ApiCall& call) {
-            return IsEagerLaunch(trace, call) ? std::optional<uint32_t>(trace.Detail(call).kernel_name) : std::nullopt;
+            if (!IsEagerLaunch(trace, call)) return std::optional<uint32_t>();
+            // Keys index a table as large as the largest key: a damaged record's string id beyond the string table
+            // counts as the unknown name, so it cannot make the table 2^32 entries long (found by the fuzzer).
+            const trace::StringId name = trace.Detail(call).kernel_name;
+            return std::optional<uint32_t>(name < trace.strings.size() ? name : 0);
           },
           &found);
       if (found.empty()) continue;
@@ -322,14 +331,13 @@ absl::Status CheckStepSelection(const std::vector<const trace::Trace*>& traces, 
     if (ranges.size() > 5) ranges.resize(5);
     std::vector<std::string> names;
     for (const auto& [count, name] : ranges) names.push_back(absl::StrCat("'", name, "' (", count, ")"));
-    return absl::NotFoundError(absl::StrCat("--region '", options.region, "' matches no NVTX range in the trace",
-                                            traces.size() > 1 ? "s" : "",
-                                            names.empty() ? " (it has none)"
-                                                          : absl::StrCat("; ranges there: ", absl::StrJoin(names, ", "))));
+    return absl::NotFoundError(
+        absl::StrCat("--region '", options.region, "' matches no NVTX range in the trace", traces.size() > 1 ? "s" : "",
+                     names.empty() ? " (it has none)" : absl::StrCat("; ranges there: ", absl::StrJoin(names, ", "))));
   }
   if (check_steps && steps_found > 0 && steps_selected == 0) {
-    return absl::OutOfRangeError(absl::StrCat("the step range selects none of the ", steps_found,
-                                              " steps found (steps are numbered from 0)"));
+    return absl::OutOfRangeError(
+        absl::StrCat("the step range selects none of the ", steps_found, " steps found (steps are numbered from 0)"));
   }
   return absl::OkStatus();
 }
