@@ -31,7 +31,8 @@ run() {  # run FUZZER CORPUS [ARGS...]
   local fuzzer=$1 corpus=$2
   shift 2
   echo "fuzz-tests: $fuzzer, $seconds s over $(ls "$corpus" | wc -l) seeds"
-  if ! "$build/fuzz/$fuzzer" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+  # A fixed seed: CI walks the same mutations each run (as far as its time allows), so a red run is reproducible.
+  if ! "$build/fuzz/$fuzzer" -seed=1 -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
       -artifact_prefix="$build/findings/$fuzzer-" "$@" "$corpus" >"$build/$fuzzer.log" 2>&1; then
     tail -40 "$build/$fuzzer.log"
     echo "fuzz-tests: FAIL: $fuzzer found an input; see $build/findings/"
