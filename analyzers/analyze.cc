@@ -1,93 +1,189 @@
 #include "analyzers/analyze.h"
 
 #include <algorithm>
+#include <cmath>
+#include <map>
 #include <set>
+#include <tuple>
+#include <utility>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "analyzers/launch_metrics.h"
 #include "analyzers/report_timeline.h"
 #include "analyzers/stderr_messages.h"
 #include "analyzers/trace_analysis.h"
+#include "core/fingerprint.h"
 
 namespace graphcheck::analyzers {
 namespace {
 
-std::string ProcessName(const trace::Trace& trace) {
-  return trace.process.rank >= 0 ? absl::StrCat("rank", trace.process.rank) : absl::StrCat("pid", trace.process.pid);
-}
+// Ranks whose metric differs from the median by more than this are shown by name.
+constexpr double kMetricSpread = 0.05;
 
-// Keeps the first of findings that differ only in their process.
+// Keeps the first of findings that are the same problem in several processes (same fingerprint and severity; the
+// message may differ by thread ids and counts). In a distributed job it names their ranks; otherwise the other
+// processes go into its evidence. Two findings of one process are never merged.
 void MergeAcrossProcesses(std::vector<Finding>* findings) {
   std::vector<Finding> kept;
-  std::vector<Finding> keys;  // kept[i] without its process, as first seen
+  std::vector<std::set<uint32_t>> processes_of;  // per kept finding, the processes it stands for
+  absl::flat_hash_map<std::pair<std::string, Severity>, std::vector<size_t>> index;
   for (Finding& finding : *findings) {
-    Finding key = finding;
-    key.where.pid.reset();
-    auto same = std::find(keys.begin(), keys.end(), key);
-    if (same == keys.end()) {
-      keys.push_back(std::move(key));
+    // stderr findings belong to the run, not a process: never merged here (FoldStderrFindings places them).
+    if (!finding.where.pid && finding.where.ranks.empty()) {
       kept.push_back(std::move(finding));
-    } else if (finding.where.pid) {
-      kept[same - keys.begin()].evidence.push_back(absl::StrCat("also in process ", *finding.where.pid));
+      processes_of.emplace_back();
+      continue;
     }
+    const uint32_t pid = finding.where.pid.value_or(0);
+    std::vector<size_t>& same = index[{FindingFingerprint(finding), finding.severity}];
+    auto other = std::find_if(same.begin(), same.end(), [&](size_t k) { return processes_of[k].count(pid) == 0; });
+    if (other == same.end()) {
+      same.push_back(kept.size());
+      kept.push_back(std::move(finding));
+      processes_of.push_back({pid});
+      continue;
+    }
+    processes_of[*other].insert(pid);
+    Finding& first = kept[*other];
+    if (!finding.where.ranks.empty() && !first.where.ranks.empty()) {
+      first.where.ranks.insert(first.where.ranks.end(), finding.where.ranks.begin(), finding.where.ranks.end());
+      first.where.pid.reset();  // several processes
+    } else if (finding.where.pid) {
+      first.evidence.push_back(absl::StrCat("also in process ", *finding.where.pid));
+    }
+  }
+  for (Finding& finding : kept) {
+    std::sort(finding.where.ranks.begin(), finding.where.ranks.end());
+    finding.where.ranks.erase(std::unique(finding.where.ranks.begin(), finding.where.ranks.end()),
+                              finding.where.ranks.end());
   }
   *findings = std::move(kept);
 }
 
+// A distributed job's metrics: per name, the median over the ranks that have it, and the extremes when they differ.
+// Processes without a rank (a launcher, a worker) are left out.
+std::vector<Metric> JobMetrics(const std::vector<ProcessResult>& processes) {
+  std::vector<std::string> order;                                       // names in first-seen order
+  std::map<std::string, std::vector<std::pair<double, int32_t>>> values;  // name -> (value, rank)
+  std::map<std::string, Metric> shape;                                   // unit and description
+  for (const ProcessResult& process : processes) {
+    if (process.summary.rank < 0) continue;
+    for (const Metric& metric : process.metrics) {
+      if (shape.emplace(metric.name, metric).second) order.push_back(metric.name);
+      values[metric.name].emplace_back(metric.value, process.summary.rank);
+    }
+  }
+  std::vector<Metric> metrics;
+  for (const std::string& name : order) {
+    std::vector<std::pair<double, int32_t>> v = values[name];
+    std::sort(v.begin(), v.end());
+    Metric median = shape[name];
+    median.value = v[v.size() / 2].first;
+    median.description = absl::StrCat(median.description, " (median over ", v.size(), " ranks)");
+    metrics.push_back(median);
+    const double low = v.front().first;
+    const double high = v.back().first;
+    const double scale = std::max(std::abs(median.value), 1e-12);
+    if ((high - low) / scale <= kMetricSpread) continue;
+    for (const auto& [suffix, extreme] : {std::pair{".min", v.front()}, std::pair{".max", v.back()}}) {
+      Metric m = shape[name];
+      m.name = absl::StrCat(name, suffix);
+      m.value = extreme.first;
+      m.description = absl::StrCat(m.description, " (rank ", extreme.second, ")");
+      metrics.push_back(std::move(m));
+    }
+  }
+  return metrics;
+}
+
 }  // namespace
 
-AnalysisResult AnalyzeTraces(const std::vector<const trace::Trace*>& traces,
-                             const std::vector<std::string>* stderr_lines, const CheckRegistry& registry,
+ProcessResult AnalyzeProcess(const trace::Trace& trace, const CheckRegistry& registry,
                              const CheckSelection& selection, const CheckOptions& options) {
+  ProcessResult result;
+  const TraceAnalysis analysis(trace);
+  // The environment checks read the GPU (compute capability) from the environment snapshot.
+  Environment environment = trace.environment;
+  if (!environment.gpu() && !trace.devices.empty()) environment.set_gpu(trace.devices.front().gpu);
+  CheckInputs inputs;
+  inputs.trace = &trace;
+  inputs.environment = &environment;
+  inputs.derived = &analysis;
+  CheckRun run = RunChecks(registry, selection, options, inputs);
+  for (Finding& finding : run.findings) {
+    if (trace.process.pid != 0) finding.where.pid = trace.process.pid;
+    if (trace.process.rank >= 0) finding.where.ranks = {trace.process.rank};
+  }
+  result.checks_run = std::move(run.checks_run);
+  result.findings = std::move(run.findings);
+  if (const Check* launch_bound = registry.Find("launch-bound")) {
+    const BoundOptions bound(launch_bound->info(), options);
+    const IterationOptions steps = IterationOptionsFrom(bound);
+    result.metrics = LaunchMetrics(ComputeLaunchStats(analysis, steps, LaunchModelFrom(bound)));
+    result.timeline = BuildTimeline(analysis, steps);
+  }
+  for (Metric& metric : ProbeMetrics(trace, analysis.probe(), analysis.captures().windows())) {
+    result.metrics.push_back(std::move(metric));
+  }
+  result.summary = SummarizeProcess(analysis);
+  return result;
+}
+
+AnalysisResult MergeProcesses(std::vector<ProcessResult> processes, const std::vector<std::string>* stderr_lines,
+                              const CheckRegistry& registry, const CheckSelection& selection,
+                              const CheckOptions& options) {
   AnalysisResult result;
   std::set<std::string> checks_run;
-  auto take = [&](CheckRun run) {
-    checks_run.insert(run.checks_run.begin(), run.checks_run.end());
-    for (Finding& finding : run.findings) result.findings.push_back(std::move(finding));
+  auto take = [&](std::vector<std::string> ids, std::vector<Finding> findings) {
+    checks_run.insert(ids.begin(), ids.end());
+    for (Finding& finding : findings) result.findings.push_back(std::move(finding));
   };
-  TraceSummary summary;
-  summary.recorded = !traces.empty();
-  for (const trace::Trace* trace : traces) {
-    const TraceAnalysis analysis(*trace);
-    summary.captures += analysis.captures().windows().size();
-    // The environment checks read the GPU (compute capability) from the environment snapshot.
-    Environment environment = trace->environment;
-    if (!environment.gpu() && !trace->devices.empty()) environment.set_gpu(trace->devices.front().gpu);
-    CheckInputs inputs;
-    inputs.trace = trace;
-    inputs.environment = &environment;
-    inputs.derived = &analysis;
-    CheckRun run = RunChecks(registry, selection, options, inputs);
-    for (Finding& finding : run.findings) {
-      if (trace->process.pid != 0) finding.where.pid = trace->process.pid;
-    }
-    take(std::move(run));
-    if (const Check* launch_bound = registry.Find("launch-bound")) {
-      const BoundOptions bound(launch_bound->info(), options);
-      const IterationOptions steps = IterationOptionsFrom(bound);
-      const LaunchStats stats = ComputeLaunchStats(analysis, steps, LaunchModelFrom(bound));
-      if (!result.timeline) result.timeline = BuildTimeline(analysis, steps);
-      std::vector<Metric> metrics = LaunchMetrics(stats);
-      for (Metric& metric : ProbeMetrics(*trace, analysis.probe(), analysis.captures().windows())) {
-        metrics.push_back(std::move(metric));
-      }
-      for (Metric& metric : metrics) {
-        if (traces.size() > 1) metric.name = absl::StrCat(ProcessName(*trace), ".", metric.name);
+  TraceSummary traces;
+  traces.recorded = !processes.empty();
+  const bool job = std::count_if(processes.begin(), processes.end(),
+                                 [](const ProcessResult& p) { return p.summary.rank >= 0; }) > 1;
+  if (job) result.metrics = JobMetrics(processes);
+  JobSummary summary;
+  for (ProcessResult& process : processes) {
+    traces.captures += process.summary.captures.size();
+    if (!result.timeline) result.timeline = std::move(process.timeline);
+    if (!job) {
+      for (Metric& metric : process.metrics) {
+        if (processes.size() > 1) metric.name = absl::StrCat("pid", process.summary.pid, ".", metric.name);
         result.metrics.push_back(std::move(metric));
       }
     }
+    take(std::move(process.checks_run), std::move(process.findings));
+    summary.processes.push_back(std::move(process.summary));
+  }
+  if (job) {
+    CheckInputs inputs;
+    inputs.job = &summary;
+    CheckRun run = RunChecks(registry, selection, options, inputs);
+    take(std::move(run.checks_run), std::move(run.findings));
   }
   if (stderr_lines != nullptr) {
     CheckInputs inputs;
     inputs.stderr_lines = stderr_lines;
-    take(RunChecks(registry, selection, options, inputs));
+    CheckRun run = RunChecks(registry, selection, options, inputs);
+    take(std::move(run.checks_run), std::move(run.findings));
   }
   MergeAcrossProcesses(&result.findings);
   static const std::vector<std::string> kNoLines;
-  FoldStderrFindings(stderr_lines != nullptr ? *stderr_lines : kNoLines, summary, &result.findings);
+  FoldStderrFindings(stderr_lines != nullptr ? *stderr_lines : kNoLines, traces, &result.findings);
   SortFindings(&result.findings);
   result.checks_run.assign(checks_run.begin(), checks_run.end());
   return result;
+}
+
+AnalysisResult AnalyzeTraces(const std::vector<const trace::Trace*>& traces,
+                             const std::vector<std::string>* stderr_lines, const CheckRegistry& registry,
+                             const CheckSelection& selection, const CheckOptions& options) {
+  std::vector<ProcessResult> processes;
+  processes.reserve(traces.size());
+  for (const trace::Trace* trace : traces) processes.push_back(AnalyzeProcess(*trace, registry, selection, options));
+  return MergeProcesses(std::move(processes), stderr_lines, registry, selection, options);
 }
 
 }  // namespace graphcheck::analyzers

@@ -1,6 +1,8 @@
 // Analysis of recorded traces: runs the selected checks on each process's trace (with the environment it recorded),
-// once on the program's stderr, and computes the launch metrics; merges everything for one report. Shared by
-// `graphcheck analyze`, `graphcheck run` and the golden tests.
+// once on the program's stderr, and once on the whole job (the checks that compare processes); computes the launch
+// metrics; merges everything for one report. Each process is analyzed on its own (AnalyzeProcess) and only its
+// result is kept, so a job of hundreds of ranks never holds more than a few traces at once; MergeProcesses joins the
+// results. Shared by `graphcheck analyze`, `graphcheck run` and the golden tests.
 #ifndef GRAPHCHECK_ANALYZERS_ANALYZE_H_
 #define GRAPHCHECK_ANALYZERS_ANALYZE_H_
 
@@ -8,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "analyzers/job_summary.h"
 #include "core/registry.h"
 #include "core/report.h"
 #include "core/trace/events.h"
@@ -21,10 +24,29 @@ struct AnalysisResult {
   std::optional<Timeline> timeline;  // plot data of the first trace that has steps (analyzers/report_timeline.h)
 };
 
-// Findings get Location::pid from their trace; a finding that several processes share word for word (an environment
-// variable set for every rank) is kept once, its other processes named in its evidence. stderr findings are folded
-// into trace findings of the same check id. Metrics use launch-bound's options (region, steps, the launch model);
-// with several traces their names are prefixed "rank<R>." (or "pid<P>." without a rank).
+// What one process's analysis leaves once its trace is dropped.
+struct ProcessResult {
+  std::vector<std::string> checks_run;
+  std::vector<Finding> findings;  // each with the process's pid and, in a distributed job, its rank
+  std::vector<Metric> metrics;    // launch and probe metrics, not yet named by process
+  std::optional<Timeline> timeline;
+  ProcessSummary summary;  // for the checks that compare processes (rank-divergent-capture)
+};
+
+ProcessResult AnalyzeProcess(const trace::Trace& trace, const CheckRegistry& registry,
+                             const CheckSelection& selection, const CheckOptions& options);
+
+// Joins the processes' results, in the order given (by rank, then pid, for a stable report), with the stderr
+// checks and the job checks:
+// - findings: the same problem (by fingerprint and severity) found in several processes is kept once, from the first
+//   process, with where.ranks naming every rank (a distributed job) or "also in process N" evidence;
+// - metrics: one process's as they are; several unranked processes' prefixed "pid<P>."; a distributed job's as the
+//   median over its ranks, with NAME.min and NAME.max (naming their ranks) where ranks differ by more than 5%.
+AnalysisResult MergeProcesses(std::vector<ProcessResult> processes, const std::vector<std::string>* stderr_lines,
+                              const CheckRegistry& registry, const CheckSelection& selection,
+                              const CheckOptions& options);
+
+// AnalyzeProcess of each trace, then MergeProcesses.
 AnalysisResult AnalyzeTraces(const std::vector<const trace::Trace*>& traces,
                              const std::vector<std::string>* stderr_lines, const CheckRegistry& registry,
                              const CheckSelection& selection, const CheckOptions& options);

@@ -30,6 +30,7 @@ absl::Status RegisterAnalyzerChecks(CheckRegistry* registry) {
                      &NewCompileCudagraphSkippedCheck,
                      &NewStderrMessagesCheck,
                      &NewCuptiBusyCheck,
+                     &NewRankDivergentCaptureCheck,
                      &NewTraceIncompleteCheck}) {
     checks.push_back(make());
   }

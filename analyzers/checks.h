@@ -35,6 +35,8 @@ std::unique_ptr<Check> NewCompileCudagraphSkippedCheck();  // compile-cudagraph-
 // the program's stderr
 std::unique_ptr<Check> NewStderrMessagesCheck();  // stderr-messages
 std::unique_ptr<Check> NewCuptiBusyCheck();       // cupti-busy
+// distributed jobs (every process's summary)
+std::unique_ptr<Check> NewRankDivergentCaptureCheck();  // rank-divergent-capture
 // the trace itself
 std::unique_ptr<Check> NewTraceIncompleteCheck();  // trace-incomplete
 

@@ -75,8 +75,8 @@ class CompileCudagraphSkippedCheck : public AnalyzerCheck {
     for (const trace::ProbeEvent& event : trace.probe_events) {
       if (event.kind != trace::ProbeEventKind::kCompileSkip) continue;
       const std::vector<SourceFrame> frames = PythonFrames(trace, event.stack);
-      auto user = std::find_if(frames.begin(), frames.end(), [](const SourceFrame& f) { return f.user; });
-      const std::string site = user == frames.end() ? "" : absl::StrCat(user->file, ":", user->line);
+      const SourceFrame* user = FirstUserFrame(frames);
+      const std::string site = user == nullptr ? "" : absl::StrCat(user->file, ":", user->line);
       auto [it, inserted] = seen.try_emplace({event.text, site}, findings->size(), 0);
       if (++it->second.second > 1) {
         (*findings)[it->second.first].evidence.back() = absl::StrCat("reported ", it->second.second, " times");

@@ -301,28 +301,43 @@ Iterations FindIterations(const trace::Trace& trace, const NvtxIndex& nvtx, cons
   return result;
 }
 
-absl::Status CheckStepSelection(const std::vector<const trace::Trace*>& traces, const IterationOptions& options,
+StepSelectionCount CountStepSelection(const trace::Trace& trace, const IterationOptions& options, bool check_steps) {
+  StepSelectionCount count;
+  count.region_seen = options.region.empty();
+  absl::flat_hash_map<std::string, size_t> range_counts;
+  for (const trace::NvtxEvent& event : trace.nvtx) {
+    if (event.kind != trace::NvtxEvent::Kind::kPush && event.kind != trace::NvtxEvent::Kind::kRangeStart) continue;
+    const absl::string_view name = trace.String(event.message);
+    if (name == options.region) count.region_seen = true;
+    if (!count.region_seen) ++range_counts[name];
+  }
+  if (!count.region_seen) {
+    count.ranges.assign(range_counts.begin(), range_counts.end());
+    return count;
+  }
+  if (!check_steps) return count;
+  const NvtxIndex nvtx(trace);
+  IterationOptions all = options;
+  all.first = 0;
+  all.last.reset();
+  const Iterations every = FindIterations(trace, nvtx, all);
+  count.steps_found = every.eager.size() + every.graphed.size();
+  const Iterations selected = FindIterations(trace, nvtx, options);
+  count.steps_selected = selected.eager.size() + selected.graphed.size();
+  return count;
+}
+
+absl::Status JudgeStepSelection(const std::vector<StepSelectionCount>& counts, const IterationOptions& options,
                                 bool check_steps) {
+  bool region_seen = counts.empty() || options.region.empty();
   size_t steps_found = 0;
   size_t steps_selected = 0;
-  bool region_seen = options.region.empty();
   absl::flat_hash_map<std::string, size_t> range_counts;
-  for (const trace::Trace* trace : traces) {
-    for (const trace::NvtxEvent& event : trace->nvtx) {
-      if (event.kind != trace::NvtxEvent::Kind::kPush && event.kind != trace::NvtxEvent::Kind::kRangeStart) continue;
-      const absl::string_view name = trace->String(event.message);
-      if (name == options.region) region_seen = true;
-      if (!region_seen) ++range_counts[name];
-    }
-    if (!check_steps || !region_seen) continue;
-    const NvtxIndex nvtx(*trace);
-    IterationOptions all = options;
-    all.first = 0;
-    all.last.reset();
-    const Iterations every = FindIterations(*trace, nvtx, all);
-    steps_found += every.eager.size() + every.graphed.size();
-    const Iterations selected = FindIterations(*trace, nvtx, options);
-    steps_selected += selected.eager.size() + selected.graphed.size();
+  for (const StepSelectionCount& count : counts) {
+    region_seen |= count.region_seen;
+    steps_found += count.steps_found;
+    steps_selected += count.steps_selected;
+    for (const auto& [name, n] : count.ranges) range_counts[name] += n;
   }
   if (!region_seen) {
     std::vector<std::pair<size_t, std::string>> ranges;
@@ -332,7 +347,7 @@ absl::Status CheckStepSelection(const std::vector<const trace::Trace*>& traces, 
     std::vector<std::string> names;
     for (const auto& [count, name] : ranges) names.push_back(absl::StrCat("'", name, "' (", count, ")"));
     return absl::NotFoundError(
-        absl::StrCat("--region '", options.region, "' matches no NVTX range in the trace", traces.size() > 1 ? "s" : "",
+        absl::StrCat("--region '", options.region, "' matches no NVTX range in the trace", counts.size() > 1 ? "s" : "",
                      names.empty() ? " (it has none)" : absl::StrCat("; ranges there: ", absl::StrJoin(names, ", "))));
   }
   if (check_steps && steps_found > 0 && steps_selected == 0) {

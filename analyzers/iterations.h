@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -69,10 +70,17 @@ struct Iterations {
 Iterations FindIterations(const trace::Trace& trace, const NvtxIndex& nvtx, const IterationOptions& options);
 
 // Whether a region and step range the user asked for select anything, so that a typo is an error rather than a
-// silently empty analysis: NotFound when `options.region` names no NVTX range in any of `traces` (the message lists
-// the most frequent ranges they do hold); OutOfRange when `check_steps` and the step range selects no step of any
-// trace that has steps.
-absl::Status CheckStepSelection(const std::vector<const trace::Trace*>& traces, const IterationOptions& options,
+// silently empty analysis. Counted per trace (CountStepSelection, while each trace is loaded), then judged over all:
+// NotFound when `options.region` names no NVTX range in any trace (the message lists the most frequent ranges they
+// do hold); OutOfRange when `check_steps` and the step range selects no step of any trace that has steps.
+struct StepSelectionCount {
+  bool region_seen = false;
+  std::vector<std::pair<std::string, size_t>> ranges;  // NVTX range names and counts, when the region was not seen
+  size_t steps_found = 0;
+  size_t steps_selected = 0;
+};
+StepSelectionCount CountStepSelection(const trace::Trace& trace, const IterationOptions& options, bool check_steps);
+absl::Status JudgeStepSelection(const std::vector<StepSelectionCount>& counts, const IterationOptions& options,
                                 bool check_steps);
 
 }  // namespace graphcheck::analyzers

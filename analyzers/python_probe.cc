@@ -138,7 +138,8 @@ std::vector<Metric> ProbeMetrics(const trace::Trace& trace, const ProbeIndex& pr
     ++recordings;
     if (windows[w].end_call) compiled_graphs.insert(trace.Detail(trace.api_calls[*windows[w].end_call]).graph_id);
     const ProbeEvent& begin = trace.probe_events[*probe.BeginEvent(w)];
-    if (const std::optional<SourceFrame> site = FirstUserFrame(PythonFrames(trace, begin.stack))) {
+    const std::vector<SourceFrame> frames = PythonFrames(trace, begin.stack);
+    if (const SourceFrame* site = FirstUserFrame(frames)) {
       call_sites.emplace(site->file, site->line);
     }
   }

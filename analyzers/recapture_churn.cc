@@ -60,11 +60,12 @@ class RecaptureChurnCheck : public AnalyzerCheck {
       const bool compiled = probe.Origin(w) == trace::ProbeOrigin::kCudagraphTrees;
       // Cudagraph trees give each shape of a dynamic function its own function id: their recordings are one region by
       // the program's call site.
-      const std::optional<SourceFrame> call_site =
-          compiled ? FirstUserFrame(PythonFrames(trace, trace.probe_events[*begin].stack)) : std::nullopt;
+      const std::vector<SourceFrame> frames =
+          compiled ? PythonFrames(trace, trace.probe_events[*begin].stack) : std::vector<SourceFrame>();
+      const SourceFrame* call_site = FirstUserFrame(frames);
       const trace::Backtrace* backtrace =
           trace.FindBacktrace(trace.Detail(trace.api_calls[window.begin_call]).backtrace);
-      const uint64_t key = call_site              ? absl::HashOf(3, call_site->file, call_site->line)
+      const uint64_t key = call_site != nullptr   ? absl::HashOf(3, call_site->file, call_site->line)
                            : compiled             ? absl::HashOf(4, trace.probe_events[*begin].value)
                            : backtrace != nullptr ? absl::HashOf(1, backtrace->frames)
                                                   : absl::HashOf(2, window.kernel_sequence);

@@ -57,11 +57,6 @@ std::vector<SourceFrame> PythonFrames(const trace::Trace& trace, trace::PythonSt
   return frames;
 }
 
-std::optional<SourceFrame> FirstUserFrame(const std::vector<SourceFrame>& frames) {
-  auto user = std::find_if(frames.begin(), frames.end(), [](const SourceFrame& f) { return f.user; });
-  return user == frames.end() ? std::nullopt : std::optional<SourceFrame>(*user);
-}
-
 const CaptureAnalysis& TraceAnalysis::captures() const {
   if (!captures_) captures_ = std::make_unique<CaptureAnalysis>(trace_);
   return *captures_;
@@ -130,8 +125,8 @@ namespace {
 // "train.py:42 in step", the exception's innermost user frame (else its innermost frame).
 std::string RaisedAt(const std::vector<SourceFrame>& frames) {
   if (frames.empty()) return "";
-  auto user = std::find_if(frames.begin(), frames.end(), [](const SourceFrame& f) { return f.user; });
-  const SourceFrame& frame = user != frames.end() ? *user : frames.front();
+  const SourceFrame* user = FirstUserFrame(frames);
+  const SourceFrame& frame = user != nullptr ? *user : frames.front();
   return absl::StrCat(frame.file, ":", frame.line, " in ", frame.function);
 }
 

@@ -76,8 +76,6 @@ bool CalledByGraphMachinery(const trace::Trace& trace, const trace::ApiCall& cal
 
 // The frames of Python stack `id`, innermost first, each marked user or not; empty for none.
 std::vector<SourceFrame> PythonFrames(const trace::Trace& trace, trace::PythonStackId id);
-// The innermost of the program's own frames.
-std::optional<SourceFrame> FirstUserFrame(const std::vector<SourceFrame>& frames);
 
 class AnalyzerCheck : public Check {
  public:

@@ -1,9 +1,13 @@
-#include "core/file_io.h"
 #include "cli/analyze_command.h"
 
+#include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
+#include <filesystem>
 #include <memory>
+#include <thread>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
@@ -11,6 +15,7 @@
 #include "analyzers/iterations.h"
 #include "cli/catalog.h"
 #include "cli/progress.h"
+#include "core/file_io.h"
 #include "core/trace/trace_reader.h"
 
 namespace graphcheck {
@@ -66,49 +71,128 @@ void AddIterationFlags(CLI::App* command, IterationFlags* flags) {
                       "Steps to analyze, FIRST:LAST (0-based, LAST excluded; default 1: skips the first)");
 }
 
+namespace {
+
+// The traces behind the paths given: files as they are, folders searched (with their subfolders) for *.gctrace, so
+// that `graphcheck analyze DIR...` takes every rank of a job, each node's folder or all of them. Sorted, no repeats.
+absl::StatusOr<std::vector<std::string>> ExpandTracePaths(const std::vector<std::string>& paths) {
+  std::vector<std::string> files;
+  for (const std::string& path : paths) {
+    std::error_code error;
+    if (!std::filesystem::is_directory(path, error)) {
+      files.push_back(path);
+      continue;
+    }
+    const size_t before = files.size();
+    for (auto it = std::filesystem::recursive_directory_iterator(path, error);
+         !error && it != std::filesystem::recursive_directory_iterator(); it.increment(error)) {
+      if (it->path().extension() == ".gctrace" && it->is_regular_file(error)) files.push_back(it->path().string());
+    }
+    if (error) return absl::InvalidArgumentError(absl::StrCat("cannot list folder '", path, "': ", error.message()));
+    if (files.size() == before) {
+      return absl::InvalidArgumentError(absl::StrCat("folder '", path, "' holds no .gctrace file"));
+    }
+  }
+  std::sort(files.begin(), files.end());
+  files.erase(std::unique(files.begin(), files.end()), files.end());
+  return files;
+}
+
+// How many traces are analyzed at once: one per core, at most 8 (each holds its trace in memory);
+// GRAPHCHECK_ANALYSIS_THREADS overrides.
+size_t AnalysisThreads(size_t traces) {
+  size_t threads = std::max(1u, std::thread::hardware_concurrency());
+  if (const char* set = std::getenv("GRAPHCHECK_ANALYSIS_THREADS"); set != nullptr && std::atoi(set) > 0) {
+    threads = static_cast<size_t>(std::atoi(set));
+  } else {
+    threads = std::min<size_t>(threads, 8);
+  }
+  return std::max<size_t>(1, std::min(threads, traces));
+}
+
+// One trace, read, analyzed and dropped by a worker.
+struct AnalyzedTrace {
+  absl::Status status;
+  analyzers::ProcessResult result;
+  analyzers::StepSelectionCount selection;
+  std::vector<std::string> read_warnings;
+  std::optional<GpuInfo> gpu;
+};
+
+AnalyzedTrace ReadAndAnalyze(const std::string& path, const analyzers::IterationOptions& selected, bool check_steps,
+                             const ResolvedOutput& resolved) {
+  AnalyzedTrace out;
+  absl::StatusOr<trace::Trace> trace = trace::ReadTrace(path);
+  if (!trace.ok()) {
+    out.status = absl::InvalidArgumentError(absl::StrCat(path, ": ", trace.status().message()));
+    return out;
+  }
+  // Damage the reader stepped over goes to stderr and the step's message too (trace-incomplete reports it as well).
+  out.read_warnings = trace->read_warnings;
+  if (!trace->devices.empty()) out.gpu = trace->devices.front().gpu;
+  out.selection = analyzers::CountStepSelection(*trace, selected, check_steps);
+  out.result = analyzers::AnalyzeProcess(*trace, BuiltinChecks(), resolved.selection, resolved.check_options);
+  return out;
+}
+
+}  // namespace
+
 absl::Status AnalyzeTraceFilesInto(const std::vector<std::string>& paths, const std::vector<std::string>* stderr_lines,
                                    const IterationFlags& flags, ResolvedOutput* resolved, Report* report) {
+  analyzers::IterationOptions selected;
+  selected.region = flags.region;
   if (!flags.step_range.empty()) {
-    analyzers::IterationOptions unused;
-    if (absl::Status s = analyzers::ParseStepRange(flags.step_range, &unused); !s.ok()) {
+    if (absl::Status s = analyzers::ParseStepRange(flags.step_range, &selected); !s.ok()) {
       return absl::InvalidArgumentError(absl::StrCat("--step-range: ", s.message()));
     }
   }
   ApplyIterationFlags(flags, &resolved->check_options);
+  absl::StatusOr<std::vector<std::string>> files = ExpandTracePaths(paths);
+  if (!files.ok()) return files.status();
   const auto start = std::chrono::steady_clock::now();
-  // Every trace is read before any analysis, so a bad path fails at once and no partial report is written.
-  std::vector<trace::Trace> traces;
-  for (const std::string& path : paths) {
-    ShowProgress(absl::StrCat("reading trace ", traces.size() + 1, "/", paths.size(), ": ", path));
-    absl::StatusOr<trace::Trace> trace = trace::ReadTrace(path);
-    if (!trace.ok()) return absl::InvalidArgumentError(absl::StrCat(path, ": ", trace.status().message()));
-    // Damage the reader stepped over is not a finding about the program: it goes to stderr and the step's message.
-    if (!trace->read_warnings.empty()) EndProgress();
-    for (const std::string& warning : trace->read_warnings) {
-      std::fprintf(stderr, "graphcheck: warning: %s: %s\n", path.c_str(), warning.c_str());
+  // Each trace is read, analyzed and dropped by one of a few workers, so memory holds a few traces whatever the job's
+  // size. A trace that cannot be read fails the whole analysis before any report is written.
+  std::vector<AnalyzedTrace> analyzed(files->size());
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t i = next++; i < files->size(); i = next++) {
+      analyzed[i] = ReadAndAnalyze((*files)[i], selected, !flags.step_range.empty(), *resolved);
     }
-    if (!report->machine.gpu && !trace->devices.empty()) report->machine.gpu = trace->devices.front().gpu;
-    traces.push_back(*std::move(trace));
-  }
-  std::vector<const trace::Trace*> pointers;
+  };
+  std::vector<std::thread> workers;
+  for (size_t w = 1; w < AnalysisThreads(files->size()); ++w) workers.emplace_back(work);
+  ShowProgress(absl::StrCat("analyzing ", files->size(), " trace(s)"));
+  work();
+  for (std::thread& worker : workers) worker.join();
+  std::vector<analyzers::ProcessResult> processes;
+  std::vector<analyzers::StepSelectionCount> selections;
   size_t warnings = 0;
-  for (const trace::Trace& trace : traces) {
-    pointers.push_back(&trace);
+  for (size_t i = 0; i < analyzed.size(); ++i) {
+    AnalyzedTrace& trace = analyzed[i];
+    if (!trace.status.ok()) return trace.status;
+    if (!trace.read_warnings.empty()) EndProgress();
+    for (const std::string& warning : trace.read_warnings) {
+      std::fprintf(stderr, "graphcheck: warning: %s: %s\n", (*files)[i].c_str(), warning.c_str());
+    }
     warnings += trace.read_warnings.size();
+    if (!report->machine.gpu && trace.gpu) report->machine.gpu = trace.gpu;
+    selections.push_back(std::move(trace.selection));
+    processes.push_back(std::move(trace.result));
   }
-  analyzers::IterationOptions selected;
-  selected.region = flags.region;
-  if (!flags.step_range.empty()) analyzers::ParseStepRange(flags.step_range, &selected).IgnoreError();  // checked above
-  if (absl::Status s = analyzers::CheckStepSelection(pointers, selected, !flags.step_range.empty()); !s.ok()) {
+  if (absl::Status s = analyzers::JudgeStepSelection(selections, selected, !flags.step_range.empty()); !s.ok()) {
     return s;
   }
-  ShowProgress(absl::StrCat("analyzing ", traces.size(), " trace(s)"));
-  analyzers::AnalysisResult result =
-      analyzers::AnalyzeTraces(pointers, stderr_lines, BuiltinChecks(), resolved->selection, resolved->check_options);
+  // By rank, then pid: the same report whichever order the files were found in.
+  std::stable_sort(processes.begin(), processes.end(),
+                   [](const analyzers::ProcessResult& a, const analyzers::ProcessResult& b) {
+                     return std::make_pair(a.summary.rank, a.summary.pid) < std::make_pair(b.summary.rank, b.summary.pid);
+                   });
+  analyzers::AnalysisResult result = analyzers::MergeProcesses(std::move(processes), stderr_lines, BuiltinChecks(),
+                                                               resolved->selection, resolved->check_options);
   const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-  report->steps.push_back(
-      Step{"analyze", StepStatus::kOk, ms,
-           absl::StrCat(traces.size(), " trace(s)", warnings ? absl::StrCat(", ", warnings, " read warning(s)") : "")});
+  report->steps.push_back(Step{
+      "analyze", StepStatus::kOk, ms,
+      absl::StrCat(files->size(), " trace(s)", warnings ? absl::StrCat(", ", warnings, " read warning(s)") : "")});
   AddChecksRun(std::move(result.checks_run), report);
   for (Finding& finding : result.findings) report->findings.push_back(std::move(finding));
   report->metrics.insert(report->metrics.end(), result.metrics.begin(), result.metrics.end());
@@ -119,7 +203,9 @@ absl::Status AnalyzeTraceFilesInto(const std::vector<std::string>& paths, const 
 void AddAnalyzeCommand(CLI::App* app, CommandContext* context) {
   auto options = std::make_shared<AnalyzeOptions>();
   CLI::App* command = app->add_subcommand("analyze", "Analyze trace files recorded by graphcheck run");
-  command->add_option("TRACE", options->traces, "Trace files (one per process)")->required();
+  command->add_option("TRACE", options->traces,
+                      "Trace files (one per process), or folders of them: every rank of a job, each node's folder")
+      ->required();
   AddIterationFlags(command, &options->iteration);
   command->add_option("--stderr", options->stderr_path,
                       "The program's stderr, saved to a file: known error messages map to checks");

@@ -28,6 +28,8 @@ absl::string_view CheckAreaName(CheckArea area) {
       return "performance";
     case CheckArea::kTorchCompile:
       return "torch-compile";
+    case CheckArea::kDistributed:
+      return "distributed";
     case CheckArea::kTraceIntegrity:
       return "trace-integrity";
   }

@@ -20,6 +20,9 @@ namespace graphcheck {
 namespace trace {
 struct Trace;
 }  // namespace trace
+namespace analyzers {
+struct JobSummary;  // analyzers/job_summary.h
+}  // namespace analyzers
 class ConfigDocument;  // validators/config/config_document.h
 struct EngineRun;      // core/engine_run.h
 struct CaptureOrder;   // validators/schedule/capture_order.h
@@ -34,6 +37,7 @@ enum class CheckArea {
   kConfiguration,
   kPerformance,
   kTorchCompile,
+  kDistributed,
   kTraceIntegrity,
 };
 absl::string_view CheckAreaName(CheckArea area);  // "capture", "eager-region", ...
@@ -106,6 +110,8 @@ struct CheckInputs {
   // Engine and Megatron error texts map to check ids (analyzers/stderr_messages.cc).
   const std::vector<std::string>* stderr_lines = nullptr;
   const EngineRun* engine = nullptr;       // what `check`'s engine measured (eager and graphed losses, steps)
+  // Every process of a distributed job, summarized once its trace was analyzed (analyzers/job_summary.h).
+  const analyzers::JobSummary* job = nullptr;
   const DerivedInputs* derived = nullptr;  // shared derived work for these inputs; optional
 };
 

@@ -1,18 +1,38 @@
 #include "core/finding.h"
 
+#include <algorithm>
 #include <tuple>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 
 namespace graphcheck {
 
 bool Location::operator==(const Location& o) const {
-  return std::tie(api, thread_id, stream_id, nvtx_path, backtrace, python, torch_op, file, line, column, key, pid) ==
-         std::tie(o.api, o.thread_id, o.stream_id, o.nvtx_path, o.backtrace, o.python, o.torch_op, o.file, o.line,
-                  o.column, o.key, o.pid);
+  return std::tie(api, thread_id, stream_id, nvtx_path, backtrace, python, torch_op, file, line, column, key, pid,
+                  ranks) == std::tie(o.api, o.thread_id, o.stream_id, o.nvtx_path, o.backtrace, o.python, o.torch_op,
+                                     o.file, o.line, o.column, o.key, o.pid, o.ranks);
 }
 
 bool Finding::operator==(const Finding& o) const {
   return std::tie(check_id, severity, title, message, evidence, consequences, where, fix) ==
          std::tie(o.check_id, o.severity, o.title, o.message, o.evidence, o.consequences, o.where, o.fix);
+}
+
+const SourceFrame* FirstUserFrame(const std::vector<SourceFrame>& frames) {
+  auto user = std::find_if(frames.begin(), frames.end(), [](const SourceFrame& f) { return f.user; });
+  return user == frames.end() ? nullptr : &*user;
+}
+
+std::string RanksText(const std::vector<int32_t>& ranks) {
+  std::vector<std::string> spans;
+  for (size_t i = 0; i < ranks.size();) {
+    size_t j = i;
+    while (j + 1 < ranks.size() && ranks[j + 1] == ranks[j] + 1) ++j;
+    spans.push_back(j == i ? absl::StrCat(ranks[i]) : absl::StrCat(ranks[i], "-", ranks[j]));
+    i = j + 1;
+  }
+  return absl::StrCat(ranks.size() == 1 ? "rank " : "ranks ", absl::StrJoin(spans, ","));
 }
 
 }  // namespace graphcheck

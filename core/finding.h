@@ -39,9 +39,17 @@ struct Location {
   int column = 0;                      // 1-based; 0 = unknown
   std::string key;                     // config key or command-line flag
   std::optional<uint32_t> pid;         // process the trace came from
+  std::vector<int32_t> ranks;          // a distributed job's ranks the finding holds for, ascending (merged findings)
 
   bool operator==(const Location& other) const;
 };
+
+// The innermost of the program's own Python frames, or null.
+const SourceFrame* FirstUserFrame(const std::vector<SourceFrame>& frames);
+inline const SourceFrame* FirstUserFrame(const Location& where) { return FirstUserFrame(where.python); }
+
+// "rank 3" or "ranks 0-3,6" of a finding merged across a job's ranks (`ranks` ascending).
+std::string RanksText(const std::vector<int32_t>& ranks);
 
 struct Finding {
   std::string check_id;  // stable kebab-case id, e.g. "sync-in-capture"

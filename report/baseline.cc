@@ -10,7 +10,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/strip.h"
 #include "core/exit_code.h"
-#include "report/fingerprint.h"
+#include "core/fingerprint.h"
 #include "report/markdown.h"
 #include "core/utf8.h"
 #include "report/where.h"

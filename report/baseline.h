@@ -1,5 +1,5 @@
 // Comparing a report with an earlier one (`--baseline OLD.json`, `graphcheck diff OLD.json NEW.json`): which findings
-// appeared and which went away, matched by fingerprint (report/fingerprint.h, the same as SARIF's), and how the
+// appeared and which went away, matched by fingerprint (core/fingerprint.h, the same as SARIF's), and how the
 // metrics moved, with a regression wherever a metric moved the wrong way by more than its threshold.
 #ifndef GRAPHCHECK_REPORT_BASELINE_H_
 #define GRAPHCHECK_REPORT_BASELINE_H_

@@ -149,6 +149,7 @@ void AddFinding(const Finding& f, pugi::xml_node parent) {
   field("operator", f.where.torch_op);
   field("call", f.where.api);
   std::vector<std::string> context;
+  if (!f.where.ranks.empty()) context.push_back(RanksText(f.where.ranks));
   if (f.where.pid) context.push_back(absl::StrCat("pid ", *f.where.pid));
   if (f.where.thread_id) context.push_back(absl::StrCat("thread ", *f.where.thread_id));
   if (f.where.stream_id) context.push_back(absl::StrCat("stream ", *f.where.stream_id));

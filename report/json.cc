@@ -6,7 +6,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "report/fingerprint.h"
+#include "core/fingerprint.h"
 
 namespace graphcheck {
 
@@ -57,6 +57,7 @@ json LocationToJson(const Location& where) {
   if (where.thread_id) out["thread_id"] = *where.thread_id;
   if (where.stream_id) out["stream_id"] = *where.stream_id;
   if (where.pid) out["pid"] = *where.pid;
+  if (!where.ranks.empty()) out["ranks"] = where.ranks;
   if (!where.nvtx_path.empty()) out["nvtx_path"] = where.nvtx_path;
   if (!where.backtrace.empty()) out["backtrace"] = where.backtrace;
   if (!where.python.empty()) out["python"] = where.python;
@@ -88,6 +89,7 @@ Location LocationFromJson(const json& j) {
   if (j.contains("thread_id")) where.thread_id = j.at("thread_id").get<uint64_t>();
   if (j.contains("stream_id")) where.stream_id = j.at("stream_id").get<uint64_t>();
   if (j.contains("pid")) where.pid = j.at("pid").get<uint32_t>();
+  where.ranks = j.value("ranks", std::vector<int32_t>{});
   where.nvtx_path = j.value("nvtx_path", "");
   where.backtrace = j.value("backtrace", std::vector<std::string>{});
   where.python = j.value("python", std::vector<SourceFrame>{});

@@ -9,7 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "report/fingerprint.h"
+#include "core/fingerprint.h"
 #include "report/where.h"
 
 namespace graphcheck {

@@ -1,6 +1,6 @@
 // SARIF 2.1.0 rendering, for code-scanning systems (GitHub code scanning, GitLab): one run with graphcheck as the
 // tool, a rule per check (title, summary, help text and the check's doc page, default level), a result per finding
-// with its level, partial fingerprint (report/fingerprint.h) and, where the finding has a file and line (a
+// with its level, partial fingerprint (core/fingerprint.h) and, where the finding has a file and line (a
 // configuration key, the user's Python frame), a physical location; the run's command line as its invocation.
 #ifndef GRAPHCHECK_REPORT_SARIF_H_
 #define GRAPHCHECK_REPORT_SARIF_H_

@@ -7,7 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "report/fingerprint.h"
+#include "core/fingerprint.h"
 #include "core/utf8.h"
 #include "report/verdict.h"
 

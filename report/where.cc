@@ -6,11 +6,6 @@
 
 namespace graphcheck {
 
-const SourceFrame* FirstUserFrame(const Location& where) {
-  auto user = std::find_if(where.python.begin(), where.python.end(), [](const SourceFrame& f) { return f.user; });
-  return user == where.python.end() ? nullptr : &*user;
-}
-
 std::string FrameText(const SourceFrame& frame) {
   std::string out = frame.file;
   if (frame.line > 0) absl::StrAppend(&out, ":", frame.line);
@@ -33,6 +28,7 @@ std::vector<std::string> WhereParts(const Location& w) {
   if (!w.key.empty()) parts.push_back(absl::StrCat("key ", w.key));
   if (!w.api.empty()) parts.push_back(absl::StrCat("call ", w.api));
   if (!w.torch_op.empty()) parts.push_back(absl::StrCat("op ", w.torch_op));
+  if (!w.ranks.empty()) parts.push_back(RanksText(w.ranks));
   if (w.pid) parts.push_back(absl::StrCat("pid ", *w.pid));
   if (w.thread_id) parts.push_back(absl::StrCat("thread ", *w.thread_id));
   if (w.stream_id) parts.push_back(absl::StrCat("stream ", *w.stream_id));

@@ -11,9 +11,6 @@
 
 namespace graphcheck {
 
-// The innermost frame that is the program's own code, or null.
-const SourceFrame* FirstUserFrame(const Location& where);
-
 // "train.py:42 in train_step" (the line and function when known).
 std::string FrameText(const SourceFrame& frame);
 

@@ -16,7 +16,8 @@ TEST(AnalyzerChecksTest, RegistersEveryAnalyzerOnce) {
       ids, ::testing::ElementsAre("alloc-in-capture", "capture-error", "compile-cudagraph-skipped", "cupti-busy",
                                   "dynamic-control-flow", "dynamic-shape", "empty-graph", "launch-bound",
                                   "legacy-stream-in-capture", "no-speedup", "output-overwritten", "pageable-memcpy",
-                                  "recapture-churn", "rng-unregistered-generator", "stderr-messages", "sync-in-capture",
+                                  "rank-divergent-capture", "recapture-churn", "rng-unregistered-generator",
+                                  "stderr-messages", "sync-in-capture",
                                   "sync-in-region", "trace-incomplete", "unjoined-stream", "unsafe-api-in-capture",
                                   "warmup-insufficient"));
   // A second registration into the same registry is refused, not silently doubled.

@@ -9,7 +9,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_split.h"
 #include "report/baseline.h"
-#include "report/fingerprint.h"
+#include "core/fingerprint.h"
 #include "report/html.h"
 #include "report/json.h"
 #include "report/junit.h"

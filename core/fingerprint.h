@@ -1,10 +1,11 @@
 // A finding's fingerprint: the same problem found by two runs gets the same one, so that SARIF consumers track it
-// across runs (partialFingerprints) and `--baseline` tells new findings from known ones. It hashes only facts that do
+// across runs (partialFingerprints), `--baseline` tells new findings from known ones, and the analysis of a
+// distributed job merges the same problem found on several ranks into one finding. It hashes only facts that do
 // not change from run to run: the check id, the API, the PyTorch operator, the first user Python frame (file:line),
 // the configuration file and key, the NVTX path and the first symbolized host frames with addresses and offsets
 // removed; never process, thread or stream ids, times, or the message (which carries counts).
-#ifndef GRAPHCHECK_REPORT_FINGERPRINT_H_
-#define GRAPHCHECK_REPORT_FINGERPRINT_H_
+#ifndef GRAPHCHECK_CORE_FINGERPRINT_H_
+#define GRAPHCHECK_CORE_FINGERPRINT_H_
 
 #include <cstdint>
 #include <string>
@@ -27,4 +28,4 @@ uint64_t StableHash(absl::string_view bytes);
 
 }  // namespace graphcheck
 
-#endif  // GRAPHCHECK_REPORT_FINGERPRINT_H_
+#endif  // GRAPHCHECK_CORE_FINGERPRINT_H_

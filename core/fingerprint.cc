@@ -1,11 +1,10 @@
-#include "report/fingerprint.h"
+#include "core/fingerprint.h"
 
 #include <algorithm>
 #include <regex>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "report/where.h"
 
 namespace graphcheck {
 namespace {

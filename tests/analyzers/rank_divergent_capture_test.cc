@@ -1,0 +1,86 @@
+// rank-divergent-capture on small jobs built in memory: every rank captures the same graph but one.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "analyzers/analyze.h"
+#include "cli/catalog.h"
+#include "tests/analyzers/capture_test_util.h"
+
+namespace graphcheck::testing_trace {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+using ::testing::SizeIs;
+
+// A rank that captures `launches` kernels on stream 7 and ends with `end_rc` (0: a graph of `launches` nodes).
+trace::Trace RankCapturing(int rank, int launches, int32_t end_rc = 0, int world_size = 4) {
+  TraceBuilder b;
+  b.trace().process.rank = rank;
+  b.trace().process.world_size = world_size;
+  b.trace().process.pid = 100 + rank;
+  b.Begin(1000, 1, kStream);
+  for (int k = 0; k < launches; ++k) {
+    TraceBuilder::In(b.Launch(2000 + k * 100, 1, kStream, k == 0 ? "ncclDevKernel_AllReduce" : "gemm"), kCaptureId);
+  }
+  b.End(9000, 1, kStream, kCaptureId, end_rc, launches);
+  return b.Build();
+}
+
+std::vector<Finding> Divergence(const std::vector<trace::Trace>& job) {
+  std::vector<const trace::Trace*> pointers;
+  for (const trace::Trace& t : job) pointers.push_back(&t);
+  return analyzers::AnalyzeTraces(pointers, nullptr, BuiltinChecks(), *CheckSelection::Parse("rank-divergent-capture"),
+                                  CheckOptions())
+      .findings;
+}
+
+TEST(RankDivergentCaptureTest, NamesTheRankWhoseGraphDiffers) {
+  std::vector<trace::Trace> job;
+  for (int rank = 0; rank < 4; ++rank) job.push_back(RankCapturing(rank, rank == 2 ? 3 : 2));
+  const std::vector<Finding> findings = Divergence(job);
+  ASSERT_THAT(findings, SizeIs(1));
+  EXPECT_EQ(findings[0].severity, Severity::kError);
+  EXPECT_EQ(findings[0].where.ranks, (std::vector<int32_t>{2}));
+  EXPECT_EQ(findings[0].where.api, "cudaStreamBeginCapture");
+  EXPECT_THAT(findings[0].message, HasSubstr("rank 2 of 4 capture 1 holds 3 nodes where the others' hold 2 "
+                                             "(ranks 0-1,3)"));
+}
+
+TEST(RankDivergentCaptureTest, NamesTheRanksWhoseCaptureFailed) {
+  std::vector<trace::Trace> job;
+  for (int rank = 0; rank < 4; ++rank) job.push_back(RankCapturing(rank, 2, rank >= 2 ? 901 : 0));
+  job.push_back(RankCapturing(4, 2, 0, 4));  // a fifth "rank" of the same world size tips the majority
+  const std::vector<Finding> findings = Divergence(job);
+  ASSERT_THAT(findings, SizeIs(1));
+  EXPECT_EQ(findings[0].where.ranks, (std::vector<int32_t>{2, 3}));
+  EXPECT_THAT(findings[0].message, HasSubstr("capture 1 failed (no graph) where the others made one"));
+}
+
+TEST(RankDivergentCaptureTest, NamesARankWithFewerCaptures) {
+  std::vector<trace::Trace> job;
+  for (int rank = 0; rank < 3; ++rank) job.push_back(RankCapturing(rank, 2));
+  TraceBuilder none;
+  none.trace().process.rank = 3;
+  none.trace().process.world_size = 4;
+  none.Launch(1000, 1, kStream, "gemm");
+  job.push_back(none.Build());
+  const std::vector<Finding> findings = Divergence(job);
+  ASSERT_THAT(findings, SizeIs(1));
+  EXPECT_EQ(findings[0].where.ranks, (std::vector<int32_t>{3}));
+  EXPECT_THAT(findings[0].message, HasSubstr("made 0 capture(s) where the others made 1"));
+}
+
+TEST(RankDivergentCaptureTest, RanksThatCaptureTheSameAreClean) {
+  std::vector<trace::Trace> job;
+  for (int rank = 0; rank < 4; ++rank) job.push_back(RankCapturing(rank, 2));
+  EXPECT_THAT(Divergence(job), IsEmpty());
+}
+
+TEST(RankDivergentCaptureTest, ProcessesWithoutRanksAreNotAJob) {
+  std::vector<trace::Trace> job = {RankCapturing(-1, 2), RankCapturing(-1, 3)};
+  EXPECT_THAT(Divergence(job), IsEmpty());
+}
+
+}  // namespace
+}  // namespace graphcheck::testing_trace

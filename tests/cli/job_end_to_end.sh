@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# A distributed job's traces analyzed as one: `graphcheck analyze DIR` over 4 synthetic ranks (bench/make_job_traces)
+# of which rank 2 captured one kernel more. One report: the finding every rank shares once, naming ranks 0-3; the
+# divergent rank named by rank-divergent-capture; the job's metrics, not one set per rank.
+set -u
+gc=${1:?graphcheck binary}
+make=${2:?make_job_traces binary}
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+failures=0
+mkdir -p "$work/node0" "$work/node1"
+"$make" "$work/node0" 4 30 2 || { echo "FAIL: make_job_traces"; exit 1; }
+mv "$work"/node0/trace-node0-1000[23].gctrace "$work/node1/"  # two "nodes", analyzed through their common folder
+"$gc" analyze "$work" --format json -o "$work/job.json" --fail-on never 2>"$work/err"
+python3 - "$work/job.json" <<'PY' || failures=1
+import json, sys
+r = json.load(open(sys.argv[1]))
+by_id = {}
+for f in r["findings"]:
+    by_id.setdefault(f["check_id"], []).append(f)
+checks = [
+    ("one env-launch-blocking finding for ranks 0-3", len(by_id.get("env-launch-blocking", [])) == 1 and
+     by_id["env-launch-blocking"][0]["where"].get("ranks") == [0, 1, 2, 3]),
+    ("rank 2 named as divergent", [f["where"].get("ranks") for f in by_id.get("rank-divergent-capture", [])] == [[2]]),
+    ("its message", "capture 1 holds 61 nodes where the others' hold 60" in
+     by_id.get("rank-divergent-capture", [{}])[0].get("message", "")),
+    ("job metrics", any(m["name"] == "launch.kernels_per_iteration" and "median over 4 ranks" in m["description"]
+                        for m in r["metrics"])),
+    ("no per-rank metric names", not any(m["name"].startswith("rank") for m in r["metrics"])),
+    ("the analyze step counts 4 traces", any(s["name"] == "analyze" and s["message"].startswith("4 trace(s)")
+                                             for s in r["steps"])),
+]
+failed = [name for name, ok in checks if not ok]
+for name, ok in checks:
+    print(("ok   " if ok else "FAIL ") + name)
+sys.exit(1 if failed else 0)
+PY
+"$gc" analyze "$work/empty-folder" >/dev/null 2>"$work/err"; rc=$?
+[ "$rc" = 2 ] || { echo "FAIL: a missing folder: exit $rc"; failures=1; }
+mkdir "$work/empty"
+"$gc" analyze "$work/empty" >/dev/null 2>"$work/err"; rc=$?
+[ "$rc" = 2 ] && grep -q "holds no .gctrace file" "$work/err" || { echo "FAIL: an empty folder: exit $rc $(cat "$work/err")"; failures=1; }
+echo "$failures failed"
+[ "$failures" = 0 ]
