@@ -64,9 +64,9 @@ void MergeAcrossProcesses(std::vector<Finding>* findings) {
 // A distributed job's metrics: per name, the median over the ranks that have it, and the extremes when they differ.
 // Processes without a rank (a launcher, a worker) are left out.
 std::vector<Metric> JobMetrics(const std::vector<ProcessResult>& processes) {
-  std::vector<std::string> order;                                       // names in first-seen order
+  std::vector<std::string> order;                                         // names in first-seen order
   std::map<std::string, std::vector<std::pair<double, int32_t>>> values;  // name -> (value, rank)
-  std::map<std::string, Metric> shape;                                   // unit and description
+  std::map<std::string, Metric> shape;                                    // unit and description
   for (const ProcessResult& process : processes) {
     if (process.summary.rank < 0) continue;
     for (const Metric& metric : process.metrics) {
@@ -99,8 +99,8 @@ std::vector<Metric> JobMetrics(const std::vector<ProcessResult>& processes) {
 
 }  // namespace
 
-ProcessResult AnalyzeProcess(const trace::Trace& trace, const CheckRegistry& registry,
-                             const CheckSelection& selection, const CheckOptions& options) {
+ProcessResult AnalyzeProcess(const trace::Trace& trace, const CheckRegistry& registry, const CheckSelection& selection,
+                             const CheckOptions& options) {
   ProcessResult result;
   const TraceAnalysis analysis(trace);
   // The environment checks read the GPU (compute capability) from the environment snapshot.
@@ -141,8 +141,8 @@ AnalysisResult MergeProcesses(std::vector<ProcessResult> processes, const std::v
   };
   TraceSummary traces;
   traces.recorded = !processes.empty();
-  const bool job = std::count_if(processes.begin(), processes.end(),
-                                 [](const ProcessResult& p) { return p.summary.rank >= 0; }) > 1;
+  const bool job =
+      std::count_if(processes.begin(), processes.end(), [](const ProcessResult& p) { return p.summary.rank >= 0; }) > 1;
   if (job) result.metrics = JobMetrics(processes);
   JobSummary summary;
   for (ProcessResult& process : processes) {

@@ -33,8 +33,8 @@ struct ProcessResult {
   ProcessSummary summary;  // for the checks that compare processes (rank-divergent-capture)
 };
 
-ProcessResult AnalyzeProcess(const trace::Trace& trace, const CheckRegistry& registry,
-                             const CheckSelection& selection, const CheckOptions& options);
+ProcessResult AnalyzeProcess(const trace::Trace& trace, const CheckRegistry& registry, const CheckSelection& selection,
+                             const CheckOptions& options);
 
 // Joins the processes' results, in the order given (by rank, then pid, for a stable report), with the stderr
 // checks and the job checks:

@@ -30,8 +30,9 @@ std::string Difference(const ProcessSummary& other, const ProcessSummary& refere
     const CaptureSummary& b = reference.captures[i];
     *capture = i;
     if (a.made_graph != b.made_graph) {
-      return absl::StrCat("capture ", i + 1, a.made_graph ? " made a graph where the others' failed"
-                                                          : " failed (no graph) where the others made one");
+      return absl::StrCat(
+          "capture ", i + 1,
+          a.made_graph ? " made a graph where the others' failed" : " failed (no graph) where the others made one");
     }
     if (a.nodes != b.nodes) {
       return absl::StrCat("capture ", i + 1, " holds ", a.nodes, " nodes where the others' hold ", b.nodes);
@@ -70,7 +71,8 @@ class RankDivergentCaptureCheck : public Check {
       if (groups.size() < 2) continue;
       // The reference: what the most ranks captured (ties: the group holding the lowest rank).
       auto by_size = [](const auto& a, const auto& b) {
-        return std::make_tuple(a.second.size(), -MinRank(a.second)) < std::make_tuple(b.second.size(), -MinRank(b.second));
+        return std::make_tuple(a.second.size(), -MinRank(a.second)) <
+               std::make_tuple(b.second.size(), -MinRank(b.second));
       };
       const auto reference = std::max_element(groups.begin(), groups.end(), by_size);
       const std::vector<int32_t> reference_ranks = Ranks(reference->second);
@@ -84,7 +86,8 @@ class RankDivergentCaptureCheck : public Check {
         finding.where.pid.reset();
         finding.where.ranks = Ranks(processes);
         finding.message = absl::StrCat(RanksText(finding.where.ranks), " of ", world_size, " ", difference, " (",
-                                       RanksText(reference_ranks), "): collectives inside these graphs will not pair "
+                                       RanksText(reference_ranks),
+                                       "): collectives inside these graphs will not pair "
                                        "up at replay, so the job hangs or computes wrong values.");
         if (capture < reference->second.front()->captures.size()) {
           if (const SourceFrame* line = FirstUserFrame(reference->second.front()->captures[capture].where)) {

@@ -1,9 +1,10 @@
 // recapture-churn: the same region captured again and again while its graphs are being replayed (a capture per step,
 // or torch.compile re-recording for every new input shape). Captures of one region are grouped by the program's call
 // of the compiled function when torch.compile's cudagraph trees recorded them (the Python probe says which), else by
-// the backtrace of their begin call, else by their kernel sequence; a group is churn when it holds at least `min-captures` captures
-// and graphs were replayed between its first and last capture (so per-layer captures made up front, as Transformer
-// Engine and Megatron do, are not churn). Cudagraph trees' pool-creating empty capture is not a region.
+// the backtrace of their begin call, else by their kernel sequence; a group is churn when it holds at least
+// `min-captures` captures and graphs were replayed between its first and last capture (so per-layer captures made up
+// front, as Transformer Engine and Megatron do, are not churn). Cudagraph trees' pool-creating empty capture is not a
+// region.
 #include <algorithm>
 
 #include "absl/container/flat_hash_map.h"

@@ -183,16 +183,16 @@ absl::Status AnalyzeTraceFilesInto(const std::vector<std::string>& paths, const 
     return s;
   }
   // By rank, then pid: the same report whichever order the files were found in.
-  std::stable_sort(processes.begin(), processes.end(),
-                   [](const analyzers::ProcessResult& a, const analyzers::ProcessResult& b) {
-                     return std::make_pair(a.summary.rank, a.summary.pid) < std::make_pair(b.summary.rank, b.summary.pid);
-                   });
+  std::stable_sort(
+      processes.begin(), processes.end(), [](const analyzers::ProcessResult& a, const analyzers::ProcessResult& b) {
+        return std::make_pair(a.summary.rank, a.summary.pid) < std::make_pair(b.summary.rank, b.summary.pid);
+      });
   analyzers::AnalysisResult result = analyzers::MergeProcesses(std::move(processes), stderr_lines, BuiltinChecks(),
                                                                resolved->selection, resolved->check_options);
   const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-  report->steps.push_back(Step{
-      "analyze", StepStatus::kOk, ms,
-      absl::StrCat(files->size(), " trace(s)", warnings ? absl::StrCat(", ", warnings, " read warning(s)") : "")});
+  report->steps.push_back(
+      Step{"analyze", StepStatus::kOk, ms,
+           absl::StrCat(files->size(), " trace(s)", warnings ? absl::StrCat(", ", warnings, " read warning(s)") : "")});
   AddChecksRun(std::move(result.checks_run), report);
   for (Finding& finding : result.findings) report->findings.push_back(std::move(finding));
   report->metrics.insert(report->metrics.end(), result.metrics.begin(), result.metrics.end());
@@ -203,8 +203,9 @@ absl::Status AnalyzeTraceFilesInto(const std::vector<std::string>& paths, const 
 void AddAnalyzeCommand(CLI::App* app, CommandContext* context) {
   auto options = std::make_shared<AnalyzeOptions>();
   CLI::App* command = app->add_subcommand("analyze", "Analyze trace files recorded by graphcheck run");
-  command->add_option("TRACE", options->traces,
-                      "Trace files (one per process), or folders of them: every rank of a job, each node's folder")
+  command
+      ->add_option("TRACE", options->traces,
+                   "Trace files (one per process), or folders of them: every rank of a job, each node's folder")
       ->required();
   AddIterationFlags(command, &options->iteration);
   command->add_option("--stderr", options->stderr_path,

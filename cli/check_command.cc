@@ -1,5 +1,5 @@
-#include "core/file_io.h"
 #include "cli/check_command.h"
+#include "core/file_io.h"
 
 #include <unistd.h>
 

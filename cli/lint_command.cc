@@ -1,5 +1,5 @@
-#include "core/file_io.h"
 #include "cli/lint_command.h"
+#include "core/file_io.h"
 
 #include <algorithm>
 #include <chrono>

@@ -109,7 +109,7 @@ struct CheckInputs {
   // The program's stderr, one entry per line (`run` tees it; `analyze --stderr FILE`): known PyTorch, Transformer
   // Engine and Megatron error texts map to check ids (analyzers/stderr_messages.cc).
   const std::vector<std::string>* stderr_lines = nullptr;
-  const EngineRun* engine = nullptr;       // what `check`'s engine measured (eager and graphed losses, steps)
+  const EngineRun* engine = nullptr;  // what `check`'s engine measured (eager and graphed losses, steps)
   // Every process of a distributed job, summarized once its trace was analyzed (analyzers/job_summary.h).
   const analyzers::JobSummary* job = nullptr;
   const DerivedInputs* derived = nullptr;  // shared derived work for these inputs; optional

@@ -34,11 +34,12 @@ absl::Status ValidateOptionValue(absl::string_view check_id, const CheckOption& 
       return absl::InvalidArgumentError(absl::StrCat("option ", name, " needs a finite number, got '", value, "'"));
     }
     if (number < option.min_value || number > option.max_value) {
-      return absl::InvalidArgumentError(absl::StrCat("option ", name, " must be in [", option.min_value, ", ",
-                                                     option.max_value, "], got ", value));
+      return absl::InvalidArgumentError(
+          absl::StrCat("option ", name, " must be in [", option.min_value, ", ", option.max_value, "], got ", value));
     }
   }
-  if (!option.choices.empty() && std::find(option.choices.begin(), option.choices.end(), value) == option.choices.end()) {
+  if (!option.choices.empty() &&
+      std::find(option.choices.begin(), option.choices.end(), value) == option.choices.end()) {
     return absl::InvalidArgumentError(
         absl::StrCat("option ", name, " takes ", absl::StrJoin(option.choices, ", "), "; got '", value, "'"));
   }

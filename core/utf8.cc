@@ -78,8 +78,7 @@ std::string ToValidUtf8(absl::string_view s) {
 
 std::string PrintableText(absl::string_view s) {
   return Filter(
-      s,
-      [](uint32_t c) { return c == '\n' || c == '\t' || (c >= 0x20 && c != 0x7f && !(c >= 0x80 && c <= 0x9f)); },
+      s, [](uint32_t c) { return c == '\n' || c == '\t' || (c >= 0x20 && c != 0x7f && !(c >= 0x80 && c <= 0x9f)); },
       [](std::string* out, uint32_t c, bool) { AppendEscaped(out, c); });
 }
 

@@ -11,8 +11,8 @@
 #include "absl/strings/strip.h"
 #include "core/exit_code.h"
 #include "core/fingerprint.h"
-#include "report/markdown.h"
 #include "core/utf8.h"
+#include "report/markdown.h"
 #include "report/where.h"
 
 namespace graphcheck {

@@ -9,9 +9,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "core/utf8.h"
 #include "report/sarif.h"
 #include "report/svg_plots.h"
-#include "core/utf8.h"
 #include "report/verdict.h"
 #include "report/where.h"
 
@@ -63,7 +63,8 @@ svg .ph-warmup { fill: #b8bfcc; } svg .ph-eager { fill: #f28e2b; } svg .ph-captu
 svg .ph-graphed { fill: #4e79a7; } svg .ph-forecast { fill: #76b7b2; } svg .ph-other { fill: #9c755f; }
 )css";
 
-// Appends <tag class=cls>text</tag>; text from the program goes through XmlSafeText here and pugixml's escaping on save.
+// Appends <tag class=cls>text</tag>; text from the program goes through XmlSafeText here and pugixml's escaping on
+// save.
 pugi::xml_node Add(pugi::xml_node parent, const char* tag, const std::string& text, const char* cls = nullptr) {
   pugi::xml_node node = parent.append_child(tag);
   if (cls != nullptr) node.append_attribute("class") = cls;

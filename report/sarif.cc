@@ -71,8 +71,9 @@ json Rule(const std::string& id, const std::string& title, const std::string& su
   json rule{{"id", id},
             {"shortDescription", {{"text", title.empty() ? id : title}}},
             {"fullDescription", {{"text", help.empty() ? id : help}}},
-            {"help", {{"text", absl::StrCat(help, " Run `graphcheck explain ", id, "`",
-                                            doc.empty() ? "" : absl::StrCat(" or see ", doc), ".")}}},
+            {"help",
+             {{"text", absl::StrCat(help, " Run `graphcheck explain ", id, "`",
+                                    doc.empty() ? "" : absl::StrCat(" or see ", doc), ".")}}},
             {"defaultConfiguration", {{"level", Level(level)}}}};
   if (!doc.empty()) rule["helpUri"] = doc;  // SARIF wants an absolute URI or none
   if (!area.empty()) rule["properties"] = {{"tags", json::array({area})}};

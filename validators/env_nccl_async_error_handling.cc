@@ -26,7 +26,11 @@ const CheckInfo& EnvNcclAsyncErrorHandlingCheck::info() const {
       CheckArea::kEnvironment,
       "TORCH_NCCL_ASYNC_ERROR_HANDLING is not 0 in a distributed job. The NCCL watchdog thread then queries CUDA "
       "events while the training thread captures, which invalidates a global-mode capture of DDP graphs.",
-      {{"distributed", "auto", "whether the job is distributed: auto (WORLD_SIZE above 1), yes, or no", 0, 0,
+      {{"distributed",
+        "auto",
+        "whether the job is distributed: auto (WORLD_SIZE above 1), yes, or no",
+        0,
+        0,
         {"auto", "yes", "no"}}}};
   return *kInfo;
 }

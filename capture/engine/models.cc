@@ -1,5 +1,5 @@
-#include "core/file_io.h"
 #include "capture/engine/models.h"
+#include "core/file_io.h"
 
 #include <ATen/core/grad_mode.h>
 #include <torch/nn.h>

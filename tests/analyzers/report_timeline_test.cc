@@ -35,7 +35,7 @@ TEST(ReportTimelineTest, EagerThenGraphedHasEveryPhaseAndBothSteps) {
   ASSERT_TRUE(timeline->eager_step && timeline->graphed_step);
   EXPECT_EQ(timeline->eager_step->kernels.size(), 106u);
   EXPECT_EQ(timeline->eager_step->launches.size(), 106u);
-  EXPECT_EQ(timeline->graphed_step->launches.size(), 2u);  // the input copy's kernel and the graph launch
+  EXPECT_EQ(timeline->graphed_step->launches.size(), 2u);   // the input copy's kernel and the graph launch
   EXPECT_EQ(timeline->graphed_step->kernels.size(), 106u);  // the graph's kernels, matched by its launch
   for (const TimelineKernel& kernel : timeline->eager_step->kernels) {
     EXPECT_GE(kernel.start_us, 0);

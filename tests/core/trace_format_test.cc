@@ -1,9 +1,9 @@
 // Trace writer + reader round trips: every record type and field, many threads, chunk rollover, oversized records,
 // compactness, and the reader's errors for files that are not traces.
 #include <fcntl.h>
-#include <sys/stat.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <fstream>

@@ -450,8 +450,8 @@ TEST_F(RecorderPythonGpuTest, PythonItemInCaptureNamesTheTorchOperator) {
                            [](const Finding& f) { return f.check_id == "sync-in-capture"; });
   ASSERT_NE(sync, report->findings.end()) << r.report_json;
   ASSERT_FALSE(sync->where.python.empty()) << r.report_json;
-  auto user = std::find_if(sync->where.python.begin(), sync->where.python.end(),
-                           [](const SourceFrame& f) { return f.user; });
+  auto user =
+      std::find_if(sync->where.python.begin(), sync->where.python.end(), [](const SourceFrame& f) { return f.user; });
   ASSERT_NE(user, sync->where.python.end()) << r.report_json;
   EXPECT_TRUE(absl::EndsWith(user->file, "capture_cases.py")) << user->file;
   EXPECT_EQ(user->line, 43);

@@ -137,7 +137,8 @@ TEST(OutputTest, WritesWholeFilesAndReportsUnreadableOnes) {
   const std::string path = ::testing::TempDir() + "/report.json";
   ASSERT_TRUE(WriteOutput(path, "{}\n").ok());
   EXPECT_EQ(*ReadInputFile(path, kReportInput), "{}\n");
-  EXPECT_EQ(ReadInputFile(::testing::TempDir() + "/missing.json", kReportInput).status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(ReadInputFile(::testing::TempDir() + "/missing.json", kReportInput).status().code(),
+            absl::StatusCode::kNotFound);
   EXPECT_EQ(ReadInputFile(::testing::TempDir(), kReportInput).status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_FALSE(WriteOutput("/nonexistent-dir/x.json", "{}").ok());
   // A device is written in place, never renamed over.

@@ -8,8 +8,8 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_split.h"
-#include "report/baseline.h"
 #include "core/fingerprint.h"
+#include "report/baseline.h"
 #include "report/html.h"
 #include "report/json.h"
 #include "report/junit.h"

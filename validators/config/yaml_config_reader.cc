@@ -161,8 +161,8 @@ class YamlFlattener {
 
 absl::Status ReadYaml(absl::string_view text, ConfigDocument* document) {
   if (const size_t deep = TooDeepFlow(text); deep != absl::string_view::npos) {
-    return ErrorAt(*document, PositionAt(text, deep), absl::StrCat("nesting is too deep (more than ", kMaxDepth,
-                                                                   " levels of [ ] or { })"));
+    return ErrorAt(*document, PositionAt(text, deep),
+                   absl::StrCat("nesting is too deep (more than ", kMaxDepth, " levels of [ ] or { })"));
   }
   try {
     const YAML::Node root = YAML::Load(std::string(text));
