@@ -17,13 +17,23 @@ using trace::ProbeEventKind;
 constexpr size_t kQuotedExceptionBytes = 300;
 
 // Assigns each probe capture-begin to the first CUDA capture window its thread began after it (and before the
-// thread's next probe capture-begin): the probe writes its event just before torch calls cudaStreamBeginCapture.
+// thread's next probe capture-begin, and before the probe saw that capture end or fail): the probe writes its event
+// just before torch calls cudaStreamBeginCapture. A capture_begin that raised before CUDA's began matches no window.
 std::vector<std::optional<size_t>> MatchWindows(const trace::Trace& trace, const std::vector<CaptureWindow>& windows) {
   std::vector<std::optional<size_t>> begin_of_window(windows.size());
   std::map<uint32_t, std::vector<size_t>> begins_by_thread;  // probe capture-begin events, in time order
+  std::vector<uint64_t> closed_at(trace.probe_events.size(), ~uint64_t{0});  // per begin: its graph's end or failure
+  std::map<uint64_t, size_t> open;                                          // graph -> its begin event
   for (size_t e = 0; e < trace.probe_events.size(); ++e) {
-    if (trace.probe_events[e].kind == ProbeEventKind::kCaptureBegin) {
-      begins_by_thread[trace.probe_events[e].thread_id].push_back(e);
+    const ProbeEvent& event = trace.probe_events[e];
+    if (event.kind == ProbeEventKind::kCaptureBegin) {
+      begins_by_thread[event.thread_id].push_back(e);
+      open[event.graph] = e;
+    } else if (event.kind == ProbeEventKind::kCaptureEnd || event.kind == ProbeEventKind::kCaptureException) {
+      if (auto it = open.find(event.graph); it != open.end()) {
+        closed_at[it->second] = event.time_ns;
+        open.erase(it);
+      }
     }
   }
   for (size_t w = 0; w < windows.size(); ++w) {
@@ -34,7 +44,7 @@ std::vector<std::optional<size_t>> MatchWindows(const trace::Trace& trace, const
     // The last probe begin at or before the CUDA begin.
     auto after = std::upper_bound(begins.begin(), begins.end(), start,
                                   [&](uint64_t t, size_t e) { return t < trace.probe_events[e].time_ns; });
-    if (after == begins.begin()) continue;
+    if (after == begins.begin() || closed_at[*std::prev(after)] < start) continue;
     begin_of_window[w] = *std::prev(after);
   }
   // A probe begin matches one window only: the first one after it.

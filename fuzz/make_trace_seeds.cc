@@ -1,7 +1,7 @@
 // Writes small seed traces for trace_reader_fuzzer into a folder: the current format, with small chunks, holding each
 // kind of record the analyzers read (an eager launch-bound loop in NVTX steps, a capture that fails with 900/901, a
-// clean capture with its replays, backtraces and Python stacks). scripts/fuzz-tests.sh runs it before fuzzing, so the
-// seeds follow the format as it changes.
+// clean capture with its replays, backtraces, Python stacks and the Python probe's events). scripts/fuzz-tests.sh
+// runs it before fuzzing, so the seeds follow the format as it changes.
 #include <cstdio>
 #include <string>
 
@@ -67,6 +67,21 @@ int Write(const std::string& path, bool with_capture) {
     w.WriteNvtx({NvtxEvent::Kind::kPop, 7, t, 0, 0, 0});
   }
   if (with_capture) {
+    // The Python probe's view of the same capture: begun by the program, left by an exception.
+    ProbeEvent probe;
+    probe.kind = ProbeEventKind::kCaptureBegin;
+    probe.origin = ProbeOrigin::kUser;
+    probe.thread_id = 7;
+    probe.time_ns = t + 5'000;
+    probe.graph = 0x7f00;
+    probe.type = w.InternString("global");
+    probe.stack = stack;
+    w.WriteProbeEvent(probe);
+    probe.kind = ProbeEventKind::kCaptureException;
+    probe.time_ns = t + 25'000;
+    probe.type = w.InternString("RuntimeError");
+    probe.text = w.InternString("CUDA error: operation not permitted when stream is capturing");
+    w.WriteProbeEvent(probe);
     ApiCallRecord begin = Call(t += 10'000, ApiKind::kCaptureBegin, w.InternString("cudaStreamBeginCapture"));
     begin.capture_id = 1;
     w.WriteApiCall(begin);

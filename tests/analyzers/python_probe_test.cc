@@ -65,6 +65,19 @@ TEST(PythonProbeTest, EveryCaptureWindowGetsTheOriginOfTheProbesBegin) {
   EXPECT_FALSE(probe.cudagraph_trees());
 }
 
+// A capture_begin that raised before CUDA's capture began (the probe saw its exception) is not the origin of the
+// next capture the thread makes without the probe's knowledge (a C++ extension's own).
+TEST(PythonProbeTest, ACaptureThatFailedInPythonIsNotTheOriginOfALaterWindow) {
+  TraceBuilder b;
+  b.Probe(900, 1, ProbeEventKind::kCaptureBegin, kGraph, ProbeOrigin::kGraphedCallables);
+  b.Exception(950, 1, ProbeEventKind::kCaptureException, kGraph, "RuntimeError", "refused", 0);
+  b.Begin(1000, 1, kStream);
+  b.End(1500, 1, kStream, kCaptureId, 0, 1);
+  const trace::Trace trace = b.Build();
+  const analyzers::TraceAnalysis analysis(trace);
+  EXPECT_EQ(analysis.probe().Origin(0), ProbeOrigin::kUnknown);
+}
+
 TEST(PythonProbeTest, ACaughtExceptionInCaptureIsAFindingOfItsCheckAtTheProgramsLine) {
   const trace::Trace trace = CaughtExceptionInCapture(kPageable);
   const std::vector<Finding> findings = RunCheck(analyzers::NewPageableMemcpyCheck(), trace);
