@@ -35,11 +35,22 @@ class LaunchBoundCheck : public AnalyzerCheck {
   void Analyze(const TraceAnalysis& analysis, const BoundOptions& options,
                std::vector<Finding>* findings) const override {
     const LaunchStats stats = ComputeLaunchStats(analysis, IterationOptionsFrom(options), LaunchModelFrom(options));
-    // Without kernel activity (a trace recorded without GPU timing) there is no busy time to forecast from.
-    if (stats.eager.steps == 0 || stats.eager.gpu_busy_us <= 0 ||
-        stats.forecast_savings_ratio < options.GetDouble("min-savings")) {
+    // Without kernel activity (a trace recorded without GPU timing) there is nothing to forecast from; with too few
+    // steps the forecast would rest on the program's first-call work, so the finding says that instead.
+    if (!stats.forecast && stats.eager.steps > 0 && stats.eager.gpu_busy_us > 0) {
+      Finding finding = NewFinding();
+      finding.title = "Too few steps to forecast what CUDA graphs would save";
+      if (analysis.trace().process.pid != 0) finding.where.pid = analysis.trace().process.pid;
+      finding.message = absl::StrFormat(
+          "Only %zu eager step(s) were recorded after the first: too few to forecast what CUDA graphs would save "
+          "(min-steps %s); the first steps of a program are dominated by its one-time start-up work.",
+          stats.eager.steps, options.Get("min-steps"));
+      finding.evidence = {absl::StrFormat("%zu steps from %s", stats.eager.steps, stats.source)};
+      finding.fix = "Record more steps of the loop (or pass --check-option launch-bound.min-steps=N to accept fewer).";
+      findings->push_back(std::move(finding));
       return;
     }
+    if (!stats.forecast || stats.forecast_savings_ratio < options.GetDouble("min-savings")) return;
     Finding finding = NewFinding();
     if (analysis.trace().process.pid != 0) finding.where.pid = analysis.trace().process.pid;
     finding.where.nvtx_path = options.Get("region");

@@ -117,6 +117,7 @@ std::vector<CheckOption> LaunchModelCheckOptions() {
       {"graph-launch-us", "2.5", "forecast: cost of one graph launch, microseconds", 0, 1e6},
       {"graph-node-us", "0.1", "forecast: cost per graph node (kernel, copy, memset), microseconds", 0, 1e6},
       {"short-kernel-us", "10", "kernels shorter than this count as short, microseconds", 0, 1e9},
+      {"min-steps", "4", "forecast only from at least this many eager steps (after the step range)", 1, 1e9},
   };
 }
 
@@ -125,6 +126,7 @@ LaunchModel LaunchModelFrom(const BoundOptions& options) {
   model.graph_launch_us = options.GetDouble("graph-launch-us");
   model.graph_node_us = options.GetDouble("graph-node-us");
   model.short_kernel_us = options.GetDouble("short-kernel-us");
+  model.min_forecast_steps = static_cast<size_t>(options.GetDouble("min-steps"));
   return model;
 }
 
@@ -139,7 +141,9 @@ LaunchStats ComputeLaunchStats(const TraceAnalysis& analysis, const IterationOpt
   for (const Iteration& step : LaunchRecorded(steps.graphed)) graphed.Add(step);
   stats.eager = eager.Mean();
   stats.graphed = graphed.Mean();
-  if (stats.eager.steps > 0) {
+  // The forecast needs GPU busy times (kernel activity) and enough steps past the program's first-call work.
+  stats.forecast = stats.eager.steps >= model.min_forecast_steps && stats.eager.gpu_busy_us > 0;
+  if (stats.forecast) {
     stats.forecast_graphed_us =
         stats.eager.gpu_busy_us + model.graph_launch_us + model.graph_node_us * stats.eager.nodes;
     stats.forecast_savings_us = std::max(0.0, stats.eager.step_us - stats.forecast_graphed_us);
@@ -168,12 +172,17 @@ std::vector<Metric> LaunchMetrics(const LaunchStats& stats) {
         {"launch.gpu_utilization", e.gpu_busy_us / e.step_us, "ratio", "GPU busy time / step time"},
         {"launch.launch_delay_us", e.launch_delay_us, "us", "mean of kernel start - launch call start"},
         {"launch.short_kernels_per_iteration", e.short_kernels, "count", "kernels shorter than short-kernel-us"},
+    };
+    metrics.insert(metrics.end(), gpu.begin(), gpu.end());
+  }
+  if (stats.forecast) {
+    const std::vector<Metric> forecast = {
         {"launch.forecast_graphed_us", stats.forecast_graphed_us, "us",
          "forecast step time if graphed: GPU busy + graph launch + per-node cost"},
         {"launch.forecast_savings_us", stats.forecast_savings_us, "us", "eager step time - forecast graphed time"},
         {"launch.forecast_savings_ratio", stats.forecast_savings_ratio, "ratio", "forecast savings / eager step time"},
     };
-    metrics.insert(metrics.end(), gpu.begin(), gpu.end());
+    metrics.insert(metrics.end(), forecast.begin(), forecast.end());
   }
   if (g.steps > 0) {
     metrics.push_back({"graphed.iterations", static_cast<double>(g.steps), "count", "graphed steps analyzed"});
@@ -183,8 +192,8 @@ std::vector<Metric> LaunchMetrics(const LaunchStats& stats) {
   }
   if (e.steps > 0 && g.steps > 0 && g.step_us > 0) {
     metrics.push_back({"graphed.speedup", e.step_us / g.step_us, "ratio", "eager step time / graphed step time"});
-    // The forecast error needs a forecast, which needs eager kernel activity.
-    if (e.gpu_busy_us > 0) {
+    // The forecast error needs a forecast.
+    if (stats.forecast) {
       metrics.push_back({"graphed.forecast_error_ratio", (stats.forecast_graphed_us - g.step_us) / g.step_us, "ratio",
                          "(forecast graphed - measured graphed) / measured graphed"});
     }

@@ -22,6 +22,10 @@ struct LaunchModel {
   double graph_launch_us = 2.5;  // one cudaGraphLaunch, host and device
   double graph_node_us = 0.1;    // per node
   double short_kernel_us = 10;   // kernels shorter than this are "short"
+  // Fewer eager steps than this (after the step range, which leaves out the first, warmup step) give no forecast: the
+  // first steps of a short program are dominated by first-call work (library handles, module loads, allocator
+  // growth), and a forecast from them says "a saving of 100%".
+  size_t min_forecast_steps = 4;
 };
 
 // launch-bound's model options, and reading them back with the iteration options.
@@ -46,6 +50,7 @@ struct LaunchStats {
   std::string source;  // how steps were found
   StepStats eager;
   StepStats graphed;
+  bool forecast = false;           // enough eager steps with GPU times to forecast from
   double forecast_graphed_us = 0;  // per eager step
   double forecast_savings_us = 0;
   double forecast_savings_ratio = 0;

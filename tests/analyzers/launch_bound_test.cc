@@ -1,7 +1,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "absl/strings/match.h"
 #include "analyzers/checks.h"
+#include "analyzers/launch_metrics.h"
+#include "analyzers/trace_analysis.h"
 #include "tests/analyzers/launch_test_util.h"
 
 namespace graphcheck::testing_trace {
@@ -38,6 +41,21 @@ TEST(LaunchBoundTest, ThresholdIsAnOption) {
   CheckOptions options;
   options.Set("launch-bound", "min-savings", "0.9");
   EXPECT_THAT(RunCheck(analyzers::NewLaunchBoundCheck(), LaunchBoundTrace(1000), options), SizeIs(0));
+}
+
+// A short program (the shipped capture_item: two steps after the first, both first-call work): no forecast, and the
+// finding says why.
+TEST(LaunchBoundTest, TooFewStepsGiveNoForecastAndSaySo) {
+  const trace::Trace trace = LaunchBoundTrace(1000, 0, 30000, /*eager=*/4);  // 3 whole steps, 2 after the first
+  const std::vector<Finding> findings = RunCheck(analyzers::NewLaunchBoundCheck(), trace);
+  ASSERT_THAT(findings, SizeIs(1));
+  EXPECT_EQ(findings[0].severity, Severity::kNote);
+  EXPECT_THAT(findings[0].message, HasSubstr("Only 2 eager step(s) were recorded after the first: too few to forecast"));
+  const analyzers::TraceAnalysis analysis(trace);
+  const analyzers::LaunchStats stats =
+      analyzers::ComputeLaunchStats(analysis, analyzers::IterationOptions(), analyzers::LaunchModel());
+  EXPECT_FALSE(stats.forecast);
+  for (const Metric& m : analyzers::LaunchMetrics(stats)) EXPECT_FALSE(absl::StrContains(m.name, "forecast"));
 }
 
 }  // namespace

@@ -8,13 +8,15 @@
 
 namespace graphcheck::testing_trace {
 
-// 5 eager steps of 100 us: 10 kernels of `kernel_ns`, launched 1 us apart, each starting 5 us after its launch
+// `eager` eager steps of 100 us (7: 5 whole ones after the first, warmup, step: enough to forecast from): 10 kernels of
+// `kernel_ns`, launched 1 us apart, each starting 5 us after its launch
 // (kernel_ns <= 1 us keeps them from overlapping; longer ones run back to back on the GPU). Then `graphed` steps
 // of `graphed_step_ns`, each one graph launch whose GPU span is 20 us.
-inline trace::Trace LaunchBoundTrace(uint64_t kernel_ns, int graphed = 0, uint64_t graphed_step_ns = 30000) {
+inline trace::Trace LaunchBoundTrace(uint64_t kernel_ns, int graphed = 0, uint64_t graphed_step_ns = 30000,
+                                     int eager = 7) {
   TraceBuilder b;
   uint64_t t = 1000000;
-  for (int s = 0; s < 5; ++s, t += 100000) {
+  for (int s = 0; s < eager; ++s, t += 100000) {
     uint64_t gpu = t + 5000;
     for (int k = 0; k < 10; ++k) {
       ApiCall& call = b.Launch(t + k * 1000, 1, 7, "k" + std::to_string(k));
