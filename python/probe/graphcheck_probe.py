@@ -40,11 +40,17 @@ class _Recorder:
         self._event = None
 
     def _load(self):
+        if self._library is None:
+            return None
         try:
             library = ctypes.CDLL(self._library, mode=os.RTLD_NOLOAD | os.RTLD_NOW)
         except OSError:  # not loaded yet: CUDA is not initialised, so there is nothing to record
             return None
-        event = library.graphcheck_probe_event
+        try:
+            event = library.graphcheck_probe_event
+        except AttributeError:  # CUDA_INJECTION64_PATH names another tool's library: record nothing, for good
+            self._library = None
+            return None
         event.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_uint64, ctypes.c_uint64, ctypes.c_uint64,
                           ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p]
         event.restype = ctypes.c_int

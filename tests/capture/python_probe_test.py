@@ -143,5 +143,15 @@ with tempfile.TemporaryDirectory() as work:
                                 text=True)
     check("no capture: no probe event", "python probe events (first 0 of 0)" in quiet_dump.stdout, quiet_dump.stdout)
 
+    # CUDA_INJECTION64_PATH naming another tool's library (Nsight's, say): the probe records nothing and never raises.
+    other = os.path.join(work, "other.py")
+    with open(other, "w") as f:
+        f.write("import ctypes\nctypes.CDLL('libm.so.6')\nimport torch\n"
+                "g = torch.cuda.CUDAGraph()\nwith torch.cuda.graph(g):\n    pass\nprint('captured')\n")
+    other_env = dict(env, CUDA_INJECTION64_PATH="libm.so.6")
+    ran = subprocess.run([sys.executable, other], env=other_env, capture_output=True, text=True, timeout=60)
+    check("another tool's injection library: the program runs untouched",
+          ran.returncode == 0 and ran.stdout == "captured\n" and ran.stderr == "", ran.stdout + ran.stderr)
+
 print("%d failed" % len(failures))
 sys.exit(1 if failures else 0)
