@@ -10,5 +10,5 @@ if nvidia-smi -L >/dev/null 2>&1; then
   echo "main job: GPU found; checking builtin:transformer end to end (graphcheck check)"
   exec "$gc" check builtin:transformer --fail-on never
 fi
-echo "main job: no GPU on this machine; analyzing the trace shipped in examples/traces/ (recorded on an H200)"
+echo "main job: no GPU on this machine; analyzing the trace shipped in examples/traces/ (recorded on an H100)"
 exec "$gc" analyze --fail-on never "$root"/examples/traces/capture_item/*.gctrace
