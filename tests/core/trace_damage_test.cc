@@ -44,8 +44,7 @@ std::string ValidTrace() {
   Environment env;
   env.Set("CUDA_LAUNCH_BLOCKING", "1");
   writer->WriteEnvironment(env);
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
+  return testing::FileBytes(path);
 }
 
 const std::string& Valid() {

@@ -276,11 +276,7 @@ TEST(TraceFormatTest, RefusesAnotherMajorVersionButReadsANewerMinor) {
   auto writer = NewWriter(path);
   ASSERT_NE(writer, nullptr);
   writer->WriteKernel(testing::KernelRun(0, 0));
-  std::string bytes;
-  {
-    std::ifstream in(path, std::ios::binary);
-    bytes.assign(std::istreambuf_iterator<char>(in), {});
-  }
+  const std::string bytes = testing::FileBytes(path);
   std::string newer_major = bytes;
   newer_major[8] = 2;
   absl::StatusOr<Trace> refused = ReadTraceFromBytes(newer_major);
@@ -333,11 +329,7 @@ TEST(TraceFormatTest, ATraceCutAfterItsHeaderSaysSo) {
   auto writer = NewWriter(path);
   ASSERT_NE(writer, nullptr);
   writer->WriteKernel(testing::KernelRun(0, 0));
-  std::string bytes;
-  {
-    std::ifstream in(path, std::ios::binary);
-    bytes.assign(std::istreambuf_iterator<char>(in), {});
-  }
+  const std::string bytes = testing::FileBytes(path);
   for (size_t cut : {size_t{64}, size_t{4096}}) {
     absl::StatusOr<Trace> trace = ReadTraceFromBytes(bytes.substr(0, cut));
     ASSERT_TRUE(trace.ok());

@@ -7,6 +7,8 @@
 
 #include <cstdint>
 #include <cstdlib>
+#include <fstream>
+#include <iterator>
 #include <string>
 #include <tuple>
 
@@ -122,6 +124,12 @@ inline std::string TempDir() {
   std::string dir = ::testing::TempDir() + "trace_test_XXXXXX";
   if (mkdtemp(dir.data()) == nullptr) ADD_FAILURE() << "mkdtemp failed";
   return dir;
+}
+
+// The bytes of a file written by a test.
+inline std::string FileBytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
 }  // namespace graphcheck::trace::testing
