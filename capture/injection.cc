@@ -1,7 +1,7 @@
 // Entry points of libgraphcheck_inject.so. The CUDA driver loads the library named by CUDA_INJECTION64_PATH during
 // cuInit and calls InitializeInjection; `graphcheck run` sets that variable (and GRAPHCHECK_TRACE_DIR) for the
 // program it starts and for every process that program starts. graphcheck_probe_event is the Python probe's way in
-// (python/graphcheck/probe/graphcheck_probe.py calls it through ctypes once CUDA has loaded the library).
+// (python/probe/graphcheck_probe.py calls it through ctypes once CUDA has loaded the library).
 #include <cstdint>
 #include <cstdio>
 

@@ -1,9 +1,7 @@
-// Events of the Python probe (python/graphcheck/probe): the probe calls graphcheck_probe_event (injection.cc) through
+// Events of the Python probe (python/probe): the probe calls graphcheck_probe_event (injection.cc) through
 // ctypes, and the recorder writes them into the process's trace on its own clock and thread ids, so they interleave
 // with the CUDA calls they explain. Exceptions come with the frames of their traceback (the raise site); every other
 // event with the calling thread's Python stack, taken as for CUDA calls.
-#include <cstdlib>
-#include <string>
 #include <vector>
 
 #include "absl/strings/numbers.h"
@@ -16,7 +14,6 @@ namespace {
 // Explicit frames as the probe sends them: "file\x1fline\x1ffunction" records joined by \x1e, innermost first.
 constexpr char kFieldSeparator = '\x1f';
 constexpr char kFrameSeparator = '\x1e';
-constexpr size_t kMaxProbeFrames = 64;
 constexpr size_t kMaxProbeText = 4096;  // bytes of a message kept (an exception text can hold a whole tensor)
 
 }  // namespace
@@ -30,7 +27,7 @@ int Recorder::OnProbeEvent(const ProbeEventArgs& args) {
   event.kind = static_cast<trace::ProbeEventKind>(args.kind);
   event.origin = static_cast<trace::ProbeOrigin>(args.origin);
   event.thread_id = CurrentThreadId();
-  cuptiGetTimestamp(&event.time_ns);
+  if (const CUptiResult r = cuptiGetTimestamp(&event.time_ns); r != CUPTI_SUCCESS) CallFailed("cuptiGetTimestamp", r);
   event.graph = args.graph;
   event.pool = args.pool;
   event.value = args.value;
@@ -46,7 +43,7 @@ int Recorder::OnProbeEvent(const ProbeEventArgs& args) {
   } else {
     std::vector<trace::PythonFrameRef> frames;
     for (absl::string_view frame : absl::StrSplit(args.frames, kFrameSeparator, absl::SkipEmpty())) {
-      if (frames.size() == kMaxProbeFrames) break;
+      if (frames.size() == kMaxPythonFrames) break;
       const std::vector<absl::string_view> fields = absl::StrSplit(frame, kFieldSeparator);
       if (fields.size() != 3) continue;
       uint32_t line = 0;

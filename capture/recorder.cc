@@ -36,8 +36,6 @@ uint64_t CuptiNow() {
   cuptiGetTimestamp(&now);
   return now;
 }
-// Python frames kept per call: deep enough to reach the user's frame under nn.Module's call machinery.
-constexpr size_t kMaxPythonFrames = 64;
 
 }  // namespace
 

@@ -36,6 +36,8 @@ using trace::CaptureMode;
 using trace::CaptureStatus;
 
 inline constexpr int kMaxNesting = 8;
+// Python frames kept per call or probe event: deep enough to reach the user's frame under nn.Module's call machinery.
+inline constexpr size_t kMaxPythonFrames = 64;
 
 uint32_t CurrentThreadId();
 
