@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "analyzers/capture_problem_check.h"
 #include "analyzers/trace_analysis.h"
 
 namespace graphcheck::analyzers {
@@ -23,7 +24,7 @@ std::vector<std::optional<size_t>> MatchWindows(const trace::Trace& trace, const
   std::vector<std::optional<size_t>> begin_of_window(windows.size());
   std::map<uint32_t, std::vector<size_t>> begins_by_thread;  // probe capture-begin events, in time order
   std::vector<uint64_t> closed_at(trace.probe_events.size(), ~uint64_t{0});  // per begin: its graph's end or failure
-  std::map<uint64_t, size_t> open;                                          // graph -> its begin event
+  std::map<uint64_t, size_t> open;                                           // graph -> its begin event
   for (size_t e = 0; e < trace.probe_events.size(); ++e) {
     const ProbeEvent& event = trace.probe_events[e];
     if (event.kind == ProbeEventKind::kCaptureBegin) {
@@ -75,7 +76,7 @@ ProbeIndex::ProbeIndex(const trace::Trace& trace, const CaptureAnalysis& capture
   }
   // The open probe capture of each Python graph object: its begin event.
   std::map<uint64_t, size_t> open_capture;
-  std::vector<size_t> reported_begins;
+  std::set<size_t> reported_begins;
   std::vector<std::pair<absl::string_view, absl::string_view>> reported_texts;  // (type, text) of capture exceptions
   for (size_t e = 0; e < trace.probe_events.size(); ++e) {
     const ProbeEvent& event = trace.probe_events[e];
@@ -99,10 +100,9 @@ ProbeIndex::ProbeIndex(const trace::Trace& trace, const CaptureAnalysis& capture
             exception.probe_begin = open->second;
             if (auto w = window_of_begin.find(open->second); w != window_of_begin.end()) exception.window = w->second;
           }
-          const bool first = !exception.probe_begin || std::find(reported_begins.begin(), reported_begins.end(),
-                                                                 *exception.probe_begin) == reported_begins.end();
+          const bool first = !exception.probe_begin || reported_begins.count(*exception.probe_begin) == 0;
           exception.reported = first && !(exception.window && window_has_cause[*exception.window]);
-          if (exception.probe_begin) reported_begins.push_back(*exception.probe_begin);
+          if (exception.probe_begin) reported_begins.insert(*exception.probe_begin);
           reported_texts.emplace_back(trace.String(event.type), trace.String(event.text));
         } else {
           // The program (or a thread) died of it: worth a finding when a rule knows it, unless it left a capture
@@ -169,6 +169,76 @@ std::vector<Metric> ProbeMetrics(const trace::Trace& trace, const ProbeIndex& pr
   metrics.push_back({"compile.cudagraph_skips", static_cast<double>(skips), "count",
                      "times inductor ran a compiled function without CUDA graphs (compile-cudagraph-skipped)"});
   return metrics;
+}
+
+namespace {
+
+// "train.py:42 in step", the exception's innermost user frame (else its innermost frame).
+std::string RaisedAt(const std::vector<SourceFrame>& frames) {
+  if (frames.empty()) return "";
+  const SourceFrame* user = FirstUserFrame(frames);
+  const SourceFrame& frame = user != nullptr ? *user : frames.front();
+  return absl::StrCat(frame.file, ":", frame.line, " in ", frame.function);
+}
+
+}  // namespace
+
+void ReportPythonExceptions(const TraceAnalysis& analysis, const Finding& prototype, std::vector<Finding>* findings) {
+  const trace::Trace& trace = analysis.trace();
+  const ProbeIndex& probe = analysis.probe();
+  for (const PythonException& exception : probe.exceptions()) {
+    if (!exception.reported || exception.check_id != prototype.check_id) continue;
+    const trace::ProbeEvent& event = trace.probe_events[exception.event];
+    Finding finding = prototype;
+    if (exception.rule != nullptr) finding.severity = exception.rule->severity;
+    finding.where.python = PythonFrames(trace, event.stack);
+    finding.where.thread_id = event.thread_id;
+    if (trace.process.pid != 0) finding.where.pid = trace.process.pid;
+    const std::string text = ExceptionText(trace, event);
+    const std::string meaning = exception.rule != nullptr ? exception.rule->meaning : "";
+    if (event.kind == trace::ProbeEventKind::kUncaughtException) {
+      finding.message = absl::StrCat("The program stopped on ", text, meaning.empty() ? "" : ": ", meaning, ".");
+    } else {
+      const trace::ProbeOrigin origin =
+          exception.probe_begin ? trace.probe_events[*exception.probe_begin].origin : trace::ProbeOrigin::kUnknown;
+      const std::string capture = exception.window
+                                      ? DescribeCapture(trace, analysis.captures().windows()[*exception.window])
+                                      : std::string("a capture whose CUDA capture never began");
+      finding.message =
+          absl::StrCat(text, " left ", capture, ", begun by ", DescribeOrigin(origin), ": ",
+                       meaning.empty() ? "the capture failed in Python, before any CUDA call did" : meaning, ".");
+      if (exception.window) finding.where.stream_id = analysis.captures().windows()[*exception.window].stream_id;
+    }
+    if (const std::string at = RaisedAt(finding.where.python); !at.empty()) {
+      finding.evidence.push_back(absl::StrCat(trace.String(event.type), " raised at ", at));
+    }
+    // What the same capture raised after it (capture_end failing because the body did).
+    for (const PythonException& later : probe.exceptions()) {
+      if (later.event > exception.event && exception.probe_begin && later.probe_begin == exception.probe_begin) {
+        finding.consequences.push_back(absl::StrCat("then ", ExceptionText(trace, trace.probe_events[later.event])));
+      }
+    }
+    finding.fix = exception.rule != nullptr
+                      ? exception.rule->fix
+                      : "Fix what raised inside the captured region (the frames show where), or move it out of the "
+                        "capture; a capture that raises leaves no graph.";
+    findings->push_back(std::move(finding));
+  }
+}
+
+std::vector<std::string> ExceptionEvidence(const TraceAnalysis& analysis, size_t window) {
+  const trace::Trace& trace = analysis.trace();
+  std::vector<std::string> lines;
+  for (const PythonException& exception : analysis.probe().exceptions()) {
+    if (exception.reported || exception.window != window) continue;
+    const trace::ProbeEvent& event = trace.probe_events[exception.event];
+    std::string line = absl::StrCat("the program saw ", ExceptionText(trace, event));
+    if (const std::string at = RaisedAt(PythonFrames(trace, event.stack)); !at.empty()) {
+      absl::StrAppend(&line, " (raised at ", at, ")");
+    }
+    lines.push_back(std::move(line));
+  }
+  return lines;
 }
 
 std::string DescribeOrigin(trace::ProbeOrigin origin) {

@@ -20,6 +20,8 @@
 
 namespace graphcheck::analyzers {
 
+class TraceAnalysis;  // trace_analysis.h
+
 // An exception the probe saw leave a capture (its body, capture_begin or capture_end) or end the program or a thread.
 struct PythonException {
   size_t event = 0;                   // index into Trace::probe_events
@@ -54,6 +56,14 @@ class ProbeIndex {
   std::vector<PythonException> exceptions_;
   bool cudagraph_trees_ = false;
 };
+
+// The findings of the Python exceptions (ProbeIndex) that the known-message table maps to `prototype.check_id` and
+// that are reported on their own: where the exception was raised (its traceback's frames, the user's first), what it
+// says, the capture it left and who began it, and the table's meaning and fix. `prototype` is the check's NewFinding().
+void ReportPythonExceptions(const TraceAnalysis& analysis, const Finding& prototype, std::vector<Finding>* findings);
+// Evidence lines for the exceptions that left capture window `window` but are not reported on their own (the window's
+// CUDA calls show the root cause).
+std::vector<std::string> ExceptionEvidence(const TraceAnalysis& analysis, size_t window);
 
 // torch.compile's CUDA graphs as report metrics (none unless cudagraph trees recorded or inductor skipped graphs): the
 // graphs recorded, the program's lines whose calls recorded them, their launches, and inductor's skips.

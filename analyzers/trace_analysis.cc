@@ -6,7 +6,6 @@
 #include "absl/hash/hash.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "analyzers/capture_problem_check.h"
 #include "analyzers/torch_ops.h"
 
 namespace graphcheck::analyzers {
@@ -118,76 +117,6 @@ int64_t CorrelationIndex::Find(uint64_t correlation_id) const {
 const ProbeIndex& TraceAnalysis::probe() const {
   if (!probe_) probe_ = std::make_unique<ProbeIndex>(trace_, captures());
   return *probe_;
-}
-
-namespace {
-
-// "train.py:42 in step", the exception's innermost user frame (else its innermost frame).
-std::string RaisedAt(const std::vector<SourceFrame>& frames) {
-  if (frames.empty()) return "";
-  const SourceFrame* user = FirstUserFrame(frames);
-  const SourceFrame& frame = user != nullptr ? *user : frames.front();
-  return absl::StrCat(frame.file, ":", frame.line, " in ", frame.function);
-}
-
-}  // namespace
-
-void ReportPythonExceptions(const TraceAnalysis& analysis, const Finding& prototype, std::vector<Finding>* findings) {
-  const trace::Trace& trace = analysis.trace();
-  const ProbeIndex& probe = analysis.probe();
-  for (const PythonException& exception : probe.exceptions()) {
-    if (!exception.reported || exception.check_id != prototype.check_id) continue;
-    const trace::ProbeEvent& event = trace.probe_events[exception.event];
-    Finding finding = prototype;
-    if (exception.rule != nullptr) finding.severity = exception.rule->severity;
-    finding.where.python = PythonFrames(trace, event.stack);
-    finding.where.thread_id = event.thread_id;
-    if (trace.process.pid != 0) finding.where.pid = trace.process.pid;
-    const std::string text = ExceptionText(trace, event);
-    const std::string meaning = exception.rule != nullptr ? exception.rule->meaning : "";
-    if (event.kind == trace::ProbeEventKind::kUncaughtException) {
-      finding.message = absl::StrCat("The program stopped on ", text, meaning.empty() ? "" : ": ", meaning, ".");
-    } else {
-      const trace::ProbeOrigin origin =
-          exception.probe_begin ? trace.probe_events[*exception.probe_begin].origin : trace::ProbeOrigin::kUnknown;
-      const std::string capture = exception.window
-                                      ? DescribeCapture(trace, analysis.captures().windows()[*exception.window])
-                                      : std::string("a capture whose CUDA capture never began");
-      finding.message =
-          absl::StrCat(text, " left ", capture, ", begun by ", DescribeOrigin(origin), ": ",
-                       meaning.empty() ? "the capture failed in Python, before any CUDA call did" : meaning, ".");
-      if (exception.window) finding.where.stream_id = analysis.captures().windows()[*exception.window].stream_id;
-    }
-    if (const std::string at = RaisedAt(finding.where.python); !at.empty()) {
-      finding.evidence.push_back(absl::StrCat(trace.String(event.type), " raised at ", at));
-    }
-    // What the same capture raised after it (capture_end failing because the body did).
-    for (const PythonException& later : probe.exceptions()) {
-      if (later.event > exception.event && exception.probe_begin && later.probe_begin == exception.probe_begin) {
-        finding.consequences.push_back(absl::StrCat("then ", ExceptionText(trace, trace.probe_events[later.event])));
-      }
-    }
-    finding.fix = exception.rule != nullptr
-                      ? exception.rule->fix
-                      : "Fix what raised inside the captured region (the frames show where), or move it out of the "
-                        "capture; a capture that raises leaves no graph.";
-    findings->push_back(std::move(finding));
-  }
-}
-
-std::vector<std::string> ExceptionEvidence(const TraceAnalysis& analysis, size_t window) {
-  const trace::Trace& trace = analysis.trace();
-  std::vector<std::string> lines;
-  for (const PythonException& exception : analysis.probe().exceptions()) {
-    if (exception.reported || exception.window != window) continue;
-    const trace::ProbeEvent& event = trace.probe_events[exception.event];
-    std::string line = absl::StrCat("the program saw ", ExceptionText(trace, event));
-    if (const std::string at = RaisedAt(PythonFrames(trace, event.stack)); !at.empty()) {
-      absl::StrAppend(&line, " (raised at ", at, ")");
-    }
-    lines.push_back(std::move(line));
-  }
-  return lines;
 }
 
 const CorrelationIndex& TraceAnalysis::kernel_by_correlation() const {

@@ -87,14 +87,6 @@ class AnalyzerCheck : public Check {
                        std::vector<Finding>* findings) const = 0;
 };
 
-// The findings of the Python exceptions (ProbeIndex) that the known-message table maps to `prototype.check_id` and
-// that are reported on their own: where the exception was raised (its traceback's frames, the user's first), what it
-// says, the capture it left and who began it, and the table's meaning and fix. `prototype` is the check's NewFinding().
-void ReportPythonExceptions(const TraceAnalysis& analysis, const Finding& prototype, std::vector<Finding>* findings);
-// Evidence lines for the exceptions that left capture window `window` but are not reported on their own (the window's
-// CUDA calls show the root cause).
-std::vector<std::string> ExceptionEvidence(const TraceAnalysis& analysis, size_t window);
-
 // Calls grouped by call site (API name and backtrace), so a defect repeated every step is one finding.
 class CallSites {
  public:
