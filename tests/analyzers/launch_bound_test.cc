@@ -50,7 +50,8 @@ TEST(LaunchBoundTest, TooFewStepsGiveNoForecastAndSaySo) {
   const std::vector<Finding> findings = RunCheck(analyzers::NewLaunchBoundCheck(), trace);
   ASSERT_THAT(findings, SizeIs(1));
   EXPECT_EQ(findings[0].severity, Severity::kNote);
-  EXPECT_THAT(findings[0].message, HasSubstr("Only 2 eager step(s) were recorded after the first: too few to forecast"));
+  EXPECT_THAT(findings[0].message,
+              HasSubstr("Only 2 eager step(s) were recorded after the first: too few to forecast"));
   const analyzers::TraceAnalysis analysis(trace);
   const analyzers::LaunchStats stats =
       analyzers::ComputeLaunchStats(analysis, analyzers::IterationOptions(), analyzers::LaunchModel());

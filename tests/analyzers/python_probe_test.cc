@@ -10,7 +10,7 @@
 
 #include "analyzers/checks.h"
 #include "analyzers/trace_analysis.h"
-#include "tests/analyzers/capture_test_util.h"
+#include "tests/analyzers/probe_test_util.h"
 
 namespace graphcheck::testing_trace {
 namespace {
@@ -21,29 +21,6 @@ using ::testing::IsEmpty;
 using ::testing::SizeIs;
 using trace::ProbeEventKind;
 using trace::ProbeOrigin;
-
-constexpr uint64_t kGraph = 0x7f00aa;
-constexpr char kPageable[] =
-    "Cannot copy between CPU and CUDA tensors during CUDA graph capture unless the CPU tensor is pinned. Please use "
-    "tensor.pin_memory() or allocate the tensor with pin_memory=True.";
-
-trace::PythonStackId TrainPyStack(TraceBuilder& b, uint32_t line) {
-  return b.PythonStack({{"/usr/lib/python3/dist-packages/torch/_tensor.py", 51, "cuda"},
-                        {"/home/me/train.py", line, "body"},
-                        {"/home/me/train.py", 90, "<module>"}});
-}
-
-// torch.cuda.graph whose body raised before CUDA saw anything: the probe's begin, CUDA's begin, the exception at the
-// context's exit, then capture_end (which succeeds with an empty graph: nothing was captured).
-trace::Trace CaughtExceptionInCapture(const std::string& text) {
-  TraceBuilder b;
-  b.Probe(900, 1, ProbeEventKind::kCaptureBegin, kGraph, ProbeOrigin::kUser);
-  b.Begin(1000, 1, kStream);
-  b.Exception(2000, 1, ProbeEventKind::kCaptureException, kGraph, "RuntimeError", text, TrainPyStack(b, 27));
-  b.End(3000, 1, kStream, kCaptureId, 0, 0);
-  b.Probe(3500, 1, ProbeEventKind::kCaptureEnd, kGraph);
-  return b.Build();
-}
 
 TEST(PythonProbeTest, EveryCaptureWindowGetsTheOriginOfTheProbesBegin) {
   TraceBuilder b;
@@ -104,16 +81,6 @@ TEST(PythonProbeTest, AnExceptionNoRuleKnowsIsACaptureError) {
   EXPECT_TRUE(findings[0].where.python[1].user);
 }
 
-TEST(PythonProbeTest, APrivateGeneratorInCaptureIsRngUnregisteredGenerator) {
-  const trace::Trace trace =
-      CaughtExceptionInCapture("Attempt to increase offset for a CUDA generator not in capture mode.");
-  const std::vector<Finding> findings = RunCheck(analyzers::NewRngUnregisteredGeneratorCheck(), trace);
-  ASSERT_THAT(findings, SizeIs(1));
-  EXPECT_EQ(findings[0].check_id, "rng-unregistered-generator");
-  EXPECT_THAT(findings[0].fix, HasSubstr("register_generator_state"));
-  EXPECT_THAT(RunCheck(analyzers::NewCaptureErrorCheck(), trace), IsEmpty());
-}
-
 // .item() inside torch.cuda.graph: CUDA refuses the synchronization (the trace's root cause) and PyTorch raises. The
 // exception is evidence on the sync-in-capture finding, and the capture_end error it led to is not a second finding.
 TEST(PythonProbeTest, AnExceptionAfterACudaRootCauseIsItsEvidence) {
@@ -149,20 +116,6 @@ TEST(PythonProbeTest, AnExceptionFromCaptureBeginHasNoWindow) {
   const std::vector<Finding> findings = RunCheck(analyzers::NewLegacyStreamInCaptureCheck(), b.Build());
   ASSERT_THAT(findings, SizeIs(1));
   EXPECT_THAT(findings[0].message, HasSubstr("a capture whose CUDA capture never began"));
-}
-
-TEST(PythonProbeTest, AnUncaughtOverwrittenOutputIsOutputOverwrittenWithTheInvalidationsBeforeIt) {
-  TraceBuilder b;
-  b.Probe(1000, 1, ProbeEventKind::kOutputsInvalidated).value = 2;
-  b.Exception(2000, 1, ProbeEventKind::kUncaughtException, 0, "RuntimeError",
-              "Error: accessing tensor output of CUDAGraphs that has been overwritten by a subsequent run. Stack "
-              "trace: File \"gen.py\", line 9",
-              b.PythonStack({{"/home/me/gen.py", 41, "main"}}));
-  const std::vector<Finding> findings = RunCheck(analyzers::NewOutputOverwrittenCheck(), b.Build());
-  ASSERT_THAT(findings, SizeIs(1));
-  EXPECT_THAT(findings[0].message, HasSubstr("The program stopped on RuntimeError: Error: accessing tensor output"));
-  EXPECT_EQ(findings[0].where.python[0].line, 41);
-  EXPECT_THAT(findings[0].evidence, Contains(HasSubstr("freed 2 output(s) the program still held")));
 }
 
 // A thread that queried an event during a global-mode capture dies of CUDA's 900 text: the trace's
@@ -236,27 +189,6 @@ TEST(PythonProbeTest, CudagraphTreesReRecordingIsChurnOfTheCompiledFunction) {
   EXPECT_EQ(metrics["compile.recording_call_sites"], 1);
   EXPECT_EQ(metrics["compile.replays"], 40);  // the cudaGraphLaunch calls of the recorded graphs
   EXPECT_EQ(metrics["compile.cudagraph_skips"], 0);
-}
-
-TEST(PythonProbeTest, CompileSkipReasonsAreOneFindingPerReasonAndSite) {
-  TraceBuilder b;
-  const trace::PythonStackId site = b.PythonStack(
-      {{"/usr/lib/python3/dist-packages/torch/_inductor/x.py", 1, "f"}, {"/home/me/infer.py", 18, "main"}});
-  for (int i = 0; i < 3; ++i) {
-    trace::ProbeEvent& skip = b.Probe(1000 + i, 1, ProbeEventKind::kCompileSkip);
-    skip.text = b.trace().Intern("skipping cudagraphs due to mutated inputs (1 instances)");
-    skip.stack = site;
-  }
-  trace::ProbeEvent& cpu = b.Probe(2000, 1, ProbeEventKind::kCompileSkip);
-  cpu.text = b.trace().Intern("skipping cudagraphs due to cpu device (arg1_1)");
-  cpu.stack = site;
-  const std::vector<Finding> findings = RunCheck(analyzers::NewCompileCudagraphSkippedCheck(), b.Build());
-  ASSERT_THAT(findings, SizeIs(2));
-  EXPECT_THAT(findings[0].message, HasSubstr("the function called at /home/me/infer.py:18 without CUDA graphs: "
-                                             "\"skipping cudagraphs due to mutated inputs (1 instances)\""));
-  EXPECT_THAT(findings[0].evidence, Contains("reported 3 times"));
-  EXPECT_THAT(findings[0].fix, HasSubstr("mutate"));
-  EXPECT_THAT(findings[1].fix, HasSubstr("GPU"));
 }
 
 TEST(PythonProbeTest, TraceWithoutProbeEventsIsUnchanged) {
