@@ -34,10 +34,7 @@ absl::Status RegisterAnalyzerChecks(CheckRegistry* registry) {
                      &NewTraceIncompleteCheck}) {
     checks.push_back(make());
   }
-  for (std::unique_ptr<Check>& check : checks) {
-    if (absl::Status status = registry->Add(std::move(check)); !status.ok()) return status;
-  }
-  return absl::OkStatus();
+  return registry->AddAll(std::move(checks));
 }
 
 }  // namespace graphcheck

@@ -1,5 +1,6 @@
 // What `graphcheck check`'s engine measured: the pipeline's steps and metrics, and the snapshots the validators read
-// (the loss of every eager and every graphed training step, run from the same initial state on the same inputs).
+// (the loss of every eager and every graphed training step, run from the same initial state on the same inputs, a
+// second eager run that measures eager's own run-to-run noise, and per-tensor numerics samples).
 // The engine process writes it as JSON (report/engine_run_json.h); the CLI reads it back and merges it with the
 // analysis of the engine's trace.
 #ifndef GRAPHCHECK_CORE_ENGINE_RUN_H_
@@ -10,6 +11,7 @@
 #include <vector>
 
 #include "core/environment.h"
+#include "core/numerics_sample.h"
 #include "core/report.h"
 
 namespace graphcheck {
@@ -22,11 +24,19 @@ struct EngineRun {
   std::vector<Metric> metrics;
   std::vector<double> eager_losses;    // eager reference steps, in order
   std::vector<double> graphed_losses;  // replayed steps from the same initial state and inputs; empty if none ran
+  // The eager steps again from the same state: where they equal eager_losses bitwise (and every sample's spread is
+  // 0), the model computes deterministically and graphed must match eager exactly. Empty: no repeat ran.
+  std::vector<double> eager_repeat_losses;
+  // The engine asked for deterministic kernels: cuDNN deterministic, its benchmark off, TF32 off.
+  bool deterministic_settings = false;
+  std::vector<NumericsSample> samples;
   std::optional<GpuInfo> gpu;
 
   bool operator==(const EngineRun& o) const {
     return model == o.model && scope == o.scope && compute_dtype == o.compute_dtype && steps == o.steps &&
-           metrics == o.metrics && eager_losses == o.eager_losses && graphed_losses == o.graphed_losses && gpu == o.gpu;
+           metrics == o.metrics && eager_losses == o.eager_losses && graphed_losses == o.graphed_losses &&
+           eager_repeat_losses == o.eager_repeat_losses && deterministic_settings == o.deterministic_settings &&
+           samples == o.samples && gpu == o.gpu;
   }
 };
 

@@ -72,6 +72,13 @@ absl::Status CheckRegistry::Add(std::unique_ptr<Check> check) {
   return absl::OkStatus();
 }
 
+absl::Status CheckRegistry::AddAll(std::vector<std::unique_ptr<Check>> checks) {
+  for (std::unique_ptr<Check>& check : checks) {
+    if (absl::Status status = Add(std::move(check)); !status.ok()) return status;
+  }
+  return absl::OkStatus();
+}
+
 const Check* CheckRegistry::Find(absl::string_view id) const {
   auto it = checks_.find(id);
   return it == checks_.end() ? nullptr : it->second.get();

@@ -20,6 +20,8 @@ class CheckRegistry {
  public:
   // InvalidArgument for an id that is not kebab-case or an option without a name; AlreadyExists for a duplicate id.
   absl::Status Add(std::unique_ptr<Check> check);
+  // Adds each in turn; the first refusal stops and is returned. How every module registers its checks.
+  absl::Status AddAll(std::vector<std::unique_ptr<Check>> checks);
   const Check* Find(absl::string_view id) const;
   std::vector<const Check*> All() const;  // sorted by id
 

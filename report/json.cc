@@ -156,17 +156,58 @@ Metric MetricFromJson(const json& m) {
                 m.value("description", "")};
 }
 
-// Losses may be NaN or infinite, which JSON cannot spell: they are written as null and read back as NaN.
+// Losses and numerics may be NaN or infinite, which JSON cannot spell: they are written as null and read back as NaN.
+json NumberToJson(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
+double NumberFromJson(const json& v) { return v.is_null() ? std::nan("") : v.get<double>(); }
+
 json LossesToJson(const std::vector<double>& losses) {
   json out = json::array();
-  for (double v : losses) out.push_back(std::isfinite(v) ? json(v) : json(nullptr));
+  for (double v : losses) out.push_back(NumberToJson(v));
   return out;
 }
 
 std::vector<double> LossesFromJson(const json& j) {
   std::vector<double> losses;
-  for (const json& v : j) losses.push_back(v.is_null() ? std::nan("") : v.get<double>());
+  for (const json& v : j) losses.push_back(NumberFromJson(v));
   return losses;
+}
+
+json SampleToJson(const NumericsSample& s) {
+  return json{{"name", s.name},
+              {"role", std::string(TensorRoleName(s.role))},
+              {"dtype", s.dtype},
+              {"numel", s.numel},
+              {"max_abs_error", NumberToJson(s.max_abs_error)},
+              {"worst_index", s.worst_index},
+              {"eager_at_worst", NumberToJson(s.eager_at_worst)},
+              {"graphed_at_worst", NumberToJson(s.graphed_at_worst)},
+              {"eager_abs_max", NumberToJson(s.eager_abs_max)},
+              {"eager_nonfinite", s.eager_nonfinite},
+              {"graphed_nonfinite", s.graphed_nonfinite},
+              {"eager_spread", NumberToJson(s.eager_spread)},
+              {"changed_in_eager", s.changed_in_eager},
+              {"changed_in_graphed", s.changed_in_graphed}};
+}
+
+absl::StatusOr<NumericsSample> SampleFromJson(const json& j) {
+  NumericsSample s;
+  s.name = j.at("name").get<std::string>();
+  absl::StatusOr<TensorRole> role = ParseTensorRole(j.at("role").get<std::string>());
+  if (!role.ok()) return role.status();
+  s.role = *role;
+  s.dtype = j.at("dtype").get<std::string>();
+  s.numel = j.at("numel").get<int64_t>();
+  s.max_abs_error = NumberFromJson(j.at("max_abs_error"));
+  s.worst_index = j.at("worst_index").get<int64_t>();
+  s.eager_at_worst = NumberFromJson(j.at("eager_at_worst"));
+  s.graphed_at_worst = NumberFromJson(j.at("graphed_at_worst"));
+  s.eager_abs_max = NumberFromJson(j.at("eager_abs_max"));
+  s.eager_nonfinite = j.at("eager_nonfinite").get<int64_t>();
+  s.graphed_nonfinite = j.at("graphed_nonfinite").get<int64_t>();
+  s.eager_spread = NumberFromJson(j.at("eager_spread"));
+  s.changed_in_eager = j.at("changed_in_eager").get<bool>();
+  s.changed_in_graphed = j.at("changed_in_graphed").get<bool>();
+  return s;
 }
 
 // Runs `parse` on `text`, turning nlohmann's exceptions into InvalidArgument naming `what`.
@@ -231,6 +272,13 @@ absl::StatusOr<EngineRun> EngineRunFromParsed(const json& j) {
   for (const json& m : j.at("metrics")) run.metrics.push_back(MetricFromJson(m));
   run.eager_losses = LossesFromJson(j.at("eager_losses"));
   run.graphed_losses = LossesFromJson(j.at("graphed_losses"));
+  run.eager_repeat_losses = LossesFromJson(j.at("eager_repeat_losses"));
+  run.deterministic_settings = j.at("deterministic_settings").get<bool>();
+  for (const json& s : j.at("samples")) {
+    absl::StatusOr<NumericsSample> sample = SampleFromJson(s);
+    if (!sample.ok()) return sample.status();
+    run.samples.push_back(*std::move(sample));
+  }
   if (j.contains("gpu") && !j.at("gpu").is_null()) {
     absl::StatusOr<GpuInfo> gpu = GpuFromJson(j.at("gpu"));
     if (!gpu.ok()) return gpu.status();
@@ -295,6 +343,8 @@ std::string EngineRunToJson(const EngineRun& run) {
   for (const Step& s : run.steps) steps.push_back(StepToJson(s));
   json metrics = json::array();
   for (const Metric& m : run.metrics) metrics.push_back(MetricToJson(m));
+  json samples = json::array();
+  for (const NumericsSample& s : run.samples) samples.push_back(SampleToJson(s));
   json out{{"schema", kEngineRunSchema},
            {"model", run.model},
            {"scope", run.scope},
@@ -303,7 +353,10 @@ std::string EngineRunToJson(const EngineRun& run) {
            {"steps", steps},
            {"metrics", metrics},
            {"eager_losses", LossesToJson(run.eager_losses)},
-           {"graphed_losses", LossesToJson(run.graphed_losses)}};
+           {"graphed_losses", LossesToJson(run.graphed_losses)},
+           {"eager_repeat_losses", LossesToJson(run.eager_repeat_losses)},
+           {"deterministic_settings", run.deterministic_settings},
+           {"samples", samples}};
   return out.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
 }
 

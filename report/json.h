@@ -25,7 +25,7 @@ inline constexpr char kDiffSchema[] = "graphcheck.diff/1";
 std::string ReportDiffToJson(const ReportDiff& diff);
 
 // The engine's result file (`graphcheck check` runs the engine as a child process and reads this back).
-inline constexpr char kEngineRunSchema[] = "graphcheck.engine-run/1";
+inline constexpr char kEngineRunSchema[] = "graphcheck.engine-run/2";
 std::string EngineRunToJson(const EngineRun& run);
 absl::StatusOr<EngineRun> EngineRunFromJson(absl::string_view text);
 

@@ -16,10 +16,7 @@ absl::Status RegisterEnvironmentChecks(CheckRegistry* registry) {
   checks.push_back(std::make_unique<EnvLaunchBlockingCheck>());
   checks.push_back(std::make_unique<EnvNcclAsyncErrorHandlingCheck>());
   checks.push_back(std::make_unique<EnvNoCachingAllocatorCheck>());
-  for (std::unique_ptr<Check>& check : checks) {
-    if (absl::Status status = registry->Add(std::move(check)); !status.ok()) return status;
-  }
-  return absl::OkStatus();
+  return registry->AddAll(std::move(checks));
 }
 
 }  // namespace graphcheck

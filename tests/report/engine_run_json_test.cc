@@ -21,6 +21,22 @@ TEST(EngineRunJsonTest, RoundTrips) {
   run.metrics = {Metric{"check.speedup", 2.5, "ratio", "eager / graphed"}};
   run.eager_losses = {1.5, 1.25};
   run.graphed_losses = {1.5, 1.2500001};
+  run.eager_repeat_losses = {1.5, 1.25};
+  run.deterministic_settings = true;
+  NumericsSample sample;
+  sample.name = "encoder.layers.0.norm1.running_mean";
+  sample.role = TensorRole::kBuffer;
+  sample.dtype = "float32";
+  sample.numel = 256;
+  sample.max_abs_error = 0.25;
+  sample.worst_index = 17;
+  sample.eager_at_worst = 1.0;
+  sample.graphed_at_worst = 0.75;
+  sample.eager_abs_max = 3.5;
+  sample.graphed_nonfinite = 2;
+  sample.eager_spread = 0;
+  sample.changed_in_eager = true;
+  run.samples = {sample};
   run.gpu = GpuInfo{"NVIDIA H200", 9, 0, ""};
   absl::StatusOr<EngineRun> back = EngineRunFromJson(EngineRunToJson(run));
   ASSERT_TRUE(back.ok()) << back.status();
@@ -38,10 +54,22 @@ TEST(EngineRunJsonTest, NonFiniteLossesComeBackAsNan) {
   EXPECT_TRUE(std::isnan(back->graphed_losses[0]));
 }
 
+TEST(EngineRunJsonTest, RejectsAnUnknownTensorRole) {
+  EngineRun run;
+  run.samples = {NumericsSample{}};
+  std::string text = EngineRunToJson(run);
+  const size_t role = text.find("\"output\"");
+  ASSERT_NE(role, std::string::npos);
+  text.replace(role, 8, "\"weight\"");
+  absl::StatusOr<EngineRun> back = EngineRunFromJson(text);
+  ASSERT_FALSE(back.ok());
+  EXPECT_THAT(std::string(back.status().message()), ::testing::HasSubstr("unknown tensor role 'weight'"));
+}
+
 TEST(EngineRunJsonTest, RejectsOtherFiles) {
   EXPECT_FALSE(EngineRunFromJson("{\"schema\": \"graphcheck.report/1\"}").ok());
   EXPECT_FALSE(EngineRunFromJson("not json").ok());
-  EXPECT_FALSE(EngineRunFromJson("{\"schema\": \"graphcheck.engine-run/1\"}").ok());  // fields missing
+  EXPECT_FALSE(EngineRunFromJson("{\"schema\": \"graphcheck.engine-run/2\"}").ok());  // fields missing
 }
 
 }  // namespace

@@ -1,4 +1,4 @@
-// Registration of the engine checks: both land in a registry under their ids, read only what the engine measured,
+// Registration of the engine checks: all land in a registry under their ids, read only what the engine measured,
 // and a second registration is refused (ids are unique).
 #include "validators/engine/engine_checks.h"
 
@@ -12,7 +12,8 @@ namespace {
 TEST(EngineChecksTest, RegistersTheEngineChecks) {
   CheckRegistry registry;
   ASSERT_TRUE(RegisterEngineChecks(&registry).ok());
-  for (const char* id : {"numerics-loss", "pipeline-step-failed"}) {
+  for (const char* id : {"numerics-forward", "numerics-grad", "numerics-loss", "numerics-nonfinite",
+                         "pipeline-step-failed", "state-elided"}) {
     const Check* check = registry.Find(id);
     ASSERT_NE(check, nullptr) << id;
     CheckInputs without_engine;

@@ -36,10 +36,7 @@ absl::Status RegisterConfigurationChecks(CheckRegistry* registry) {
   checks.push_back(std::make_unique<ConfigTeRngTrackerCheck>());
   checks.push_back(std::make_unique<ConfigUnknownCudaGraphValueCheck>());
   checks.push_back(std::make_unique<ScheduleOrderCheck>());
-  for (std::unique_ptr<Check>& check : checks) {
-    if (absl::Status status = registry->Add(std::move(check)); !status.ok()) return status;
-  }
-  return absl::OkStatus();
+  return registry->AddAll(std::move(checks));
 }
 
 }  // namespace graphcheck

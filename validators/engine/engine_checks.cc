@@ -3,19 +3,24 @@
 #include <memory>
 #include <vector>
 
-#include "validators/engine/numerics_loss.h"
 #include "validators/engine/pipeline_step_failed.h"
+#include "validators/numerics/numerics_forward.h"
+#include "validators/numerics/numerics_grad.h"
+#include "validators/numerics/numerics_loss.h"
+#include "validators/numerics/numerics_nonfinite.h"
+#include "validators/state/state_elided.h"
 
 namespace graphcheck {
 
 absl::Status RegisterEngineChecks(CheckRegistry* registry) {
   std::vector<std::unique_ptr<Check>> checks;
-  checks.push_back(std::make_unique<NumericsLossCheck>());
   checks.push_back(std::make_unique<PipelineStepFailedCheck>());
-  for (std::unique_ptr<Check>& check : checks) {
-    if (absl::Status status = registry->Add(std::move(check)); !status.ok()) return status;
-  }
-  return absl::OkStatus();
+  checks.push_back(std::make_unique<NumericsForwardCheck>());
+  checks.push_back(std::make_unique<NumericsGradCheck>());
+  checks.push_back(std::make_unique<NumericsLossCheck>());
+  checks.push_back(std::make_unique<NumericsNonfiniteCheck>());
+  checks.push_back(std::make_unique<StateElidedCheck>());
+  return registry->AddAll(std::move(checks));
 }
 
 }  // namespace graphcheck

@@ -1,20 +1,24 @@
-#include "validators/engine/numerics_loss.h"
+#include "validators/numerics/numerics_loss.h"
 
 #include <algorithm>
 #include <cmath>
 
-#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "core/engine_run.h"
+#include "validators/numerics/numerics_rule.h"
 
 namespace graphcheck {
 namespace {
 
-// The relative tolerance for the precision the losses were computed in.
-double RelativeTolerance(const EngineRun& run, const BoundOptions& options) {
-  if (run.compute_dtype == "bfloat16") return options.GetDouble("rtol-bfloat16");
-  if (run.compute_dtype == "float16") return options.GetDouble("rtol-float16");
-  return options.GetDouble("rtol-float32");
+// Whether a per-tensor numerics check has a finding on this run: then it names the cause.
+bool ExplainedBySamples(const EngineRun& run, const NumericsRule& rule) {
+  const bool nonfinite = std::any_of(run.samples.begin(), run.samples.end(), [](const NumericsSample& s) {
+    return s.graphed_nonfinite > s.eager_nonfinite;
+  });
+  return nonfinite || !FindMismatches(run, rule,
+                                      {TensorRole::kOutput, TensorRole::kGradient, TensorRole::kParameter,
+                                       TensorRole::kBuffer})
+                           .empty();
 }
 
 }  // namespace
@@ -26,27 +30,31 @@ const CheckInfo& NumericsLossCheck::info() const {
       Severity::kError,
       CheckArea::kNumerics,
       "The same training steps, run eagerly and through the graphs from the same state and seed, give different "
-      "losses: the replays compute something other than the eager code.",
-      {{"rtol-float32", "1e-2", "relative tolerance when the model computes in float32"},
-       {"rtol-bfloat16", "5e-2", "relative tolerance under bf16 autocast"},
-       {"rtol-float16", "3e-2", "relative tolerance under fp16 autocast"},
-       {"atol", "1e-5", "absolute tolerance added to the relative one"}}};
+      "losses (bitwise where eager reproduces itself, else beyond eager's own run-to-run spread): the replays "
+      "compute something other than the eager code.",
+      NumericsRuleOptions()};
   return kInfo;
 }
 
 void NumericsLossCheck::CheckEngineRun(const EngineRun& run, const BoundOptions& options,
                                        std::vector<Finding>* findings) const {
+  const NumericsRule rule(run, options);
+  if (ExplainedBySamples(run, rule)) return;
   const size_t steps = std::min(run.eager_losses.size(), run.graphed_losses.size());
-  const double rtol = RelativeTolerance(run, options);
-  const double atol = options.GetDouble("atol");
   size_t first_bad = steps, worst = steps, mismatches = 0;
-  double worst_excess = 0;
+  double worst_excess = 0, spread = -1;
   for (size_t i = 0; i < steps; ++i) {
     const double eager = run.eager_losses[i], graphed = run.graphed_losses[i];
-    if (!std::isfinite(eager)) continue;  // eager itself diverged: not a graph problem
-    const double allowed = atol + rtol * std::fabs(eager);
-    const double excess = std::isfinite(graphed) ? std::fabs(graphed - eager) / allowed : INFINITY;
-    if (excess <= 1) continue;
+    // Eager's noise grows over the steps as trajectories diverge: the largest spread so far bounds this step's.
+    if (i < run.eager_repeat_losses.size() && std::isfinite(run.eager_repeat_losses[i]) && std::isfinite(eager)) {
+      spread = std::max(spread, std::fabs(run.eager_repeat_losses[i] - eager));
+    }
+    // Eager itself diverged (not a graph problem), or graphed is not finite (numerics-nonfinite's finding).
+    if (!std::isfinite(eager) || !std::isfinite(graphed)) continue;
+    const double allowed = rule.Allowed(eager, spread);
+    const double difference = std::fabs(graphed - eager);
+    if (!(difference > allowed)) continue;
+    const double excess = Excess(difference, allowed, eager);
     ++mismatches;
     if (first_bad == steps) first_bad = i;
     if (worst == steps || excess > worst_excess) {
@@ -56,19 +64,21 @@ void NumericsLossCheck::CheckEngineRun(const EngineRun& run, const BoundOptions&
   }
   if (mismatches == 0) return;
   Finding finding = NewFinding();
-  const double eager = run.eager_losses[worst], graphed = run.graphed_losses[worst];
   finding.message = absl::StrFormat(
       "%zu of %zu graphed training steps of %s give a different loss than the same eager steps; the first at step "
-      "%zu, the worst at step %zu (eager %.6g, graphed %.6g)%s.",
-      mismatches, steps, run.model, first_bad, worst, eager, graphed,
-      std::isfinite(graphed) ? "" : ": the graphed loss is not finite");
+      "%zu, the worst at step %zu (eager %.9g, graphed %.9g).",
+      mismatches, steps, run.model, first_bad, worst, run.eager_losses[worst], run.graphed_losses[worst]);
   finding.evidence = {
       absl::StrFormat("both runs start from the same parameters, optimizer state, inputs and seed (%s scope, %s)",
                       run.scope, run.compute_dtype),
-      absl::StrFormat("tolerance: %g + %g x |eager loss|", atol, rtol),
+      rule.Describe(),
       absl::StrFormat("step %zu: eager %.9g, graphed %.9g", first_bad, run.eager_losses[first_bad],
                       run.graphed_losses[first_bad]),
   };
+  if (!run.eager_repeat_losses.empty() && first_bad < run.eager_repeat_losses.size()) {
+    finding.evidence.push_back(
+        absl::StrFormat("step %zu of the eager repeat: %.9g", first_bad, run.eager_repeat_losses[first_bad]));
+  }
   finding.where.key = run.model;
   finding.fix =
       "Look for values computed on the host inside the graphed code (Python numbers, step counters, schedules, "

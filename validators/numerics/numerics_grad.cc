@@ -1,0 +1,35 @@
+#include "validators/numerics/numerics_grad.h"
+
+#include "core/engine_run.h"
+#include "validators/numerics/numerics_rule.h"
+
+namespace graphcheck {
+
+const CheckInfo& NumericsGradCheck::info() const {
+  static const CheckInfo kInfo{
+      "numerics-grad",
+      "The graphed backward computes different gradients than eager",
+      Severity::kError,
+      CheckArea::kNumerics,
+      "On the first step the forward outputs agree, but the parameter gradients that the backward graph produces "
+      "differ from eager's (bitwise where eager reproduces itself, else beyond eager's own spread).",
+      NumericsRuleOptions()};
+  return kInfo;
+}
+
+void NumericsGradCheck::CheckEngineRun(const EngineRun& run, const BoundOptions& options,
+                                       std::vector<Finding>* findings) const {
+  const NumericsRule rule(run, options);
+  if (!FindMismatches(run, rule, {TensorRole::kOutput}).empty()) return;  // numerics-forward's finding
+  const std::vector<SampleMismatch> mismatches = FindMismatches(run, rule, {TensorRole::kGradient});
+  if (mismatches.empty()) return;
+  Finding finding = NewFinding();
+  DescribeMismatches(run, rule, mismatches, TensorRole::kGradient, "parameter gradients of the first step",
+                     &finding);
+  finding.fix =
+      "Look at what runs in backward only: backward hooks, custom autograd functions that read host values or "
+      "module attributes, gradient scaling computed on the host. Inside a graph they run once, at capture.";
+  findings->push_back(std::move(finding));
+}
+
+}  // namespace graphcheck

@@ -1,0 +1,71 @@
+// The rule every numerics validator applies when it compares graphed against eager (issue measurements on an H100:
+// two eager runs of ResNet-18 from the same state differ by up to 16% in loss after 20 SGD steps, yet with
+// deterministic kernels they, and the graphed run, are bitwise equal). So:
+// - where the engine asked for deterministic kernels and a second eager run reproduced the first bitwise, graphed
+//   must equal eager bitwise: any difference is a finding;
+// - otherwise a difference counts when it exceeds atol + rtol(precision) x scale + spread-factor x the eager-vs-eager
+//   spread measured in the same run: never a fixed tolerance alone, never eager's own noise.
+#ifndef GRAPHCHECK_VALIDATORS_NUMERICS_NUMERICS_RULE_H_
+#define GRAPHCHECK_VALIDATORS_NUMERICS_NUMERICS_RULE_H_
+
+#include <string>
+#include <vector>
+
+#include "core/check.h"
+#include "core/engine_run.h"
+
+namespace graphcheck {
+
+// The options every numerics check takes, with their defaults.
+std::vector<CheckOption> NumericsRuleOptions();
+
+class NumericsRule {
+ public:
+  NumericsRule(const EngineRun& run, const BoundOptions& options);
+
+  bool bitwise() const { return bitwise_; }
+  // The largest |graphed - eager| allowed for values of magnitude `scale` whose eager repeat differed by `spread`
+  // (negative: unknown, no repeat ran).
+  double Allowed(double scale, double spread) const;
+  // One evidence line: which rule applied and why.
+  std::string Describe() const;
+
+ private:
+  bool bitwise_ = false;
+  std::string precision_;  // "float32", "tf32", "bfloat16", "float16"
+  double rtol_ = 0, atol_ = 0, spread_factor_ = 0;
+  bool repeat_ran_ = false;
+};
+
+// A sampled tensor whose graphed value differs from eager by more than the rule allows.
+struct SampleMismatch {
+  const NumericsSample* sample = nullptr;
+  double allowed = 0;
+  double excess = 0;  // see Excess
+};
+
+// How far a difference exceeds what was allowed, for ranking: difference / allowed, or where nothing was allowed
+// (bitwise) the difference relative to the values' scale. Within one run every comparison is of the same kind.
+double Excess(double difference, double allowed, double scale);
+
+// The samples of `roles` that differ beyond the rule, worst (largest excess) first. Non-finite elements are left to
+// numerics-nonfinite: only elements finite in both runs are compared here.
+std::vector<SampleMismatch> FindMismatches(const EngineRun& run, const NumericsRule& rule,
+                                           const std::vector<TensorRole>& roles);
+
+// Evidence lines, one per mismatching tensor (at most `limit`, then a count of the rest): name, worst element, the
+// two values there, the difference and what was allowed.
+std::vector<std::string> MismatchTable(const std::vector<SampleMismatch>& mismatches, size_t limit);
+
+// Fills `finding`'s message and evidence for mismatching tensors: "N of M WHAT of MODEL differ between eager and
+// graphed", the rule, and the table (worst first).
+void DescribeMismatches(const EngineRun& run, const NumericsRule& rule, const std::vector<SampleMismatch>& mismatches,
+                        TensorRole role, absl::string_view what, Finding* finding);
+
+// True when the engine asked for deterministic kernels and the eager repeat equals the eager run bitwise: losses and
+// every sample's spread.
+bool EagerReproducible(const EngineRun& run);
+
+}  // namespace graphcheck
+
+#endif  // GRAPHCHECK_VALIDATORS_NUMERICS_NUMERICS_RULE_H_
