@@ -37,6 +37,7 @@ struct CheckCommandOptions {
   int warmup = 3;
   int replays = 20;
   uint64_t seed = 0;
+  std::string numerics = "deterministic";
   std::string trace_dir;
   std::string inject_library;
   std::string engine;
@@ -69,7 +70,7 @@ absl::StatusOr<std::vector<std::string>> EngineCommand(const CheckCommandOptions
   }
   command.insert(command.end(), {"--optimizer", options.optimizer, "--scope", options.scope, "--warmup",
                                  absl::StrCat(options.warmup), "--replays", absl::StrCat(options.replays), "--seed",
-                                 absl::StrCat(options.seed), "--result", result_path});
+                                 absl::StrCat(options.seed), "--numerics", options.numerics, "--result", result_path});
   if (!options.amp.empty()) command.insert(command.end(), {"--amp", options.amp});
   return command;
 }
@@ -226,6 +227,12 @@ void AddCheckCommand(CLI::App* app, CommandContext* context) {
   command->add_option("--warmup", options->warmup, "Warmup iterations before capture (default 3; 11 for DDP)");
   command->add_option("--replays", options->replays, "Timed steps, eager and graphed each (default 20)");
   command->add_option("--seed", options->seed, "Seed for parameters, inputs and dropout");
+  command
+      ->add_option("--numerics", options->numerics,
+                   "deterministic (default): cuDNN deterministic, benchmark and TF32 off, so graphed is held to "
+                   "bitwise equality where eager reproduces itself; native: LibTorch's default kernels, compared "
+                   "against eager's own run-to-run spread")
+      ->check(CLI::IsMember({"deterministic", "native"}));
   command->add_option("--trace-dir", options->trace_dir, "Keep the engine's trace in DIR");
   command->add_option("--inject", options->inject_library, "Recorder library (default: next to graphcheck)");
   command->add_option("--engine", options->engine, "The engine (default: graphcheck-engine next to graphcheck)");

@@ -70,7 +70,11 @@ const std::vector<BuiltinModel>& BuiltinModels() {
       {"defect/frozen-host-scalar",
        "mlp whose forward scales by a host-side number that changes every call",
        {{"x", {64, 1024}, "float32"}},
-       {"numerics-loss"}},
+       {"numerics-forward"}},
+      {"defect/buffer-rebound",
+       "mlp whose forward rebinds a step-counter buffer to a new tensor instead of updating it in place",
+       {{"x", {64, 1024}, "float32"}},
+       {"state-elided"}},
   };
   return kModels;
 }

@@ -27,6 +27,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> inputs;
   std::string result_path;
   bool eval = false;
+  std::string numerics = "deterministic";
   CLI::App app{"graphcheck's LibTorch engine (run by graphcheck check)"};
   app.add_option("MODEL", plan.model, "builtin:NAME or a TorchScript file")->required();
   app.add_option("--input", inputs, "NAME:DIMxDIM...:DTYPE");
@@ -38,6 +39,7 @@ int main(int argc, char** argv) {
   app.add_option("--warmup", plan.warmup);
   app.add_option("--replays", plan.steps);
   app.add_option("--seed", plan.seed);
+  app.add_option("--numerics", numerics)->check(CLI::IsMember({"deterministic", "native"}));
   app.add_option("--result", result_path, "where the JSON result goes")->required();
   try {
     app.parse(argc, argv);
@@ -45,6 +47,7 @@ int main(int argc, char** argv) {
     return Fail(absl::InvalidArgumentError(e.what()));
   }
   plan.train = !eval;
+  plan.deterministic = numerics == "deterministic";
   for (const std::string& text : inputs) {
     absl::StatusOr<graphcheck::InputSpec> spec = graphcheck::ParseInputSpec(text);
     if (!spec.ok()) return Fail(spec.status());

@@ -15,13 +15,21 @@ namespace graphcheck {
 namespace {
 
 // The planted defects of the defect/ variants, each one of the capture breakers the practitioner's guide lists.
-enum class Defect { kNone, kItemInForward, kDataDependentShape, kHostToDeviceInForward, kFrozenHostScalar };
+enum class Defect {
+  kNone,
+  kItemInForward,
+  kDataDependentShape,
+  kHostToDeviceInForward,
+  kFrozenHostScalar,
+  kBufferRebound,
+};
 
 class MlpImpl : public torch::nn::Module {
  public:
   explicit MlpImpl(Defect defect) : defect_(defect) {
     for (int i = 0; i < 4; ++i)
       layers_.push_back(register_module(absl::StrCat("fc", i), torch::nn::Linear(1024, 1024)));
+    if (defect_ == Defect::kBufferRebound) steps_ = register_buffer("steps", torch::zeros({1}));
   }
   at::Tensor forward(at::Tensor x) {
     x = torch::relu(layers_[0]->forward(x));
@@ -38,6 +46,9 @@ class MlpImpl : public torch::nn::Module {
       case Defect::kFrozenHostScalar:  // a per-call host number: a graph keeps its value from capture time
         x = x * (1.0 + 0.01 * static_cast<double>(calls_++ % 50));
         break;
+      case Defect::kBufferRebound:  // Python's `self.steps = self.steps + 1`: the buffer now holds a new tensor
+        steps_.set_(steps_ + 1);
+        break;
       case Defect::kNone:
         break;
     }
@@ -51,6 +62,7 @@ class MlpImpl : public torch::nn::Module {
  private:
   Defect defect_;
   int64_t calls_ = 0;
+  at::Tensor steps_;  // a step counter that nothing else reads, as BatchNorm's num_batches_tracked
   std::vector<torch::nn::Linear> layers_;
 };
 TORCH_MODULE(Mlp);
@@ -117,6 +129,12 @@ Model FromNnModule(const BuiltinModel& builtin, Holder module, const at::Device&
   model.callable.parameters = module->parameters();
   model.callable.buffers = module->buffers();
   model.set_training = [module](bool training) mutable { module->train(training); };
+  model.named_state = [module] {
+    std::vector<NamedTensor> state;
+    for (const auto& p : module->named_parameters()) state.push_back({p.key(), TensorRole::kParameter, p.value()});
+    for (const auto& b : module->named_buffers()) state.push_back({b.key(), TensorRole::kBuffer, b.value()});
+    return state;
+  };
   model.inputs = builtin.inputs;
   model.module = module.ptr();
   return model;
@@ -130,6 +148,7 @@ Model BuildBuiltin(const BuiltinModel& builtin, const at::Device& device) {
   if (builtin.name == "defect/data-dependent-shape") defect = Defect::kDataDependentShape;
   if (builtin.name == "defect/h2d-in-forward") defect = Defect::kHostToDeviceInForward;
   if (builtin.name == "defect/frozen-host-scalar") defect = Defect::kFrozenHostScalar;
+  if (builtin.name == "defect/buffer-rebound") defect = Defect::kBufferRebound;
   return FromNnModule(builtin, Mlp(defect), device);
 }
 
@@ -197,6 +216,12 @@ absl::StatusOr<Model> LoadTorchScript(const std::string& path, const at::Device&
   for (const at::Tensor& b : module->buffers()) model.callable.buffers.push_back(b);
   model.callable.hooks = HookNames(*module);
   model.set_training = [module](bool training) { module->train(training); };
+  model.named_state = [module] {
+    std::vector<NamedTensor> state;
+    for (const auto& p : module->named_parameters()) state.push_back({p.name, TensorRole::kParameter, p.value});
+    for (const auto& b : module->named_buffers()) state.push_back({b.name, TensorRole::kBuffer, b.value});
+    return state;
+  };
   model.module = module;
   return model;
 }

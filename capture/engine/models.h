@@ -12,6 +12,7 @@
 
 #include "absl/status/statusor.h"
 #include "capture/engine/graphed_callables.h"
+#include "capture/engine/numerics_snapshot.h"
 #include "core/model_spec.h"
 
 namespace graphcheck {
@@ -19,6 +20,9 @@ namespace graphcheck {
 struct Model {
   Callable callable;
   std::function<void(bool training)> set_training;
+  // The parameters and buffers by name as the module holds them now: a forward that rebinds an attribute
+  // (`self.steps = self.steps + 1`) shows its new tensor here, where callable.buffers keeps the one at load.
+  std::function<std::vector<NamedTensor>()> named_state;
   std::vector<InputSpec> inputs;  // built-in: the default inputs; TorchScript: from forward's schema (no shape)
   std::shared_ptr<void> module;   // keeps the module alive
 };

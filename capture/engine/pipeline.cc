@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <functional>
 #include <optional>
 
@@ -20,12 +21,14 @@
 #include "capture/engine/fused_optimizer.h"
 #include "capture/engine/graphed_callables.h"
 #include "capture/engine/models.h"
+#include "capture/engine/numerics_snapshot.h"
 #include "capture/engine/torch_edge.h"
 
 namespace graphcheck {
 namespace {
 
 using ForwardFn = std::function<std::vector<at::Tensor>(const std::vector<at::Tensor>&)>;
+using StepFn = std::function<at::Tensor(const std::vector<at::Tensor>&)>;  // one step on a batch; returns the loss
 
 constexpr int kDistinctBatches = 4;  // replays copy new data in, as a training loop does
 
@@ -127,24 +130,65 @@ ForwardFn WithAutocast(ForwardFn forward, at::ScalarType dtype) {
   };
 }
 
-// The parameters and buffers at a point in time, so the graphed run starts where the eager reference started.
+// The parameters and buffers at a point in time, by name, so every run starts where the eager reference started.
+// Restoring copies into the tensors the module holds now: a forward that rebinds a buffer starts from its initial
+// value again too.
 class ModelState {
  public:
-  explicit ModelState(const Callable& callable) {
+  explicit ModelState(const Model& model) {
     at::NoGradGuard no_grad;
-    for (const at::Tensor& t : callable.parameters) saved_.push_back(t.detach().clone());
-    for (const at::Tensor& t : callable.buffers) saved_.push_back(t.detach().clone());
+    for (NamedTensor& t : model.named_state()) {
+      t.tensor = t.tensor.detach().clone();
+      saved_.push_back(std::move(t));
+    }
   }
-  void Restore(const Callable& callable) const {
+  void Restore(const Model& model) const {
     at::NoGradGuard no_grad;
-    size_t i = 0;
-    for (const at::Tensor& t : callable.parameters) t.detach().copy_(saved_[i++]);
-    for (const at::Tensor& t : callable.buffers) t.detach().copy_(saved_[i++]);
+    for (const NamedTensor& now : model.named_state()) {
+      for (const NamedTensor& saved : saved_) {
+        if (saved.role == now.role && saved.name == now.name && saved.tensor.sizes() == now.tensor.sizes()) {
+          now.tensor.detach().copy_(saved.tensor);
+        }
+      }
+    }
   }
+  const std::vector<NamedTensor>& tensors() const { return saved_; }
 
  private:
-  std::vector<at::Tensor> saved_;
+  std::vector<NamedTensor> saved_;
 };
+
+// Deterministic kernels, so that a second eager run can reproduce the first bitwise and graphed can be held to that
+// (validators/numerics/numerics_rule.h). TF32 off as well: it is a precision choice, not a determinism one, but it
+// makes float32 comparisons loose.
+void AskForDeterministicKernels() {
+  at::globalContext().setDeterministicCuDNN(true);
+  at::globalContext().setBenchmarkCuDNN(false);
+  at::globalContext().setAllowTF32CuDNN(false);
+  at::globalContext().setAllowTF32CuBLAS(false);
+}
+
+// `forward`, keeping detached clones of the outputs of its first call in `kept`.
+ForwardFn KeepingFirstOutputs(ForwardFn forward, std::vector<at::Tensor>* kept) {
+  return [forward = std::move(forward), kept](const std::vector<at::Tensor>& inputs) {
+    std::vector<at::Tensor> outputs = forward(inputs);
+    if (kept->empty()) {
+      at::NoGradGuard no_grad;
+      for (const at::Tensor& t : outputs) kept->push_back(t.detach().clone());
+    }
+    return outputs;
+  };
+}
+
+// `step`, filling `snapshot` after its first call with the first outputs that `first_outputs` kept and the gradients.
+StepFn SnapshottingFirstStep(StepFn step, const Model& model, const std::vector<at::Tensor>* first_outputs,
+                             RunSnapshot* snapshot) {
+  return [step = std::move(step), &model, first_outputs, snapshot](const std::vector<at::Tensor>& batch) {
+    at::Tensor loss = step(batch);
+    if (!snapshot->took_first_step) snapshot->TakeFirstStep(*first_outputs, model.named_state());
+    return loss;
+  };
+}
 
 // Resolves the inputs: --inputs, --input, or the built-in's defaults; InvalidArgument when they do not fit.
 absl::StatusOr<std::vector<std::vector<at::Tensor>>> ResolveBatches(const CheckPlan& plan, const Model& model,
@@ -198,27 +242,33 @@ at::Tensor RunStep(const ForwardFn& forward, const std::vector<at::Tensor>& batc
   return loss.detach();
 }
 
-// Runs steps+1 steps (the first untimed) inside NVTX ranges kStepRange; fills the step times and the losses.
-absl::Status TimedSteps(int steps, const std::vector<std::vector<at::Tensor>>& batches,
-                        const std::function<at::Tensor(const std::vector<at::Tensor>&)>& step,
-                        std::vector<double>* step_us, std::vector<double>* losses) {
+// Runs steps+1 steps and fills the losses. With `step_us`, the steps after the first are timed and each is an NVTX
+// range kStepRange (the trace's iterations); without, none is (the eager repeat, which only measures numerics).
+absl::Status RunSteps(int steps, const std::vector<std::vector<at::Tensor>>& batches, const StepFn& step,
+                      std::vector<double>* step_us, std::vector<double>* losses) {
   return CallTorch("step", [&] {
     std::vector<at::cuda::CUDAEvent> events;
-    for (int i = 0; i <= steps; ++i) events.emplace_back(cudaEventDefault);
+    if (step_us != nullptr) {
+      for (int i = 0; i <= steps; ++i) events.emplace_back(cudaEventDefault);
+    }
     std::vector<at::Tensor> loss_tensors;
     for (int i = 0; i <= steps; ++i) {
-      if (i > 0) events[i - 1].record();
-      {
-        NvtxRange range("step");
+      if (step_us == nullptr) {
         loss_tensors.push_back(step(batches[i % batches.size()]));
+        continue;
       }
+      if (i > 0) events[i - 1].record();
+      NvtxRange range("step");
+      loss_tensors.push_back(step(batches[i % batches.size()]));
     }
-    events[steps].record();
+    if (step_us != nullptr) events[steps].record();
     // Losses come back through pinned memory: a pageable copy here would be the engine's own finding.
     const at::Tensor all = at::empty({steps + 1}, at::TensorOptions(at::kDouble).pinned_memory(true));
     all.copy_(at::stack(loss_tensors).to(at::kDouble), /*non_blocking=*/true);
     c10::cuda::device_synchronize();
-    for (int i = 1; i <= steps; ++i) step_us->push_back(1000.0 * events[i - 1].elapsed_time(events[i]));
+    if (step_us != nullptr) {
+      for (int i = 1; i <= steps; ++i) step_us->push_back(1000.0 * events[i - 1].elapsed_time(events[i]));
+    }
     losses->assign(all.data_ptr<double>(), all.data_ptr<double>() + all.numel());
   });
 }
@@ -248,15 +298,17 @@ absl::StatusOr<EngineRun> RunCheckPipeline(const CheckPlan& plan) {
   // nodes change streams once; LibTorch's warning about it describes the engine's sequence, not the model.
   at::globalContext().setWarnOnAccumulateGradStreamMismatch(false);
   EngineRun run;
+  if (plan.deterministic) AskForDeterministicKernels();
+  run.deterministic_settings = plan.deterministic;
   run.model = plan.model;
   run.scope = plan.scope;
   run.compute_dtype = plan.amp == "bf16" ? "bfloat16" : plan.amp == "fp16" ? "float16" : "float32";
   const bool full_iteration = plan.scope == "full-iteration";
   const std::vector<std::string> planned =
-      full_iteration
-          ? std::vector<std::string>{"load-model", "eager-reference", "warmup", "full-iteration-capture", "replay"}
-          : std::vector<std::string>{"load-model",      "eager-reference",  "warmup",
-                                     "forward-capture", "backward-capture", "replay"};
+      full_iteration ? std::vector<std::string>{"load-model", "eager-reference",        "eager-repeat",
+                                                "warmup",     "full-iteration-capture", "replay"}
+                     : std::vector<std::string>{"load-model",      "eager-reference",  "eager-repeat", "warmup",
+                                                "forward-capture", "backward-capture", "replay"};
   StepLog log(&run.steps);
   const at::Device device(at::kCUDA, 0);
   const cudaDeviceProp* properties = nullptr;
@@ -292,9 +344,9 @@ absl::StatusOr<EngineRun> RunCheckPipeline(const CheckPlan& plan) {
     }
   }
   FusedOptimizer* opt = optimizer ? &*optimizer : nullptr;
-  const ModelState initial(model->callable);
+  const ModelState initial(*model);
   auto restart = [&] {  // the same parameters, optimizer state and random stream as the eager reference had
-    initial.Restore(model->callable);
+    initial.Restore(*model);
     if (opt != nullptr) {
       opt->Reset();
       opt->ZeroGrad();
@@ -302,19 +354,32 @@ absl::StatusOr<EngineRun> RunCheckPipeline(const CheckPlan& plan) {
     at::manual_seed(plan.seed);
   };
 
+  // Eager twice from the same state: the second run measures eager's own run-to-run noise, which the numerics
+  // validators must not take for a graph defect. Each run keeps what the validators compare (RunSnapshot).
   std::vector<double> eager_us, graphed_us;
-  log.Run("eager-reference", [&] {
-    if (absl::Status s = CallTorch("eager reference", restart); !s.ok()) return s;
-    return TimedSteps(
-        plan.steps, batches, [&](const std::vector<at::Tensor>& batch) { return RunStep(forward, batch, opt); },
-        &eager_us, &run.eager_losses);
-  });
+  RunSnapshot eager_snapshot, repeat_snapshot, graphed_snapshot;
+  auto eager_run = [&](absl::string_view what, std::vector<double>* step_us, std::vector<double>* losses,
+                       RunSnapshot* snapshot) {
+    if (absl::Status s = CallTorch(what, restart); !s.ok()) return s;
+    std::vector<at::Tensor> first_outputs;
+    const ForwardFn keeping = KeepingFirstOutputs(forward, &first_outputs);
+    const StepFn step = [&](const std::vector<at::Tensor>& batch) { return RunStep(keeping, batch, opt); };
+    absl::Status s =
+        RunSteps(plan.steps, batches, SnapshottingFirstStep(step, *model, &first_outputs, snapshot), step_us, losses);
+    if (s.ok()) s = CallTorch(what, [&] { snapshot->TakeFinalState(model->named_state()); });
+    return s;
+  };
+  log.Run("eager-reference",
+          [&] { return eager_run("eager reference", &eager_us, &run.eager_losses, &eager_snapshot); });
+  log.Run("eager-repeat",
+          [&] { return eager_run("eager repeat", nullptr, &run.eager_repeat_losses, &repeat_snapshot); });
 
   const cudaStreamCaptureMode mode = cudaStreamCaptureModeGlobal;
   size_t graphs = 0, nodes = 0;
   double capture_ms = 0;
   at::cuda::MempoolId_t pool{0, 0};
-  std::function<at::Tensor(const std::vector<at::Tensor>&)> graphed_step;
+  StepFn graphed_step;
+  std::vector<at::Tensor> graphed_first_outputs;  // a full-iteration graph's outputs stay inside it: none
   std::optional<GraphedCallables> graphed;
   at::cuda::CUDAGraph full_graph(/*keep_graph=*/true);
   std::vector<at::Tensor> static_inputs;
@@ -344,7 +409,9 @@ absl::StatusOr<EngineRun> RunCheckPipeline(const CheckPlan& plan) {
       const GraphedCallable& callable_graphed = graphed->callables.front();
       graphs = callable_graphed.backward_nodes() > 0 ? 2 : 1;
       nodes = callable_graphed.forward_nodes() + callable_graphed.backward_nodes();
-      ForwardFn replay = [&callable_graphed](const std::vector<at::Tensor>& in) { return callable_graphed(in); };
+      const ForwardFn replay =
+          KeepingFirstOutputs([&callable_graphed](const std::vector<at::Tensor>& in) { return callable_graphed(in); },
+                              &graphed_first_outputs);
       graphed_step = [replay, opt](const std::vector<at::Tensor>& batch) { return RunStep(replay, batch, opt); };
     }
   } else if (!log.failed()) {
@@ -380,9 +447,22 @@ absl::StatusOr<EngineRun> RunCheckPipeline(const CheckPlan& plan) {
 
   log.Run("replay", [&] {
     if (absl::Status s = CallTorch("replay", restart); !s.ok()) return s;
-    return TimedSteps(plan.steps, batches, graphed_step, &graphed_us, &run.graphed_losses);
+    absl::Status s = RunSteps(plan.steps, batches,
+                              SnapshottingFirstStep(graphed_step, *model, &graphed_first_outputs, &graphed_snapshot),
+                              &graphed_us, &run.graphed_losses);
+    if (s.ok()) s = CallTorch("replay", [&] { graphed_snapshot.TakeFinalState(model->named_state()); });
+    return s;
   });
   log.SkipRemaining(planned);
+  if (graphed_snapshot.took_first_step) {
+    const RunSnapshot* repeat = repeat_snapshot.took_first_step ? &repeat_snapshot : nullptr;
+    if (absl::Status s = CallTorch(
+            "numerics samples",
+            [&] { run.samples = CompareSnapshots(eager_snapshot, repeat, graphed_snapshot, initial.tensors()); });
+        !s.ok()) {
+      log.Add("numerics-samples", 0, s);
+    }
+  }
 
   const Timing eager = Summarize(eager_us), graphed_timing = Summarize(graphed_us);
   if (!eager_us.empty()) AddTimingMetrics("check.eager", "eager", eager, &run.metrics);
@@ -390,6 +470,18 @@ absl::StatusOr<EngineRun> RunCheckPipeline(const CheckPlan& plan) {
     AddTimingMetrics("check.graphed", "graphed", graphed_timing, &run.metrics);
     run.metrics.push_back(Metric{"check.speedup", eager.median / graphed_timing.median, "ratio",
                                  "eager step time / graphed step time (medians)"});
+  }
+  if (!run.eager_repeat_losses.empty() && run.eager_repeat_losses.size() == run.eager_losses.size()) {
+    double spread = 0;
+    for (size_t i = 0; i < run.eager_losses.size(); ++i) {
+      spread = std::max(spread, std::fabs(run.eager_repeat_losses[i] - run.eager_losses[i]));
+    }
+    run.metrics.push_back(Metric{"check.eager_repeat_loss_spread", spread, "loss",
+                                 "largest loss difference between the eager run and its repeat (0: bitwise equal)"});
+  }
+  if (!run.samples.empty()) {
+    run.metrics.push_back(Metric{"check.numerics_tensors", static_cast<double>(run.samples.size()), "count",
+                                 "tensors compared between eager and graphed (outputs, gradients, parameters, buffers)"});
   }
   if (graphs > 0) {
     run.metrics.push_back(Metric{"check.graphs", static_cast<double>(graphs), "count", "CUDA graphs captured"});

@@ -1,7 +1,8 @@
-// The `graphcheck check` pipeline, run in the engine process under the recorder: load the model, an eager reference,
-// warmup on a side stream, forward and backward capture (or one full-iteration capture), replays, each a named step
-// with its status, wall time and an NVTX range "graphcheck:STEP" (timed steps inside are "graphcheck:step"), then
-// the metrics. A failing step stops the pipeline: it is reported failed with the diagnosis, the rest skipped.
+// The `graphcheck check` pipeline, run in the engine process under the recorder: load the model, an eager reference
+// and its repeat from the same state, warmup on a side stream, forward and backward capture (or one full-iteration
+// capture), replays, each a named step with its status, wall time and an NVTX range "graphcheck:STEP" (timed steps
+// inside are "graphcheck:step"), then the metrics and the numerics samples (capture/engine/numerics_snapshot.h). A
+// failing step stops the pipeline: it is reported failed with the diagnosis, the rest skipped.
 #ifndef GRAPHCHECK_CAPTURE_ENGINE_PIPELINE_H_
 #define GRAPHCHECK_CAPTURE_ENGINE_PIPELINE_H_
 
@@ -28,6 +29,9 @@ struct CheckPlan {
   int warmup = 3;
   int steps = 20;  // timed eager steps and timed graphed steps, each
   uint64_t seed = 0;
+  // Deterministic kernels (cuDNN deterministic, benchmark and TF32 off) so that graphed can be held to bitwise
+  // equality where eager reproduces itself; false (--numerics native) keeps LibTorch's defaults.
+  bool deterministic = true;
 };
 
 // InvalidArgument for bad input (model, inputs, options); FailedPrecondition when there is no CUDA device. Failures

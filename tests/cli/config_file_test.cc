@@ -36,7 +36,9 @@ fail-on: warning
   EXPECT_EQ(config->severities[0].severity, Severity::kError);
   ASSERT_NE(config->check_options.Find("launch-bound", "graph-launch-us"), nullptr);
   EXPECT_EQ(*config->check_options.Find("launch-bound", "graph-launch-us"), "4");
-  ASSERT_NE(config->check_options.Find("numerics-loss", "rtol-bfloat16"), nullptr);
+  for (const char* id : {"numerics-forward", "numerics-grad", "numerics-loss", "state-elided"}) {
+    ASSERT_NE(config->check_options.Find(id, "rtol-bfloat16"), nullptr) << id;
+  }
   ASSERT_EQ(config->thresholds.size(), 1u);
   EXPECT_DOUBLE_EQ(config->thresholds[0].max_ratio, 0.05);
   EXPECT_EQ(config->fail_on, "warning");

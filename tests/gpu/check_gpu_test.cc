@@ -4,6 +4,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -74,13 +75,20 @@ void ExpectCleanRun(const std::string& args) {
   EXPECT_THAT(FindingIds(report, Severity::kError), ::testing::IsEmpty()) << args << "\n" << Describe(report);
   for (const Step& step : report.steps) EXPECT_EQ(step.status, StepStatus::kOk) << args << ": " << step.name;
   for (const char* name : {"check.eager_step_us", "check.graphed_step_us", "check.speedup", "check.graph_nodes",
-                           "check.graph_pool_bytes", "check.tool_overhead_ms"}) {
+                           "check.graph_pool_bytes", "check.tool_overhead_ms", "check.numerics_tensors"}) {
     const Metric* metric = FindMetric(report, name);
     ASSERT_NE(metric, nullptr) << args << ": " << name;
     EXPECT_GT(metric->value, 0) << args << ": " << name;
   }
-  EXPECT_THAT(report.checks_run, Contains("numerics-loss"));
-  EXPECT_THAT(report.checks_run, Contains("sync-in-capture"));
+  for (const char* id : {"numerics-loss", "numerics-forward", "numerics-grad", "numerics-nonfinite", "state-elided",
+                         "sync-in-capture"}) {
+    EXPECT_THAT(report.checks_run, Contains(id)) << args;
+  }
+  // For the closing note: how far eager is from reproducing itself with these kernels.
+  if (const Metric* spread = FindMetric(report, "check.eager_repeat_loss_spread")) {
+    std::printf("numerics: %s: eager repeat loss spread %g, %g tensors compared\n", args.c_str(), spread->value,
+                FindMetric(report, "check.numerics_tensors")->value);
+  }
 }
 
 class CheckGpuTest : public ::testing::Test {
@@ -145,6 +153,37 @@ TEST_F(CheckGpuTest, TorchScriptModelFromPython) {
       absl::StrCat(gpu_test::BuildDir(), "/graphcheck check ", model, " --input x:64x1024:float32 --input y:4:float32");
   EXPECT_EQ(WEXITSTATUS(std::system(bad.c_str())), 2);
   std::remove(model.c_str());
+}
+
+// Models written elsewhere, exported by tests/gpu/programs/export_numerics_models.py: the clean ones pass every
+// numerics and state check with deterministic and with native kernels; the planted one is flagged by state-elided.
+TEST_F(CheckGpuTest, NumericsOfExportedModels) {
+  const std::string dir = ::testing::TempDir();
+  const std::string command =
+      absl::StrCat("python3 ", gpu_test::SourceDir(), "/tests/gpu/programs/export_numerics_models.py ", dir);
+  FILE* pipe = popen(command.c_str(), "r");
+  ASSERT_NE(pipe, nullptr) << command;
+  std::string listing;
+  char buffer[4096];
+  while (fgets(buffer, sizeof buffer, pipe) != nullptr) listing += buffer;
+  ASSERT_EQ(WEXITSTATUS(pclose(pipe)), 0) << command;
+  int models = 0;
+  std::istringstream lines(listing);
+  std::string name, path, spec;
+  while (lines >> name >> path >> spec) {
+    ++models;
+    const std::string args = absl::StrCat(path, " --input ", spec);
+    if (name.rfind("defect-", 0) == 0) {
+      const Checked checked = RunCheck(args);
+      EXPECT_THAT(FindingIds(checked.report, Severity::kError), Contains("state-elided"))
+          << name << "\n" << Describe(checked.report);
+    } else {
+      ExpectCleanRun(args);
+      ExpectCleanRun(args + " --numerics native");
+    }
+    std::remove(path.c_str());
+  }
+  EXPECT_EQ(models, 4) << "torchvision or timm missing:\n" << listing;
 }
 
 }  // namespace

@@ -46,8 +46,8 @@ TEST(NumericsLossTest, ReproducibleEagerDemandsBitwiseEquality) {
 TEST(NumericsLossTest, EagerSpreadWidensTheTolerance) {
   // The ResNet-18 case on the H100: two eager runs drift apart by up to 16%; graphed drifts by up to 21%. Eager's own
   // noise, not a defect.
-  const EngineRun resnet = Losses({0.030, 0.028, 0.025, 0.0218}, {0.030, 0.0279, 0.0240, 0.0196},
-                                  {0.030, 0.0281, 0.0262, 0.0183});
+  const EngineRun resnet =
+      Losses({0.030, 0.028, 0.025, 0.0218}, {0.030, 0.0279, 0.0240, 0.0196}, {0.030, 0.0281, 0.0262, 0.0183});
   EXPECT_TRUE(Check(resnet).empty());
   // The same graphed drift where eager reproduces itself closely is a finding: the spread bounds what is noise.
   const EngineRun tight = Losses({0.030, 0.028, 0.025, 0.0218}, {0.030, 0.0279, 0.0240, 0.0196},
@@ -63,6 +63,16 @@ TEST(NumericsLossTest, EarlyStepsAreHeldToTheSpreadSoFar) {
   EXPECT_THAT(findings[0].message, HasSubstr("first at step 1"));
 }
 
+TEST(NumericsLossTest, ARepeatThatDiffersAtTheFirstStepIsNotNoise) {
+  // builtin:defect/frozen-host-scalar: the forward scales by a per-call counter, so the repeat (whose counter went on)
+  // differs from the first step on. Its spread must not excuse the graphed run's difference.
+  const EngineRun run = Losses({1.0, 0.9, 0.8}, {1.45, 1.3, 1.2}, {1.21, 1.1, 0.95});
+  const auto findings = Check(run);
+  ASSERT_EQ(findings.size(), 1u);
+  EXPECT_THAT(findings[0].message, HasSubstr("3 of 3"));
+  EXPECT_THAT(findings[0].evidence[1], HasSubstr("differs from the eager run already at the first step"));
+}
+
 TEST(NumericsLossTest, WithoutARepeatTheDtypeToleranceApplies) {
   EXPECT_TRUE(Check(Losses({1.0, 0.9, 0.8}, {1.0, 0.90000001, 0.80000002})).empty());
   // bf16 autocast gets a wider tolerance: 0.5% off is fine there, not in float32.
@@ -75,8 +85,8 @@ TEST(NumericsLossTest, WithoutARepeatTheDtypeToleranceApplies) {
 
 TEST(NumericsLossTest, LeavesNonFiniteAndDivergedStepsToOthers) {
   EXPECT_TRUE(Check(Losses({1.0, 0.9}, {1.0, std::nan("")}, {1.0, 0.9})).empty());  // numerics-nonfinite's
-  EXPECT_TRUE(Check(Losses({1.0, INFINITY}, {1.0, 5.0})).empty());                   // eager diverged itself
-  EXPECT_TRUE(Check(Losses({1.0, 0.9}, {})).empty());                                 // no replay ran
+  EXPECT_TRUE(Check(Losses({1.0, INFINITY}, {1.0, 5.0})).empty());                  // eager diverged itself
+  EXPECT_TRUE(Check(Losses({1.0, 0.9}, {})).empty());                               // no replay ran
 }
 
 TEST(NumericsLossTest, SilentWhenASampledTensorNamesTheCause) {

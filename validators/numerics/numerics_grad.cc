@@ -24,8 +24,7 @@ void NumericsGradCheck::CheckEngineRun(const EngineRun& run, const BoundOptions&
   const std::vector<SampleMismatch> mismatches = FindMismatches(run, rule, {TensorRole::kGradient});
   if (mismatches.empty()) return;
   Finding finding = NewFinding();
-  DescribeMismatches(run, rule, mismatches, TensorRole::kGradient, "parameter gradients of the first step",
-                     &finding);
+  DescribeMismatches(run, rule, mismatches, TensorRole::kGradient, "parameter gradients of the first step", &finding);
   finding.fix =
       "Look at what runs in backward only: backward hooks, custom autograd functions that read host values or "
       "module attributes, gradient scaling computed on the host. Inside a graph they run once, at capture.";

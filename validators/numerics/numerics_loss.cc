@@ -12,13 +12,12 @@ namespace {
 
 // Whether a per-tensor numerics check has a finding on this run: then it names the cause.
 bool ExplainedBySamples(const EngineRun& run, const NumericsRule& rule) {
-  const bool nonfinite = std::any_of(run.samples.begin(), run.samples.end(), [](const NumericsSample& s) {
-    return s.graphed_nonfinite > s.eager_nonfinite;
-  });
-  return nonfinite || !FindMismatches(run, rule,
-                                      {TensorRole::kOutput, TensorRole::kGradient, TensorRole::kParameter,
-                                       TensorRole::kBuffer})
-                           .empty();
+  const bool nonfinite = std::any_of(run.samples.begin(), run.samples.end(),
+                                     [](const NumericsSample& s) { return s.graphed_nonfinite > s.eager_nonfinite; });
+  return nonfinite ||
+         !FindMismatches(run, rule,
+                         {TensorRole::kOutput, TensorRole::kGradient, TensorRole::kParameter, TensorRole::kBuffer})
+              .empty();
 }
 
 }  // namespace

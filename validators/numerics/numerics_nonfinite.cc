@@ -44,9 +44,10 @@ void NumericsNonfiniteCheck::CheckEngineRun(const EngineRun& run, const BoundOpt
         "%g, eager %.9g).",
         run.model, bad_steps, steps, first_step, run.graphed_losses[first_step], run.eager_losses[first_step]);
   } else {
-    finding.message = absl::StrFormat("%d tensors of %s hold NaN or Inf after the graphed run and not after the "
-                                      "eager run, first %s.",
-                                      evidence.size(), run.model, first_tensor);
+    finding.message = absl::StrFormat(
+        "%d tensors of %s hold NaN or Inf after the graphed run and not after the "
+        "eager run, first %s.",
+        evidence.size(), run.model, first_tensor);
   }
   if (evidence.size() > 5) {
     const size_t more = evidence.size() - 5;

@@ -18,7 +18,11 @@ std::vector<CheckOption> NumericsRuleOptions() {
       {"atol", "1e-6", "absolute tolerance added to the relative one", 0, 1e9},
       {"spread-factor", "4", "differences up to this many times the eager-vs-eager spread are eager's own noise", 0,
        1e9},
-      {"bitwise", "true", "when eager reproduces itself bitwise, require graphed to equal it bitwise", 0, 1,
+      {"bitwise",
+       "true",
+       "when eager reproduces itself bitwise, require graphed to equal it bitwise",
+       0,
+       1,
        {"true", "false"}},
   };
 }
@@ -35,6 +39,22 @@ bool EagerReproducible(const EngineRun& run) {
                      [](const NumericsSample& s) { return s.eager_spread == 0; });
 }
 
+namespace {
+
+// Whether the first step, where eager and its repeat start from the same state, agrees within atol + rtol: loss,
+// outputs and gradients.
+bool FirstStepAgrees(const EngineRun& run, double atol, double rtol) {
+  if (run.eager_repeat_losses.empty() || run.eager_losses.empty()) return false;
+  const double loss = run.eager_losses[0], repeat = run.eager_repeat_losses[0];
+  if (std::isfinite(loss) && !(std::fabs(repeat - loss) <= atol + rtol * std::fabs(loss))) return false;
+  return std::all_of(run.samples.begin(), run.samples.end(), [&](const NumericsSample& s) {
+    const bool first_step = s.role == TensorRole::kOutput || s.role == TensorRole::kGradient;
+    return !first_step || s.eager_spread <= atol + rtol * s.eager_abs_max;
+  });
+}
+
+}  // namespace
+
 NumericsRule::NumericsRule(const EngineRun& run, const BoundOptions& options) {
   bitwise_ = options.GetBool("bitwise") && EagerReproducible(run);
   repeat_ran_ = !run.eager_repeat_losses.empty();
@@ -47,11 +67,12 @@ NumericsRule::NumericsRule(const EngineRun& run, const BoundOptions& options) {
   rtol_ = options.GetDouble(rtol_option);
   atol_ = options.GetDouble("atol");
   spread_factor_ = options.GetDouble("spread-factor");
+  spread_is_noise_ = FirstStepAgrees(run, atol_, rtol_);
 }
 
 double NumericsRule::Allowed(double scale, double spread) const {
   if (bitwise_) return 0;
-  return atol_ + rtol_ * std::fabs(scale) + spread_factor_ * std::max(spread, 0.0);
+  return atol_ + rtol_ * std::fabs(scale) + (spread_is_noise_ ? spread_factor_ * std::max(spread, 0.0) : 0.0);
 }
 
 std::string NumericsRule::Describe() const {
@@ -59,9 +80,17 @@ std::string NumericsRule::Describe() const {
     return "deterministic kernels, and a second eager run reproduced the first bitwise: graphed must equal eager "
            "bitwise";
   }
-  return absl::StrFormat("allowed difference: %g + %g x |eager| (%s)%s", atol_, rtol_, precision_,
-                         repeat_ran_ ? absl::StrFormat(" + %g x the eager-vs-eager spread", spread_factor_)
-                                     : std::string(" (no eager repeat ran: no spread measured)"));
+  std::string spread;
+  if (!repeat_ran_) {
+    spread = " (no eager repeat ran: no spread measured)";
+  } else if (spread_is_noise_) {
+    spread = absl::StrFormat(" + %g x the eager-vs-eager spread", spread_factor_);
+  } else {
+    spread =
+        " (the eager repeat differs from the eager run already at the first step, from the same state: the model "
+        "keeps per-call state outside its parameters and buffers, so the spread is not noise and is not used)";
+  }
+  return absl::StrFormat("allowed difference: %g + %g x |eager| (%s)%s", atol_, rtol_, precision_, spread);
 }
 
 double Excess(double difference, double allowed, double scale) {
@@ -87,10 +116,11 @@ std::vector<std::string> MismatchTable(const std::vector<SampleMismatch>& mismat
   std::vector<std::string> lines;
   for (size_t i = 0; i < mismatches.size() && i < limit; ++i) {
     const NumericsSample& s = *mismatches[i].sample;
-    lines.push_back(absl::StrFormat("%s %s (%s, %d elements): worst at [%d], eager %.9g, graphed %.9g, difference "
-                                    "%.3g (allowed %.3g)",
-                                    TensorRoleName(s.role), s.name, s.dtype, s.numel, s.worst_index,
-                                    s.eager_at_worst, s.graphed_at_worst, s.max_abs_error, mismatches[i].allowed));
+    lines.push_back(
+        absl::StrFormat("%s %s (%s, %d elements): worst at [%d], eager %.9g, graphed %.9g, difference "
+                        "%.3g (allowed %.3g)",
+                        TensorRoleName(s.role), s.name, s.dtype, s.numel, s.worst_index, s.eager_at_worst,
+                        s.graphed_at_worst, s.max_abs_error, mismatches[i].allowed));
   }
   if (mismatches.size() > limit) {
     lines.push_back(absl::StrFormat("and %d more tensors", mismatches.size() - limit));
@@ -100,8 +130,8 @@ std::vector<std::string> MismatchTable(const std::vector<SampleMismatch>& mismat
 
 void DescribeMismatches(const EngineRun& run, const NumericsRule& rule, const std::vector<SampleMismatch>& mismatches,
                         TensorRole role, absl::string_view what, Finding* finding) {
-  const size_t sampled = std::count_if(run.samples.begin(), run.samples.end(),
-                                       [&](const NumericsSample& s) { return s.role == role; });
+  const size_t sampled =
+      std::count_if(run.samples.begin(), run.samples.end(), [&](const NumericsSample& s) { return s.role == role; });
   const NumericsSample& worst = *mismatches.front().sample;
   finding->message = absl::StrFormat("%d of %d %s of %s differ between the eager and the graphed run; the worst is %s.",
                                      mismatches.size(), sampled, what, run.model, worst.name);

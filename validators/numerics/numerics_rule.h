@@ -4,7 +4,11 @@
 // - where the engine asked for deterministic kernels and a second eager run reproduced the first bitwise, graphed
 //   must equal eager bitwise: any difference is a finding;
 // - otherwise a difference counts when it exceeds atol + rtol(precision) x scale + spread-factor x the eager-vs-eager
-//   spread measured in the same run: never a fixed tolerance alone, never eager's own noise.
+//   spread measured in the same run: never a fixed tolerance alone, never eager's own noise;
+// - but the spread is noise only when the repeat's first step (same state, nothing accumulated yet) agrees with the
+//   eager run's within atol + rtol: a first step that already differs means the model keeps state outside its
+//   parameters and buffers (a per-call Python counter), which the engine cannot reset and a graph freezes. Then the
+//   spread is not used and the evidence says why.
 #ifndef GRAPHCHECK_VALIDATORS_NUMERICS_NUMERICS_RULE_H_
 #define GRAPHCHECK_VALIDATORS_NUMERICS_NUMERICS_RULE_H_
 
@@ -35,6 +39,7 @@ class NumericsRule {
   std::string precision_;  // "float32", "tf32", "bfloat16", "float16"
   double rtol_ = 0, atol_ = 0, spread_factor_ = 0;
   bool repeat_ran_ = false;
+  bool spread_is_noise_ = false;  // the repeat's first step agrees with eager's within atol + rtol
 };
 
 // A sampled tensor whose graphed value differs from eager by more than the rule allows.
