@@ -26,6 +26,8 @@ absl::Status RegisterAnalyzerChecks(CheckRegistry* registry) {
                      &NewLaunchBoundCheck,
                      &NewNoSpeedupCheck,
                      &NewOutputOverwrittenCheck,
+                     &NewAddressDriftCheck,
+                     &NewStaticInputReboundCheck,
                      &NewRngUnregisteredGeneratorCheck,
                      &NewCompileCudagraphSkippedCheck,
                      &NewStderrMessagesCheck,

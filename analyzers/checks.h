@@ -29,6 +29,8 @@ std::unique_ptr<Check> NewLaunchBoundCheck();  // launch-bound
 std::unique_ptr<Check> NewNoSpeedupCheck();    // no-speedup
 // state and RNG (from the Python probe's exceptions)
 std::unique_ptr<Check> NewOutputOverwrittenCheck();         // output-overwritten
+std::unique_ptr<Check> NewAddressDriftCheck();              // address-drift
+std::unique_ptr<Check> NewStaticInputReboundCheck();        // static-input-rebound
 std::unique_ptr<Check> NewRngUnregisteredGeneratorCheck();  // rng-unregistered-generator
 // torch.compile
 std::unique_ptr<Check> NewCompileCudagraphSkippedCheck();  // compile-cudagraph-skipped

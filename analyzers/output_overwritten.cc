@@ -2,9 +2,12 @@
 // into the same memory on every replay, so an output kept across replays (in a list, a cache, a generate loop's
 // past logits) silently changes; torch.compile's cudagraph trees instead free such outputs and make the next access
 // raise ("accessing tensor output of CUDAGraphs that has been overwritten by a subsequent run"). The Python probe
-// records that exception at the program's line, and how many held outputs cudagraph trees freed before it.
+// records that exception at the program's line, and how many held outputs cudagraph trees freed before it; for manual
+// captures (torch.cuda.graph), it records a static output to which the program holds more references at each replay
+// (kept in a list without .clone(): every entry is the same memory, holding the last replay's values).
 #include "absl/strings/str_cat.h"
 #include "analyzers/checks.h"
+#include "analyzers/python_probe.h"
 #include "analyzers/trace_analysis.h"
 
 namespace graphcheck::analyzers {
@@ -27,6 +30,31 @@ class OutputOverwrittenCheck : public AnalyzerCheck {
  protected:
   void Analyze(const TraceAnalysis& analysis, const BoundOptions& options,
                std::vector<Finding>* findings) const override {
+    ReportHeldOutputs(analysis.trace(), findings);
+    ReportCompiledOutputsRead(analysis, findings);
+  }
+
+ private:
+  void ReportHeldOutputs(const trace::Trace& trace, std::vector<Finding>* findings) const {
+    for (const trace::ProbeEvent& event : trace.probe_events) {
+      if (event.kind != trace::ProbeEventKind::kOutputsHeld) continue;
+      const std::string name(trace.String(event.text));
+      Finding finding = NewFinding();
+      finding.message = absl::StrCat(
+          "The program keeps `", name, "`, an output of the graph", CapturedAt(trace, event.graph),
+          ", across replays without a copy: each replay overwrites it in place, so everything kept holds the last "
+          "replay's values.");
+      finding.evidence.push_back(absl::StrCat("the program held ", event.value, " more reference(s) to `", name,
+                                              "` with each replay looked at"));
+      finding.where = ProbeEventLocation(trace, event);
+      finding.where.key = name;
+      finding.fix = absl::StrCat("Keep a copy of what must outlive the next replay (", name,
+                                 ".clone(), or .item() / .cpu() for values to log).");
+      findings->push_back(std::move(finding));
+    }
+  }
+
+  void ReportCompiledOutputsRead(const TraceAnalysis& analysis, std::vector<Finding>* findings) const {
     const size_t first = findings->size();
     ReportPythonExceptions(analysis, NewFinding(), findings);
     if (findings->size() == first) return;

@@ -183,6 +183,23 @@ std::string RaisedAt(const std::vector<SourceFrame>& frames) {
 
 }  // namespace
 
+Location ProbeEventLocation(const trace::Trace& trace, const trace::ProbeEvent& event) {
+  Location where;
+  where.python = PythonFrames(trace, event.stack);
+  where.thread_id = event.thread_id;
+  if (trace.process.pid != 0) where.pid = trace.process.pid;
+  return where;
+}
+
+std::string CapturedAt(const trace::Trace& trace, uint64_t graph) {
+  for (const ProbeEvent& event : trace.probe_events) {
+    if (event.kind != ProbeEventKind::kCaptureBegin || event.graph != graph) continue;
+    const std::string site = RaisedAt(PythonFrames(trace, event.stack));
+    return site.empty() ? "" : absl::StrCat(" (captured at ", site, ")");
+  }
+  return "";
+}
+
 void ReportPythonExceptions(const TraceAnalysis& analysis, const Finding& prototype, std::vector<Finding>* findings) {
   const trace::Trace& trace = analysis.trace();
   const ProbeIndex& probe = analysis.probe();
@@ -191,9 +208,7 @@ void ReportPythonExceptions(const TraceAnalysis& analysis, const Finding& protot
     const trace::ProbeEvent& event = trace.probe_events[exception.event];
     Finding finding = prototype;
     if (exception.rule != nullptr) finding.severity = exception.rule->severity;
-    finding.where.python = PythonFrames(trace, event.stack);
-    finding.where.thread_id = event.thread_id;
-    if (trace.process.pid != 0) finding.where.pid = trace.process.pid;
+    finding.where = ProbeEventLocation(trace, event);
     const std::string text = ExceptionText(trace, event);
     const std::string meaning = exception.rule != nullptr ? exception.rule->meaning : "";
     if (event.kind == trace::ProbeEventKind::kUncaughtException) {

@@ -75,6 +75,13 @@ std::string DescribeOrigin(trace::ProbeOrigin origin);
 // Captures begun by a framework's own machinery rather than as the program's work to graph: cudagraph trees' empty
 // capture that creates its memory pool.
 bool IsGraphMachinery(trace::ProbeOrigin origin);
+// Where a probe event happened: its Python frames (the user's first), thread and process.
+Location ProbeEventLocation(const trace::Trace& trace, const trace::ProbeEvent& event);
+
+// " (captured at train.py:12 in setup)": the program's line whose capture made `graph` (a Python graph or graphed
+// module's id, as the probe's events name it), from the first capture-begin event of that graph; "" when unknown.
+std::string CapturedAt(const trace::Trace& trace, uint64_t graph);
+
 // "RuntimeError: CUDA error: ..." of an exception event, shortened for a message.
 std::string ExceptionText(const trace::Trace& trace, const trace::ProbeEvent& event);
 

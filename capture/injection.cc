@@ -20,14 +20,15 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
 // Returns 1 when the event was written, 0 when the recorder is not running. Never fails the caller.
 extern "C" __attribute__((visibility("default"))) int graphcheck_probe_event(int kind, int origin, uint64_t graph,
                                                                              uint64_t pool, uint64_t value,
-                                                                             const char* type, const char* text,
-                                                                             const char* frames) {
+                                                                             uint64_t value_now, const char* type,
+                                                                             const char* text, const char* frames) {
   graphcheck::capture::internal::ProbeEventArgs args;
   args.kind = kind;
   args.origin = origin;
   args.graph = graph;
   args.pool = pool;
   args.value = value;
+  args.value_now = value_now;
   args.type = type;
   args.text = text;
   args.frames = frames;

@@ -31,6 +31,7 @@ int Recorder::OnProbeEvent(const ProbeEventArgs& args) {
   event.graph = args.graph;
   event.pool = args.pool;
   event.value = args.value;
+  event.value_now = args.value_now;
   auto text = [&](const char* s) {
     if (s == nullptr) return trace::StringId{0};
     const absl::string_view view(s);

@@ -111,6 +111,7 @@ struct ProbeEventArgs {
   uint64_t graph = 0;
   uint64_t pool = 0;
   uint64_t value = 0;
+  uint64_t value_now = 0;
   const char* type = nullptr;
   const char* text = nullptr;
   const char* frames = nullptr;  // null: the calling thread's Python stack

@@ -259,6 +259,10 @@ absl::string_view ProbeEventKindName(ProbeEventKind kind) {
       return "outputs-invalidated";
     case ProbeEventKind::kUncaughtException:
       return "uncaught-exception";
+    case ProbeEventKind::kStateRebound:
+      return "state-rebound";
+    case ProbeEventKind::kOutputsHeld:
+      return "outputs-held";
   }
   return "unknown";
 }

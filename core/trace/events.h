@@ -318,8 +318,16 @@ enum class ProbeEventKind : uint8_t {
   kCompileSkip = 4,         // torch.compile's inductor ran a function without CUDA graphs: the reason in `text`
   kOutputsInvalidated = 5,  // cudagraph trees freed outputs the program still held (the next access raises)
   kUncaughtException = 6,   // an exception ended the program or a thread: type, message, its traceback's frames
+  // Since 1.4. A tensor a graph reads now lives elsewhere: a parameter or buffer of a module graphed by
+  // make_graphed_callables, or a local name that held a manual capture's static input. `type`: "parameter", "buffer"
+  // or "static-input"; `text`: its name; `value`: its address at capture; `value_now`: its address now.
+  kStateRebound = 7,
+  // Since 1.4. The program holds more references to a graph's output memory at each replay: outputs kept across
+  // replays without a copy, which the next replay overwrites. `text`: the output's name; `value`: references held
+  // beyond those at the first replay looked at.
+  kOutputsHeld = 8,
 };
-inline constexpr uint8_t kMaxProbeEventKind = 6;
+inline constexpr uint8_t kMaxProbeEventKind = 8;
 absl::string_view ProbeEventKindName(ProbeEventKind kind);  // "capture-begin", ...
 
 // Who began a capture, from the Python stack at capture_begin.
@@ -346,6 +354,7 @@ struct ProbeEvent {
   StringId type = 0;        // exceptions: the exception's type; kCaptureBegin: the capture error mode
   StringId text = 0;        // the exception's message, the skip reason, ...
   PythonStackId stack = 0;  // where: the raise site for exceptions, the calling frames otherwise
+  uint64_t value_now = 0;   // kStateRebound: the address now (since 1.4)
 };
 
 // What the trace says about its own completeness.

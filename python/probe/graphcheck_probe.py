@@ -8,27 +8,40 @@ recorder writes for this process, on the recorder's clock.
   trees invalidate while the program still holds them.
 - Exceptions that end the program or a thread (sys.excepthook, threading.excepthook), with their frames: PyTorch's
   errors about graphs are raised where the program touched something, which is the line to show.
+- Tensors a graph reads that the program moves after capture: parameters and buffers of modules graphed by
+  make_graphed_callables rebound to new tensors, and names that held a manual capture's static inputs rebound
+  (`static_x = batch` instead of `static_x.copy_(batch)`); and outputs of a manual capture that the program keeps
+  across replays without a copy. Looked at on the first calls and replays and then at exponentially spaced ones
+  (_due), then no longer hooked.
 
 It records; graphcheck's analyzers judge. It hooks only torch's capture and cudagraph-skip functions, as their
-modules are imported, so a program that makes no capture pays nothing but one dictionary lookup per import, and a
-replay pays nothing (the recorder sees every cudaGraphLaunch; the capture-end event ties it to its Python graph). A
+modules are imported, so a program that makes no capture pays nothing but one dictionary lookup per import; a replay
+pays a Python call only while its graph is watched (at most _LAST_LOOK replays), nothing after (the recorder sees
+every cudaGraphLaunch; the capture-end event ties it to its Python graph). A
 hook never changes arguments or results and never raises into the program: if torch changed shape, that hook is
 simply not installed. Events reach the recorder through graphcheck_probe_event in the injection library
 (capture/injection.cc), found once CUDA has loaded it; before that there is no capture to record.
 """
 import ctypes
+import dis
 import os
 import sys
 import traceback
 
 # core/trace/events.h: ProbeEventKind and ProbeOrigin.
-CAPTURE_BEGIN, CAPTURE_END, CAPTURE_EXCEPTION, COMPILE_SKIP, OUTPUTS_INVALIDATED, UNCAUGHT_EXCEPTION = range(1, 7)
+(CAPTURE_BEGIN, CAPTURE_END, CAPTURE_EXCEPTION, COMPILE_SKIP, OUTPUTS_INVALIDATED, UNCAUGHT_EXCEPTION, STATE_REBOUND,
+ OUTPUTS_HELD) = range(1, 9)
 UNKNOWN, USER, GRAPHED_CALLABLES, CUDAGRAPH_TREES, CUDAGRAPH_TREES_INIT, TRANSFORMER_ENGINE, MEGATRON = range(7)
 
 _FIELD, _FRAME = "\x1f", "\x1e"  # explicit frames: "file\x1fline\x1ffunction" joined by \x1e, innermost first
 _MAX_FRAMES = 64
 _MAX_TEXT = 4096
 _MAX_ORIGIN_WALK = 128  # frames looked at to tell who began a capture
+# Calls of a graphed module and replays of a watched graph that are looked at: the first _FIRST_LOOKS, then the powers
+# of two up to _LAST_LOOK; after that the hook is removed.
+_FIRST_LOOKS = 8
+_LAST_LOOK = 4096
+_HELD_GROWTH = 3  # looks in a row at which the program held more references to an output: outputs kept across replays
 
 
 class _Recorder:
@@ -52,18 +65,20 @@ class _Recorder:
             self._library = None
             return None
         event.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_uint64, ctypes.c_uint64, ctypes.c_uint64,
-                          ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p]
+                          ctypes.c_uint64, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p]
         event.restype = ctypes.c_int
         self._event = event
         return event
 
-    def emit(self, kind, origin=UNKNOWN, graph=0, pool=0, value=0, type_name=None, text=None, frames=None):
+    def emit(self, kind, origin=UNKNOWN, graph=0, pool=0, value=0, type_name=None, text=None, frames=None,
+             value_now=0):
         event = self._event or self._load()
         if event is None:
             return
+        mask = 0xFFFFFFFFFFFFFFFF
         try:
-            event(kind, origin, graph & 0xFFFFFFFFFFFFFFFF, pool & 0xFFFFFFFFFFFFFFFF, value & 0xFFFFFFFFFFFFFFFF,
-                  _utf8(type_name), _utf8(text), _utf8(frames))
+            event(kind, origin, graph & mask, pool & mask, value & mask, value_now & mask, _utf8(type_name),
+                  _utf8(text), _utf8(frames))
         except Exception:
             pass
 
@@ -146,11 +161,179 @@ def _pool_key(graph):
         return 0
 
 
+def _due(n):
+    return n <= _FIRST_LOOKS or (n & (n - 1)) == 0
+
+
+def _is_cuda_tensor(value):
+    try:
+        return bool(value.is_cuda) and callable(value.data_ptr)
+    except Exception:
+        return False
+
+
+def _address(tensor):
+    try:
+        return int(tensor.data_ptr())
+    except Exception:
+        return 0
+
+
+def _references(tensor):
+    """References the program holds to a tensor's memory: to the Python object, and to its storage through other
+    tensors (views, detached copies)."""
+    count = sys.getrefcount(tensor)
+    try:
+        import torch
+
+        count += torch._C._storage_Use_Count(tensor.untyped_storage()._cdata)
+    except Exception:
+        pass
+    return count
+
+
+def _emit_rebound(origin, graph, role, name, address, address_now):
+    _recorder.emit(STATE_REBOUND, origin=origin, graph=id(graph), value=address, value_now=address_now,
+                   type_name=role, text=name)
+
+
+class _ModuleWatch:
+    """A module graphed by make_graphed_callables. Its graphs read the parameter objects it held then (a parameter's
+    new .data is copied in on every call, a new parameter object is not seen) and its buffers' memory at capture."""
+
+    def __init__(self, module):
+        self.module = module
+        self.parameters = {name: (id(p), _address(p)) for name, p in module.named_parameters()}
+        self.buffers = {name: _address(b) for name, b in module.named_buffers() if _is_cuda_tensor(b)}
+        self.reported = set()
+        self.calls = 0
+
+    def look(self):
+        for name, parameter in self.module.named_parameters():
+            captured = self.parameters.get(name)
+            if captured is not None and name not in self.reported and id(parameter) != captured[0]:
+                self.reported.add(name)
+                _emit_rebound(GRAPHED_CALLABLES, self.module, "parameter", name, captured[1], _address(parameter))
+        for name, buffer in self.module.named_buffers():
+            captured = self.buffers.get(name)
+            if captured is not None and name not in self.reported and _address(buffer) != captured:
+                self.reported.add(name)
+                _emit_rebound(GRAPHED_CALLABLES, self.module, "buffer", name, captured, _address(buffer))
+
+
+def _watch_graphed_module(module):
+    graphed_forward = module.__dict__.get("forward")
+    if graphed_forward is None:
+        return
+    watch = _ModuleWatch(module)
+
+    def forward(*args, **kwargs):
+        watch.calls += 1
+        if _due(watch.calls):
+            try:
+                watch.look()
+            except Exception:
+                pass
+        if watch.calls >= _LAST_LOOK:
+            module.forward = graphed_forward
+        return graphed_forward(*args, **kwargs)
+
+    module.forward = forward
+
+
+# Instructions that load or store a variable (CPython 3.10-3.14), with the variables of their argument, in order;
+# the superinstructions of 3.13+ name two.
+_LOADS = {"LOAD_FAST", "LOAD_FAST_CHECK", "LOAD_FAST_AND_CLEAR", "LOAD_FAST_BORROW", "LOAD_FAST_LOAD_FAST",
+          "LOAD_FAST_BORROW_LOAD_FAST_BORROW", "LOAD_NAME", "LOAD_GLOBAL", "LOAD_DEREF", "LOAD_CLASSDEREF"}
+_STORES = {"STORE_FAST", "STORE_FAST_STORE_FAST", "STORE_NAME", "STORE_GLOBAL", "STORE_DEREF"}
+
+
+def _names_used(code, start, end):
+    """The variables the instructions of `code` strictly between byte offsets `start` and `end` (a with block's body)
+    load and store."""
+    loaded, stored = set(), set()
+    for instruction in dis.get_instructions(code):
+        if not start < instruction.offset < end:
+            continue
+        names = instruction.argval if isinstance(instruction.argval, tuple) else (instruction.argval,)
+        names = [n for n in names if isinstance(n, str)]
+        if instruction.opname in _LOADS:
+            loaded.update(names)
+        elif instruction.opname in _STORES:
+            stored.update(names)
+        elif instruction.opname == "STORE_FAST_LOAD_FAST" and len(names) == 2:
+            stored.add(names[0])
+            loaded.add(names[1])
+    return loaded, stored
+
+
+class _CaptureWatch:
+    """A manual capture (torch.cuda.graph): the capturing frame's names that held CUDA tensors the body read (static
+    inputs, by address) and that the body bound to CUDA tensors (static outputs). Replays from the same function must
+    find the inputs where they were; no replay should find the program holding ever more references to an output."""
+
+    def __init__(self, graph, frame):
+        self.graph = graph
+        self.code = frame.f_code
+        self.start = frame.f_lasti
+        self.before = {name: _address(v) for name, v in frame.f_locals.items() if _is_cuda_tensor(v)}
+        self.inputs, self.outputs, self.held, self.reported = {}, {}, {}, set()
+        self.replays = 0
+
+    def end(self, frame):
+        loaded, stored = _names_used(self.code, self.start, frame.f_lasti)
+        self.inputs = {name: self.before[name] for name in loaded - stored if name in self.before}
+        values = frame.f_locals
+        self.outputs = {name: values[name] for name in stored if _is_cuda_tensor(values.get(name))}
+        self.before = None
+        return bool(self.inputs or self.outputs)
+
+    def look(self, frame):
+        if frame.f_code is self.code:
+            values = frame.f_locals
+            for name, address in self.inputs.items():
+                now = values.get(name)
+                if name not in self.reported and _is_cuda_tensor(now) and _address(now) != address:
+                    self.reported.add(name)
+                    _emit_rebound(USER, self.graph, "static-input", name, address, _address(now))
+        for name, tensor in self.outputs.items():
+            if name in self.reported:
+                continue
+            count = _references(tensor)
+            history = self.held.setdefault(name, [])
+            if history and count <= history[-1]:
+                history.clear()
+            history.append(count)
+            if len(history) > _HELD_GROWTH:
+                self.reported.add(name)
+                _recorder.emit(OUTPUTS_HELD, origin=USER, graph=id(self.graph), value=history[-1] - history[0],
+                               text=name)
+
+
+def _watch_replays(graph, watch):
+    replay = graph.replay
+
+    def replay_and_look(*args, **kwargs):
+        watch.replays += 1
+        if _due(watch.replays):
+            try:
+                watch.look(sys._getframe(1))
+            except Exception:
+                pass
+        if watch.replays >= _LAST_LOOK:
+            del graph.replay
+        return replay(*args, **kwargs)
+
+    graph.replay = replay_and_look
+
+
 def _patch_graphs(module):
-    """torch.cuda.graphs: CUDAGraph.capture_begin / capture_end and the torch.cuda.graph context."""
+    """torch.cuda.graphs: CUDAGraph.capture_begin / capture_end, the torch.cuda.graph context (and the graphs it
+    captures) and make_graphed_callables (and the modules it graphs)."""
     graph_class = module.CUDAGraph
     begin, end = graph_class.capture_begin, graph_class.capture_end
-    context_exit = module.graph.__exit__
+    context_enter, context_exit = module.graph.__enter__, module.graph.__exit__
+    make_graphed = module.make_graphed_callables
 
     def capture_begin(self, *args, **kwargs):
         origin, function = _origin(sys._getframe(1))
@@ -171,18 +354,49 @@ def _patch_graphs(module):
         _recorder.emit(CAPTURE_END, graph=id(self), pool=_pool_key(self))
         return result
 
+    def graph_enter(self):
+        result = context_enter(self)
+        try:
+            self._graphcheck_watch = _CaptureWatch(self.cuda_graph, sys._getframe(1))
+        except Exception:
+            pass
+        return result
+
     def graph_exit(self, exc_type, exc, tb):
         if exc is not None:
             _record_exception(getattr(self, "cuda_graph", None), exc)
-        return context_exit(self, exc_type, exc, tb)
+        result = context_exit(self, exc_type, exc, tb)
+        watch = self.__dict__.pop("_graphcheck_watch", None)
+        if exc is None and watch is not None:
+            try:
+                if watch.end(sys._getframe(1)):
+                    _watch_replays(self.cuda_graph, watch)
+            except Exception:
+                pass
+        return result
+
+    def make_graphed_callables(callables, *args, **kwargs):
+        graphed = make_graphed(callables, *args, **kwargs)
+        try:
+            for callable_ in graphed if isinstance(graphed, tuple) else (graphed,):
+                if hasattr(callable_, "named_parameters"):
+                    _watch_graphed_module(callable_)
+        except Exception:
+            pass
+        return graphed
 
     for name, hook, original in (("capture_begin", capture_begin, begin), ("capture_end", capture_end, end)):
         hook.__wrapped__ = original
         hook.__name__ = hook.__qualname__ = name
         hook.__doc__ = original.__doc__
         setattr(graph_class, name, hook)
+    graph_enter.__wrapped__ = context_enter
+    module.graph.__enter__ = graph_enter
     graph_exit.__wrapped__ = context_exit
     module.graph.__exit__ = graph_exit
+    make_graphed_callables.__wrapped__ = make_graphed
+    make_graphed_callables.__doc__ = make_graphed.__doc__
+    module.make_graphed_callables = make_graphed_callables
 
 
 def _patch_cudagraph_utils(module):

@@ -1,4 +1,5 @@
-// output-overwritten: the program stopped reading an output a later replay of a torch.compile graph overwrote.
+// output-overwritten: the program stopped reading an output a later replay of a torch.compile graph overwrote, or kept
+// a manual graph's output across replays; invalidated outputs it never read again are clean.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -25,6 +26,22 @@ TEST(OutputOverwrittenTest, AnUncaughtOverwrittenOutputIsOutputOverwrittenWithTh
   EXPECT_THAT(findings[0].message, HasSubstr("The program stopped on RuntimeError: Error: accessing tensor output"));
   EXPECT_EQ(findings[0].where.python[0].line, 41);
   EXPECT_THAT(findings[0].evidence, Contains(HasSubstr("freed 2 output(s) the program still held")));
+}
+
+TEST(OutputOverwrittenTest, AManualGraphsOutputKeptAcrossReplaysIsOutputOverwritten) {
+  TraceBuilder b;
+  b.Probe(100, 1, ProbeEventKind::kCaptureBegin, kGraph, ProbeOrigin::kUser).stack = TrainPyStack(b, 14);
+  trace::ProbeEvent& held = b.Probe(1000, 1, ProbeEventKind::kOutputsHeld, kGraph, ProbeOrigin::kUser);
+  held.text = b.Intern("static_out");
+  held.value = 3;
+  held.stack = TrainPyStack(b, 21);
+  const std::vector<Finding> findings = RunCheck(analyzers::NewOutputOverwrittenCheck(), b.Build());
+  ASSERT_THAT(findings, SizeIs(1));
+  EXPECT_THAT(findings[0].message, HasSubstr("The program keeps `static_out`, an output of the graph (captured at "
+                                             "/home/me/train.py:14 in body), across replays without a copy"));
+  EXPECT_THAT(findings[0].evidence, Contains(HasSubstr("held 3 more reference(s) to `static_out`")));
+  EXPECT_EQ(FirstUserFrame(findings[0].where)->line, 21u);
+  EXPECT_THAT(findings[0].fix, HasSubstr("static_out.clone()"));
 }
 
 // Outputs cudagraph trees invalidated that the program never reads again are harmless: no finding.

@@ -121,6 +121,17 @@ class TraceBuilder {
     e.graph = graph;
     return e;
   }
+  trace::StringId Intern(const std::string& text) { return trace_.Intern(text); }
+  // A state-rebound event of the probe: `role` ("parameter", "buffer", "static-input") `name` moved.
+  trace::ProbeEvent& Rebound(uint64_t t, uint32_t thread, uint64_t graph, const std::string& role,
+                             const std::string& name, uint64_t at_capture, uint64_t now) {
+    trace::ProbeEvent& e = Probe(t, thread, trace::ProbeEventKind::kStateRebound, graph);
+    e.type = trace_.Intern(role);
+    e.text = trace_.Intern(name);
+    e.value = at_capture;
+    e.value_now = now;
+    return e;
+  }
   // An exception event: type and message, raised at `stack`.
   trace::ProbeEvent& Exception(uint64_t t, uint32_t thread, trace::ProbeEventKind kind, uint64_t graph,
                                const std::string& type, const std::string& text, trace::PythonStackId stack) {

@@ -47,10 +47,10 @@ TEST(InjectionSmokeTest, WritesATraceWithoutADriver) {
 
   // The Python probe's entry point writes into the same trace: explicit frames (an exception's traceback) are
   // interned as a Python stack; a bad kind is refused, not written.
-  using ProbeEventFn = int (*)(int, int, uint64_t, uint64_t, uint64_t, const char*, const char*, const char*);
+  using ProbeEventFn = int (*)(int, int, uint64_t, uint64_t, uint64_t, uint64_t, const char*, const char*, const char*);
   auto probe = reinterpret_cast<ProbeEventFn>(dlsym(library, "graphcheck_probe_event"));
   ASSERT_NE(probe, nullptr);
-  EXPECT_EQ(probe(3, 1, 77, 5, 0, "RuntimeError", "CUDA error: operation not permitted when stream is capturing",
+  EXPECT_EQ(probe(3, 1, 77, 5, 0, 0, "RuntimeError", "CUDA error: operation not permitted when stream is capturing",
                   "/home/me/train.py\x1f"
                   "42\x1f"
                   "train_step\x1e"
@@ -58,10 +58,15 @@ TEST(InjectionSmokeTest, WritesATraceWithoutADriver) {
                   "7\x1f"
                   "<module>"),
             1);
-  EXPECT_EQ(probe(99, 0, 0, 0, 0, nullptr, nullptr, nullptr), 0);
+  EXPECT_EQ(probe(7, 2, 78, 0, 0x7f0000001000, 0x7f0000002000, "parameter", "0.weight", nullptr), 1);
+  EXPECT_EQ(probe(99, 0, 0, 0, 0, 0, nullptr, nullptr, nullptr), 0);
   trace = trace::ReadTrace(files[0]);
   ASSERT_TRUE(trace.ok()) << trace.status();
-  ASSERT_EQ(trace->probe_events.size(), 1u);
+  ASSERT_EQ(trace->probe_events.size(), 2u);
+  EXPECT_EQ(trace->probe_events[1].kind, trace::ProbeEventKind::kStateRebound);
+  EXPECT_EQ(trace->probe_events[1].value, 0x7f0000001000u);
+  EXPECT_EQ(trace->probe_events[1].value_now, 0x7f0000002000u);
+  EXPECT_EQ(trace->String(trace->probe_events[1].text), "0.weight");
   const trace::ProbeEvent& event = trace->probe_events[0];
   EXPECT_EQ(event.kind, trace::ProbeEventKind::kCaptureException);
   EXPECT_EQ(event.origin, trace::ProbeOrigin::kUser);

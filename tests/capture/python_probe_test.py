@@ -62,6 +62,63 @@ PROGRAM_LINES = {name: PROGRAM.splitlines().index(line) + 1 for name, line in (
                  'subsequent run.")'),
     ("refused", '    refused.capture_begin()'))}
 
+# Tensors a graph reads, moved after capture: a parameter of a graphed module rebound, a manual capture's static input
+# rebound, its output kept across replays; and the same without the defects. The probe needs of a tensor only
+# is_cuda and data_ptr, of a module named_parameters, named_buffers and forward.
+STATE_PROGRAM = textwrap.dedent('''\
+    import ctypes, os
+    ctypes.CDLL(os.environ["CUDA_INJECTION64_PATH"]).InitializeInjection()
+    import torch
+    addresses = [0x7f0000000000]
+    class Tensor:
+        is_cuda = True
+        def __init__(self):
+            addresses[0] += 0x1000
+            self.address = addresses[0]
+        def data_ptr(self):
+            return self.address
+    class Linear:
+        def __init__(self):
+            self.weight, self.bias, self.running = Tensor(), Tensor(), Tensor()
+        def named_parameters(self):
+            return [("weight", self.weight), ("bias", self.bias)]
+        def named_buffers(self):
+            return [("running", self.running)]
+        def forward(self, x):
+            return x
+        def __call__(self, *args):
+            return self.forward(*args)
+    def compute(x):
+        return Tensor()
+    model = torch.cuda.make_graphed_callables(Linear(), (Tensor(),))
+    model(Tensor())
+    model.weight = Tensor()
+    model(Tensor())
+    model(Tensor())
+    clean = torch.cuda.make_graphed_callables(Linear(), (Tensor(),))
+    for _ in range(20):
+        clean(Tensor())
+    def manual(defects):
+        g = torch.cuda.CUDAGraph()
+        static_x = Tensor()
+        with torch.cuda.graph(g):
+            static_y = compute(static_x)
+        kept = []
+        for step in range(12):
+            if defects and step == 3:
+                static_x = Tensor()
+            else:
+                static_x.address = static_x.address  # refilled in place
+            g.replay()
+            kept.append(static_y if defects else compute(static_y))
+    manual(defects=True)
+    manual(defects=False)
+    print("done")
+''')
+STATE_LINES = {name: STATE_PROGRAM.splitlines().index(line) + 1 for name, line in (
+    ("drift", "model.weight = Tensor()"), ("replay", "        g.replay()"))}
+STATE_LINES["drift"] += 1  # reported at the next call
+
 with tempfile.TemporaryDirectory() as work:
     program = os.path.join(work, "train.py")
     with open(program, "w") as f:
@@ -112,6 +169,9 @@ with tempfile.TemporaryDirectory() as work:
         user = [f for f in finding["where"].get("python", []) if f.get("user")]
         return (os.path.basename(user[0]["file"]), user[0]["line"]) if user else None
 
+    def user_frames(finding):
+        return [(os.path.basename(f["file"]), f["line"]) for f in finding["where"].get("python", []) if f.get("user")]
+
     by_id = {f["check_id"]: f for f in findings}
     check("pageable-memcpy at the raising line", "pageable-memcpy" in by_id and
           where(by_id["pageable-memcpy"]) == ("train.py", PROGRAM_LINES["pageable"]), findings)
@@ -127,18 +187,48 @@ with tempfile.TemporaryDirectory() as work:
     check("nothing else", sorted(by_id) == ["compile-cudagraph-skipped", "cupti-busy", "legacy-stream-in-capture",
                                             "output-overwritten", "pageable-memcpy"], sorted(by_id))
 
+    # State moved after capture: one finding each, at the call or replay that first read stale memory.
+    state_program = os.path.join(work, "state.py")
+    with open(state_program, "w") as f:
+        f.write(STATE_PROGRAM)
+    before = set(os.listdir(traces))
+    ran = subprocess.run([sys.executable, state_program], env=env, capture_output=True, text=True, timeout=120)
+    check("the state program ran", ran.returncode == 0 and ran.stdout == "done\n", ran.stdout + ran.stderr)
+    state_trace = [os.path.join(traces, n) for n in os.listdir(traces) if n not in before]
+    check("the state program's trace", len(state_trace) == 1, state_trace)
+    report = subprocess.run([graphcheck, "analyze", state_trace[0], "--format", "json", "--fail-on", "never"],
+                            capture_output=True, text=True)
+    state_findings = [f for f in json.loads(report.stdout)["findings"] if f["check_id"] != "cupti-busy"]
+    state_by_id = {}
+    for finding in state_findings:
+        state_by_id.setdefault(finding["check_id"], []).append(finding)
+    check("state: one finding per defect", sorted(state_by_id) == ["address-drift", "output-overwritten",
+                                                                   "static-input-rebound"]
+          and all(len(v) == 1 for v in state_by_id.values()), state_findings)
+    drift = state_by_id.get("address-drift", [{}])[0]
+    # The fake module's __call__ is the program's code (torch's nn.Module.__call__ is not): the line is its caller's.
+    check("address-drift names the parameter, at the next call", "The parameter weight " in drift.get("message", "")
+          and ("state.py", STATE_LINES["drift"]) in user_frames(drift), drift)
+    rebound = state_by_id.get("static-input-rebound", [{}])[0]
+    check("static-input-rebound names the variable, at the replay", "`static_x`" in rebound.get("message", "")
+          and where(rebound) == ("state.py", STATE_LINES["replay"]), rebound)
+    held = state_by_id.get("output-overwritten", [{}])[0]
+    check("output-overwritten names the kept output", "`static_y`" in held.get("message", "")
+          and where(held) == ("state.py", STATE_LINES["replay"]), held)
+
     # A program that makes no capture: the same output with and without the probe, and no probe event.
     quiet = os.path.join(work, "quiet.py")
     with open(quiet, "w") as f:
         f.write("import ctypes, os, json\n"
                 "ctypes.CDLL(os.environ['CUDA_INJECTION64_PATH']).InitializeInjection()\n"
                 "import torch\nprint(sum(range(10)), json.dumps({'a': 1}))\n")
+    before = set(os.listdir(traces))
     with_probe = subprocess.run([sys.executable, quiet], env=env, capture_output=True, text=True, timeout=60)
     plain_env = dict(env, PYTHONPATH=os.path.join(here, "fake_torch"))
     without = subprocess.run([sys.executable, quiet], env=plain_env, capture_output=True, text=True, timeout=60)
     check("no capture: the same output", (with_probe.returncode, with_probe.stdout) == (without.returncode,
                                                                                         without.stdout))
-    quiet_traces = sorted(os.path.join(traces, n) for n in os.listdir(traces) if os.path.join(traces, n) not in files)
+    quiet_traces = sorted(os.path.join(traces, n) for n in os.listdir(traces) if n not in before)
     quiet_dump = subprocess.run([graphcheck, "trace", "dump", quiet_traces[0], "--limit", "10"], capture_output=True,
                                 text=True)
     check("no capture: no probe event", "python probe events (first 0 of 0)" in quiet_dump.stdout, quiet_dump.stdout)

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "core/trace/internal/format.h"
 #include "core/trace/trace_reader.h"
 #include "core/trace/trace_writer.h"
 #include "tests/core/trace_test_events.h"
@@ -117,6 +118,7 @@ TEST(TraceFormatTest, EveryRecordTypeRoundTrips) {
   probe.type = writer->InternString("RuntimeError");
   probe.text = writer->InternString("Cannot copy between CPU and CUDA tensors during CUDA graph capture");
   probe.stack = py;
+  probe.value_now = 0x7f00deadbeef;
   writer->WriteProbeEvent(probe);
   EXPECT_EQ(writer->records_dropped(), 0u);
 
@@ -162,6 +164,26 @@ TEST(TraceFormatTest, EveryRecordTypeRoundTrips) {
   EXPECT_FALSE(trace.LaunchesRecorded(150, 250));  // runs past the window's end
   EXPECT_FALSE(trace.LaunchesRecorded(210, 220));  // between windows
   EXPECT_TRUE(trace.LaunchesRecorded(400, 500));
+}
+
+TEST(TraceFormatTest, ProbeEventsOfOneDotThreeHaveNoValueNow) {
+  ProbeEvent event;
+  event.kind = ProbeEventKind::kStateRebound;
+  event.value = 0x1000;
+  event.value_now = 0x2000;
+  uint8_t bytes[128];
+  internal::Encoder encoder(bytes);
+  internal::EncodeProbeEvent(encoder, event);
+  ProbeEvent back;
+  ASSERT_TRUE(internal::DecodeProbeEvent(absl::string_view(reinterpret_cast<char*>(bytes), encoder.size()),
+                                         /*lenient=*/false, &back));
+  EXPECT_EQ(Fields(back), Fields(event));
+  // A 1.3 writer stopped before value_now (2 bytes here: 0x2000 as a varint): the record still decodes, with 0.
+  ProbeEvent old;
+  ASSERT_TRUE(internal::DecodeProbeEvent(absl::string_view(reinterpret_cast<char*>(bytes), encoder.size() - 2),
+                                         /*lenient=*/false, &old));
+  EXPECT_EQ(old.value, 0x1000u);
+  EXPECT_EQ(old.value_now, 0u);
 }
 
 TEST(TraceFormatTest, LaunchesRecordedFollowsTheRecordingMode) {

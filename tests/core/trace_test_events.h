@@ -96,7 +96,8 @@ inline auto Fields(const GraphLaunchActivity& g) {
   return std::make_tuple(g.correlation_id, g.start_ns, g.end_ns, g.device, g.stream_id, g.graph_id);
 }
 inline auto Fields(const ProbeEvent& p) {
-  return std::make_tuple(p.kind, p.origin, p.thread_id, p.time_ns, p.graph, p.pool, p.value, p.type, p.text, p.stack);
+  return std::make_tuple(p.kind, p.origin, p.thread_id, p.time_ns, p.graph, p.pool, p.value, p.type, p.text, p.stack,
+                         p.value_now);
 }
 inline auto Fields(const NvtxEvent& n) {
   return std::make_tuple(n.kind, n.thread_id, n.time_ns, n.domain, n.message, n.range_id);

@@ -278,7 +278,8 @@ bool DecodeProbeEvent(absl::string_view payload, bool lenient, ProbeEvent* out) 
   return Enum(d, &out->kind, 1, kMaxProbeEventKind) && Enum(d, &out->origin, 0, kMaxProbeOrigin) &&
          d.Varint(&out->thread_id, kU32) && d.Varint(&out->time_ns) && d.Varint(&out->graph) && d.Varint(&out->pool) &&
          d.Varint(&out->value) && d.Varint(&out->type, kU32) && d.Varint(&out->text, kU32) &&
-         d.Varint(&out->stack, kU32) && Finish(d, lenient);
+         d.Varint(&out->stack, kU32) && (d.remaining() == 0 || d.Varint(&out->value_now)) &&  // since 1.4
+         Finish(d, lenient);
 }
 
 bool DecodeLaunchWindowEdge(absl::string_view payload, bool lenient, WindowEdge* edge, uint64_t* time_ns) {

@@ -17,7 +17,7 @@ namespace graphcheck::trace::internal {
 // ---- File header: 64 bytes at offset 0, little-endian. ----
 inline constexpr char kFileMagic[8] = {'G', 'C', 'T', 'R', 'A', 'C', 'E', '\0'};
 inline constexpr uint16_t kMajorVersion = 1;  // readers refuse other majors
-inline constexpr uint16_t kMinorVersion = 3;  // newer minors only add record types / trailing record fields
+inline constexpr uint16_t kMinorVersion = 4;  // newer minors only add record types / trailing record fields
 inline constexpr size_t kFileHeaderBytes = 64;
 inline constexpr size_t kFileMagicOffset = 0;
 inline constexpr size_t kMajorOffset = 8;        // u16
@@ -287,6 +287,7 @@ void EncodeProbeEvent(E& e, const ProbeEvent& p) {
   e.Varint(p.type);
   e.Varint(p.text);
   e.Varint(p.stack);
+  e.Varint(p.value_now);  // since 1.4
 }
 
 // A sampling window opens (after launch recording is turned on) or closes (before it is turned off).

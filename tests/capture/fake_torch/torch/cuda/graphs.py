@@ -1,5 +1,5 @@
 """The shape of torch/cuda/graphs.py: a C base class, the Python CUDAGraph over it, the graph context manager and
-make_graphed_callables (which captures through the context manager)."""
+make_graphed_callables (which captures through the context manager and replaces a module's forward)."""
 
 
 class _CUDAGraph:  # torch._C._CUDAGraph
@@ -44,12 +44,21 @@ class graph:
         self.cuda_graph.capture_end()
 
 
-def make_graphed_callables(callable_, sample_args):
-    captured = CUDAGraph()
-    with graph(captured):
-        callable_(*sample_args)
+def make_graphed_callables(callables, sample_args):
+    """Captures each callable once; a module gets its forward replaced by the replay (as torch's does) and is returned
+    itself, anything else is returned as a function that replays."""
+    graphed = []
+    for callable_ in callables if isinstance(callables, tuple) else (callables,):
+        captured = CUDAGraph()
+        with graph(captured):
+            callable_(*sample_args)
 
-    def graphed(*args):
-        captured.replay()
+        def replay(*args, captured=captured):
+            captured.replay()
 
-    return graphed
+        if hasattr(callable_, "named_parameters"):
+            callable_.forward = replay
+            graphed.append(callable_)
+        else:
+            graphed.append(replay)
+    return tuple(graphed) if isinstance(callables, tuple) else graphed[0]
