@@ -132,6 +132,22 @@ TEST_F(PythonProbeGpuTest, CaughtExceptionsInCaptureAreTheirChecksAtTheProgramsL
   }
 }
 
+// Tensors a graph reads, moved after capture: nothing raises, the probe's watch of the graphed module or the manual
+// capture sees it at the call or replay that reads stale memory.
+TEST_F(PythonProbeGpuTest, StateMovedAfterCaptureIsItsCheckAtTheProgramsLine) {
+  for (const auto& [mode, check] : std::vector<std::pair<std::string, std::string>>{
+           {"param-rebound", "address-drift"},
+           {"static-input-rebound", "static-input-rebound"},
+           {"outputs-kept", "output-overwritten"}}) {
+    SCOPED_TRACE(mode);
+    const ProbeRun run = RunMode(mode);
+    const Finding* finding = run.Find(check);
+    ASSERT_NE(finding, nullptr) << run.text;
+    EXPECT_EQ(finding->severity, Severity::kError);
+    ExpectAtDefectLine(*finding, mode);
+  }
+}
+
 // Without the probe the same program's caught exception is invisible: the probe is what sees it.
 TEST_F(PythonProbeGpuTest, WithoutTheProbeNoEventIsRecorded) {
   const ProbeRun run = RunMode("tensor-cuda", "--no-python-probe");
@@ -178,10 +194,10 @@ TEST_F(PythonProbeGpuTest, AnotherThreadsQueryIsOneFinding) {
   std::printf("FINDINGS other-thread-query:\n%s", run.text.c_str());
 }
 
-// Clean training through make_graphed_callables, with bf16 autocast and dropout, on models written elsewhere: no
-// warning (PyTorch's AccumulateGrad stream warning is at most a note, since no capture did legacy-stream work).
+// Clean training through make_graphed_callables, with bf16 autocast and dropout, on models written elsewhere, and a
+// clean manual capture: no warning (PyTorch's AccumulateGrad stream warning is at most a note, since no capture did legacy-stream work).
 TEST_F(PythonProbeGpuTest, CleanLibraryModelsHaveNoWarning) {
-  for (const char* mode : {"timm-resnet", "hf-gpt2"}) {
+  for (const char* mode : {"timm-resnet", "hf-gpt2", "manual-clean"}) {
     SCOPED_TRACE(mode);
     const ProbeRun run = RunMode(mode);
     ASSERT_FALSE(run.report.steps.empty());

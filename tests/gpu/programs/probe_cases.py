@@ -10,6 +10,11 @@ Lines the tests expect a finding at end in "# defect: MODE"; the tests read them
   timm-resnet        clean: timm's ResNet-18 (dropout before the head) trained through make_graphed_callables
                      under bf16 autocast
   hf-gpt2            clean: Hugging Face GPT-2 (tiny random config, dropout on) trained the same way
+  param-rebound      a parameter of a module graphed by make_graphed_callables replaced by a new nn.Parameter (a
+                     checkpoint reloaded by rebinding), then trained
+  static-input-rebound  a manual capture whose static input is rebound (`static_x = batch`) before each replay
+  outputs-kept       a manual capture whose output is appended to a list after each replay, without a copy
+  manual-clean       clean: the same manual capture, inputs copied in and outputs cloned
 """
 import sys
 
@@ -138,9 +143,51 @@ def hf_gpt2():
     graphed_training(Logits().cuda().train(), lambda: torch.randint(0, 512, (8, 32), device="cuda"))
 
 
+def param_rebound():
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(64, 64), torch.nn.ReLU(), torch.nn.Linear(64, 64)).cuda()
+    graphed = torch.cuda.make_graphed_callables(model, (torch.randn(16, 64, device="cuda"),))
+    model[0].weight = torch.nn.Parameter(model[0].weight.detach().clone())  # a checkpoint reloaded by rebinding
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    for _ in range(5):
+        optimizer.zero_grad(set_to_none=True)
+        out = graphed(torch.randn(16, 64, device="cuda"))  # defect: param-rebound
+        out.square().mean().backward()
+        optimizer.step()
+    torch.cuda.synchronize()
+
+
+def manual_capture(rebind_input, keep_outputs):
+    """A model captured with torch.cuda.graph and replayed on new batches; the flags plant the two defects."""
+    torch.manual_seed(0)
+    model = torch.nn.Linear(64, 64).cuda()
+    static_x = torch.randn(16, 64, device="cuda")
+    side_stream_warmup(lambda: model(static_x))
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        static_y = model(static_x)
+    kept = []
+    for _ in range(8):
+        batch = torch.randn(16, 64, device="cuda")
+        if rebind_input:
+            static_x = batch
+            graph.replay()  # defect: static-input-rebound
+        elif keep_outputs:
+            static_x.copy_(batch)
+            graph.replay()  # defect: outputs-kept
+        else:
+            static_x.copy_(batch)
+            graph.replay()
+        kept.append(static_y if keep_outputs else static_y.clone())
+    print(float(torch.stack(kept).sum()), flush=True)
+
+
 MODES = {"tensor-cuda": tensor_cuda, "private-generator": private_generator, "default-stream": default_stream,
          "compile-churn": compile_churn, "compile-overwritten": compile_overwritten, "timm-resnet": timm_resnet,
-         "hf-gpt2": hf_gpt2}
+         "hf-gpt2": hf_gpt2, "param-rebound": param_rebound,
+         "static-input-rebound": lambda: manual_capture(rebind_input=True, keep_outputs=False),
+         "outputs-kept": lambda: manual_capture(rebind_input=False, keep_outputs=True),
+         "manual-clean": lambda: manual_capture(rebind_input=False, keep_outputs=False)}
 
 if __name__ == "__main__":
     MODES[sys.argv[1]]()
