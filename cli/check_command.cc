@@ -156,6 +156,7 @@ int CheckModel(CheckCommandOptions& options, const CommandContext& context) {
     if (run->gpu) report.machine.gpu = run->gpu;
     report.steps.insert(report.steps.end(), run->steps.begin(), run->steps.end());
     report.metrics.insert(report.metrics.end(), run->metrics.begin(), run->metrics.end());
+    report.numerics = run->samples;
     CheckInputs engine_inputs;
     engine_inputs.engine = &*run;
     RunChecksInto(engine_inputs, *resolved, "validate", &report);

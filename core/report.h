@@ -11,6 +11,7 @@
 #include "absl/strings/string_view.h"
 #include "core/environment.h"
 #include "core/finding.h"
+#include "core/numerics_sample.h"
 
 namespace graphcheck {
 
@@ -128,6 +129,8 @@ struct Report {
   std::vector<Finding> findings;
   std::vector<Metric> metrics;
   std::optional<Timeline> timeline;  // when a trace had steps to draw
+  // graphcheck check: each tensor the engine compared between the eager and the graphed run (core/numerics_sample.h).
+  std::vector<NumericsSample> numerics;
 };
 
 }  // namespace graphcheck

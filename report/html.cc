@@ -10,6 +10,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "core/utf8.h"
+#include "report/numerics_table.h"
 #include "report/sarif.h"
 #include "report/svg_plots.h"
 #include "report/verdict.h"
@@ -203,23 +204,34 @@ void AddSteps(const Report& report, pugi::xml_node body) {
   }
 }
 
-// Metrics whose name starts with `prefix` (all when empty) in a table under `title`; nothing when none match.
-void AddMetrics(const Report& report, pugi::xml_node body, const char* title, const std::string& prefix) {
+// Every tensor the engine compared, worst first: the table a numerics finding points at.
+void AddNumerics(const Report& report, pugi::xml_node body) {
+  if (report.numerics.empty()) return;
+  const NumericsTable table = MakeNumericsTable(report.numerics, report.numerics.size());
   pugi::xml_node section = body.append_child("section");
-  Add(section, "h2", title);
+  Add(section, "h2", "Numerics: eager against graphed");
+  Add(section, "p",
+      "Each tensor as the eager and the graphed run left it, from the same state: outputs and gradients of the first "
+      "step, parameters and buffers after the last. Worst first.",
+      "note");
+  pugi::xml_node rows = section.append_child("table");
+  AddRow(rows, table.header, "th");
+  for (const std::vector<std::string>& row : table.rows) AddRow(rows, row);
+}
+
+void AddMetrics(const Report& report, pugi::xml_node body) {
+  if (report.metrics.empty()) return;
+  pugi::xml_node section = body.append_child("section");
+  Add(section, "h2", "Metrics");
   pugi::xml_node table = section.append_child("table");
   AddRow(table, {"metric", "value", "unit", "meaning"}, "th");
-  bool any = false;
   for (const Metric& m : report.metrics) {
-    if (!absl::StartsWith(m.name, prefix)) continue;
-    any = true;
     pugi::xml_node row = table.append_child("tr");
     Add(row, "td", m.name, "mono");
     Add(row, "td", absl::StrFormat("%.4g", m.value), "num");
     Add(row, "td", m.unit);
     Add(row, "td", m.description);
   }
-  if (!any) body.remove_child(section);
 }
 
 }  // namespace
@@ -239,8 +251,8 @@ std::string RenderHtml(const Report& report) {
   AddPlots(report, body);
   AddFindings(report, body);
   AddSteps(report, body);
-  AddMetrics(report, body, "Numerics", "numerics.");
-  AddMetrics(report, body, "Metrics", "");
+  AddNumerics(report, body);
+  AddMetrics(report, body);
   std::ostringstream out;
   // No empty-element tags: an HTML parser reads <div/> as an open <div>.
   doc.save(out, " ", pugi::format_indent | pugi::format_no_empty_element_tags, pugi::encoding_utf8);

@@ -253,6 +253,11 @@ absl::StatusOr<Report> ReportFromParsed(const json& j) {
   }
   for (const json& m : j.value("metrics", json::array())) report.metrics.push_back(MetricFromJson(m));
   if (j.contains("timeline") && !j.at("timeline").is_null()) report.timeline = TimelineFromJson(j.at("timeline"));
+  for (const json& s : j.value("numerics", json::array())) {
+    absl::StatusOr<NumericsSample> sample = SampleFromJson(s);
+    if (!sample.ok()) return sample.status();
+    report.numerics.push_back(*std::move(sample));
+  }
   return report;
 }
 
@@ -308,6 +313,11 @@ std::string ReportToJson(const Report& report) {
            {"findings", findings},
            {"metrics", metrics}};
   if (report.timeline) out["timeline"] = TimelineToJson(*report.timeline);
+  if (!report.numerics.empty()) {
+    json numerics = json::array();
+    for (const NumericsSample& s : report.numerics) numerics.push_back(SampleToJson(s));
+    out["numerics"] = std::move(numerics);
+  }
   // Strings from the program (kernel names, NVTX ranges) may hold invalid UTF-8: replace rather than throw.
   return out.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
 }

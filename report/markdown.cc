@@ -4,13 +4,15 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "core/utf8.h"
+#include "report/numerics_table.h"
 #include "report/verdict.h"
 #include "report/where.h"
 
 namespace graphcheck {
 namespace {
 
-constexpr size_t kMaxFindingRows = 50;  // a comment stays readable, and far below the forges' 64 KiB limit
+constexpr size_t kMaxNumericsRows = 10;  // the worst tensors; JSON has every one
+constexpr size_t kMaxFindingRows = 50;   // a comment stays readable, and far below the forges' 64 KiB limit
 
 // The metrics a reviewer wants at a glance, in this order (the first of each name; a multi-rank report's rank 0).
 constexpr const char* kKeyMetrics[] = {
@@ -119,6 +121,22 @@ std::string RenderMarkdown(const Report& report) {
     }
   }
   if (!metrics.empty()) absl::StrAppend(&out, "| metric | value |\n|---|---|\n", metrics, "\n");
+
+  if (!report.numerics.empty()) {
+    const NumericsTable table = MakeNumericsTable(report.numerics, kMaxNumericsRows);
+    absl::StrAppend(&out, "<details><summary>Numerics: eager against graphed, worst first</summary>\n\n|");
+    for (const std::string& cell : table.header) absl::StrAppend(&out, " ", MarkdownText(cell, 80), " |");
+    absl::StrAppend(&out, "\n|");
+    for (size_t i = 0; i < table.header.size(); ++i) absl::StrAppend(&out, "---|");
+    absl::StrAppend(&out, "\n");
+    for (const std::vector<std::string>& row : table.rows) {
+      absl::StrAppend(&out, "|");
+      for (const std::string& cell : row) absl::StrAppend(&out, " ", MarkdownText(cell, 120), " |");
+      absl::StrAppend(&out, "\n");
+    }
+    if (table.omitted > 0) absl::StrAppend(&out, "\n... and ", table.omitted, " more tensors.\n");
+    absl::StrAppend(&out, "\n</details>\n\n");
+  }
 
   if (!report.steps.empty()) {
     absl::StrAppend(&out,

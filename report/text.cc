@@ -7,10 +7,13 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "core/utf8.h"
+#include "report/numerics_table.h"
 #include "report/where.h"
 
 namespace graphcheck {
 namespace {
+
+constexpr size_t kNumericsRows = 10;  // the worst tensors shown; JSON has every one
 
 class Painter {
  public:
@@ -67,6 +70,26 @@ std::string RenderText(const Report& report, const TextOptions& options) {
       absl::StrAppendFormat(&out, "  %-20s %-8s %10.1f ms  %s\n", PrintableText(s.name), StepStatusName(s.status),
                             s.duration_ms, PrintableText(s.message));
     }
+  }
+  if (!report.numerics.empty()) {
+    const NumericsTable table = MakeNumericsTable(report.numerics, kNumericsRows);
+    absl::StrAppend(&out, p.Bold("numerics, eager against graphed (worst first)"), "\n");
+    std::vector<size_t> widths(table.header.size(), 0);
+    auto widen = [&](const std::vector<std::string>& cells) {
+      for (size_t i = 0; i < cells.size(); ++i) widths[i] = std::max(widths[i], PrintableText(cells[i]).size());
+    };
+    widen(table.header);
+    for (const std::vector<std::string>& row : table.rows) widen(row);
+    auto line = [&](const std::vector<std::string>& cells) {
+      std::string text = " ";
+      for (size_t i = 0; i < cells.size(); ++i)
+        absl::StrAppendFormat(&text, " %-*s", widths[i], PrintableText(cells[i]));
+      absl::StrAppend(&out, absl::StripTrailingAsciiWhitespace(text), "\n");
+    };
+    line(table.header);
+    for (const std::vector<std::string>& row : table.rows) line(row);
+    if (table.omitted > 0)
+      absl::StrAppend(&out, "  ... and ", table.omitted, " more tensors (--format json lists all)\n");
   }
   if (!report.metrics.empty()) {
     absl::StrAppend(&out, p.Bold("metrics"), "\n");
