@@ -1,5 +1,6 @@
 // launch-bound: the eager steps spend so much time launching (GPU idle between short kernels) that CUDA graphs would
 // save more than `min-savings` of the step time, by the forecast in launch_metrics.h.
+#include <algorithm>
 #include <vector>
 
 #include "absl/strings/str_format.h"
@@ -57,16 +58,23 @@ class LaunchBoundCheck : public AnalyzerCheck {
     finding.message = absl::StrFormat(
         "The eager step is launch-bound: %.1f us per step, of which the GPU is busy %.1f us. Graphed, it is "
         "forecast at %.1f us, a saving of %.0f%%.",
-        stats.eager.step_us, stats.eager.gpu_busy_us, stats.forecast_graphed_us, 100 * stats.forecast_savings_ratio);
+        stats.eager_step_us, stats.eager.gpu_busy_us, stats.forecast_graphed_us, 100 * stats.forecast_savings_ratio);
     finding.evidence = {
-        absl::StrFormat("%zu steps from %s", stats.eager.steps, stats.source),
+        absl::StrFormat("step time from %s; kernels and GPU times from %zu steps with launches recorded",
+                        stats.StepTimeSource(), stats.eager.steps),
         absl::StrFormat("%.0f kernels per step, %.0f shorter than %g us", stats.eager.kernels,
                         stats.eager.short_kernels, options.GetDouble("short-kernel-us")),
         absl::StrFormat("GPU utilization %.0f%%, idle %.1f us per step",
-                        100 * stats.eager.gpu_busy_us / stats.eager.step_us, stats.eager.gpu_idle_us),
+                        100 * stats.eager.gpu_busy_us / stats.eager_step_us,
+                        std::max(0.0, stats.eager_step_us - stats.eager.gpu_busy_us)),
         absl::StrFormat("host time in launch calls %.1f us per step; mean launch delay %.1f us",
                         stats.eager.cpu_launch_us, stats.eager.launch_delay_us),
     };
+    if (stats.step_time_unperturbed) {
+      finding.evidence.push_back(absl::StrFormat(
+          "recording launches lengthened the step by %.0f%% (%.1f us recorded, %.1f us without)",
+          100 * (stats.eager.step_us / stats.unperturbed_step_us - 1), stats.eager.step_us, stats.unperturbed_step_us));
+    }
     finding.fix =
         "Capture the step into a CUDA graph (torch.cuda.graph, torch.cuda.make_graphed_callables, Transformer "
         "Engine's make_graphed_callables, or torch.compile(mode='reduce-overhead')), after fixing what the capture "

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
 #include "analyzers/trace_analysis.h"
 
 namespace graphcheck::analyzers {
@@ -141,15 +142,30 @@ LaunchStats ComputeLaunchStats(const TraceAnalysis& analysis, const IterationOpt
   for (const Iteration& step : LaunchRecorded(steps.graphed)) graphed.Add(step);
   stats.eager = eager.Mean();
   stats.graphed = graphed.Mean();
+  double unperturbed_ns = 0;
+  for (const Iteration& step : steps.eager) {
+    if (analysis.trace().LaunchRecordingOverlaps(step.start_ns, step.end_ns)) continue;
+    unperturbed_ns += step.end_ns - step.start_ns;
+    ++stats.unperturbed_steps;
+  }
+  if (stats.unperturbed_steps > 0) stats.unperturbed_step_us = unperturbed_ns / 1e3 / stats.unperturbed_steps;
+  stats.step_time_unperturbed = stats.unperturbed_steps >= model.min_forecast_steps;
+  stats.eager_step_us =
+      stats.step_time_unperturbed ? std::max(stats.unperturbed_step_us, stats.eager.gpu_busy_us) : stats.eager.step_us;
   // The forecast needs GPU busy times (kernel activity) and enough steps past the program's first-call work.
   stats.forecast = stats.eager.steps >= model.min_forecast_steps && stats.eager.gpu_busy_us > 0;
   if (stats.forecast) {
     stats.forecast_graphed_us =
         stats.eager.gpu_busy_us + model.graph_launch_us + model.graph_node_us * stats.eager.nodes;
-    stats.forecast_savings_us = std::max(0.0, stats.eager.step_us - stats.forecast_graphed_us);
-    stats.forecast_savings_ratio = stats.eager.step_us > 0 ? stats.forecast_savings_us / stats.eager.step_us : 0;
+    stats.forecast_savings_us = std::max(0.0, stats.eager_step_us - stats.forecast_graphed_us);
+    stats.forecast_savings_ratio = stats.eager_step_us > 0 ? stats.forecast_savings_us / stats.eager_step_us : 0;
   }
   return stats;
+}
+
+std::string LaunchStats::StepTimeSource() const {
+  return step_time_unperturbed ? absl::StrCat(unperturbed_steps, " eager steps outside launch recording (", source, ")")
+                               : absl::StrCat(eager.steps, " eager steps with launches recorded (", source, ")");
 }
 
 std::vector<Metric> LaunchMetrics(const LaunchStats& stats) {
@@ -158,11 +174,22 @@ std::vector<Metric> LaunchMetrics(const LaunchStats& stats) {
   const StepStats& g = stats.graphed;
   if (e.steps > 0) {
     metrics = {
-        {"launch.iterations", static_cast<double>(e.steps), "count", "eager steps analyzed (" + stats.source + ")"},
-        {"launch.iteration_us", e.step_us, "us", "eager step time: max of host span and GPU span"},
+        {"launch.iterations", static_cast<double>(e.steps), "count",
+         "eager steps with launches recorded (" + stats.source + ")"},
+        {"launch.iteration_us", stats.eager_step_us, "us",
+         "eager step time the forecast uses, from " + stats.StepTimeSource()},
         {"launch.kernels_per_iteration", e.kernels, "count", "kernels launched one by one per step"},
         {"launch.cpu_launch_us", e.cpu_launch_us, "us", "host time inside launch calls per step"},
     };
+    if (stats.step_time_unperturbed) {
+      metrics.push_back({"launch.unperturbed_iterations", static_cast<double>(stats.unperturbed_steps), "count",
+                         "eager steps no launch-recording window touched"});
+      metrics.push_back({"launch.recorded_iteration_us", e.step_us, "us",
+                         "eager step time with launches recorded: max of host span and GPU span"});
+      metrics.push_back({"launch.recorder_perturbation_ratio",
+                         stats.unperturbed_step_us > 0 ? e.step_us / stats.unperturbed_step_us - 1 : 0, "ratio",
+                         "how much recording launches lengthened the eager step"});
+    }
   }
   // GPU-side figures need kernel activity records; a trace without them gets no forecast rather than a wrong one.
   if (e.steps > 0 && e.gpu_busy_us > 0) {
@@ -191,7 +218,8 @@ std::vector<Metric> LaunchMetrics(const LaunchStats& stats) {
     metrics.push_back({"graphed.gpu_busy_us", g.gpu_busy_us, "us", "GPU busy time per graphed step"});
   }
   if (e.steps > 0 && g.steps > 0 && g.step_us > 0) {
-    metrics.push_back({"graphed.speedup", e.step_us / g.step_us, "ratio", "eager step time / graphed step time"});
+    metrics.push_back(
+        {"graphed.speedup", stats.eager_step_us / g.step_us, "ratio", "eager step time / graphed step time"});
     // The forecast error needs a forecast.
     if (stats.forecast) {
       metrics.push_back({"graphed.forecast_error_ratio", (stats.forecast_graphed_us - g.step_us) / g.step_us, "ratio",

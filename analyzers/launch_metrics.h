@@ -48,12 +48,23 @@ struct StepStats {
 
 struct LaunchStats {
   std::string source;  // how steps were found
-  StepStats eager;
+  StepStats eager;     // the eager steps whose launches were recorded: kernels, GPU times
   StepStats graphed;
+  // Eager steps that no launch-recording window touched run as the program runs without graphcheck's launch
+  // callbacks (NVTX and synchronizations are always recorded): their mean host span, when there are at least
+  // min_forecast_steps of them, is the step time the forecast and the speedup use (no lower than the recorded GPU
+  // busy time: a GPU-bound step's host can run ahead). Else the recorded steps' step_us, which the recorder inflates.
+  size_t unperturbed_steps = 0;
+  double unperturbed_step_us = 0;
+  bool step_time_unperturbed = false;
+  double eager_step_us = 0;        // the step time the forecast and the speedup use
   bool forecast = false;           // enough eager steps with GPU times to forecast from
   double forecast_graphed_us = 0;  // per eager step
   double forecast_savings_us = 0;
   double forecast_savings_ratio = 0;
+
+  // "42 eager steps outside launch recording (NVTX step)" or "5 eager steps with launches recorded (NVTX step)".
+  std::string StepTimeSource() const;
 };
 
 LaunchStats ComputeLaunchStats(const TraceAnalysis& analysis, const IterationOptions& iterations,

@@ -35,15 +35,15 @@ class NoSpeedupCheck : public AnalyzerCheck {
                std::vector<Finding>* findings) const override {
     const LaunchStats stats = ComputeLaunchStats(analysis, IterationOptionsFrom(options), LaunchModel());
     if (stats.eager.steps == 0 || stats.graphed.steps == 0 || stats.graphed.step_us <= 0) return;
-    const double speedup = stats.eager.step_us / stats.graphed.step_us;
+    const double speedup = stats.eager_step_us / stats.graphed.step_us;
     if (speedup >= options.GetDouble("min-speedup")) return;
     Finding finding = NewFinding();
     if (analysis.trace().process.pid != 0) finding.where.pid = analysis.trace().process.pid;
     finding.where.nvtx_path = options.Get("region");
-    const double utilization = stats.eager.step_us > 0 ? stats.eager.gpu_busy_us / stats.eager.step_us : 0;
+    const double utilization = stats.eager_step_us > 0 ? stats.eager.gpu_busy_us / stats.eager_step_us : 0;
     finding.message = absl::StrFormat(
         "Graphed steps take %.1f us against %.1f us eager (speedup x%.2f): %s", stats.graphed.step_us,
-        stats.eager.step_us, speedup,
+        stats.eager_step_us, speedup,
         utilization > 0.9 ? "the eager step already keeps the GPU busy, so there is no launch overhead to remove."
                           : "the graphs cover too little of the step, or eager work remains between replays.");
     finding.evidence = {

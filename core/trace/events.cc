@@ -113,6 +113,21 @@ bool Trace::LaunchesRecorded(uint64_t start_ns, uint64_t end_ns) const {
   return after != launch_windows.begin() && std::prev(after)->end_ns >= end_ns;
 }
 
+bool Trace::LaunchRecordingOverlaps(uint64_t start_ns, uint64_t end_ns) const {
+  switch (recorder.launches) {
+    case LaunchRecording::kAll:
+      return true;
+    case LaunchRecording::kCaptureOnly:
+      return false;
+    case LaunchRecording::kSampled:
+      break;
+  }
+  // Windows are sorted and disjoint: only the last one opening before end_ns can reach into the interval.
+  auto after = std::upper_bound(launch_windows.begin(), launch_windows.end(), end_ns,
+                                [](uint64_t t, const LaunchWindow& w) { return t <= w.start_ns; });
+  return after != launch_windows.begin() && std::prev(after)->end_ns > start_ns;
+}
+
 absl::string_view LaunchRecordingName(LaunchRecording mode) {
   switch (mode) {
     case LaunchRecording::kAll:

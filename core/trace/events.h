@@ -417,6 +417,9 @@ struct Trace {
   KernelRecord Record(const KernelActivity& kernel) const;
   // Whether every launch in [start_ns, end_ns) was recorded with its GPU times (see LaunchRecording).
   bool LaunchesRecorded(uint64_t start_ns, uint64_t end_ns) const;
+  // Whether launch recording was on at any time in [start_ns, end_ns): the program then paid for the recorder's launch
+  // callbacks and activity records.
+  bool LaunchRecordingOverlaps(uint64_t start_ns, uint64_t end_ns) const;
 };
 
 absl::string_view ApiKindName(ApiKind kind);

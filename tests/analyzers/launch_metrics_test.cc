@@ -11,11 +11,13 @@
 namespace graphcheck::testing_trace {
 namespace {
 
-std::map<std::string, double> Metrics(const trace::Trace& trace) {
+std::map<std::string, double> Metrics(const trace::Trace& trace, const std::string& region = "") {
   const analyzers::TraceAnalysis analysis(trace);
+  analyzers::IterationOptions iterations;
+  iterations.region = region;
   std::map<std::string, double> values;
-  for (const Metric& m : analyzers::LaunchMetrics(
-           analyzers::ComputeLaunchStats(analysis, analyzers::IterationOptions(), analyzers::LaunchModel()))) {
+  for (const Metric& m :
+       analyzers::LaunchMetrics(analyzers::ComputeLaunchStats(analysis, iterations, analyzers::LaunchModel()))) {
     values[m.name] = m.value;
   }
   return values;
@@ -46,6 +48,29 @@ TEST(LaunchMetricsTest, MeasuredGraphedStepsAndForecastError) {
   EXPECT_DOUBLE_EQ(m["graphed.gpu_busy_us"], 20);
   EXPECT_DOUBLE_EQ(m["graphed.speedup"], 100.0 / 30);
   EXPECT_DOUBLE_EQ(m["graphed.forecast_error_ratio"], (13.5 - 30) / 30);
+}
+
+// Sampled recording: the step time comes from the steps no window touched (100 us), kernels and GPU times from the
+// recorded ones (whose 150 us the recorder inflated), and the perturbation is stated.
+TEST(LaunchMetricsTest, StepTimeFromStepsOutsideLaunchRecording) {
+  std::map<std::string, double> m = Metrics(SampledTrace(14, 7), "step");
+  EXPECT_EQ(m["launch.iterations"], 6);  // the first step is the step range's warmup
+  EXPECT_EQ(m["launch.unperturbed_iterations"], 7);
+  EXPECT_DOUBLE_EQ(m["launch.iteration_us"], 100);
+  EXPECT_DOUBLE_EQ(m["launch.recorded_iteration_us"], 150);
+  EXPECT_DOUBLE_EQ(m["launch.recorder_perturbation_ratio"], 0.5);
+  EXPECT_DOUBLE_EQ(m["launch.gpu_busy_us"], 10);
+  EXPECT_DOUBLE_EQ(m["launch.forecast_graphed_us"], 13.5);
+  EXPECT_DOUBLE_EQ(m["launch.forecast_savings_us"], 86.5);
+}
+
+// Too few steps outside the windows: the recorded steps' time, and no claim about perturbation.
+TEST(LaunchMetricsTest, TooFewUnperturbedStepsUseTheRecordedOnes) {
+  std::map<std::string, double> m = Metrics(SampledTrace(9, 7), "step");
+  EXPECT_DOUBLE_EQ(m["launch.iteration_us"], 150);
+  EXPECT_EQ(m.count("launch.unperturbed_iterations"), 0u);
+  EXPECT_EQ(m.count("launch.recorder_perturbation_ratio"), 0u);
+  EXPECT_DOUBLE_EQ(m["launch.forecast_savings_us"], 150 - 13.5);
 }
 
 TEST(LaunchMetricsTest, NoStepsNoMetrics) {

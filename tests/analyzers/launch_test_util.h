@@ -34,6 +34,36 @@ inline trace::Trace LaunchBoundTrace(uint64_t kernel_ns, int graphed = 0, uint64
   return b.Build();
 }
 
+// A program recorded with sampled launch recording: `steps` NVTX "step" ranges, the first `recorded` of them inside
+// one launch-recording window. A recorded step lasts 150 us (the recorder's callbacks lengthen it) and runs 10 kernels
+// of 1 us launched 1 us apart; a step outside the window lasts 100 us and has no launch or kernel records.
+inline trace::Trace SampledTrace(int steps, int recorded) {
+  TraceBuilder b;
+  b.trace().recorder.launches = trace::LaunchRecording::kSampled;
+  uint64_t t = 1000000;
+  const uint64_t window_start = t;
+  for (int s = 0; s < steps; ++s) {
+    const bool inside = s < recorded;
+    b.Push(t, 1, "step");
+    if (inside) {
+      for (int k = 0; k < 10; ++k) {
+        ApiCall& call = b.Launch(t + k * 1000, 1, 7, "k" + std::to_string(k));
+        trace::KernelRecord kernel;
+        kernel.correlation_id = call.correlation_id;
+        kernel.start_ns = t + k * 1000 + 5000;
+        kernel.end_ns = kernel.start_ns + 1000;
+        kernel.name = call.kernel_name;
+        kernel.stream_id = 7;
+        b.trace().AddKernel(kernel);
+      }
+    }
+    t += inside ? 150000 : 100000;
+    b.Pop(t, 1);
+    if (s + 1 == recorded) b.trace().launch_windows.push_back({window_start, t});
+  }
+  return b.Build();
+}
+
 }  // namespace graphcheck::testing_trace
 
 #endif  // GRAPHCHECK_TESTS_ANALYZERS_LAUNCH_TEST_UTIL_H_

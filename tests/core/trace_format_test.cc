@@ -186,6 +186,22 @@ TEST(TraceFormatTest, ProbeEventsOfOneDotThreeHaveNoValueNow) {
   EXPECT_EQ(old.value_now, 0u);
 }
 
+TEST(TraceFormatTest, LaunchRecordingOverlapsAnyPartOfAWindow) {
+  Trace trace;
+  EXPECT_TRUE(trace.LaunchRecordingOverlaps(1, 2));  // kAll
+  trace.recorder.launches = LaunchRecording::kCaptureOnly;
+  EXPECT_FALSE(trace.LaunchRecordingOverlaps(1, 2));
+  trace.recorder.launches = LaunchRecording::kSampled;
+  trace.launch_windows = {{100, 200}, {300, 400}};
+  EXPECT_FALSE(trace.LaunchRecordingOverlaps(10, 100));   // ends as the first window opens
+  EXPECT_TRUE(trace.LaunchRecordingOverlaps(150, 160));   // inside
+  EXPECT_TRUE(trace.LaunchRecordingOverlaps(190, 250));   // runs out of the first
+  EXPECT_FALSE(trace.LaunchRecordingOverlaps(200, 300));  // between, touching both edges
+  EXPECT_TRUE(trace.LaunchRecordingOverlaps(250, 310));   // runs into the second
+  EXPECT_TRUE(trace.LaunchRecordingOverlaps(50, 500));    // spans both
+  EXPECT_FALSE(trace.LaunchRecordingOverlaps(400, 500));  // after
+}
+
 TEST(TraceFormatTest, LaunchesRecordedFollowsTheRecordingMode) {
   Trace trace;
   EXPECT_TRUE(trace.LaunchesRecorded(1, 2));  // kAll, and every trace of format 1.0
