@@ -25,6 +25,7 @@ absl::Status RegisterAnalyzerChecks(CheckRegistry* registry) {
                      &NewDynamicControlFlowCheck,
                      &NewLaunchBoundCheck,
                      &NewNoSpeedupCheck,
+                     &NewGraphMemoryCheck,
                      &NewOutputOverwrittenCheck,
                      &NewAddressDriftCheck,
                      &NewStaticInputReboundCheck,

@@ -27,6 +27,7 @@ std::unique_ptr<Check> NewDynamicControlFlowCheck();  // dynamic-control-flow
 // performance
 std::unique_ptr<Check> NewLaunchBoundCheck();  // launch-bound
 std::unique_ptr<Check> NewNoSpeedupCheck();    // no-speedup
+std::unique_ptr<Check> NewGraphMemoryCheck();  // graph-memory
 // state and RNG (from the Python probe's exceptions)
 std::unique_ptr<Check> NewOutputOverwrittenCheck();         // output-overwritten
 std::unique_ptr<Check> NewAddressDriftCheck();              // address-drift

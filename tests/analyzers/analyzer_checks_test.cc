@@ -14,7 +14,7 @@ TEST(AnalyzerChecksTest, RegistersEveryAnalyzerOnce) {
   for (const Check* check : registry.All()) ids.push_back(check->info().id);
   EXPECT_THAT(ids, ::testing::ElementsAre(
                        "address-drift", "alloc-in-capture", "capture-error", "compile-cudagraph-skipped", "cupti-busy",
-                       "dynamic-control-flow", "dynamic-shape", "empty-graph", "launch-bound",
+                       "dynamic-control-flow", "dynamic-shape", "empty-graph", "graph-memory", "launch-bound",
                        "legacy-stream-in-capture", "no-speedup", "output-overwritten", "pageable-memcpy",
                        "rank-divergent-capture", "recapture-churn", "rng-unregistered-generator",
                        "static-input-rebound", "stderr-messages", "sync-in-capture", "sync-in-region",

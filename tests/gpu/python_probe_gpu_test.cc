@@ -43,7 +43,8 @@ int DefectLine(const std::string& mode) {
 struct ProbeRun {
   Report report;
   std::vector<trace::Trace> traces;
-  std::string text;  // the text report, for failure messages
+  std::string text;    // the text report, for failure messages
+  std::string output;  // the program's (and graphcheck's) stdout and stderr
 
   const Finding* Find(const std::string& id) const {
     auto it = std::find_if(report.findings.begin(), report.findings.end(),
@@ -73,6 +74,10 @@ ProbeRun RunMode(const std::string& mode, const std::string& flags = "", const s
   const std::string command = absl::StrCat("python3 ", program, " ", mode);
   std::system(absl::StrCat(base, "--format json -o ", dir, ".json -- ", command, " >", dir, ".out 2>&1").c_str());
   ProbeRun run;
+  std::ifstream out(dir + ".out");
+  std::stringstream printed;
+  printed << out.rdbuf();
+  run.output = printed.str();
   std::ifstream json(dir + ".json");
   std::stringstream text;
   text << json.rdbuf();
@@ -135,10 +140,10 @@ TEST_F(PythonProbeGpuTest, CaughtExceptionsInCaptureAreTheirChecksAtTheProgramsL
 // Tensors a graph reads, moved after capture: nothing raises, the probe's watch of the graphed module or the manual
 // capture sees it at the call or replay that reads stale memory.
 TEST_F(PythonProbeGpuTest, StateMovedAfterCaptureIsItsCheckAtTheProgramsLine) {
-  for (const auto& [mode, check] : std::vector<std::pair<std::string, std::string>>{
-           {"param-rebound", "address-drift"},
-           {"static-input-rebound", "static-input-rebound"},
-           {"outputs-kept", "output-overwritten"}}) {
+  for (const auto& [mode, check] :
+       std::vector<std::pair<std::string, std::string>>{{"param-rebound", "address-drift"},
+                                                        {"static-input-rebound", "static-input-rebound"},
+                                                        {"outputs-kept", "output-overwritten"}}) {
     SCOPED_TRACE(mode);
     const ProbeRun run = RunMode(mode);
     const Finding* finding = run.Find(check);
@@ -146,6 +151,19 @@ TEST_F(PythonProbeGpuTest, StateMovedAfterCaptureIsItsCheckAtTheProgramsLine) {
     EXPECT_EQ(finding->severity, Severity::kError);
     ExpectAtDefectLine(*finding, mode);
   }
+}
+
+// Three graphs captured one after another: each into its own pool is graph-memory (the program prints what PyTorch
+// reserved, for the note); sharing one pool is clean.
+TEST_F(PythonProbeGpuTest, SeparatePoolsAreGraphMemory) {
+  const ProbeRun separate = RunMode("private-pools");
+  const Finding* finding = separate.Find("graph-memory");
+  ASSERT_NE(finding, nullptr) << separate.text;
+  ExpectAtDefectLine(*finding, "private-pools");
+  const ProbeRun shared = RunMode("shared-pool");
+  EXPECT_EQ(shared.Find("graph-memory"), nullptr) << shared.text;
+  std::printf("GRAPH-MEMORY private-pools: %s\n%s\nGRAPH-MEMORY shared-pool:\n%s\n", finding->message.c_str(),
+              separate.output.c_str(), shared.output.c_str());
 }
 
 // Without the probe the same program's caught exception is invisible: the probe is what sees it.
@@ -195,7 +213,8 @@ TEST_F(PythonProbeGpuTest, AnotherThreadsQueryIsOneFinding) {
 }
 
 // Clean training through make_graphed_callables, with bf16 autocast and dropout, on models written elsewhere, and a
-// clean manual capture: no warning (PyTorch's AccumulateGrad stream warning is at most a note, since no capture did legacy-stream work).
+// clean manual capture: no warning (PyTorch's AccumulateGrad stream warning is at most a note, since no capture did
+// legacy-stream work).
 TEST_F(PythonProbeGpuTest, CleanLibraryModelsHaveNoWarning) {
   for (const char* mode : {"timm-resnet", "hf-gpt2", "manual-clean"}) {
     SCOPED_TRACE(mode);

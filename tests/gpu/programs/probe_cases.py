@@ -15,6 +15,8 @@ Lines the tests expect a finding at end in "# defect: MODE"; the tests read them
   static-input-rebound  a manual capture whose static input is rebound (`static_x = batch`) before each replay
   outputs-kept       a manual capture whose output is appended to a list after each replay, without a copy
   manual-clean       clean: the same manual capture, inputs copied in and outputs cloned
+  private-pools      three layers captured one after another, each into its own private pool (about 128 MiB each)
+  shared-pool        clean: the same three captures sharing one pool
 """
 import sys
 
@@ -182,12 +184,35 @@ def manual_capture(rebind_input, keep_outputs):
     print(float(torch.stack(kept).sum()), flush=True)
 
 
+def sequential_graphs(share_pool):
+    """Three wide layers, each captured into its own graph in turn; prints the memory PyTorch reserved for them."""
+    torch.manual_seed(0)
+    layers = [torch.nn.Linear(4096, 4096).cuda() for _ in range(3)]
+    static_x = torch.randn(2048, 4096, device="cuda")
+    side_stream_warmup(lambda: [layer(static_x).relu().mul(2) for layer in layers])
+    torch.cuda.synchronize()
+    before = torch.cuda.memory_reserved()
+    graphs, pool = [], torch.cuda.graph_pool_handle() if share_pool else None
+    with torch.no_grad():
+        for layer in layers:
+            graph = torch.cuda.CUDAGraph()
+            with torch.cuda.graph(graph, pool=pool):  # defect: private-pools
+                static_y = layer(static_x).relu().mul(2)
+            graphs.append((graph, static_y))
+    for graph, _ in graphs:
+        graph.replay()
+    torch.cuda.synchronize()
+    print("reserved for graphs: %.0f MiB" % ((torch.cuda.memory_reserved() - before) / 2**20), flush=True)
+
+
 MODES = {"tensor-cuda": tensor_cuda, "private-generator": private_generator, "default-stream": default_stream,
          "compile-churn": compile_churn, "compile-overwritten": compile_overwritten, "timm-resnet": timm_resnet,
          "hf-gpt2": hf_gpt2, "param-rebound": param_rebound,
          "static-input-rebound": lambda: manual_capture(rebind_input=True, keep_outputs=False),
          "outputs-kept": lambda: manual_capture(rebind_input=False, keep_outputs=True),
-         "manual-clean": lambda: manual_capture(rebind_input=False, keep_outputs=False)}
+         "manual-clean": lambda: manual_capture(rebind_input=False, keep_outputs=False),
+         "private-pools": lambda: sequential_graphs(share_pool=False),
+         "shared-pool": lambda: sequential_graphs(share_pool=True)}
 
 if __name__ == "__main__":
     MODES[sys.argv[1]]()
