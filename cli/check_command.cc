@@ -179,6 +179,7 @@ int CheckModel(CheckCommandOptions& options, const CommandContext& context) {
   }
   AttributeFindingsToSteps(&report);
   SortFindings(&report.findings);
+  UseEngineTimesForTheForecast(&report.metrics);
 
   // Where the time went: graphcheck's own work (static checks, starting the engine, reading and analyzing the trace,
   // the report) is everything outside the engine process; inside it, what is not a pipeline step is starting
@@ -199,6 +200,31 @@ int CheckModel(CheckCommandOptions& options, const CommandContext& context) {
 }
 
 }  // namespace
+
+void UseEngineTimesForTheForecast(std::vector<Metric>* metrics) {
+  metrics->erase(std::remove_if(metrics->begin(), metrics->end(),
+                                [](const Metric& m) {
+                                  return m.name == "graphed.speedup" || m.name == "graphed.forecast_error_ratio";
+                                }),
+                 metrics->end());
+  auto find = [&](absl::string_view name) -> const Metric* {
+    auto it = std::find_if(metrics->begin(), metrics->end(), [&](const Metric& m) { return m.name == name; });
+    return it == metrics->end() ? nullptr : &*it;
+  };
+  const Metric* forecast = find("launch.forecast_graphed_us");
+  if (forecast == nullptr) return;
+  const double forecast_us = forecast->value;
+  std::vector<Metric> added;
+  if (const Metric* eager = find("check.eager_step_us")) {
+    added.push_back(Metric{"check.forecast_savings_us", std::max(0.0, eager->value - forecast_us), "us",
+                           "eager step timed by the engine - the trace's forecast graphed step"});
+  }
+  if (const Metric* graphed = find("check.graphed_step_us"); graphed != nullptr && graphed->value > 0) {
+    added.push_back(Metric{"check.forecast_error_ratio", (forecast_us - graphed->value) / graphed->value, "ratio",
+                           "(forecast graphed step - graphed step timed by the engine) / the timed one"});
+  }
+  metrics->insert(metrics->end(), added.begin(), added.end());
+}
 
 void AddCheckCommand(CLI::App* app, CommandContext* context) {
   auto options = std::make_shared<CheckCommandOptions>();
