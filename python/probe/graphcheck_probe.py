@@ -27,6 +27,7 @@ import dis
 import os
 import sys
 import traceback
+import weakref
 
 # core/trace/events.h: ProbeEventKind and ProbeOrigin.
 (CAPTURE_BEGIN, CAPTURE_END, CAPTURE_EXCEPTION, COMPILE_SKIP, OUTPUTS_INVALIDATED, UNCAUGHT_EXCEPTION, STATE_REBOUND,
@@ -192,8 +193,8 @@ def _references(tensor):
     return count
 
 
-def _emit_rebound(origin, graph, role, name, address, address_now):
-    _recorder.emit(STATE_REBOUND, origin=origin, graph=id(graph), value=address, value_now=address_now,
+def _emit_rebound(origin, graph_id, role, name, address, address_now):
+    _recorder.emit(STATE_REBOUND, origin=origin, graph=graph_id, value=address, value_now=address_now,
                    type_name=role, text=name)
 
 
@@ -202,23 +203,27 @@ class _ModuleWatch:
     new .data is copied in on every call, a new parameter object is not seen) and its buffers' memory at capture."""
 
     def __init__(self, module):
-        self.module = module
+        self.module = weakref.ref(module)  # the watch must not keep a module the program dropped
+        self.module_id = id(module)
         self.parameters = {name: (id(p), _address(p)) for name, p in module.named_parameters()}
         self.buffers = {name: _address(b) for name, b in module.named_buffers() if _is_cuda_tensor(b)}
         self.reported = set()
         self.calls = 0
 
     def look(self):
-        for name, parameter in self.module.named_parameters():
+        module = self.module()
+        if module is None:
+            return
+        for name, parameter in module.named_parameters():
             captured = self.parameters.get(name)
             if captured is not None and name not in self.reported and id(parameter) != captured[0]:
                 self.reported.add(name)
-                _emit_rebound(GRAPHED_CALLABLES, self.module, "parameter", name, captured[1], _address(parameter))
-        for name, buffer in self.module.named_buffers():
+                _emit_rebound(GRAPHED_CALLABLES, self.module_id, "parameter", name, captured[1], _address(parameter))
+        for name, buffer in module.named_buffers():
             captured = self.buffers.get(name)
             if captured is not None and name not in self.reported and _address(buffer) != captured:
                 self.reported.add(name)
-                _emit_rebound(GRAPHED_CALLABLES, self.module, "buffer", name, captured, _address(buffer))
+                _emit_rebound(GRAPHED_CALLABLES, self.module_id, "buffer", name, captured, _address(buffer))
 
 
 def _watch_graphed_module(module):
@@ -234,7 +239,7 @@ def _watch_graphed_module(module):
                 watch.look()
             except Exception:
                 pass
-        if watch.calls >= _LAST_LOOK:
+        if watch.calls >= _LAST_LOOK and module.__dict__.get("forward") is forward:
             module.forward = graphed_forward
         return graphed_forward(*args, **kwargs)
 
@@ -273,7 +278,7 @@ class _CaptureWatch:
     find the inputs where they were; no replay should find the program holding ever more references to an output."""
 
     def __init__(self, graph, frame):
-        self.graph = graph
+        self.graph_id = id(graph)
         self.code = frame.f_code
         self.start = frame.f_lasti
         self.before = {name: _address(v) for name, v in frame.f_locals.items() if _is_cuda_tensor(v)}
@@ -295,7 +300,7 @@ class _CaptureWatch:
                 now = values.get(name)
                 if name not in self.reported and _is_cuda_tensor(now) and _address(now) != address:
                     self.reported.add(name)
-                    _emit_rebound(USER, self.graph, "static-input", name, address, _address(now))
+                    _emit_rebound(USER, self.graph_id, "static-input", name, address, _address(now))
         for name, tensor in self.outputs.items():
             if name in self.reported:
                 continue
@@ -306,23 +311,27 @@ class _CaptureWatch:
             history.append(count)
             if len(history) > _HELD_GROWTH:
                 self.reported.add(name)
-                _recorder.emit(OUTPUTS_HELD, origin=USER, graph=id(self.graph), value=history[-1] - history[0],
+                _recorder.emit(OUTPUTS_HELD, origin=USER, graph=self.graph_id, value=history[-1] - history[0],
                                text=name)
 
 
 def _watch_replays(graph, watch):
-    replay = graph.replay
+    """Wraps `graph.replay` on this graph object only. The wrapper holds the graph weakly (a graph the program drops
+    must free its pool at once, not at the next cyclic collection) and calls the class's replay."""
+    graph.__dict__.pop("replay", None)  # a graph captured again: its earlier capture's watch ends
+    replay, graph_ref = type(graph).replay, weakref.ref(graph)
 
     def replay_and_look(*args, **kwargs):
+        this = graph_ref()
         watch.replays += 1
         if _due(watch.replays):
             try:
                 watch.look(sys._getframe(1))
             except Exception:
                 pass
-        if watch.replays >= _LAST_LOOK:
-            del graph.replay
-        return replay(*args, **kwargs)
+        if watch.replays >= _LAST_LOOK and this.__dict__.get("replay") is replay_and_look:
+            del this.replay
+        return replay(this, *args, **kwargs)
 
     graph.replay = replay_and_look
 

@@ -113,6 +113,15 @@ STATE_PROGRAM = textwrap.dedent('''\
             kept.append(static_y if defects else compute(static_y))
     manual(defects=True)
     manual(defects=False)
+    def recaptured():  # a new static input, captured again into the same graph: nothing rebound
+        g = torch.cuda.CUDAGraph()
+        for _ in range(2):
+            static_x = Tensor()
+            with torch.cuda.graph(g):
+                static_y = compute(static_x)
+            for _ in range(3):
+                g.replay()
+    recaptured()
     print("done")
 ''')
 STATE_LINES = {name: STATE_PROGRAM.splitlines().index(line) + 1 for name, line in (
