@@ -29,6 +29,7 @@ absl::Status RegisterAnalyzerChecks(CheckRegistry* registry) {
                      &NewOutputOverwrittenCheck,
                      &NewAddressDriftCheck,
                      &NewStaticInputReboundCheck,
+                     &NewReplayOrderCheck,
                      &NewRngUnregisteredGeneratorCheck,
                      &NewCompileCudagraphSkippedCheck,
                      &NewStderrMessagesCheck,

@@ -32,6 +32,7 @@ std::unique_ptr<Check> NewGraphMemoryCheck();  // graph-memory
 std::unique_ptr<Check> NewOutputOverwrittenCheck();         // output-overwritten
 std::unique_ptr<Check> NewAddressDriftCheck();              // address-drift
 std::unique_ptr<Check> NewStaticInputReboundCheck();        // static-input-rebound
+std::unique_ptr<Check> NewReplayOrderCheck();               // replay-order
 std::unique_ptr<Check> NewRngUnregisteredGeneratorCheck();  // rng-unregistered-generator
 // torch.compile
 std::unique_ptr<Check> NewCompileCudagraphSkippedCheck();  // compile-cudagraph-skipped

@@ -20,7 +20,6 @@ namespace {
 
 using trace::ApiKind;
 using trace::ProbeEvent;
-using trace::ProbeEventKind;
 
 constexpr double kMiB = 1024.0 * 1024.0;
 
@@ -43,20 +42,6 @@ uint64_t AllocatedDuring(const trace::Trace& trace, const CaptureWindow& w) {
     if (d.return_code == 0) bytes += d.bytes;
   }
   return bytes;
-}
-
-// The pool the probe's capture-end event of the window's graph names; none without the probe.
-std::optional<uint64_t> PoolOf(const trace::Trace& trace, const ProbeIndex& probe, size_t w) {
-  const std::optional<size_t> begin = probe.BeginEvent(w);
-  if (!begin) return std::nullopt;
-  const ProbeEvent& begin_event = trace.probe_events[*begin];
-  for (size_t i = *begin + 1; i < trace.probe_events.size(); ++i) {
-    const ProbeEvent& e = trace.probe_events[i];
-    if (e.kind == ProbeEventKind::kCaptureEnd && e.graph == begin_event.graph) {
-      return e.pool == 0 ? std::nullopt : std::optional<uint64_t>(e.pool);
-    }
-  }
-  return std::nullopt;
 }
 
 std::string Mib(uint64_t bytes) { return absl::StrFormat("%.0f MiB", bytes / kMiB); }
@@ -83,13 +68,8 @@ class GraphMemoryCheck : public AnalyzerCheck {
     std::map<uint64_t, Pool> pools;
     const std::vector<CaptureWindow>& windows = analysis.captures().windows();
     for (size_t w = 0; w < windows.size(); ++w) {
-      // torch.compile's cudagraph trees keep all their graphs in one pool of their own.
-      if (!windows[w].end_call || IsGraphMachinery(probe.Origin(w)) ||
-          probe.Origin(w) == trace::ProbeOrigin::kCudagraphTrees) {
-        continue;
-      }
-      const std::optional<uint64_t> key = PoolOf(trace, probe, w);
-      if (!key) continue;
+      const std::optional<uint64_t> key = ProgramPoolOf(trace, probe, w);
+      if (!windows[w].end_call || !key) continue;
       Pool& pool = pools[*key];
       pool.bytes += AllocatedDuring(trace, windows[w]);
       pool.graphs += 1;

@@ -183,6 +183,19 @@ std::string RaisedAt(const std::vector<SourceFrame>& frames) {
 
 }  // namespace
 
+std::optional<uint64_t> ProgramPoolOf(const trace::Trace& trace, const ProbeIndex& probe, size_t window) {
+  const trace::ProbeOrigin origin = probe.Origin(window);
+  const std::optional<size_t> begin = probe.BeginEvent(window);
+  if (!begin || IsGraphMachinery(origin) || origin == trace::ProbeOrigin::kCudagraphTrees) return std::nullopt;
+  for (size_t i = *begin + 1; i < trace.probe_events.size(); ++i) {
+    const ProbeEvent& e = trace.probe_events[i];
+    if (e.kind == ProbeEventKind::kCaptureEnd && e.graph == trace.probe_events[*begin].graph) {
+      return e.pool == 0 ? std::nullopt : std::optional<uint64_t>(e.pool);
+    }
+  }
+  return std::nullopt;
+}
+
 Location ProbeEventLocation(const trace::Trace& trace, const trace::ProbeEvent& event) {
   Location where;
   where.python = PythonFrames(trace, event.stack);

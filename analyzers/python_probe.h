@@ -75,6 +75,11 @@ std::string DescribeOrigin(trace::ProbeOrigin origin);
 // Captures begun by a framework's own machinery rather than as the program's work to graph: cudagraph trees' empty
 // capture that creates its memory pool.
 bool IsGraphMachinery(trace::ProbeOrigin origin);
+// The memory pool of capture window `window` as the probe's capture-end event of its graph names it
+// (CUDAGraph.pool()): for the program's captures, make_graphed_callables', Transformer Engine's and Megatron's; none
+// for torch.compile's cudagraph trees (which manage their pool themselves) and for captures the probe did not see.
+std::optional<uint64_t> ProgramPoolOf(const trace::Trace& trace, const ProbeIndex& probe, size_t window);
+
 // Where a probe event happened: its Python frames (the user's first), thread and process.
 Location ProbeEventLocation(const trace::Trace& trace, const trace::ProbeEvent& event);
 

@@ -16,7 +16,7 @@ TEST(AnalyzerChecksTest, RegistersEveryAnalyzerOnce) {
                        "address-drift", "alloc-in-capture", "capture-error", "compile-cudagraph-skipped", "cupti-busy",
                        "dynamic-control-flow", "dynamic-shape", "empty-graph", "graph-memory", "launch-bound",
                        "legacy-stream-in-capture", "no-speedup", "output-overwritten", "pageable-memcpy",
-                       "rank-divergent-capture", "recapture-churn", "rng-unregistered-generator",
+                       "rank-divergent-capture", "recapture-churn", "replay-order", "rng-unregistered-generator",
                        "static-input-rebound", "stderr-messages", "sync-in-capture", "sync-in-region",
                        "trace-incomplete", "unjoined-stream", "unsafe-api-in-capture", "warmup-insufficient"));
   // A second registration into the same registry is refused, not silently doubled.

@@ -162,8 +162,17 @@ TEST_F(PythonProbeGpuTest, SeparatePoolsAreGraphMemory) {
   ExpectAtDefectLine(*finding, "private-pools");
   const ProbeRun shared = RunMode("shared-pool");
   EXPECT_EQ(shared.Find("graph-memory"), nullptr) << shared.text;
+  EXPECT_EQ(shared.Find("replay-order"), nullptr) << shared.text;
   std::printf("GRAPH-MEMORY private-pools: %s\n%s\nGRAPH-MEMORY shared-pool:\n%s\n", finding->message.c_str(),
               separate.output.c_str(), shared.output.c_str());
+}
+
+// The same three graphs sharing a pool, replayed 1, 3, 2: replay-order at the replay that went back.
+TEST_F(PythonProbeGpuTest, GoingBackInASharedPoolIsReplayOrder) {
+  const ProbeRun run = RunMode("replay-order");
+  const Finding* finding = run.Find("replay-order");
+  ASSERT_NE(finding, nullptr) << run.text;
+  ExpectAtDefectLine(*finding, "replay-order");
 }
 
 // Without the probe the same program's caught exception is invisible: the probe is what sees it.

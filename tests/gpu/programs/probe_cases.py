@@ -16,7 +16,8 @@ Lines the tests expect a finding at end in "# defect: MODE"; the tests read them
   outputs-kept       a manual capture whose output is appended to a list after each replay, without a copy
   manual-clean       clean: the same manual capture, inputs copied in and outputs cloned
   private-pools      three layers captured one after another, each into its own private pool (about 128 MiB each)
-  shared-pool        clean: the same three captures sharing one pool
+  shared-pool        clean: the same three captures sharing one pool, replayed in capture order
+  replay-order       the three captures sharing one pool, replayed 1, 3, 2
 """
 import sys
 
@@ -184,8 +185,9 @@ def manual_capture(rebind_input, keep_outputs):
     print(float(torch.stack(kept).sum()), flush=True)
 
 
-def sequential_graphs(share_pool):
-    """Three wide layers, each captured into its own graph in turn; prints the memory PyTorch reserved for them."""
+def sequential_graphs(share_pool, order=(0, 1, 2)):
+    """Three wide layers, each captured into its own graph in turn, then replayed in `order`; prints the memory
+    PyTorch reserved for them."""
     torch.manual_seed(0)
     layers = [torch.nn.Linear(4096, 4096).cuda() for _ in range(3)]
     static_x = torch.randn(2048, 4096, device="cuda")
@@ -199,8 +201,11 @@ def sequential_graphs(share_pool):
             with torch.cuda.graph(graph, pool=pool):  # defect: private-pools
                 static_y = layer(static_x).relu().mul(2)
             graphs.append((graph, static_y))
-    for graph, _ in graphs:
-        graph.replay()
+    for index in order:
+        if index == 1 and order != (0, 1, 2):
+            graphs[index][0].replay()  # defect: replay-order
+        else:
+            graphs[index][0].replay()
     torch.cuda.synchronize()
     print("reserved for graphs: %.0f MiB" % ((torch.cuda.memory_reserved() - before) / 2**20), flush=True)
 
@@ -212,7 +217,8 @@ MODES = {"tensor-cuda": tensor_cuda, "private-generator": private_generator, "de
          "outputs-kept": lambda: manual_capture(rebind_input=False, keep_outputs=True),
          "manual-clean": lambda: manual_capture(rebind_input=False, keep_outputs=False),
          "private-pools": lambda: sequential_graphs(share_pool=False),
-         "shared-pool": lambda: sequential_graphs(share_pool=True)}
+         "shared-pool": lambda: sequential_graphs(share_pool=True),
+         "replay-order": lambda: sequential_graphs(share_pool=True, order=(0, 2, 1))}
 
 if __name__ == "__main__":
     MODES[sys.argv[1]]()
