@@ -12,10 +12,12 @@ void Recorder::RunSampler() {
   auto stopped_after = [&](uint32_t ms) {
     return sampler_mutex_.AwaitWithTimeout(absl::Condition(&sampler_stop_), absl::Milliseconds(ms));
   };
-  // The first window lasts until the program's first launches are recorded, however long its set-up took (polled:
-  // the launch callback only counts).
-  constexpr uint32_t kPollMs = 20;
-  while (launches_recorded_.load(std::memory_order_relaxed) < s.first_launches) {
+  // The first window lasts until the program's first launches are recorded, however long its set-up took, or until
+  // its first steps completed (polled: the launch and NVTX callbacks only count). 5 ms: a 337 us step runs ~15 more
+  // recorded steps before the window closes.
+  constexpr uint32_t kPollMs = 5;
+  while (launches_recorded_.load(std::memory_order_relaxed) < s.first_launches &&
+         !(first_steps_ != nullptr && first_steps_->done())) {
     if (stopped_after(kPollMs)) return;
   }
   counting_launches_.store(false, std::memory_order_relaxed);

@@ -134,6 +134,13 @@ void Recorder::OnNvtx(CUpti_CallbackId cbid, const CUpti_NvtxData* data) {
     default:
       return;
   }
+  // Steps of the program's own (default-domain) ranges, while the first sampling window waits for them. Libraries
+  // put their calls in ranges of their own domains (NCCL's collectives): those are not steps.
+  if (first_steps_ != nullptr && event.domain == 0 && counting_launches_.load(std::memory_order_relaxed)) {
+    if (event.kind == trace::NvtxEvent::Kind::kPush)
+      first_steps_->OnPush(event.thread_id, event.message, t_state.launches);
+    if (event.kind == trace::NvtxEvent::Kind::kPop) first_steps_->OnPop(event.thread_id, t_state.launches);
+  }
   writer_->WriteNvtx(event);
 }
 

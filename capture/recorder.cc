@@ -67,6 +67,9 @@ absl::Status Recorder::Start(const RecorderOptions& options) {
   if (const char* sampling = std::getenv("GRAPHCHECK_SAMPLING"); sampling != nullptr) {
     trace::ParseSamplingSchedule(sampling, &options_.sampling).IgnoreError();
   }
+  if (const char* step_range = std::getenv("GRAPHCHECK_STEP_RANGE"); step_range != nullptr) {
+    options_.step_range = step_range;
+  }
   if (options_.launches == trace::LaunchRecording::kCaptureOnly) options_.record_activity = false;
   absl::InitializeSymbolizer("/proc/self/exe");
   python_ = PythonStackReader::Detect();
@@ -108,6 +111,8 @@ absl::Status Recorder::Start(const RecorderOptions& options) {
   }
   if (options_.launches == trace::LaunchRecording::kSampled) {
     // The first window opens now, with activity already on; the sampler thread closes it and runs the schedule.
+    first_steps_ = std::make_unique<trace::FirstStepsCounter>(
+        options_.sampling.first_steps, options_.step_range.empty() ? 0 : writer_->InternString(options_.step_range));
     window_open_.store(true);
     counting_launches_.store(true);
     ApplyLaunchCallbacks();
@@ -391,6 +396,7 @@ void Recorder::OnApiExit(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, con
     case ApiKind::kKernelLaunch:
       if (!capturing && counting_launches_.load(std::memory_order_relaxed)) {
         launches_recorded_.fetch_add(1, std::memory_order_relaxed);
+        ++t_state.launches;
       }
       if (data->symbolName != nullptr) {
         thread_local absl::flat_hash_map<const char*, trace::StringId> names;  // symbol names are stable pointers

@@ -24,12 +24,15 @@ struct RecorderOptions {
   // (capture-only: eager steps then cost almost nothing). Launches inside captures are always recorded.
   trace::LaunchRecording launches = trace::LaunchRecording::kSampled;
   trace::SamplingSchedule sampling;
+  // The NVTX range that marks one step (GRAPHCHECK_STEP_RANGE, `graphcheck run --region`): the first sampling window
+  // closes after sampling.first_steps of them. Empty: any range the program pushes at depth 0.
+  std::string step_range;
 };
 
 // Starts recording this process (idempotent). Reads GRAPHCHECK_TRACE_DIR when options.trace_dir is empty,
 // GRAPHCHECK_ACTIVITY=0 to turn activity records off, GRAPHCHECK_LAUNCHES=all|sampled|capture and
-// GRAPHCHECK_SAMPLING=FIRST_LAUNCHES:WINDOW_MS:PERIOD_MS. A CUPTI subscriber already present is recorded in the trace
-// (cupti-busy) and is not an error: the program runs on.
+// GRAPHCHECK_SAMPLING=FIRST_LAUNCHES:WINDOW_MS:PERIOD_MS[:FIRST_STEPS] and GRAPHCHECK_STEP_RANGE. A CUPTI subscriber
+// already present is recorded in the trace (cupti-busy) and is not an error: the program runs on.
 absl::Status StartRecorder(const RecorderOptions& options);
 // Flushes activity records and detaches from CUPTI; called at exit.
 void StopRecorder();

@@ -85,6 +85,7 @@ absl::StatusOr<RecordedProgram> RecordedProgram::Run(const std::vector<std::stri
   }
   environment["GRAPHCHECK_LAUNCHES"] = std::string(trace::LaunchRecordingName(options.launches));
   environment["GRAPHCHECK_SAMPLING"] = options.sampling.ToString();
+  if (!options.step_range.empty()) environment["GRAPHCHECK_STEP_RANGE"] = options.step_range;
   if (options.python_probe) {
     // Its sitecustomize starts the probe, then runs the program's own sitecustomize (the next one on the path).
     const std::string probe = ExecutableDir() + "/probe";

@@ -21,6 +21,7 @@ struct RecordingOptions {
   bool python_probe = false;
   trace::LaunchRecording launches = trace::LaunchRecording::kSampled;
   trace::SamplingSchedule sampling;
+  std::string step_range;  // the NVTX step range (--region), which closes the first sampling window after a few steps
 };
 
 // The folder of the running graphcheck executable (where the recorder and the engine are built).

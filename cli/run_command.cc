@@ -37,6 +37,7 @@ int Run(RunOptions& options, const CommandContext& context) {
   recording.inject_library = options.inject_library;
   recording.no_activity = options.no_activity;
   recording.python_probe = !options.no_python_probe;
+  recording.step_range = options.iteration.region;
   if (absl::Status s =
           trace::ParseLaunchRecording(options.capture_only ? "capture" : options.launches, &recording.launches);
       !s.ok()) {
@@ -83,9 +84,11 @@ void AddRunCommand(CLI::App* app, CommandContext* context) {
       ->capture_default_str();
   command
       ->add_option("--sampling", options->sampling,
-                   "Sampling windows, FIRST_LAUNCHES:WINDOW_MS:PERIOD_MS: every launch until FIRST_LAUNCHES were "
-                   "recorded, then WINDOW_MS out of every PERIOD_MS (0:0, the default: no later windows; later "
-                   "windows leave launch-bound programs ~10% slower for the rest of the run)")
+                   "Sampling windows, FIRST_LAUNCHES:WINDOW_MS:PERIOD_MS[:FIRST_STEPS]: every launch until "
+                   "FIRST_LAUNCHES were recorded or FIRST_STEPS steps (NVTX ranges: --region, else the program's "
+                   "top-level ranges) completed, then WINDOW_MS out of every PERIOD_MS (0:0, the default: no later "
+                   "windows; later windows leave launch-bound programs ~10% slower for the rest of the run). The "
+                   "unrecorded steps give the step time the forecast uses")
       ->capture_default_str();
   command->add_flag("--no-python-probe", options->no_python_probe,
                     "Do not load graphcheck's probe into Python programs (it records capture contexts and their "

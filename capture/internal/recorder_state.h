@@ -79,6 +79,7 @@ struct ThreadState {
   bool busy = false;                // the recorder's own CUDA calls must not be recorded
   int depth = 0;
   PendingCall pending[kMaxNesting];
+  uint64_t launches = 0;  // this thread's launches while the first sampling window counts them
 
   void Push(const PendingCall& call) {
     pending[depth++] = call;
@@ -177,6 +178,8 @@ class Recorder {
   // every launch would cost the other modes for nothing.
   std::atomic<bool> counting_launches_{false};
   std::atomic<uint64_t> launches_recorded_{0};
+  // The program's steps while the first window is open (sampled recording only): the window closes after a few.
+  std::unique_ptr<trace::FirstStepsCounter> first_steps_;
   std::atomic<uint32_t> launch_generation_{0};  // bumped whenever launch callbacks are turned off
   std::atomic<uint32_t> error_records_{0};      // error records written, for the rate limit
 
