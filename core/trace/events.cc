@@ -99,14 +99,7 @@ std::vector<std::string> Trace::BacktraceFrames(BacktraceId id) const {
 }
 
 bool Trace::LaunchesRecorded(uint64_t start_ns, uint64_t end_ns) const {
-  switch (recorder.launches) {
-    case LaunchRecording::kAll:
-      return true;
-    case LaunchRecording::kCaptureOnly:
-      return false;
-    case LaunchRecording::kSampled:
-      break;
-  }
+  if (recorder.launches != LaunchRecording::kSampled) return recorder.launches == LaunchRecording::kAll;
   // The last window that opens at or before start_ns must also cover end_ns.
   auto after = std::upper_bound(launch_windows.begin(), launch_windows.end(), start_ns,
                                 [](uint64_t t, const LaunchWindow& w) { return t < w.start_ns; });
@@ -114,14 +107,7 @@ bool Trace::LaunchesRecorded(uint64_t start_ns, uint64_t end_ns) const {
 }
 
 bool Trace::LaunchRecordingOverlaps(uint64_t start_ns, uint64_t end_ns) const {
-  switch (recorder.launches) {
-    case LaunchRecording::kAll:
-      return true;
-    case LaunchRecording::kCaptureOnly:
-      return false;
-    case LaunchRecording::kSampled:
-      break;
-  }
+  if (recorder.launches != LaunchRecording::kSampled) return recorder.launches == LaunchRecording::kAll;
   // Windows are sorted and disjoint: only the last one opening before end_ns can reach into the interval.
   auto after = std::upper_bound(launch_windows.begin(), launch_windows.end(), end_ns,
                                 [](uint64_t t, const LaunchWindow& w) { return t <= w.start_ns; });

@@ -10,6 +10,7 @@
 #include "report/json.h"
 #include "report/markdown.h"
 #include "report/text.h"
+#include "tests/validators/numerics_test_util.h"
 
 namespace graphcheck {
 namespace {
@@ -17,27 +18,14 @@ namespace {
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::Not;
-
-NumericsSample Sample(std::string name, TensorRole role, double error, double scale, int64_t nonfinite = 0) {
-  NumericsSample s;
-  s.name = std::move(name);
-  s.role = role;
-  s.dtype = "float32";
-  s.numel = 64;
-  s.max_abs_error = error;
-  s.worst_index = error > 0 ? 3 : -1;
-  s.eager_at_worst = scale;
-  s.graphed_at_worst = scale + error;
-  s.eager_abs_max = scale;
-  s.graphed_nonfinite = nonfinite;
-  return s;
-}
+using testing_util::Sample;
 
 std::vector<NumericsSample> Samples() {
-  return {Sample("fc.weight", TensorRole::kParameter, 0.01, 10),  // relative 1e-3
-          Sample("output 0", TensorRole::kOutput, 0.5, 1),        // relative 0.5
-          Sample("fc.bias", TensorRole::kGradient, 0, 1, 4),      // new non-finite values: first
-          Sample("steps", TensorRole::kBuffer, 0, 20)};
+  NumericsSample nonfinite = Sample("fc.bias", TensorRole::kGradient, 0);  // new non-finite values: first
+  nonfinite.graphed_nonfinite = 4;
+  return {Sample("fc.weight", TensorRole::kParameter, 0.01, /*spread=*/-1, /*scale=*/10),  // relative 1e-3
+          Sample("output 0", TensorRole::kOutput, 0.5, -1),                                // relative 0.5
+          nonfinite, Sample("steps", TensorRole::kBuffer, 0, -1, 20)};
 }
 
 TEST(NumericsTableTest, WorstFirstAndCut) {
@@ -47,8 +35,8 @@ TEST(NumericsTableTest, WorstFirstAndCut) {
   EXPECT_EQ(table.rows[0][0], "fc.bias");
   EXPECT_EQ(table.rows[1][0], "output 0");
   EXPECT_EQ(table.rows[2][0], "fc.weight");
-  EXPECT_THAT(table.rows[1], ElementsAre("output 0", "output", "float32", "0.5", "0.5", "[3] 1, 1.5", "not measured",
-                                         "0, 0"));
+  EXPECT_THAT(table.rows[1],
+              ElementsAre("output 0", "output", "float32", "0.5", "0.5", "[7] 1, 1.5", "not measured", "0, 0"));
   EXPECT_EQ(table.rows[0][5], "equal");
   EXPECT_EQ(table.rows[0][7], "0, 4");
 }
@@ -60,7 +48,7 @@ TEST(NumericsTableTest, EveryFormatShowsIt) {
   const std::string text = RenderText(report, TextOptions{});
   EXPECT_THAT(text, HasSubstr("numerics, eager against graphed (worst first)"));
   EXPECT_LT(text.find("fc.bias"), text.find("output 0"));
-  EXPECT_THAT(RenderMarkdown(report), HasSubstr("| output 0 | output | float32 | 0.5 | 0.5 | \\[3\\] 1, 1.5 |"));
+  EXPECT_THAT(RenderMarkdown(report), HasSubstr("| output 0 | output | float32 | 0.5 | 0.5 | \\[7\\] 1, 1.5 |"));
   const std::string html = RenderHtml(report);
   EXPECT_THAT(html, HasSubstr("Numerics: eager against graphed"));
   EXPECT_THAT(html, HasSubstr("<td>steps</td>"));
