@@ -183,17 +183,30 @@ std::string RaisedAt(const std::vector<SourceFrame>& frames) {
 
 }  // namespace
 
-std::optional<uint64_t> ProgramPoolOf(const trace::Trace& trace, const ProbeIndex& probe, size_t window) {
-  const trace::ProbeOrigin origin = probe.Origin(window);
+std::optional<size_t> ProbeCaptureEnd(const trace::Trace& trace, const ProbeIndex& probe, size_t window) {
   const std::optional<size_t> begin = probe.BeginEvent(window);
-  if (!begin || IsGraphMachinery(origin) || origin == trace::ProbeOrigin::kCudagraphTrees) return std::nullopt;
+  if (!begin) return std::nullopt;
   for (size_t i = *begin + 1; i < trace.probe_events.size(); ++i) {
     const ProbeEvent& e = trace.probe_events[i];
-    if (e.kind == ProbeEventKind::kCaptureEnd && e.graph == trace.probe_events[*begin].graph) {
-      return e.pool == 0 ? std::nullopt : std::optional<uint64_t>(e.pool);
-    }
+    if (e.kind == ProbeEventKind::kCaptureEnd && e.graph == trace.probe_events[*begin].graph) return i;
   }
   return std::nullopt;
+}
+
+std::optional<uint64_t> ProgramPoolOf(const trace::Trace& trace, const ProbeIndex& probe, size_t window) {
+  const trace::ProbeOrigin origin = probe.Origin(window);
+  if (IsGraphMachinery(origin) || origin == trace::ProbeOrigin::kCudagraphTrees) return std::nullopt;
+  const std::optional<size_t> end = ProbeCaptureEnd(trace, probe, window);
+  if (!end || trace.probe_events[*end].pool == 0) return std::nullopt;
+  return trace.probe_events[*end].pool;
+}
+
+std::optional<uint64_t> BytesLeftAllocated(const trace::Trace& trace, const ProbeIndex& probe, size_t window) {
+  const std::optional<size_t> end = ProbeCaptureEnd(trace, probe, window);
+  if (!end) return std::nullopt;
+  const ProbeEvent& e = trace.probe_events[*end];
+  if (e.value == 0 || e.value_now == 0) return std::nullopt;  // before format 1.5, or torch could not say
+  return e.value > e.value_now ? e.value - e.value_now : 0;
 }
 
 Location ProbeEventLocation(const trace::Trace& trace, const trace::ProbeEvent& event) {

@@ -79,6 +79,11 @@ bool IsGraphMachinery(trace::ProbeOrigin origin);
 // (CUDAGraph.pool()): for the program's captures, make_graphed_callables', Transformer Engine's and Megatron's; none
 // for torch.compile's cudagraph trees (which manage their pool themselves) and for captures the probe did not see.
 std::optional<uint64_t> ProgramPoolOf(const trace::Trace& trace, const ProbeIndex& probe, size_t window);
+// The probe's capture-end event (index into Trace::probe_events) of capture window `window`'s graph.
+std::optional<size_t> ProbeCaptureEnd(const trace::Trace& trace, const ProbeIndex& probe, size_t window);
+// What capture window `window` left allocated when it ended, by PyTorch's allocator's count (its outputs, a cuBLAS
+// workspace): the part of its pool that stays in use after capture. From the capture-end event (format 1.5).
+std::optional<uint64_t> BytesLeftAllocated(const trace::Trace& trace, const ProbeIndex& probe, size_t window);
 
 // Where a probe event happened: its Python frames (the user's first), thread and process.
 Location ProbeEventLocation(const trace::Trace& trace, const trace::ProbeEvent& event);

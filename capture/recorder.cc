@@ -308,6 +308,13 @@ bool Recorder::WantsBacktrace(ApiKind kind, int32_t return_code, CaptureStatus s
   }
 }
 
+bool Recorder::LaunchesAnEarlierGraph(ApiKind kind, uint32_t graph_id) const {
+  if (kind != ApiKind::kGraphLaunch || graph_id == 0) return false;
+  const bool back = graph_id < t_state.last_graph_launched;
+  t_state.last_graph_launched = graph_id;
+  return back;
+}
+
 void Recorder::OnApi(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_CallbackData* data) {
   const bool runtime = domain == CUPTI_CB_DOMAIN_RUNTIME_API;
   const std::vector<CallbackEntry>& table = runtime ? runtime_table_ : driver_table_;
@@ -521,6 +528,8 @@ void Recorder::OnApiExit(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, con
   }
   if (WantsBacktrace(entry.kind, record.return_code, record.capture_status)) {
     record.backtrace = backtraces_.Capture(writer_.get());
+    record.python_stack = CapturePythonStack();
+  } else if (LaunchesAnEarlierGraph(entry.kind, record.graph_id)) {
     record.python_stack = CapturePythonStack();
   }
   writer_->WriteApiCall(record);

@@ -80,6 +80,7 @@ struct ThreadState {
   int depth = 0;
   PendingCall pending[kMaxNesting];
   uint64_t launches = 0;  // this thread's launches while the first sampling window counts them
+  uint32_t last_graph_launched = 0;  // the CUDA graph id of this thread's last cudaGraphLaunch
 
   void Push(const PendingCall& call) {
     pending[depth++] = call;
@@ -152,6 +153,10 @@ class Recorder {
   uint32_t NodeCount(CUgraph graph);  // cuGraphGetNodes; 0 when it fails (counted)
   trace::HostMemory HostMemoryOf(const DecodedCall& call);
   bool WantsBacktrace(ApiKind kind, int32_t return_code, CaptureStatus status) const;
+  // Whether this is a cudaGraphLaunch of a graph captured before the one the thread launched last (graph ids grow in
+  // capture order), and remembers the graph. Such a launch gets the Python stack (not the host backtrace): replay-order
+  // needs the line that went back, and a training loop goes back once a step, not once a launch.
+  bool LaunchesAnEarlierGraph(ApiKind kind, uint32_t graph_id) const;
   // The calling thread's Python stack, interned (0 when the program is not CPython or the thread runs no Python).
   trace::PythonStackId CapturePythonStack();
   trace::StringId NvtxMessage(const nvtxEventAttributes_t* attributes);

@@ -350,11 +350,13 @@ struct ProbeEvent {
   uint64_t time_ns = 0;
   uint64_t graph = 0;       // the Python CUDAGraph object: ties a graph's begin, end and exceptions together
   uint64_t pool = 0;        // its memory pool (CUDAGraph.pool()), 0 when unknown
-  uint64_t value = 0;       // kCaptureBegin by cudagraph trees: the compiled function's id
+  uint64_t value = 0;       // kCaptureBegin by cudagraph trees: the compiled function's id; kCaptureEnd: see value_now
   StringId type = 0;        // exceptions: the exception's type; kCaptureBegin: the capture error mode
   StringId text = 0;        // the exception's message, the skip reason, ...
   PythonStackId stack = 0;  // where: the raise site for exceptions, the calling frames otherwise
-  uint64_t value_now = 0;   // kStateRebound: the address now (since 1.4)
+  // Since 1.4, kStateRebound: the address now. Since 1.5, kCaptureEnd: what PyTorch's allocator had allocated at the
+  // capture's begin, `value` holding what it had at its end (0: unknown).
+  uint64_t value_now = 0;
 };
 
 // What the trace says about its own completeness.

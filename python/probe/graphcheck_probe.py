@@ -162,6 +162,16 @@ def _pool_key(graph):
         return 0
 
 
+def _allocated_bytes():
+    """What PyTorch's caching allocator has allocated on the current device (a host-side counter: no CUDA call, so
+    safe inside a capture); 0 when unknown. At capture begin and end it tells what a graph left allocated in its pool
+    (its outputs, a cuBLAS workspace), which graph-memory needs to say what sharing a pool would hold."""
+    try:
+        return int(sys.modules["torch.cuda.memory"].memory_allocated())
+    except Exception:
+        return 0
+
+
 def _due(n):
     return n <= _FIRST_LOOKS or (n & (n - 1)) == 0
 
@@ -348,6 +358,7 @@ def _patch_graphs(module):
         origin, function = _origin(sys._getframe(1))
         mode = kwargs.get("capture_error_mode", args[1] if len(args) > 1 else "global")
         _recorder.emit(CAPTURE_BEGIN, origin=origin, graph=id(self), value=function, type_name=str(mode))
+        self._graphcheck_allocated_at_begin = _allocated_bytes()
         try:
             return begin(self, *args, **kwargs)
         except BaseException as error:
@@ -360,7 +371,8 @@ def _patch_graphs(module):
         except BaseException as error:
             _record_exception(self, error, caller=sys._getframe(1))
             raise
-        _recorder.emit(CAPTURE_END, graph=id(self), pool=_pool_key(self))
+        _recorder.emit(CAPTURE_END, graph=id(self), pool=_pool_key(self), value=_allocated_bytes(),
+                       value_now=getattr(self, "_graphcheck_allocated_at_begin", 0))
         return result
 
     def graph_enter(self):
