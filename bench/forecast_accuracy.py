@@ -1,12 +1,12 @@
 """How close graphcheck's CUDA-graph forecast comes to what graphing really saves, over eager/graphed program pairs.
 
-For each pair (PAIRS below: launch-bound inference and training steps, a convnet, a GPU-bound step), every round runs
-three processes of this file's --child mode, in this order: the eager step unrecorded, the graphed step (the whole
-step captured once with torch.cuda.graph, then replayed) unrecorded, and the eager step under
+For each pair (PAIRS below: launch-bound inference and training steps, a transformer block, a convnet, a GPU-bound
+step), every round runs two processes of this file's --child mode: the program unrecorded, and the program under
 `graphcheck run --region step`, whose JSON report gives the forecast (launch.* metrics, the launch-bound finding).
-Each child runs 20 untimed warm-up steps, then --steps steps, each inside an NVTX range "step", timed with CUDA events
-around all of them, and prints 'us_per_step X'. Figures are medians over rounds; the measured saving is the median
-eager time minus the median graphed time, and the forecast's error is relative to that saving.
+Each process runs the eager step and then the graphed step (the whole step captured once with torch.cuda.graph, then
+replayed): 20 untimed warm-up steps, then --steps steps each inside an NVTX range "step", timed with CUDA events. The
+forecast is judged against the saving measured in its own process (host speed varies between processes on the GPU
+machine by more than the forecast's error); the unrecorded process shows what the recorder and that variation do.
 
 Run on a GPU machine after `source scripts/gpu-env.sh` (the graphcheck build: GRAPHCHECK_BUILD_DIR, else build/):
   python3 bench/forecast_accuracy.py --rounds 3 --save run.json
@@ -154,17 +154,12 @@ PAIRS = {
     "convnet": build_convnet,
     "gpu-bound": build_gpu_bound,
 }
-VARIANTS = ("eager", "graphed")
+VARIANTS = ("eager", "graphed", "both")
 
 
-def run_child(pair, variant, steps):
-    import torch
+def time_steps(torch, step, steps):
+    """WARMUP_STEPS untimed calls, then `steps` calls each in an NVTX range "step"; us per step by CUDA events."""
     import torch.cuda.nvtx as nvtx
-    torch.manual_seed(0)
-    torch.backends.cudnn.benchmark = False
-    print(f"gpu {torch.cuda.get_device_name()}", flush=True)
-    print(f"torch {torch.__version__}", flush=True)
-    step = PAIRS[pair](torch, variant)
     for _ in range(WARMUP_STEPS):
         step()
     torch.cuda.synchronize()
@@ -177,7 +172,26 @@ def run_child(pair, variant, steps):
         nvtx.range_pop()
     end.record()
     torch.cuda.synchronize()
-    print(f"us_per_step {start.elapsed_time(end) * 1e3 / steps:.3f}", flush=True)
+    return start.elapsed_time(end) * 1e3 / steps
+
+
+def run_child(pair, variant, steps):
+    """Prints 'us_per_step X' (eager or graphed), or for 'both' the eager steps then the graphed steps of the same
+    program in this one process: 'us_per_step_eager X' and 'us_per_step_graphed Y'. One process measures both
+    because host speed differs from process to process on the GPU machine by far more than the forecast's error
+    (H100, 2026-11-25: the same eager MLP step at 1305, 1683 and 1958 us in three processes)."""
+    import torch
+    torch.manual_seed(0)
+    torch.backends.cudnn.benchmark = False
+    print(f"gpu {torch.cuda.get_device_name()}", flush=True)
+    print(f"torch {torch.__version__}", flush=True)
+    if variant != "both":
+        print(f"us_per_step {time_steps(torch, PAIRS[pair](torch, variant), steps):.3f}", flush=True)
+        return
+    eager = time_steps(torch, PAIRS[pair](torch, "eager"), steps)
+    graphed = time_steps(torch, PAIRS[pair](torch, "graphed"), steps)
+    print(f"us_per_step_eager {eager:.3f}", flush=True)
+    print(f"us_per_step_graphed {graphed:.3f}", flush=True)
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -219,9 +233,9 @@ def parse_child_output(out):
         key, value = fields
         if key in ("gpu", "torch"):
             found.setdefault(key, value.strip())
-        elif key == "us_per_step":
+        elif key in ("us_per_step", "us_per_step_eager", "us_per_step_graphed"):
             try:
-                found["us_per_step"] = float(value)
+                found[key] = float(value)
             except ValueError:
                 pass
     return found
@@ -254,29 +268,32 @@ def read_report(path):
     return metrics, launch_bound
 
 
-def measure_unrecorded(pair, variant, steps, meta, timeout):
-    label = f"{pair} {variant}"
-    returncode, out, err, seconds = run_process(child_command(pair, variant, steps), timeout)
+def measure_unrecorded(pair, steps, meta, timeout):
+    """(eager, graphed) us per step of one unrecorded process running both, or (None, None)."""
+    label = f"{pair} unrecorded"
+    returncode, out, err, seconds = run_process(child_command(pair, "both", steps), timeout)
     found = parse_child_output(out)
     for key in ("gpu", "torch"):
         if key in found:
             meta.setdefault(key, found[key])
-    if returncode != 0 or "us_per_step" not in found:
+    if returncode != 0 or "us_per_step_eager" not in found or "us_per_step_graphed" not in found:
         show_failure(label, returncode, err)
-        return None
-    print(f"  {label}: {found['us_per_step']:.2f} us/step ({seconds:.1f} s)", file=sys.stderr)
-    return found["us_per_step"]
+        return None, None
+    print(f"  {label}: eager {found['us_per_step_eager']:.2f}, graphed {found['us_per_step_graphed']:.2f} us/step "
+          f"({seconds:.1f} s)", file=sys.stderr)
+    return found["us_per_step_eager"], found["us_per_step_graphed"]
 
 
 def measure_recorded(pair, steps, meta, timeout):
-    """{'us_per_step': the child's own timing under the recorder, 'metrics': {...}, 'launch_bound': ...} or None."""
-    label = f"{pair} eager under graphcheck"
+    """{'eager', 'graphed': the child's own timings under the recorder (eager steps, then graphed steps of the same
+    program), 'metrics': {...}, 'launch_bound': ...} or None."""
+    label = f"{pair} under graphcheck"
     graphcheck = os.path.join(BUILD, "graphcheck")
     with tempfile.TemporaryDirectory(prefix="forecast_accuracy_") as tmp:
         report_path = os.path.join(tmp, "report.json")
         trace_dir = os.path.join(tmp, "traces")
         command = [graphcheck, "run", "--format", "json", "-o", report_path, "--fail-on", "never",
-                   "--trace-dir", trace_dir, "--region", "step", "--", *child_command(pair, "eager", steps)]
+                   "--trace-dir", trace_dir, "--region", "step", "--", *child_command(pair, "both", steps)]
         returncode, out, err, seconds = run_process(command, timeout)
         found = parse_child_output(out)
         for key in ("gpu", "torch"):
@@ -288,15 +305,15 @@ def measure_recorded(pair, steps, meta, timeout):
             show_failure(label, returncode, f"{err}\n(no report: {error})")
             return None
     program_failed = (metrics.get("program.exit_code") or 0) != 0 or (metrics.get("program.signal") or 0) != 0
-    if program_failed or "us_per_step" not in found:
+    if program_failed or "us_per_step_eager" not in found or "us_per_step_graphed" not in found:
         show_failure(label, returncode, err)
         return None
     if returncode != 0:
         print(f"  warning: graphcheck exited with status {returncode} but wrote its report", file=sys.stderr)
-    print(f"  {label}: {found['us_per_step']:.2f} us/step, forecast saving "
-          f"{fmt(metrics.get('launch.forecast_savings_us'))} us ({seconds:.1f} s)", file=sys.stderr)
-    return {"us_per_step": found["us_per_step"], "metrics": {k: v for k, v in metrics.items() if k in METRICS},
-            "launch_bound": launch_bound}
+    print(f"  {label}: eager {found['us_per_step_eager']:.2f}, graphed {found['us_per_step_graphed']:.2f} us/step, "
+          f"forecast saving {fmt(metrics.get('launch.forecast_savings_us'))} us ({seconds:.1f} s)", file=sys.stderr)
+    return {"eager": found["us_per_step_eager"], "graphed": found["us_per_step_graphed"],
+            "metrics": {k: v for k, v in metrics.items() if k in METRICS}, "launch_bound": launch_bound}
 
 
 def steps_for(pair, args):
@@ -315,9 +332,8 @@ def run_rounds(pairs, args):
         steps = steps_for(pair, args)
         for round_index in range(args.rounds):
             print(f"[{pair} round {round_index + 1}/{args.rounds}, {steps} steps]", file=sys.stderr)
-            sample = {"eager": measure_unrecorded(pair, "eager", steps, meta, args.timeout),
-                      "graphed": measure_unrecorded(pair, "graphed", steps, meta, args.timeout),
-                      "recorded": measure_recorded(pair, steps, meta, args.timeout)}
+            eager, graphed = measure_unrecorded(pair, steps, meta, args.timeout)
+            sample = {"eager": eager, "graphed": graphed, "recorded": measure_recorded(pair, steps, meta, args.timeout)}
             run["samples"][pair].append(sample)
             run["gpu"], run["torch"] = meta.get("gpu"), meta.get("torch")
             if args.save:
@@ -360,14 +376,14 @@ def median(values):
 
 
 def recorded_values(samples, key):
-    """Per round: the recorded run's metric `key` (or its 'us_per_step'), None where missing."""
+    """Per round: the recorded run's metric `key` (or its own 'eager' / 'graphed' timing), None where missing."""
     values = []
     for sample in samples:
         recorded = sample.get("recorded")
         if not isinstance(recorded, dict):
             values.append(None)
-        elif key == "us_per_step":
-            values.append(recorded.get("us_per_step"))
+        elif key in ("eager", "graphed"):
+            values.append(recorded.get(key))
         else:
             values.append((recorded.get("metrics") or {}).get(key))
     return values
@@ -382,40 +398,65 @@ def launch_bound_summary(samples):
     return text + (f" ({too_few} too few steps)" if too_few else "")
 
 
+def error_ratio(forecast, measured):
+    return (forecast - measured) / measured if forecast is not None and measured is not None and measured > 0 else None
+
+
 def print_tables(samples_by_pair, steps_by_pair):
     pairs = list(samples_by_pair)
-    print("\n## Forecast against measurement\n")
-    print("Medians over rounds. measured saving = eager - graphed (unrecorded processes); error % = (forecast saving - "
-          "measured saving) / measured saving (- when the measured saving is not positive); error % of eager = the "
-          "same difference over the eager step; launch-bound: rounds whose report has the finding.\n")
+    print("\n## Forecast against the saving measured in the same process\n")
+    print("The recorded process runs the eager steps (graphcheck forecasts from them) and then the same program's "
+          "graphed steps; both timed by the program with CUDA events. Medians over rounds; error % = (forecast saving "
+          "- measured saving) / measured saving per round, median (- when the saving is not positive); launch-bound: "
+          "rounds whose report has the finding.\n")
     print("| pair | steps | eager us | graphed us | measured saving us | forecast saving us | error % | "
-          "forecast graphed us | launch-bound | error % of eager |")
+          "error % of the eager step | forecast graphed us | launch-bound |")
     print("|---|---|---|---|---|---|---|---|---|---|")
     for pair in pairs:
         samples = samples_by_pair[pair]
-        eager = median([s.get("eager") for s in samples])
-        graphed = median([s.get("graphed") for s in samples])
-        forecast = median(recorded_values(samples, "launch.forecast_savings_us"))
-        forecast_graphed = median(recorded_values(samples, "launch.forecast_graphed_us"))
-        saving = eager - graphed if eager is not None and graphed is not None else None
-        error = (forecast - saving) / saving if forecast is not None and saving is not None and saving > 0 else None
-        error_of_eager = (forecast - saving) / eager if forecast is not None and saving is not None and eager else None
+        eager, graphed = recorded_values(samples, "eager"), recorded_values(samples, "graphed")
+        forecast = recorded_values(samples, "launch.forecast_savings_us")
+        savings = [e - g if e is not None and g is not None else None for e, g in zip(eager, graphed)]
+        errors = [error_ratio(f, m) for f, m in zip(forecast, savings)]
+        of_eager = [(f - m) / e if None not in (f, m, e) and e > 0 else None
+                    for f, m, e in zip(forecast, savings, eager)]
         steps = "/".join(str(s) for s in steps_by_pair.get(pair, [])) or "-"
-        print(f"| {pair} | {steps} | {fmt(eager)} | {fmt(graphed)} | {fmt(saving)} | {fmt(forecast)} | "
-              f"{fmt_percent(error)} | {fmt(forecast_graphed)} | {launch_bound_summary(samples)} | "
-              f"{fmt_percent(error_of_eager)} |")
+        print(f"| {pair} | {steps} | {fmt(median(eager))} | {fmt(median(graphed))} | {fmt(median(savings))} | "
+              f"{fmt(median(forecast))} | {fmt_percent(median(errors))} | {fmt_percent(median(of_eager))} | "
+              f"{fmt(median(recorded_values(samples, 'launch.forecast_graphed_us')))} | "
+              f"{launch_bound_summary(samples)} |")
+
+    print("\n## Unrecorded processes\n")
+    print("The same program without any tool, one process per round. eager (recorded) / eager (unrecorded): how much "
+          "slower the eager step ran under graphcheck, median of the per-round ratios; it includes the process-to-"
+          "process variation of host speed, which the spread of the unrecorded eager steps shows.\n")
+    print("| pair | eager us | graphed us | saving us | forecast error against it | unrecorded eager min-max us | "
+          "eager recorded / unrecorded |")
+    print("|---|---|---|---|---|---|---|")
+    for pair in pairs:
+        samples = samples_by_pair[pair]
+        eager = [s.get("eager") for s in samples]
+        graphed = [s.get("graphed") for s in samples]
+        savings = [e - g if e is not None and g is not None else None for e, g in zip(eager, graphed)]
+        forecast = recorded_values(samples, "launch.forecast_savings_us")
+        recorded_eager = recorded_values(samples, "eager")
+        ratios = [r / e if r is not None and e else None for r, e in zip(recorded_eager, eager)]
+        present = [e for e in eager if e is not None]
+        span = f"{min(present):.1f}-{max(present):.1f}" if present else "-"
+        print(f"| {pair} | {fmt(median(eager))} | {fmt(median(graphed))} | {fmt(median(savings))} | "
+              f"{fmt_percent(error_ratio(median(forecast), median(savings)))} | {span} | {fmt(median(ratios), 3)} |")
 
     print("\n## The recorder's view of the eager step\n")
     print("Medians over rounds. graphcheck's eager step: the step time the forecast uses (launch.iteration_us: steps "
           "outside launch recording when there are enough); recorded step: steps with launches recorded "
           "(launch.recorded_iteration_us); perturbation: launch.recorder_perturbation_ratio.\n")
-    print("| pair | graphcheck's eager step us (launch.iteration_us) | unrecorded eager us | recorded step us | "
-          "perturbation | unperturbed steps | kernels/step | GPU busy us |")
+    print("| pair | graphcheck's eager step us | program's own eager us | recorded step us | perturbation | "
+          "unperturbed steps | kernels/step | GPU busy us |")
     print("|---|---|---|---|---|---|---|---|")
     for pair in pairs:
         samples = samples_by_pair[pair]
         print(f"| {pair} | {fmt(median(recorded_values(samples, 'launch.iteration_us')))} | "
-              f"{fmt(median([s.get('eager') for s in samples]))} | "
+              f"{fmt(median(recorded_values(samples, 'eager')))} | "
               f"{fmt(median(recorded_values(samples, 'launch.recorded_iteration_us')))} | "
               f"{fmt_percent(median(recorded_values(samples, 'launch.recorder_perturbation_ratio')))} | "
               f"{fmt(median(recorded_values(samples, 'launch.unperturbed_iterations')), 0)} | "
@@ -423,19 +464,17 @@ def print_tables(samples_by_pair, steps_by_pair):
               f"{fmt(median(recorded_values(samples, 'launch.gpu_busy_us')))} |")
 
     print("\n## Raw samples\n")
-    print("Per round: eager / graphed us per step (unrecorded); under graphcheck: the child's own us per step "
-          "(recorded, whole run) and the report's metrics.\n")
     short = {name: name.removeprefix("launch.") for name in METRICS}
     for pair in pairs:
         for index, sample in enumerate(samples_by_pair[pair]):
             recorded = sample.get("recorded")
-            line = f"  {pair} round {index + 1}: eager {fmt(sample.get('eager'), 2)} / graphed " \
+            line = f"  {pair} round {index + 1}: unrecorded eager {fmt(sample.get('eager'), 2)} / graphed " \
                    f"{fmt(sample.get('graphed'), 2)}"
             if isinstance(recorded, dict):
                 metrics = recorded.get("metrics") or {}
                 figures = [f"{short[name]} {fmt(metrics.get(name), 0 if name in COUNTS else 3)}" for name in METRICS]
-                line += f"; recorded {fmt(recorded.get('us_per_step'), 2)}, launch-bound " \
-                        f"{recorded.get('launch_bound', '-')}, " + ", ".join(figures)
+                line += f"; recorded eager {fmt(recorded.get('eager'), 2)} / graphed {fmt(recorded.get('graphed'), 2)}" \
+                        f", launch-bound {recorded.get('launch_bound', '-')}, " + ", ".join(figures)
             else:
                 line += "; recorded -"
             print(line)

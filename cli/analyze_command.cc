@@ -179,7 +179,9 @@ absl::Status AnalyzeTraceFilesInto(const std::vector<std::string>& paths, const 
     selections.push_back(std::move(trace.selection));
     processes.push_back(std::move(trace.result));
   }
-  if (absl::Status s = analyzers::JudgeStepSelection(selections, selected, !flags.step_range.empty()); !s.ok()) {
+  analyzers::IterationOptions judged = selected;
+  if (!flags.region_must_match) judged.region.clear();
+  if (absl::Status s = analyzers::JudgeStepSelection(selections, judged, !flags.step_range.empty()); !s.ok()) {
     return s;
   }
   // By rank, then pid: the same report whichever order the files were found in.

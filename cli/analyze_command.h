@@ -13,6 +13,9 @@ void AddAnalyzeCommand(CLI::App* app, CommandContext* context);
 struct IterationFlags {
   std::string region;
   std::string step_range;
+  // False when graphcheck chose the region itself (check's engine steps): a trace without it then has no steps (an
+  // engine that stopped before its first step), which is not the user's mistake.
+  bool region_must_match = true;
 };
 void AddIterationFlags(CLI::App* command, IterationFlags* flags);
 

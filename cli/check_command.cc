@@ -172,7 +172,10 @@ int CheckModel(CheckCommandOptions& options, const CommandContext& context) {
     if (step.status == StepStatus::kFailed) messages.push_back(step.message);
   }
   IterationFlags iteration = options.iteration;
-  if (iteration.region.empty()) iteration.region = kEngineStepRange;
+  if (iteration.region.empty()) {
+    iteration.region = kEngineStepRange;
+    iteration.region_must_match = false;  // an engine that stopped before its first step has none
+  }
   if (absl::Status s = AnalyzeTraceFilesInto(recorded->TraceFiles(), &messages, iteration, &*resolved, &report);
       !s.ok()) {
     return FailWith(s);

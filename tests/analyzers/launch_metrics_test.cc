@@ -64,6 +64,16 @@ TEST(LaunchMetricsTest, StepTimeFromStepsOutsideLaunchRecording) {
   EXPECT_DOUBLE_EQ(m["launch.forecast_savings_us"], 86.5);
 }
 
+// A GPU-bound step (kernels of 100 us, ten a step): the host runs ahead, so a step's host span (100 us) is not its time;
+// the step takes the GPU's 1000 us whether launches are recorded or not, and recording perturbed nothing.
+TEST(LaunchMetricsTest, GpuBoundStepIsNotPerturbedByRecording) {
+  std::map<std::string, double> m = Metrics(SampledTrace(14, 7, 100000), "step");
+  EXPECT_DOUBLE_EQ(m["launch.gpu_busy_us"], 1000);
+  EXPECT_DOUBLE_EQ(m["launch.iteration_us"], 1000);
+  EXPECT_NEAR(m["launch.recorder_perturbation_ratio"], 0, 0.01);
+  EXPECT_NEAR(m["launch.forecast_savings_us"], 0, 1e-9);
+}
+
 // Too few steps outside the windows: the recorded steps' time, and no claim about perturbation.
 TEST(LaunchMetricsTest, TooFewUnperturbedStepsUseTheRecordedOnes) {
   std::map<std::string, double> m = Metrics(SampledTrace(9, 7), "step");

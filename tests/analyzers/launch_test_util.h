@@ -2,6 +2,7 @@
 #ifndef GRAPHCHECK_TESTS_ANALYZERS_LAUNCH_TEST_UTIL_H_
 #define GRAPHCHECK_TESTS_ANALYZERS_LAUNCH_TEST_UTIL_H_
 
+#include <algorithm>
 #include <string>
 
 #include "tests/analyzers/trace_builder.h"
@@ -37,10 +38,11 @@ inline trace::Trace LaunchBoundTrace(uint64_t kernel_ns, int graphed = 0, uint64
 // A program recorded with sampled launch recording: `steps` NVTX "step" ranges, the first `recorded` of them inside
 // one launch-recording window. A recorded step lasts 150 us (the recorder's callbacks lengthen it) and runs 10 kernels
 // of 1 us launched 1 us apart; a step outside the window lasts 100 us and has no launch or kernel records.
-inline trace::Trace SampledTrace(int steps, int recorded) {
+inline trace::Trace SampledTrace(int steps, int recorded, uint64_t kernel_ns = 1000) {
   TraceBuilder b;
   b.trace().recorder.launches = trace::LaunchRecording::kSampled;
   uint64_t t = 1000000;
+  uint64_t gpu_free = 0;  // one stream: a kernel starts when the one before it ended
   const uint64_t window_start = t;
   for (int s = 0; s < steps; ++s) {
     const bool inside = s < recorded;
@@ -50,8 +52,8 @@ inline trace::Trace SampledTrace(int steps, int recorded) {
         ApiCall& call = b.Launch(t + k * 1000, 1, 7, "k" + std::to_string(k));
         trace::KernelRecord kernel;
         kernel.correlation_id = call.correlation_id;
-        kernel.start_ns = t + k * 1000 + 5000;
-        kernel.end_ns = kernel.start_ns + 1000;
+        kernel.start_ns = std::max(t + k * 1000 + 5000, gpu_free);
+        kernel.end_ns = gpu_free = kernel.start_ns + kernel_ns;
         kernel.name = call.kernel_name;
         kernel.stream_id = 7;
         b.trace().AddKernel(kernel);

@@ -55,10 +55,13 @@ TEST(NumericsLossTest, EagerSpreadWidensTheTolerance) {
   EXPECT_EQ(Check(tight).size(), 1u);
 }
 
-TEST(NumericsLossTest, EarlyStepsAreHeldToTheSpreadSoFar) {
-  // Eager's runs agree for the first steps and drift later: a difference at step 1 is not excused by step 3's spread.
-  const EngineRun run = Losses({1.0, 0.9, 0.8, 0.7}, {1.0, 0.95, 0.8, 0.7}, {1.0, 0.90000001, 0.81, 0.75});
-  const auto findings = Check(run);
+TEST(NumericsLossTest, EveryStepIsAllowedTheRunsLargestSpread) {
+  // Eager's runs agree for the first steps and drift later; graphed drifts earlier, as a second sample of the same
+  // chaos may (the H100 ResNet-18 case): within 4 x the run's largest spread (0.05) it is noise, beyond it a finding.
+  const EngineRun drift = Losses({1.0, 0.9, 0.8, 0.7}, {1.0, 0.95, 0.8, 0.7}, {1.0, 0.90000001, 0.81, 0.75});
+  EXPECT_TRUE(Check(drift).empty());
+  const EngineRun beyond = Losses({1.0, 0.9, 0.8, 0.7}, {1.0, 1.2, 0.8, 0.7}, {1.0, 0.90000001, 0.81, 0.75});
+  const auto findings = Check(beyond);
   ASSERT_EQ(findings.size(), 1u);
   EXPECT_THAT(findings[0].message, HasSubstr("first at step 1"));
 }

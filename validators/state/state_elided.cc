@@ -1,5 +1,7 @@
 #include "validators/state/state_elided.h"
 
+#include <algorithm>
+
 #include "absl/strings/str_format.h"
 #include "core/engine_run.h"
 #include "validators/numerics/numerics_rule.h"
@@ -24,8 +26,17 @@ void StateElidedCheck::CheckEngineRun(const EngineRun& run, const BoundOptions& 
   const NumericsRule rule(run, options);
   // Outputs or gradients that differ change every later state: numerics-forward or numerics-grad names that cause.
   if (!FindMismatches(run, rule, {TensorRole::kOutput, TensorRole::kGradient}).empty()) return;
-  const std::vector<SampleMismatch> mismatches =
-      FindMismatches(run, rule, {TensorRole::kBuffer, TensorRole::kParameter});
+  std::vector<SampleMismatch> mismatches = FindMismatches(run, rule, {TensorRole::kBuffer, TensorRole::kParameter});
+  // Unless eager reproduces itself bitwise, steps amplify its noise (--numerics native on an H100: ResNet-18's
+  // parameters after 11 SGD steps differed from the eager run's by more than 4 x the repeat's spread, in 1 of 4 runs
+  // of the clean model): a difference in value is then no evidence, a tensor the replays never change is.
+  if (!rule.bitwise()) {
+    mismatches.erase(std::remove_if(mismatches.begin(), mismatches.end(),
+                                    [](const SampleMismatch& m) {
+                                      return !(m.sample->changed_in_eager && !m.sample->changed_in_graphed);
+                                    }),
+                     mismatches.end());
+  }
   if (mismatches.empty()) return;
   const NumericsSample& worst = *mismatches.front().sample;
   Finding finding = NewFinding();
