@@ -25,24 +25,31 @@ class StepAccumulator {
     for (uint32_t g = 0; g < trace_.graph_launches.size(); ++g) {
       graphs_.emplace(trace_.graph_launches[g].correlation_id, g);
     }
+    if (!model.graphable_range.empty()) parts_ = analysis.nvtx().RangesNamed(model.graphable_range);
   }
 
   void Add(const Iteration& step) {
     intervals_.clear();
+    part_intervals_.clear();
+    const std::vector<TimeInterval> parts = PartsOf(step);
     double delay_ns = 0;
     size_t delays = 0;
+    size_t part_nodes = 0;
     for (size_t i = step.first_call; i < step.end_call; ++i) {
       const ApiCall& call = trace_.api_calls[i];
       if (call.capture_status != trace::CaptureStatus::kNone || trace_.Detail(call).return_code != 0) continue;
+      const bool in_part = parts.empty() || InAny(parts, call);
       switch (call.kind) {
         case ApiKind::kKernelLaunch: {
           total_.kernels += 1;
           total_.nodes += 1;
+          part_nodes += in_part;
           total_.cpu_launch_us += (call.end_ns - call.start_ns) / 1e3;
           const int64_t k = kernels_.Find(call.correlation_id);
           if (k < 0) break;
           const trace::KernelActivity& kernel = trace_.kernels[k];
           intervals_.push_back({kernel.start_ns, kernel.end_ns});
+          if (in_part) part_intervals_.push_back({kernel.start_ns, kernel.end_ns});
           if (kernel.start_ns >= call.start_ns) {
             delay_ns += kernel.start_ns - call.start_ns;
             ++delays;
@@ -55,6 +62,7 @@ class StepAccumulator {
         case ApiKind::kMemset:
         case ApiKind::kMemsetAsync:
           total_.nodes += 1;
+          part_nodes += in_part;
           break;
         case ApiKind::kGraphLaunch: {
           total_.graph_launches += 1;
@@ -69,19 +77,25 @@ class StepAccumulator {
           break;
       }
     }
-    std::sort(intervals_.begin(), intervals_.end(),
-              [](const Interval& a, const Interval& b) { return a.start < b.start; });
-    uint64_t busy = 0;
-    uint64_t covered_to = 0;
-    for (const Interval& interval : intervals_) {
-      const uint64_t from = std::max(interval.start, covered_to);
-      if (interval.end > from) busy += interval.end - from;
-      covered_to = std::max(covered_to, interval.end);
-    }
-    const uint64_t gpu_span = intervals_.empty() ? 0 : covered_to - intervals_.front().start;
-    const double step_us = std::max<uint64_t>(step.end_ns - step.start_ns, gpu_span) / 1e3;
+    const Union all = UnionOf(&intervals_);
+    const double step_us = std::max<uint64_t>(step.end_ns - step.start_ns, all.span) / 1e3;
     total_.step_us += step_us;
-    total_.gpu_busy_us += busy / 1e3;
+    total_.gpu_busy_us += all.busy / 1e3;
+    const uint64_t busy = all.busy;
+    if (parts.empty()) {
+      total_.graphable_parts += 1;
+      total_.graphable_nodes += part_nodes;
+      total_.graphable_gpu_busy_us += busy / 1e3;
+    } else {
+      // Each part takes its host span or its kernels' GPU span, whichever is longer; the rest of the step stays.
+      const Union in_parts = UnionOf(&part_intervals_);
+      uint64_t parts_host = 0;
+      for (const TimeInterval& part : parts) parts_host += part.end_ns - part.start_ns;
+      total_.graphable_parts += parts.size();
+      total_.graphable_nodes += part_nodes;
+      total_.graphable_gpu_busy_us += in_parts.busy / 1e3;
+      total_.outside_graphable_us += std::max(0.0, step_us - std::max(parts_host, in_parts.span) / 1e3);
+    }
     total_.gpu_idle_us += std::max(0.0, step_us - busy / 1e3);
     delay_sum_us_ += delay_ns / 1e3;
     delay_count_ += delays;
@@ -93,7 +107,8 @@ class StepAccumulator {
     if (total_.steps == 0) return mean;
     const double n = static_cast<double>(total_.steps);
     for (double* field : {&mean.step_us, &mean.kernels, &mean.graph_launches, &mean.nodes, &mean.gpu_busy_us,
-                          &mean.gpu_idle_us, &mean.cpu_launch_us, &mean.short_kernels}) {
+                          &mean.gpu_idle_us, &mean.cpu_launch_us, &mean.short_kernels, &mean.graphable_parts,
+                          &mean.graphable_nodes, &mean.graphable_gpu_busy_us, &mean.outside_graphable_us}) {
       *field /= n;
     }
     mean.launch_delay_us = delay_count_ == 0 ? 0 : delay_sum_us_ / delay_count_;
@@ -101,11 +116,46 @@ class StepAccumulator {
   }
 
  private:
+  struct Union {
+    uint64_t busy = 0;  // covered time
+    uint64_t span = 0;  // first start to last end
+  };
+  static Union UnionOf(std::vector<Interval>* intervals) {
+    std::sort(intervals->begin(), intervals->end(),
+              [](const Interval& a, const Interval& b) { return a.start < b.start; });
+    Union u;
+    uint64_t covered_to = 0;
+    for (const Interval& interval : *intervals) {
+      const uint64_t from = std::max(interval.start, covered_to);
+      if (interval.end > from) u.busy += interval.end - from;
+      covered_to = std::max(covered_to, interval.end);
+    }
+    if (!intervals->empty()) u.span = covered_to - intervals->front().start;
+    return u;
+  }
+  // The graphable ranges inside `step` (none: the whole step is graphable).
+  std::vector<TimeInterval> PartsOf(const Iteration& step) const {
+    std::vector<TimeInterval> inside;
+    for (const TimeInterval& part : parts_) {
+      if (part.start_ns >= step.start_ns && part.end_ns <= step.end_ns) inside.push_back(part);
+    }
+    return inside;
+  }
+  // By time on any thread: autograd runs a CUDA backward on its own device threads, while the range that marks it
+  // is on the thread that called backward() (seen on an H100: ResNet-18's backward kernels all launched elsewhere).
+  static bool InAny(const std::vector<TimeInterval>& parts, const ApiCall& call) {
+    return std::any_of(parts.begin(), parts.end(), [&](const TimeInterval& p) {
+      return call.start_ns >= p.start_ns && call.start_ns < p.end_ns;
+    });
+  }
+
   const trace::Trace& trace_;
   const CorrelationIndex& kernels_;
   const LaunchModel& model_;
   absl::flat_hash_map<uint64_t, uint32_t> graphs_;  // correlation id -> graph launch activity
   std::vector<Interval> intervals_;
+  std::vector<Interval> part_intervals_;
+  std::vector<TimeInterval> parts_;  // every graphable range of the trace, by start
   StepStats total_;
   double delay_sum_us_ = 0;
   size_t delay_count_ = 0;
@@ -155,8 +205,9 @@ LaunchStats ComputeLaunchStats(const TraceAnalysis& analysis, const IterationOpt
   // The forecast needs GPU busy times (kernel activity) and enough steps past the program's first-call work.
   stats.forecast = stats.eager.steps >= model.min_forecast_steps && stats.eager.gpu_busy_us > 0;
   if (stats.forecast) {
-    stats.forecast_graphed_us =
-        stats.eager.gpu_busy_us + model.graph_launch_us + model.graph_node_us * stats.eager.nodes;
+    const StepStats& e = stats.eager;
+    stats.forecast_graphed_us = e.outside_graphable_us + e.graphable_gpu_busy_us +
+                                model.graph_launch_us * e.graphable_parts + model.graph_node_us * e.graphable_nodes;
     stats.forecast_savings_us = std::max(0.0, stats.eager_step_us - stats.forecast_graphed_us);
     stats.forecast_savings_ratio = stats.eager_step_us > 0 ? stats.forecast_savings_us / stats.eager_step_us : 0;
   }
@@ -207,11 +258,16 @@ std::vector<Metric> LaunchMetrics(const LaunchStats& stats) {
   if (stats.forecast) {
     const std::vector<Metric> forecast = {
         {"launch.forecast_graphed_us", stats.forecast_graphed_us, "us",
-         "forecast step time if graphed: GPU busy + graph launch + per-node cost"},
+         "forecast step time if graphed: GPU busy of what the graphs replay + graph launches + per-node cost + the "
+         "part of the step outside graphcheck:graphable ranges, which stays eager"},
         {"launch.forecast_savings_us", stats.forecast_savings_us, "us", "eager step time - forecast graphed time"},
         {"launch.forecast_savings_ratio", stats.forecast_savings_ratio, "ratio", "forecast savings / eager step time"},
     };
     metrics.insert(metrics.end(), forecast.begin(), forecast.end());
+    if (stats.eager.outside_graphable_us > 0) {
+      metrics.push_back({"launch.outside_graphable_us", stats.eager.outside_graphable_us, "us",
+                         "step time outside its graphcheck:graphable ranges (loss, optimizer, host work): stays eager"});
+    }
   }
   if (g.steps > 0) {
     metrics.push_back({"graphed.iterations", static_cast<double>(g.steps), "count", "graphed steps analyzed"});

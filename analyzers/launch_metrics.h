@@ -26,6 +26,9 @@ struct LaunchModel {
   // first steps of a short program are dominated by first-call work (library handles, module loads, allocator
   // growth), and a forecast from them says "a saving of 100%".
   size_t min_forecast_steps = 4;
+  // NVTX ranges inside a step that mark the parts a graph would replay (graphcheck check marks forward and backward,
+  // whose optimizer step and loss stay eager); a step without them is graphed whole.
+  std::string graphable_range = "graphcheck:graphable";
 };
 
 // launch-bound's model options, and reading them back with the iteration options.
@@ -44,6 +47,12 @@ struct StepStats {
   double cpu_launch_us = 0;    // time inside launch calls
   double launch_delay_us = 0;  // mean over kernels of (kernel start - launch call start)
   double short_kernels = 0;
+  // The parts a graph would replay (the whole step unless it holds graphable ranges): their count (graph launches),
+  // kernels, copies and memsets, GPU busy time, and the time of the rest of the step, which stays eager.
+  double graphable_parts = 0;
+  double graphable_nodes = 0;
+  double graphable_gpu_busy_us = 0;
+  double outside_graphable_us = 0;
 };
 
 struct LaunchStats {

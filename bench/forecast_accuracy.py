@@ -515,8 +515,8 @@ def main():
     started = time.monotonic()
     run = run_rounds(pairs, args)
     print(f"GPU: {run['gpu'] or '-'}; torch {run['torch'] or '-'}")
-    print(f"{args.rounds} rounds of eager, graphed, eager under graphcheck (each its own process; {WARMUP_STEPS} "
-          f"warm-up steps, then the timed steps); took {time.monotonic() - started:.0f} s.")
+    print(f"{args.rounds} rounds of the program unrecorded and under graphcheck (each its own process, eager steps "
+          f"then graphed steps; {WARMUP_STEPS} warm-up steps before each); took {time.monotonic() - started:.0f} s.")
     print_tables(run["samples"], {pair: [steps] for pair, steps in run["steps"].items()})
 
 

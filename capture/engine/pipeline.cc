@@ -236,14 +236,34 @@ absl::StatusOr<std::vector<std::vector<at::Tensor>>> ResolveBatches(const CheckP
   return batches;
 }
 
+// The forward and the backward inside NVTX ranges "graphcheck:graphable", when marked: the parts MakeGraphedCallables
+// graphs, so that the forecast from the eager steps keeps the loss and the optimizer step eager, as the graphed
+// steps run them (analyzers/launch_metrics.h).
+class GraphablePart {
+ public:
+  explicit GraphablePart(bool mark) {
+    if (mark) range_.emplace("graphable");
+  }
+
+ private:
+  std::optional<NvtxRange> range_;
+};
+
 // One training (or evaluation) step of `forward`; returns the loss. Gradients are set to None between steps, as
 // PyTorch's zero_grad does, except inside a full-iteration graph, which must zero them in place.
 at::Tensor RunStep(const ForwardFn& forward, const std::vector<at::Tensor>& batch, FusedOptimizer* optimizer,
-                   bool grads_in_place = false) {
-  if (optimizer == nullptr) return LossOf(forward(batch)).detach();
+                   bool grads_in_place = false, bool mark_graphable = false) {
+  auto forward_part = [&] {
+    const GraphablePart part(mark_graphable);
+    return forward(batch);
+  };
+  if (optimizer == nullptr) return LossOf(forward_part()).detach();
   optimizer->ZeroGrad(/*set_to_none=*/!grads_in_place);
-  at::Tensor loss = LossOf(forward(batch));
-  loss.backward();
+  at::Tensor loss = LossOf(forward_part());
+  {
+    const GraphablePart part(mark_graphable);
+    loss.backward();
+  }
   optimizer->Step();
   return loss.detach();
 }
@@ -370,7 +390,9 @@ absl::StatusOr<EngineRun> RunCheckPipeline(const CheckPlan& plan) {
     if (absl::Status s = CallTorch(what, restart); !s.ok()) return s;
     std::vector<at::Tensor> first_outputs;
     const ForwardFn keeping = KeepingFirstOutputs(forward, &first_outputs);
-    const StepFn step = [&](const std::vector<at::Tensor>& batch) { return RunStep(keeping, batch, opt); };
+    const StepFn step = [&](const std::vector<at::Tensor>& batch) {
+      return RunStep(keeping, batch, opt, /*grads_in_place=*/false, /*mark_graphable=*/!full_iteration);
+    };
     absl::Status s =
         RunSteps(plan.steps, batches, SnapshottingFirstStep(step, *model, &first_outputs, snapshot), step_us, losses);
     if (s.ok()) s = CallTorch(what, [&] { snapshot->TakeFinalState(model->named_state()); });

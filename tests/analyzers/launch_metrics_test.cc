@@ -74,6 +74,34 @@ TEST(LaunchMetricsTest, GpuBoundStepIsNotPerturbedByRecording) {
   EXPECT_NEAR(m["launch.forecast_savings_us"], 0, 1e-9);
 }
 
+// Steps whose graphable ranges (graphcheck check marks forward and backward) hold 5 of their 10 kernels: the graphs
+// would replay those (5 us of GPU time, one launch, 5 nodes), whichever thread launched them; the rest of the 100 us
+// step (95 us: the loss, the optimizer) stays eager.
+TEST(LaunchMetricsTest, OnlyTheGraphablePartIsReplacedByItsGpuTime) {
+  TraceBuilder b;
+  uint64_t t = 1000000, gpu = 0;
+  for (int s = 0; s < 7; ++s, t += 100000) {
+    b.Push(t, 1, "step");
+    b.Push(t, 1, "graphcheck:graphable");
+    for (int k = 0; k < 10; ++k) {
+      if (k == 5) b.Pop(t + 4500, 1);
+      // Kernels 2-4 come from another thread, as autograd's device thread launches a backward.
+      ApiCall& call = b.Launch(t + k * 1000, k >= 2 && k < 5 ? 2 : 1, 7, "k" + std::to_string(k));
+      trace::KernelRecord kernel;
+      kernel.correlation_id = call.correlation_id;
+      kernel.start_ns = std::max(gpu, t + k * 1000 + 5000);
+      kernel.end_ns = gpu = kernel.start_ns + 1000;
+      kernel.name = call.kernel_name;
+      kernel.stream_id = 7;
+      b.trace().AddKernel(kernel);
+    }
+    b.Pop(t + 100000 - 1, 1);
+  }
+  std::map<std::string, double> m = Metrics(b.Build(), "step");
+  EXPECT_NEAR(m["launch.outside_graphable_us"], 95, 0.01);
+  EXPECT_NEAR(m["launch.forecast_graphed_us"], 95 + 5 + 2.5 + 0.1 * 5, 0.01);
+}
+
 // Too few steps outside the windows: the recorded steps' time, and no claim about perturbation.
 TEST(LaunchMetricsTest, TooFewUnperturbedStepsUseTheRecordedOnes) {
   std::map<std::string, double> m = Metrics(SampledTrace(9, 7), "step");
