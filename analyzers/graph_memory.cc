@@ -36,8 +36,8 @@ struct Pool {
 
 // One capture into a program's pool, in capture order.
 struct PooledCapture {
-  uint64_t allocated = 0;               // the pool's growth during the capture
-  std::optional<uint64_t> left;         // what the capture left allocated at its end
+  uint64_t allocated = 0;        // the pool's growth during the capture
+  std::optional<uint64_t> left;  // what the capture left allocated at its end
 };
 
 // What one pool shared by `captures`, in capture order, would hold: the most that any capture needed on top of what

@@ -144,9 +144,8 @@ class StepAccumulator {
   // By time on any thread: autograd runs a CUDA backward on its own device threads, while the range that marks it
   // is on the thread that called backward() (seen on an H100: ResNet-18's backward kernels all launched elsewhere).
   static bool InAny(const std::vector<TimeInterval>& parts, const ApiCall& call) {
-    return std::any_of(parts.begin(), parts.end(), [&](const TimeInterval& p) {
-      return call.start_ns >= p.start_ns && call.start_ns < p.end_ns;
-    });
+    return std::any_of(parts.begin(), parts.end(),
+                       [&](const TimeInterval& p) { return call.start_ns >= p.start_ns && call.start_ns < p.end_ns; });
   }
 
   const trace::Trace& trace_;
@@ -265,8 +264,9 @@ std::vector<Metric> LaunchMetrics(const LaunchStats& stats) {
     };
     metrics.insert(metrics.end(), forecast.begin(), forecast.end());
     if (stats.eager.outside_graphable_us > 0) {
-      metrics.push_back({"launch.outside_graphable_us", stats.eager.outside_graphable_us, "us",
-                         "step time outside its graphcheck:graphable ranges (loss, optimizer, host work): stays eager"});
+      metrics.push_back(
+          {"launch.outside_graphable_us", stats.eager.outside_graphable_us, "us",
+           "step time outside its graphcheck:graphable ranges (loss, optimizer, host work): stays eager"});
     }
   }
   if (g.steps > 0) {

@@ -332,7 +332,7 @@ absl::StatusOr<EngineRun> RunCheckPipeline(const CheckPlan& plan) {
   const bool full_iteration = plan.scope == "full-iteration";
   const std::vector<std::string> planned =
       full_iteration
-          ? std::vector<std::string>{"load-model", "eager-warmup", "eager-reference",        "eager-repeat",
+          ? std::vector<std::string>{"load-model", "eager-warmup",           "eager-reference", "eager-repeat",
                                      "warmup",     "full-iteration-capture", "replay"}
           : std::vector<std::string>{"load-model", "eager-warmup",    "eager-reference",  "eager-repeat",
                                      "warmup",     "forward-capture", "backward-capture", "replay"};
@@ -515,8 +515,9 @@ absl::StatusOr<EngineRun> RunCheckPipeline(const CheckPlan& plan) {
                                  "largest loss difference between the eager run and its repeat (0: bitwise equal)"});
   }
   if (!run.samples.empty()) {
-    run.metrics.push_back(Metric{"check.numerics_tensors", static_cast<double>(run.samples.size()), "count",
-                                 "tensors compared between eager and graphed (outputs, gradients, parameters, buffers)"});
+    run.metrics.push_back(
+        Metric{"check.numerics_tensors", static_cast<double>(run.samples.size()), "count",
+               "tensors compared between eager and graphed (outputs, gradients, parameters, buffers)"});
   }
   if (graphs > 0) {
     run.metrics.push_back(Metric{"check.graphs", static_cast<double>(graphs), "count", "CUDA graphs captured"});

@@ -79,7 +79,7 @@ struct ThreadState {
   bool busy = false;                // the recorder's own CUDA calls must not be recorded
   int depth = 0;
   PendingCall pending[kMaxNesting];
-  uint64_t launches = 0;  // this thread's launches while the first sampling window counts them
+  uint64_t launches = 0;             // this thread's launches while the first sampling window counts them
   uint32_t last_graph_launched = 0;  // the CUDA graph id of this thread's last cudaGraphLaunch
 
   void Push(const PendingCall& call) {

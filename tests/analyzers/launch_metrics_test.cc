@@ -64,8 +64,8 @@ TEST(LaunchMetricsTest, StepTimeFromStepsOutsideLaunchRecording) {
   EXPECT_DOUBLE_EQ(m["launch.forecast_savings_us"], 86.5);
 }
 
-// A GPU-bound step (kernels of 100 us, ten a step): the host runs ahead, so a step's host span (100 us) is not its time;
-// the step takes the GPU's 1000 us whether launches are recorded or not, and recording perturbed nothing.
+// A GPU-bound step (kernels of 100 us, ten a step): the host runs ahead, so a step's host span (100 us) is not its
+// time; the step takes the GPU's 1000 us whether launches are recorded or not, and recording perturbed nothing.
 TEST(LaunchMetricsTest, GpuBoundStepIsNotPerturbedByRecording) {
   std::map<std::string, double> m = Metrics(SampledTrace(14, 7, 100000), "step");
   EXPECT_DOUBLE_EQ(m["launch.gpu_busy_us"], 1000);
