@@ -90,8 +90,8 @@ class GraphMemoryCheck : public AnalyzerCheck {
         "Graphs hold memory in separate pools that one shared pool would save",
         Severity::kWarning,
         CheckArea::kPerformance,
-        "Graphs captured one after another into private memory pools each keep what they allocated; sharing one "
-        "pool would hold about the largest of them instead of the sum.",
+        "Graphs captured one after another into private memory pools each keep what they allocated; one shared pool "
+        "would keep only what each left allocated (its outputs) and reuse the rest.",
         {{"min-avoidable-mib", "64", "report when sharing one pool would save at least this much, MiB", 0, 1e9}}};
     return kInfo;
   }
