@@ -170,6 +170,13 @@ TEST(PythonProbeTest, CudagraphTreesReRecordingIsChurnOfTheCompiledFunction) {
     for (int r = 0; r < 10; ++r) b.Replay(t + 1000 + r * 100, 1, kStream, shape + 1, 10, 50);
     t += 10000;
   }
+  // An eager kernel as long as the 40 replays together: half the GPU time ran as compiled graphs.
+  trace::KernelRecord eager;
+  eager.correlation_id = b.Launch(t, 1, kStream, "eager_loss").correlation_id;
+  eager.start_ns = t + 10;
+  eager.end_ns = eager.start_ns + 40 * 50;
+  eager.stream_id = kStream;
+  b.trace().AddKernel(eager);
   const trace::Trace trace = b.Build();
   const std::vector<Finding> churn = RunCheck(analyzers::NewRecaptureChurnCheck(), trace);
   ASSERT_THAT(churn, SizeIs(1));
@@ -189,6 +196,7 @@ TEST(PythonProbeTest, CudagraphTreesReRecordingIsChurnOfTheCompiledFunction) {
   EXPECT_EQ(metrics["compile.recording_call_sites"], 1);
   EXPECT_EQ(metrics["compile.replays"], 40);  // the cudaGraphLaunch calls of the recorded graphs
   EXPECT_EQ(metrics["compile.cudagraph_skips"], 0);
+  EXPECT_DOUBLE_EQ(metrics["compile.replay_gpu_share"], 0.5);
 }
 
 TEST(PythonProbeTest, TraceWithoutProbeEventsIsUnchanged) {
