@@ -81,11 +81,10 @@ class StepAccumulator {
     const double step_us = std::max<uint64_t>(step.end_ns - step.start_ns, all.span) / 1e3;
     total_.step_us += step_us;
     total_.gpu_busy_us += all.busy / 1e3;
-    const uint64_t busy = all.busy;
     if (parts.empty()) {
       total_.graphable_parts += 1;
       total_.graphable_nodes += part_nodes;
-      total_.graphable_gpu_busy_us += busy / 1e3;
+      total_.graphable_gpu_busy_us += all.busy / 1e3;
     } else {
       // Each part takes its host span or its kernels' GPU span, whichever is longer; the rest of the step stays.
       const Union in_parts = UnionOf(&part_intervals_);
@@ -96,7 +95,7 @@ class StepAccumulator {
       total_.graphable_gpu_busy_us += in_parts.busy / 1e3;
       total_.outside_graphable_us += std::max(0.0, step_us - std::max(parts_host, in_parts.span) / 1e3);
     }
-    total_.gpu_idle_us += std::max(0.0, step_us - busy / 1e3);
+    total_.gpu_idle_us += std::max(0.0, step_us - all.busy / 1e3);
     delay_sum_us_ += delay_ns / 1e3;
     delay_count_ += delays;
     ++total_.steps;
@@ -133,11 +132,13 @@ class StepAccumulator {
     if (!intervals->empty()) u.span = covered_to - intervals->front().start;
     return u;
   }
-  // The graphable ranges inside `step` (none: the whole step is graphable).
+  // The graphable ranges inside `step` (none: the whole step is graphable); parts_ is sorted by start.
   std::vector<TimeInterval> PartsOf(const Iteration& step) const {
     std::vector<TimeInterval> inside;
-    for (const TimeInterval& part : parts_) {
-      if (part.start_ns >= step.start_ns && part.end_ns <= step.end_ns) inside.push_back(part);
+    auto it = std::lower_bound(parts_.begin(), parts_.end(), step.start_ns,
+                               [](const TimeInterval& part, uint64_t t) { return part.start_ns < t; });
+    for (; it != parts_.end() && it->start_ns < step.end_ns; ++it) {
+      if (it->end_ns <= step.end_ns) inside.push_back(*it);
     }
     return inside;
   }
