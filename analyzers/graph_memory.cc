@@ -48,21 +48,15 @@ struct SharedEstimate {
   bool lower_bound = false;
 };
 SharedEstimate EstimateSharedPool(const std::vector<PooledCapture>& captures) {
-  SharedEstimate estimate;
-  uint64_t left_before = 0;
+  uint64_t shared = 0, largest = 0, left_before = 0;
+  bool lower_bound = false;
   for (const PooledCapture& capture : captures) {
-    estimate.bytes = std::max(estimate.bytes, left_before + capture.allocated);
-    if (capture.left) {
-      left_before += *capture.left;
-    } else {
-      estimate.lower_bound = true;
-    }
+    shared = std::max(shared, left_before + capture.allocated);
+    largest = std::max(largest, capture.allocated);
+    left_before += capture.left.value_or(0);
+    lower_bound |= !capture.left;
   }
-  if (estimate.lower_bound) {
-    estimate.bytes = 0;
-    for (const PooledCapture& capture : captures) estimate.bytes = std::max(estimate.bytes, capture.allocated);
-  }
-  return estimate;
+  return {lower_bound ? largest : shared, lower_bound};
 }
 
 // Bytes the capturing thread allocated on the device during capture window `w` (successful calls only).

@@ -49,7 +49,7 @@ class StepAccumulator {
           if (k < 0) break;
           const trace::KernelActivity& kernel = trace_.kernels[k];
           intervals_.push_back({kernel.start_ns, kernel.end_ns});
-          if (in_part) part_intervals_.push_back({kernel.start_ns, kernel.end_ns});
+          if (in_part && !parts.empty()) part_intervals_.push_back({kernel.start_ns, kernel.end_ns});
           if (kernel.start_ns >= call.start_ns) {
             delay_ns += kernel.start_ns - call.start_ns;
             ++delays;

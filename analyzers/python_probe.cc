@@ -170,6 +170,7 @@ std::vector<Metric> ProbeMetrics(const trace::Trace& trace, const ProbeIndex& pr
                      "times inductor ran a compiled function without CUDA graphs (compile-cudagraph-skipped)"});
   // How much of the GPU's work ran as torch.compile's graphs: their replays' GPU time over all GPU time recorded
   // (kernels launched one by one, and every graph's replays), from the activity inside launch-recording windows.
+  if (recordings == 0) return metrics;
   uint64_t compiled_ns = 0, gpu_ns = 0;
   for (const trace::GraphLaunchActivity& g : trace.graph_launches) {
     if (g.end_ns <= g.start_ns) continue;
@@ -179,7 +180,7 @@ std::vector<Metric> ProbeMetrics(const trace::Trace& trace, const ProbeIndex& pr
   for (const trace::KernelActivity& k : trace.kernels) {
     if (k.graph_id == 0 && k.end_ns > k.start_ns) gpu_ns += k.end_ns - k.start_ns;
   }
-  if (recordings > 0 && gpu_ns > 0) {
+  if (gpu_ns > 0) {
     metrics.push_back({"compile.replay_gpu_share", static_cast<double>(compiled_ns) / gpu_ns, "ratio",
                        "share of the recorded GPU time spent in replays of torch.compile's graphs (the rest: kernels "
                        "launched one by one, other graphs)"});

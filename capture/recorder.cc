@@ -308,7 +308,7 @@ bool Recorder::WantsBacktrace(ApiKind kind, int32_t return_code, CaptureStatus s
   }
 }
 
-bool Recorder::LaunchesAnEarlierGraph(ApiKind kind, uint32_t graph_id) const {
+bool Recorder::LaunchesAnEarlierGraph(ApiKind kind, uint32_t graph_id) {
   if (kind != ApiKind::kGraphLaunch || graph_id == 0) return false;
   const bool back = graph_id < t_state.last_graph_launched;
   t_state.last_graph_launched = graph_id;

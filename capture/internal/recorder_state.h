@@ -156,7 +156,7 @@ class Recorder {
   // Whether this is a cudaGraphLaunch of a graph captured before the one the thread launched last (graph ids grow in
   // capture order), and remembers the graph. Such a launch gets the Python stack (not the host backtrace): replay-order
   // needs the line that went back, and a training loop goes back once a step, not once a launch.
-  bool LaunchesAnEarlierGraph(ApiKind kind, uint32_t graph_id) const;
+  static bool LaunchesAnEarlierGraph(ApiKind kind, uint32_t graph_id);
   // The calling thread's Python stack, interned (0 when the program is not CPython or the thread runs no Python).
   trace::PythonStackId CapturePythonStack();
   trace::StringId NvtxMessage(const nvtxEventAttributes_t* attributes);
