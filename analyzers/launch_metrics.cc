@@ -93,6 +93,7 @@ class StepAccumulator {
       total_.graphable_parts += parts.size();
       total_.graphable_nodes += part_nodes;
       total_.graphable_gpu_busy_us += in_parts.busy / 1e3;
+      total_.graphable_gpu_span_us += in_parts.span / 1e3;
       total_.outside_graphable_us += std::max(0.0, step_us - std::max(parts_host, in_parts.span) / 1e3);
     }
     total_.gpu_idle_us += std::max(0.0, step_us - all.busy / 1e3);
@@ -101,13 +102,25 @@ class StepAccumulator {
     ++total_.steps;
   }
 
+  // The graphable ranges inside `step` (none: the whole step is graphable); parts_ is sorted by start.
+  std::vector<TimeInterval> PartsOf(const Iteration& step) const {
+    std::vector<TimeInterval> inside;
+    auto it = std::lower_bound(parts_.begin(), parts_.end(), step.start_ns,
+                               [](const TimeInterval& part, uint64_t t) { return part.start_ns < t; });
+    for (; it != parts_.end() && it->start_ns < step.end_ns; ++it) {
+      if (it->end_ns <= step.end_ns) inside.push_back(*it);
+    }
+    return inside;
+  }
+
   StepStats Mean() const {
     StepStats mean = total_;
     if (total_.steps == 0) return mean;
     const double n = static_cast<double>(total_.steps);
-    for (double* field : {&mean.step_us, &mean.kernels, &mean.graph_launches, &mean.nodes, &mean.gpu_busy_us,
-                          &mean.gpu_idle_us, &mean.cpu_launch_us, &mean.short_kernels, &mean.graphable_parts,
-                          &mean.graphable_nodes, &mean.graphable_gpu_busy_us, &mean.outside_graphable_us}) {
+    for (double* field :
+         {&mean.step_us, &mean.kernels, &mean.graph_launches, &mean.nodes, &mean.gpu_busy_us, &mean.gpu_idle_us,
+          &mean.cpu_launch_us, &mean.short_kernels, &mean.graphable_parts, &mean.graphable_nodes,
+          &mean.graphable_gpu_busy_us, &mean.graphable_gpu_span_us, &mean.outside_graphable_us}) {
       *field /= n;
     }
     mean.launch_delay_us = delay_count_ == 0 ? 0 : delay_sum_us_ / delay_count_;
@@ -131,16 +144,6 @@ class StepAccumulator {
     }
     if (!intervals->empty()) u.span = covered_to - intervals->front().start;
     return u;
-  }
-  // The graphable ranges inside `step` (none: the whole step is graphable); parts_ is sorted by start.
-  std::vector<TimeInterval> PartsOf(const Iteration& step) const {
-    std::vector<TimeInterval> inside;
-    auto it = std::lower_bound(parts_.begin(), parts_.end(), step.start_ns,
-                               [](const TimeInterval& part, uint64_t t) { return part.start_ns < t; });
-    for (; it != parts_.end() && it->start_ns < step.end_ns; ++it) {
-      if (it->end_ns <= step.end_ns) inside.push_back(*it);
-    }
-    return inside;
   }
   // By time on any thread: autograd runs a CUDA backward on its own device threads, while the range that marks it
   // is on the thread that called backward() (seen on an H100: ResNet-18's backward kernels all launched elsewhere).
@@ -192,21 +195,32 @@ LaunchStats ComputeLaunchStats(const TraceAnalysis& analysis, const IterationOpt
   for (const Iteration& step : LaunchRecorded(steps.graphed)) graphed.Add(step);
   stats.eager = eager.Mean();
   stats.graphed = graphed.Mean();
-  double unperturbed_ns = 0;
+  double unperturbed_ns = 0, outside_ns = 0;
+  size_t with_parts = 0;
   for (const Iteration& step : steps.eager) {
     if (analysis.trace().LaunchRecordingOverlaps(step.start_ns, step.end_ns)) continue;
     unperturbed_ns += step.end_ns - step.start_ns;
     ++stats.unperturbed_steps;
+    const std::vector<TimeInterval> parts = eager.PartsOf(step);
+    if (parts.empty() || stats.eager.graphable_gpu_span_us == 0) continue;
+    uint64_t parts_host = 0;
+    for (const TimeInterval& part : parts) parts_host += part.end_ns - part.start_ns;
+    const double parts_ns = std::max(static_cast<double>(parts_host), stats.eager.graphable_gpu_span_us * 1e3);
+    outside_ns += std::max(0.0, static_cast<double>(step.end_ns - step.start_ns) - parts_ns);
+    ++with_parts;
   }
   if (stats.unperturbed_steps > 0) stats.unperturbed_step_us = unperturbed_ns / 1e3 / stats.unperturbed_steps;
   stats.step_time_unperturbed = stats.unperturbed_steps >= model.min_forecast_steps;
+  stats.outside_graphable_unperturbed = stats.step_time_unperturbed && with_parts == stats.unperturbed_steps;
+  stats.outside_graphable_us =
+      stats.outside_graphable_unperturbed ? outside_ns / 1e3 / with_parts : stats.eager.outside_graphable_us;
   stats.eager_step_us =
       stats.step_time_unperturbed ? std::max(stats.unperturbed_step_us, stats.eager.gpu_busy_us) : stats.eager.step_us;
   // The forecast needs GPU busy times (kernel activity) and enough steps past the program's first-call work.
   stats.forecast = stats.eager.steps >= model.min_forecast_steps && stats.eager.gpu_busy_us > 0;
   if (stats.forecast) {
     const StepStats& e = stats.eager;
-    stats.forecast_graphed_us = e.outside_graphable_us + e.graphable_gpu_busy_us +
+    stats.forecast_graphed_us = stats.outside_graphable_us + e.graphable_gpu_busy_us +
                                 model.graph_launch_us * e.graphable_parts + model.graph_node_us * e.graphable_nodes;
     stats.forecast_savings_us = std::max(0.0, stats.eager_step_us - stats.forecast_graphed_us);
     stats.forecast_savings_ratio = stats.eager_step_us > 0 ? stats.forecast_savings_us / stats.eager_step_us : 0;
@@ -264,10 +278,12 @@ std::vector<Metric> LaunchMetrics(const LaunchStats& stats) {
         {"launch.forecast_savings_ratio", stats.forecast_savings_ratio, "ratio", "forecast savings / eager step time"},
     };
     metrics.insert(metrics.end(), forecast.begin(), forecast.end());
-    if (stats.eager.outside_graphable_us > 0) {
-      metrics.push_back(
-          {"launch.outside_graphable_us", stats.eager.outside_graphable_us, "us",
-           "step time outside its graphcheck:graphable ranges (loss, optimizer, host work): stays eager"});
+    if (stats.outside_graphable_us > 0) {
+      metrics.push_back({"launch.outside_graphable_us", stats.outside_graphable_us, "us",
+                         absl::StrCat("step time outside its graphcheck:graphable ranges (loss, optimizer, host "
+                                      "work): stays eager; from the ",
+                                      stats.outside_graphable_unperturbed ? "steps outside launch recording"
+                                                                          : "steps with launches recorded")});
     }
   }
   if (g.steps > 0) {

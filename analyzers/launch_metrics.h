@@ -52,6 +52,7 @@ struct StepStats {
   double graphable_parts = 0;
   double graphable_nodes = 0;
   double graphable_gpu_busy_us = 0;
+  double graphable_gpu_span_us = 0;  // first kernel start to last kernel end of the parts (0: no graphable ranges)
   double outside_graphable_us = 0;
 };
 
@@ -66,6 +67,11 @@ struct LaunchStats {
   size_t unperturbed_steps = 0;
   double unperturbed_step_us = 0;
   bool step_time_unperturbed = false;
+  // The time outside graphable ranges, from those unperturbed steps where they have the ranges (NVTX is recorded
+  // there): each step less the longer of its ranges' host time and the recorded steps' GPU span of them. The recorder
+  // slows the loss and optimizer launches outside the ranges as much as any other.
+  double outside_graphable_us = 0;  // what the forecast uses: from the unperturbed steps, else the recorded ones
+  bool outside_graphable_unperturbed = false;
   double eager_step_us = 0;        // the step time the forecast and the speedup use
   bool forecast = false;           // enough eager steps with GPU times to forecast from
   double forecast_graphed_us = 0;  // per eager step

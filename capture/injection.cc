@@ -1,7 +1,8 @@
 // Entry points of libgraphcheck_inject.so. The CUDA driver loads the library named by CUDA_INJECTION64_PATH during
 // cuInit and calls InitializeInjection; `graphcheck run` sets that variable (and GRAPHCHECK_TRACE_DIR) for the
 // program it starts and for every process that program starts. graphcheck_probe_event is the Python probe's way in
-// (python/probe/graphcheck_probe.py calls it through ctypes once CUDA has loaded the library).
+// (python/probe/graphcheck_probe.py calls it through ctypes once CUDA has loaded the library);
+// graphcheck_end_first_window the check engine's, which ends the recorded part of its run before it times its steps.
 #include <cstdint>
 #include <cstdio>
 
@@ -33,4 +34,9 @@ extern "C" __attribute__((visibility("default"))) int graphcheck_probe_event(int
   args.text = text;
   args.frames = frames;
   return graphcheck::capture::internal::TheRecorder().OnProbeEvent(args);
+}
+
+// Ends the first launch-recording window (sampled recording): 1 when this call closed it, 0 otherwise.
+extern "C" __attribute__((visibility("default"))) int graphcheck_end_first_window(void) {
+  return graphcheck::capture::internal::TheRecorder().EndFirstWindow();
 }

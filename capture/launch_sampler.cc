@@ -16,18 +16,32 @@ void Recorder::RunSampler() {
   // its first steps completed (polled: the launch and NVTX callbacks only count). 5 ms: a 337 us step runs ~15 more
   // recorded steps before the window closes.
   constexpr uint32_t kPollMs = 5;
-  while (launches_recorded_.load(std::memory_order_relaxed) < s.first_launches &&
+  while (!first_window_ended_ && launches_recorded_.load(std::memory_order_relaxed) < s.first_launches &&
          !(first_steps_ != nullptr && first_steps_->done())) {
     if (stopped_after(kPollMs)) return;
   }
-  counting_launches_.store(false, std::memory_order_relaxed);
-  SetSamplingWindow(false);
+  EndFirstWindowLocked();
   if (s.period_ms == 0) return;
   while (!stopped_after(s.period_ms - s.window_ms)) {
     SetSamplingWindow(true);
     if (stopped_after(s.window_ms)) return;
     SetSamplingWindow(false);
   }
+}
+
+int Recorder::EndFirstWindow() {
+  if (writer_ == nullptr || sampler_ == nullptr || options_.launches != trace::LaunchRecording::kSampled) return 0;
+  absl::MutexLock lock(&sampler_mutex_);
+  if (first_window_ended_) return 0;
+  EndFirstWindowLocked();
+  return 1;
+}
+
+void Recorder::EndFirstWindowLocked() {
+  if (first_window_ended_) return;
+  first_window_ended_ = true;
+  counting_launches_.store(false, std::memory_order_relaxed);
+  SetSamplingWindow(false);
 }
 
 void Recorder::SetSamplingWindow(bool open) {

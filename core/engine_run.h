@@ -6,6 +6,7 @@
 #ifndef GRAPHCHECK_CORE_ENGINE_RUN_H_
 #define GRAPHCHECK_CORE_ENGINE_RUN_H_
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -15,6 +16,25 @@
 #include "core/report.h"
 
 namespace graphcheck {
+
+// The forward run twice in a row on the first batch, the random generators advancing in between, by eager and by the
+// graphs, each right after the same seed: whether outputs depend on random draws, and whether replays draw as eager
+// does. Differences are the largest |a - b| over the outputs' elements (NaN and Inf pairs skipped).
+struct RngDraws {
+  double eager_redraw = 0;      // eager's second draw against its first
+  double eager_reseeded = 0;    // eager's first draw again after the same seed: its own run-to-run noise
+  double graphed_redraw = 0;    // the second replay against the first
+  double graphed_vs_eager = 0;  // the first replay against eager's first draw
+  double output_abs_max = 0;    // the largest |output| of eager's first draw, the scale of the above
+  uint64_t eager_offset = 0;    // how far one eager forward advanced the default CUDA generator (Philox offset)
+  uint64_t graphed_offset = 0;  // how far one forward replay advanced it
+
+  bool operator==(const RngDraws& o) const {
+    return eager_redraw == o.eager_redraw && eager_reseeded == o.eager_reseeded && graphed_redraw == o.graphed_redraw &&
+           graphed_vs_eager == o.graphed_vs_eager && output_abs_max == o.output_abs_max &&
+           eager_offset == o.eager_offset && graphed_offset == o.graphed_offset;
+  }
+};
 
 struct EngineRun {
   std::string model;          // "builtin:transformer" or the TorchScript path
@@ -30,13 +50,14 @@ struct EngineRun {
   // The engine asked for deterministic kernels: cuDNN deterministic, its benchmark off, TF32 off.
   bool deterministic_settings = false;
   std::vector<NumericsSample> samples;
+  std::optional<RngDraws> rng_draws;  // absent: not measured (full-iteration scope, or a step before it failed)
   std::optional<GpuInfo> gpu;
 
   bool operator==(const EngineRun& o) const {
     return model == o.model && scope == o.scope && compute_dtype == o.compute_dtype && steps == o.steps &&
            metrics == o.metrics && eager_losses == o.eager_losses && graphed_losses == o.graphed_losses &&
            eager_repeat_losses == o.eager_repeat_losses && deterministic_settings == o.deterministic_settings &&
-           samples == o.samples && gpu == o.gpu;
+           samples == o.samples && rng_draws == o.rng_draws && gpu == o.gpu;
   }
 };
 

@@ -75,6 +75,14 @@ const std::vector<BuiltinModel>& BuiltinModels() {
        "mlp whose forward rebinds a step-counter buffer to a new tensor instead of updating it in place",
        {{"x", {64, 1024}, "float32"}},
        {"state-elided"}},
+      {"defect/host-random-shift",
+       "mlp whose forward rolls its activations by a shift drawn on the host every call",
+       {{"x", {64, 1024}, "float32"}},
+       {"rng-frozen-mask"}},
+      {"defect/random-only-in-eager",
+       "mlp with dropout whose forward also draws a random sample, but only when not capturing",
+       {{"x", {64, 1024}, "float32"}},
+       {"rng-eager-mismatch"}},
   };
   return kModels;
 }

@@ -284,6 +284,18 @@ absl::StatusOr<EngineRun> EngineRunFromParsed(const json& j) {
     if (!sample.ok()) return sample.status();
     run.samples.push_back(*std::move(sample));
   }
+  if (j.contains("rng_draws") && !j.at("rng_draws").is_null()) {
+    const json& r = j.at("rng_draws");
+    RngDraws draws;
+    draws.eager_redraw = NumberFromJson(r.at("eager_redraw"));
+    draws.eager_reseeded = NumberFromJson(r.at("eager_reseeded"));
+    draws.graphed_redraw = NumberFromJson(r.at("graphed_redraw"));
+    draws.graphed_vs_eager = NumberFromJson(r.at("graphed_vs_eager"));
+    draws.output_abs_max = NumberFromJson(r.at("output_abs_max"));
+    draws.eager_offset = r.at("eager_offset").get<uint64_t>();
+    draws.graphed_offset = r.at("graphed_offset").get<uint64_t>();
+    run.rng_draws = draws;
+  }
   if (j.contains("gpu") && !j.at("gpu").is_null()) {
     absl::StatusOr<GpuInfo> gpu = GpuFromJson(j.at("gpu"));
     if (!gpu.ok()) return gpu.status();
@@ -367,6 +379,16 @@ std::string EngineRunToJson(const EngineRun& run) {
            {"eager_repeat_losses", LossesToJson(run.eager_repeat_losses)},
            {"deterministic_settings", run.deterministic_settings},
            {"samples", samples}};
+  if (run.rng_draws) {
+    const RngDraws& r = *run.rng_draws;
+    out["rng_draws"] = json{{"eager_redraw", NumberToJson(r.eager_redraw)},
+                            {"eager_reseeded", NumberToJson(r.eager_reseeded)},
+                            {"graphed_redraw", NumberToJson(r.graphed_redraw)},
+                            {"graphed_vs_eager", NumberToJson(r.graphed_vs_eager)},
+                            {"output_abs_max", NumberToJson(r.output_abs_max)},
+                            {"eager_offset", r.eager_offset},
+                            {"graphed_offset", r.graphed_offset}};
+  }
   return out.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
 }
 

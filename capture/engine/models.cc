@@ -2,6 +2,7 @@
 #include "core/file_io.h"
 
 #include <ATen/core/grad_mode.h>
+#include <c10/cuda/CUDAGraphsC10Utils.h>
 #include <torch/nn.h>
 #include <torch/script.h>
 #include <torch/serialize.h>
@@ -22,6 +23,8 @@ enum class Defect {
   kHostToDeviceInForward,
   kFrozenHostScalar,
   kBufferRebound,
+  kHostRandomShift,
+  kRandomOnlyInEager,
 };
 
 class MlpImpl : public torch::nn::Module {
@@ -49,6 +52,16 @@ class MlpImpl : public torch::nn::Module {
       case Defect::kBufferRebound:  // Python's `self.steps = self.steps + 1`: the buffer now holds a new tensor
         steps_.set_(steps_ + 1);
         break;
+      case Defect::kHostRandomShift:  // an augmentation drawn on the host each call: a graph keeps the capture's draw
+        x = at::roll(x, {at::randint(1, x.size(1), {1}).item<int64_t>()}, {1});
+        break;
+      case Defect::kRandomOnlyInEager:  // a draw made only when not capturing (a monitoring sample): a replay advances
+        // the generator less than an eager call, so its dropout masks are not eager's
+        if (!x.is_cuda() || c10::cuda::currentStreamCaptureStatusMayInitCtx() == c10::cuda::CaptureStatus::None) {
+          sample_ = at::rand_like(x);
+        }
+        x = torch::dropout(x, 0.1, is_training());
+        break;
       case Defect::kNone:
         break;
     }
@@ -62,7 +75,8 @@ class MlpImpl : public torch::nn::Module {
  private:
   Defect defect_;
   int64_t calls_ = 0;
-  at::Tensor steps_;  // a step counter that nothing else reads, as BatchNorm's num_batches_tracked
+  at::Tensor steps_;   // a step counter that nothing else reads, as BatchNorm's num_batches_tracked
+  at::Tensor sample_;  // kRandomOnlyInEager's draw, kept as a monitor would
   std::vector<torch::nn::Linear> layers_;
 };
 TORCH_MODULE(Mlp);
@@ -149,6 +163,8 @@ Model BuildBuiltin(const BuiltinModel& builtin, const at::Device& device) {
   if (builtin.name == "defect/h2d-in-forward") defect = Defect::kHostToDeviceInForward;
   if (builtin.name == "defect/frozen-host-scalar") defect = Defect::kFrozenHostScalar;
   if (builtin.name == "defect/buffer-rebound") defect = Defect::kBufferRebound;
+  if (builtin.name == "defect/host-random-shift") defect = Defect::kHostRandomShift;
+  if (builtin.name == "defect/random-only-in-eager") defect = Defect::kRandomOnlyInEager;
   return FromNnModule(builtin, Mlp(defect), device);
 }
 

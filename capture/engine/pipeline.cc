@@ -1,8 +1,11 @@
 #include "capture/engine/pipeline.h"
 
+#include <dlfcn.h>
 #include <algorithm>
+
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <functional>
 #include <optional>
 
@@ -22,12 +25,12 @@
 #include "capture/engine/graphed_callables.h"
 #include "capture/engine/models.h"
 #include "capture/engine/numerics_snapshot.h"
+#include "capture/engine/rng_draws.h"
 #include "capture/engine/torch_edge.h"
 
 namespace graphcheck {
 namespace {
 
-using ForwardFn = std::function<std::vector<at::Tensor>(const std::vector<at::Tensor>&)>;
 using StepFn = std::function<at::Tensor(const std::vector<at::Tensor>&)>;  // one step on a batch; returns the loss
 
 constexpr int kDistinctBatches = 4;  // replays copy new data in, as a training loop does
@@ -98,9 +101,11 @@ Timing Summarize(std::vector<double> values) {
   return t;
 }
 
-void AddTimingMetrics(absl::string_view prefix, absl::string_view what, const Timing& t, std::vector<Metric>* out) {
-  out->push_back(
-      Metric{absl::StrCat(prefix, "_step_us"), t.median, "us", absl::StrCat(what, " step, median (CUDA events)")});
+// `when`: how the steps ran, for the metric's description ("outside launch recording").
+void AddTimingMetrics(absl::string_view prefix, absl::string_view what, absl::string_view when, const Timing& t,
+                      std::vector<Metric>* out) {
+  out->push_back(Metric{absl::StrCat(prefix, "_step_us"), t.median, "us",
+                        absl::StrCat(what, " step, median (CUDA events, ", when, ")")});
   out->push_back(
       Metric{absl::StrCat(prefix, "_step_us_p10"), t.p10, "us", absl::StrCat(what, " step, 10th percentile")});
   out->push_back(
@@ -268,10 +273,10 @@ at::Tensor RunStep(const ForwardFn& forward, const std::vector<at::Tensor>& batc
   return loss.detach();
 }
 
-// Runs steps+1 steps and fills the losses. With `step_us`, the steps after the first are timed and each is an NVTX
-// range kStepRange (the trace's iterations); without, none is (the eager repeat, which only measures numerics).
+// Runs steps+1 steps and fills `losses` (when given). With `mark_steps` each step is an NVTX range kStepRange (the
+// trace's iterations); with `step_us`, the steps after the first are timed with CUDA events.
 absl::Status RunSteps(int steps, const std::vector<std::vector<at::Tensor>>& batches, const StepFn& step,
-                      std::vector<double>* step_us, std::vector<double>* losses) {
+                      bool mark_steps, std::vector<double>* step_us, std::vector<double>* losses) {
   return CallTorch("step", [&] {
     std::vector<at::cuda::CUDAEvent> events;
     if (step_us != nullptr) {
@@ -279,12 +284,9 @@ absl::Status RunSteps(int steps, const std::vector<std::vector<at::Tensor>>& bat
     }
     std::vector<at::Tensor> loss_tensors;
     for (int i = 0; i <= steps; ++i) {
-      if (step_us == nullptr) {
-        loss_tensors.push_back(step(batches[i % batches.size()]));
-        continue;
-      }
-      if (i > 0) events[i - 1].record();
-      NvtxRange range("step");
+      if (step_us != nullptr && i > 0) events[i - 1].record();
+      std::optional<NvtxRange> range;
+      if (mark_steps) range.emplace("step");
       loss_tensors.push_back(step(batches[i % batches.size()]));
     }
     if (step_us != nullptr) events[steps].record();
@@ -295,8 +297,24 @@ absl::Status RunSteps(int steps, const std::vector<std::vector<at::Tensor>>& bat
     if (step_us != nullptr) {
       for (int i = 1; i <= steps; ++i) step_us->push_back(1000.0 * events[i - 1].elapsed_time(events[i]));
     }
-    losses->assign(all.data_ptr<double>(), all.data_ptr<double>() + all.numel());
+    if (losses != nullptr) losses->assign(all.data_ptr<double>(), all.data_ptr<double>() + all.numel());
   });
+}
+
+// Ends the recorder's first launch-recording window when the engine runs under `graphcheck check`
+// (graphcheck_end_first_window in the injection library, which CUDA loaded from CUDA_INJECTION64_PATH): the steps
+// timed after it run as they would without graphcheck, while NVTX ranges and synchronizations are still recorded.
+// False when no recorder took the call (standalone, or recording every launch).
+bool EndRecordedPart() {
+  const char* library = std::getenv("CUDA_INJECTION64_PATH");
+  if (library == nullptr || *library == '\0') return false;
+  void* handle = dlopen(library, RTLD_NOLOAD | RTLD_NOW);
+  if (handle == nullptr) return false;
+  using EndFn = int (*)();
+  const auto end = reinterpret_cast<EndFn>(dlsym(handle, "graphcheck_end_first_window"));
+  const bool ended = end != nullptr && end() == 1;
+  dlclose(handle);
+  return ended;
 }
 
 }  // namespace
@@ -333,9 +351,9 @@ absl::StatusOr<EngineRun> RunCheckPipeline(const CheckPlan& plan) {
   const std::vector<std::string> planned =
       full_iteration
           ? std::vector<std::string>{"load-model", "eager-warmup",           "eager-reference", "eager-repeat",
-                                     "warmup",     "full-iteration-capture", "replay"}
-          : std::vector<std::string>{"load-model", "eager-warmup",    "eager-reference",  "eager-repeat",
-                                     "warmup",     "forward-capture", "backward-capture", "replay"};
+                                     "warmup",     "full-iteration-capture", "replay",          "timing"}
+          : std::vector<std::string>{"load-model",      "eager-warmup",     "eager-reference", "eager-repeat", "warmup",
+                                     "forward-capture", "backward-capture", "replay",          "timing"};
   StepLog log(&run.steps);
   const at::Device device(at::kCUDA, 0);
   const cudaDeviceProp* properties = nullptr;
@@ -385,16 +403,15 @@ absl::StatusOr<EngineRun> RunCheckPipeline(const CheckPlan& plan) {
   // validators must not take for a graph defect. Each run keeps what the validators compare (RunSnapshot).
   std::vector<double> eager_us, graphed_us;
   RunSnapshot eager_snapshot, repeat_snapshot, graphed_snapshot;
-  auto eager_run = [&](absl::string_view what, std::vector<double>* step_us, std::vector<double>* losses,
-                       RunSnapshot* snapshot) {
+  auto eager_run = [&](absl::string_view what, bool mark_steps, std::vector<double>* losses, RunSnapshot* snapshot) {
     if (absl::Status s = CallTorch(what, restart); !s.ok()) return s;
     std::vector<at::Tensor> first_outputs;
     const ForwardFn keeping = KeepingFirstOutputs(forward, &first_outputs);
     const StepFn step = [&](const std::vector<at::Tensor>& batch) {
       return RunStep(keeping, batch, opt, /*grads_in_place=*/false, /*mark_graphable=*/!full_iteration);
     };
-    absl::Status s =
-        RunSteps(plan.steps, batches, SnapshottingFirstStep(step, *model, &first_outputs, snapshot), step_us, losses);
+    absl::Status s = RunSteps(plan.steps, batches, SnapshottingFirstStep(step, *model, &first_outputs, snapshot),
+                              mark_steps, /*step_us=*/nullptr, losses);
     if (s.ok()) s = CallTorch(what, [&] { snapshot->TakeFinalState(model->named_state()); });
     return s;
   };
@@ -405,15 +422,16 @@ absl::StatusOr<EngineRun> RunCheckPipeline(const CheckPlan& plan) {
     });
   });
   log.Run("eager-reference",
-          [&] { return eager_run("eager reference", &eager_us, &run.eager_losses, &eager_snapshot); });
+          [&] { return eager_run("eager reference", /*mark_steps=*/true, &run.eager_losses, &eager_snapshot); });
   log.Run("eager-repeat",
-          [&] { return eager_run("eager repeat", nullptr, &run.eager_repeat_losses, &repeat_snapshot); });
+          [&] { return eager_run("eager repeat", /*mark_steps=*/false, &run.eager_repeat_losses, &repeat_snapshot); });
 
   const cudaStreamCaptureMode mode = cudaStreamCaptureModeGlobal;
   size_t graphs = 0, nodes = 0;
   double capture_ms = 0;
   at::cuda::MempoolId_t pool{0, 0};
   StepFn graphed_step;
+  ForwardFn graphed_forward;                      // the graphed callable's forward (not in full-iteration scope)
   std::vector<at::Tensor> graphed_first_outputs;  // a full-iteration graph's outputs stay inside it: none
   std::optional<GraphedCallables> graphed;
   at::cuda::CUDAGraph full_graph(/*keep_graph=*/true);
@@ -444,9 +462,8 @@ absl::StatusOr<EngineRun> RunCheckPipeline(const CheckPlan& plan) {
       const GraphedCallable& callable_graphed = graphed->callables.front();
       graphs = callable_graphed.backward_nodes() > 0 ? 2 : 1;
       nodes = callable_graphed.forward_nodes() + callable_graphed.backward_nodes();
-      const ForwardFn replay =
-          KeepingFirstOutputs([&callable_graphed](const std::vector<at::Tensor>& in) { return callable_graphed(in); },
-                              &graphed_first_outputs);
+      graphed_forward = [&callable_graphed](const std::vector<at::Tensor>& in) { return callable_graphed(in); };
+      const ForwardFn replay = KeepingFirstOutputs(graphed_forward, &graphed_first_outputs);
       graphed_step = [replay, opt](const std::vector<at::Tensor>& batch) { return RunStep(replay, batch, opt); };
     }
   } else if (!log.failed()) {
@@ -484,8 +501,26 @@ absl::StatusOr<EngineRun> RunCheckPipeline(const CheckPlan& plan) {
     if (absl::Status s = CallTorch("replay", restart); !s.ok()) return s;
     absl::Status s = RunSteps(plan.steps, batches,
                               SnapshottingFirstStep(graphed_step, *model, &graphed_first_outputs, &graphed_snapshot),
-                              &graphed_us, &run.graphed_losses);
+                              /*mark_steps=*/true, /*step_us=*/nullptr, &run.graphed_losses);
     if (s.ok()) s = CallTorch("replay", [&] { graphed_snapshot.TakeFinalState(model->named_state()); });
+    return s;
+  });
+  if (!full_iteration) {
+    log.Run("rng-draws", [&] {
+      return CallTorch("rng draws",
+                       [&] { run.rng_draws = MeasureRngDraws(forward, graphed_forward, batches.front(), restart); });
+    });
+  }
+  // Step times come from steps the recorder does not slow down: the recorded part ends here, and eager steps (still
+  // NVTX step ranges, so the trace's forecast sees their unperturbed time) and graphed steps (unmarked) run again.
+  bool timed_unrecorded = false;
+  log.Run("timing", [&] {
+    timed_unrecorded = EndRecordedPart() || std::getenv("CUDA_INJECTION64_PATH") == nullptr;
+    const StepFn eager_step = [&](const std::vector<at::Tensor>& batch) {
+      return RunStep(forward, batch, opt, /*grads_in_place=*/false, /*mark_graphable=*/!full_iteration);
+    };
+    absl::Status s = RunSteps(plan.steps, batches, eager_step, /*mark_steps=*/true, &eager_us, /*losses=*/nullptr);
+    if (s.ok()) s = RunSteps(plan.steps, batches, graphed_step, /*mark_steps=*/false, &graphed_us, nullptr);
     return s;
   });
   log.SkipRemaining(planned);
@@ -500,9 +535,10 @@ absl::StatusOr<EngineRun> RunCheckPipeline(const CheckPlan& plan) {
   }
 
   const Timing eager = Summarize(eager_us), graphed_timing = Summarize(graphed_us);
-  if (!eager_us.empty()) AddTimingMetrics("check.eager", "eager", eager, &run.metrics);
+  const absl::string_view when = timed_unrecorded ? "outside launch recording" : "with launches recorded";
+  if (!eager_us.empty()) AddTimingMetrics("check.eager", "eager", when, eager, &run.metrics);
   if (!graphed_us.empty()) {
-    AddTimingMetrics("check.graphed", "graphed", graphed_timing, &run.metrics);
+    AddTimingMetrics("check.graphed", "graphed", when, graphed_timing, &run.metrics);
     run.metrics.push_back(Metric{"check.speedup", eager.median / graphed_timing.median, "ratio",
                                  "eager step time / graphed step time (medians)"});
   }

@@ -102,6 +102,44 @@ TEST(LaunchMetricsTest, OnlyTheGraphablePartIsReplacedByItsGpuTime) {
   EXPECT_NEAR(m["launch.forecast_graphed_us"], 95 + 5 + 2.5 + 0.1 * 5, 0.01);
 }
 
+// Graphcheck check's steps: recorded ones as above (100 us, 95 of them outside the graphable range), then steps
+// outside launch recording, which run faster (60 us; 40 us of it in the graphable range, by NVTX). The part that stays
+// eager is taken from those: 60 - max(40 us of host, the recorded 5 us GPU span of the graphable kernels) = 20 us.
+TEST(LaunchMetricsTest, TimeOutsideGraphableRangesFromTheUnperturbedSteps) {
+  TraceBuilder b;
+  b.trace().recorder.launches = trace::LaunchRecording::kSampled;
+  uint64_t t = 1000000, gpu = 0;
+  const uint64_t window_start = t;
+  for (int s = 0; s < 7; ++s, t += 100000) {
+    b.Push(t, 1, "step");
+    b.Push(t, 1, "graphcheck:graphable");
+    for (int k = 0; k < 10; ++k) {
+      if (k == 5) b.Pop(t + 4500, 1);
+      ApiCall& call = b.Launch(t + k * 1000, 1, 7, "k" + std::to_string(k));
+      trace::KernelRecord kernel;
+      kernel.correlation_id = call.correlation_id;
+      kernel.start_ns = std::max(gpu, t + k * 1000 + 5000);
+      kernel.end_ns = gpu = kernel.start_ns + 1000;
+      kernel.name = call.kernel_name;
+      kernel.stream_id = 7;
+      b.trace().AddKernel(kernel);
+    }
+    b.Pop(t + 100000 - 1, 1);
+  }
+  b.trace().launch_windows.push_back({window_start, t - 1});
+  for (int s = 0; s < 7; ++s, t += 60000) {
+    b.Push(t, 1, "step");
+    b.Push(t, 1, "graphcheck:graphable");
+    b.Pop(t + 40000, 1);
+    b.Pop(t + 60000, 1);
+  }
+  std::map<std::string, double> m = Metrics(b.Build(), "step");
+  EXPECT_EQ(m["launch.unperturbed_iterations"], 7);
+  EXPECT_NEAR(m["launch.iteration_us"], 60, 0.01);
+  EXPECT_NEAR(m["launch.outside_graphable_us"], 20, 0.01);
+  EXPECT_NEAR(m["launch.forecast_graphed_us"], 20 + 5 + 2.5 + 0.1 * 5, 0.01);
+}
+
 // Too few steps outside the windows: the recorded steps' time, and no claim about perturbation.
 TEST(LaunchMetricsTest, TooFewUnperturbedStepsUseTheRecordedOnes) {
   std::map<std::string, double> m = Metrics(SampledTrace(9, 7), "step");

@@ -84,6 +84,18 @@ void ExpectCleanRun(const std::string& args) {
                          "sync-in-capture"}) {
     EXPECT_THAT(report.checks_run, Contains(id)) << args;
   }
+  // The engine ends the recorded part before it times its steps, so the times are those of an unrecorded run, and the
+  // trace's forecast reads its eager steps there too.
+  EXPECT_THAT(FindMetric(report, "check.eager_step_us")->description, ::testing::HasSubstr("outside launch recording"))
+      << args;
+  const Metric* unperturbed = FindMetric(report, "launch.unperturbed_iterations");
+  ASSERT_NE(unperturbed, nullptr) << args;
+  EXPECT_GE(unperturbed->value, 4) << args;
+  if (const Metric* error = FindMetric(report, "check.forecast_error_ratio")) {
+    std::printf("forecast: %s: eager %.1f us, graphed %.1f us, forecast graphed %.1f us, error %+.3f\n", args.c_str(),
+                FindMetric(report, "check.eager_step_us")->value, FindMetric(report, "check.graphed_step_us")->value,
+                FindMetric(report, "launch.forecast_graphed_us")->value, error->value);
+  }
   // For the closing note: how far eager is from reproducing itself with these kernels.
   if (const Metric* spread = FindMetric(report, "check.eager_repeat_loss_spread")) {
     std::printf("numerics: %s: eager repeat loss spread %g, %g tensors compared\n", args.c_str(), spread->value,

@@ -37,6 +37,7 @@ TEST(EngineRunJsonTest, RoundTrips) {
   sample.eager_spread = 0;
   sample.changed_in_eager = true;
   run.samples = {sample};
+  run.rng_draws = RngDraws{0.75, 0, 0, 0.5, 3.0, 4, 0};
   run.gpu = GpuInfo{"NVIDIA H200", 9, 0, ""};
   absl::StatusOr<EngineRun> back = EngineRunFromJson(EngineRunToJson(run));
   ASSERT_TRUE(back.ok()) << back.status();

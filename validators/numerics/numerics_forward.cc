@@ -2,6 +2,7 @@
 
 #include "core/engine_run.h"
 #include "validators/numerics/numerics_rule.h"
+#include "validators/rng/rng_draws_rule.h"
 
 namespace graphcheck {
 
@@ -19,6 +20,9 @@ const CheckInfo& NumericsForwardCheck::info() const {
 
 void NumericsForwardCheck::CheckEngineRun(const EngineRun& run, const BoundOptions& options,
                                           std::vector<Finding>* findings) const {
+  // Outputs drawn differently (rng-frozen-mask, rng-eager-mismatch): that check names the cause.
+  const RngDrawVerdict rng = JudgeRngDraws(run);
+  if (rng == RngDrawVerdict::kFrozen || rng == RngDrawVerdict::kMismatch) return;
   const NumericsRule rule(run, options);
   const std::vector<SampleMismatch> mismatches = FindMismatches(run, rule, {TensorRole::kOutput});
   if (mismatches.empty()) return;
