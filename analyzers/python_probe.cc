@@ -5,6 +5,7 @@
 #include <set>
 #include <utility>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "analyzers/capture_problem_check.h"
 #include "analyzers/trace_analysis.h"
@@ -171,11 +172,17 @@ std::vector<Metric> ProbeMetrics(const trace::Trace& trace, const ProbeIndex& pr
   // How much of the GPU's work ran as torch.compile's graphs: their replays' GPU time over all GPU time recorded
   // (kernels launched one by one, and every graph's replays), from the activity inside launch-recording windows.
   if (recordings == 0) return metrics;
+  // A replay's record carries its executable graph's id; the launch call (same correlation id) names the captured one.
+  absl::flat_hash_map<uint32_t, uint64_t> launched_graph;  // correlation id -> captured graph id
+  for (const trace::ApiCall& call : trace.api_calls) {
+    if (call.kind == trace::ApiKind::kGraphLaunch) launched_graph[call.correlation_id] = trace.Detail(call).graph_id;
+  }
   uint64_t compiled_ns = 0, gpu_ns = 0;
   for (const trace::GraphLaunchActivity& g : trace.graph_launches) {
     if (g.end_ns <= g.start_ns) continue;
     gpu_ns += g.end_ns - g.start_ns;
-    if (compiled_graphs.count(g.graph_id) != 0) compiled_ns += g.end_ns - g.start_ns;
+    auto it = launched_graph.find(g.correlation_id);
+    if (it != launched_graph.end() && compiled_graphs.count(it->second) != 0) compiled_ns += g.end_ns - g.start_ns;
   }
   for (const trace::KernelActivity& k : trace.kernels) {
     if (k.graph_id == 0 && k.end_ns > k.start_ns) gpu_ns += k.end_ns - k.start_ns;

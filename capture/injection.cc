@@ -1,8 +1,8 @@
 // Entry points of libgraphcheck_inject.so. The CUDA driver loads the library named by CUDA_INJECTION64_PATH during
 // cuInit and calls InitializeInjection; `graphcheck run` sets that variable (and GRAPHCHECK_TRACE_DIR) for the
 // program it starts and for every process that program starts. graphcheck_probe_event is the Python probe's way in
-// (python/probe/graphcheck_probe.py calls it through ctypes once CUDA has loaded the library);
-// graphcheck_end_first_window the check engine's, which ends the recorded part of its run before it times its steps.
+// (python/probe/graphcheck_probe.py calls it through ctypes once CUDA has loaded the library); graphcheck_launch_window
+// the check engine's, which times its steps before it opens the part of its run whose launches are recorded.
 #include <cstdint>
 #include <cstdio>
 
@@ -36,7 +36,8 @@ extern "C" __attribute__((visibility("default"))) int graphcheck_probe_event(int
   return graphcheck::capture::internal::TheRecorder().OnProbeEvent(args);
 }
 
-// Ends the first launch-recording window (sampled recording): 1 when this call closed it, 0 otherwise.
-extern "C" __attribute__((visibility("default"))) int graphcheck_end_first_window(void) {
-  return graphcheck::capture::internal::TheRecorder().EndFirstWindow();
+// Opens (1) or closes (0) a launch-recording window when the recording schedule leaves windows to the program: 1 when
+// the window is now as asked, 0 when the schedule is another (or nothing is recorded).
+extern "C" __attribute__((visibility("default"))) int graphcheck_launch_window(int open) {
+  return graphcheck::capture::internal::TheRecorder().SetProgramWindow(open != 0);
 }

@@ -1,5 +1,5 @@
-// Sampled launch recording (LaunchRecording::kSampled): the sampler thread opens and closes windows, and the launch
-// callbacks are turned on only inside a window or a capture.
+// Sampled launch recording (LaunchRecording::kSampled): the sampler thread, or the program itself, opens and closes
+// windows, and the launch callbacks are turned on only inside a window or a capture.
 #include "absl/synchronization/mutex.h"
 #include "capture/internal/recorder_state.h"
 
@@ -16,11 +16,12 @@ void Recorder::RunSampler() {
   // its first steps completed (polled: the launch and NVTX callbacks only count). 5 ms: a 337 us step runs ~15 more
   // recorded steps before the window closes.
   constexpr uint32_t kPollMs = 5;
-  while (!first_window_ended_ && launches_recorded_.load(std::memory_order_relaxed) < s.first_launches &&
+  while (launches_recorded_.load(std::memory_order_relaxed) < s.first_launches &&
          !(first_steps_ != nullptr && first_steps_->done())) {
     if (stopped_after(kPollMs)) return;
   }
-  EndFirstWindowLocked();
+  counting_launches_.store(false, std::memory_order_relaxed);
+  SetSamplingWindow(false);
   if (s.period_ms == 0) return;
   while (!stopped_after(s.period_ms - s.window_ms)) {
     SetSamplingWindow(true);
@@ -29,19 +30,14 @@ void Recorder::RunSampler() {
   }
 }
 
-int Recorder::EndFirstWindow() {
-  if (writer_ == nullptr || sampler_ == nullptr || options_.launches != trace::LaunchRecording::kSampled) return 0;
+int Recorder::SetProgramWindow(bool open) {
+  if (writer_ == nullptr || options_.launches != trace::LaunchRecording::kSampled ||
+      !options_.sampling.program_windows()) {
+    return 0;
+  }
   absl::MutexLock lock(&sampler_mutex_);
-  if (first_window_ended_) return 0;
-  EndFirstWindowLocked();
+  if (window_open_.load() != open) SetSamplingWindow(open);
   return 1;
-}
-
-void Recorder::EndFirstWindowLocked() {
-  if (first_window_ended_) return;
-  first_window_ended_ = true;
-  counting_launches_.store(false, std::memory_order_relaxed);
-  SetSamplingWindow(false);
 }
 
 void Recorder::SetSamplingWindow(bool open) {

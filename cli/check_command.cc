@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <limits>
 #include <memory>
 #include <optional>
 
@@ -134,14 +133,13 @@ int CheckModel(CheckCommandOptions& options, const CommandContext& context) {
         absl::StrCat("the engine is not at ", command->front(), " (build the graphcheck-engine target, or --engine)")));
   }
 
-  // Every launch until the engine ends the first window (graphcheck_end_first_window) after its last recorded step;
-  // it then times eager and graphed steps unrecorded. Seen on an H100: recording every launch made builtin:mlp's
-  // graphed step 681-773 us where the same engine ran it in 275-296 us without the recorder.
+  // No launch-recording window until the engine opens one (graphcheck_launch_window): it times eager and graphed steps
+  // first, unrecorded, then records the steps the analyzers and the forecast read.
   RecordingOptions recording;
   recording.trace_dir = options.trace_dir;
   recording.inject_library = options.inject_library;
   recording.launches = trace::LaunchRecording::kSampled;
-  recording.sampling = trace::SamplingSchedule{std::numeric_limits<uint32_t>::max(), 0, 0, /*first_steps=*/0};
+  recording.sampling = trace::SamplingSchedule{0, 0, 0, 0};
   ShowProgress(
       absl::StrCat("checking ", options.model, ": eager reference, warmup, capture, ", options.replays, " replays"));
   absl::StatusOr<RecordedProgram> recorded = RecordedProgram::Run(*command, recording);

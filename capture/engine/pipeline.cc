@@ -301,20 +301,19 @@ absl::Status RunSteps(int steps, const std::vector<std::vector<at::Tensor>>& bat
   });
 }
 
-// Ends the recorder's first launch-recording window when the engine runs under `graphcheck check`
-// (graphcheck_end_first_window in the injection library, which CUDA loaded from CUDA_INJECTION64_PATH): the steps
-// timed after it run as they would without graphcheck, while NVTX ranges and synchronizations are still recorded.
-// False when no recorder took the call (standalone, or recording every launch).
-bool EndRecordedPart() {
+// Opens or closes the recorder's launch-recording window when the engine runs under `graphcheck check`
+// (graphcheck_launch_window in the injection library, which CUDA loaded from CUDA_INJECTION64_PATH). False when no
+// recorder leaves its windows to the engine (standalone, or another recording schedule).
+bool SetLaunchWindow(bool open) {
   const char* library = std::getenv("CUDA_INJECTION64_PATH");
   if (library == nullptr || *library == '\0') return false;
   void* handle = dlopen(library, RTLD_NOLOAD | RTLD_NOW);
   if (handle == nullptr) return false;
-  using EndFn = int (*)();
-  const auto end = reinterpret_cast<EndFn>(dlsym(handle, "graphcheck_end_first_window"));
-  const bool ended = end != nullptr && end() == 1;
+  using WindowFn = int (*)(int);
+  const auto window = reinterpret_cast<WindowFn>(dlsym(handle, "graphcheck_launch_window"));
+  const bool done = window != nullptr && window(open ? 1 : 0) == 1;
   dlclose(handle);
-  return ended;
+  return done;
 }
 
 }  // namespace
@@ -350,10 +349,11 @@ absl::StatusOr<EngineRun> RunCheckPipeline(const CheckPlan& plan) {
   const bool full_iteration = plan.scope == "full-iteration";
   const std::vector<std::string> planned =
       full_iteration
-          ? std::vector<std::string>{"load-model", "eager-warmup",           "eager-reference", "eager-repeat",
-                                     "warmup",     "full-iteration-capture", "replay",          "timing"}
-          : std::vector<std::string>{"load-model",      "eager-warmup",     "eager-reference", "eager-repeat", "warmup",
-                                     "forward-capture", "backward-capture", "replay",          "timing"};
+          ? std::vector<std::string>{"load-model", "eager-warmup",    "warmup",       "full-iteration-capture",
+                                     "timing",     "eager-reference", "eager-repeat", "replay"}
+          : std::vector<std::string>{"load-model",       "eager-warmup", "warmup",          "forward-capture",
+                                     "backward-capture", "timing",       "eager-reference", "eager-repeat",
+                                     "replay",           "rng-draws"};
   StepLog log(&run.steps);
   const at::Device device(at::kCUDA, 0);
   const cudaDeviceProp* properties = nullptr;
@@ -421,10 +421,6 @@ absl::StatusOr<EngineRun> RunCheckPipeline(const CheckPlan& plan) {
       c10::cuda::device_synchronize();
     });
   });
-  log.Run("eager-reference",
-          [&] { return eager_run("eager reference", /*mark_steps=*/true, &run.eager_losses, &eager_snapshot); });
-  log.Run("eager-repeat",
-          [&] { return eager_run("eager repeat", /*mark_steps=*/false, &run.eager_repeat_losses, &repeat_snapshot); });
 
   const cudaStreamCaptureMode mode = cudaStreamCaptureModeGlobal;
   size_t graphs = 0, nodes = 0;
@@ -497,6 +493,24 @@ absl::StatusOr<EngineRun> RunCheckPipeline(const CheckPlan& plan) {
     };
   }
 
+  // Step times first, with no launch or kernel recorded: eager steps (NVTX step ranges, so the trace's forecast has
+  // their unperturbed time) and graphed steps (unmarked). Then the recorded part, whose kernels the analyzers and the
+  // forecast read and whose outputs the validators compare.
+  const bool timed_recorded = !SetLaunchWindow(false) && std::getenv("CUDA_INJECTION64_PATH") != nullptr;
+  log.Run("timing", [&] {
+    if (absl::Status s = CallTorch("timing", restart); !s.ok()) return s;
+    const StepFn eager_step = [&](const std::vector<at::Tensor>& batch) {
+      return RunStep(forward, batch, opt, /*grads_in_place=*/false, /*mark_graphable=*/!full_iteration);
+    };
+    absl::Status s = RunSteps(plan.steps, batches, eager_step, /*mark_steps=*/true, &eager_us, /*losses=*/nullptr);
+    if (s.ok()) s = RunSteps(plan.steps, batches, graphed_step, /*mark_steps=*/false, &graphed_us, nullptr);
+    return s;
+  });
+  SetLaunchWindow(true);
+  log.Run("eager-reference",
+          [&] { return eager_run("eager reference", /*mark_steps=*/true, &run.eager_losses, &eager_snapshot); });
+  log.Run("eager-repeat",
+          [&] { return eager_run("eager repeat", /*mark_steps=*/false, &run.eager_repeat_losses, &repeat_snapshot); });
   log.Run("replay", [&] {
     if (absl::Status s = CallTorch("replay", restart); !s.ok()) return s;
     absl::Status s = RunSteps(plan.steps, batches,
@@ -511,18 +525,6 @@ absl::StatusOr<EngineRun> RunCheckPipeline(const CheckPlan& plan) {
                        [&] { run.rng_draws = MeasureRngDraws(forward, graphed_forward, batches.front(), restart); });
     });
   }
-  // Step times come from steps the recorder does not slow down: the recorded part ends here, and eager steps (still
-  // NVTX step ranges, so the trace's forecast sees their unperturbed time) and graphed steps (unmarked) run again.
-  bool timed_unrecorded = false;
-  log.Run("timing", [&] {
-    timed_unrecorded = EndRecordedPart() || std::getenv("CUDA_INJECTION64_PATH") == nullptr;
-    const StepFn eager_step = [&](const std::vector<at::Tensor>& batch) {
-      return RunStep(forward, batch, opt, /*grads_in_place=*/false, /*mark_graphable=*/!full_iteration);
-    };
-    absl::Status s = RunSteps(plan.steps, batches, eager_step, /*mark_steps=*/true, &eager_us, /*losses=*/nullptr);
-    if (s.ok()) s = RunSteps(plan.steps, batches, graphed_step, /*mark_steps=*/false, &graphed_us, nullptr);
-    return s;
-  });
   log.SkipRemaining(planned);
   if (graphed_snapshot.took_first_step) {
     const RunSnapshot* repeat = repeat_snapshot.took_first_step ? &repeat_snapshot : nullptr;
@@ -535,7 +537,7 @@ absl::StatusOr<EngineRun> RunCheckPipeline(const CheckPlan& plan) {
   }
 
   const Timing eager = Summarize(eager_us), graphed_timing = Summarize(graphed_us);
-  const absl::string_view when = timed_unrecorded ? "outside launch recording" : "with launches recorded";
+  const absl::string_view when = timed_recorded ? "with launches recorded" : "outside launch recording";
   if (!eager_us.empty()) AddTimingMetrics("check.eager", "eager", when, eager, &run.metrics);
   if (!graphed_us.empty()) {
     AddTimingMetrics("check.graphed", "graphed", when, graphed_timing, &run.metrics);

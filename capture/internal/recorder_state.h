@@ -127,9 +127,9 @@ class Recorder {
 
   // Writes an event of the Python probe (probe_events.cc); 0 when nothing is recorded (no writer, bad kind).
   int OnProbeEvent(const ProbeEventArgs& args);
-  // Closes the first launch-recording window now, for a program that knows where its recorded part ends (the check
-  // engine, before it times its steps). 1 when it closed it; 0 when recording is not sampled or the window had closed.
-  int EndFirstWindow();
+  // Opens or closes a launch-recording window for a program that chooses its recorded part (sampling schedule
+  // program_windows(): the check engine). 1 when the window is now as asked; 0 when the schedule is another.
+  int SetProgramWindow(bool open);
 
   static void CUPTIAPI Callback(void* userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data);
   static void CUPTIAPI BufferRequested(uint8_t** buffer, size_t* size, size_t* max_records);
@@ -150,7 +150,6 @@ class Recorder {
   void ApplyLaunchCallbacks();
   void SetSamplingWindow(bool open);
   void RunSampler();  // the sampler thread's body (LaunchRecording::kSampled)
-  void EndFirstWindowLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(sampler_mutex_);
   void CaptureStateAtEntry(const CallbackEntry& entry, const DecodedCall& call, PendingCall* pending);
   uint64_t StreamId(CUcontext context, CUstream stream, bool per_thread);
   uint32_t GraphId(CUgraph graph);    // cuptiGetGraphId; 0 when it fails (counted)
@@ -194,7 +193,6 @@ class Recorder {
 
   absl::Mutex sampler_mutex_;
   bool sampler_stop_ ABSL_GUARDED_BY(sampler_mutex_) = false;
-  bool first_window_ended_ ABSL_GUARDED_BY(sampler_mutex_) = false;
   std::thread* sampler_ = nullptr;  // left alone in a forked child, which holds a copy of a thread it does not have
   pid_t sampler_pid_ = 0;
 

@@ -2,6 +2,11 @@
 
 #include <algorithm>
 #include <iterator>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 
 namespace graphcheck::trace {
 
@@ -196,36 +201,76 @@ absl::string_view ApiKindName(ApiKind kind) {
 
 void DeriveGraphLaunches(Trace* trace) {
   if (!trace->graph_launches.empty()) return;
-  absl::flat_hash_map<uint64_t, size_t> launch_of;  // correlation id -> index into graph_launches
+  // Nodes per source graph, from its capture end or instantiation: a launch's first that many kernels, copies and
+  // memsets are its own.
+  absl::flat_hash_map<uint64_t, uint32_t> nodes_of_graph;
   for (const ApiCall& call : trace->api_calls) {
-    if (call.kind != ApiKind::kGraphLaunch || call.correlation_id == 0 || trace->Detail(call).return_code != 0) {
-      continue;
-    }
-    GraphLaunchActivity launch;
-    launch.correlation_id = call.correlation_id;
-    launch.stream_id = call.stream_id;
-    launch_of.emplace(call.correlation_id, trace->graph_launches.size());
-    trace->graph_launches.push_back(launch);
+    if (call.kind != ApiKind::kCaptureEnd && call.kind != ApiKind::kGraphInstantiate) continue;
+    const CallDetail& detail = trace->Detail(call);
+    if (detail.graph_id != 0 && detail.node_count != 0) nodes_of_graph[detail.graph_id] = detail.node_count;
+  }
+  struct Interval {
+    uint64_t start_ns, end_ns;
+    uint64_t node = 0;  // the kernel's graph node id; 0 for copies and memsets, or unknown
+    bool operator<(const Interval& o) const { return start_ns < o.start_ns; }
+  };
+  struct Launch {
+    GraphLaunchActivity activity;
+    uint32_t nodes = 0;  // 0: unknown
+    std::vector<Interval> intervals;
+  };
+  std::vector<Launch> launches;
+  absl::flat_hash_map<uint64_t, size_t> launch_of;  // correlation id -> index into launches
+  for (const ApiCall& call : trace->api_calls) {
+    const CallDetail& detail = trace->Detail(call);
+    if (call.kind != ApiKind::kGraphLaunch || call.correlation_id == 0 || detail.return_code != 0) continue;
+    Launch launch;
+    launch.activity.correlation_id = call.correlation_id;
+    launch.activity.stream_id = call.stream_id;
+    if (auto it = nodes_of_graph.find(detail.graph_id); it != nodes_of_graph.end()) launch.nodes = it->second;
+    launch_of.emplace(call.correlation_id, launches.size());
+    launches.push_back(std::move(launch));
   }
   if (launch_of.empty()) return;
   for (const KernelActivity& kernel : trace->kernels) {
     auto it = launch_of.find(kernel.correlation_id);
     if (it == launch_of.end()) continue;
-    GraphLaunchActivity& launch = trace->graph_launches[it->second];
-    if (launch.end_ns == 0) {
-      launch.start_ns = kernel.start_ns;
-      launch.end_ns = kernel.end_ns;
-      launch.device = trace->Shape(kernel).device;
-      launch.graph_id = kernel.graph_id;
-    } else {
-      launch.start_ns = std::min(launch.start_ns, kernel.start_ns);
-      launch.end_ns = std::max(launch.end_ns, kernel.end_ns);
+    Launch& launch = launches[it->second];
+    const KernelShape& shape = trace->Shape(kernel);
+    if (launch.intervals.empty()) {
+      launch.activity.device = shape.device;
+      launch.activity.graph_id = kernel.graph_id;
+    }
+    launch.intervals.push_back({kernel.start_ns, kernel.end_ns, shape.graph_node_id});
+  }
+  for (const MemoryActivity& memory : trace->memory) {
+    auto it = launch_of.find(memory.correlation_id);
+    if (it != launch_of.end() && !launches[it->second].intervals.empty()) {
+      launches[it->second].intervals.push_back({memory.start_ns, memory.end_ns, 0});
     }
   }
-  // Launches whose kernels were not recorded (activity off, or lost) have no GPU interval.
-  trace->graph_launches.erase(std::remove_if(trace->graph_launches.begin(), trace->graph_launches.end(),
-                                             [](const GraphLaunchActivity& g) { return g.end_ns == 0; }),
-                              trace->graph_launches.end());
+  for (Launch& launch : launches) {
+    // Launches whose kernels were not recorded (activity off, or lost) have no GPU interval.
+    if (launch.intervals.empty()) continue;
+    // Replays launched after a launch-recording window closed, of graphs instantiated inside it, still produce kernel
+    // records, carrying the correlation id of the last launch that was recorded (seen on an H100 with CUDA 13: one
+    // recorded launch spanned the 59 ms of every later replay). They come after the launch's own nodes: its records
+    // end before a graph node repeats, and after the graph's node count.
+    std::sort(launch.intervals.begin(), launch.intervals.end());
+    absl::flat_hash_set<uint64_t> seen;
+    size_t own = 0;
+    while (own < launch.intervals.size() && (launch.nodes == 0 || own < launch.nodes)) {
+      const uint64_t node = launch.intervals[own].node;
+      if (node != 0 && !seen.insert(node).second) break;
+      ++own;
+    }
+    launch.intervals.resize(own);
+    launch.activity.start_ns = launch.intervals.front().start_ns;
+    for (const Interval& interval : launch.intervals) {
+      launch.activity.end_ns = std::max(launch.activity.end_ns, interval.end_ns);
+    }
+    trace->graph_launches.push_back(launch.activity);
+  }
   std::sort(trace->graph_launches.begin(), trace->graph_launches.end(),
             [](const GraphLaunchActivity& a, const GraphLaunchActivity& b) { return a.start_ns < b.start_ns; });
 }

@@ -80,6 +80,8 @@ class TraceBuilder {
     return call;
   }
   // A graph launch and its GPU span.
+  static constexpr uint32_t kExecGraphIdOffset = 1000;
+
   ApiCall& Replay(uint64_t t, uint32_t thread, uint64_t stream, uint64_t graph, uint64_t delay, uint64_t duration) {
     ApiCall& call = Call(t, thread, "cudaGraphLaunch", ApiKind::kGraphLaunch, stream);
     call.graph_id = graph;
@@ -88,7 +90,8 @@ class TraceBuilder {
     g.start_ns = t + delay;
     g.end_ns = t + delay + duration;
     g.stream_id = stream;
-    g.graph_id = static_cast<uint32_t>(graph);
+    // As CUPTI reports a replay: with its executable graph's id, not the captured graph's that the launch call names.
+    g.graph_id = static_cast<uint32_t>(graph) + kExecGraphIdOffset;
     trace_.graph_launches.push_back(g);
     return call;
   }
