@@ -1,8 +1,7 @@
 // Entry points of libgraphcheck_inject.so. The CUDA driver loads the library named by CUDA_INJECTION64_PATH during
 // cuInit and calls InitializeInjection; `graphcheck run` sets that variable (and GRAPHCHECK_TRACE_DIR) for the
 // program it starts and for every process that program starts. graphcheck_probe_event is the Python probe's way in
-// (python/probe/graphcheck_probe.py calls it through ctypes once CUDA has loaded the library); graphcheck_launch_window
-// the check engine's, which times its steps before it opens the part of its run whose launches are recorded.
+// (python/probe/graphcheck_probe.py calls it through ctypes once CUDA has loaded the library).
 #include <cstdint>
 #include <cstdio>
 
@@ -34,10 +33,4 @@ extern "C" __attribute__((visibility("default"))) int graphcheck_probe_event(int
   args.text = text;
   args.frames = frames;
   return graphcheck::capture::internal::TheRecorder().OnProbeEvent(args);
-}
-
-// Opens (1) or closes (0) a launch-recording window when the recording schedule leaves windows to the program: 1 when
-// the window is now as asked, 0 when the schedule is another (or nothing is recorded).
-extern "C" __attribute__((visibility("default"))) int graphcheck_launch_window(int open) {
-  return graphcheck::capture::internal::TheRecorder().SetProgramWindow(open != 0);
 }

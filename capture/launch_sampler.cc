@@ -1,5 +1,5 @@
-// Sampled launch recording (LaunchRecording::kSampled): the sampler thread, or the program itself, opens and closes
-// windows, and the launch callbacks are turned on only inside a window or a capture.
+// Sampled launch recording (LaunchRecording::kSampled): the sampler thread opens and closes windows, and the launch
+// callbacks are turned on only inside a window or a capture.
 #include "absl/synchronization/mutex.h"
 #include "capture/internal/recorder_state.h"
 
@@ -28,16 +28,6 @@ void Recorder::RunSampler() {
     if (stopped_after(s.window_ms)) return;
     SetSamplingWindow(false);
   }
-}
-
-int Recorder::SetProgramWindow(bool open) {
-  if (writer_ == nullptr || options_.launches != trace::LaunchRecording::kSampled ||
-      !options_.sampling.program_windows()) {
-    return 0;
-  }
-  absl::MutexLock lock(&sampler_mutex_);
-  if (window_open_.load() != open) SetSamplingWindow(open);
-  return 1;
 }
 
 void Recorder::SetSamplingWindow(bool open) {

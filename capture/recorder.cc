@@ -109,12 +109,7 @@ absl::Status Recorder::Start(const RecorderOptions& options) {
     if (!activity.ok()) return activity.status();
     activity_ = *std::move(activity);
   }
-  if (options_.launches == trace::LaunchRecording::kSampled && options_.sampling.program_windows()) {
-    // No window until the program opens one: activity off before the context exists, which costs nothing.
-    if (activity_ != nullptr) {
-      if (absl::Status s = activity_->Pause(); !s.ok()) return s;
-    }
-  } else if (options_.launches == trace::LaunchRecording::kSampled) {
+  if (options_.launches == trace::LaunchRecording::kSampled) {
     // The first window opens now, with activity already on; the sampler thread closes it and runs the schedule.
     first_steps_ = std::make_unique<trace::FirstStepsCounter>(
         options_.sampling.first_steps, options_.step_range.empty() ? 0 : writer_->InternString(options_.step_range));

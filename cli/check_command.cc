@@ -9,9 +9,11 @@
 #include <memory>
 #include <optional>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "cli/analyze_command.h"
+#include "cli/program_runner.h"
 #include "cli/progress.h"
 #include "cli/recorded_program.h"
 #include "core/engine_run.h"
@@ -99,18 +101,67 @@ void AttributeFindingsToSteps(Report* report) {
   }
 }
 
+// A temporary file for an engine's result, removed with the object.
+class EngineResultFile {
+ public:
+  EngineResultFile() {
+    const int fd = mkstemp(path_);
+    created_ = fd >= 0;
+    if (created_) close(fd);
+  }
+  ~EngineResultFile() {
+    if (created_) unlink(path_);
+  }
+  EngineResultFile(const EngineResultFile&) = delete;
+  EngineResultFile& operator=(const EngineResultFile&) = delete;
+
+  bool created() const { return created_; }
+  const char* path() const { return path_; }
+
+ private:
+  char path_[32] = "/tmp/graphcheck-engine-XXXXXX";
+  bool created_ = false;
+};
+
+// The engine again, without the recorder and with --timing-only, for step times that recording did not lengthen.
+// Its outcome is the step "timing-run"; without times the recorded run's stay (their descriptions say so).
+void RunUnrecordedTiming(const CheckCommandOptions& options, Report* report) {
+  Step step{"timing-run", StepStatus::kOk, 0, "eager and graphed steps timed without the recorder"};
+  const EngineResultFile result;
+  absl::StatusOr<std::vector<std::string>> command = EngineCommand(options, result.path());
+  absl::StatusOr<ProgramResult> ran = absl::InternalError("cannot create a temporary file for the engine's result");
+  if (result.created() && command.ok()) {
+    command->push_back("--timing-only");
+    ran = RunProgram(*command, {});
+  }
+  absl::StatusOr<EngineRun> timing = absl::InternalError("");
+  if (ran.ok()) {
+    step.duration_ms = ran->wall_ms;
+    if (ran->signal == 0 && ran->exit_code == 0) timing = ReadEngineRun(result.path());
+  }
+  const bool timed = timing.ok() && std::any_of(timing->metrics.begin(), timing->metrics.end(),
+                                                [](const Metric& m) { return m.name == "check.graphed_step_us"; });
+  if (timed) {
+    UseUnrecordedTimes(timing->metrics, &report->metrics);
+  } else {
+    step.status = StepStatus::kSkipped;
+    step.message = !ran.ok() ? std::string(ran.status().message())
+                   : !timing.ok()
+                       ? DescribeProgramResult(*ran)
+                       : "the run without the recorder timed no graphed step; the times are the recorded run's";
+  }
+  report->steps.push_back(std::move(step));
+}
+
 int CheckModel(CheckCommandOptions& options, const CommandContext& context) {
   const auto start = std::chrono::steady_clock::now();
   absl::StatusOr<ResolvedOutput> resolved = ResolveOutput(options.output);
   if (!resolved.ok()) return FailWith(resolved.status());
-  char result_path[] = "/tmp/graphcheck-engine-XXXXXX";
-  const int result_fd = mkstemp(result_path);
-  if (result_fd < 0) return FailWith(absl::InternalError("cannot create a temporary file for the engine's result"));
-  close(result_fd);
-  struct RemoveResult {
-    const char* path;
-    ~RemoveResult() { unlink(path); }
-  } remove_result{result_path};
+  const EngineResultFile result;
+  if (!result.created()) {
+    return FailWith(absl::InternalError("cannot create a temporary file for the engine's result"));
+  }
+  const char* result_path = result.path();
   absl::StatusOr<std::vector<std::string>> command = EngineCommand(options, result_path);
   if (!command.ok()) return FailWith(command.status());
 
@@ -133,13 +184,11 @@ int CheckModel(CheckCommandOptions& options, const CommandContext& context) {
         absl::StrCat("the engine is not at ", command->front(), " (build the graphcheck-engine target, or --engine)")));
   }
 
-  // No launch-recording window until the engine opens one (graphcheck_launch_window): it times eager and graphed steps
-  // first, unrecorded, then records the steps the analyzers and the forecast read.
+  // Every launch: the pipeline is short and its kernels-per-step metric counts the launches of every step.
   RecordingOptions recording;
   recording.trace_dir = options.trace_dir;
   recording.inject_library = options.inject_library;
-  recording.launches = trace::LaunchRecording::kSampled;
-  recording.sampling = trace::SamplingSchedule{0, 0, 0, 0};
+  recording.launches = trace::LaunchRecording::kAll;
   ShowProgress(
       absl::StrCat("checking ", options.model, ": eager reference, warmup, capture, ", options.replays, " replays"));
   absl::StatusOr<RecordedProgram> recorded = RecordedProgram::Run(*command, recording);
@@ -184,6 +233,12 @@ int CheckModel(CheckCommandOptions& options, const CommandContext& context) {
   }
   AttributeFindingsToSteps(&report);
   SortFindings(&report.findings);
+  // Only a run whose every step worked has graphs to time.
+  if (run &&
+      std::all_of(run->steps.begin(), run->steps.end(), [](const Step& s) { return s.status == StepStatus::kOk; })) {
+    ShowProgress("timing eager and graphed steps without the recorder");
+    RunUnrecordedTiming(options, &report);
+  }
   UseEngineTimesForTheForecast(&report.metrics);
 
   // Where the time went: graphcheck's own work (static checks, starting the engine, reading and analyzing the trace,
@@ -195,8 +250,11 @@ int CheckModel(CheckCommandOptions& options, const CommandContext& context) {
     for (const Step& step : run->steps) engine_steps_ms += step.duration_ms;
   }
   report.metrics.push_back(Metric{"check.total_ms", total_ms, "ms", "graphcheck check, wall time"});
-  report.metrics.push_back(Metric{"check.tool_overhead_ms", total_ms - engine.wall_ms, "ms",
-                                  "graphcheck's own time outside the engine: static checks, trace analysis, report"});
+  double timing_run_ms = 0;
+  for (const Step& step : report.steps) timing_run_ms += step.name == "timing-run" ? step.duration_ms : 0;
+  report.metrics.push_back(Metric{"check.tool_overhead_ms", total_ms - engine.wall_ms - timing_run_ms, "ms",
+                                  "graphcheck's own time outside the engine runs: static checks, trace analysis, "
+                                  "report"});
   if (run) {
     report.metrics.push_back(Metric{"check.engine_startup_ms", engine.wall_ms - engine_steps_ms, "ms",
                                     "engine process time outside its steps: LibTorch and CUDA start, recorder, exit"});
@@ -205,6 +263,34 @@ int CheckModel(CheckCommandOptions& options, const CommandContext& context) {
 }
 
 }  // namespace
+
+void UseUnrecordedTimes(const std::vector<Metric>& unrecorded, std::vector<Metric>* metrics) {
+  auto find = [](const std::vector<Metric>& in, absl::string_view name) -> const Metric* {
+    auto it = std::find_if(in.begin(), in.end(), [&](const Metric& m) { return m.name == name; });
+    return it == in.end() ? nullptr : &*it;
+  };
+  auto replaced = [](absl::string_view name) {
+    return absl::StartsWith(name, "check.eager_step_us") || absl::StartsWith(name, "check.graphed_step_us") ||
+           name == "check.speedup" || name == "check.eager_outside_graphable_us";
+  };
+  std::optional<Metric> recorded_eager;
+  if (const Metric* eager = find(*metrics, "check.eager_step_us")) recorded_eager = *eager;
+  metrics->erase(std::remove_if(metrics->begin(), metrics->end(), [&](const Metric& m) { return replaced(m.name); }),
+                 metrics->end());
+  for (const Metric& m : unrecorded) {
+    if (!replaced(m.name)) continue;
+    Metric copy = m;
+    if (absl::EndsWith(copy.name, "_step_us")) absl::StrAppend(&copy.description, ", run without the recorder");
+    metrics->push_back(std::move(copy));
+  }
+  const Metric* eager = find(unrecorded, "check.eager_step_us");
+  if (recorded_eager && eager != nullptr && eager->value > 0) {
+    metrics->push_back(Metric{"check.recorded_eager_step_us", recorded_eager->value, "us",
+                              "eager step, median, in the run whose launches were recorded"});
+    metrics->push_back(Metric{"check.recorder_perturbation_ratio", recorded_eager->value / eager->value - 1, "ratio",
+                              "how much recording every launch lengthened the engine's eager step"});
+  }
+}
 
 void UseEngineTimesForTheForecast(std::vector<Metric>* metrics) {
   metrics->erase(std::remove_if(metrics->begin(), metrics->end(),
@@ -218,8 +304,17 @@ void UseEngineTimesForTheForecast(std::vector<Metric>* metrics) {
   };
   const Metric* forecast = find("launch.forecast_graphed_us");
   if (forecast == nullptr) return;
-  const double forecast_us = forecast->value;
+  double forecast_us = forecast->value;
   std::vector<Metric> added;
+  // What stays eager (loss, optimizer), timed without the recorder, in place of the trace's recorded figure.
+  const Metric* trace_outside = find("launch.outside_graphable_us");
+  const Metric* engine_outside = find("check.eager_outside_graphable_us");
+  if (trace_outside != nullptr && engine_outside != nullptr) {
+    forecast_us += engine_outside->value - trace_outside->value;
+    added.push_back(Metric{"check.forecast_graphed_us", forecast_us, "us",
+                           "the trace's forecast graphed step with check.eager_outside_graphable_us in place of "
+                           "launch.outside_graphable_us"});
+  }
   if (const Metric* eager = find("check.eager_step_us")) {
     added.push_back(Metric{"check.forecast_savings_us", std::max(0.0, eager->value - forecast_us), "us",
                            "eager step timed by the engine - the trace's forecast graphed step"});

@@ -33,6 +33,7 @@ int main(int argc, char** argv) {
   app.add_option("--input", inputs, "NAME:DIMxDIM...:DTYPE");
   app.add_option("--inputs", plan.inputs_file, "tensors saved with torch.save");
   app.add_flag("--eval", eval, "forward only");
+  app.add_flag("--timing-only", plan.timing_only, "only time eager and graphed steps (run without the recorder)");
   app.add_option("--optimizer", plan.optimizer);
   app.add_option("--scope", plan.scope);
   app.add_option("--amp", plan.amp);

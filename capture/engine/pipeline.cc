@@ -1,11 +1,8 @@
 #include "capture/engine/pipeline.h"
 
-#include <dlfcn.h>
 #include <algorithm>
-
 #include <chrono>
 #include <cmath>
-#include <cstdlib>
 #include <functional>
 #include <optional>
 
@@ -101,11 +98,9 @@ Timing Summarize(std::vector<double> values) {
   return t;
 }
 
-// `when`: how the steps ran, for the metric's description ("outside launch recording").
-void AddTimingMetrics(absl::string_view prefix, absl::string_view what, absl::string_view when, const Timing& t,
-                      std::vector<Metric>* out) {
-  out->push_back(Metric{absl::StrCat(prefix, "_step_us"), t.median, "us",
-                        absl::StrCat(what, " step, median (CUDA events, ", when, ")")});
+void AddTimingMetrics(absl::string_view prefix, absl::string_view what, const Timing& t, std::vector<Metric>* out) {
+  out->push_back(
+      Metric{absl::StrCat(prefix, "_step_us"), t.median, "us", absl::StrCat(what, " step, median (CUDA events)")});
   out->push_back(
       Metric{absl::StrCat(prefix, "_step_us_p10"), t.p10, "us", absl::StrCat(what, " step, 10th percentile")});
   out->push_back(
@@ -246,37 +241,46 @@ absl::StatusOr<std::vector<std::vector<at::Tensor>>> ResolveBatches(const CheckP
 // steps run them (analyzers/launch_metrics.h).
 class GraphablePart {
  public:
-  explicit GraphablePart(bool mark) {
+  // `host_us` (may be null) accumulates the part's host time.
+  GraphablePart(bool mark, double* host_us) : host_us_(host_us), start_(std::chrono::steady_clock::now()) {
     if (mark) range_.emplace("graphable");
+  }
+  ~GraphablePart() {
+    if (host_us_ != nullptr) {
+      *host_us_ += std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start_).count();
+    }
   }
 
  private:
   std::optional<NvtxRange> range_;
+  double* host_us_;
+  std::chrono::steady_clock::time_point start_;
 };
 
 // One training (or evaluation) step of `forward`; returns the loss. Gradients are set to None between steps, as
-// PyTorch's zero_grad does, except inside a full-iteration graph, which must zero them in place.
+// PyTorch's zero_grad does, except inside a full-iteration graph, which must zero them in place. `graphable_host_us`
+// (may be null) accumulates the host time of the forward and the backward, the parts MakeGraphedCallables graphs.
 at::Tensor RunStep(const ForwardFn& forward, const std::vector<at::Tensor>& batch, FusedOptimizer* optimizer,
-                   bool grads_in_place = false, bool mark_graphable = false) {
+                   bool grads_in_place = false, bool mark_graphable = false, double* graphable_host_us = nullptr) {
   auto forward_part = [&] {
-    const GraphablePart part(mark_graphable);
+    const GraphablePart part(mark_graphable, graphable_host_us);
     return forward(batch);
   };
   if (optimizer == nullptr) return LossOf(forward_part()).detach();
   optimizer->ZeroGrad(/*set_to_none=*/!grads_in_place);
   at::Tensor loss = LossOf(forward_part());
   {
-    const GraphablePart part(mark_graphable);
+    const GraphablePart part(mark_graphable, graphable_host_us);
     loss.backward();
   }
   optimizer->Step();
   return loss.detach();
 }
 
-// Runs steps+1 steps and fills `losses` (when given). With `mark_steps` each step is an NVTX range kStepRange (the
-// trace's iterations); with `step_us`, the steps after the first are timed with CUDA events.
+// Runs steps+1 steps and fills the losses (when given). With `step_us`, the steps after the first are timed and each is
+// an NVTX range kStepRange (the trace's iterations); without, none is (the eager repeat, which only measures numerics).
 absl::Status RunSteps(int steps, const std::vector<std::vector<at::Tensor>>& batches, const StepFn& step,
-                      bool mark_steps, std::vector<double>* step_us, std::vector<double>* losses) {
+                      std::vector<double>* step_us, std::vector<double>* losses) {
   return CallTorch("step", [&] {
     std::vector<at::cuda::CUDAEvent> events;
     if (step_us != nullptr) {
@@ -284,9 +288,12 @@ absl::Status RunSteps(int steps, const std::vector<std::vector<at::Tensor>>& bat
     }
     std::vector<at::Tensor> loss_tensors;
     for (int i = 0; i <= steps; ++i) {
-      if (step_us != nullptr && i > 0) events[i - 1].record();
-      std::optional<NvtxRange> range;
-      if (mark_steps) range.emplace("step");
+      if (step_us == nullptr) {
+        loss_tensors.push_back(step(batches[i % batches.size()]));
+        continue;
+      }
+      if (i > 0) events[i - 1].record();
+      NvtxRange range("step");
       loss_tensors.push_back(step(batches[i % batches.size()]));
     }
     if (step_us != nullptr) events[steps].record();
@@ -299,21 +306,6 @@ absl::Status RunSteps(int steps, const std::vector<std::vector<at::Tensor>>& bat
     }
     if (losses != nullptr) losses->assign(all.data_ptr<double>(), all.data_ptr<double>() + all.numel());
   });
-}
-
-// Opens or closes the recorder's launch-recording window when the engine runs under `graphcheck check`
-// (graphcheck_launch_window in the injection library, which CUDA loaded from CUDA_INJECTION64_PATH). False when no
-// recorder leaves its windows to the engine (standalone, or another recording schedule).
-bool SetLaunchWindow(bool open) {
-  const char* library = std::getenv("CUDA_INJECTION64_PATH");
-  if (library == nullptr || *library == '\0') return false;
-  void* handle = dlopen(library, RTLD_NOLOAD | RTLD_NOW);
-  if (handle == nullptr) return false;
-  using WindowFn = int (*)(int);
-  const auto window = reinterpret_cast<WindowFn>(dlsym(handle, "graphcheck_launch_window"));
-  const bool done = window != nullptr && window(open ? 1 : 0) == 1;
-  dlclose(handle);
-  return done;
 }
 
 }  // namespace
@@ -347,13 +339,19 @@ absl::StatusOr<EngineRun> RunCheckPipeline(const CheckPlan& plan) {
   run.scope = plan.scope;
   run.compute_dtype = plan.amp == "bf16" ? "bfloat16" : plan.amp == "fp16" ? "float16" : "float32";
   const bool full_iteration = plan.scope == "full-iteration";
-  const std::vector<std::string> planned =
-      full_iteration
-          ? std::vector<std::string>{"load-model", "eager-warmup",    "warmup",       "full-iteration-capture",
-                                     "timing",     "eager-reference", "eager-repeat", "replay"}
-          : std::vector<std::string>{"load-model",       "eager-warmup", "warmup",          "forward-capture",
-                                     "backward-capture", "timing",       "eager-reference", "eager-repeat",
-                                     "replay",           "rng-draws"};
+  std::vector<std::string> planned = {"load-model", "eager-warmup"};
+  if (!plan.timing_only) planned.insert(planned.end(), {"eager-reference", "eager-repeat"});
+  if (full_iteration) {
+    planned.insert(planned.end(), {"warmup", "full-iteration-capture"});
+  } else {
+    planned.insert(planned.end(), {"warmup", "forward-capture", "backward-capture"});
+  }
+  if (plan.timing_only) {
+    planned.push_back("timing");
+  } else {
+    planned.push_back("replay");
+    if (!full_iteration) planned.push_back("rng-draws");
+  }
   StepLog log(&run.steps);
   const at::Device device(at::kCUDA, 0);
   const cudaDeviceProp* properties = nullptr;
@@ -403,15 +401,16 @@ absl::StatusOr<EngineRun> RunCheckPipeline(const CheckPlan& plan) {
   // validators must not take for a graph defect. Each run keeps what the validators compare (RunSnapshot).
   std::vector<double> eager_us, graphed_us;
   RunSnapshot eager_snapshot, repeat_snapshot, graphed_snapshot;
-  auto eager_run = [&](absl::string_view what, bool mark_steps, std::vector<double>* losses, RunSnapshot* snapshot) {
+  auto eager_run = [&](absl::string_view what, std::vector<double>* step_us, std::vector<double>* losses,
+                       RunSnapshot* snapshot) {
     if (absl::Status s = CallTorch(what, restart); !s.ok()) return s;
     std::vector<at::Tensor> first_outputs;
     const ForwardFn keeping = KeepingFirstOutputs(forward, &first_outputs);
     const StepFn step = [&](const std::vector<at::Tensor>& batch) {
       return RunStep(keeping, batch, opt, /*grads_in_place=*/false, /*mark_graphable=*/!full_iteration);
     };
-    absl::Status s = RunSteps(plan.steps, batches, SnapshottingFirstStep(step, *model, &first_outputs, snapshot),
-                              mark_steps, /*step_us=*/nullptr, losses);
+    absl::Status s =
+        RunSteps(plan.steps, batches, SnapshottingFirstStep(step, *model, &first_outputs, snapshot), step_us, losses);
     if (s.ok()) s = CallTorch(what, [&] { snapshot->TakeFinalState(model->named_state()); });
     return s;
   };
@@ -421,6 +420,12 @@ absl::StatusOr<EngineRun> RunCheckPipeline(const CheckPlan& plan) {
       c10::cuda::device_synchronize();
     });
   });
+  if (!plan.timing_only) {
+    log.Run("eager-reference",
+            [&] { return eager_run("eager reference", &eager_us, &run.eager_losses, &eager_snapshot); });
+    log.Run("eager-repeat",
+            [&] { return eager_run("eager repeat", nullptr, &run.eager_repeat_losses, &repeat_snapshot); });
+  }
 
   const cudaStreamCaptureMode mode = cudaStreamCaptureModeGlobal;
   size_t graphs = 0, nodes = 0;
@@ -493,33 +498,35 @@ absl::StatusOr<EngineRun> RunCheckPipeline(const CheckPlan& plan) {
     };
   }
 
-  // Step times first, with no launch or kernel recorded: eager steps (NVTX step ranges, so the trace's forecast has
-  // their unperturbed time) and graphed steps (unmarked). Then the recorded part, whose kernels the analyzers and the
-  // forecast read and whose outputs the validators compare.
-  const bool timed_recorded = !SetLaunchWindow(false) && std::getenv("CUDA_INJECTION64_PATH") != nullptr;
-  log.Run("timing", [&] {
-    if (absl::Status s = CallTorch("timing", restart); !s.ok()) return s;
-    const StepFn eager_step = [&](const std::vector<at::Tensor>& batch) {
-      return RunStep(forward, batch, opt, /*grads_in_place=*/false, /*mark_graphable=*/!full_iteration);
-    };
-    absl::Status s = RunSteps(plan.steps, batches, eager_step, /*mark_steps=*/true, &eager_us, /*losses=*/nullptr);
-    if (s.ok()) s = RunSteps(plan.steps, batches, graphed_step, /*mark_steps=*/false, &graphed_us, nullptr);
-    return s;
-  });
-  SetLaunchWindow(true);
-  log.Run("eager-reference",
-          [&] { return eager_run("eager reference", /*mark_steps=*/true, &run.eager_losses, &eager_snapshot); });
-  log.Run("eager-repeat",
-          [&] { return eager_run("eager repeat", /*mark_steps=*/false, &run.eager_repeat_losses, &repeat_snapshot); });
-  log.Run("replay", [&] {
-    if (absl::Status s = CallTorch("replay", restart); !s.ok()) return s;
-    absl::Status s = RunSteps(plan.steps, batches,
-                              SnapshottingFirstStep(graphed_step, *model, &graphed_first_outputs, &graphed_snapshot),
-                              /*mark_steps=*/true, /*step_us=*/nullptr, &run.graphed_losses);
-    if (s.ok()) s = CallTorch("replay", [&] { graphed_snapshot.TakeFinalState(model->named_state()); });
-    return s;
-  });
-  if (!full_iteration) {
+  std::vector<double> outside_graphable_us;  // per timed eager step: its time less its forward's and backward's
+  if (plan.timing_only) {
+    log.Run("timing", [&] {
+      if (absl::Status s = CallTorch("timing", restart); !s.ok()) return s;
+      std::vector<double> parts_us;
+      const StepFn eager_step = [&](const std::vector<at::Tensor>& batch) {
+        double part_us = 0;
+        at::Tensor loss = RunStep(forward, batch, opt, /*grads_in_place=*/false, /*mark_graphable=*/false, &part_us);
+        parts_us.push_back(part_us);
+        return loss;
+      };
+      absl::Status s = RunSteps(plan.steps, batches, eager_step, &eager_us, /*losses=*/nullptr);
+      for (size_t i = 0; s.ok() && !full_iteration && i < eager_us.size() && i + 1 < parts_us.size(); ++i) {
+        outside_graphable_us.push_back(std::max(0.0, eager_us[i] - parts_us[i + 1]));  // the first step is untimed
+      }
+      if (s.ok()) s = RunSteps(plan.steps, batches, graphed_step, &graphed_us, nullptr);
+      return s;
+    });
+  }
+  if (!plan.timing_only)
+    log.Run("replay", [&] {
+      if (absl::Status s = CallTorch("replay", restart); !s.ok()) return s;
+      absl::Status s = RunSteps(plan.steps, batches,
+                                SnapshottingFirstStep(graphed_step, *model, &graphed_first_outputs, &graphed_snapshot),
+                                &graphed_us, &run.graphed_losses);
+      if (s.ok()) s = CallTorch("replay", [&] { graphed_snapshot.TakeFinalState(model->named_state()); });
+      return s;
+    });
+  if (!full_iteration && !plan.timing_only) {
     log.Run("rng-draws", [&] {
       return CallTorch("rng draws",
                        [&] { run.rng_draws = MeasureRngDraws(forward, graphed_forward, batches.front(), restart); });
@@ -537,12 +544,16 @@ absl::StatusOr<EngineRun> RunCheckPipeline(const CheckPlan& plan) {
   }
 
   const Timing eager = Summarize(eager_us), graphed_timing = Summarize(graphed_us);
-  const absl::string_view when = timed_recorded ? "with launches recorded" : "outside launch recording";
-  if (!eager_us.empty()) AddTimingMetrics("check.eager", "eager", when, eager, &run.metrics);
+  if (!eager_us.empty()) AddTimingMetrics("check.eager", "eager", eager, &run.metrics);
   if (!graphed_us.empty()) {
-    AddTimingMetrics("check.graphed", "graphed", when, graphed_timing, &run.metrics);
+    AddTimingMetrics("check.graphed", "graphed", graphed_timing, &run.metrics);
     run.metrics.push_back(Metric{"check.speedup", eager.median / graphed_timing.median, "ratio",
                                  "eager step time / graphed step time (medians)"});
+  }
+  if (!outside_graphable_us.empty()) {
+    run.metrics.push_back(Metric{"check.eager_outside_graphable_us", Summarize(outside_graphable_us).median, "us",
+                                 "eager step less the host time of its forward and backward (the loss, the optimizer "
+                                 "step): what stays eager when the forward and backward are graphed; median"});
   }
   if (!run.eager_repeat_losses.empty() && run.eager_repeat_losses.size() == run.eager_losses.size()) {
     double spread = 0;

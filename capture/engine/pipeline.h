@@ -1,8 +1,10 @@
 // The `graphcheck check` pipeline, run in the engine process under the recorder: load the model, an eager reference
 // and its repeat from the same state, warmup on a side stream, forward and backward capture (or one full-iteration
-// capture), replays, each a named step with its status, wall time and an NVTX range "graphcheck:STEP" (timed steps
-// inside are "graphcheck:step"), then the metrics and the numerics samples (capture/engine/numerics_snapshot.h). A
-// failing step stops the pipeline: it is reported failed with the diagnosis, the rest skipped.
+// capture), replays, the random draws of both (rng-draws), each a named step with its status, wall time and an NVTX
+// range "graphcheck:STEP" (timed steps inside are "graphcheck:step"), then the metrics and the numerics samples
+// (capture/engine/numerics_snapshot.h). A failing step stops the pipeline: it is reported failed with the diagnosis,
+// the rest skipped. With CheckPlan::timing_only, the run `graphcheck check` starts again without the recorder: the
+// graphs, then eager and graphed steps timed (step "timing").
 #ifndef GRAPHCHECK_CAPTURE_ENGINE_PIPELINE_H_
 #define GRAPHCHECK_CAPTURE_ENGINE_PIPELINE_H_
 
@@ -32,6 +34,9 @@ struct CheckPlan {
   // Deterministic kernels (cuDNN deterministic, benchmark and TF32 off) so that graphed can be held to bitwise
   // equality where eager reproduces itself; false (--numerics native) keeps LibTorch's defaults.
   bool deterministic = true;
+  // Only what the step times need (load, eager warmup, graphs, then eager and graphed steps timed): the run that
+  // `graphcheck check` starts without the recorder, whose times are the program's own.
+  bool timing_only = false;
 };
 
 // InvalidArgument for bad input (model, inputs, options); FailedPrecondition when there is no CUDA device. Failures

@@ -127,9 +127,6 @@ class Recorder {
 
   // Writes an event of the Python probe (probe_events.cc); 0 when nothing is recorded (no writer, bad kind).
   int OnProbeEvent(const ProbeEventArgs& args);
-  // Opens or closes a launch-recording window for a program that chooses its recorded part (sampling schedule
-  // program_windows(): the check engine). 1 when the window is now as asked; 0 when the schedule is another.
-  int SetProgramWindow(bool open);
 
   static void CUPTIAPI Callback(void* userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data);
   static void CUPTIAPI BufferRequested(uint8_t** buffer, size_t* size, size_t* max_records);

@@ -37,12 +37,6 @@ struct SamplingSchedule {
   uint32_t period_ms = 0;    // 0: no windows after the first
   uint32_t first_steps = 8;  // 0: the first window closes on first_launches only
 
-  // 0:0:0: no window opens on its own; the program opens and closes them (graphcheck_launch_window in the injection
-  // library). The check engine times its steps first, with no launch or kernel recorded: on an H100 with CUDA 13,
-  // graphs instantiated while kernel activity was on, and launches after a window, stayed slower after it closed
-  // (builtin:mlp: graphed steps of 412-424 us timed after the window, 275-296 us without the recorder).
-  bool program_windows() const { return first_launches == 0 && period_ms == 0; }
-
   std::string ToString() const;  // "20000:0:0:8"
 };
 

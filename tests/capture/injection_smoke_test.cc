@@ -60,10 +60,6 @@ TEST(InjectionSmokeTest, WritesATraceWithoutADriver) {
             1);
   EXPECT_EQ(probe(7, 2, 78, 0, 0x7f0000001000, 0x7f0000002000, "parameter", "0.weight", nullptr), 1);
   EXPECT_EQ(probe(99, 0, 0, 0, 0, 0, nullptr, nullptr, nullptr), 0);
-  // The check engine's entry point: the default schedule opens its own windows and leaves none to the program.
-  auto launch_window = reinterpret_cast<int (*)(int)>(dlsym(library, "graphcheck_launch_window"));
-  ASSERT_NE(launch_window, nullptr);
-  EXPECT_EQ(launch_window(1), 0);
   trace = trace::ReadTrace(files[0]);
   ASSERT_TRUE(trace.ok()) << trace.status();
   ASSERT_EQ(trace->probe_events.size(), 2u);
@@ -97,8 +93,7 @@ TEST(InjectionSmokeTest, ExportsOnlyItsEntryPoints) {
     if (fields.size() == 3 && std::isupper(static_cast<unsigned char>(fields[1][0]))) exported.push_back(fields[2]);
   }
   ASSERT_EQ(pclose(nm), 0) << "nm failed";
-  EXPECT_THAT(exported, ::testing::UnorderedElementsAre("InitializeInjection", "graphcheck_probe_event",
-                                                        "graphcheck_launch_window"));
+  EXPECT_THAT(exported, ::testing::UnorderedElementsAre("InitializeInjection", "graphcheck_probe_event"));
 }
 
 }  // namespace

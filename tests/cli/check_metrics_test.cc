@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 
 #include "cli/check_command.h"
@@ -30,6 +31,39 @@ TEST(CheckMetricsTest, TheForecastIsComparedWithTheEnginesTimes) {
   EXPECT_DOUBLE_EQ(v.at("check.speedup"), 4.7);
   EXPECT_DOUBLE_EQ(v.at("check.forecast_savings_us"), 16500);
   EXPECT_DOUBLE_EQ(v.at("check.forecast_error_ratio"), (4000.0 - 4360) / 4360);
+}
+
+// builtin:mlp on an H100: the recorded run's eager step 1204 us, the run without the recorder 700 us. The forecast then
+// keeps what stays eager as that run timed it (80 us), not the trace's recorded 161 us.
+TEST(CheckMetricsTest, TimesWithoutTheRecorderReplaceTheRecordedOnes) {
+  std::vector<Metric> metrics = {{"check.eager_step_us", 1204, "us", "eager step, median (CUDA events)"},
+                                 {"check.eager_step_us_p10", 1150, "us", ""},
+                                 {"check.graphed_step_us", 681, "us", ""},
+                                 {"check.speedup", 1.77, "ratio", ""},
+                                 {"check.graph_nodes", 36, "count", ""},
+                                 {"launch.forecast_graphed_us", 360, "us", ""},
+                                 {"launch.outside_graphable_us", 161, "us", ""}};
+  const std::vector<Metric> unrecorded = {{"check.eager_step_us", 700, "us", "eager step, median (CUDA events)"},
+                                          {"check.eager_step_us_p10", 680, "us", ""},
+                                          {"check.graphed_step_us", 285, "us", ""},
+                                          {"check.speedup", 700.0 / 285, "ratio", ""},
+                                          {"check.eager_outside_graphable_us", 80, "us", ""},
+                                          {"check.graph_nodes", 99, "count", ""}};
+  UseUnrecordedTimes(unrecorded, &metrics);
+  UseEngineTimesForTheForecast(&metrics);
+  const std::map<std::string, double> v = Values(metrics);
+  EXPECT_DOUBLE_EQ(v.at("check.eager_step_us"), 700);
+  EXPECT_DOUBLE_EQ(v.at("check.eager_step_us_p10"), 680);
+  EXPECT_DOUBLE_EQ(v.at("check.graphed_step_us"), 285);
+  EXPECT_DOUBLE_EQ(v.at("check.speedup"), 700.0 / 285);
+  EXPECT_DOUBLE_EQ(v.at("check.graph_nodes"), 36);  // the recorded run's own metrics stay
+  EXPECT_DOUBLE_EQ(v.at("check.recorded_eager_step_us"), 1204);
+  EXPECT_DOUBLE_EQ(v.at("check.recorder_perturbation_ratio"), 1204.0 / 700 - 1);
+  EXPECT_DOUBLE_EQ(v.at("check.forecast_graphed_us"), 360 - 161 + 80);
+  EXPECT_DOUBLE_EQ(v.at("check.forecast_error_ratio"), (279.0 - 285) / 285);
+  const auto eager =
+      std::find_if(metrics.begin(), metrics.end(), [](const Metric& m) { return m.name == "check.eager_step_us"; });
+  EXPECT_THAT(eager->description, ::testing::HasSubstr("without the recorder"));
 }
 
 TEST(CheckMetricsTest, NoForecastNothingAdded) {
