@@ -31,6 +31,7 @@ absl::Status RegisterAnalyzerChecks(CheckRegistry* registry) {
                      &NewStaticInputReboundCheck,
                      &NewReplayOrderCheck,
                      &NewRngUnregisteredGeneratorCheck,
+                     &NewRngInferenceStateCheck,
                      &NewCompileCudagraphSkippedCheck,
                      &NewStderrMessagesCheck,
                      &NewCuptiBusyCheck,

@@ -34,6 +34,7 @@ std::unique_ptr<Check> NewAddressDriftCheck();              // address-drift
 std::unique_ptr<Check> NewStaticInputReboundCheck();        // static-input-rebound
 std::unique_ptr<Check> NewReplayOrderCheck();               // replay-order
 std::unique_ptr<Check> NewRngUnregisteredGeneratorCheck();  // rng-unregistered-generator
+std::unique_ptr<Check> NewRngInferenceStateCheck();         // rng-inference-state
 // torch.compile
 std::unique_ptr<Check> NewCompileCudagraphSkippedCheck();  // compile-cudagraph-skipped
 // the program's stderr

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "analyzers/capture_problem_check.h"
 #include "analyzers/trace_analysis.h"
@@ -17,6 +18,15 @@ using trace::ProbeEvent;
 using trace::ProbeEventKind;
 
 constexpr size_t kQuotedExceptionBytes = 300;
+
+// Whether PyTorch's graph code raised it: the innermost frame, past the probe's wrappers, is torch/cuda/graphs.py.
+bool RaisedInGraphCode(const trace::Trace& trace, const ProbeEvent& event) {
+  for (const SourceFrame& frame : PythonFrames(trace, event.stack)) {
+    if (absl::EndsWith(frame.file, "graphcheck_probe.py")) continue;  // the probe's own wrappers of graph methods
+    return absl::EndsWith(frame.file, "torch/cuda/graphs.py");
+  }
+  return false;
+}
 
 // Assigns each probe capture-begin to the first CUDA capture window its thread began after it (and before the
 // thread's next probe capture-begin, and before the probe saw that capture end or fail): the probe writes its event
@@ -93,7 +103,7 @@ ProbeIndex::ProbeIndex(const trace::Trace& trace, const CaptureAnalysis& capture
       case ProbeEventKind::kUncaughtException: {
         PythonException& exception = exceptions_.emplace_back();
         exception.event = e;
-        exception.rule = MatchKnownMessage(trace.String(event.text));
+        exception.rule = MatchKnownMessage(trace.String(event.text), RaisedInGraphCode(trace, event));
         const bool in_capture = event.kind == ProbeEventKind::kCaptureException;
         exception.check_id = exception.rule ? exception.rule->check_id : in_capture ? "capture-error" : "";
         if (in_capture) {

@@ -61,6 +61,18 @@ std::vector<StderrRule> BuildRules() {
        "the captured code read or reset a CUDA generator's seed or state while capturing",
        "Do not call torch.cuda.manual_seed / get_rng_state / initial_seed inside the captured region; with Megatron "
        "use --te-rng-tracker."},
+      {"rng-inference-state",
+       Severity::kError,
+       {"Inplace update to inference tensor outside InferenceMode"},
+       "the graph code updated a CUDA generator's graph-safe state in place, and that state was made under "
+       "torch.inference_mode() (an inference tensor). torch 2.11 on an H100 accepts generator state cloned, "
+       "registered or first captured under inference mode; earlier versions raise this",
+       "Make or clone generator state outside torch.inference_mode(), or repair it in place before capture as "
+       "Megatron's _ensure_generator_state_is_cudagraph_safe does: clone its state outside inference mode and set it "
+       "back (gen.graphsafe_set_state(gen.clone_state())).",
+       0,
+       /*trace_decides=*/false,
+       /*raised_in_graph_code=*/true},
       {"config-te-rng-tracker",
        Severity::kError,
        {"RNG tracker is required for cudagraphs"},
@@ -195,10 +207,11 @@ const std::vector<StderrRule>& StderrRules() {
   return *kRules;
 }
 
-const StderrRule* MatchKnownMessage(absl::string_view text) {
+const StderrRule* MatchKnownMessage(absl::string_view text, bool raised_in_graph_code) {
   const std::vector<StderrRule>& rules = StderrRules();
   auto rule = std::find_if(rules.begin(), rules.end(), [&](const StderrRule& r) {
-    return std::all_of(r.needles.begin(), r.needles.end(),
+    return (!r.raised_in_graph_code || raised_in_graph_code) &&
+           std::all_of(r.needles.begin(), r.needles.end(),
                        [&](const std::string& needle) { return absl::StrContains(text, needle); });
   });
   return rule == rules.end() ? nullptr : &*rule;

@@ -32,12 +32,16 @@ struct StderrRule {
   // A warning about a danger the trace can confirm (PyTorch's AccumulateGrad stream warning): when traces were
   // recorded and none shows it, the line is a note saying so.
   bool trace_decides = false;
+  // Only for a Python exception that PyTorch's graph code raised (the probe saw it leave torch/cuda/graphs.py), never
+  // for a line of stderr: the message alone says nothing about graphs.
+  bool raised_in_graph_code = false;
 };
 
 // In match order: a line matches the first rule whose needles it holds.
 const std::vector<StderrRule>& StderrRules();
-// The first rule whose needles `text` holds; null when none does.
-const StderrRule* MatchKnownMessage(absl::string_view text);
+// The first rule whose needles `text` holds; null when none does. `raised_in_graph_code`: the text is a Python
+// exception raised in torch/cuda/graphs.py, which the rules marked raised_in_graph_code also match.
+const StderrRule* MatchKnownMessage(absl::string_view text, bool raised_in_graph_code = false);
 
 // What the traces of the run showed, for folding.
 struct TraceSummary {
