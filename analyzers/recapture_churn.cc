@@ -1,7 +1,7 @@
 // recapture-churn: the same region captured again and again while its graphs are being replayed (a capture per step,
-// or torch.compile re-recording for every new input shape). Captures of one region are grouped by the program's call
-// of the compiled function when torch.compile's cudagraph trees recorded them (the Python probe says which), else by
-// the backtrace of their begin call, else by their kernel sequence; a group is churn when it holds at least
+// or torch.compile re-recording for every new input shape). Captures of one region are grouped by the Python line that
+// began them (or called the function torch.compile's cudagraph trees recorded), else by the backtrace of their begin
+// call, else by their kernel sequence; a group is churn when it holds at least
 // `min-captures` captures and graphs were replayed between its first and last capture (so per-layer captures made up
 // front, as Transformer Engine and Megatron do, are not churn). Cudagraph trees' pool-creating empty capture is not a
 // region.
@@ -59,10 +59,13 @@ class RecaptureChurnCheck : public AnalyzerCheck {
       if (IsGraphMachinery(probe.Origin(w))) continue;
       const std::optional<size_t> begin = probe.BeginEvent(w);
       const bool compiled = probe.Origin(w) == trace::ProbeOrigin::kCudagraphTrees;
-      // Cudagraph trees give each shape of a dynamic function its own function id: their recordings are one region by
-      // the program's call site.
-      const std::vector<SourceFrame> frames =
-          compiled ? PythonFrames(trace, trace.probe_events[*begin].stack) : std::vector<SourceFrame>();
+      // A Python program's captures are regions by the program's line that began them (PyTorch begins every capture
+      // from the same C++ code, so the host backtrace cannot tell them apart): the probe's begin event's stack, else
+      // the Python stack the recorder took on the begin call. Cudagraph trees give each shape of a dynamic function
+      // its own function id: their recordings are one region by the program's call site too.
+      const trace::PythonStackId stack =
+          begin ? trace.probe_events[*begin].stack : trace.Detail(trace.api_calls[window.begin_call]).python_stack;
+      const std::vector<SourceFrame> frames = PythonFrames(trace, stack);
       const SourceFrame* call_site = FirstUserFrame(frames);
       const trace::Backtrace* backtrace =
           trace.FindBacktrace(trace.Detail(trace.api_calls[window.begin_call]).backtrace);

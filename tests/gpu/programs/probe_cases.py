@@ -219,6 +219,31 @@ def sequential_graphs(share_pool, order=(0, 1, 2)):
           ", ".join("%.0f" % (size / 2**20) for size in pools.values()), flush=True)
 
 
+def inference_generator():
+    """Generator state made under torch.inference_mode() (a capture there, and a cloned state installed afterwards),
+    then dropout through make_graphed_callables: what Megatron's _ensure_generator_state_is_cudagraph_safe repairs.
+    torch 2.11 captures and replays it with fresh masks, so nothing is to be reported."""
+    torch.cuda.init()  # default_generators is empty until CUDA is initialized
+    torch.manual_seed(0)
+    generator = torch.cuda.default_generators[torch.cuda.current_device()]
+    with torch.inference_mode():
+        x = torch.ones(64, device="cuda")
+        side_stream_warmup(lambda: torch.nn.functional.dropout(x, 0.5))
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            torch.nn.functional.dropout(x, 0.5)
+        graph.replay()
+        state = generator.clone_state()
+    generator.graphsafe_set_state(state)
+    model = torch.nn.Sequential(torch.nn.Linear(64, 64), torch.nn.Dropout(0.5)).cuda()
+    sample = torch.randn(8, 64, device="cuda", requires_grad=True)
+    graphed = torch.cuda.make_graphed_callables(model, (sample,))
+    first = graphed(sample).detach().clone()
+    second = graphed(sample).detach().clone()
+    torch.cuda.synchronize()
+    print("masks differ between replays:", not torch.equal(first, second), flush=True)
+
+
 MODES = {"tensor-cuda": tensor_cuda, "private-generator": private_generator, "default-stream": default_stream,
          "compile-churn": compile_churn, "compile-overwritten": compile_overwritten, "timm-resnet": timm_resnet,
          "hf-gpt2": hf_gpt2, "param-rebound": param_rebound,
@@ -227,7 +252,8 @@ MODES = {"tensor-cuda": tensor_cuda, "private-generator": private_generator, "de
          "manual-clean": lambda: manual_capture(rebind_input=False, keep_outputs=False),
          "private-pools": lambda: sequential_graphs(share_pool=False),
          "shared-pool": lambda: sequential_graphs(share_pool=True),
-         "replay-order": lambda: sequential_graphs(share_pool=True, order=(0, 2, 1))}
+         "replay-order": lambda: sequential_graphs(share_pool=True, order=(0, 2, 1)),
+         "inference-generator": inference_generator}
 
 if __name__ == "__main__":
     MODES[sys.argv[1]]()
