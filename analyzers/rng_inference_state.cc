@@ -9,7 +9,7 @@
 namespace graphcheck::analyzers {
 namespace {
 
-class RngInferenceStateCheck : public AnalyzerCheck {
+class RngInferenceStateCheck : public PythonExceptionCheck {
  public:
   const CheckInfo& info() const override {
     static const CheckInfo kInfo{
@@ -21,12 +21,6 @@ class RngInferenceStateCheck : public AnalyzerCheck {
         "created under torch.inference_mode(), so they are inference tensors that cannot be updated outside it.",
         {}};
     return kInfo;
-  }
-
- protected:
-  void Analyze(const TraceAnalysis& analysis, const BoundOptions& options,
-               std::vector<Finding>* findings) const override {
-    ReportPythonExceptions(analysis, NewFinding(), findings);
   }
 };
 

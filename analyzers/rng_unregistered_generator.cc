@@ -9,7 +9,7 @@
 namespace graphcheck::analyzers {
 namespace {
 
-class RngUnregisteredGeneratorCheck : public AnalyzerCheck {
+class RngUnregisteredGeneratorCheck : public PythonExceptionCheck {
  public:
   const CheckInfo& info() const override {
     static const CheckInfo kInfo{
@@ -22,12 +22,6 @@ class RngUnregisteredGeneratorCheck : public AnalyzerCheck {
         "same numbers.",
         {}};
     return kInfo;
-  }
-
- protected:
-  void Analyze(const TraceAnalysis& analysis, const BoundOptions& options,
-               std::vector<Finding>* findings) const override {
-    ReportPythonExceptions(analysis, NewFinding(), findings);
   }
 };
 

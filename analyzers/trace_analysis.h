@@ -87,6 +87,15 @@ class AnalyzerCheck : public Check {
                        std::vector<Finding>* findings) const = 0;
 };
 
+// A check whose findings are only the Python exceptions that the known-message table maps to its id
+// (ReportPythonExceptions): it declares its CheckInfo, nothing else.
+class PythonExceptionCheck : public AnalyzerCheck {
+ protected:
+  void Analyze(const TraceAnalysis& analysis, const BoundOptions& options, std::vector<Finding>* findings) const final {
+    ReportPythonExceptions(analysis, NewFinding(), findings);
+  }
+};
+
 // Calls grouped by call site (API name and backtrace), so a defect repeated every step is one finding.
 class CallSites {
  public:

@@ -23,6 +23,28 @@ std::map<std::string, double> Metrics(const trace::Trace& trace, const std::stri
   return values;
 }
 
+// Seven recorded 100 us steps from `*t`: 10 kernels of 1 us each, the first 5 launched inside a graphable range
+// (kernels 2-4 from another thread, as autograd's device thread launches a backward).
+void AddGraphableSteps(TraceBuilder& b, uint64_t* t) {
+  uint64_t gpu = 0;
+  for (int s = 0; s < 7; ++s, *t += 100000) {
+    b.Push(*t, 1, "step");
+    b.Push(*t, 1, "graphcheck:graphable");
+    for (int k = 0; k < 10; ++k) {
+      if (k == 5) b.Pop(*t + 4500, 1);
+      ApiCall& call = b.Launch(*t + k * 1000, k >= 2 && k < 5 ? 2 : 1, 7, "k" + std::to_string(k));
+      trace::KernelRecord kernel;
+      kernel.correlation_id = call.correlation_id;
+      kernel.start_ns = std::max(gpu, *t + k * 1000 + 5000);
+      kernel.end_ns = gpu = kernel.start_ns + 1000;
+      kernel.name = call.kernel_name;
+      kernel.stream_id = 7;
+      b.trace().AddKernel(kernel);
+    }
+    b.Pop(*t + 100000 - 1, 1);
+  }
+}
+
 TEST(LaunchMetricsTest, EagerStepStatisticsAndForecast) {
   std::map<std::string, double> m = Metrics(LaunchBoundTrace(1000));
   // 7 steps anchored on k0 give 6 whole steps; the first is skipped as warmup.
@@ -79,53 +101,23 @@ TEST(LaunchMetricsTest, GpuBoundStepIsNotPerturbedByRecording) {
 // step (95 us: the loss, the optimizer) stays eager.
 TEST(LaunchMetricsTest, OnlyTheGraphablePartIsReplacedByItsGpuTime) {
   TraceBuilder b;
-  uint64_t t = 1000000, gpu = 0;
-  for (int s = 0; s < 7; ++s, t += 100000) {
-    b.Push(t, 1, "step");
-    b.Push(t, 1, "graphcheck:graphable");
-    for (int k = 0; k < 10; ++k) {
-      if (k == 5) b.Pop(t + 4500, 1);
-      // Kernels 2-4 come from another thread, as autograd's device thread launches a backward.
-      ApiCall& call = b.Launch(t + k * 1000, k >= 2 && k < 5 ? 2 : 1, 7, "k" + std::to_string(k));
-      trace::KernelRecord kernel;
-      kernel.correlation_id = call.correlation_id;
-      kernel.start_ns = std::max(gpu, t + k * 1000 + 5000);
-      kernel.end_ns = gpu = kernel.start_ns + 1000;
-      kernel.name = call.kernel_name;
-      kernel.stream_id = 7;
-      b.trace().AddKernel(kernel);
-    }
-    b.Pop(t + 100000 - 1, 1);
-  }
+  uint64_t t = 1000000;
+  AddGraphableSteps(b, &t);
   std::map<std::string, double> m = Metrics(b.Build(), "step");
   EXPECT_NEAR(m["launch.outside_graphable_us"], 95, 0.01);
   EXPECT_NEAR(m["launch.forecast_graphed_us"], 95 + 5 + 2.5 + 0.1 * 5, 0.01);
 }
 
-// Graphcheck check's steps: recorded ones as above (100 us, 95 of them outside the graphable range), then steps
-// outside launch recording, which run faster (60 us; 40 us of it in the graphable range, by NVTX). The part that stays
-// eager is taken from those: 60 - max(40 us of host, the recorded 5 us GPU span of the graphable kernels) = 20 us.
+// A sampled trace of steps with graphable ranges: recorded ones as above (100 us, 95 of them outside the graphable
+// range), then steps outside launch recording, which run faster (60 us; 40 us of it in the graphable range, by NVTX).
+// The part that stays eager is taken from those: 60 - max(40 us of host, the recorded 5 us GPU span of the graphable
+// kernels) = 20 us.
 TEST(LaunchMetricsTest, TimeOutsideGraphableRangesFromTheUnperturbedSteps) {
   TraceBuilder b;
   b.trace().recorder.launches = trace::LaunchRecording::kSampled;
-  uint64_t t = 1000000, gpu = 0;
+  uint64_t t = 1000000;
   const uint64_t window_start = t;
-  for (int s = 0; s < 7; ++s, t += 100000) {
-    b.Push(t, 1, "step");
-    b.Push(t, 1, "graphcheck:graphable");
-    for (int k = 0; k < 10; ++k) {
-      if (k == 5) b.Pop(t + 4500, 1);
-      ApiCall& call = b.Launch(t + k * 1000, 1, 7, "k" + std::to_string(k));
-      trace::KernelRecord kernel;
-      kernel.correlation_id = call.correlation_id;
-      kernel.start_ns = std::max(gpu, t + k * 1000 + 5000);
-      kernel.end_ns = gpu = kernel.start_ns + 1000;
-      kernel.name = call.kernel_name;
-      kernel.stream_id = 7;
-      b.trace().AddKernel(kernel);
-    }
-    b.Pop(t + 100000 - 1, 1);
-  }
+  AddGraphableSteps(b, &t);
   b.trace().launch_windows.push_back({window_start, t - 1});
   for (int s = 0; s < 7; ++s, t += 60000) {
     b.Push(t, 1, "step");
