@@ -1,16 +1,24 @@
 // dynamic-shape: steps launch the same kernels but with different grid or block sizes, or copy different numbers of
 // bytes: the shapes change between steps (variable batch or sequence length). A graph freezes the captured sizes.
 // Only steps with the most common kernel sequence are compared, so a control-flow change is not reported twice.
+// In `graphcheck check --vary NAME:DIM=SIZES` the engine's ShapeVariation names the input and dimension instead, with
+// the graphs each size needs (their nodes and pool memory), which the engine captured.
+#include <algorithm>
+
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "analyzers/capture_problem_check.h"
 #include "analyzers/checks.h"
 #include "analyzers/step_signatures.h"
+#include "analyzers/trace_analysis.h"
+#include "core/engine_run.h"
 
 namespace graphcheck::analyzers {
 namespace {
 
-class DynamicShapeCheck : public AnalyzerCheck {
+class DynamicShapeCheck : public Check {
  public:
   const CheckInfo& info() const override {
     static const CheckInfo kInfo{
@@ -24,9 +32,55 @@ class DynamicShapeCheck : public AnalyzerCheck {
     return kInfo;
   }
 
- protected:
-  void Analyze(const TraceAnalysis& analysis, const BoundOptions& options,
-               std::vector<Finding>* findings) const override {
+  bool CanRun(const CheckInputs& inputs) const override {
+    return inputs.trace != nullptr || (inputs.engine != nullptr && inputs.engine->shape_variation.has_value());
+  }
+  void Run(const CheckInputs& inputs, const BoundOptions& options, std::vector<Finding>* findings) const override {
+    if (inputs.trace != nullptr) {
+      WithTraceAnalysis(inputs, [&](const TraceAnalysis& analysis) { Analyze(analysis, options, findings); });
+    }
+    if (inputs.engine != nullptr && inputs.engine->shape_variation) {
+      ReportVariedDimension(*inputs.engine, findings);
+    }
+  }
+
+ private:
+  void ReportVariedDimension(const EngineRun& run, std::vector<Finding>* findings) const {
+    const ShapeVariation& variation = *run.shape_variation;
+    std::vector<int64_t> sizes = {variation.captured_size};
+    for (const ShapeVariant& v : variation.variants) {
+      if (std::find(sizes.begin(), sizes.end(), v.size) == sizes.end()) sizes.push_back(v.size);
+    }
+    if (sizes.size() < 2) return;
+    std::sort(sizes.begin(), sizes.end());
+    uint64_t pool_bytes = 0, captured = 0;
+    Finding finding = NewFinding();
+    for (const ShapeVariant& v : variation.variants) {
+      if (v.captured) {
+        ++captured;
+        pool_bytes += v.pool_bytes;
+        finding.evidence.push_back(absl::StrFormat("size %d: graphs of %d nodes, %.1f MiB of pool memory", v.size,
+                                                   v.graph_nodes, v.pool_bytes / 1048576.0));
+      } else {
+        finding.evidence.push_back(
+            absl::StrCat("size ", v.size, ": ", v.eager_ran ? "capture" : "the eager step", " failed: ", v.error));
+      }
+    }
+    finding.message = absl::StrFormat(
+        "Input %s's dimension %d takes %d sizes (%s), but a CUDA graph replays the shapes it captured (%d): each size "
+        "needs graphs of its own. The engine captured them for %d of the sizes it was given: %.1f MiB of pool "
+        "memory in all.",
+        variation.input, variation.dim, sizes.size(), absl::StrJoin(sizes, ", "), variation.captured_size, captured,
+        pool_bytes / 1048576.0);
+    finding.fix = absl::StrFormat(
+        "Bucket dimension %d of %s: pad each batch up to one of a few sizes (here %s, or powers of two), capture one "
+        "set of graphs per bucket into one shared memory pool (torch.cuda.graph(g, pool=...), make_graphed_callables "
+        "with a common pool), and pick the graphs by size at run time; or keep that part of the step eager.",
+        variation.dim, variation.input, absl::StrJoin(sizes, ", "));
+    findings->push_back(std::move(finding));
+  }
+
+  void Analyze(const TraceAnalysis& analysis, const BoundOptions& options, std::vector<Finding>* findings) const {
     // Under torch.compile's cudagraph trees the framework decides what to graph, and its recording steps differ
     // from its replaying ones by design; recapture-churn names the compiled functions that re-record.
     if (analysis.probe().cudagraph_trees()) return;

@@ -144,14 +144,18 @@ Location TraceAnalysis::Locate(size_t call) const {
   return where;
 }
 
-void AnalyzerCheck::Run(const CheckInputs& inputs, const BoundOptions& options, std::vector<Finding>* findings) const {
+void WithTraceAnalysis(const CheckInputs& inputs, const std::function<void(const TraceAnalysis&)>& use) {
   const auto* shared = dynamic_cast<const TraceAnalysis*>(inputs.derived);
   if (shared != nullptr && &shared->trace() == inputs.trace) {
-    Analyze(*shared, options, findings);
+    use(*shared);
     return;
   }
   const TraceAnalysis own(*inputs.trace);
-  Analyze(own, options, findings);
+  use(own);
+}
+
+void AnalyzerCheck::Run(const CheckInputs& inputs, const BoundOptions& options, std::vector<Finding>* findings) const {
+  WithTraceAnalysis(inputs, [&](const TraceAnalysis& analysis) { Analyze(analysis, options, findings); });
 }
 
 void CallSites::Add(size_t call, size_t group) {

@@ -7,6 +7,7 @@
 #define GRAPHCHECK_ANALYZERS_TRACE_ANALYSIS_H_
 
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -76,6 +77,10 @@ bool CalledByGraphMachinery(const trace::Trace& trace, const trace::ApiCall& cal
 
 // The frames of Python stack `id`, innermost first, each marked user or not; empty for none.
 std::vector<SourceFrame> PythonFrames(const trace::Trace& trace, trace::PythonStackId id);
+
+// The analysis of `inputs.trace` (which must be set): the shared one in `inputs.derived` when it is that trace's,
+// else one built here for the call.
+void WithTraceAnalysis(const CheckInputs& inputs, const std::function<void(const TraceAnalysis&)>& use);
 
 class AnalyzerCheck : public Check {
  public:

@@ -40,6 +40,7 @@ struct CheckCommandOptions {
   int replays = 20;
   uint64_t seed = 0;
   std::string numerics = "deterministic";
+  std::string vary;
   std::string trace_dir;
   std::string inject_library;
   std::string engine;
@@ -74,6 +75,16 @@ absl::StatusOr<std::vector<std::string>> EngineCommand(const CheckCommandOptions
                                  absl::StrCat(options.warmup), "--replays", absl::StrCat(options.replays), "--seed",
                                  absl::StrCat(options.seed), "--numerics", options.numerics, "--result", result_path});
   if (!options.amp.empty()) command.insert(command.end(), {"--amp", options.amp});
+  if (!options.vary.empty()) {
+    if (absl::StatusOr<VariedDimension> varied = ParseVariedDimension(options.vary); !varied.ok()) {
+      return varied.status();
+    }
+    if (options.scope == "full-iteration") {
+      return absl::InvalidArgumentError(
+          "--vary captures the forward and backward per size: it needs --scope callables");
+    }
+    command.insert(command.end(), {"--vary", options.vary});
+  }
   return command;
 }
 
@@ -354,6 +365,9 @@ void AddCheckCommand(CLI::App* app, CommandContext* context) {
   command->add_option("--warmup", options->warmup, "Warmup iterations before capture (default 3; 11 for DDP)");
   command->add_option("--replays", options->replays, "Timed steps, eager and graphed each (default 20)");
   command->add_option("--seed", options->seed, "Seed for parameters, inputs and dropout");
+  command->add_option("--vary", options->vary,
+                      "NAME:DIM=SIZE,SIZE,...: input NAME's dimension DIM varies; capture graphs for each size "
+                      "(dynamic-shape names the input and what each size costs)");
   command
       ->add_option("--numerics", options->numerics,
                    "deterministic (default): cuDNN deterministic, benchmark and TF32 off, so graphed is held to "

@@ -36,6 +36,32 @@ struct RngDraws {
   }
 };
 
+// A model input whose dimension the user said varies (--vary): what each size needs. A graph replays the shapes it
+// captured, so each size needs graphs of its own.
+struct ShapeVariant {
+  int64_t size = 0;
+  bool eager_ran = false;  // the eager forward and backward ran at this size
+  bool captured = false;   // MakeGraphedCallables captured graphs for it
+  uint64_t graph_nodes = 0;
+  uint64_t pool_bytes = 0;  // what the caching allocator held for their pool
+  std::string error;        // why eager or capture failed at this size
+
+  bool operator==(const ShapeVariant& o) const {
+    return size == o.size && eager_ran == o.eager_ran && captured == o.captured && graph_nodes == o.graph_nodes &&
+           pool_bytes == o.pool_bytes && error == o.error;
+  }
+};
+struct ShapeVariation {
+  std::string input;          // the model's argument
+  int dim = 0;                // its dimension
+  int64_t captured_size = 0;  // the size the pipeline's graphs captured
+  std::vector<ShapeVariant> variants;
+
+  bool operator==(const ShapeVariation& o) const {
+    return input == o.input && dim == o.dim && captured_size == o.captured_size && variants == o.variants;
+  }
+};
+
 struct EngineRun {
   std::string model;          // "builtin:transformer" or the TorchScript path
   std::string scope;          // "callables" or "full-iteration"
@@ -51,13 +77,14 @@ struct EngineRun {
   bool deterministic_settings = false;
   std::vector<NumericsSample> samples;
   std::optional<RngDraws> rng_draws;  // absent: not measured (full-iteration scope, or a step before it failed)
+  std::optional<ShapeVariation> shape_variation;  // --vary
   std::optional<GpuInfo> gpu;
 
   bool operator==(const EngineRun& o) const {
     return model == o.model && scope == o.scope && compute_dtype == o.compute_dtype && steps == o.steps &&
            metrics == o.metrics && eager_losses == o.eager_losses && graphed_losses == o.graphed_losses &&
            eager_repeat_losses == o.eager_repeat_losses && deterministic_settings == o.deterministic_settings &&
-           samples == o.samples && rng_draws == o.rng_draws && gpu == o.gpu;
+           samples == o.samples && rng_draws == o.rng_draws && shape_variation == o.shape_variation && gpu == o.gpu;
   }
 };
 

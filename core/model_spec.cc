@@ -45,6 +45,36 @@ std::string FormatInputSpec(const InputSpec& spec) {
   return absl::StrCat(spec.name, ":", absl::StrJoin(spec.shape, "x"), ":", spec.dtype);
 }
 
+absl::StatusOr<VariedDimension> ParseVariedDimension(absl::string_view text) {
+  auto bad = [&](absl::string_view why) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--vary '", text, "' is not NAME:DIM=SIZE,SIZE,... (e.g. x:0=16,32,64): ", why));
+  };
+  const std::vector<absl::string_view> name_rest = absl::StrSplit(text, absl::MaxSplits(':', 1));
+  if (name_rest.size() != 2 || name_rest[0].empty()) return bad("no input name");
+  const std::vector<absl::string_view> dim_sizes = absl::StrSplit(name_rest[1], absl::MaxSplits('=', 1));
+  VariedDimension varied;
+  varied.input = std::string(name_rest[0]);
+  if (dim_sizes.size() != 2 || !absl::SimpleAtoi(dim_sizes[0], &varied.dim) || varied.dim < 0) {
+    return bad("the dimension is not a non-negative integer");
+  }
+  for (absl::string_view size_text : absl::StrSplit(dim_sizes[1], ',')) {
+    int64_t size = 0;
+    if (!absl::SimpleAtoi(size_text, &size) || size <= 0) {
+      return bad(absl::StrCat("size '", size_text, "' is not a positive integer"));
+    }
+    if (std::find(varied.sizes.begin(), varied.sizes.end(), size) != varied.sizes.end()) {
+      return bad(absl::StrCat("size ", size, " is given twice"));
+    }
+    varied.sizes.push_back(size);
+  }
+  return varied;
+}
+
+std::string FormatVariedDimension(const VariedDimension& varied) {
+  return absl::StrCat(varied.input, ":", varied.dim, "=", absl::StrJoin(varied.sizes, ","));
+}
+
 const std::vector<BuiltinModel>& BuiltinModels() {
   // Sizes: the mlp and transformer are launch-bound at these batch sizes (graphs pay off); the convnet is a small
   // image classifier with batch norm.

@@ -29,6 +29,19 @@ const std::vector<std::string>& InputDtypes();
 absl::StatusOr<InputSpec> ParseInputSpec(absl::string_view text);
 std::string FormatInputSpec(const InputSpec& spec);  // the inverse of ParseInputSpec
 
+// `--vary NAME:DIM=SIZES`: the model's input NAME takes these sizes along dimension DIM (`x:0=16,32,64`), as a
+// training loop with a variable batch or sequence length feeds it.
+struct VariedDimension {
+  std::string input;
+  int dim = 0;
+  std::vector<int64_t> sizes;  // at least one, each positive, no repeats
+
+  bool operator==(const VariedDimension& o) const { return input == o.input && dim == o.dim && sizes == o.sizes; }
+};
+// InvalidArgument naming the part that is wrong.
+absl::StatusOr<VariedDimension> ParseVariedDimension(absl::string_view text);
+std::string FormatVariedDimension(const VariedDimension& varied);  // the inverse of ParseVariedDimension
+
 struct BuiltinModel {
   std::string name;  // after "builtin:", e.g. "transformer", "defect/item-in-forward"
   std::string description;

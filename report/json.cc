@@ -296,6 +296,24 @@ absl::StatusOr<EngineRun> EngineRunFromParsed(const json& j) {
     draws.graphed_offset = r.at("graphed_offset").get<uint64_t>();
     run.rng_draws = draws;
   }
+  if (j.contains("shape_variation") && !j.at("shape_variation").is_null()) {
+    const json& v = j.at("shape_variation");
+    ShapeVariation variation;
+    variation.input = v.at("input").get<std::string>();
+    variation.dim = v.at("dim").get<int>();
+    variation.captured_size = v.at("captured_size").get<int64_t>();
+    for (const json& e : v.at("variants")) {
+      ShapeVariant variant;
+      variant.size = e.at("size").get<int64_t>();
+      variant.eager_ran = e.at("eager_ran").get<bool>();
+      variant.captured = e.at("captured").get<bool>();
+      variant.graph_nodes = e.at("graph_nodes").get<uint64_t>();
+      variant.pool_bytes = e.at("pool_bytes").get<uint64_t>();
+      variant.error = e.at("error").get<std::string>();
+      variation.variants.push_back(std::move(variant));
+    }
+    run.shape_variation = std::move(variation);
+  }
   if (j.contains("gpu") && !j.at("gpu").is_null()) {
     absl::StatusOr<GpuInfo> gpu = GpuFromJson(j.at("gpu"));
     if (!gpu.ok()) return gpu.status();
@@ -388,6 +406,20 @@ std::string EngineRunToJson(const EngineRun& run) {
                             {"output_abs_max", NumberToJson(r.output_abs_max)},
                             {"eager_offset", r.eager_offset},
                             {"graphed_offset", r.graphed_offset}};
+  }
+  if (run.shape_variation) {
+    const ShapeVariation& v = *run.shape_variation;
+    json variants = json::array();
+    for (const ShapeVariant& e : v.variants) {
+      variants.push_back(json{{"size", e.size},
+                              {"eager_ran", e.eager_ran},
+                              {"captured", e.captured},
+                              {"graph_nodes", e.graph_nodes},
+                              {"pool_bytes", e.pool_bytes},
+                              {"error", e.error}});
+    }
+    out["shape_variation"] =
+        json{{"input", v.input}, {"dim", v.dim}, {"captured_size", v.captured_size}, {"variants", variants}};
   }
   return out.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
 }

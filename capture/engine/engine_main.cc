@@ -41,6 +41,8 @@ int main(int argc, char** argv) {
   app.add_option("--replays", plan.steps);
   app.add_option("--seed", plan.seed);
   app.add_option("--numerics", numerics)->check(CLI::IsMember({"deterministic", "native"}));
+  std::string vary;
+  app.add_option("--vary", vary, "NAME:DIM=SIZE,SIZE,...");
   app.add_option("--result", result_path, "where the JSON result goes")->required();
   try {
     app.parse(argc, argv);
@@ -53,6 +55,11 @@ int main(int argc, char** argv) {
     absl::StatusOr<graphcheck::InputSpec> spec = graphcheck::ParseInputSpec(text);
     if (!spec.ok()) return Fail(spec.status());
     plan.inputs.push_back(*std::move(spec));
+  }
+  if (!vary.empty()) {
+    absl::StatusOr<graphcheck::VariedDimension> varied = graphcheck::ParseVariedDimension(vary);
+    if (!varied.ok()) return Fail(varied.status());
+    plan.vary = *std::move(varied);
   }
   absl::StatusOr<graphcheck::EngineRun> run = graphcheck::RunCheckPipeline(plan);
   if (!run.ok()) return Fail(run.status());

@@ -308,6 +308,45 @@ absl::Status RunSteps(int steps, const std::vector<std::vector<at::Tensor>>& bat
   });
 }
 
+// For --vary: at each size of the varied dimension, an eager forward and backward, then MakeGraphedCallables' graphs
+// of `callable` (a graph replays the shapes it captured: each size needs its own). A size that fails says why.
+ShapeVariation MeasureShapeVariants(const VariedDimension& varied, size_t input, int64_t captured_size,
+                                    const Callable& callable, const std::vector<at::Tensor>& batch,
+                                    const GraphOptions& options, FusedOptimizer* optimizer) {
+  ShapeVariation variation{varied.input, varied.dim, captured_size, {}};
+  for (int64_t size : varied.sizes) {
+    ShapeVariant& variant = variation.variants.emplace_back();
+    variant.size = size;
+    std::vector<at::Tensor> inputs = batch;
+    std::vector<int64_t> shape = batch[input].sizes().vec();
+    shape[varied.dim] = size;
+    absl::Status status = CallTorch(absl::StrCat("eager step at size ", size), [&] {
+      const at::Tensor& like = batch[input];
+      inputs[input] =
+          like.is_floating_point() ? at::randn(shape, like.options()) : at::randint(0, 10, shape, like.options());
+      at::Tensor loss = LossOf(callable.forward(inputs));
+      if (loss.requires_grad()) loss.backward();
+      if (optimizer != nullptr) optimizer->ZeroGrad();
+    });
+    variant.eager_ran = status.ok();
+    if (status.ok()) {
+      std::vector<c10::IValue> sample(inputs.begin(), inputs.end());
+      GraphOptions quiet = options;
+      quiet.on_phase = nullptr;
+      absl::StatusOr<GraphedCallables> made = MakeGraphedCallables({callable}, {sample}, quiet);
+      status = made.status();
+      if (made.ok()) {
+        const GraphedCallable& graphed = made->callables.front();
+        variant.captured = true;
+        variant.graph_nodes = graphed.forward_nodes() + graphed.backward_nodes();
+        variant.pool_bytes = GraphPoolBytes(made->pool);
+      }
+    }
+    if (!status.ok()) variant.error = std::string(status.message());
+  }
+  return variation;
+}
+
 }  // namespace
 
 absl::StatusOr<EngineRun> RunCheckPipeline(const CheckPlan& plan) {
@@ -324,6 +363,9 @@ absl::StatusOr<EngineRun> RunCheckPipeline(const CheckPlan& plan) {
   if (plan.warmup < 0 || plan.steps < 1) return absl::InvalidArgumentError("--warmup must be >= 0 and --replays >= 1");
   if (plan.scope == "full-iteration" && !plan.train) {
     return absl::InvalidArgumentError("--scope full-iteration graphs a training iteration: it needs --train");
+  }
+  if (plan.vary && plan.scope == "full-iteration") {
+    return absl::InvalidArgumentError("--vary captures the forward and backward per size: it needs --scope callables");
   }
   if (!torch::cuda::is_available()) {
     return absl::FailedPreconditionError("no CUDA device is available to LibTorch: graphcheck check needs a GPU");
@@ -351,6 +393,7 @@ absl::StatusOr<EngineRun> RunCheckPipeline(const CheckPlan& plan) {
   } else {
     planned.push_back("replay");
     if (!full_iteration) planned.push_back("rng-draws");
+    if (plan.vary) planned.push_back("shape-variants");
   }
   StepLog log(&run.steps);
   const at::Device device(at::kCUDA, 0);
@@ -362,6 +405,7 @@ absl::StatusOr<EngineRun> RunCheckPipeline(const CheckPlan& plan) {
   // Loading is checked before anything runs: a model or input problem is bad input (exit 2), not a finding.
   std::optional<Model> model;
   std::vector<std::vector<at::Tensor>> batches;
+  size_t varied_input = 0;  // --vary's input, by position
   {
     const auto start = std::chrono::steady_clock::now();
     absl::StatusOr<Model> loaded = LoadModel(*ref, device, plan.seed);
@@ -370,6 +414,20 @@ absl::StatusOr<EngineRun> RunCheckPipeline(const CheckPlan& plan) {
     absl::StatusOr<std::vector<std::vector<at::Tensor>>> resolved = ResolveBatches(plan, *model, device);
     if (!resolved.ok()) return resolved.status();
     batches = *std::move(resolved);
+    if (plan.vary) {
+      auto it = std::find_if(model->inputs.begin(), model->inputs.end(),
+                             [&](const InputSpec& s) { return s.name == plan.vary->input; });
+      if (it == model->inputs.end()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("--vary names '", plan.vary->input, "', which is not an input of the model"));
+      }
+      varied_input = static_cast<size_t>(it - model->inputs.begin());
+      if (plan.vary->dim >= batches.front()[varied_input].dim()) {
+        return absl::InvalidArgumentError(absl::StrCat("--vary: input '", plan.vary->input, "' has ",
+                                                       batches.front()[varied_input].dim(), " dimensions, not ",
+                                                       plan.vary->dim + 1));
+      }
+    }
     log.Add("load-model", std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count(),
             absl::OkStatus());
   }
@@ -530,6 +588,18 @@ absl::StatusOr<EngineRun> RunCheckPipeline(const CheckPlan& plan) {
     log.Run("rng-draws", [&] {
       return CallTorch("rng draws",
                        [&] { run.rng_draws = MeasureRngDraws(forward, graphed_forward, batches.front(), restart); });
+    });
+  }
+  if (plan.vary && !plan.timing_only) {
+    log.Run("shape-variants", [&] {
+      GraphOptions options;
+      options.warmup_iterations = plan.warmup;
+      Callable callable = model->callable;
+      callable.forward = forward;
+      run.shape_variation =
+          MeasureShapeVariants(*plan.vary, varied_input, batches.front()[varied_input].size(plan.vary->dim), callable,
+                               batches.front(), options, opt);
+      return absl::OkStatus();
     });
   }
   log.SkipRemaining(planned);

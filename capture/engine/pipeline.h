@@ -9,6 +9,7 @@
 #define GRAPHCHECK_CAPTURE_ENGINE_PIPELINE_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -37,6 +38,8 @@ struct CheckPlan {
   // Only what the step times need (load, eager warmup, graphs, then eager and graphed steps timed): the run that
   // `graphcheck check` starts without the recorder, whose times are the program's own.
   bool timing_only = false;
+  // --vary: graphs captured for each size of one input dimension besides the pipeline's own (step "shape-variants").
+  std::optional<VariedDimension> vary;
 };
 
 // InvalidArgument for bad input (model, inputs, options); FailedPrecondition when there is no CUDA device. Failures

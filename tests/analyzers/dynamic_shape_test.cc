@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "analyzers/checks.h"
+#include "core/engine_run.h"
 #include "tests/analyzers/trace_builder.h"
 
 namespace graphcheck::testing_trace {
@@ -26,6 +27,41 @@ TEST(DynamicShapeTest, PointsAtTheLaunchWhoseGridChanged) {
   EXPECT_THAT(findings[0].message, HasSubstr("gemm grid (24,1,1)"));
   EXPECT_THAT(findings[0].message, HasSubstr("gemm grid (16,1,1)"));
   EXPECT_THAT(RunCheck(analyzers::NewDynamicControlFlowCheck(), trace), SizeIs(0));
+}
+
+// graphcheck check --vary x:0=16,32,64 on a model whose graphs captured batch 64: the input and dimension are named,
+// with what the graphs of each size cost; a size that failed says why.
+TEST(DynamicShapeTest, EngineVariedDimensionNamesTheInputAndTheGraphsEachSizeNeeds) {
+  EngineRun run;
+  run.model = "builtin:mlp";
+  run.shape_variation = ShapeVariation{
+      "x",
+      0,
+      64,
+      {ShapeVariant{16, true, true, 36, 8 << 20, ""}, ShapeVariant{32, true, true, 36, 16 << 20, ""},
+       ShapeVariant{64, true, true, 36, 32 << 20, ""}, ShapeVariant{100000, false, false, 0, 0, "CUDA out of memory"}}};
+  CheckInputs inputs;
+  inputs.engine = &run;
+  const std::unique_ptr<Check> check = analyzers::NewDynamicShapeCheck();
+  ASSERT_TRUE(check->CanRun(inputs));
+  std::vector<Finding> findings;
+  CheckOptions options;
+  check->Run(inputs, BoundOptions(check->info(), options), &findings);
+  ASSERT_THAT(findings, SizeIs(1));
+  EXPECT_THAT(findings[0].message, HasSubstr("Input x's dimension 0 takes 4 sizes (16, 32, 64, 100000)"));
+  EXPECT_THAT(findings[0].message, HasSubstr("it captured (64)"));
+  EXPECT_THAT(findings[0].message, HasSubstr("for 3 of the sizes it was given: 56.0 MiB"));
+  EXPECT_THAT(findings[0].evidence, ::testing::Contains(HasSubstr("size 100000: the eager step failed: CUDA out")));
+  EXPECT_THAT(findings[0].fix, HasSubstr("Bucket dimension 0 of x"));
+
+  // Only the captured size: nothing varies.
+  run.shape_variation->variants = {ShapeVariant{64, true, true, 36, 32 << 20, ""}};
+  findings.clear();
+  check->Run(inputs, BoundOptions(check->info(), options), &findings);
+  EXPECT_THAT(findings, SizeIs(0));
+  // An engine run without --vary is not this check's input.
+  run.shape_variation.reset();
+  EXPECT_FALSE(check->CanRun(inputs));
 }
 
 TEST(DynamicShapeTest, StaticShapesAreClean) {

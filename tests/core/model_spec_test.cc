@@ -28,6 +28,16 @@ TEST(ModelSpecTest, RejectsBadInputSpecs) {
   EXPECT_THAT(ParseInputSpec("x:8:complex64").status().message(), HasSubstr("unknown dtype 'complex64'"));
 }
 
+TEST(ModelSpecTest, ParsesVariedDimensions) {
+  absl::StatusOr<VariedDimension> varied = ParseVariedDimension("input_ids:1=128,256,512");
+  ASSERT_TRUE(varied.ok()) << varied.status();
+  EXPECT_EQ(*varied, (VariedDimension{"input_ids", 1, {128, 256, 512}}));
+  EXPECT_EQ(FormatVariedDimension(*varied), "input_ids:1=128,256,512");
+  for (const char* bad : {"x", ":0=16", "x:=16", "x:-1=16", "x:0", "x:0=", "x:0=16,0", "x:0=16,a", "x:0=16,16"}) {
+    EXPECT_EQ(ParseVariedDimension(bad).status().code(), absl::StatusCode::kInvalidArgument) << bad;
+  }
+}
+
 TEST(ModelSpecTest, BuiltinCatalog) {
   bool has_defect = false;
   for (const char* name : {"mlp", "transformer", "convnet"}) {

@@ -4,6 +4,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -117,6 +118,22 @@ TEST_F(CheckGpuTest, FullIterationScopeIsClean) {
   ExpectCleanRun("builtin:mlp --scope full-iteration --optimizer adam");
 }
 TEST_F(CheckGpuTest, TransformerUnderBf16AutocastIsClean) { ExpectCleanRun("builtin:transformer --amp bf16"); }
+
+// A batch that varies (--vary): the engine captures graphs for each size, and dynamic-shape names the input, the
+// dimension and the memory the graphs of every size hold; nothing else changes.
+TEST_F(CheckGpuTest, VariedBatchSizeNamesTheInputAndTheGraphsEachSizeNeeds) {
+  const Checked checked = RunCheck("builtin:mlp --vary x:0=16,32,128");
+  const Report& report = checked.report;
+  EXPECT_EQ(checked.status, 0) << Describe(report);
+  for (const Step& step : report.steps) EXPECT_EQ(step.status, StepStatus::kOk) << step.name << ": " << step.message;
+  EXPECT_THAT(FindingIds(report, Severity::kError), ::testing::IsEmpty()) << Describe(report);
+  auto shape = std::find_if(report.findings.begin(), report.findings.end(),
+                            [](const Finding& f) { return f.check_id == "dynamic-shape"; });
+  ASSERT_NE(shape, report.findings.end()) << Describe(report);
+  EXPECT_THAT(shape->message, ::testing::HasSubstr("Input x's dimension 0 takes 4 sizes (16, 32, 64, 128)"));
+  EXPECT_THAT(shape->message, ::testing::HasSubstr("for 3 of the sizes it was given"));
+  std::printf("FINDING %s\n", Describe(report).c_str());
+}
 
 TEST_F(CheckGpuTest, EvaluationGraphsTheForwardOnly) {
   const Checked checked = RunCheck("builtin:convnet --eval");

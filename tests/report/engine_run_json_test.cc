@@ -38,6 +38,11 @@ TEST(EngineRunJsonTest, RoundTrips) {
   sample.changed_in_eager = true;
   run.samples = {sample};
   run.rng_draws = RngDraws{0.75, 0, 0, 0.5, 3.0, 4, 0};
+  run.shape_variation = ShapeVariation{
+      "x",
+      0,
+      64,
+      {ShapeVariant{16, true, true, 36, 1 << 20, ""}, ShapeVariant{4096, false, false, 0, 0, "out of memory"}}};
   run.gpu = GpuInfo{"NVIDIA H200", 9, 0, ""};
   absl::StatusOr<EngineRun> back = EngineRunFromJson(EngineRunToJson(run));
   ASSERT_TRUE(back.ok()) << back.status();
