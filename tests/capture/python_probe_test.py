@@ -225,6 +225,27 @@ with tempfile.TemporaryDirectory() as work:
     check("output-overwritten names the kept output", "`static_y`" in held.get("message", "")
           and where(held) == ("state.py", STATE_LINES["replay"]), held)
 
+    # Captures begun by Transformer Engine's and Megatron Core's graph code (stand-ins at their real module paths): the
+    # probe names who began them.
+    frameworks = os.path.join(work, "frameworks.py")
+    with open(frameworks, "w") as f:
+        f.write("import ctypes, os\n"
+                "ctypes.CDLL(os.environ['CUDA_INJECTION64_PATH']).InitializeInjection()\n"
+                "from transformer_engine.pytorch import graph as te_graph\n"
+                "from megatron.core.transformer import cuda_graphs\n"
+                "te_graph.make_graphed_callables(lambda x: x, (1,))\n"
+                "cuda_graphs.create_cudagraphs([lambda: None, lambda: None])\n"
+                "print('captured')\n")
+    before = set(os.listdir(traces))
+    ran = subprocess.run([sys.executable, frameworks], env=env, capture_output=True, text=True, timeout=60)
+    check("the frameworks program ran", ran.returncode == 0 and ran.stdout == "captured\n", ran.stdout + ran.stderr)
+    framework_traces = [os.path.join(traces, n) for n in os.listdir(traces) if n not in before]
+    dump = subprocess.run([graphcheck, "trace", "dump", framework_traces[0], "--limit", "100"], capture_output=True,
+                          text=True)
+    origins = [e.split()[5] for e in dump.stdout.splitlines() if " origin " in e and e.split()[3] == "capture-begin"]
+    check("captures begun by Transformer Engine and Megatron", origins == ["transformer-engine", "megatron",
+                                                                         "megatron"], dump.stdout)
+
     # A program that makes no capture: the same output with and without the probe, and no probe event.
     quiet = os.path.join(work, "quiet.py")
     with open(quiet, "w") as f:
