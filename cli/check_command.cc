@@ -112,6 +112,11 @@ void AttributeFindingsToSteps(Report* report) {
   }
 }
 
+const Metric* FindNamed(const std::vector<Metric>& metrics, absl::string_view name) {
+  auto it = std::find_if(metrics.begin(), metrics.end(), [&](const Metric& m) { return m.name == name; });
+  return it == metrics.end() ? nullptr : &*it;
+}
+
 // A temporary file for an engine's result, removed with the object.
 class EngineResultFile {
  public:
@@ -150,8 +155,7 @@ void RunUnrecordedTiming(const CheckCommandOptions& options, Report* report) {
     step.duration_ms = ran->wall_ms;
     if (ran->signal == 0 && ran->exit_code == 0) timing = ReadEngineRun(result.path());
   }
-  const bool timed = timing.ok() && std::any_of(timing->metrics.begin(), timing->metrics.end(),
-                                                [](const Metric& m) { return m.name == "check.graphed_step_us"; });
+  const bool timed = timing.ok() && FindNamed(timing->metrics, "check.graphed_step_us") != nullptr;
   if (timed) {
     UseUnrecordedTimes(timing->metrics, &report->metrics);
   } else {
@@ -276,16 +280,12 @@ int CheckModel(CheckCommandOptions& options, const CommandContext& context) {
 }  // namespace
 
 void UseUnrecordedTimes(const std::vector<Metric>& unrecorded, std::vector<Metric>* metrics) {
-  auto find = [](const std::vector<Metric>& in, absl::string_view name) -> const Metric* {
-    auto it = std::find_if(in.begin(), in.end(), [&](const Metric& m) { return m.name == name; });
-    return it == in.end() ? nullptr : &*it;
-  };
   auto replaced = [](absl::string_view name) {
     return absl::StartsWith(name, "check.eager_step_us") || absl::StartsWith(name, "check.graphed_step_us") ||
            name == "check.speedup" || name == "check.eager_outside_graphable_us";
   };
   std::optional<Metric> recorded_eager;
-  if (const Metric* eager = find(*metrics, "check.eager_step_us")) recorded_eager = *eager;
+  if (const Metric* eager = FindNamed(*metrics, "check.eager_step_us")) recorded_eager = *eager;
   metrics->erase(std::remove_if(metrics->begin(), metrics->end(), [&](const Metric& m) { return replaced(m.name); }),
                  metrics->end());
   for (const Metric& m : unrecorded) {
@@ -294,7 +294,7 @@ void UseUnrecordedTimes(const std::vector<Metric>& unrecorded, std::vector<Metri
     if (absl::EndsWith(copy.name, "_step_us")) absl::StrAppend(&copy.description, ", run without the recorder");
     metrics->push_back(std::move(copy));
   }
-  const Metric* eager = find(unrecorded, "check.eager_step_us");
+  const Metric* eager = FindNamed(unrecorded, "check.eager_step_us");
   if (recorded_eager && eager != nullptr && eager->value > 0) {
     metrics->push_back(Metric{"check.recorded_eager_step_us", recorded_eager->value, "us",
                               "eager step, median, in the run whose launches were recorded"});
@@ -309,10 +309,7 @@ void UseEngineTimesForTheForecast(std::vector<Metric>* metrics) {
                                   return m.name == "graphed.speedup" || m.name == "graphed.forecast_error_ratio";
                                 }),
                  metrics->end());
-  auto find = [&](absl::string_view name) -> const Metric* {
-    auto it = std::find_if(metrics->begin(), metrics->end(), [&](const Metric& m) { return m.name == name; });
-    return it == metrics->end() ? nullptr : &*it;
-  };
+  auto find = [&](absl::string_view name) { return FindNamed(*metrics, name); };
   const Metric* forecast = find("launch.forecast_graphed_us");
   if (forecast == nullptr) return;
   double forecast_us = forecast->value;

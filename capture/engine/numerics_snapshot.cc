@@ -80,6 +80,17 @@ void RunSnapshot::TakeFinalState(const std::vector<NamedTensor>& state) {
   for (const NamedTensor& t : state) tensors.push_back({t.name, t.role, Copy(t.tensor)});
 }
 
+double MaxFiniteDifference(const at::Tensor& a, const at::Tensor& b) {
+  if (a.numel() == 0) return 0;
+  return MaxDifference(Flatten(a, b)).first;
+}
+
+double FiniteAbsMax(const at::Tensor& t) {
+  if (t.numel() == 0) return 0;
+  const at::Tensor values = t.reshape({-1}).to(at::kDouble);
+  return at::where(at::isfinite(values), values.abs(), at::zeros_like(values)).max().item<double>();
+}
+
 std::vector<NumericsSample> CompareSnapshots(const RunSnapshot& eager, const RunSnapshot* repeat,
                                              const RunSnapshot& graphed, const std::vector<NamedTensor>& initial) {
   at::NoGradGuard no_grad;
@@ -98,14 +109,13 @@ std::vector<NumericsSample> CompareSnapshots(const RunSnapshot& eager, const Run
     s.worst_index = index;
     s.eager_at_worst = eg.a[index].item<double>();
     s.graphed_at_worst = eg.b[index].item<double>();
-    const at::Tensor eager_finite = at::isfinite(eg.a);
-    s.eager_abs_max = at::where(eager_finite, eg.a.abs(), at::zeros_like(eg.a)).max().item<double>();
-    s.eager_nonfinite = eager_finite.logical_not().sum().item<int64_t>();
+    s.eager_abs_max = FiniteAbsMax(eg.a);
+    s.eager_nonfinite = at::isfinite(eg.a).logical_not().sum().item<int64_t>();
     s.graphed_nonfinite = at::isfinite(eg.b).logical_not().sum().item<int64_t>();
     if (repeat != nullptr) {
       const NamedTensor* r = Find(repeat->tensors, e.role, e.name);
       if (r != nullptr && r->tensor.sizes() == e.tensor.sizes()) {
-        s.eager_spread = MaxDifference(Flatten(e.tensor, r->tensor)).first;
+        s.eager_spread = MaxFiniteDifference(e.tensor, r->tensor);
       }
     }
     if (e.role == TensorRole::kParameter || e.role == TensorRole::kBuffer) {

@@ -29,6 +29,11 @@ struct RunSnapshot {
   void TakeFinalState(const std::vector<NamedTensor>& state);
 };
 
+// The largest |b - a| over the elements finite in both (compared as doubles); a and b have the same shape.
+double MaxFiniteDifference(const at::Tensor& a, const at::Tensor& b);
+// The largest |t| over its finite elements; 0 for an empty tensor.
+double FiniteAbsMax(const at::Tensor& t);
+
 // One sample per tensor present, with the same shape, in the eager and the graphed snapshot (matched by role and
 // name). `repeat` (may be null) gives the eager spread; `initial` (the state the runs started from) the
 // changed-in-eager and changed-in-graphed flags of parameters and buffers.

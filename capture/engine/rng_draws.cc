@@ -6,6 +6,8 @@
 
 #include <ATen/cuda/CUDAGeneratorImpl.h>
 
+#include "capture/engine/numerics_snapshot.h"
+
 namespace graphcheck {
 namespace {
 
@@ -13,27 +15,17 @@ namespace {
 // replay overwrites.
 std::vector<at::Tensor> Draw(const ForwardFn& forward, const std::vector<at::Tensor>& batch) {
   std::vector<at::Tensor> outputs;
-  for (const at::Tensor& t : forward(batch)) outputs.push_back(t.detach().to(at::kFloat, /*non_blocking=*/false, true));
+  for (const at::Tensor& t : forward(batch)) outputs.push_back(t.detach().clone());
   return outputs;
 }
 
-// The largest |a - b| over elements finite in both; infinity when the outputs do not match in number or shape.
+// The largest MaxFiniteDifference over the outputs; infinity when they do not match in number or shape.
 double MaxDifference(const std::vector<at::Tensor>& a, const std::vector<at::Tensor>& b) {
   if (a.size() != b.size()) return std::numeric_limits<double>::infinity();
   double worst = 0;
   for (size_t i = 0; i < a.size(); ++i) {
     if (a[i].sizes() != b[i].sizes()) return std::numeric_limits<double>::infinity();
-    if (a[i].numel() == 0) continue;
-    const at::Tensor finite = a[i].isfinite().logical_and(b[i].isfinite());
-    worst = std::max(worst, (a[i] - b[i]).abs().masked_fill(finite.logical_not(), 0).max().item<double>());
-  }
-  return worst;
-}
-
-double AbsMax(const std::vector<at::Tensor>& tensors) {
-  double worst = 0;
-  for (const at::Tensor& t : tensors) {
-    if (t.numel() > 0) worst = std::max(worst, t.abs().nan_to_num(0, 0, 0).max().item<double>());
+    worst = std::max(worst, MaxFiniteDifference(a[i], b[i]));
   }
   return worst;
 }
@@ -65,7 +57,7 @@ RngDraws MeasureRngDraws(const ForwardFn& eager, const ForwardFn& graphed, const
   draws.eager_reseeded = MaxDifference(eager_first, eager_again);
   draws.graphed_redraw = MaxDifference(graphed_first, graphed_second);
   draws.graphed_vs_eager = MaxDifference(graphed_first, eager_first);
-  draws.output_abs_max = AbsMax(eager_first);
+  for (const at::Tensor& t : eager_first) draws.output_abs_max = std::max(draws.output_abs_max, FiniteAbsMax(t));
   return draws;
 }
 

@@ -249,6 +249,7 @@ void DeriveGraphLaunches(Trace* trace) {
       launches[it->second].intervals.push_back({memory.start_ns, memory.end_ns, 0});
     }
   }
+  absl::flat_hash_set<uint64_t> seen;  // graph nodes of the launch at hand
   for (Launch& launch : launches) {
     // Launches whose kernels were not recorded (activity off, or lost) have no GPU interval.
     if (launch.intervals.empty()) continue;
@@ -257,7 +258,7 @@ void DeriveGraphLaunches(Trace* trace) {
     // recorded launch spanned the 59 ms of every later replay). They come after the launch's own nodes: its records
     // end before a graph node repeats, and after the graph's node count.
     std::sort(launch.intervals.begin(), launch.intervals.end());
-    absl::flat_hash_set<uint64_t> seen;
+    seen.clear();
     size_t own = 0;
     while (own < launch.intervals.size() && (launch.nodes == 0 || own < launch.nodes)) {
       const uint64_t node = launch.intervals[own].node;
