@@ -95,6 +95,7 @@ class StepAccumulator {
       total_.graphable_gpu_busy_us += in_parts.busy / 1e3;
       total_.graphable_gpu_span_us += in_parts.span / 1e3;
       total_.outside_graphable_us += std::max(0.0, step_us - std::max(parts_host, in_parts.span) / 1e3);
+      total_.outside_gpu_busy_us += (all.busy - std::min(all.busy, in_parts.busy)) / 1e3;
     }
     total_.gpu_idle_us += std::max(0.0, step_us - all.busy / 1e3);
     delay_sum_us_ += delay_ns / 1e3;
@@ -117,10 +118,10 @@ class StepAccumulator {
     StepStats mean = total_;
     if (total_.steps == 0) return mean;
     const double n = static_cast<double>(total_.steps);
-    for (double* field :
-         {&mean.step_us, &mean.kernels, &mean.graph_launches, &mean.nodes, &mean.gpu_busy_us, &mean.gpu_idle_us,
-          &mean.cpu_launch_us, &mean.short_kernels, &mean.graphable_parts, &mean.graphable_nodes,
-          &mean.graphable_gpu_busy_us, &mean.graphable_gpu_span_us, &mean.outside_graphable_us}) {
+    for (double* field : {&mean.step_us, &mean.kernels, &mean.graph_launches, &mean.nodes, &mean.gpu_busy_us,
+                          &mean.gpu_idle_us, &mean.cpu_launch_us, &mean.short_kernels, &mean.graphable_parts,
+                          &mean.graphable_nodes, &mean.graphable_gpu_busy_us, &mean.graphable_gpu_span_us,
+                          &mean.outside_graphable_us, &mean.outside_gpu_busy_us}) {
       *field /= n;
     }
     mean.launch_delay_us = delay_count_ == 0 ? 0 : delay_sum_us_ / delay_count_;
@@ -220,8 +221,11 @@ LaunchStats ComputeLaunchStats(const TraceAnalysis& analysis, const IterationOpt
   stats.forecast = stats.eager.steps >= model.min_forecast_steps && stats.eager.gpu_busy_us > 0;
   if (stats.forecast) {
     const StepStats& e = stats.eager;
-    stats.forecast_graphed_us = stats.outside_graphable_us + e.graphable_gpu_busy_us +
-                                model.graph_launch_us * e.graphable_parts + model.graph_node_us * e.graphable_nodes;
+    const double launches_us = model.graph_launch_us * e.graphable_parts;
+    stats.forecast_host_path_us = stats.outside_graphable_us + launches_us;
+    stats.forecast_gpu_path_us =
+        e.graphable_gpu_busy_us + model.graph_node_us * e.graphable_nodes + launches_us + e.outside_gpu_busy_us;
+    stats.forecast_graphed_us = std::max(stats.forecast_host_path_us, stats.forecast_gpu_path_us);
     stats.forecast_savings_us = std::max(0.0, stats.eager_step_us - stats.forecast_graphed_us);
     stats.forecast_savings_ratio = stats.eager_step_us > 0 ? stats.forecast_savings_us / stats.eager_step_us : 0;
   }
@@ -272,8 +276,9 @@ std::vector<Metric> LaunchMetrics(const LaunchStats& stats) {
   if (stats.forecast) {
     const std::vector<Metric> forecast = {
         {"launch.forecast_graphed_us", stats.forecast_graphed_us, "us",
-         "forecast step time if graphed: GPU busy of what the graphs replay + graph launches + per-node cost + the "
-         "part of the step outside graphcheck:graphable ranges, which stays eager"},
+         "forecast step time if graphed: the longer of the GPU path (GPU busy of what the graphs replay + graph "
+         "launches + per-node cost + the GPU busy of what stays eager) and the host path (graph launches + the part "
+         "of the step outside graphcheck:graphable ranges, which stays eager)"},
         {"launch.forecast_savings_us", stats.forecast_savings_us, "us", "eager step time - forecast graphed time"},
         {"launch.forecast_savings_ratio", stats.forecast_savings_ratio, "ratio", "forecast savings / eager step time"},
     };
@@ -284,6 +289,11 @@ std::vector<Metric> LaunchMetrics(const LaunchStats& stats) {
                                       "work): stays eager; from the ",
                                       stats.outside_graphable_unperturbed ? "steps outside launch recording"
                                                                           : "steps with launches recorded")});
+      metrics.push_back({"launch.forecast_host_path_us", stats.forecast_host_path_us, "us",
+                         "the graphed step's host path: graph launches + the eager rest of the step"});
+      metrics.push_back({"launch.forecast_gpu_path_us", stats.forecast_gpu_path_us, "us",
+                         "the graphed step's GPU path: the graphs' GPU busy time, node costs and launches + the GPU "
+                         "busy time of the kernels that stay eager"});
     }
   }
   if (g.steps > 0) {

@@ -314,14 +314,17 @@ void UseEngineTimesForTheForecast(std::vector<Metric>* metrics) {
   if (forecast == nullptr) return;
   double forecast_us = forecast->value;
   std::vector<Metric> added;
-  // What stays eager (loss, optimizer), timed without the recorder, in place of the trace's recorded figure.
+  // What stays eager (loss, optimizer), timed without the recorder, in place of the trace's recorded figure: it is
+  // the host path's (launch.forecast_graphed_us is the longer of the host and the GPU path).
   const Metric* trace_outside = find("launch.outside_graphable_us");
   const Metric* engine_outside = find("check.eager_outside_graphable_us");
-  if (trace_outside != nullptr && engine_outside != nullptr) {
-    forecast_us += engine_outside->value - trace_outside->value;
+  const Metric* host_path = find("launch.forecast_host_path_us");
+  const Metric* gpu_path = find("launch.forecast_gpu_path_us");
+  if (trace_outside != nullptr && engine_outside != nullptr && host_path != nullptr && gpu_path != nullptr) {
+    forecast_us = std::max(host_path->value - trace_outside->value + engine_outside->value, gpu_path->value);
     added.push_back(Metric{"check.forecast_graphed_us", forecast_us, "us",
                            "the trace's forecast graphed step with check.eager_outside_graphable_us in place of "
-                           "launch.outside_graphable_us"});
+                           "launch.outside_graphable_us on its host path"});
   }
   if (const Metric* eager = find("check.eager_step_us")) {
     added.push_back(Metric{"check.forecast_savings_us", std::max(0.0, eager->value - forecast_us), "us",

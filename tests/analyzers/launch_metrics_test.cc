@@ -25,7 +25,7 @@ std::map<std::string, double> Metrics(const trace::Trace& trace, const std::stri
 
 // Seven recorded 100 us steps from `*t`: 10 kernels of 1 us each, the first 5 launched inside a graphable range
 // (kernels 2-4 from another thread, as autograd's device thread launches a backward).
-void AddGraphableSteps(TraceBuilder& b, uint64_t* t) {
+void AddGraphableSteps(TraceBuilder& b, uint64_t* t, uint64_t kernel_ns = 1000) {
   uint64_t gpu = 0;
   for (int s = 0; s < 7; ++s, *t += 100000) {
     b.Push(*t, 1, "step");
@@ -36,7 +36,7 @@ void AddGraphableSteps(TraceBuilder& b, uint64_t* t) {
       trace::KernelRecord kernel;
       kernel.correlation_id = call.correlation_id;
       kernel.start_ns = std::max(gpu, *t + k * 1000 + 5000);
-      kernel.end_ns = gpu = kernel.start_ns + 1000;
+      kernel.end_ns = gpu = kernel.start_ns + kernel_ns;
       kernel.name = call.kernel_name;
       kernel.stream_id = 7;
       b.trace().AddKernel(kernel);
@@ -98,14 +98,29 @@ TEST(LaunchMetricsTest, GpuBoundStepIsNotPerturbedByRecording) {
 
 // Steps whose graphable ranges (graphcheck check marks forward and backward) hold 5 of their 10 kernels: the graphs
 // would replay those (5 us of GPU time, one launch, 5 nodes), whichever thread launched them; the rest of the 100 us
-// step (95 us: the loss, the optimizer) stays eager.
+// step (95 us: the loss, the optimizer) stays eager. The host's 95 us of it outlasts everything the GPU does (the
+// graph's 5 us, its 5 node costs and launch, the eager kernels' 5 us), so the host path is the forecast.
 TEST(LaunchMetricsTest, OnlyTheGraphablePartIsReplacedByItsGpuTime) {
   TraceBuilder b;
   uint64_t t = 1000000;
   AddGraphableSteps(b, &t);
   std::map<std::string, double> m = Metrics(b.Build(), "step");
   EXPECT_NEAR(m["launch.outside_graphable_us"], 95, 0.01);
-  EXPECT_NEAR(m["launch.forecast_graphed_us"], 95 + 5 + 2.5 + 0.1 * 5, 0.01);
+  EXPECT_NEAR(m["launch.forecast_host_path_us"], 95 + 2.5, 0.01);
+  EXPECT_NEAR(m["launch.forecast_gpu_path_us"], 5 + 0.1 * 5 + 2.5 + 5, 0.01);
+  EXPECT_NEAR(m["launch.forecast_graphed_us"], 95 + 2.5, 0.01);
+}
+
+// The same steps with 30 us kernels: the GPU is the bottleneck (300 us a step). The eager rest's time overlaps the
+// graph's replay, so the forecast is the GPU path (both parts' GPU time), not their sum with the host's time.
+TEST(LaunchMetricsTest, AGpuBoundGraphedStepIsItsGpuPath) {
+  TraceBuilder b;
+  uint64_t t = 1000000;
+  AddGraphableSteps(b, &t, /*kernel_ns=*/30000);
+  std::map<std::string, double> m = Metrics(b.Build(), "step");
+  EXPECT_NEAR(m["launch.forecast_gpu_path_us"], 150 + 0.1 * 5 + 2.5 + 150, 0.01);
+  EXPECT_LT(m["launch.forecast_host_path_us"], m["launch.forecast_gpu_path_us"]);
+  EXPECT_NEAR(m["launch.forecast_graphed_us"], m["launch.forecast_gpu_path_us"], 0.01);
 }
 
 // A sampled trace of steps with graphable ranges: recorded ones as above (100 us, 95 of them outside the graphable
@@ -129,7 +144,7 @@ TEST(LaunchMetricsTest, TimeOutsideGraphableRangesFromTheUnperturbedSteps) {
   EXPECT_EQ(m["launch.unperturbed_iterations"], 7);
   EXPECT_NEAR(m["launch.iteration_us"], 60, 0.01);
   EXPECT_NEAR(m["launch.outside_graphable_us"], 20, 0.01);
-  EXPECT_NEAR(m["launch.forecast_graphed_us"], 20 + 5 + 2.5 + 0.1 * 5, 0.01);
+  EXPECT_NEAR(m["launch.forecast_graphed_us"], std::max(20 + 2.5, 5 + 0.1 * 5 + 2.5 + 5), 0.01);
 }
 
 // Too few steps outside the windows: the recorded steps' time, and no claim about perturbation.

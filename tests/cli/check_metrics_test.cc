@@ -42,7 +42,9 @@ TEST(CheckMetricsTest, TimesWithoutTheRecorderReplaceTheRecordedOnes) {
                                  {"check.speedup", 1.77, "ratio", ""},
                                  {"check.graph_nodes", 36, "count", ""},
                                  {"launch.forecast_graphed_us", 360, "us", ""},
-                                 {"launch.outside_graphable_us", 161, "us", ""}};
+                                 {"launch.outside_graphable_us", 161, "us", ""},
+                                 {"launch.forecast_host_path_us", 360, "us", ""},
+                                 {"launch.forecast_gpu_path_us", 230, "us", ""}};
   const std::vector<Metric> unrecorded = {{"check.eager_step_us", 700, "us", "eager step, median (CUDA events)"},
                                           {"check.eager_step_us_p10", 680, "us", ""},
                                           {"check.graphed_step_us", 285, "us", ""},
@@ -59,11 +61,28 @@ TEST(CheckMetricsTest, TimesWithoutTheRecorderReplaceTheRecordedOnes) {
   EXPECT_DOUBLE_EQ(v.at("check.graph_nodes"), 36);  // the recorded run's own metrics stay
   EXPECT_DOUBLE_EQ(v.at("check.recorded_eager_step_us"), 1204);
   EXPECT_DOUBLE_EQ(v.at("check.recorder_perturbation_ratio"), 1204.0 / 700 - 1);
+  // The host path with the unrecorded eager rest (279 us) is longer than the GPU path (230 us).
   EXPECT_DOUBLE_EQ(v.at("check.forecast_graphed_us"), 360 - 161 + 80);
   EXPECT_DOUBLE_EQ(v.at("check.forecast_error_ratio"), (279.0 - 285) / 285);
   const auto eager =
       std::find_if(metrics.begin(), metrics.end(), [](const Metric& m) { return m.name == "check.eager_step_us"; });
   EXPECT_THAT(eager->description, ::testing::HasSubstr("without the recorder"));
+}
+
+// A GPU-bound graphed step: with the unrecorded eager rest the host path (900 us) is shorter than the GPU path, which
+// stays the forecast.
+TEST(CheckMetricsTest, TheUnrecordedEagerRestChangesOnlyTheHostPath) {
+  std::vector<Metric> metrics = {{"check.eager_step_us", 7000, "us", ""},
+                                 {"check.graphed_step_us", 1800, "us", ""},
+                                 {"check.eager_outside_graphable_us", 800, "us", ""},
+                                 {"launch.forecast_graphed_us", 1750, "us", ""},
+                                 {"launch.outside_graphable_us", 1000, "us", ""},
+                                 {"launch.forecast_host_path_us", 1100, "us", ""},
+                                 {"launch.forecast_gpu_path_us", 1750, "us", ""}};
+  UseEngineTimesForTheForecast(&metrics);
+  const std::map<std::string, double> v = Values(metrics);
+  EXPECT_DOUBLE_EQ(v.at("check.forecast_graphed_us"), 1750);
+  EXPECT_DOUBLE_EQ(v.at("check.forecast_error_ratio"), (1750.0 - 1800) / 1800);
 }
 
 TEST(CheckMetricsTest, NoForecastNothingAdded) {
