@@ -126,6 +126,7 @@ ProcessResult AnalyzeProcess(const trace::Trace& trace, const CheckRegistry& reg
   for (Metric& metric : ProbeMetrics(trace, analysis.probe(), analysis.captures().windows())) {
     result.metrics.push_back(std::move(metric));
   }
+  for (Metric& metric : ShadowMetrics(trace)) result.metrics.push_back(std::move(metric));
   result.summary = SummarizeProcess(analysis);
   return result;
 }

@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "analyzers/checks.h"
 #include "analyzers/trace_analysis.h"
+#include "core/trace/python_frames.h"
 
 namespace graphcheck::analyzers {
 namespace {
@@ -74,7 +75,7 @@ class CompileCudagraphSkippedCheck : public AnalyzerCheck {
     std::map<std::pair<trace::StringId, std::string>, std::pair<size_t, uint32_t>> seen;
     for (const trace::ProbeEvent& event : trace.probe_events) {
       if (event.kind != trace::ProbeEventKind::kCompileSkip) continue;
-      const std::vector<SourceFrame> frames = PythonFrames(trace, event.stack);
+      const std::vector<SourceFrame> frames = trace::PythonFrames(trace, event.stack);
       const SourceFrame* user = FirstUserFrame(frames);
       const std::string site = user == nullptr ? "" : absl::StrCat(user->file, ":", user->line);
       auto [it, inserted] = seen.try_emplace({event.text, site}, findings->size(), 0);

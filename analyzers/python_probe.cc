@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "analyzers/capture_problem_check.h"
 #include "analyzers/trace_analysis.h"
+#include "core/trace/python_frames.h"
 
 namespace graphcheck::analyzers {
 namespace {
@@ -21,7 +22,7 @@ constexpr size_t kQuotedExceptionBytes = 300;
 
 // Whether PyTorch's graph code raised it: the innermost frame, past the probe's wrappers, is torch/cuda/graphs.py.
 bool RaisedInGraphCode(const trace::Trace& trace, const ProbeEvent& event) {
-  for (const SourceFrame& frame : PythonFrames(trace, event.stack)) {
+  for (const SourceFrame& frame : trace::PythonFrames(trace, event.stack)) {
     if (absl::EndsWith(frame.file, "graphcheck_probe.py")) continue;  // the probe's own wrappers of graph methods
     return absl::EndsWith(frame.file, "torch/cuda/graphs.py");
   }
@@ -159,7 +160,7 @@ std::vector<Metric> ProbeMetrics(const trace::Trace& trace, const ProbeIndex& pr
     ++recordings;
     if (windows[w].end_call) compiled_graphs.insert(trace.Detail(trace.api_calls[*windows[w].end_call]).graph_id);
     const ProbeEvent& begin = trace.probe_events[*probe.BeginEvent(w)];
-    const std::vector<SourceFrame> frames = PythonFrames(trace, begin.stack);
+    const std::vector<SourceFrame> frames = trace::PythonFrames(trace, begin.stack);
     if (const SourceFrame* site = FirstUserFrame(frames)) {
       call_sites.emplace(site->file, site->line);
     }
@@ -205,6 +206,36 @@ std::vector<Metric> ProbeMetrics(const trace::Trace& trace, const ProbeIndex& pr
   return metrics;
 }
 
+std::vector<Metric> ShadowMetrics(const trace::Trace& trace) {
+  std::vector<Metric> metrics;
+  if (trace.shadow_comparisons.empty()) return metrics;
+  // One call's outputs share its time and randomness: count calls by (module, call).
+  std::map<std::pair<uint64_t, uint32_t>, const trace::ShadowComparison*> calls;
+  uint64_t outputs = 0;
+  for (const trace::ShadowComparison& c : trace.shadow_comparisons) {
+    calls.emplace(std::make_pair(c.module, c.call), &c);
+    outputs += !c.random;
+  }
+  uint64_t random = 0;
+  std::vector<uint64_t> costs;
+  for (const auto& [key, c] : calls) {
+    random += c->random;
+    costs.push_back(c->shadow_ns);
+  }
+  std::nth_element(costs.begin(), costs.begin() + costs.size() / 2, costs.end());
+  metrics.push_back({"shadow.calls_compared", static_cast<double>(calls.size() - random), "count",
+                     "calls of graphed modules compared with their eager forward (--shadow; numerics-forward)"});
+  metrics.push_back({"shadow.calls_random", static_cast<double>(random), "count",
+                     "calls not compared because their eager forward draws random numbers (dropout)"});
+  metrics.push_back({"shadow.outputs_compared", static_cast<double>(outputs), "count",
+                     "outputs of those calls compared element by element"});
+  // The median: a process's first comparison also loads the comparison's kernels (about a second on an H100).
+  metrics.push_back({"shadow.cost_us", costs[costs.size() / 2] / 1e3, "us",
+                     "host time a shadowed call added, median over the shadowed calls: two eager forwards, the "
+                     "restores and the comparison, which waits for the GPU"});
+  return metrics;
+}
+
 namespace {
 
 // "train.py:42 in step", the exception's innermost user frame (else its innermost frame).
@@ -245,7 +276,7 @@ std::optional<uint64_t> BytesLeftAllocated(const trace::Trace& trace, const Prob
 
 Location ProbeEventLocation(const trace::Trace& trace, const trace::ProbeEvent& event) {
   Location where;
-  where.python = PythonFrames(trace, event.stack);
+  where.python = trace::PythonFrames(trace, event.stack);
   where.thread_id = event.thread_id;
   if (trace.process.pid != 0) where.pid = trace.process.pid;
   return where;
@@ -254,7 +285,7 @@ Location ProbeEventLocation(const trace::Trace& trace, const trace::ProbeEvent& 
 std::string CapturedAt(const trace::Trace& trace, uint64_t graph) {
   for (const ProbeEvent& event : trace.probe_events) {
     if (event.kind != ProbeEventKind::kCaptureBegin || event.graph != graph) continue;
-    const std::string site = RaisedAt(PythonFrames(trace, event.stack));
+    const std::string site = RaisedAt(trace::PythonFrames(trace, event.stack));
     return site.empty() ? "" : absl::StrCat(" (captured at ", site, ")");
   }
   return "";
@@ -308,7 +339,7 @@ std::vector<std::string> ExceptionEvidence(const TraceAnalysis& analysis, size_t
     if (exception.reported || exception.window != window) continue;
     const trace::ProbeEvent& event = trace.probe_events[exception.event];
     std::string line = absl::StrCat("the program saw ", ExceptionText(trace, event));
-    if (const std::string at = RaisedAt(PythonFrames(trace, event.stack)); !at.empty()) {
+    if (const std::string at = RaisedAt(trace::PythonFrames(trace, event.stack)); !at.empty()) {
       absl::StrAppend(&line, " (raised at ", at, ")");
     }
     lines.push_back(std::move(line));

@@ -70,6 +70,10 @@ std::vector<std::string> ExceptionEvidence(const TraceAnalysis& analysis, size_t
 std::vector<Metric> ProbeMetrics(const trace::Trace& trace, const ProbeIndex& probe,
                                  const std::vector<CaptureWindow>& windows);
 
+// What `graphcheck run --shadow` compared (none without shadow comparisons): calls compared, calls left out as
+// random, outputs compared, and what a shadowed call cost.
+std::vector<Metric> ShadowMetrics(const trace::Trace& trace);
+
 // "torch.compile's cudagraph trees" and the like, for messages.
 std::string DescribeOrigin(trace::ProbeOrigin origin);
 // Captures begun by a framework's own machinery rather than as the program's work to graph: cudagraph trees' empty

@@ -14,6 +14,7 @@
 #include "absl/strings/str_format.h"
 #include "analyzers/capture_problem_check.h"
 #include "analyzers/checks.h"
+#include "core/trace/python_frames.h"
 
 namespace graphcheck::analyzers {
 namespace {
@@ -65,7 +66,7 @@ class RecaptureChurnCheck : public AnalyzerCheck {
       // its own function id: their recordings are one region by the program's call site too.
       const trace::PythonStackId stack =
           begin ? trace.probe_events[*begin].stack : trace.Detail(trace.api_calls[window.begin_call]).python_stack;
-      const std::vector<SourceFrame> frames = PythonFrames(trace, stack);
+      const std::vector<SourceFrame> frames = trace::PythonFrames(trace, stack);
       const SourceFrame* call_site = FirstUserFrame(frames);
       const trace::Backtrace* backtrace =
           trace.FindBacktrace(trace.Detail(trace.api_calls[window.begin_call]).backtrace);
@@ -91,7 +92,7 @@ class RecaptureChurnCheck : public AnalyzerCheck {
       Finding finding = NewFinding();
       finding.where = analysis.Locate(windows[first].begin_call);
       if (const std::optional<size_t> begin = probe.BeginEvent(first)) {
-        finding.where.python = PythonFrames(trace, trace.probe_events[*begin].stack);
+        finding.where.python = trace::PythonFrames(trace, trace.probe_events[*begin].stack);
       }
       finding.message =
           group.compiled

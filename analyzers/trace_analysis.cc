@@ -7,6 +7,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "analyzers/torch_ops.h"
+#include "core/trace/python_frames.h"
 
 namespace graphcheck::analyzers {
 namespace {
@@ -15,45 +16,18 @@ constexpr size_t kLocationFrames = 8;  // frames shown in a finding; the innermo
 
 }  // namespace
 
-bool IsUserPythonFile(absl::string_view file) {
-  if (file.empty() || absl::StartsWith(file, "<frozen")) return false;
-  // torchinductor_ folders hold the code torch.compile generated, not the program's own.
-  for (absl::string_view library :
-       {"/site-packages/", "/dist-packages/", "/torch/", "/torchinductor_", "graphcheck_probe", "/sitecustomize.py"}) {
-    if (absl::StrContains(file, library)) return false;
-  }
-  // The standard library: .../lib/python3.X/... (its site-packages were excluded above).
-  const size_t lib = file.find("/python3.");
-  return lib == absl::string_view::npos ||
-         !(absl::EndsWith(file.substr(0, lib), "/lib") || absl::EndsWith(file.substr(0, lib), "/lib64"));
-}
-
 bool CalledByGraphMachinery(const trace::Trace& trace, const trace::ApiCall& call) {
   const trace::PythonStack* stack = trace.FindPythonStack(trace.Detail(call).python_stack);
   if (stack == nullptr) return false;
   for (const trace::PythonFrameRef& frame : stack->frames) {
     const absl::string_view file = trace.String(frame.file);
-    if (IsUserPythonFile(file)) return false;
+    if (trace::IsUserPythonFile(file)) return false;
     if (absl::EndsWith(file, "/torch/cuda/graphs.py") || absl::StrContains(file, "/torch/_inductor/") ||
         absl::StrContains(file, "/torch/_dynamo/")) {
       return true;
     }
   }
   return false;
-}
-
-std::vector<SourceFrame> PythonFrames(const trace::Trace& trace, trace::PythonStackId id) {
-  std::vector<SourceFrame> frames;
-  const trace::PythonStack* stack = trace.FindPythonStack(id);
-  if (stack == nullptr) return frames;
-  for (const trace::PythonFrameRef& ref : stack->frames) {
-    SourceFrame& frame = frames.emplace_back();
-    frame.file = std::string(trace.String(ref.file));
-    frame.line = static_cast<int>(std::min<uint32_t>(ref.line, std::numeric_limits<int>::max()));
-    frame.function = std::string(trace.String(ref.function));
-    frame.user = IsUserPythonFile(frame.file);
-  }
-  return frames;
 }
 
 const CaptureAnalysis& TraceAnalysis::captures() const {
@@ -139,7 +113,7 @@ Location TraceAnalysis::Locate(size_t call) const {
   where.torch_op = TorchOpFromFrames(frames);
   if (frames.size() > kLocationFrames) frames.resize(kLocationFrames);
   where.backtrace = std::move(frames);
-  where.python = PythonFrames(trace_, trace_.Detail(c).python_stack);
+  where.python = trace::PythonFrames(trace_, trace_.Detail(c).python_stack);
   if (trace_.process.pid != 0) where.pid = trace_.process.pid;
   return where;
 }

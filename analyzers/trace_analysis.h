@@ -66,17 +66,10 @@ class TraceAnalysis : public DerivedInputs {
 };
 
 // Base of the trace analyzers: runs when the inputs hold a trace, on the shared TraceAnalysis when there is one.
-// Whether a Python source file is the program's own code: not the standard library, an installed package
-// (site-packages, dist-packages), PyTorch, a frozen module, or graphcheck's own probe.
-bool IsUserPythonFile(absl::string_view file);
-
 // Whether `call` was made by CUDA-graph machinery rather than by the program: its Python stack reaches
 // torch.cuda.graph / make_graphed_callables (torch/cuda/graphs.py) or torch.compile (torch/_inductor, torch/_dynamo)
 // before any frame of the program's own. False without a Python stack.
 bool CalledByGraphMachinery(const trace::Trace& trace, const trace::ApiCall& call);
-
-// The frames of Python stack `id`, innermost first, each marked user or not; empty for none.
-std::vector<SourceFrame> PythonFrames(const trace::Trace& trace, trace::PythonStackId id);
 
 // The analysis of `inputs.trace` (which must be set): the shared one in `inputs.derived` when it is that trace's,
 // else one built here for the call.

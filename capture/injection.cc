@@ -1,7 +1,8 @@
 // Entry points of libgraphcheck_inject.so. The CUDA driver loads the library named by CUDA_INJECTION64_PATH during
 // cuInit and calls InitializeInjection; `graphcheck run` sets that variable (and GRAPHCHECK_TRACE_DIR) for the
-// program it starts and for every process that program starts. graphcheck_probe_event is the Python probe's way in
-// (python/probe/graphcheck_probe.py calls it through ctypes once CUDA has loaded the library).
+// program it starts and for every process that program starts. graphcheck_probe_event and graphcheck_probe_shadow are
+// the Python probe's way in (python/probe/graphcheck_probe.py calls them through ctypes once CUDA has loaded the
+// library).
 #include <cstdint>
 #include <cstdio>
 
@@ -33,4 +34,33 @@ extern "C" __attribute__((visibility("default"))) int graphcheck_probe_event(int
   args.text = text;
   args.frames = frames;
   return graphcheck::capture::internal::TheRecorder().OnProbeEvent(args);
+}
+
+// One output of a graphed module compared with its eager forward under `graphcheck run --shadow N`
+// (trace::ShadowComparison). Returns 1 when written, 0 when the recorder is not running.
+extern "C" __attribute__((visibility("default"))) int graphcheck_probe_shadow(
+    uint64_t module, const char* module_type, uint32_t call, const char* name, const char* dtype, const char* precision,
+    uint64_t numel, double max_abs_error, int64_t worst_index, double eager_at_worst, double graphed_at_worst,
+    double eager_abs_max, double eager_spread, uint64_t eager_nonfinite, uint64_t graphed_nonfinite, int random,
+    uint64_t shadow_ns) {
+  graphcheck::capture::internal::ShadowComparisonArgs args;
+  graphcheck::trace::ShadowComparison& f = args.figures;
+  f.module = module;
+  f.call = call;
+  f.numel = numel;
+  f.max_abs_error = max_abs_error;
+  f.worst_index = worst_index;
+  f.eager_at_worst = eager_at_worst;
+  f.graphed_at_worst = graphed_at_worst;
+  f.eager_abs_max = eager_abs_max;
+  f.eager_spread = eager_spread;
+  f.eager_nonfinite = eager_nonfinite;
+  f.graphed_nonfinite = graphed_nonfinite;
+  f.random = random != 0;
+  f.shadow_ns = shadow_ns;
+  args.module_type = module_type;
+  args.name = name;
+  args.dtype = dtype;
+  args.precision = precision;
+  return graphcheck::capture::internal::TheRecorder().OnShadowComparison(args);
 }

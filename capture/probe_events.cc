@@ -1,7 +1,7 @@
-// Events of the Python probe (python/probe): the probe calls graphcheck_probe_event (injection.cc) through
-// ctypes, and the recorder writes them into the process's trace on its own clock and thread ids, so they interleave
-// with the CUDA calls they explain. Exceptions come with the frames of their traceback (the raise site); every other
-// event with the calling thread's Python stack, taken as for CUDA calls.
+// Events of the Python probe (python/probe): the probe calls graphcheck_probe_event and, under --shadow,
+// graphcheck_probe_shadow (injection.cc) through ctypes, and the recorder writes them into the process's trace on its
+// own clock and thread ids, so they interleave with the CUDA calls they explain. Exceptions come with the frames of
+// their traceback (the raise site); every other event with the calling thread's Python stack, taken as for CUDA calls.
 #include <vector>
 
 #include "absl/strings/numbers.h"
@@ -17,6 +17,25 @@ constexpr char kFrameSeparator = '\x1e';
 constexpr size_t kMaxProbeText = 4096;  // bytes of a message kept (an exception text can hold a whole tensor)
 
 }  // namespace
+
+int Recorder::OnShadowComparison(const ShadowComparisonArgs& args) {
+  if (writer_ == nullptr) return 0;
+  trace::ShadowComparison comparison = args.figures;
+  comparison.thread_id = CurrentThreadId();
+  if (const CUptiResult r = cuptiGetTimestamp(&comparison.time_ns); r != CUPTI_SUCCESS) {
+    CallFailed("cuptiGetTimestamp", r);
+  }
+  auto text = [&](const char* s) {
+    return s == nullptr ? trace::StringId{0} : writer_->InternString(absl::string_view(s).substr(0, kMaxProbeText));
+  };
+  comparison.module_type = text(args.module_type);
+  comparison.name = text(args.name);
+  comparison.dtype = text(args.dtype);
+  comparison.precision = text(args.precision);
+  comparison.stack = CapturePythonStack();
+  writer_->WriteShadowComparison(comparison);
+  return 1;
+}
 
 int Recorder::OnProbeEvent(const ProbeEventArgs& args) {
   if (writer_ == nullptr || args.kind < 1 || args.kind > trace::kMaxProbeEventKind || args.origin < 0 ||

@@ -91,6 +91,7 @@ absl::StatusOr<RecordedProgram> RecordedProgram::Run(const std::vector<std::stri
     const std::string probe = ExecutableDir() + "/probe";
     const char* path = std::getenv("PYTHONPATH");
     environment["PYTHONPATH"] = path != nullptr && *path != '\0' ? absl::StrCat(probe, ":", path) : probe;
+    if (options.shadow_calls > 0) environment["GRAPHCHECK_SHADOW"] = absl::StrCat(options.shadow_calls);
   }
   if (const std::string cupti = LoadedLibraryPath("libcupti.so.13", "cuptiSubscribe"); !cupti.empty()) {
     environment["NVTX_INJECTION64_PATH"] = cupti;  // NVTX forwards ranges to CUPTI, which hands them to us

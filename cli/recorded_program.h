@@ -19,6 +19,9 @@ struct RecordingOptions {
   bool no_activity = false;
   // Python programs get graphcheck's probe (the probe/ folder next to graphcheck, first on PYTHONPATH).
   bool python_probe = false;
+  // The probe compares each module graphed by make_graphed_callables with its eager forward on its first N calls
+  // (--shadow); 0: never.
+  int shadow_calls = 0;
   trace::LaunchRecording launches = trace::LaunchRecording::kSampled;
   trace::SamplingSchedule sampling;
   std::string step_range;  // the NVTX step range (--region), which closes the first sampling window after a few steps

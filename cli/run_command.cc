@@ -19,6 +19,7 @@ struct RunOptions {
   std::string inject_library;
   bool no_activity = false;
   bool no_python_probe = false;
+  int shadow_calls = 0;
   bool capture_only = false;
   std::string launches = "sampled";
   std::string sampling = trace::SamplingSchedule().ToString();
@@ -37,6 +38,10 @@ int Run(RunOptions& options, const CommandContext& context) {
   recording.inject_library = options.inject_library;
   recording.no_activity = options.no_activity;
   recording.python_probe = !options.no_python_probe;
+  if (options.shadow_calls > 0 && options.no_python_probe) {
+    return FailWith(absl::InvalidArgumentError("--shadow needs the Python probe: drop --no-python-probe"));
+  }
+  recording.shadow_calls = options.shadow_calls;
   recording.step_range = options.iteration.region;
   if (absl::Status s =
           trace::ParseLaunchRecording(options.capture_only ? "capture" : options.launches, &recording.launches);
@@ -94,6 +99,13 @@ void AddRunCommand(CLI::App* app, CommandContext* context) {
                     "Do not load graphcheck's probe into Python programs (it records capture contexts and their "
                     "exceptions, replays and torch.compile's CUDA-graph decisions; without it the CUDA calls are "
                     "still recorded)");
+  command
+      ->add_option("--shadow", options->shadow_calls,
+                   "Compare each module graphed by make_graphed_callables with its own eager forward on its first N "
+                   "calls (the eager forward runs twice on the same input, random state and buffers restored; each "
+                   "compared call costs about two eager forwards): numerics-forward in a running program. 0 (the "
+                   "default): off")
+      ->check(CLI::Range(0, 1000));
   command->add_flag("--capture-only", options->capture_only,
                     "Same as --launches capture: the lowest overhead, for capture diagnosis (synchronizations, "
                     "allocations and failures are still recorded everywhere)");

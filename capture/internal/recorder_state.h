@@ -119,6 +119,15 @@ struct ProbeEventArgs {
   const char* frames = nullptr;  // null: the calling thread's Python stack
 };
 
+// What the probe sends for one output compared under --shadow (trace::ShadowComparison with its strings unset).
+struct ShadowComparisonArgs {
+  trace::ShadowComparison figures;  // every field but thread_id, time_ns, stack and the string ids
+  const char* module_type = nullptr;
+  const char* name = nullptr;
+  const char* dtype = nullptr;
+  const char* precision = nullptr;
+};
+
 class Recorder {
  public:
   absl::Status Start(const RecorderOptions& options);
@@ -127,6 +136,8 @@ class Recorder {
 
   // Writes an event of the Python probe (probe_events.cc); 0 when nothing is recorded (no writer, bad kind).
   int OnProbeEvent(const ProbeEventArgs& args);
+  // Writes an output the probe compared under --shadow (probe_events.cc); 0 when nothing is recorded.
+  int OnShadowComparison(const ShadowComparisonArgs& args);
 
   static void CUPTIAPI Callback(void* userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data);
   static void CUPTIAPI BufferRequested(uint8_t** buffer, size_t* size, size_t* max_records);

@@ -359,6 +359,38 @@ struct ProbeEvent {
   uint64_t value_now = 0;
 };
 
+// Since format 1.6: one output of a module graphed by make_graphed_callables, compared by the Python probe under
+// `graphcheck run --shadow N` on one of the module's first N graphed calls: the module's own eager forward ran on the
+// same input right after the graphed call, twice (the random state and buffers restored before each run), so the
+// figures are those of a numerics sample (core/numerics_sample.h): graphed against the first eager run, and the
+// second eager run against the first as eager's own spread.
+struct ShadowComparison {
+  uint32_t thread_id = 0;
+  uint64_t time_ns = 0;
+  uint64_t module = 0;       // the graphed module (Python id): ties one module's calls together
+  StringId module_type = 0;  // its class, "Bottleneck"
+  uint32_t call = 0;         // which call of the graphed forward, from 1
+  StringId name = 0;         // "output 0", "output 1.logits": the output's place in what forward returned
+  StringId dtype = 0;        // "float32", ...; under autocast the output's own dtype
+  StringId precision = 0;    // "float32", "tf32", "bfloat16", "float16": the math that computed it (autocast, TF32)
+  PythonStackId stack = 0;   // the program's call of the module
+  uint64_t numel = 0;
+  // Over the elements finite in both: the largest |graphed - eager|, its flat index and the two values there; the
+  // largest |eager|; the second eager run's largest difference from the first (negative: not measured).
+  double max_abs_error = 0;
+  int64_t worst_index = -1;
+  double eager_at_worst = 0;
+  double graphed_at_worst = 0;
+  double eager_abs_max = 0;
+  double eager_spread = -1;
+  uint64_t eager_nonfinite = 0;
+  uint64_t graphed_nonfinite = 0;
+  // The eager forward advanced the CUDA generator: graph and eager draw different random numbers, so the values are
+  // not comparable and the probe sent only this (the RNG validators of `graphcheck check` judge random forwards).
+  bool random = false;
+  uint64_t shadow_ns = 0;  // host time the comparison of this call took (both eager runs, restores, reductions)
+};
+
 // What the trace says about its own completeness.
 struct TraceIntegrity {
   TraceEnd end = TraceEnd::kUnknown;
@@ -389,9 +421,10 @@ struct Trace {
   std::vector<MemoryActivity> memory;
   std::vector<GraphLaunchActivity> graph_launches;
   std::vector<NvtxEvent> nvtx;
-  std::vector<LaunchWindow> launch_windows;  // LaunchRecording::kSampled only; sorted, disjoint
-  std::vector<ProbeEvent> probe_events;      // the Python probe's (since 1.3); sorted by time
-  std::vector<std::string> read_warnings;    // damage the reader stepped over ("truncated record at offset 4096")
+  std::vector<LaunchWindow> launch_windows;          // LaunchRecording::kSampled only; sorted, disjoint
+  std::vector<ProbeEvent> probe_events;              // the Python probe's (since 1.3); sorted by time
+  std::vector<ShadowComparison> shadow_comparisons;  // the probe's under --shadow (since 1.6); sorted by time
+  std::vector<std::string> read_warnings;  // damage the reader stepped over ("truncated record at offset 4096")
   TraceIntegrity integrity;
 
   // Interning tables of AddCall / AddKernel: detail or shape -> index.

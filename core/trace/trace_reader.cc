@@ -232,6 +232,9 @@ class ChunkWalker {
       case RecordType::kProbeEvent:
         return internal::DecodeProbeEvent(payload, lenient_, &trace_->probe_events.emplace_back()) ||
                Drop(trace_->probe_events);
+      case RecordType::kShadowComparison:
+        return internal::DecodeShadowComparison(payload, lenient_, &trace_->shadow_comparisons.emplace_back()) ||
+               Drop(trace_->shadow_comparisons);
       case RecordType::kLaunchWindowEdge: {
         WindowEdgeEntry& entry = window_edges_.emplace_back();
         return internal::DecodeLaunchWindowEdge(payload, lenient_, &entry.edge, &entry.time_ns) || Drop(window_edges_);
@@ -426,6 +429,7 @@ absl::StatusOr<Trace> ReadFromSource(ByteSource& source, TraceFileStats* stats) 
   trace.graph_launches.reserve(count(RecordType::kGraphLaunch));
   trace.nvtx.reserve(count(RecordType::kNvtx));
   trace.probe_events.reserve(count(RecordType::kProbeEvent));
+  trace.shadow_comparisons.reserve(count(RecordType::kShadowComparison));
   ChunkWalker(&source, lenient, ChunkWalker::Pass::kDecode, &trace, stats).Walk(data_offset, granularity);
   trace.integrity.chunks = stats->chunks;
 
@@ -435,6 +439,7 @@ absl::StatusOr<Trace> ReadFromSource(ByteSource& source, TraceFileStats* stats) 
   SortByTime(trace.graph_launches, [](const GraphLaunchActivity& g) { return g.start_ns; });
   SortByTime(trace.nvtx, [](const NvtxEvent& n) { return n.time_ns; });
   SortByTime(trace.probe_events, [](const ProbeEvent& p) { return p.time_ns; });
+  SortByTime(trace.shadow_comparisons, [](const ShadowComparison& c) { return c.time_ns; });
   DeriveGraphLaunches(&trace);
   return trace;
 }

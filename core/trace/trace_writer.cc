@@ -282,6 +282,11 @@ void TraceWriter::WriteProbeEvent(const ProbeEvent& event) {
              [&](auto& e) { internal::EncodeProbeEvent(e, event); });
 }
 
+void TraceWriter::WriteShadowComparison(const ShadowComparison& comparison) {
+  AppendCold(CurrentThread(), static_cast<uint8_t>(internal::RecordType::kShadowComparison),
+             [&](auto& e) { internal::EncodeShadowComparison(e, comparison); });
+}
+
 TraceWriter::~TraceWriter() {
   std::lock_guard<std::mutex> lock(ForkHandlers::Mutex());
   std::vector<TraceWriter*>& writers = ForkHandlers::Writers();

@@ -77,6 +77,8 @@ class TraceWriter {
   void WriteRecorderStatus(const RecorderStatus& status);
   // An event of the Python probe (capture contexts, exceptions, replays, torch.compile's CUDA-graph decisions).
   void WriteProbeEvent(const ProbeEvent& event);
+  // An output of a graphed module compared with its eager forward (`graphcheck run --shadow N`).
+  void WriteShadowComparison(const ShadowComparison& comparison);
   // A sampling window of launch recording opens or closes at `time_ns` (LaunchRecording::kSampled).
   void WriteLaunchWindowEdge(bool open, uint64_t time_ns);
 

@@ -13,6 +13,10 @@ recorder writes for this process, on the recorder's clock.
   (`static_x = batch` instead of `static_x.copy_(batch)`); and outputs of a manual capture that the program keeps
   across replays without a copy. Looked at on the first calls and replays and then at exponentially spaced ones
   (_due), then no longer hooked.
+- Under `graphcheck run --shadow N` (GRAPHCHECK_SHADOW=N): each output of a module graphed by make_graphed_callables,
+  on its first N calls, against the module's own eager forward run twice on the same input right after the graphed
+  call (random state and buffers restored before each run), reduced on the GPU to the figures numerics-forward
+  judges (the largest difference, where, the eager-vs-eager spread, non-finite counts).
 
 It records; graphcheck's analyzers judge. It hooks only torch's capture and cudagraph-skip functions, as their
 modules are imported, so a program that makes no capture pays nothing but one dictionary lookup per import; a replay
@@ -26,6 +30,7 @@ import ctypes
 import dis
 import os
 import sys
+import time
 import traceback
 import weakref
 
@@ -43,6 +48,7 @@ _MAX_ORIGIN_WALK = 128  # frames looked at to tell who began a capture
 _FIRST_LOOKS = 8
 _LAST_LOOK = 4096
 _HELD_GROWTH = 3  # looks in a row at which the program held more references to an output: outputs kept across replays
+_MAX_SHADOW_OUTPUTS = 64  # outputs of one call compared under --shadow
 
 
 class _Recorder:
@@ -52,6 +58,7 @@ class _Recorder:
     def __init__(self, library):
         self._library = library
         self._event = None
+        self._shadow = None
 
     def _load(self):
         if self._library is None:
@@ -61,14 +68,18 @@ class _Recorder:
         except OSError:  # not loaded yet: CUDA is not initialised, so there is nothing to record
             return None
         try:
-            event = library.graphcheck_probe_event
+            event, shadow = library.graphcheck_probe_event, library.graphcheck_probe_shadow
         except AttributeError:  # CUDA_INJECTION64_PATH names another tool's library: record nothing, for good
             self._library = None
             return None
-        event.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_uint64, ctypes.c_uint64, ctypes.c_uint64,
-                          ctypes.c_uint64, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p]
+        u64, text = ctypes.c_uint64, ctypes.c_char_p
+        event.argtypes = [ctypes.c_int, ctypes.c_int, u64, u64, u64, u64, text, text, text]
         event.restype = ctypes.c_int
-        self._event = event
+        shadow.argtypes = [u64, text, ctypes.c_uint32, text, text, text, u64, ctypes.c_double, ctypes.c_int64,
+                           ctypes.c_double, ctypes.c_double, ctypes.c_double, ctypes.c_double, u64, u64, ctypes.c_int,
+                           u64]
+        shadow.restype = ctypes.c_int
+        self._event, self._shadow = event, shadow
         return event
 
     def emit(self, kind, origin=UNKNOWN, graph=0, pool=0, value=0, type_name=None, text=None, frames=None,
@@ -83,8 +94,21 @@ class _Recorder:
         except Exception:
             pass
 
+    def shadow(self, module, module_type, call, name, dtype, precision, figures, random, shadow_ns):
+        """One output compared under --shadow; `figures`: numel, max_abs_error, worst_index, eager_at_worst,
+        graphed_at_worst, eager_abs_max, eager_spread, eager_nonfinite, graphed_nonfinite."""
+        if self._shadow is None and self._load() is None:
+            return
+        numel, error, worst, eager_at, graphed_at, scale, spread, eager_bad, graphed_bad = figures
+        try:
+            self._shadow(module, _utf8(module_type), call, _utf8(name), _utf8(dtype), _utf8(precision), numel, error,
+                         worst, eager_at, graphed_at, scale, spread, eager_bad, graphed_bad, int(random), shadow_ns)
+        except Exception:
+            pass
+
 
 _recorder = None
+_shadow_calls = 0  # GRAPHCHECK_SHADOW
 
 
 def _utf8(text):
@@ -212,9 +236,13 @@ class _ModuleWatch:
     """A module graphed by make_graphed_callables. Its graphs read the parameter objects it held then (a parameter's
     new .data is copied in on every call, a new parameter object is not seen) and its buffers' memory at capture."""
 
-    def __init__(self, module):
+    def __init__(self, module, own_forward):
         self.module = weakref.ref(module)  # the watch must not keep a module the program dropped
         self.module_id = id(module)
+        # make_graphed_callables replays its graphs only in the training mode it captured them in (else it runs
+        # the forward it replaced: the instance's own, `own_forward`, else its class's).
+        self.training = getattr(module, "training", None)
+        self.own_forward = own_forward
         self.parameters = {name: (id(p), _address(p)) for name, p in module.named_parameters()}
         self.buffers = {name: _address(b) for name, b in module.named_buffers() if _is_cuda_tensor(b)}
         self.reported = set()
@@ -236,11 +264,12 @@ class _ModuleWatch:
                 _emit_rebound(GRAPHED_CALLABLES, self.module_id, "buffer", name, captured, _address(buffer))
 
 
-def _watch_graphed_module(module):
+def _watch_graphed_module(module, own_forward):
+    """`own_forward`: the instance's own forward that make_graphed_callables replaced, None for its class's."""
     graphed_forward = module.__dict__.get("forward")
     if graphed_forward is None:
         return
-    watch = _ModuleWatch(module)
+    watch = _ModuleWatch(module, own_forward)
 
     def forward(*args, **kwargs):
         watch.calls += 1
@@ -249,11 +278,99 @@ def _watch_graphed_module(module):
                 watch.look()
             except Exception:
                 pass
-        if watch.calls >= _LAST_LOOK and module.__dict__.get("forward") is forward:
+        if watch.calls >= max(_LAST_LOOK, _shadow_calls) and module.__dict__.get("forward") is forward:
             module.forward = graphed_forward
-        return graphed_forward(*args, **kwargs)
+        result = graphed_forward(*args, **kwargs)
+        if watch.calls <= _shadow_calls and module.training == watch.training:
+            try:
+                _shadow(module, watch, args, kwargs, result)
+            except Exception:
+                pass
+        return result
 
     module.forward = forward
+
+
+def _named_tensors(value, name, out):
+    """The tensors in what a forward returned, by place: "output", "output 0", "output 1.logits"."""
+    if len(out) >= _MAX_SHADOW_OUTPUTS:
+        return out
+    if hasattr(value, "is_floating_point") and hasattr(value, "shape"):
+        out.append((name, value))
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            _named_tensors(item, "%s.%s" % (name, key), out)
+    elif isinstance(value, (tuple, list)):
+        for index, item in enumerate(value):
+            _named_tensors(item, "%s %d" % (name, index) if name == "output" else "%s.%d" % (name, index), out)
+    return out
+
+
+def _precision(torch, dtype):
+    """The math an output of `dtype` was computed in: autocast's dtype, TF32 for float32 where PyTorch allows it."""
+    if torch.is_autocast_enabled("cuda"):
+        return str(torch.get_autocast_dtype("cuda")).replace("torch.", "")
+    name = str(dtype).replace("torch.", "")
+    if name == "float32" and (torch.backends.cuda.matmul.allow_tf32 or torch.backends.cudnn.allow_tf32):
+        return "tf32"
+    return name
+
+
+def _compare(torch, graphed, eager, repeat):
+    """numel, the largest |graphed - eager| over elements finite in both, its flat index, the two values there, the
+    largest finite |eager|, the largest |repeat - eager| and the non-finite counts: one synchronization."""
+    wide = torch.float64 if graphed.dtype == torch.float64 else torch.float32
+    g, e, r = (t.detach().to(wide).flatten() for t in (graphed, eager, repeat))
+    zero = torch.zeros((), dtype=wide, device=g.device)
+    e_finite, g_finite = torch.isfinite(e), torch.isfinite(g)
+    difference = torch.where(e_finite & g_finite, (g - e).abs(), zero)
+    worst = difference.argmax()
+    spread = torch.where(e_finite & torch.isfinite(r), (r - e).abs(), zero).max()
+    scale = torch.where(e_finite, e.abs(), zero).max()
+    figures = torch.stack([difference[worst], worst.to(wide), e[worst], g[worst], scale, spread,
+                           (~e_finite).sum().to(wide), (~g_finite).sum().to(wide)]).tolist()
+    error, index, eager_at, graphed_at, scale, spread, eager_bad, graphed_bad = figures
+    return (g.numel(), error, int(index), eager_at, graphed_at, scale, spread, int(eager_bad), int(graphed_bad))
+
+
+def _shadow(module, watch, args, kwargs, graphed):
+    """--shadow: runs the module's eager forward twice on this call's input and sends, per output, how the graphed
+    output differs from the first run and the second from the first. The CUDA generator and the module's buffers
+    (running statistics) are put back after each run, so the program continues as if they had not happened."""
+    import torch
+
+    if torch.cuda.is_current_stream_capturing():
+        return
+    started = time.perf_counter_ns()
+    generator = torch.cuda.default_generators[torch.cuda.current_device()]
+    state = generator.get_state()
+    buffers = [(buffer, buffer.clone()) for buffer in module.buffers()]
+    runs, random = [], False
+    eager_forward = watch.own_forward or type(module).forward.__get__(module)
+    for _ in range(2):
+        try:
+            runs.append(eager_forward(*args, **kwargs))
+        finally:
+            random = random or not torch.equal(generator.get_state(), state)
+            generator.set_state(state)
+            with torch.no_grad():
+                for buffer, saved in buffers:
+                    buffer.copy_(saved)
+    outputs = _named_tensors(graphed, "output", [])
+    eager, repeat = (dict(_named_tensors(run, "output", [])) for run in runs)
+    compared = []
+    for name, tensor in outputs:
+        first, second = eager.get(name), repeat.get(name)
+        if (first is None or second is None or not tensor.is_floating_point() or tensor.shape != first.shape
+                or tensor.shape != second.shape or tensor.numel() == 0):
+            continue
+        figures = (tensor.numel(), 0.0, -1, 0.0, 0.0, 0.0, -1.0, 0, 0) if random else _compare(
+            torch, tensor, first, second)
+        compared.append((name, str(tensor.dtype).replace("torch.", ""), _precision(torch, tensor.dtype), figures))
+    elapsed = time.perf_counter_ns() - started
+    for name, dtype, precision, figures in compared:
+        _recorder.shadow(watch.module_id, type(module).__name__, watch.calls, name, dtype, precision, figures, random,
+                         elapsed)
 
 
 # Instructions that load or store a variable (CPython 3.10-3.14), with the variables of their argument, in order;
@@ -397,11 +514,16 @@ def _patch_graphs(module):
         return result
 
     def make_graphed_callables(callables, *args, **kwargs):
+        try:  # the forwards make_graphed_callables replaces: an instance's own, else None for the class's
+            own_forwards = [c.__dict__.get("forward") if hasattr(c, "named_parameters") else None
+                            for c in (callables if isinstance(callables, tuple) else (callables,))]
+        except Exception:
+            own_forwards = []
         graphed = make_graphed(callables, *args, **kwargs)
         try:
-            for callable_ in graphed if isinstance(graphed, tuple) else (graphed,):
+            for index, callable_ in enumerate(graphed if isinstance(graphed, tuple) else (graphed,)):
                 if hasattr(callable_, "named_parameters"):
-                    _watch_graphed_module(callable_)
+                    _watch_graphed_module(callable_, own_forwards[index] if index < len(own_forwards) else None)
         except Exception:
             pass
         return graphed
@@ -518,11 +640,15 @@ def _hook_uncaught_exceptions():
 
 def install():
     """Starts the probe in this process (idempotent). Does nothing outside `graphcheck run`."""
-    global _recorder
+    global _recorder, _shadow_calls
     library = os.environ.get("CUDA_INJECTION64_PATH")
     if _recorder is not None or not library:
         return
     _recorder = _Recorder(library)
+    try:
+        _shadow_calls = max(0, int(os.environ.get("GRAPHCHECK_SHADOW", "0")))
+    except ValueError:
+        _shadow_calls = 0
     for name, patch in _PATCHES.items():
         if name in sys.modules:  # imported before the probe (a sitecustomize that imports torch)
             _apply(patch, sys.modules[name])

@@ -223,5 +223,29 @@ TEST(PythonProbeTest, GraphMachinerySynchronizationIsNotTheProgramsSync) {
   EXPECT_FALSE(analyzers::CalledByGraphMachinery(trace, trace.api_calls[1]));
 }
 
+// --shadow's metrics count calls (a call's outputs share its time and randomness), not outputs; the cost is the
+// median call's.
+TEST(PythonProbeTest, ShadowMetricsCountCallsAndTheirCost) {
+  trace::Trace trace;
+  EXPECT_THAT(analyzers::ShadowMetrics(trace), IsEmpty());
+  auto compare = [&](uint64_t module, uint32_t call, bool random, uint64_t ns) {
+    trace::ShadowComparison& c = trace.shadow_comparisons.emplace_back();
+    c.module = module;
+    c.call = call;
+    c.random = random;
+    c.shadow_ns = ns;
+  };
+  compare(1, 1, false, 3000);  // two outputs of one call
+  compare(1, 1, false, 3000);
+  compare(1, 2, false, 1000);
+  compare(2, 1, true, 2000);  // dropout
+  std::map<std::string, double> metrics;
+  for (const Metric& m : analyzers::ShadowMetrics(trace)) metrics[m.name] = m.value;
+  EXPECT_EQ(metrics["shadow.calls_compared"], 2);
+  EXPECT_EQ(metrics["shadow.calls_random"], 1);
+  EXPECT_EQ(metrics["shadow.outputs_compared"], 3);
+  EXPECT_DOUBLE_EQ(metrics["shadow.cost_us"], 2.0);  // the median of 3000, 1000 and 2000 ns
+}
+
 }  // namespace
 }  // namespace graphcheck::testing_trace

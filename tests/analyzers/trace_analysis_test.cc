@@ -54,21 +54,6 @@ TEST(TraceAnalysisTest, LocatesNoPythonFramesForACallWithoutAStack) {
   EXPECT_TRUE(analyzers::TraceAnalysis(trace).Locate(0).python.empty());
 }
 
-TEST(TraceAnalysisTest, TellsTheUsersPythonFilesFromLibraries) {
-  using analyzers::IsUserPythonFile;
-  EXPECT_TRUE(IsUserPythonFile("train.py"));
-  EXPECT_TRUE(IsUserPythonFile("/home/me/project/models/net.py"));
-  EXPECT_TRUE(IsUserPythonFile("<stdin>"));
-  EXPECT_FALSE(IsUserPythonFile("/usr/local/lib/python3.12/site-packages/torch/nn/modules/module.py"));
-  EXPECT_FALSE(IsUserPythonFile("/usr/lib/python3/dist-packages/numpy/core/fromnumeric.py"));
-  EXPECT_FALSE(IsUserPythonFile("/opt/pytorch/torch/cuda/graphs.py"));
-  EXPECT_FALSE(IsUserPythonFile("/usr/lib/python3.11/contextlib.py"));
-  EXPECT_FALSE(IsUserPythonFile("/root/.pyenv/versions/3.13.1/lib/python3.13/threading.py"));
-  EXPECT_FALSE(IsUserPythonFile("<frozen runpy>"));
-  EXPECT_FALSE(IsUserPythonFile("/tmp/gc/graphcheck_probe/sitecustomize.py"));
-  EXPECT_FALSE(IsUserPythonFile(""));
-}
-
 TEST(TraceAnalysisTest, CallSitesGroupOneSiteAcrossSteps) {
   TraceBuilder b;
   const trace::BacktraceId here = b.Backtrace({"cudaStreamSynchronize", "train.py:step"});

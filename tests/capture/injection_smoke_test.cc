@@ -1,6 +1,6 @@
 // The recorder's entry points on a machine with no GPU: loaded against CUDA's stub driver, InitializeInjection must
 // write a trace (process, the capture-relevant environment only, and why CUPTI could not subscribe) and never crash,
-// and graphcheck_probe_event must write the Python probe's events into it.
+// and graphcheck_probe_event and graphcheck_probe_shadow must write the Python probe's records into it.
 // GPU behaviour is tested by tests/gpu/ on a GPU machine.
 #include <dlfcn.h>
 #include <stdio.h>
@@ -78,6 +78,33 @@ TEST(InjectionSmokeTest, WritesATraceWithoutADriver) {
   EXPECT_EQ(trace->String(stack->frames[0].file), "/home/me/train.py");
   EXPECT_EQ(stack->frames[0].line, 42u);
   EXPECT_EQ(trace->String(stack->frames[1].function), "<module>");
+
+  // --shadow's comparisons: figures and strings round-trip, NaN and negative values included.
+  using ShadowFn = int (*)(uint64_t, const char*, uint32_t, const char*, const char*, const char*, uint64_t, double,
+                           int64_t, double, double, double, double, uint64_t, uint64_t, int, uint64_t);
+  auto shadow = reinterpret_cast<ShadowFn>(dlsym(library, "graphcheck_probe_shadow"));
+  ASSERT_NE(shadow, nullptr);
+  EXPECT_EQ(
+      shadow(78, "Block", 3, "output 0", "bfloat16", "bfloat16", 4096, 0.25, 17, -1.5, -1.25, 8.0, -1, 2, 0, 0, 12000),
+      1);
+  trace = trace::ReadTrace(files[0]);
+  ASSERT_TRUE(trace.ok()) << trace.status();
+  ASSERT_EQ(trace->shadow_comparisons.size(), 1u);
+  const trace::ShadowComparison& compared = trace->shadow_comparisons[0];
+  EXPECT_EQ(compared.module, 78u);
+  EXPECT_EQ(trace->String(compared.module_type), "Block");
+  EXPECT_EQ(compared.call, 3u);
+  EXPECT_EQ(trace->String(compared.name), "output 0");
+  EXPECT_EQ(trace->String(compared.precision), "bfloat16");
+  EXPECT_EQ(compared.numel, 4096u);
+  EXPECT_EQ(compared.max_abs_error, 0.25);
+  EXPECT_EQ(compared.worst_index, 17);
+  EXPECT_EQ(compared.eager_at_worst, -1.5);
+  EXPECT_EQ(compared.graphed_at_worst, -1.25);
+  EXPECT_EQ(compared.eager_spread, -1);
+  EXPECT_EQ(compared.eager_nonfinite, 2u);
+  EXPECT_FALSE(compared.random);
+  EXPECT_EQ(compared.shadow_ns, 12000u);
 }
 
 // The library lives inside someone else's program, which may carry its own Abseil or its own copy of our code: it must
@@ -93,7 +120,8 @@ TEST(InjectionSmokeTest, ExportsOnlyItsEntryPoints) {
     if (fields.size() == 3 && std::isupper(static_cast<unsigned char>(fields[1][0]))) exported.push_back(fields[2]);
   }
   ASSERT_EQ(pclose(nm), 0) << "nm failed";
-  EXPECT_THAT(exported, ::testing::UnorderedElementsAre("InitializeInjection", "graphcheck_probe_event"));
+  EXPECT_THAT(exported, ::testing::UnorderedElementsAre("InitializeInjection", "graphcheck_probe_event",
+                                                        "graphcheck_probe_shadow"));
 }
 
 }  // namespace

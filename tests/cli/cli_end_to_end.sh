@@ -54,6 +54,10 @@ one_line broken-report "$work/err"; contains broken-report "$work/err" "broken.j
 one_line bad-launches "$work/err"; contains bad-launches "$work/err" "not all, sampled or capture"
 "$gc" run --sampling 0:900:500 -- true 2>"$work/err" >/dev/null; expect bad-sampling 2 $?
 one_line bad-sampling "$work/err"; contains bad-sampling "$work/err" "FIRST_LAUNCHES:WINDOW_MS:PERIOD_MS"
+"$gc" run --shadow 4 --no-python-probe -- true 2>"$work/err" >/dev/null; expect shadow-without-probe 2 $?
+one_line shadow-without-probe "$work/err"; contains shadow-without-probe "$work/err" "needs the Python probe"
+"$gc" run --shadow -1 -- true 2>"$work/err" >/dev/null; expect shadow-negative 2 $?
+one_line shadow-negative "$work/err"
 
 # JSON report -> graphcheck report -> JUnit, well-formed XML.
 clean_env CUDA_LAUNCH_BLOCKING=1 PYTORCH_NO_CUDA_MEMORY_CACHING=1 "$gc" lint --env --format json -o "$work/r.json"

@@ -6,7 +6,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <fstream>
+#include <limits>
 #include <set>
 #include <string>
 #include <thread>
@@ -120,6 +122,28 @@ TEST(TraceFormatTest, EveryRecordTypeRoundTrips) {
   probe.stack = py;
   probe.value_now = 0x7f00deadbeef;
   writer->WriteProbeEvent(probe);
+  ShadowComparison shadow;
+  shadow.thread_id = 4242;
+  shadow.time_ns = 1'700'000'000'000'000'001ull;
+  shadow.module = 0x7f0012340000;
+  shadow.module_type = writer->InternString("Bottleneck");
+  shadow.call = 2;
+  shadow.name = writer->InternString("output 0");
+  shadow.dtype = writer->InternString("float32");
+  shadow.precision = writer->InternString("tf32");
+  shadow.stack = py;
+  shadow.numel = 1 << 20;
+  shadow.max_abs_error = 1e-300;  // doubles are stored exactly
+  shadow.worst_index = 12345;
+  shadow.eager_at_worst = -0.0;
+  shadow.graphed_at_worst = std::numeric_limits<double>::infinity();
+  shadow.eager_abs_max = 3.5;
+  shadow.eager_spread = -1;
+  shadow.eager_nonfinite = 1;
+  shadow.graphed_nonfinite = 2;
+  shadow.random = true;
+  shadow.shadow_ns = 987654;
+  writer->WriteShadowComparison(shadow);
   EXPECT_EQ(writer->records_dropped(), 0u);
 
   const Trace trace = MustRead(path);
@@ -146,6 +170,9 @@ TEST(TraceFormatTest, EveryRecordTypeRoundTrips) {
   EXPECT_EQ(trace.String(trace.FindPythonStack(py)->frames[0].file), "/home/me/train.py");
   ASSERT_EQ(trace.probe_events.size(), 1u);
   EXPECT_EQ(Fields(trace.probe_events[0]), Fields(probe));
+  ASSERT_EQ(trace.shadow_comparisons.size(), 1u);
+  EXPECT_EQ(Fields(trace.shadow_comparisons[0]), Fields(shadow));
+  EXPECT_TRUE(std::signbit(trace.shadow_comparisons[0].eager_at_worst));
   ASSERT_EQ(trace.devices.size(), 1u);
   EXPECT_EQ(trace.devices[0].index, 1u);
   EXPECT_EQ(trace.devices[0].gpu, device.gpu);

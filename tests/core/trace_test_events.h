@@ -99,6 +99,11 @@ inline auto Fields(const ProbeEvent& p) {
   return std::make_tuple(p.kind, p.origin, p.thread_id, p.time_ns, p.graph, p.pool, p.value, p.type, p.text, p.stack,
                          p.value_now);
 }
+inline auto Fields(const ShadowComparison& c) {
+  return std::make_tuple(c.thread_id, c.time_ns, c.module, c.module_type, c.call, c.name, c.dtype, c.precision, c.stack,
+                         c.numel, c.max_abs_error, c.worst_index, c.eager_at_worst, c.graphed_at_worst, c.eager_abs_max,
+                         c.eager_spread, c.eager_nonfinite, c.graphed_nonfinite, c.random, c.shadow_ns);
+}
 inline auto Fields(const NvtxEvent& n) {
   return std::make_tuple(n.kind, n.thread_id, n.time_ns, n.domain, n.message, n.range_id);
 }

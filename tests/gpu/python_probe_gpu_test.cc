@@ -46,6 +46,12 @@ struct ProbeRun {
   std::string text;    // the text report, for failure messages
   std::string output;  // the program's (and graphcheck's) stdout and stderr
 
+  double Metric(const std::string& name) const {
+    for (const graphcheck::Metric& m : report.metrics) {
+      if (m.name == name) return m.value;
+    }
+    return -1;
+  }
   const Finding* Find(const std::string& id) const {
     auto it = std::find_if(report.findings.begin(), report.findings.end(),
                            [&](const Finding& f) { return f.check_id == id; });
@@ -110,8 +116,9 @@ void ExpectAtDefectLine(const Finding& finding, const std::string& mode) {
 }
 
 // Runs MODE and expects CHECK's finding, of `severity`, at the line probe_cases.py marks for MODE.
-ProbeRun ExpectFlagged(const std::string& mode, const std::string& check, Severity severity) {
-  ProbeRun run = RunMode(mode);
+ProbeRun ExpectFlagged(const std::string& mode, const std::string& check, Severity severity,
+                       const std::string& flags = "") {
+  ProbeRun run = RunMode(mode, flags);
   const Finding* finding = run.Find(check);
   EXPECT_NE(finding, nullptr) << mode << "\n" << run.text;
   if (finding != nullptr) {
@@ -253,6 +260,36 @@ TEST_F(PythonProbeGpuTest, GeneratorStateFromInferenceModeIsFineOnThisTorch) {
   EXPECT_EQ(run.Find("rng-inference-state"), nullptr) << run.text;
   EXPECT_THAT(run.Ids(Severity::kWarning), ::testing::IsEmpty()) << run.text;
   std::printf("FINDINGS inference-generator:\n%s", run.text.c_str());
+}
+
+// --shadow: a Python attribute the forward multiplies by, changed every step after capture, is numerics-forward at
+// the graphed call; the first call (the value captured) agrees.
+TEST_F(PythonProbeGpuTest, ShadowFlagsAFrozenPythonScaleAtTheCall) {
+  const ProbeRun run = ExpectFlagged("frozen-scale", "numerics-forward", Severity::kError, "--shadow 4");
+  EXPECT_EQ(run.Metric("shadow.calls_compared"), 4) << run.text;
+  EXPECT_EQ(run.Metric("shadow.calls_random"), 0);
+  if (const Finding* f = run.Find("numerics-forward")) {
+    EXPECT_THAT(f->message, ::testing::HasSubstr("on 3 of 4 compared calls")) << f->message;
+  }
+  std::printf("METRIC frozen-scale shadow.cost_us %.1f\n", run.Metric("shadow.cost_us"));
+}
+
+// --shadow on models written elsewhere: compared and silent in float32 (timm's ResNet-18 with batch norm in training)
+// and bf16 (GPT-2 without dropout); with dropout every call draws random numbers and none is compared.
+TEST_F(PythonProbeGpuTest, ShadowIsSilentOnCleanModels) {
+  for (const char* mode : {"timm-resnet-fp32", "hf-gpt2-nodrop", "hf-gpt2"}) {
+    SCOPED_TRACE(mode);
+    const ProbeRun run = RunMode(mode, "--shadow 3");
+    ASSERT_FALSE(run.report.steps.empty());
+    EXPECT_THAT(run.report.steps[0].message, ::testing::HasSubstr("exited with status 0")) << run.output;
+    EXPECT_THAT(run.Ids(Severity::kWarning), ::testing::IsEmpty()) << run.text;
+    const bool dropout = std::string(mode) == "hf-gpt2";
+    EXPECT_EQ(run.Metric("shadow.calls_compared"), dropout ? 0 : 3) << run.text;
+    EXPECT_EQ(run.Metric("shadow.calls_random"), dropout ? 3 : 0);
+    std::printf("SHADOW %s: compared %.0f random %.0f outputs %.0f cost %.1f us per call; findings:\n%s", mode,
+                run.Metric("shadow.calls_compared"), run.Metric("shadow.calls_random"),
+                run.Metric("shadow.outputs_compared"), run.Metric("shadow.cost_us"), run.text.c_str());
+  }
 }
 
 }  // namespace

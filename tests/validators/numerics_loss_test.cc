@@ -73,7 +73,7 @@ TEST(NumericsLossTest, ARepeatThatDiffersAtTheFirstStepIsNotNoise) {
   const auto findings = Check(run);
   ASSERT_EQ(findings.size(), 1u);
   EXPECT_THAT(findings[0].message, HasSubstr("3 of 3"));
-  EXPECT_THAT(findings[0].evidence[1], HasSubstr("differs from the eager run already at the first step"));
+  EXPECT_THAT(findings[0].evidence[1], HasSubstr("differs from the eager run from the same state and input"));
 }
 
 TEST(NumericsLossTest, WithoutARepeatTheDtypeToleranceApplies) {

@@ -55,11 +55,8 @@ bool FirstStepAgrees(const EngineRun& run, double atol, double rtol) {
 
 }  // namespace
 
-NumericsRule::NumericsRule(const EngineRun& run, const BoundOptions& options) {
-  bitwise_ = options.GetBool("bitwise") && EagerReproducible(run);
-  repeat_ran_ = !run.eager_repeat_losses.empty();
-  precision_ = run.compute_dtype;
-  if (precision_ == "float32" && !run.deterministic_settings) precision_ = "tf32";
+void NumericsRule::SetTolerances(absl::string_view precision, const BoundOptions& options) {
+  precision_ = std::string(precision);
   const std::string rtol_option = precision_ == "bfloat16"  ? "rtol-bfloat16"
                                   : precision_ == "float16" ? "rtol-float16"
                                   : precision_ == "tf32"    ? "rtol-tf32"
@@ -67,6 +64,22 @@ NumericsRule::NumericsRule(const EngineRun& run, const BoundOptions& options) {
   rtol_ = options.GetDouble(rtol_option);
   atol_ = options.GetDouble("atol");
   spread_factor_ = options.GetDouble("spread-factor");
+}
+
+NumericsRule::NumericsRule(absl::string_view precision, const std::vector<NumericsSample>& call_outputs,
+                           const BoundOptions& options) {
+  SetTolerances(precision, options);
+  repeat_ran_ = std::any_of(call_outputs.begin(), call_outputs.end(),
+                            [](const NumericsSample& s) { return s.eager_spread >= 0; });
+  spread_is_noise_ = repeat_ran_ && std::all_of(call_outputs.begin(), call_outputs.end(), [&](const NumericsSample& s) {
+                       return s.eager_spread >= 0 && s.eager_spread <= atol_ + rtol_ * s.eager_abs_max;
+                     });
+}
+
+NumericsRule::NumericsRule(const EngineRun& run, const BoundOptions& options) {
+  bitwise_ = options.GetBool("bitwise") && EagerReproducible(run);
+  repeat_ran_ = !run.eager_repeat_losses.empty();
+  SetTolerances(run.compute_dtype == "float32" && !run.deterministic_settings ? "tf32" : run.compute_dtype, options);
   spread_is_noise_ = FirstStepAgrees(run, atol_, rtol_);
   for (const NumericsSample& s : run.samples) {
     const bool first_step = s.role == TensorRole::kOutput || s.role == TensorRole::kGradient;
@@ -99,7 +112,7 @@ std::string NumericsRule::Describe() const {
     spread = absl::StrFormat(" + %g x the eager-vs-eager spread", spread_factor_);
   } else {
     spread =
-        " (the eager repeat differs from the eager run already at the first step, from the same state: the model "
+        " (the eager repeat differs from the eager run from the same state and input: the model "
         "keeps per-call state outside its parameters and buffers, so the spread is not noise and is not used)";
   }
   return absl::StrFormat("allowed difference: %g + %g x |eager| (%s)%s", atol_, rtol_, precision_, spread);
@@ -110,10 +123,10 @@ double Excess(double difference, double allowed, double scale) {
   return difference / std::max(std::fabs(scale), std::numeric_limits<double>::min());
 }
 
-std::vector<SampleMismatch> FindMismatches(const EngineRun& run, const NumericsRule& rule,
+std::vector<SampleMismatch> FindMismatches(const std::vector<NumericsSample>& samples, const NumericsRule& rule,
                                            const std::vector<TensorRole>& roles) {
   std::vector<SampleMismatch> out;
-  for (const NumericsSample& sample : run.samples) {
+  for (const NumericsSample& sample : samples) {
     if (std::find(roles.begin(), roles.end(), sample.role) == roles.end()) continue;
     const double allowed = rule.AllowedFor(sample);
     if (!(sample.max_abs_error > allowed)) continue;

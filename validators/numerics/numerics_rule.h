@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/string_view.h"
 #include "core/check.h"
 #include "core/engine_run.h"
 
@@ -31,6 +32,11 @@ std::vector<CheckOption> NumericsRuleOptions();
 class NumericsRule {
  public:
   NumericsRule(const EngineRun& run, const BoundOptions& options);
+  // The rule for the outputs of one graphed call compared under `graphcheck run --shadow` (trace::ShadowComparison):
+  // never bitwise (the program chose its kernels); the spread is the second eager forward's on the same input and
+  // state, noise only when every output's is within atol + rtol.
+  NumericsRule(absl::string_view precision, const std::vector<NumericsSample>& call_outputs,
+               const BoundOptions& options);
 
   bool bitwise() const { return bitwise_; }
   // The largest |graphed - eager| allowed for values of magnitude `scale` whose eager repeat differed by `spread`
@@ -42,6 +48,8 @@ class NumericsRule {
   std::string Describe() const;
 
  private:
+  void SetTolerances(absl::string_view precision, const BoundOptions& options);
+
   bool bitwise_ = false;
   std::string precision_;  // "float32", "tf32", "bfloat16", "float16"
   double rtol_ = 0, atol_ = 0, spread_factor_ = 0;
@@ -64,8 +72,12 @@ double Excess(double difference, double allowed, double scale);
 
 // The samples of `roles` that differ beyond the rule, worst (largest excess) first. Non-finite elements are left to
 // numerics-nonfinite: only elements finite in both runs are compared here.
-std::vector<SampleMismatch> FindMismatches(const EngineRun& run, const NumericsRule& rule,
+std::vector<SampleMismatch> FindMismatches(const std::vector<NumericsSample>& samples, const NumericsRule& rule,
                                            const std::vector<TensorRole>& roles);
+inline std::vector<SampleMismatch> FindMismatches(const EngineRun& run, const NumericsRule& rule,
+                                                  const std::vector<TensorRole>& roles) {
+  return FindMismatches(run.samples, rule, roles);
+}
 
 // Evidence lines, one per mismatching tensor (at most `limit`, then a count of the rest): name, worst element, the
 // two values there, the difference and what was allowed.

@@ -115,6 +115,8 @@ absl::string_view RecordTypeName(uint8_t type) {
       return "recorder-error";
     case RecordType::kProbeEvent:
       return "probe-event";
+    case RecordType::kShadowComparison:
+      return "shadow-comparison";
   }
   return "unknown";
 }
@@ -280,6 +282,22 @@ bool DecodeProbeEvent(absl::string_view payload, bool lenient, ProbeEvent* out) 
          d.Varint(&out->value) && d.Varint(&out->type, kU32) && d.Varint(&out->text, kU32) &&
          d.Varint(&out->stack, kU32) && (d.remaining() == 0 || d.Varint(&out->value_now)) &&  // since 1.4
          Finish(d, lenient);
+}
+
+bool DecodeShadowComparison(absl::string_view payload, bool lenient, ShadowComparison* out) {
+  Decoder d(payload);
+  uint8_t random;
+  if (!(d.Varint(&out->thread_id, kU32) && d.Varint(&out->time_ns) && d.Varint(&out->module) &&
+        d.Varint(&out->module_type, kU32) && d.Varint(&out->call, kU32) && d.Varint(&out->name, kU32) &&
+        d.Varint(&out->dtype, kU32) && d.Varint(&out->precision, kU32) && d.Varint(&out->stack, kU32) &&
+        d.Varint(&out->numel) && d.Double(&out->max_abs_error) && d.Signed(&out->worst_index) &&
+        d.Double(&out->eager_at_worst) && d.Double(&out->graphed_at_worst) && d.Double(&out->eager_abs_max) &&
+        d.Double(&out->eager_spread) && d.Varint(&out->eager_nonfinite) && d.Varint(&out->graphed_nonfinite) &&
+        d.Byte(&random) && random <= 1 && d.Varint(&out->shadow_ns))) {
+    return false;
+  }
+  out->random = random == 1;
+  return Finish(d, lenient);
 }
 
 bool DecodeLaunchWindowEdge(absl::string_view payload, bool lenient, WindowEdge* edge, uint64_t* time_ns) {

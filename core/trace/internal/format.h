@@ -17,7 +17,7 @@ namespace graphcheck::trace::internal {
 // ---- File header: 64 bytes at offset 0, little-endian. ----
 inline constexpr char kFileMagic[8] = {'G', 'C', 'T', 'R', 'A', 'C', 'E', '\0'};
 inline constexpr uint16_t kMajorVersion = 1;  // readers refuse other majors
-inline constexpr uint16_t kMinorVersion = 5;  // newer minors only add record types / trailing record fields
+inline constexpr uint16_t kMinorVersion = 6;  // newer minors only add record types / trailing record fields
 inline constexpr size_t kFileHeaderBytes = 64;
 inline constexpr size_t kFileMagicOffset = 0;
 inline constexpr size_t kMajorOffset = 8;        // u16
@@ -69,9 +69,10 @@ enum class RecordType : uint8_t {
   // Recorder records 13-19 (since 1.2).
   kPythonStack = 13,
   kRecorderError = 14,
-  kProbeEvent = 15,  // since 1.3
+  kProbeEvent = 15,        // since 1.3
+  kShadowComparison = 16,  // since 1.6
 };
-inline constexpr uint8_t kMaxRecordType = 15;
+inline constexpr uint8_t kMaxRecordType = 16;
 absl::string_view RecordTypeName(uint8_t type);
 
 // Hot records (API calls, activity, NVTX) are bounded: every field is at most a 10-byte varint. The writer encodes
@@ -290,6 +291,30 @@ void EncodeProbeEvent(E& e, const ProbeEvent& p) {
   e.Varint(p.value_now);  // since 1.4
 }
 
+template <typename E>
+void EncodeShadowComparison(E& e, const ShadowComparison& c) {
+  e.Varint(c.thread_id);
+  e.Varint(c.time_ns);
+  e.Varint(c.module);
+  e.Varint(c.module_type);
+  e.Varint(c.call);
+  e.Varint(c.name);
+  e.Varint(c.dtype);
+  e.Varint(c.precision);
+  e.Varint(c.stack);
+  e.Varint(c.numel);
+  e.Double(c.max_abs_error);
+  e.Signed(c.worst_index);
+  e.Double(c.eager_at_worst);
+  e.Double(c.graphed_at_worst);
+  e.Double(c.eager_abs_max);
+  e.Double(c.eager_spread);
+  e.Varint(c.eager_nonfinite);
+  e.Varint(c.graphed_nonfinite);
+  e.Byte(c.random ? 1 : 0);
+  e.Varint(c.shadow_ns);
+}
+
 // A sampling window opens (after launch recording is turned on) or closes (before it is turned off).
 enum class WindowEdge : uint8_t { kOpen = 0, kClose = 1 };
 template <typename E>
@@ -314,6 +339,7 @@ bool DecodeEnvironment(absl::string_view payload, bool lenient, Environment* out
 bool DecodeRecorderStatus(absl::string_view payload, bool lenient, RecorderStatus* out);
 bool DecodeRecorderError(absl::string_view payload, bool lenient, RecorderError* out);
 bool DecodeProbeEvent(absl::string_view payload, bool lenient, ProbeEvent* out);
+bool DecodeShadowComparison(absl::string_view payload, bool lenient, ShadowComparison* out);
 bool DecodeLaunchWindowEdge(absl::string_view payload, bool lenient, WindowEdge* edge, uint64_t* time_ns);
 
 }  // namespace graphcheck::trace::internal

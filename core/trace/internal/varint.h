@@ -1,7 +1,7 @@
 // Byte-level encoding for the trace format (docs/trace-format.md): LEB128 varints, zigzag for signed values and
-// deltas, length-prefixed strings, little-endian fixed-width integers. The writer encodes each record twice when its
-// size is not bounded in advance (once counting, once writing straight into the mapped chunk), so the encoder is a
-// template over whether it stores bytes; the decoder never reads past its end and reports failure instead.
+// deltas, length-prefixed strings, little-endian fixed-width integers and doubles. The writer encodes each record twice
+// when its size is not bounded in advance (once counting, once writing straight into the mapped chunk), so the encoder
+// is a template over whether it stores bytes; the decoder never reads past its end and reports failure instead.
 #ifndef GRAPHCHECK_CORE_TRACE_INTERNAL_VARINT_H_
 #define GRAPHCHECK_CORE_TRACE_INTERNAL_VARINT_H_
 
@@ -39,6 +39,12 @@ class BasicEncoder {
     Byte(static_cast<uint8_t>(v));
   }
   void Signed(int64_t v) { Varint(ZigZag(v)); }
+  // A double as its 8 IEEE-754 bytes, little-endian: exact, NaN and infinities included.
+  void Double(double v) {
+    uint64_t bits;
+    std::memcpy(&bits, &v, sizeof bits);
+    for (int i = 0; i < 8; ++i) Byte(static_cast<uint8_t>(bits >> (8 * i)));
+  }
   void Bytes(const void* data, size_t n) {
     if constexpr (kStore) std::memcpy(out_ + size_, data, n);
     size_ += n;
@@ -93,6 +99,14 @@ class Decoder {
     uint64_t raw;
     if (!Varint(&raw)) return false;
     *v = UnZigZag(raw);
+    return true;
+  }
+  bool Double(double* v) {
+    if (remaining() < 8) return Fail();
+    uint64_t bits = 0;
+    for (int i = 0; i < 8; ++i) bits |= static_cast<uint64_t>(static_cast<uint8_t>(p_[i])) << (8 * i);
+    p_ += 8;
+    std::memcpy(v, &bits, sizeof bits);
     return true;
   }
   bool String(absl::string_view* s) {

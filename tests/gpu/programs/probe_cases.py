@@ -10,6 +10,10 @@ Lines the tests expect a finding at end in "# defect: MODE"; the tests read them
   timm-resnet        clean: timm's ResNet-18 (dropout before the head) trained through make_graphed_callables
                      under bf16 autocast
   hf-gpt2            clean: Hugging Face GPT-2 (tiny random config, dropout on) trained the same way
+  timm-resnet-fp32   clean: timm's ResNet-18 without dropout, trained in float32 (TF32 as PyTorch allows it)
+  hf-gpt2-nodrop     clean: the GPT-2 with dropout off, under bf16 autocast
+  frozen-scale       a module graphed by make_graphed_callables whose forward multiplies by a Python attribute
+                     that the program changes every step (the graph keeps the value it had at capture)
   param-rebound      a parameter of a module graphed by make_graphed_callables replaced by a new nn.Parameter (a
                      checkpoint reloaded by rebinding), then trained
   static-input-rebound  a manual capture whose static input is rebound (`static_x = batch`) before each replay
@@ -19,6 +23,7 @@ Lines the tests expect a finding at end in "# defect: MODE"; the tests read them
   shared-pool        clean: the same three captures sharing one pool, replayed in capture order
   replay-order       the three captures sharing one pool, replayed 1, 3, 2
 """
+import contextlib
 import sys
 
 import torch
@@ -100,18 +105,21 @@ def compile_overwritten():
         print(torch.stack(logits_history).sum())  # defect: compile-overwritten
 
 
-def graphed_training(model, make_input, steps=20):
-    """make_graphed_callables under bf16 autocast (cache off, as PyTorch requires), then a training loop in NVTX
-    train_step ranges with no host synchronization in it."""
+def graphed_training(model, make_input, steps=20, bf16=True):
+    """make_graphed_callables under bf16 autocast (cache off, as PyTorch requires) or in float32, then a training loop
+    in NVTX train_step ranges with no host synchronization in it."""
+    def precision():
+        return torch.autocast("cuda", dtype=torch.bfloat16, cache_enabled=False) if bf16 else contextlib.nullcontext()
+
     optimizer = torch.optim.Adam(model.parameters(), lr=1e-4)
     sample = make_input()
-    with torch.autocast("cuda", dtype=torch.bfloat16, cache_enabled=False):
+    with precision():
         graphed = torch.cuda.make_graphed_callables(model, (sample,))
     for _ in range(steps):
         nvtx.range_push("train_step")
         batch = make_input()
         optimizer.zero_grad(set_to_none=True)
-        with torch.autocast("cuda", dtype=torch.bfloat16, cache_enabled=False):
+        with precision():
             out = graphed(batch)
         out.float().square().mean().backward()
         optimizer.step()
@@ -120,20 +128,20 @@ def graphed_training(model, make_input, steps=20):
     print("trained", flush=True)
 
 
-def timm_resnet():
+def timm_resnet(drop_rate=0.2, bf16=True):
     import timm
 
     torch.manual_seed(0)
-    model = timm.create_model("resnet18", pretrained=False, num_classes=10, drop_rate=0.2).cuda().train()
-    graphed_training(model, lambda: torch.randn(16, 3, 64, 64, device="cuda"))
+    model = timm.create_model("resnet18", pretrained=False, num_classes=10, drop_rate=drop_rate).cuda().train()
+    graphed_training(model, lambda: torch.randn(16, 3, 64, 64, device="cuda"), bf16=bf16)
 
 
-def hf_gpt2():
+def hf_gpt2(dropout=0.1):
     from transformers import GPT2Config, GPT2LMHeadModel
 
     torch.manual_seed(0)
-    config = GPT2Config(n_layer=2, n_head=4, n_embd=64, vocab_size=512, n_positions=64, resid_pdrop=0.1,
-                        embd_pdrop=0.1, attn_pdrop=0.1)
+    config = GPT2Config(n_layer=2, n_head=4, n_embd=64, vocab_size=512, n_positions=64, resid_pdrop=dropout,
+                        embd_pdrop=dropout, attn_pdrop=dropout)
 
     class Logits(torch.nn.Module):
         def __init__(self):
@@ -155,6 +163,29 @@ def param_rebound():
     for _ in range(5):
         optimizer.zero_grad(set_to_none=True)
         out = graphed(torch.randn(16, 64, device="cuda"))  # defect: param-rebound
+        out.square().mean().backward()
+        optimizer.step()
+    torch.cuda.synchronize()
+
+
+def frozen_scale():
+    class Scaled(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.linear = torch.nn.Linear(64, 64)
+            self.scale = 1.0
+
+        def forward(self, x):
+            return self.linear(x) * self.scale
+
+    torch.manual_seed(0)
+    model = Scaled().cuda()
+    graphed = torch.cuda.make_graphed_callables(model, (torch.randn(16, 64, device="cuda"),))
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+    for step in range(6):
+        model.scale = 1.0 + 0.5 * step  # a per-step schedule: the graph keeps 1.0
+        optimizer.zero_grad(set_to_none=True)
+        out = graphed(torch.randn(16, 64, device="cuda"))  # defect: frozen-scale
         out.square().mean().backward()
         optimizer.step()
     torch.cuda.synchronize()
@@ -247,6 +278,8 @@ def inference_generator():
 MODES = {"tensor-cuda": tensor_cuda, "private-generator": private_generator, "default-stream": default_stream,
          "compile-churn": compile_churn, "compile-overwritten": compile_overwritten, "timm-resnet": timm_resnet,
          "hf-gpt2": hf_gpt2, "param-rebound": param_rebound,
+         "timm-resnet-fp32": lambda: timm_resnet(drop_rate=0.0, bf16=False),
+         "hf-gpt2-nodrop": lambda: hf_gpt2(dropout=0.0), "frozen-scale": frozen_scale,
          "static-input-rebound": lambda: manual_capture(rebind_input=True, keep_outputs=False),
          "outputs-kept": lambda: manual_capture(rebind_input=False, keep_outputs=True),
          "manual-clean": lambda: manual_capture(rebind_input=False, keep_outputs=False),
