@@ -344,7 +344,10 @@ def _shadow(module, watch, args, kwargs, graphed):
     started = time.perf_counter_ns()
     generator = torch.cuda.default_generators[torch.cuda.current_device()]
     state = generator.get_state()
-    buffers = [(buffer, buffer.clone()) for buffer in module.buffers()]
+    # Every buffer slot with its tensor and a copy of its values: a forward may update a buffer in place (running
+    # statistics) or rebind it (`self.count = self.count + 1`); both are undone.
+    buffers = [(owner._buffers, name, tensor, tensor.clone()) for owner in module.modules()
+               for name, tensor in owner._buffers.items() if tensor is not None]
     runs, random = [], False
     eager_forward = watch.own_forward or type(module).forward.__get__(module)
     for _ in range(2):
@@ -354,8 +357,9 @@ def _shadow(module, watch, args, kwargs, graphed):
             random = random or not torch.equal(generator.get_state(), state)
             generator.set_state(state)
             with torch.no_grad():
-                for buffer, saved in buffers:
-                    buffer.copy_(saved)
+                for slots, name, tensor, saved in buffers:
+                    slots[name] = tensor
+                    tensor.copy_(saved)
     outputs = _named_tensors(graphed, "output", [])
     eager, repeat = (dict(_named_tensors(run, "output", [])) for run in runs)
     compared = []

@@ -274,6 +274,14 @@ TEST_F(PythonProbeGpuTest, ShadowFlagsAFrozenPythonScaleAtTheCall) {
   std::printf("METRIC frozen-scale shadow.cost_us %.1f\n", run.Metric("shadow.cost_us"));
 }
 
+// --shadow: a forward that rebinds a buffer each call. After make_graphed_callables' three warmup calls the capture
+// reads the warmup's last tensor (3), so every replay divides by 3 + 1 and writes 4 into the tensor the module now
+// holds; an eager call divides by 4 + 1: every call differs. The shadow's eager runs put the module's buffer back.
+TEST_F(PythonProbeGpuTest, ShadowFlagsABufferReboundInForward) {
+  const ProbeRun run = ExpectFlagged("buffer-rebound", "numerics-forward", Severity::kError, "--shadow 4");
+  EXPECT_EQ(run.Metric("shadow.calls_compared"), 4) << run.text;
+}
+
 // --shadow on models written elsewhere: compared and silent in float32 (timm's ResNet-18 with batch norm in training)
 // and bf16 (GPT-2 without dropout); with dropout every call draws random numbers and none is compared.
 TEST_F(PythonProbeGpuTest, ShadowIsSilentOnCleanModels) {

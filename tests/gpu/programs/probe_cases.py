@@ -14,6 +14,8 @@ Lines the tests expect a finding at end in "# defect: MODE"; the tests read them
   hf-gpt2-nodrop     clean: the GPT-2 with dropout off, under bf16 autocast
   frozen-scale       a module graphed by make_graphed_callables whose forward multiplies by a Python attribute
                      that the program changes every step (the graph keeps the value it had at capture)
+  buffer-rebound     a module graphed by make_graphed_callables whose forward rebinds a step-count buffer
+                     (`self.steps = self.steps + 1`): the graph adds one to the tensor it captured, every replay
   param-rebound      a parameter of a module graphed by make_graphed_callables replaced by a new nn.Parameter (a
                      checkpoint reloaded by rebinding), then trained
   static-input-rebound  a manual capture whose static input is rebound (`static_x = batch`) before each replay
@@ -191,6 +193,29 @@ def frozen_scale():
     torch.cuda.synchronize()
 
 
+def buffer_rebound():
+    class Counted(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.linear = torch.nn.Linear(64, 64)
+            self.register_buffer("steps", torch.zeros(()))
+
+        def forward(self, x):
+            self.steps = self.steps + 1  # rebinds: a graph keeps reading the tensor it captured
+            return self.linear(x) / self.steps
+
+    torch.manual_seed(0)
+    model = Counted().cuda()
+    graphed = torch.cuda.make_graphed_callables(model, (torch.randn(16, 64, device="cuda"),))
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+    for _ in range(6):
+        optimizer.zero_grad(set_to_none=True)
+        out = graphed(torch.randn(16, 64, device="cuda"))  # defect: buffer-rebound
+        out.square().mean().backward()
+        optimizer.step()
+    torch.cuda.synchronize()
+
+
 def manual_capture(rebind_input, keep_outputs):
     """A model captured with torch.cuda.graph and replayed on new batches; the flags plant the two defects."""
     torch.manual_seed(0)
@@ -280,6 +305,7 @@ MODES = {"tensor-cuda": tensor_cuda, "private-generator": private_generator, "de
          "hf-gpt2": hf_gpt2, "param-rebound": param_rebound,
          "timm-resnet-fp32": lambda: timm_resnet(drop_rate=0.0, bf16=False),
          "hf-gpt2-nodrop": lambda: hf_gpt2(dropout=0.0), "frozen-scale": frozen_scale,
+         "buffer-rebound": buffer_rebound,
          "static-input-rebound": lambda: manual_capture(rebind_input=True, keep_outputs=False),
          "outputs-kept": lambda: manual_capture(rebind_input=False, keep_outputs=True),
          "manual-clean": lambda: manual_capture(rebind_input=False, keep_outputs=False),
