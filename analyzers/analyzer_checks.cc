@@ -36,6 +36,7 @@ absl::Status RegisterAnalyzerChecks(CheckRegistry* registry) {
                      &NewStderrMessagesCheck,
                      &NewCuptiBusyCheck,
                      &NewRankDivergentCaptureCheck,
+                     &NewHangCheck,
                      &NewTraceIncompleteCheck}) {
     checks.push_back(make());
   }

@@ -42,6 +42,7 @@ std::unique_ptr<Check> NewStderrMessagesCheck();  // stderr-messages
 std::unique_ptr<Check> NewCuptiBusyCheck();       // cupti-busy
 // distributed jobs (every process's summary)
 std::unique_ptr<Check> NewRankDivergentCaptureCheck();  // rank-divergent-capture
+std::unique_ptr<Check> NewHangCheck();                  // hang (--hang-timeout)
 // the trace itself
 std::unique_ptr<Check> NewTraceIncompleteCheck();  // trace-incomplete
 

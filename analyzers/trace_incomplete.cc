@@ -153,7 +153,11 @@ class TraceIncompleteCheck : public AnalyzerCheck {
 
   void End(const trace::Trace& trace, std::vector<Finding>* findings) const {
     const trace::TraceIntegrity& integrity = trace.integrity;
-    if (integrity.end == trace::TraceEnd::kUnknown || integrity.end == trace::TraceEnd::kClean) return;
+    // A process the hang watch ended: the hang check reports it, with where it waited.
+    if (integrity.end == trace::TraceEnd::kUnknown || integrity.end == trace::TraceEnd::kClean ||
+        integrity.end == trace::TraceEnd::kHung) {
+      return;
+    }
     // A forked helper that made no CUDA call (torch.compile's compile workers, a DataLoader worker) and was ended
     // without exit handlers has nothing missing.
     if (integrity.end == trace::TraceEnd::kRunning && trace.api_calls.empty()) return;

@@ -27,11 +27,15 @@ struct RecorderOptions {
   // The NVTX range that marks one step (GRAPHCHECK_STEP_RANGE, `graphcheck run --region`): the first sampling window
   // closes after sampling.first_steps of them. Empty: any range the program pushes at depth 0.
   std::string step_range;
+  // GRAPHCHECK_HANG_TIMEOUT_MS (`graphcheck run --hang-timeout`): a thread waiting longer than this in a synchronizing
+  // CUDA call ends the process with exit status 124 after a Hang record says where it waited. 0: no bound.
+  uint64_t hang_timeout_ms = 0;
 };
 
 // Starts recording this process (idempotent). Reads GRAPHCHECK_TRACE_DIR when options.trace_dir is empty,
 // GRAPHCHECK_ACTIVITY=0 to turn activity records off, GRAPHCHECK_LAUNCHES=all|sampled|capture and
-// GRAPHCHECK_SAMPLING=FIRST_LAUNCHES:WINDOW_MS:PERIOD_MS[:FIRST_STEPS] and GRAPHCHECK_STEP_RANGE. A CUPTI subscriber
+// GRAPHCHECK_SAMPLING=FIRST_LAUNCHES:WINDOW_MS:PERIOD_MS[:FIRST_STEPS], GRAPHCHECK_STEP_RANGE and
+// GRAPHCHECK_HANG_TIMEOUT_MS. A CUPTI subscriber
 // already present is recorded in the trace (cupti-busy) and is not an error: the program runs on.
 absl::Status StartRecorder(const RecorderOptions& options);
 // Flushes activity records and detaches from CUPTI; called at exit.

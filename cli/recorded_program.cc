@@ -86,6 +86,9 @@ absl::StatusOr<RecordedProgram> RecordedProgram::Run(const std::vector<std::stri
   environment["GRAPHCHECK_LAUNCHES"] = std::string(trace::LaunchRecordingName(options.launches));
   environment["GRAPHCHECK_SAMPLING"] = options.sampling.ToString();
   if (!options.step_range.empty()) environment["GRAPHCHECK_STEP_RANGE"] = options.step_range;
+  if (options.hang_timeout_s > 0) {
+    environment["GRAPHCHECK_HANG_TIMEOUT_MS"] = absl::StrCat(static_cast<uint64_t>(options.hang_timeout_s * 1000));
+  }
   if (options.python_probe) {
     // Its sitecustomize starts the probe, then runs the program's own sitecustomize (the next one on the path).
     const std::string probe = ExecutableDir() + "/probe";

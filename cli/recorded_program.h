@@ -22,6 +22,9 @@ struct RecordingOptions {
   // The probe compares each module graphed by make_graphed_callables with its eager forward on its first N calls
   // (--shadow); 0: never.
   int shadow_calls = 0;
+  // The recorder ends a process whose thread waits longer than this in a synchronizing CUDA call (--hang-timeout);
+  // 0: no bound.
+  double hang_timeout_s = 0;
   trace::LaunchRecording launches = trace::LaunchRecording::kSampled;
   trace::SamplingSchedule sampling;
   std::string step_range;  // the NVTX step range (--region), which closes the first sampling window after a few steps

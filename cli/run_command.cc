@@ -20,6 +20,7 @@ struct RunOptions {
   bool no_activity = false;
   bool no_python_probe = false;
   int shadow_calls = 0;
+  double hang_timeout_s = 0;
   bool capture_only = false;
   std::string launches = "sampled";
   std::string sampling = trace::SamplingSchedule().ToString();
@@ -42,6 +43,7 @@ int Run(RunOptions& options, const CommandContext& context) {
     return FailWith(absl::InvalidArgumentError("--shadow needs the Python probe: drop --no-python-probe"));
   }
   recording.shadow_calls = options.shadow_calls;
+  recording.hang_timeout_s = options.hang_timeout_s;
   recording.step_range = options.iteration.region;
   if (absl::Status s =
           trace::ParseLaunchRecording(options.capture_only ? "capture" : options.launches, &recording.launches);
@@ -106,6 +108,12 @@ void AddRunCommand(CLI::App* app, CommandContext* context) {
                    "compared call costs about two eager forwards): numerics-forward in a running program. 0 (the "
                    "default): off")
       ->check(CLI::Range(0, 1000));
+  command
+      ->add_option("--hang-timeout", options->hang_timeout_s,
+                   "SECONDS: a process whose thread waits longer than this in a CUDA synchronize (a collective "
+                   "inside a replayed graph that never completes) is ended with exit status 124, and the report says "
+                   "where each process waited (check hang). 0 (the default): no bound")
+      ->check(CLI::Range(0.0, 86400.0));
   command->add_flag("--capture-only", options->capture_only,
                     "Same as --launches capture: the lowest overhead, for capture diagnosis (synchronizations, "
                     "allocations and failures are still recorded everywhere)");

@@ -25,6 +25,7 @@
 #include "capture/backtrace.h"
 #include "capture/call_decoder.h"
 #include "capture/cupti_subscription.h"
+#include "capture/hang_watch.h"
 #include "capture/python_stack.h"
 #include "capture/recorder.h"
 #include "core/trace/trace_writer.h"
@@ -67,6 +68,7 @@ struct PendingCall {
   CaptureMode mode = CaptureMode::kUnknown;
   uint64_t capture_id = 0;
   uint64_t stream_id = 0;  // stream destroy: the handle is gone at exit, so its id is taken here
+  bool waiting = false;    // a synchronizing call the hang watch bounds
 };
 
 // The calls in progress on one thread, as a stack: an exit callback pops the entry its enter pushed. Launch callbacks
@@ -170,6 +172,9 @@ class Recorder {
   static bool LaunchesAnEarlierGraph(ApiKind kind, uint32_t graph_id);
   // The calling thread's Python stack, interned (0 when the program is not CPython or the thread runs no Python).
   trace::PythonStackId CapturePythonStack();
+  // The calling thread enters a synchronizing call the hang watch bounds; OnHang runs on the watcher thread.
+  void BeginWait(const CallbackEntry& entry, const CUpti_CallbackData* data, bool runtime, PendingCall* pending);
+  void OnHang(const HangWatch::Wait& wait);
   trace::StringId NvtxMessage(const nvtxEventAttributes_t* attributes);
   // A CUPTI or driver call of the recorder failed: counted in the trace, and written as an error record (the first
   // kMaxErrorRecords of them) naming the call and its code. Never stops the program.
@@ -203,6 +208,9 @@ class Recorder {
   bool sampler_stop_ ABSL_GUARDED_BY(sampler_mutex_) = false;
   std::thread* sampler_ = nullptr;  // left alone in a forked child, which holds a copy of a thread it does not have
   pid_t sampler_pid_ = 0;
+  // --hang-timeout; its watcher thread runs in the process that started it only (a forked child has no bound).
+  std::unique_ptr<HangWatch> hang_watch_;
+  pid_t hang_watch_pid_ = 0;
 
   std::atomic<int> active_captures_{0};
   absl::Mutex mutex_;

@@ -286,6 +286,7 @@ enum class TraceEnd : uint8_t {
   kRunning = 1,  // no end written: still running, or killed (SIGKILL, os._exit, power loss)
   kClean = 2,    // the recorder stopped at exit
   kCrashed = 3,  // a crash signal (TraceIntegrity::signal)
+  kHung = 4,     // since 1.6: the recorder's hang watch ended the process (a Hang record says where)
 };
 
 // One kind of loss, as counted: how many records and the span of times (on the trace's clock) they were counted at.
@@ -391,6 +392,20 @@ struct ShadowComparison {
   uint64_t shadow_ns = 0;  // host time the comparison of this call took (both eager runs, restores, reductions)
 };
 
+// Since format 1.6, under `graphcheck run --hang-timeout`: a thread waited in a synchronizing CUDA call (stream,
+// event or device synchronize, a synchronous copy) longer than the bound, and the recorder ended the process (exit
+// status 124) after writing this. Where each process of a job was then is what a hang in a collective needs said.
+struct Hang {
+  uint32_t thread_id = 0;
+  uint64_t time_ns = 0;        // when the watch fired
+  uint64_t since_ns = 0;       // when the wait began
+  uint64_t timeout_ns = 0;     // the bound
+  StringId call = 0;           // "cudaStreamSynchronize"
+  uint64_t stream_id = 0;      // the stream waited on; 0: none or unknown
+  uint32_t last_graph_id = 0;  // the graph this thread launched last (its captured graph's id); 0: none
+  PythonStackId stack = 0;     // the waiting thread's Python stack, when one was taken at the wait
+};
+
 // What the trace says about its own completeness.
 struct TraceIntegrity {
   TraceEnd end = TraceEnd::kUnknown;
@@ -424,6 +439,7 @@ struct Trace {
   std::vector<LaunchWindow> launch_windows;          // LaunchRecording::kSampled only; sorted, disjoint
   std::vector<ProbeEvent> probe_events;              // the Python probe's (since 1.3); sorted by time
   std::vector<ShadowComparison> shadow_comparisons;  // the probe's under --shadow (since 1.6); sorted by time
+  std::vector<Hang> hangs;                           // --hang-timeout (since 1.6): at most one per process
   std::vector<std::string> read_warnings;  // damage the reader stepped over ("truncated record at offset 4096")
   TraceIntegrity integrity;
 

@@ -235,6 +235,8 @@ class ChunkWalker {
       case RecordType::kShadowComparison:
         return internal::DecodeShadowComparison(payload, lenient_, &trace_->shadow_comparisons.emplace_back()) ||
                Drop(trace_->shadow_comparisons);
+      case RecordType::kHang:
+        return internal::DecodeHang(payload, lenient_, &trace_->hangs.emplace_back()) || Drop(trace_->hangs);
       case RecordType::kLaunchWindowEdge: {
         WindowEdgeEntry& entry = window_edges_.emplace_back();
         return internal::DecodeLaunchWindowEdge(payload, lenient_, &entry.edge, &entry.time_ns) || Drop(window_edges_);
@@ -357,7 +359,7 @@ void SortByTime(std::vector<T>& events, Time time) {
 void ReadIntegrity(ByteSource& source, uint64_t data_offset, const uint8_t* header, Trace* trace) {
   TraceIntegrity& integrity = trace->integrity;
   const uint32_t end = internal::LoadLe32(header + internal::kEndStateOffset);
-  integrity.end = end >= static_cast<uint32_t>(TraceEnd::kRunning) && end <= static_cast<uint32_t>(TraceEnd::kCrashed)
+  integrity.end = end >= static_cast<uint32_t>(TraceEnd::kRunning) && end <= static_cast<uint32_t>(TraceEnd::kHung)
                       ? static_cast<TraceEnd>(end)
                       : TraceEnd::kRunning;  // damaged or never set: no clean end is known
   integrity.signal = static_cast<int32_t>(internal::LoadLe32(header + internal::kEndSignalOffset));

@@ -287,6 +287,11 @@ void TraceWriter::WriteShadowComparison(const ShadowComparison& comparison) {
              [&](auto& e) { internal::EncodeShadowComparison(e, comparison); });
 }
 
+void TraceWriter::WriteHang(const Hang& hang) {
+  AppendCold(CurrentThread(), static_cast<uint8_t>(internal::RecordType::kHang),
+             [&](auto& e) { internal::EncodeHang(e, hang); });
+}
+
 TraceWriter::~TraceWriter() {
   std::lock_guard<std::mutex> lock(ForkHandlers::Mutex());
   std::vector<TraceWriter*>& writers = ForkHandlers::Writers();

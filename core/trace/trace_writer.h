@@ -79,6 +79,8 @@ class TraceWriter {
   void WriteProbeEvent(const ProbeEvent& event);
   // An output of a graphed module compared with its eager forward (`graphcheck run --shadow N`).
   void WriteShadowComparison(const ShadowComparison& comparison);
+  // Where a thread waited past --hang-timeout (then MarkEnd(TraceEnd::kHung)).
+  void WriteHang(const Hang& hang);
   // A sampling window of launch recording opens or closes at `time_ns` (LaunchRecording::kSampled).
   void WriteLaunchWindowEdge(bool open, uint64_t time_ns);
 

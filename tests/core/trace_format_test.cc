@@ -144,6 +144,16 @@ TEST(TraceFormatTest, EveryRecordTypeRoundTrips) {
   shadow.random = true;
   shadow.shadow_ns = 987654;
   writer->WriteShadowComparison(shadow);
+  Hang hang;
+  hang.thread_id = 4243;
+  hang.time_ns = 1'700'000'031'000'000'000ull;
+  hang.since_ns = 1'700'000'000'000'000'000ull;
+  hang.timeout_ns = 30'000'000'000ull;
+  hang.call = writer->InternString("cudaStreamSynchronize");
+  hang.stream_id = 13;
+  hang.last_graph_id = 12;
+  hang.stack = py;
+  writer->WriteHang(hang);
   EXPECT_EQ(writer->records_dropped(), 0u);
 
   const Trace trace = MustRead(path);
@@ -173,6 +183,8 @@ TEST(TraceFormatTest, EveryRecordTypeRoundTrips) {
   ASSERT_EQ(trace.shadow_comparisons.size(), 1u);
   EXPECT_EQ(Fields(trace.shadow_comparisons[0]), Fields(shadow));
   EXPECT_TRUE(std::signbit(trace.shadow_comparisons[0].eager_at_worst));
+  ASSERT_EQ(trace.hangs.size(), 1u);
+  EXPECT_EQ(Fields(trace.hangs[0]), Fields(hang));
   ASSERT_EQ(trace.devices.size(), 1u);
   EXPECT_EQ(trace.devices[0].index, 1u);
   EXPECT_EQ(trace.devices[0].gpu, device.gpu);
@@ -386,6 +398,8 @@ TEST(TraceFormatTest, LossesAndTheEndAreWrittenInTheFirstPage) {
   ASSERT_EQ(trace.integrity.errors.size(), 1u);
   EXPECT_EQ(trace.String(trace.integrity.errors[0].call), "cuGraphGetNodes");
   EXPECT_EQ(trace.integrity.errors[0].code, 201);
+  writer->MarkEnd(TraceEnd::kHung);  // the hang watch's end reads back as such
+  EXPECT_EQ(MustRead(path).integrity.end, TraceEnd::kHung);
 }
 
 // A trace cut after its header reads, and says the file is shorter than its writer made it.

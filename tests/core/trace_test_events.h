@@ -104,6 +104,10 @@ inline auto Fields(const ShadowComparison& c) {
                          c.numel, c.max_abs_error, c.worst_index, c.eager_at_worst, c.graphed_at_worst, c.eager_abs_max,
                          c.eager_spread, c.eager_nonfinite, c.graphed_nonfinite, c.random, c.shadow_ns);
 }
+inline auto Fields(const Hang& h) {
+  return std::make_tuple(h.thread_id, h.time_ns, h.since_ns, h.timeout_ns, h.call, h.stream_id, h.last_graph_id,
+                         h.stack);
+}
 inline auto Fields(const NvtxEvent& n) {
   return std::make_tuple(n.kind, n.thread_id, n.time_ns, n.domain, n.message, n.range_id);
 }

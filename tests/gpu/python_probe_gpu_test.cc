@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -298,6 +299,23 @@ TEST_F(PythonProbeGpuTest, ShadowIsSilentOnCleanModels) {
                 run.Metric("shadow.calls_compared"), run.Metric("shadow.calls_random"),
                 run.Metric("shadow.outputs_compared"), run.Metric("shadow.cost_us"), run.text.c_str());
   }
+}
+
+// --hang-timeout: a replayed graph that spins for a minute, then a synchronize. The recorder ends the process after
+// 3 s (exit status 124) and the report says where it waited and on which graph. (An NCCL collective in the graph
+// needs two ranks: with one, NCCL launches no kernel for an all-reduce.)
+TEST_F(PythonProbeGpuTest, AWaitPastTheHangTimeoutIsAFindingAtTheWaitingLine) {
+  const auto start = std::chrono::steady_clock::now();
+  const ProbeRun run = ExpectFlagged("hang", "hang", Severity::kError, "--hang-timeout 3");
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_LT(seconds, 45) << "the spin lasts 60 s: the process was not ended by the bound";
+  ASSERT_FALSE(run.report.steps.empty());
+  EXPECT_THAT(run.report.steps[0].message, ::testing::HasSubstr("124")) << run.output;
+  if (const Finding* f = run.Find("hang")) {
+    EXPECT_THAT(absl::StrJoin(f->evidence, "\n"), ::testing::HasSubstr("the last graph this thread launched: graph"));
+    std::printf("HANG in %.1f s: %s | %s\n", seconds, f->message.c_str(), absl::StrJoin(f->evidence, " | ").c_str());
+  }
+  EXPECT_EQ(run.Find("trace-incomplete"), nullptr) << run.text;
 }
 
 }  // namespace

@@ -117,6 +117,8 @@ absl::string_view RecordTypeName(uint8_t type) {
       return "probe-event";
     case RecordType::kShadowComparison:
       return "shadow-comparison";
+    case RecordType::kHang:
+      return "hang";
   }
   return "unknown";
 }
@@ -298,6 +300,13 @@ bool DecodeShadowComparison(absl::string_view payload, bool lenient, ShadowCompa
   }
   out->random = random == 1;
   return Finish(d, lenient);
+}
+
+bool DecodeHang(absl::string_view payload, bool lenient, Hang* out) {
+  Decoder d(payload);
+  return d.Varint(&out->thread_id, kU32) && d.Varint(&out->time_ns) && d.Varint(&out->since_ns) &&
+         d.Varint(&out->timeout_ns) && d.Varint(&out->call, kU32) && d.Varint(&out->stream_id) &&
+         d.Varint(&out->last_graph_id, kU32) && d.Varint(&out->stack, kU32) && Finish(d, lenient);
 }
 
 bool DecodeLaunchWindowEdge(absl::string_view payload, bool lenient, WindowEdge* edge, uint64_t* time_ns) {

@@ -71,8 +71,9 @@ enum class RecordType : uint8_t {
   kRecorderError = 14,
   kProbeEvent = 15,        // since 1.3
   kShadowComparison = 16,  // since 1.6
+  kHang = 17,              // since 1.6
 };
-inline constexpr uint8_t kMaxRecordType = 16;
+inline constexpr uint8_t kMaxRecordType = 17;
 absl::string_view RecordTypeName(uint8_t type);
 
 // Hot records (API calls, activity, NVTX) are bounded: every field is at most a 10-byte varint. The writer encodes
@@ -315,6 +316,18 @@ void EncodeShadowComparison(E& e, const ShadowComparison& c) {
   e.Varint(c.shadow_ns);
 }
 
+template <typename E>
+void EncodeHang(E& e, const Hang& h) {
+  e.Varint(h.thread_id);
+  e.Varint(h.time_ns);
+  e.Varint(h.since_ns);
+  e.Varint(h.timeout_ns);
+  e.Varint(h.call);
+  e.Varint(h.stream_id);
+  e.Varint(h.last_graph_id);
+  e.Varint(h.stack);
+}
+
 // A sampling window opens (after launch recording is turned on) or closes (before it is turned off).
 enum class WindowEdge : uint8_t { kOpen = 0, kClose = 1 };
 template <typename E>
@@ -340,6 +353,7 @@ bool DecodeRecorderStatus(absl::string_view payload, bool lenient, RecorderStatu
 bool DecodeRecorderError(absl::string_view payload, bool lenient, RecorderError* out);
 bool DecodeProbeEvent(absl::string_view payload, bool lenient, ProbeEvent* out);
 bool DecodeShadowComparison(absl::string_view payload, bool lenient, ShadowComparison* out);
+bool DecodeHang(absl::string_view payload, bool lenient, Hang* out);
 bool DecodeLaunchWindowEdge(absl::string_view payload, bool lenient, WindowEdge* edge, uint64_t* time_ns);
 
 }  // namespace graphcheck::trace::internal

@@ -14,6 +14,7 @@ Lines the tests expect a finding at end in "# defect: MODE"; the tests read them
   hf-gpt2-nodrop     clean: the GPT-2 with dropout off, under bf16 autocast
   frozen-scale       a module graphed by make_graphed_callables whose forward multiplies by a Python attribute
                      that the program changes every step (the graph keeps the value it had at capture)
+  hang               a graph that spins on the GPU for a minute, replayed and synchronized (--hang-timeout ends it)
   buffer-rebound     a module graphed by make_graphed_callables whose forward rebinds a step-count buffer
                      (`self.steps = self.steps + 1`): the graph adds one to the tensor it captured, every replay
   param-rebound      a parameter of a module graphed by make_graphed_callables replaced by a new nn.Parameter (a
@@ -216,6 +217,17 @@ def buffer_rebound():
     torch.cuda.synchronize()
 
 
+def hang():
+    """A graph of a kernel that spins for about a minute, replayed, then waited for."""
+    minute = 60 * 2_000_000_000  # cycles, at about 2 GHz
+    side_stream_warmup(lambda: torch.cuda._sleep(1000))
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        torch.cuda._sleep(minute)
+    graph.replay()
+    torch.cuda.synchronize()  # defect: hang
+
+
 def manual_capture(rebind_input, keep_outputs):
     """A model captured with torch.cuda.graph and replayed on new batches; the flags plant the two defects."""
     torch.manual_seed(0)
@@ -305,7 +317,7 @@ MODES = {"tensor-cuda": tensor_cuda, "private-generator": private_generator, "de
          "hf-gpt2": hf_gpt2, "param-rebound": param_rebound,
          "timm-resnet-fp32": lambda: timm_resnet(drop_rate=0.0, bf16=False),
          "hf-gpt2-nodrop": lambda: hf_gpt2(dropout=0.0), "frozen-scale": frozen_scale,
-         "buffer-rebound": buffer_rebound,
+         "buffer-rebound": buffer_rebound, "hang": hang,
          "static-input-rebound": lambda: manual_capture(rebind_input=True, keep_outputs=False),
          "outputs-kept": lambda: manual_capture(rebind_input=False, keep_outputs=True),
          "manual-clean": lambda: manual_capture(rebind_input=False, keep_outputs=False),

@@ -1,0 +1,117 @@
+// hang: under `graphcheck run --hang-timeout`, a thread waited in a synchronizing CUDA call longer than the bound and
+// the recorder ended the process (trace::Hang, TraceEnd::kHung). Says where it waited (the call, the stream, the
+// program's line) and what it waited on: the graph it launched last, and the NCCL collectives inside that graph, since
+// a collective that another rank never joins is the usual way a replayed graph never finishes. In a job, each rank's
+// finding merges into one that names the ranks.
+#include <algorithm>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "analyzers/checks.h"
+#include "analyzers/trace_analysis.h"
+#include "core/trace/python_frames.h"
+
+namespace graphcheck::analyzers {
+namespace {
+
+// NCCL's device kernels: ncclDevKernel_AllReduce_Sum_f32_RING_LL (NCCL 2.19+), ncclKernel_... (earlier).
+bool IsNcclKernel(absl::string_view name) {
+  return absl::StrContains(name, "ncclDevKernel") || absl::StrContains(name, "ncclKernel");
+}
+
+// The kernels captured into graph `graph_id`: kernel name -> launches, and the node count.
+struct CapturedGraph {
+  bool found = false;
+  uint32_t nodes = 0;
+  std::map<std::string, int> nccl_kernels;
+};
+
+CapturedGraph Captured(const TraceAnalysis& analysis, uint32_t graph_id) {
+  CapturedGraph graph;
+  const trace::Trace& trace = analysis.trace();
+  for (const CaptureWindow& window : analysis.captures().windows()) {
+    if (!window.end_call) continue;
+    const trace::CallDetail& end = trace.Detail(trace.api_calls[*window.end_call]);
+    if (end.graph_id != graph_id) continue;
+    graph.found = true;
+    graph.nodes = end.node_count;
+    for (size_t i = window.begin_call; i < *window.end_call; ++i) {
+      const trace::ApiCall& call = trace.api_calls[i];
+      if (call.kind != trace::ApiKind::kKernelLaunch || call.capture_id != window.capture_id) continue;
+      const std::string name(trace.String(trace.Detail(call).kernel_name));
+      if (IsNcclKernel(name)) ++graph.nccl_kernels[name];
+    }
+  }
+  return graph;
+}
+
+class HangCheck : public AnalyzerCheck {
+ public:
+  const CheckInfo& info() const override {
+    static const CheckInfo kInfo{
+        "hang",
+        "A process waited on the GPU longer than --hang-timeout",
+        Severity::kError,
+        CheckArea::kDistributed,
+        "A thread waited in a CUDA synchronize longer than `graphcheck run --hang-timeout`, and graphcheck ended the "
+        "process: where it waited, the graph it had launched last and the NCCL collectives inside it.",
+        {}};
+    return kInfo;
+  }
+
+ protected:
+  void Analyze(const TraceAnalysis& analysis, const BoundOptions&, std::vector<Finding>* findings) const override {
+    const trace::Trace& trace = analysis.trace();
+    for (const trace::Hang& hang : trace.hangs) {
+      const std::string call(trace.String(hang.call));
+      Finding finding = NewFinding();
+      finding.message = absl::StrFormat(
+          "A thread waited %.1f s in %s, longer than --hang-timeout (%.1f s): graphcheck ended the process.",
+          static_cast<double>(hang.time_ns - std::min(hang.time_ns, hang.since_ns)) / 1e9, call,
+          static_cast<double>(hang.timeout_ns) / 1e9);
+      if (hang.last_graph_id == 0) {
+        finding.evidence.push_back("the thread had launched no CUDA graph: the wait is on work it launched eagerly");
+      } else {
+        const CapturedGraph graph = Captured(analysis, hang.last_graph_id);
+        std::vector<std::string> collectives;
+        int launches = 0;
+        for (const auto& [name, count] : graph.nccl_kernels) {
+          collectives.push_back(absl::StrCat(name, count > 1 ? absl::StrCat(" x", count) : ""));
+          launches += count;
+        }
+        if (launches > 0) {
+          absl::StrAppend(&finding.message, " The last graph it launched holds ", launches,
+                          " NCCL collective(s): a collective that another rank does not join (it captured other "
+                          "collectives, failed, or stopped earlier) never completes.");
+        }
+        finding.evidence.push_back(absl::StrCat(
+            "the last graph this thread launched: graph ", hang.last_graph_id,
+            graph.found ? absl::StrCat(" (", graph.nodes, graph.nodes == 1 ? " node)" : " nodes)")
+                        : " (its capture is not in this trace)",
+            collectives.empty() ? "" : absl::StrCat("; NCCL kernels: ", absl::StrJoin(collectives, ", "))));
+      }
+      if (hang.stream_id != 0) finding.evidence.push_back(absl::StrCat("the stream waited on: ", hang.stream_id));
+      finding.where.api = call;
+      finding.where.thread_id = hang.thread_id;
+      if (hang.stream_id != 0) finding.where.stream_id = hang.stream_id;
+      finding.where.python = trace::PythonFrames(trace, hang.stack);
+      finding.fix =
+          "In a job, compare the ranks: one that captured other collectives (rank-divergent-capture), failed a "
+          "capture, or stopped before the others leaves the rest waiting. In one process, look for a kernel that "
+          "waits on a flag or on another stream that never runs. If the wait is legitimate work, raise "
+          "--hang-timeout.";
+      findings->push_back(std::move(finding));
+    }
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Check> NewHangCheck() { return std::make_unique<HangCheck>(); }
+
+}  // namespace graphcheck::analyzers

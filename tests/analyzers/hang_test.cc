@@ -1,0 +1,66 @@
+// hang: a Hang record (graphcheck run --hang-timeout) is one finding at the waiting line, naming the NCCL collectives
+// of the graph the thread launched last; a trace without one has none, and the hung end is not trace-incomplete.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "analyzers/checks.h"
+#include "tests/analyzers/trace_builder.h"
+
+namespace graphcheck::testing_trace {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+
+// A captured graph 12 holding two all-reduces and a matmul, replayed, then a synchronize that the watch ended.
+trace::Trace HungTrace(uint32_t last_graph) {
+  TraceBuilder b;
+  b.Begin(1000, 1, 7);
+  TraceBuilder::In(b.Launch(2000, 1, 7, "ncclDevKernel_AllReduce_Sum_f32_RING_LL"), 5);
+  TraceBuilder::In(b.Launch(3000, 1, 7, "ampere_sgemm_128x64_nn"), 5);
+  TraceBuilder::In(b.Launch(4000, 1, 7, "ncclDevKernel_AllReduce_Sum_f32_RING_LL"), 5);
+  b.End(5000, 1, 7, 5, 0, 3).graph_id = 12;
+  b.Replay(10000, 1, 7, 12, 1000, 5000);
+  trace::Hang& hang = b.trace().hangs.emplace_back();
+  hang.thread_id = 1;
+  hang.since_ns = 20000;
+  hang.time_ns = 20000 + 31'000'000'000ull;
+  hang.timeout_ns = 30'000'000'000ull;
+  hang.call = b.trace().Intern("cudaStreamSynchronize");
+  hang.stream_id = 7;
+  hang.last_graph_id = last_graph;
+  hang.stack = b.PythonStack({{"/home/me/train.py", 88, "step"}});
+  b.trace().integrity.end = trace::TraceEnd::kHung;
+  return b.Build();
+}
+
+TEST(HangTest, NamesTheWaitAndTheCollectivesOfTheLastGraph) {
+  const std::vector<Finding> findings = RunCheck(analyzers::NewHangCheck(), HungTrace(12));
+  ASSERT_EQ(findings.size(), 1u);
+  const Finding& f = findings[0];
+  EXPECT_EQ(f.check_id, "hang");
+  EXPECT_THAT(f.message, HasSubstr("waited 31.0 s in cudaStreamSynchronize, longer than --hang-timeout (30.0 s)"));
+  EXPECT_THAT(f.message, HasSubstr("holds 2 NCCL collective(s)"));
+  EXPECT_THAT(f.evidence[0], HasSubstr("graph 12 (3 nodes); NCCL kernels: ncclDevKernel_AllReduce_Sum_f32_RING_LL x2"));
+  EXPECT_EQ(f.where.api, "cudaStreamSynchronize");
+  ASSERT_NE(FirstUserFrame(f.where), nullptr);
+  EXPECT_EQ(FirstUserFrame(f.where)->line, 88);
+  // The hung end is the hang's, not a truncated trace's.
+  EXPECT_THAT(RunCheck(analyzers::NewTraceIncompleteCheck(), HungTrace(12)), IsEmpty());
+}
+
+TEST(HangTest, AWaitOnEagerWorkSaysSo) {
+  const std::vector<Finding> findings = RunCheck(analyzers::NewHangCheck(), HungTrace(0));
+  ASSERT_EQ(findings.size(), 1u);
+  EXPECT_THAT(findings[0].message, ::testing::Not(HasSubstr("NCCL")));
+  EXPECT_THAT(findings[0].evidence[0], HasSubstr("launched no CUDA graph"));
+}
+
+TEST(HangTest, NoHangNoFinding) {
+  TraceBuilder b;
+  b.Call(1000, 1, "cudaStreamSynchronize", trace::ApiKind::kStreamSynchronize, 7);
+  EXPECT_THAT(RunCheck(analyzers::NewHangCheck(), b.Build()), IsEmpty());
+}
+
+}  // namespace
+}  // namespace graphcheck::testing_trace
