@@ -31,9 +31,14 @@ void HangWatch::StopWatcher() {
 }
 
 HangWatch::Slot* HangWatch::SlotOfThisThread() {
-  if (t_claimed.watch == this) return static_cast<Slot*>(t_claimed.slot);
-  const int index = slots_used_.fetch_add(1, std::memory_order_relaxed);
-  if (index >= kMaxThreads) return nullptr;  // and every later call of this thread tries again: rare, and cheap
+  if (t_claimed.watch == this) return static_cast<Slot*>(t_claimed.slot);  // null: this thread is not watched
+  int index = slots_used_.load(std::memory_order_relaxed);
+  do {
+    if (index >= kMaxThreads) {
+      t_claimed = {this, nullptr};
+      return nullptr;
+    }
+  } while (!slots_used_.compare_exchange_weak(index, index + 1, std::memory_order_relaxed));
   t_claimed = {this, &slots_[index]};
   return &slots_[index];
 }
@@ -51,13 +56,13 @@ void HangWatch::Enter(const Wait& wait) {
 }
 
 void HangWatch::Exit() {
-  if (t_claimed.watch != this) return;
+  if (t_claimed.watch != this || t_claimed.slot == nullptr) return;
   static_cast<Slot*>(t_claimed.slot)->since_ns.store(0, std::memory_order_release);
 }
 
 bool HangWatch::Poll(uint64_t now_ns) {
   if (fired_.load(std::memory_order_relaxed)) return false;
-  const int used = std::min(slots_used_.load(std::memory_order_relaxed), kMaxThreads);
+  const int used = slots_used_.load(std::memory_order_relaxed);
   for (int i = 0; i < used; ++i) {
     Slot& slot = slots_[i];
     const uint64_t since = slot.since_ns.load(std::memory_order_acquire);

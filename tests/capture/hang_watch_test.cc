@@ -63,6 +63,24 @@ TEST(HangWatchTest, EachThreadHasItsOwnSlot) {
   EXPECT_EQ(fired, std::vector<uint32_t>{2});
 }
 
+TEST(HangWatchTest, ThreadsBeyondTheSlotsAreNotWatched) {
+  int fired = 0;
+  HangWatch watch(kSecond, [&](const HangWatch::Wait&) { ++fired; });
+  std::vector<std::thread> threads;
+  for (int i = 0; i < HangWatch::kMaxThreads; ++i) {
+    threads.emplace_back([&] {
+      watch.Enter(WaitAt(100 * kSecond, 1));
+      watch.Exit();
+    });
+    threads.back().join();
+  }
+  watch.Enter(WaitAt(10 * kSecond, 2));  // one thread too many: no slot, no bound, no crash
+  watch.Enter(WaitAt(10 * kSecond, 2));
+  watch.Exit();
+  EXPECT_FALSE(watch.Poll(50 * kSecond));
+  EXPECT_EQ(fired, 0);
+}
+
 std::atomic<uint64_t> g_now{0};
 uint64_t FakeNow() { return g_now.load(); }
 
