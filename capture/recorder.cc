@@ -9,7 +9,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -31,8 +30,7 @@ namespace {
 constexpr size_t kActivityBufferBytes = 4 << 20;
 // Error records per process; past it failures are only counted (a driver failing every call must not fill the disk).
 constexpr uint32_t kMaxErrorRecords = 256;
-constexpr int kHangPollMs = 100;    // how often the hang watch looks at the waiting threads
-constexpr int kHangExitCode = 124;  // a process the hang watch ended exits with this, like timeout(1)
+constexpr int kHangPollMs = 100;  // how often the hang watch looks at the waiting threads
 
 // CUPTI's clock, for the writer's loss times: losses line up with the events.
 uint64_t CuptiNow() {
@@ -136,44 +134,6 @@ absl::Status Recorder::Start(const RecorderOptions& options) {
     hang_watch_->StartWatcher(&CuptiNow, kHangPollMs);
   }
   return absl::OkStatus();
-}
-
-void Recorder::BeginWait(const CallbackEntry& entry, const CUpti_CallbackData* data, bool runtime,
-                         PendingCall* pending) {
-  HangWatch::Wait wait;
-  wait.thread_id = CurrentThreadId();
-  wait.call = entry.name;
-  wait.call_name = data->functionName;
-  wait.since_ns = pending->start_ns;
-  wait.last_graph_id = t_state.last_graph_launched;
-  const DecodedCall call = runtime ? DecodeRuntimeCall(pending->cbid, data->functionParams)
-                                   : DecodeDriverCall(pending->cbid, data->functionParams);
-  if (call.has_stream) wait.stream_id = StreamId(data->context, call.stream, entry.per_thread_stream);
-  wait.python_stack = CapturePythonStack();
-  hang_watch_->Enter(wait);
-  pending->waiting = true;
-}
-
-void Recorder::OnHang(const HangWatch::Wait& wait) {
-  trace::Hang hang;
-  hang.thread_id = wait.thread_id;
-  hang.time_ns = CuptiNow();
-  hang.since_ns = wait.since_ns;
-  hang.timeout_ns = options_.hang_timeout_ms * 1000000;
-  hang.call = wait.call;
-  hang.stream_id = wait.stream_id;
-  hang.last_graph_id = wait.last_graph_id;
-  hang.stack = wait.python_stack;
-  writer_->WriteHang(hang);
-  std::fprintf(stderr,
-               "graphcheck: thread %u waited %.1f s in %s, past --hang-timeout: ending the process (exit status %d); "
-               "its trace says where it waited\n",
-               wait.thread_id, static_cast<double>(hang.time_ns - hang.since_ns) / 1e9,
-               wait.call_name != nullptr ? wait.call_name : "a synchronizing CUDA call", kHangExitCode);
-  writer_->MarkEnd(trace::TraceEnd::kHung);
-  // Not exit(): the waiting thread holds CUDA's locks, and exit handlers (the recorder's own Stop, CUPTI's flush)
-  // would wait on the GPU that does not finish. What is appended is in the mapped file already.
-  _exit(kHangExitCode);
 }
 
 absl::Status Recorder::EnableApiCallbacks(CUpti_CallbackDomain domain, std::vector<CallbackEntry>* table) {

@@ -1,6 +1,7 @@
 // The recorder's state and callbacks, shared by the files that implement them by job: recorder.cc (set-up, API
 // calls, activity buffers), launch_sampler.cc (sampling windows and launch callback toggles), nvtx_recorder.cc (NVTX
-// ranges and marks), probe_events.cc (the Python probe's events). Internal to capture/.
+// ranges and marks), probe_events.cc (the Python probe's events), hang_events.cc (--hang-timeout's waits). Internal
+// to capture/.
 #ifndef GRAPHCHECK_CAPTURE_INTERNAL_RECORDER_STATE_H_
 #define GRAPHCHECK_CAPTURE_INTERNAL_RECORDER_STATE_H_
 
