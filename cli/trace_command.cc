@@ -119,6 +119,19 @@ std::string Listing(const trace::Trace& t, size_t limit) {
                           trace::ProbeEventKindName(p.kind), trace::ProbeOriginName(p.origin), p.graph, p.pool, p.value,
                           t.String(p.type), PrintableText(t.String(p.text).substr(0, 200)));
   }
+  absl::StrAppend(&out, "shadow comparisons (first ", std::min(limit, t.shadow_comparisons.size()), " of ",
+                  t.shadow_comparisons.size(), "):\n");
+  for (size_t i = 0; i < std::min(limit, t.shadow_comparisons.size()); ++i) {
+    const trace::ShadowComparison& c = t.shadow_comparisons[i];
+    absl::StrAppendFormat(&out, "  %d tid %d %s call %d %s %s (%s) max |graphed - eager| %g at [%d], spread %g%s\n",
+                          c.time_ns, c.thread_id, PrintableText(t.String(c.module_type)), c.call,
+                          PrintableText(t.String(c.name)), t.String(c.dtype), t.String(c.precision), c.max_abs_error,
+                          c.worst_index, c.eager_spread, c.random ? " (random: not compared)" : "");
+  }
+  for (const trace::Hang& h : t.hangs) {
+    absl::StrAppendFormat(&out, "hang: tid %d waited in %s on stream %d since %d, past %d ns; last graph %d\n",
+                          h.thread_id, t.String(h.call), h.stream_id, h.since_ns, h.timeout_ns, h.last_graph_id);
+  }
   absl::StrAppend(&out, "memory activity: ", t.memory.size(), ", graph launches: ", t.graph_launches.size(), "\n");
   return out;
 }
