@@ -1,9 +1,11 @@
 // Writes the traces of a synthetic distributed job into a folder, one per rank, the way graphcheck run records
 // `torchrun` (RANK, WORLD_SIZE, LOCAL_RANK and the host in each process record): every rank runs STEPS eager steps of
 // 60 kernel launches in NVTX train_step ranges, then captures one step and replays it 20 times; rank DIVERGENT (if
-// given) captures one kernel more. Every rank has CUDA_LAUNCH_BLOCKING=1 set, a finding every rank shares. For
-// bench/job_merge.sh (the 256-rank analysis) and tests/cli/job_end_to_end.sh.
-//   make_job_traces DIR RANKS STEPS [DIVERGENT]
+// given) captures one kernel more. Every rank has CUDA_LAUNCH_BLOCKING=1 set, a finding every rank shares. With
+// `hang`, the captured step's first kernel is an NCCL all-reduce and, as in a job whose ranks captured different
+// collectives, every other rank ends waiting in cudaStreamSynchronize after its last replay, ended by
+// --hang-timeout. For bench/job_merge.sh (the 256-rank analysis) and tests/cli/job_end_to_end.sh.
+//   make_job_traces DIR RANKS STEPS [DIVERGENT [hang]]
 #include <cstdio>
 #include <string>
 
@@ -21,11 +23,12 @@ constexpr uint32_t kThread = 4000;
 
 class RankWriter {
  public:
-  explicit RankWriter(TraceWriter* writer) : w_(writer) {
+  RankWriter(TraceWriter* writer, bool nccl) : w_(writer) {
     launch_ = w_->InternString("cudaLaunchKernel");
     for (int k = 0; k <= kLaunchesPerStep; ++k) {
       kernels_[k] = w_->InternString(absl::StrCat("void layer_", k % 20, "_kernel<float>(float*, int)"));
     }
+    if (nccl) kernels_[0] = w_->InternString("ncclDevKernel_AllReduce_Sum_f32_RING_LL");
   }
 
   void Step(bool captured, uint64_t capture_id, int launches) {
@@ -85,7 +88,7 @@ class RankWriter {
   uint64_t correlation_ = 0;
 };
 
-int WriteRank(const std::string& dir, int rank, int ranks, int steps, bool divergent) {
+int WriteRank(const std::string& dir, int rank, int ranks, int steps, bool divergent, bool hang) {
   ProcessInfo process;
   process.pid = 10000 + rank;
   process.parent_pid = 9999;
@@ -104,7 +107,7 @@ int WriteRank(const std::string& dir, int rank, int ranks, int steps, bool diver
   Environment environment;
   environment.Set("CUDA_LAUNCH_BLOCKING", "1");
   w.WriteEnvironment(environment);
-  RankWriter out(&w);
+  RankWriter out(&w, hang);
   const StringId step = w.InternString("train_step");
   for (int s = 0; s < steps; ++s) {
     out.Nvtx(NvtxEvent::Kind::kPush, step);
@@ -132,6 +135,19 @@ int WriteRank(const std::string& dir, int rank, int ranks, int steps, bool diver
     out.time() += 100'000;
     out.Nvtx(NvtxEvent::Kind::kPop, 0);
   }
+  if (hang && !divergent) {
+    Hang waited;
+    waited.thread_id = kThread;
+    waited.since_ns = out.time();
+    waited.timeout_ns = 600'000'000'000;
+    waited.time_ns = waited.since_ns + waited.timeout_ns;
+    waited.call = w.InternString("cudaStreamSynchronize");
+    waited.stream_id = kStream;
+    waited.last_graph_id = 1;
+    w.WriteHang(waited);
+    w.MarkEnd(TraceEnd::kHung);
+    return 0;
+  }
   w.MarkEnd(TraceEnd::kClean);
   return 0;
 }
@@ -143,13 +159,14 @@ int main(int argc, char** argv) {
   int ranks = 0;
   int steps = 0;
   int divergent = -1;
-  if ((argc != 4 && argc != 5) || !absl::SimpleAtoi(argv[2], &ranks) || !absl::SimpleAtoi(argv[3], &steps) ||
-      (argc == 5 && !absl::SimpleAtoi(argv[4], &divergent)) || ranks < 1 || steps < 0) {
-    std::fprintf(stderr, "usage: %s DIR RANKS STEPS [DIVERGENT]\n", argv[0]);
+  const bool hang = argc == 6 && std::string(argv[5]) == "hang";
+  if (argc < 4 || argc > 6 || !absl::SimpleAtoi(argv[2], &ranks) || !absl::SimpleAtoi(argv[3], &steps) ||
+      (argc >= 5 && !absl::SimpleAtoi(argv[4], &divergent)) || (argc == 6 && !hang) || ranks < 1 || steps < 0) {
+    std::fprintf(stderr, "usage: %s DIR RANKS STEPS [DIVERGENT [hang]]\n", argv[0]);
     return 2;
   }
   for (int rank = 0; rank < ranks; ++rank) {
-    if (graphcheck::trace::WriteRank(argv[1], rank, ranks, steps, rank == divergent) != 0) return 1;
+    if (graphcheck::trace::WriteRank(argv[1], rank, ranks, steps, rank == divergent, hang) != 0) return 1;
   }
   return 0;
 }

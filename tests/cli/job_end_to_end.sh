@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # A distributed job's traces analyzed as one: `graphcheck analyze DIR` over 4 synthetic ranks (bench/make_job_traces)
 # of which rank 2 captured one kernel more. One report: the finding every rank shares once, naming ranks 0-3; the
-# divergent rank named by rank-divergent-capture; the job's metrics, not one set per rank.
+# divergent rank named by rank-divergent-capture; the job's metrics, not one set per rank. Then the same job hung.
 set -u
 gc=${1:?graphcheck binary}
 make=${2:?make_job_traces binary}
@@ -34,6 +34,27 @@ failed = [name for name, ok in checks if not ok]
 for name, ok in checks:
     print(("ok   " if ok else "FAIL ") + name)
 sys.exit(1 if failed else 0)
+PY
+# The same job where rank 2's divergent capture left the others waiting in the collective, ended by --hang-timeout:
+# one hang finding naming ranks 0, 1 and 3 and the NCCL kernel of their last graph.
+mkdir -p "$work/hung"
+"$make" "$work/hung" 4 30 2 hang || { echo "FAIL: make_job_traces hang"; exit 1; }
+"$gc" analyze "$work/hung" --format json -o "$work/hung.json" --fail-on never 2>"$work/err"
+python3 - "$work/hung.json" <<'PY' || failures=1
+import json, sys
+r = json.load(open(sys.argv[1]))
+hangs = [f for f in r["findings"] if f["check_id"] == "hang"]
+checks = [
+    ("one hang finding for ranks 0, 1 and 3", len(hangs) == 1 and hangs[0]["where"].get("ranks") == [0, 1, 3]),
+    ("it names the collective", hangs and "holds 1 NCCL collective(s)" in hangs[0]["message"] and
+     any("ncclDevKernel_AllReduce_Sum_f32_RING_LL" in e for e in hangs[0]["evidence"])),
+    ("rank 2 named as divergent", [f["where"].get("ranks") for f in r["findings"]
+                                   if f["check_id"] == "rank-divergent-capture"] == [[2]]),
+    ("no trace-incomplete for the hung ranks", not any(f["check_id"] == "trace-incomplete" for f in r["findings"])),
+]
+for name, ok in checks:
+    print(("ok   " if ok else "FAIL ") + name)
+sys.exit(0 if all(ok for _, ok in checks) else 1)
 PY
 "$gc" analyze "$work/empty-folder" >/dev/null 2>"$work/err"; rc=$?
 [ "$rc" = 2 ] || { echo "FAIL: a missing folder: exit $rc"; failures=1; }
