@@ -47,15 +47,15 @@ extern "C" __attribute__((visibility("default"))) int graphcheck_probe_shadow(
   graphcheck::trace::ShadowComparison& f = args.figures;
   f.module = module;
   f.call = call;
-  f.numel = numel;
+  f.numel = static_cast<int64_t>(numel);
   f.max_abs_error = max_abs_error;
   f.worst_index = worst_index;
   f.eager_at_worst = eager_at_worst;
   f.graphed_at_worst = graphed_at_worst;
   f.eager_abs_max = eager_abs_max;
   f.eager_spread = eager_spread;
-  f.eager_nonfinite = eager_nonfinite;
-  f.graphed_nonfinite = graphed_nonfinite;
+  f.eager_nonfinite = static_cast<int64_t>(eager_nonfinite);
+  f.graphed_nonfinite = static_cast<int64_t>(graphed_nonfinite);
   f.random = random != 0;
   f.shadow_ns = shadow_ns;
   args.module_type = module_type;

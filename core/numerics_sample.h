@@ -24,10 +24,9 @@ enum class TensorRole {
 absl::string_view TensorRoleName(TensorRole role);  // "output", "gradient", "parameter", "buffer"
 absl::StatusOr<TensorRole> ParseTensorRole(absl::string_view name);
 
-struct NumericsSample {
-  std::string name;  // "encoder.layers.0.linear1.weight", "output 0"
-  TensorRole role = TensorRole::kOutput;
-  std::string dtype;  // "float32", "bfloat16", ...
+// The figures of one compared tensor: the engine's samples (below) and the Python probe's --shadow comparisons
+// (trace::ShadowComparison) carry the same ones.
+struct NumericsFigures {
   int64_t numel = 0;
   // Over the elements finite in both runs: the largest |graphed - eager|, the element where it is (flat index) and
   // the two values there, and the largest |eager| (the scale the relative tolerance applies to).
@@ -40,17 +39,26 @@ struct NumericsSample {
   int64_t graphed_nonfinite = 0;
   // The largest |eager repeat - eager|: what two eager runs from the same state differ by. Negative: no repeat ran.
   double eager_spread = -1;
+
+  bool operator==(const NumericsFigures& o) const {
+    return numel == o.numel && max_abs_error == o.max_abs_error && worst_index == o.worst_index &&
+           eager_at_worst == o.eager_at_worst && graphed_at_worst == o.graphed_at_worst &&
+           eager_abs_max == o.eager_abs_max && eager_nonfinite == o.eager_nonfinite &&
+           graphed_nonfinite == o.graphed_nonfinite && eager_spread == o.eager_spread;
+  }
+};
+
+struct NumericsSample : NumericsFigures {
+  std::string name;  // "encoder.layers.0.linear1.weight", "output 0"
+  TensorRole role = TensorRole::kOutput;
+  std::string dtype;  // "float32", "bfloat16", ...
   // Parameters and buffers: whether the tensor's final value differs from the one the runs started from.
   bool changed_in_eager = false;
   bool changed_in_graphed = false;
 
   bool operator==(const NumericsSample& o) const {
-    return name == o.name && role == o.role && dtype == o.dtype && numel == o.numel &&
-           max_abs_error == o.max_abs_error && worst_index == o.worst_index && eager_at_worst == o.eager_at_worst &&
-           graphed_at_worst == o.graphed_at_worst && eager_abs_max == o.eager_abs_max &&
-           eager_nonfinite == o.eager_nonfinite && graphed_nonfinite == o.graphed_nonfinite &&
-           eager_spread == o.eager_spread && changed_in_eager == o.changed_in_eager &&
-           changed_in_graphed == o.changed_in_graphed;
+    return NumericsFigures::operator==(o) && name == o.name && role == o.role && dtype == o.dtype &&
+           changed_in_eager == o.changed_in_eager && changed_in_graphed == o.changed_in_graphed;
   }
 };
 

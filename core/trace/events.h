@@ -20,6 +20,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/string_view.h"
 #include "core/environment.h"
+#include "core/numerics_sample.h"
 
 namespace graphcheck::trace {
 
@@ -363,9 +364,9 @@ struct ProbeEvent {
 // Since format 1.6: one output of a module graphed by make_graphed_callables, compared by the Python probe under
 // `graphcheck run --shadow N` on one of the module's first N graphed calls: the module's own eager forward ran on the
 // same input right after the graphed call, twice (the random state and buffers restored before each run), so the
-// figures are those of a numerics sample (core/numerics_sample.h): graphed against the first eager run, and the
-// second eager run against the first as eager's own spread.
-struct ShadowComparison {
+// figures are a numerics sample's (NumericsFigures, core/numerics_sample.h): graphed against the first eager run,
+// and the second eager run against the first as eager's own spread.
+struct ShadowComparison : NumericsFigures {
   uint32_t thread_id = 0;
   uint64_t time_ns = 0;
   uint64_t module = 0;       // the graphed module (Python id): ties one module's calls together
@@ -375,17 +376,6 @@ struct ShadowComparison {
   StringId dtype = 0;        // "float32", ...; under autocast the output's own dtype
   StringId precision = 0;    // "float32", "tf32", "bfloat16", "float16": the math that computed it (autocast, TF32)
   PythonStackId stack = 0;   // the program's call of the module
-  uint64_t numel = 0;
-  // Over the elements finite in both: the largest |graphed - eager|, its flat index and the two values there; the
-  // largest |eager|; the second eager run's largest difference from the first (negative: not measured).
-  double max_abs_error = 0;
-  int64_t worst_index = -1;
-  double eager_at_worst = 0;
-  double graphed_at_worst = 0;
-  double eager_abs_max = 0;
-  double eager_spread = -1;
-  uint64_t eager_nonfinite = 0;
-  uint64_t graphed_nonfinite = 0;
   // The eager forward advanced the CUDA generator: graph and eager draw different random numbers, so the values are
   // not comparable and the probe sent only this (the RNG validators of `graphcheck check` judge random forwards).
   bool random = false;

@@ -96,13 +96,13 @@ TEST(InjectionSmokeTest, WritesATraceWithoutADriver) {
   EXPECT_EQ(compared.call, 3u);
   EXPECT_EQ(trace->String(compared.name), "output 0");
   EXPECT_EQ(trace->String(compared.precision), "bfloat16");
-  EXPECT_EQ(compared.numel, 4096u);
+  EXPECT_EQ(compared.numel, 4096);
   EXPECT_EQ(compared.max_abs_error, 0.25);
   EXPECT_EQ(compared.worst_index, 17);
   EXPECT_EQ(compared.eager_at_worst, -1.5);
   EXPECT_EQ(compared.graphed_at_worst, -1.25);
   EXPECT_EQ(compared.eager_spread, -1);
-  EXPECT_EQ(compared.eager_nonfinite, 2u);
+  EXPECT_EQ(compared.eager_nonfinite, 2);
   EXPECT_FALSE(compared.random);
   EXPECT_EQ(compared.shadow_ns, 12000u);
 }

@@ -25,18 +25,10 @@ std::vector<NumericsSample> CallOutputs(const trace::Trace& trace,
   std::vector<NumericsSample> samples;
   for (const trace::ShadowComparison* c : call) {
     NumericsSample& s = samples.emplace_back();
+    static_cast<NumericsFigures&>(s) = *c;
     s.name = std::string(trace.String(c->name));
     s.role = TensorRole::kOutput;
     s.dtype = std::string(trace.String(c->dtype));
-    s.numel = static_cast<int64_t>(c->numel);
-    s.max_abs_error = c->max_abs_error;
-    s.worst_index = c->worst_index;
-    s.eager_at_worst = c->eager_at_worst;
-    s.graphed_at_worst = c->graphed_at_worst;
-    s.eager_abs_max = c->eager_abs_max;
-    s.eager_spread = c->eager_spread;
-    s.eager_nonfinite = static_cast<int64_t>(c->eager_nonfinite);
-    s.graphed_nonfinite = static_cast<int64_t>(c->graphed_nonfinite);
   }
   return samples;
 }

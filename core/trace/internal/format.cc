@@ -8,6 +8,7 @@ namespace graphcheck::trace::internal {
 namespace {
 
 constexpr uint64_t kU32 = std::numeric_limits<uint32_t>::max();
+constexpr uint64_t kI64 = std::numeric_limits<int64_t>::max();  // counts kept as int64_t
 
 template <typename T>
 bool Enum(Decoder& d, T* out, uint8_t min, uint8_t max) {
@@ -292,10 +293,10 @@ bool DecodeShadowComparison(absl::string_view payload, bool lenient, ShadowCompa
   if (!(d.Varint(&out->thread_id, kU32) && d.Varint(&out->time_ns) && d.Varint(&out->module) &&
         d.Varint(&out->module_type, kU32) && d.Varint(&out->call, kU32) && d.Varint(&out->name, kU32) &&
         d.Varint(&out->dtype, kU32) && d.Varint(&out->precision, kU32) && d.Varint(&out->stack, kU32) &&
-        d.Varint(&out->numel) && d.Double(&out->max_abs_error) && d.Signed(&out->worst_index) &&
+        d.Varint(&out->numel, kI64) && d.Double(&out->max_abs_error) && d.Signed(&out->worst_index) &&
         d.Double(&out->eager_at_worst) && d.Double(&out->graphed_at_worst) && d.Double(&out->eager_abs_max) &&
-        d.Double(&out->eager_spread) && d.Varint(&out->eager_nonfinite) && d.Varint(&out->graphed_nonfinite) &&
-        d.Byte(&random) && random <= 1 && d.Varint(&out->shadow_ns))) {
+        d.Double(&out->eager_spread) && d.Varint(&out->eager_nonfinite, kI64) &&
+        d.Varint(&out->graphed_nonfinite, kI64) && d.Byte(&random) && random <= 1 && d.Varint(&out->shadow_ns))) {
     return false;
   }
   out->random = random == 1;

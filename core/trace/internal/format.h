@@ -303,15 +303,15 @@ void EncodeShadowComparison(E& e, const ShadowComparison& c) {
   e.Varint(c.dtype);
   e.Varint(c.precision);
   e.Varint(c.stack);
-  e.Varint(c.numel);
+  e.Varint(static_cast<uint64_t>(c.numel));
   e.Double(c.max_abs_error);
   e.Signed(c.worst_index);
   e.Double(c.eager_at_worst);
   e.Double(c.graphed_at_worst);
   e.Double(c.eager_abs_max);
   e.Double(c.eager_spread);
-  e.Varint(c.eager_nonfinite);
-  e.Varint(c.graphed_nonfinite);
+  e.Varint(static_cast<uint64_t>(c.eager_nonfinite));
+  e.Varint(static_cast<uint64_t>(c.graphed_nonfinite));
   e.Byte(c.random ? 1 : 0);
   e.Varint(c.shadow_ns);
 }
