@@ -26,6 +26,9 @@ void Recorder::BeginWait(const CallbackEntry& entry, const CUpti_CallbackData* d
   if (call.has_stream) wait.stream_id = StreamId(data->context, call.stream, entry.per_thread_stream);
   wait.python_stack = CapturePythonStack();
   hang_watch_->Enter(wait);
+  // The exit record reuses both rather than taking them again.
+  pending->stream_id = wait.stream_id;
+  pending->python_stack = wait.python_stack;
   pending->waiting = true;
 }
 

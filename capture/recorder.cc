@@ -408,7 +408,7 @@ void Recorder::OnApiExit(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, con
   const bool capturing = active_captures_.load(std::memory_order_relaxed) > 0;
   if (call.has_stream) {
     record.legacy_stream = IsLegacyStream(call.stream) && !entry.per_thread_stream;
-    if (entry.kind == ApiKind::kStreamDestroy) {
+    if (entry.kind == ApiKind::kStreamDestroy || pending.waiting) {  // taken at entry
       record.stream_id = pending.stream_id;
     } else if (entry.kind != ApiKind::kKernelLaunch || capturing) {
       record.stream_id = StreamId(data->context, call.stream, entry.per_thread_stream);
@@ -543,7 +543,8 @@ void Recorder::OnApiExit(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, con
   }
   if (WantsBacktrace(entry.kind, record.return_code, record.capture_status)) {
     record.backtrace = backtraces_.Capture(writer_.get());
-    record.python_stack = CapturePythonStack();
+    // A bounded wait took the thread's Python stack as it entered the call, where the thread still is.
+    record.python_stack = pending.waiting ? pending.python_stack : CapturePythonStack();
   } else if (LaunchesAnEarlierGraph(entry.kind, record.graph_id)) {
     record.python_stack = CapturePythonStack();
   }

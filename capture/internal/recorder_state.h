@@ -68,8 +68,9 @@ struct PendingCall {
   CaptureStatus status = CaptureStatus::kNone;
   CaptureMode mode = CaptureMode::kUnknown;
   uint64_t capture_id = 0;
-  uint64_t stream_id = 0;  // stream destroy: the handle is gone at exit, so its id is taken here
+  uint64_t stream_id = 0;  // stream destroy (the handle is gone at exit) and bounded waits: taken at entry
   bool waiting = false;    // a synchronizing call the hang watch bounds
+  trace::PythonStackId python_stack = 0;  // a bounded wait's, taken at entry
 };
 
 // The calls in progress on one thread, as a stack: an exit callback pops the entry its enter pushed. Launch callbacks
