@@ -26,6 +26,7 @@ NvtxIndex::NvtxIndex(const trace::Trace& trace) : trace_(trace) {
       thread = event.thread_id;
       stack.clear();
     }
+    if (event.domain != 0) continue;
     if (event.kind == NvtxEvent::Kind::kPush) {
       const std::string& parent = paths_[stack.empty() ? 0 : stack.back()];
       std::string path = parent.empty() ? std::string(trace.String(event.message))
@@ -62,6 +63,7 @@ std::string NvtxIndex::MostRepeatedOutermostRange(size_t min_count) const {
       thread = event.thread_id;
       depth = 0;
     }
+    if (event.domain != 0) continue;
     if (event.kind == NvtxEvent::Kind::kPush) {
       if (depth++ == 0) ++counts[event.message];
     } else if (event.kind == NvtxEvent::Kind::kPop && depth > 0) {
@@ -79,24 +81,31 @@ std::string NvtxIndex::MostRepeatedOutermostRange(size_t min_count) const {
   return best_count >= min_count ? std::string(trace_.String(best)) : std::string();
 }
 
-std::vector<TimeInterval> NvtxIndex::RangesNamed(absl::string_view name) const {
-  std::vector<TimeInterval> ranges;
-  std::vector<const NvtxEvent*> stack;
+template <typename Visit>
+void NvtxIndex::ForEachPushRange(Visit visit) const {
+  absl::flat_hash_map<trace::StringId, std::vector<const NvtxEvent*>> stacks;  // per domain, on the current thread
   uint32_t thread = 0;
   for (size_t i = 0; i < order_.size(); ++i) {
     const NvtxEvent& event = trace_.nvtx[order_[i]];
     if (i == 0 || event.thread_id != thread) {
       thread = event.thread_id;
-      stack.clear();
+      stacks.clear();
     }
+    std::vector<const NvtxEvent*>& stack = stacks[event.domain];
     if (event.kind == NvtxEvent::Kind::kPush) {
       stack.push_back(&event);
     } else if (event.kind == NvtxEvent::Kind::kPop && !stack.empty()) {
-      if (trace_.String(stack.back()->message) == name)
-        ranges.push_back({stack.back()->time_ns, event.time_ns, thread});
+      visit(*stack.back(), event.time_ns);
       stack.pop_back();
     }
   }
+}
+
+std::vector<TimeInterval> NvtxIndex::RangesNamed(absl::string_view name) const {
+  std::vector<TimeInterval> ranges;
+  ForEachPushRange([&](const NvtxEvent& push, uint64_t end_ns) {
+    if (trace_.String(push.message) == name) ranges.push_back({push.time_ns, end_ns, push.thread_id});
+  });
   // Start/end ranges may end on another thread: paired by range id, starts first.
   absl::flat_hash_map<uint64_t, const NvtxEvent*> starts;
   for (const NvtxEvent& event : trace_.nvtx) {
@@ -113,6 +122,22 @@ std::vector<TimeInterval> NvtxIndex::RangesNamed(absl::string_view name) const {
   }
   std::sort(ranges.begin(), ranges.end(),
             [](const TimeInterval& a, const TimeInterval& b) { return a.start_ns < b.start_ns; });
+  return ranges;
+}
+
+std::vector<DomainRange> NvtxIndex::RangesInDomain(absl::string_view domain) const {
+  std::vector<DomainRange> ranges;
+  ForEachPushRange([&](const NvtxEvent& push, uint64_t end_ns) {
+    if (push.domain == 0 || trace_.String(push.domain) != domain) return;
+    DomainRange range;
+    range.start_ns = push.time_ns;
+    range.end_ns = end_ns;
+    range.thread_id = push.thread_id;
+    range.name = trace_.String(push.message);
+    ranges.push_back(range);
+  });
+  std::sort(ranges.begin(), ranges.end(),
+            [](const DomainRange& a, const DomainRange& b) { return a.start_ns < b.start_ns; });
   return ranges;
 }
 

@@ -28,6 +28,40 @@ TEST(NvtxIndexTest, PathOfOpenPushRangesPerThread) {
   EXPECT_EQ(index.PathAt(3, 450), "");
 }
 
+// NCCL wraps each of its calls in a range of its own domain, inside the program's step on the training thread and in
+// backward on the autograd thread (seen on an H100 with one-rank DDP): those ranges are neither part of the program's
+// path nor steps, and their pops do not close the program's ranges.
+TEST(NvtxIndexTest, LibraryDomainsKeepTheirOwnStacks) {
+  TraceBuilder b;
+  for (uint64_t step = 0; step < 3; ++step) {
+    const uint64_t t = 1000 * step;
+    b.Push(t + 100, 1, "train_step");
+    for (uint64_t call = 0; call < 4; ++call) {
+      b.Push(t + 200 + 10 * call, 2, "ncclAllReduce", "NCCL");
+      b.Pop(t + 205 + 10 * call, 2, "NCCL");
+    }
+    b.Push(t + 300, 1, "ncclBroadcast", "NCCL");
+    b.Pop(t + 310, 1, "NCCL");
+    b.Pop(t + 900, 1);
+  }
+  const trace::Trace trace = b.Build();
+  const analyzers::NvtxIndex index(trace);
+  EXPECT_EQ(index.MostRepeatedOutermostRange(3), "train_step");
+  EXPECT_EQ(index.PathAt(1, 305), "train_step");
+  EXPECT_EQ(index.PathAt(1, 500), "train_step");  // NCCL's pop did not close the step
+  EXPECT_EQ(index.PathAt(2, 202), "");
+  EXPECT_EQ(index.RangesNamed("train_step").size(), 3u);
+
+  const std::vector<analyzers::DomainRange> nccl = index.RangesInDomain("NCCL");
+  ASSERT_EQ(nccl.size(), 15u);
+  EXPECT_EQ(nccl[0].name, "ncclAllReduce");
+  EXPECT_EQ(nccl[0].start_ns, 200u);
+  EXPECT_EQ(nccl[0].end_ns, 205u);
+  EXPECT_EQ(nccl[0].thread_id, 2u);
+  EXPECT_EQ(nccl[4].name, "ncclBroadcast");
+  EXPECT_TRUE(index.RangesInDomain("NVTE").empty());
+}
+
 TEST(NvtxIndexTest, RangesNamedPairsPushPopAndStartEnd) {
   TraceBuilder b;
   b.Push(100, 1, "step");
