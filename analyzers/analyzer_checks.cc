@@ -37,6 +37,8 @@ absl::Status RegisterAnalyzerChecks(CheckRegistry* registry) {
                      &NewCuptiBusyCheck,
                      &NewRankDivergentCaptureCheck,
                      &NewHangCheck,
+                     &NewDdpDefaultStreamCheck,
+                     &NewDdpWarmupShortCheck,
                      &NewTraceIncompleteCheck}) {
     checks.push_back(make());
   }

@@ -236,17 +236,12 @@ std::vector<Metric> ShadowMetrics(const trace::Trace& trace) {
   return metrics;
 }
 
-namespace {
-
-// "train.py:42 in step", the exception's innermost user frame (else its innermost frame).
 std::string RaisedAt(const std::vector<SourceFrame>& frames) {
   if (frames.empty()) return "";
   const SourceFrame* user = FirstUserFrame(frames);
   const SourceFrame& frame = user != nullptr ? *user : frames.front();
   return absl::StrCat(frame.file, ":", frame.line, " in ", frame.function);
 }
-
-}  // namespace
 
 std::optional<size_t> ProbeCaptureEnd(const trace::Trace& trace, const ProbeIndex& probe, size_t window) {
   const std::optional<size_t> begin = probe.BeginEvent(window);

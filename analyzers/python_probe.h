@@ -89,6 +89,9 @@ std::optional<size_t> ProbeCaptureEnd(const trace::Trace& trace, const ProbeInde
 // workspace): the part of its pool that stays in use after capture. From the capture-end event (format 1.5).
 std::optional<uint64_t> BytesLeftAllocated(const trace::Trace& trace, const ProbeIndex& probe, size_t window);
 
+// "train.py:42 in step": the innermost of the program's own frames (else the innermost frame); "" for none.
+std::string RaisedAt(const std::vector<SourceFrame>& frames);
+
 // Where a probe event happened: its Python frames (the user's first), thread and process.
 Location ProbeEventLocation(const trace::Trace& trace, const trace::ProbeEvent& event);
 

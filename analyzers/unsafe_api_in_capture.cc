@@ -25,8 +25,14 @@ class UnsafeApiInCaptureCheck : public CaptureProblemCheck {
  protected:
   void Describe(const TraceAnalysis& analysis, const CaptureProblem& problem, Finding* finding) const override {
     if (problem.other_thread) {
+      // The thread's name (format 1.7) says whose it is: PyTorch names NCCL's watchdog pt_nccl_watchdg.
+      const absl::string_view name = analysis.trace().ThreadNameOf(*finding->where.thread_id);
+      const std::string thread =
+          name == "pt_nccl_watchdg"
+              ? absl::StrCat("NCCL's watchdog thread ", *finding->where.thread_id, " (pt_nccl_watchdg)")
+              : absl::StrCat("thread ", *finding->where.thread_id, name.empty() ? "" : absl::StrCat(" (", name, ")"));
       finding->message = absl::StrCat(
-          finding->where.api, OperatorClause(finding->where), " ran on thread ", *finding->where.thread_id,
+          finding->where.api, OperatorClause(finding->where), " ran on ", thread,
           " while another thread was capturing in global mode, which forbids such calls from every thread; "
           "the capture was invalidated.");
       finding->fix =

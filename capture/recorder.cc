@@ -4,6 +4,7 @@
 #include "capture/recorder.h"
 
 #include <pthread.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -379,6 +380,17 @@ void Recorder::OnApi(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const C
   state.recording = nullptr;
 }
 
+// PyTorch names its threads (pt_nccl_watchdg, pt_autograd_0): with the name, a report can say whose thread made a
+// call during another thread's capture. Read at the thread's first recorded call, when its creator has named it.
+void Recorder::NoteThreadName() {
+  thread_local const trace::TraceWriter* named_in = nullptr;
+  if (named_in == writer_.get()) return;
+  named_in = writer_.get();
+  char name[17] = {};  // PR_GET_NAME writes at most 16 bytes, terminator included
+  if (prctl(PR_GET_NAME, name) != 0) return;
+  writer_->WriteThreadName({CurrentThreadId(), writer_->InternString(name)});
+}
+
 void Recorder::OnApiExit(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CallbackEntry& entry,
                          const CUpti_CallbackData* data, const PendingCall& pending) {
   const bool runtime = domain == CUPTI_CB_DOMAIN_RUNTIME_API;
@@ -389,6 +401,7 @@ void Recorder::OnApiExit(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, con
   record.start_ns = pending.start_ns;
   cuptiGetTimestamp(&record.end_ns);
   record.thread_id = CurrentThreadId();
+  NoteThreadName();
   record.name = entry.name;
   record.domain = runtime ? trace::ApiDomain::kRuntime : trace::ApiDomain::kDriver;
   record.kind = entry.kind;

@@ -108,8 +108,9 @@ std::string Listing(const trace::Trace& t, size_t limit) {
   absl::StrAppend(&out, "nvtx (first ", std::min(limit, t.nvtx.size()), " of ", t.nvtx.size(), "):\n");
   for (size_t i = 0; i < std::min(limit, t.nvtx.size()); ++i) {
     const trace::NvtxEvent& n = t.nvtx[i];
-    absl::StrAppendFormat(&out, "  %d tid %d kind %d range %d %s\n", n.time_ns, n.thread_id, static_cast<int>(n.kind),
-                          n.range_id, PrintableText(t.String(n.message)));
+    absl::StrAppendFormat(&out, "  %d tid %d kind %d range %d %s%s\n", n.time_ns, n.thread_id, static_cast<int>(n.kind),
+                          n.range_id, n.domain == 0 ? "" : absl::StrCat(PrintableText(t.String(n.domain)), ": "),
+                          PrintableText(t.String(n.message)));
   }
   absl::StrAppend(&out, "python probe events (first ", std::min(limit, t.probe_events.size()), " of ",
                   t.probe_events.size(), "):\n");
@@ -131,6 +132,9 @@ std::string Listing(const trace::Trace& t, size_t limit) {
   for (const trace::Hang& h : t.hangs) {
     absl::StrAppendFormat(&out, "hang: tid %d waited in %s on stream %d since %d, past %d ns; last graph %d\n",
                           h.thread_id, t.String(h.call), h.stream_id, h.since_ns, h.timeout_ns, h.last_graph_id);
+  }
+  for (const trace::ThreadName& thread : t.thread_names) {
+    absl::StrAppendFormat(&out, "thread %d: %s\n", thread.thread_id, PrintableText(t.String(thread.name)));
   }
   absl::StrAppend(&out, "memory activity: ", t.memory.size(), ", graph launches: ", t.graph_launches.size(), "\n");
   return out;

@@ -3,6 +3,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "core/trace/events.h"
 
 namespace graphcheck {
 namespace {
@@ -14,6 +15,18 @@ bool IsDistributed(const Environment& env, const std::string& mode) {
   int world_size = 1;
   const std::string* value = env.Get("WORLD_SIZE");
   return value != nullptr && absl::SimpleAtoi(*value, &world_size) && world_size > 1;
+}
+
+// PyTorch's name for ProcessGroupNCCL's watchdog thread (c10::setThreadName, 15 characters at most).
+constexpr char kWatchdogThread[] = "pt_nccl_watchdg";
+
+// The first call of the watchdog thread that failed with a stream-capture error (900-910).
+const trace::ApiCall* FailedWatchdogCall(const trace::Trace& trace) {
+  for (const trace::ApiCall& call : trace.api_calls) {
+    const int32_t code = trace.Detail(call).return_code;
+    if (code >= 900 && code <= 910 && trace.ThreadNameOf(call.thread_id) == kWatchdogThread) return &call;
+  }
+  return nullptr;
 }
 
 }  // namespace
@@ -35,11 +48,15 @@ const CheckInfo& EnvNcclAsyncErrorHandlingCheck::info() const {
   return *kInfo;
 }
 
-void EnvNcclAsyncErrorHandlingCheck::CheckEnvironment(const Environment& env, const BoundOptions& options,
-                                                      std::vector<Finding>* findings) const {
-  if (!IsDistributed(env, options.Get("distributed"))) return;
+void EnvNcclAsyncErrorHandlingCheck::Run(const CheckInputs& inputs, const BoundOptions& options,
+                                         std::vector<Finding>* findings) const {
+  const Environment& env = *inputs.environment;
   const std::string* value = env.Get("TORCH_NCCL_ASYNC_ERROR_HANDLING");
   if (value != nullptr && absl::StripAsciiWhitespace(*value) == "0") return;
+  const trace::Trace* trace = inputs.trace;
+  const bool trace_decides = trace != nullptr && !trace->thread_names.empty();
+  const trace::ApiCall* failed = trace_decides ? FailedWatchdogCall(*trace) : nullptr;
+  if (trace_decides ? failed == nullptr : !IsDistributed(env, options.Get("distributed"))) return;
 
   Finding finding = NewFinding();
   finding.where.key = "TORCH_NCCL_ASYNC_ERROR_HANDLING";
@@ -47,11 +64,24 @@ void EnvNcclAsyncErrorHandlingCheck::CheckEnvironment(const Environment& env, co
                                                             "default turns asynchronous error handling on)")
                                               : absl::StrCat("TORCH_NCCL_ASYNC_ERROR_HANDLING=", *value));
   if (const std::string* world = env.Get("WORLD_SIZE")) finding.evidence.push_back(absl::StrCat("WORLD_SIZE=", *world));
-  finding.message =
-      "NCCL asynchronous error handling is on in a distributed job. Its watchdog thread polls the completion events "
-      "of collectives (cudaEventQuery) from outside the training thread; when that happens during a global-mode "
-      "stream capture of DDP's forward/backward, CUDA invalidates the capture (cudaErrorStreamCaptureImplicit / "
-      "cudaErrorStreamCaptureInvalidated) and the step fails.";
+  if (failed != nullptr) {
+    const trace::CallDetail& detail = trace->Detail(*failed);
+    finding.severity = Severity::kError;
+    finding.where.api = std::string(trace->String(detail.name));
+    finding.where.thread_id = failed->thread_id;
+    finding.evidence.push_back(absl::StrCat(trace->String(detail.name), " on NCCL's watchdog thread ",
+                                            failed->thread_id, " (", kWatchdogThread, ") failed with ",
+                                            detail.return_code, " while a capture was under way"));
+    finding.message =
+        "NCCL's watchdog thread polled a collective's completion event (cudaEventQuery) during a global-mode "
+        "capture and CUDA refused the call, which invalidates the capture.";
+  } else {
+    finding.message =
+        "NCCL asynchronous error handling is on in a distributed job. Its watchdog thread polls the completion events "
+        "of collectives (cudaEventQuery) from outside the training thread; when that happens during a global-mode "
+        "stream capture of DDP's forward/backward, CUDA can invalidate the capture (cudaErrorStreamCaptureImplicit / "
+        "cudaErrorStreamCaptureInvalidated) and the step fails.";
+  }
   finding.fix =
       "Set TORCH_NCCL_ASYNC_ERROR_HANDLING=0 before the process group is created (os.environ in the launcher or the "
       "job's environment), or capture with capture_error_mode=\"thread_local\".";

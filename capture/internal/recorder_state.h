@@ -155,6 +155,8 @@ class Recorder {
   void OnApiExit(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CallbackEntry& entry,
                  const CUpti_CallbackData* data, const PendingCall& pending);
   void OnNvtx(CUpti_CallbackId cbid, const CUpti_NvtxData* data);
+  // Writes the calling thread's name once per thread and trace.
+  void NoteThreadName();
   void OnContextCreated(const CUpti_ResourceData* data);
   // Turns the launch callbacks on while a capture is in progress or a sampling window is open, off otherwise (modes
   // other than kAll). Lock-free so that it can run inside a callback and on the sampler thread at once: whoever

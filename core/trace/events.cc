@@ -310,8 +310,19 @@ absl::string_view ProbeEventKindName(ProbeEventKind kind) {
       return "state-rebound";
     case ProbeEventKind::kOutputsHeld:
       return "outputs-held";
+    case ProbeEventKind::kDdpConstructed:
+      return "ddp-constructed";
+    case ProbeEventKind::kDdpCapturedForward:
+      return "ddp-captured-forward";
   }
   return "unknown";
+}
+
+absl::string_view Trace::ThreadNameOf(uint32_t thread_id) const {
+  for (const ThreadName& thread : thread_names) {
+    if (thread.thread_id == thread_id) return String(thread.name);
+  }
+  return "";
 }
 
 absl::string_view ProbeOriginName(ProbeOrigin origin) {

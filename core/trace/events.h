@@ -328,8 +328,16 @@ enum class ProbeEventKind : uint8_t {
   // replays without a copy, which the next replay overwrites. `text`: the output's name; `value`: references held
   // beyond those at the first replay looked at.
   kOutputsHeld = 8,
+  // Since 1.7. A DistributedDataParallel module was constructed: `graph`: the module's id; `value`: 1 when the current
+  // stream was the device's default stream (DDP's gradient accumulators then run on it in backward); `text` says
+  // which. The stack is the constructor's caller.
+  kDdpConstructed = 9,
+  // Since 1.7. A DDP forward that synchronizes gradients ran inside a stream capture: `graph`: the module's id;
+  // `value`: how many such forwards the module has run, this one included; `value_now`: 1 when DDP rebuilt its
+  // gradient buckets in this forward; `text`: "static_graph" when the module was built with static_graph=True.
+  kDdpCapturedForward = 10,
 };
-inline constexpr uint8_t kMaxProbeEventKind = 8;
+inline constexpr uint8_t kMaxProbeEventKind = 10;
 absl::string_view ProbeEventKindName(ProbeEventKind kind);  // "capture-begin", ...
 
 // Who began a capture, from the Python stack at capture_begin.
@@ -396,6 +404,14 @@ struct Hang {
   PythonStackId stack = 0;     // the waiting thread's Python stack, when one was taken at the wait
 };
 
+// Since format 1.7: the name a thread had when it made its first CUDA call ("pt_nccl_watchdg", "pt_autograd_0"), so
+// that a report can say which library's thread made a call: PyTorch names its threads, Python threads keep the
+// process's name.
+struct ThreadName {
+  uint32_t thread_id = 0;
+  StringId name = 0;
+};
+
 // What the trace says about its own completeness.
 struct TraceIntegrity {
   TraceEnd end = TraceEnd::kUnknown;
@@ -430,6 +446,7 @@ struct Trace {
   std::vector<ProbeEvent> probe_events;              // the Python probe's (since 1.3); sorted by time
   std::vector<ShadowComparison> shadow_comparisons;  // the probe's under --shadow (since 1.6); sorted by time
   std::vector<Hang> hangs;                           // --hang-timeout (since 1.6): at most one per process
+  std::vector<ThreadName> thread_names;              // since 1.7: one per thread that made a CUDA call
   std::vector<std::string> read_warnings;  // damage the reader stepped over ("truncated record at offset 4096")
   TraceIntegrity integrity;
 
@@ -447,6 +464,8 @@ struct Trace {
   // The frames of backtrace `id` as text, innermost first; empty for none.
   std::vector<std::string> BacktraceFrames(BacktraceId id) const;
   const CallDetail& Detail(const ApiCall& call) const { return call_details[call.detail]; }
+  // The name thread `thread_id` had at its first CUDA call; "" when not recorded (traces before 1.7).
+  absl::string_view ThreadNameOf(uint32_t thread_id) const;
   const KernelShape& Shape(const KernelActivity& kernel) const { return kernel_shapes[kernel.shape]; }
   // Interns `s`, for building traces in tests and in the reader (linear: not for hot paths).
   StringId Intern(absl::string_view s);

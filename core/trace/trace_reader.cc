@@ -237,6 +237,9 @@ class ChunkWalker {
                Drop(trace_->shadow_comparisons);
       case RecordType::kHang:
         return internal::DecodeHang(payload, lenient_, &trace_->hangs.emplace_back()) || Drop(trace_->hangs);
+      case RecordType::kThreadName:
+        return internal::DecodeThreadName(payload, lenient_, &trace_->thread_names.emplace_back()) ||
+               Drop(trace_->thread_names);
       case RecordType::kLaunchWindowEdge: {
         WindowEdgeEntry& entry = window_edges_.emplace_back();
         return internal::DecodeLaunchWindowEdge(payload, lenient_, &entry.edge, &entry.time_ns) || Drop(window_edges_);

@@ -292,6 +292,11 @@ void TraceWriter::WriteHang(const Hang& hang) {
              [&](auto& e) { internal::EncodeHang(e, hang); });
 }
 
+void TraceWriter::WriteThreadName(const ThreadName& thread) {
+  AppendCold(CurrentThread(), static_cast<uint8_t>(internal::RecordType::kThreadName),
+             [&](auto& e) { internal::EncodeThreadName(e, thread); });
+}
+
 TraceWriter::~TraceWriter() {
   std::lock_guard<std::mutex> lock(ForkHandlers::Mutex());
   std::vector<TraceWriter*>& writers = ForkHandlers::Writers();

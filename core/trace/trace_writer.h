@@ -81,6 +81,8 @@ class TraceWriter {
   void WriteShadowComparison(const ShadowComparison& comparison);
   // Where a thread waited past --hang-timeout (then MarkEnd(TraceEnd::kHung)).
   void WriteHang(const Hang& hang);
+  // The name of a thread, once, at its first CUDA call.
+  void WriteThreadName(const ThreadName& thread);
   // A sampling window of launch recording opens or closes at `time_ns` (LaunchRecording::kSampled).
   void WriteLaunchWindowEdge(bool open, uint64_t time_ns);
 

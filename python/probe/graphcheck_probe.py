@@ -13,6 +13,10 @@ recorder writes for this process, on the recorder's clock.
   (`static_x = batch` instead of `static_x.copy_(batch)`); and outputs of a manual capture that the program keeps
   across replays without a copy. Looked at on the first calls and replays and then at exponentially spaced ones
   (_due), then no longer hooked.
+- DistributedDataParallel: the stream each DDP module was constructed on (its gradient accumulators run on it in
+  backward), and each forward that runs inside a capture with the number of forwards the module had run (DDP's reducer
+  synchronizes CUDA events in its first ten iterations and rebuilds its buckets in the second) and whether it rebuilt
+  its buckets there.
 - Under `graphcheck run --shadow N` (GRAPHCHECK_SHADOW=N): each output of a module graphed by make_graphed_callables,
   on its first N calls, against the module's own eager forward run twice on the same input right after the graphed
   call (random state and buffers restored before each run), reduced on the GPU to the figures numerics-forward
@@ -36,7 +40,7 @@ import weakref
 
 # core/trace/events.h: ProbeEventKind and ProbeOrigin.
 (CAPTURE_BEGIN, CAPTURE_END, CAPTURE_EXCEPTION, COMPILE_SKIP, OUTPUTS_INVALIDATED, UNCAUGHT_EXCEPTION, STATE_REBOUND,
- OUTPUTS_HELD) = range(1, 9)
+ OUTPUTS_HELD, DDP_CONSTRUCTED, DDP_CAPTURED_FORWARD) = range(1, 11)
 UNKNOWN, USER, GRAPHED_CALLABLES, CUDAGRAPH_TREES, CUDAGRAPH_TREES_INIT, TRANSFORMER_ENGINE, MEGATRON = range(7)
 
 _FIELD, _FRAME = "\x1f", "\x1e"  # explicit frames: "file\x1fline\x1ffunction" joined by \x1e, innermost first
@@ -578,8 +582,50 @@ def _patch_cudagraph_trees(module):
     manager.dealloc_current_path_weakrefs = dealloc_current_path_weakrefs
 
 
+def _patch_ddp(module):
+    """torch.nn.parallel.distributed: DistributedDataParallel's constructor and _pre_forward, which every forward runs
+    before the module's own."""
+    ddp = module.DistributedDataParallel
+    init, pre_forward = ddp.__init__, ddp._pre_forward
+    torch = sys.modules["torch"]
+
+    def __init__(self, *args, **kwargs):
+        try:
+            on_default = torch.cuda.is_available() and torch.cuda.current_stream() == torch.cuda.default_stream()
+        except Exception:
+            on_default = False
+        result = init(self, *args, **kwargs)
+        _recorder.emit(DDP_CONSTRUCTED, graph=id(self), value=int(on_default),
+                       text="the default stream" if on_default else "a side stream")
+        return result
+
+    def _pre_forward(self, *args, **kwargs):
+        # The reducer counts an iteration in every forward that will synchronize gradients (prepare_for_forward).
+        counts = torch.is_grad_enabled() and getattr(self, "require_backward_grad_sync", False)
+        if not counts:
+            return pre_forward(self, *args, **kwargs)
+        forwards = self.__dict__.get("_graphcheck_forwards", 0) + 1
+        self.__dict__["_graphcheck_forwards"] = forwards
+        rebuilt_before = getattr(self, "_has_rebuilt_buckets", False)
+        result = pre_forward(self, *args, **kwargs)
+        try:
+            if torch.cuda.is_current_stream_capturing():
+                rebuilt = not rebuilt_before and getattr(self, "_has_rebuilt_buckets", False)
+                _recorder.emit(DDP_CAPTURED_FORWARD, graph=id(self), value=forwards, value_now=int(rebuilt),
+                               text="static_graph" if getattr(self, "static_graph", False) else None)
+        except Exception:
+            pass
+        return result
+
+    for name, hook, original in (("__init__", __init__, init), ("_pre_forward", _pre_forward, pre_forward)):
+        hook.__wrapped__ = original
+        hook.__doc__ = original.__doc__
+        setattr(ddp, name, hook)
+
+
 _PATCHES = {
     "torch.cuda.graphs": _patch_graphs,
+    "torch.nn.parallel.distributed": _patch_ddp,
     "torch._inductor.cudagraph_utils": _patch_cudagraph_utils,
     "torch._inductor.cudagraph_trees": _patch_cudagraph_trees,
 }

@@ -27,6 +27,22 @@ TEST(UnsafeApiInCaptureTest, FlagsAnotherThreadsQueryDuringGlobalCapture) {
   EXPECT_THAT(RunCheck(analyzers::NewCaptureErrorCheck(), trace), SizeIs(0));
 }
 
+TEST(UnsafeApiInCaptureTest, NamesTheThreadWhenTheTraceHasItsName) {
+  auto watchdog_query = [](const std::string& thread_name) {
+    return FailedCapture([&](TraceBuilder& b) {
+      b.trace().thread_names.push_back({2, b.Intern(thread_name)});
+      ApiCall& query = b.Call(3000, 2, "cudaEventQuery", ApiKind::kEventQuery, 9);
+      query.return_code = 900;
+    });
+  };
+  std::vector<Finding> findings = RunCheck(analyzers::NewUnsafeApiInCaptureCheck(), watchdog_query("pt_nccl_watchdg"));
+  ASSERT_THAT(findings, SizeIs(1));
+  EXPECT_THAT(findings[0].message, HasSubstr("ran on NCCL's watchdog thread 2 (pt_nccl_watchdg) while"));
+  findings = RunCheck(analyzers::NewUnsafeApiInCaptureCheck(), watchdog_query("pin_memory"));
+  ASSERT_THAT(findings, SizeIs(1));
+  EXPECT_THAT(findings[0].message, HasSubstr("ran on thread 2 (pin_memory) while"));
+}
+
 TEST(UnsafeApiInCaptureTest, FlagsAnotherThreadsEventSynchronizeDuringGlobalCapture) {
   // A watchdog's Event.synchronize(): no stream, so the recorder gave it the id of the capture active in the process.
   const trace::Trace trace = FailedCapture([](TraceBuilder& b) {

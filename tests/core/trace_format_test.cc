@@ -154,6 +154,8 @@ TEST(TraceFormatTest, EveryRecordTypeRoundTrips) {
   hang.last_graph_id = 12;
   hang.stack = py;
   writer->WriteHang(hang);
+  const ThreadName watchdog{4244, writer->InternString("pt_nccl_watchdg")};
+  writer->WriteThreadName(watchdog);
   EXPECT_EQ(writer->records_dropped(), 0u);
 
   const Trace trace = MustRead(path);
@@ -185,6 +187,10 @@ TEST(TraceFormatTest, EveryRecordTypeRoundTrips) {
   EXPECT_TRUE(std::signbit(trace.shadow_comparisons[0].eager_at_worst));
   ASSERT_EQ(trace.hangs.size(), 1u);
   EXPECT_EQ(Fields(trace.hangs[0]), Fields(hang));
+  ASSERT_EQ(trace.thread_names.size(), 1u);
+  EXPECT_EQ(trace.thread_names[0].thread_id, 4244u);
+  EXPECT_EQ(trace.ThreadNameOf(4244), "pt_nccl_watchdg");
+  EXPECT_EQ(trace.ThreadNameOf(4242), "");
   ASSERT_EQ(trace.devices.size(), 1u);
   EXPECT_EQ(trace.devices[0].index, 1u);
   EXPECT_EQ(trace.devices[0].gpu, device.gpu);

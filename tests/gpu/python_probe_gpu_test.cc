@@ -318,5 +318,43 @@ TEST_F(PythonProbeGpuTest, AWaitPastTheHangTimeoutIsAFindingAtTheWaitingLine) {
   EXPECT_EQ(run.Find("trace-incomplete"), nullptr) << run.text;
 }
 
+// DistributedDataParallel with NCCL, one rank (two ranks cannot share one GPU under NCCL): the seeds' recipe, on a
+// small MLP and on timm's ResNet-18, captures and replays with no warning, and the trace holds what a job's analysis
+// needs: NCCL's calls (its NVTX domain) and the names of PyTorch's threads, the watchdog's among them.
+TEST_F(PythonProbeGpuTest, DdpFollowingTheRecipeIsCleanAndGraphed) {
+  for (const char* mode : {"ddp-recipe", "ddp-timm-resnet"}) {
+    SCOPED_TRACE(mode);
+    const ProbeRun run = RunMode(mode);
+    ASSERT_FALSE(run.report.steps.empty());
+    EXPECT_THAT(run.report.steps[0].message, ::testing::HasSubstr("exited with status 0")) << run.output;
+    EXPECT_THAT(run.Ids(Severity::kWarning), ::testing::IsEmpty()) << run.text;
+    size_t nccl_ranges = 0;
+    bool watchdog_named = false;
+    for (const trace::Trace& t : run.traces) {
+      for (const trace::NvtxEvent& e : t.nvtx) nccl_ranges += e.domain != 0 && t.String(e.domain) == "NCCL";
+      for (const trace::ThreadName& thread : t.thread_names)
+        watchdog_named |= t.String(thread.name) == "pt_nccl_watchdg";
+    }
+    EXPECT_GT(nccl_ranges, 0u);
+    EXPECT_TRUE(watchdog_named);
+    std::printf("DDP %s: speedup %.2f (eager %.1f us, graphed %.1f us), %zu NCCL NVTX events; findings:\n%s", mode,
+                run.Metric("graphed.speedup"), run.Metric("launch.iteration_us"), run.Metric("graphed.iteration_us"),
+                nccl_ranges, run.text.c_str());
+  }
+}
+
+TEST_F(PythonProbeGpuTest, DdpConstructedOnTheDefaultStreamIsFlaggedAtTheConstruction) {
+  const ProbeRun run = ExpectFlagged("ddp-default-stream", "ddp-default-stream", Severity::kError);
+  std::printf("FINDINGS ddp-default-stream:\n%s", run.text.c_str());
+}
+
+TEST_F(PythonProbeGpuTest, DdpCapturedAfterTwoWarmupIterationsIsFlaggedAtTheCapturedForward) {
+  const ProbeRun run = ExpectFlagged("ddp-warmup-short", "ddp-warmup-short", Severity::kError);
+  if (const Finding* f = run.Find("ddp-warmup-short")) {
+    EXPECT_THAT(f->message, ::testing::HasSubstr("after 2 eager iterations"));
+  }
+  std::printf("FINDINGS ddp-warmup-short:\n%s", run.text.c_str());
+}
+
 }  // namespace
 }  // namespace graphcheck

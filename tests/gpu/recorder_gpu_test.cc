@@ -554,7 +554,25 @@ TEST_F(RecorderPythonGpuTest, TorchrunGivesEachRankItsOwnTrace) {
   EXPECT_EQ(by_rank[0]->process.local_rank, 0);
   EXPECT_EQ(by_rank[1]->process.local_rank, 1);
   EXPECT_THAT(r.report_json, ::testing::HasSubstr("exited with status 0"));
-  EXPECT_THAT(r.report_json, ::testing::HasSubstr("env-nccl-async-error-handling"));
+  // The traces name their threads, so the watchdog setting is judged by what the watchdog's calls did during capture.
+  EXPECT_THAT(r.report_json, ::testing::Not(::testing::HasSubstr("env-nccl-async-error-handling")));
+}
+
+// Two ranks of torchrun on one GPU (gloo, so no NCCL rule against sharing a device): rank 1 captured one kernel more
+// than rank 0, and the job's one report names it.
+TEST_F(RecorderPythonGpuTest, TorchrunRankThatCapturedMoreIsNamed) {
+  Recorded r = RunUnderGraphcheck("gloo-divergent", absl::StrCat("torchrun --standalone --nproc_per_node 2 ",
+                                                                 SourceDir(), "/tests/gpu/programs/gloo_divergent.py"));
+  std::set<int> ranks;
+  for (const Trace& t : r.traces) {
+    if (t.process.rank >= 0 && !t.api_calls.empty()) ranks.insert(t.process.rank);
+  }
+  EXPECT_THAT(ranks, ::testing::ElementsAre(0, 1));
+  EXPECT_THAT(r.report_json, ::testing::HasSubstr("rank-divergent-capture"));
+  EXPECT_THAT(r.report_json, ::testing::HasSubstr("rank 1 of 2"));
+  // gloo is no NCCL job: nothing about NCCL's watchdog.
+  EXPECT_THAT(r.report_json, ::testing::Not(::testing::HasSubstr("env-nccl-async-error-handling")));
+  std::printf("REPORT gloo-divergent: %s\n", r.report_json.substr(0, 4000).c_str());
 }
 
 }  // namespace

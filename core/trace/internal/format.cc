@@ -120,6 +120,8 @@ absl::string_view RecordTypeName(uint8_t type) {
       return "shadow-comparison";
     case RecordType::kHang:
       return "hang";
+    case RecordType::kThreadName:
+      return "thread-name";
   }
   return "unknown";
 }
@@ -308,6 +310,11 @@ bool DecodeHang(absl::string_view payload, bool lenient, Hang* out) {
   return d.Varint(&out->thread_id, kU32) && d.Varint(&out->time_ns) && d.Varint(&out->since_ns) &&
          d.Varint(&out->timeout_ns) && d.Varint(&out->call, kU32) && d.Varint(&out->stream_id) &&
          d.Varint(&out->last_graph_id, kU32) && d.Varint(&out->stack, kU32) && Finish(d, lenient);
+}
+
+bool DecodeThreadName(absl::string_view payload, bool lenient, ThreadName* out) {
+  Decoder d(payload);
+  return d.Varint(&out->thread_id, kU32) && d.Varint(&out->name, kU32) && Finish(d, lenient);
 }
 
 bool DecodeLaunchWindowEdge(absl::string_view payload, bool lenient, WindowEdge* edge, uint64_t* time_ns) {

@@ -17,7 +17,7 @@ namespace graphcheck::trace::internal {
 // ---- File header: 64 bytes at offset 0, little-endian. ----
 inline constexpr char kFileMagic[8] = {'G', 'C', 'T', 'R', 'A', 'C', 'E', '\0'};
 inline constexpr uint16_t kMajorVersion = 1;  // readers refuse other majors
-inline constexpr uint16_t kMinorVersion = 6;  // newer minors only add record types / trailing record fields
+inline constexpr uint16_t kMinorVersion = 7;  // newer minors only add record types / trailing record fields
 inline constexpr size_t kFileHeaderBytes = 64;
 inline constexpr size_t kFileMagicOffset = 0;
 inline constexpr size_t kMajorOffset = 8;        // u16
@@ -72,8 +72,9 @@ enum class RecordType : uint8_t {
   kProbeEvent = 15,        // since 1.3
   kShadowComparison = 16,  // since 1.6
   kHang = 17,              // since 1.6
+  kThreadName = 18,        // since 1.7
 };
-inline constexpr uint8_t kMaxRecordType = 17;
+inline constexpr uint8_t kMaxRecordType = 18;
 absl::string_view RecordTypeName(uint8_t type);
 
 // Hot records (API calls, activity, NVTX) are bounded: every field is at most a 10-byte varint. The writer encodes
@@ -317,6 +318,12 @@ void EncodeShadowComparison(E& e, const ShadowComparison& c) {
 }
 
 template <typename E>
+void EncodeThreadName(E& e, const ThreadName& t) {
+  e.Varint(t.thread_id);
+  e.Varint(t.name);
+}
+
+template <typename E>
 void EncodeHang(E& e, const Hang& h) {
   e.Varint(h.thread_id);
   e.Varint(h.time_ns);
@@ -354,6 +361,7 @@ bool DecodeRecorderError(absl::string_view payload, bool lenient, RecorderError*
 bool DecodeProbeEvent(absl::string_view payload, bool lenient, ProbeEvent* out);
 bool DecodeShadowComparison(absl::string_view payload, bool lenient, ShadowComparison* out);
 bool DecodeHang(absl::string_view payload, bool lenient, Hang* out);
+bool DecodeThreadName(absl::string_view payload, bool lenient, ThreadName* out);
 bool DecodeLaunchWindowEdge(absl::string_view payload, bool lenient, WindowEdge* edge, uint64_t* time_ns);
 
 }  // namespace graphcheck::trace::internal

@@ -25,6 +25,11 @@ Lines the tests expect a finding at end in "# defect: MODE"; the tests read them
   private-pools      three layers captured one after another, each into its own private pool (about 128 MiB each)
   shared-pool        clean: the same three captures sharing one pool, replayed in capture order
   replay-order       the three captures sharing one pool, replayed 1, 3, 2
+  ddp-recipe         clean: DistributedDataParallel (NCCL; one rank unless torchrun starts more) trained by replaying
+                     one captured step, as the seeds' recipe says: DDP built under a side stream, 11 warmup iterations
+  ddp-timm-resnet    clean: the same with timm's ResNet-18
+  ddp-default-stream the recipe with DDP constructed on the default stream
+  ddp-warmup-short   the recipe with 2 warmup iterations instead of 11
 """
 import contextlib
 import sys
@@ -312,6 +317,72 @@ def inference_generator():
     print("masks differ between replays:", not torch.equal(first, second), flush=True)
 
 
+def ddp_training(model_name="mlp", on_default_stream=False, warmup=11, steps=30):
+    """Whole-step capture of DistributedDataParallel training (forward, backward with DDP's all-reduce, optimizer
+    step), then replays on new batches copied into the static inputs. A capture that fails ends the program (status
+    1), as it would a training job."""
+    import os
+
+    import torch.distributed as dist
+    from torch.nn.parallel import DistributedDataParallel
+
+    os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
+    os.environ.setdefault("MASTER_PORT", str(20000 + os.getpid() % 20000))
+    os.environ.setdefault("RANK", "0")
+    os.environ.setdefault("WORLD_SIZE", "1")
+    device = int(os.environ.get("LOCAL_RANK", "0"))
+    torch.cuda.set_device(device)
+    dist.init_process_group("nccl", device_id=torch.device("cuda", device))
+    torch.manual_seed(0)
+    if model_name == "timm-resnet":
+        import timm
+
+        model = timm.create_model("resnet18", pretrained=False, num_classes=10).cuda().train()
+        shape, batch = (3, 64, 64), 16
+    else:
+        model = torch.nn.Sequential(torch.nn.Linear(256, 512), torch.nn.ReLU(), torch.nn.Linear(512, 10)).cuda()
+        shape, batch = (256,), 64
+
+    def make_batch():
+        return torch.randn(batch, *shape, device="cuda"), torch.randint(0, 10, (batch,), device="cuda")
+
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    if on_default_stream:
+        ddp = DistributedDataParallel(model, device_ids=[device])  # defect: ddp-default-stream
+    else:
+        with torch.cuda.stream(side):
+            ddp = DistributedDataParallel(model, device_ids=[device])
+    optimizer = torch.optim.SGD(ddp.parameters(), lr=0.01, momentum=0.9)
+    loss_fn = torch.nn.CrossEntropyLoss()
+    static_x, static_y = make_batch()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        for _ in range(warmup):
+            optimizer.zero_grad(set_to_none=True)
+            loss_fn(ddp(static_x), static_y).backward()
+            optimizer.step()
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    optimizer.zero_grad(set_to_none=True)
+    try:
+        with torch.cuda.graph(graph):
+            static_loss = loss_fn(ddp(static_x), static_y)  # defect: ddp-warmup-short
+            static_loss.backward()
+            optimizer.step()
+    except Exception as error:
+        print("capture failed:", type(error).__name__, str(error).splitlines()[0], flush=True)
+        sys.exit(1)
+    for _ in range(steps):
+        x, y = make_batch()
+        static_x.copy_(x)
+        static_y.copy_(y)
+        graph.replay()
+    torch.cuda.synchronize()
+    print("loss after %d replays: %.4f" % (steps, static_loss.item()), flush=True)
+    dist.destroy_process_group()
+
+
 MODES = {"tensor-cuda": tensor_cuda, "private-generator": private_generator, "default-stream": default_stream,
          "compile-churn": compile_churn, "compile-overwritten": compile_overwritten, "timm-resnet": timm_resnet,
          "hf-gpt2": hf_gpt2, "param-rebound": param_rebound,
@@ -324,7 +395,10 @@ MODES = {"tensor-cuda": tensor_cuda, "private-generator": private_generator, "de
          "private-pools": lambda: sequential_graphs(share_pool=False),
          "shared-pool": lambda: sequential_graphs(share_pool=True),
          "replay-order": lambda: sequential_graphs(share_pool=True, order=(0, 2, 1)),
-         "inference-generator": inference_generator}
+         "inference-generator": inference_generator,
+         "ddp-recipe": ddp_training, "ddp-timm-resnet": lambda: ddp_training("timm-resnet"),
+         "ddp-default-stream": lambda: ddp_training(on_default_stream=True),
+         "ddp-warmup-short": lambda: ddp_training(warmup=2)}
 
 if __name__ == "__main__":
     MODES[sys.argv[1]]()
