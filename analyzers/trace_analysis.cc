@@ -22,8 +22,10 @@ bool CalledByGraphMachinery(const trace::Trace& trace, const trace::ApiCall& cal
   for (const trace::PythonFrameRef& frame : stack->frames) {
     const absl::string_view file = trace.String(frame.file);
     if (trace::IsUserPythonFile(file)) return false;
+    // DistributedDataParallel's forward synchronizes its timing events in its first ten iterations: the warmup
+    // that the graph recipe runs, not the program's work (ddp-warmup-short covers a capture that comes too early).
     if (absl::EndsWith(file, "/torch/cuda/graphs.py") || absl::StrContains(file, "/torch/_inductor/") ||
-        absl::StrContains(file, "/torch/_dynamo/")) {
+        absl::StrContains(file, "/torch/_dynamo/") || absl::EndsWith(file, "/torch/nn/parallel/distributed.py")) {
       return true;
     }
   }

@@ -67,8 +67,9 @@ class TraceAnalysis : public DerivedInputs {
 
 // Base of the trace analyzers: runs when the inputs hold a trace, on the shared TraceAnalysis when there is one.
 // Whether `call` was made by CUDA-graph machinery rather than by the program: its Python stack reaches
-// torch.cuda.graph / make_graphed_callables (torch/cuda/graphs.py) or torch.compile (torch/_inductor, torch/_dynamo)
-// before any frame of the program's own. False without a Python stack.
+// torch.cuda.graph / make_graphed_callables (torch/cuda/graphs.py), torch.compile (torch/_inductor, torch/_dynamo) or
+// DistributedDataParallel's forward (its warmup iterations' timing) before any frame of the program's own. False
+// without a Python stack.
 bool CalledByGraphMachinery(const trace::Trace& trace, const trace::ApiCall& call);
 
 // The analysis of `inputs.trace` (which must be set): the shared one in `inputs.derived` when it is that trace's,

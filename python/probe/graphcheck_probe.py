@@ -606,16 +606,18 @@ def _patch_ddp(module):
             return pre_forward(self, *args, **kwargs)
         forwards = self.__dict__.get("_graphcheck_forwards", 0) + 1
         self.__dict__["_graphcheck_forwards"] = forwards
-        rebuilt_before = getattr(self, "_has_rebuilt_buckets", False)
-        result = pre_forward(self, *args, **kwargs)
         try:
-            if torch.cuda.is_current_stream_capturing():
+            capturing = torch.cuda.is_current_stream_capturing()
+        except Exception:
+            capturing = False
+        rebuilt_before = getattr(self, "_has_rebuilt_buckets", False)
+        try:
+            return pre_forward(self, *args, **kwargs)
+        finally:  # also when DDP's warmup work raised inside the capture, which is when the event matters most
+            if capturing:
                 rebuilt = not rebuilt_before and getattr(self, "_has_rebuilt_buckets", False)
                 _recorder.emit(DDP_CAPTURED_FORWARD, graph=id(self), value=forwards, value_now=int(rebuilt),
                                text="static_graph" if getattr(self, "static_graph", False) else None)
-        except Exception:
-            pass
-        return result
 
     for name, hook, original in (("__init__", __init__, init), ("_pre_forward", _pre_forward, pre_forward)):
         hook.__wrapped__ = original

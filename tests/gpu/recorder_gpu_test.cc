@@ -555,7 +555,7 @@ TEST_F(RecorderPythonGpuTest, TorchrunGivesEachRankItsOwnTrace) {
   EXPECT_EQ(by_rank[1]->process.local_rank, 1);
   EXPECT_THAT(r.report_json, ::testing::HasSubstr("exited with status 0"));
   // The traces name their threads, so the watchdog setting is judged by what the watchdog's calls did during capture.
-  EXPECT_THAT(r.report_json, ::testing::Not(::testing::HasSubstr("env-nccl-async-error-handling")));
+  EXPECT_THAT(r.report_json, ::testing::Not(::testing::HasSubstr("\"check_id\": \"env-nccl-async-error-handling\"")));
 }
 
 // Two ranks of torchrun on one GPU (gloo, so no NCCL rule against sharing a device): rank 1 captured one kernel more
@@ -571,7 +571,7 @@ TEST_F(RecorderPythonGpuTest, TorchrunRankThatCapturedMoreIsNamed) {
   EXPECT_THAT(r.report_json, ::testing::HasSubstr("rank-divergent-capture"));
   EXPECT_THAT(r.report_json, ::testing::HasSubstr("rank 1 of 2"));
   // gloo is no NCCL job: nothing about NCCL's watchdog.
-  EXPECT_THAT(r.report_json, ::testing::Not(::testing::HasSubstr("env-nccl-async-error-handling")));
+  EXPECT_THAT(r.report_json, ::testing::Not(::testing::HasSubstr("\"check_id\": \"env-nccl-async-error-handling\"")));
   std::printf("REPORT gloo-divergent: %s\n", r.report_json.substr(0, 4000).c_str());
 }
 
