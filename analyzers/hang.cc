@@ -13,6 +13,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "analyzers/checks.h"
+#include "analyzers/collectives.h"
 #include "analyzers/trace_analysis.h"
 #include "core/trace/python_frames.h"
 
@@ -24,11 +25,13 @@ bool IsNcclKernel(absl::string_view name) {
   return absl::StrContains(name, "ncclDevKernel") || absl::StrContains(name, "ncclKernel");
 }
 
-// The kernels captured into graph `graph_id`: kernel name -> launches, and the node count.
+// What graph `graph_id`'s capture holds: the node count, its NCCL kernels (name -> launches) and the NCCL calls made
+// while it was open (collectives.h).
 struct CapturedGraph {
   bool found = false;
   uint32_t nodes = 0;
   std::map<std::string, int> nccl_kernels;
+  std::vector<CollectiveRun> nccl_calls;
 };
 
 CapturedGraph Captured(const TraceAnalysis& analysis, uint32_t graph_id) {
@@ -40,6 +43,9 @@ CapturedGraph Captured(const TraceAnalysis& analysis, uint32_t graph_id) {
     if (end.graph_id != graph_id) continue;
     graph.found = true;
     graph.nodes = end.node_count;
+    graph.nccl_calls =
+        CollectivesBetween(analysis.nvtx().RangesInDomain("NCCL"), trace.api_calls[window.begin_call].start_ns,
+                           trace.api_calls[*window.end_call].start_ns);
     for (size_t i = window.begin_call; i < *window.end_call; ++i) {
       const trace::ApiCall& call = trace.api_calls[i];
       if (call.kind != trace::ApiKind::kKernelLaunch || call.capture_id != window.capture_id) continue;
@@ -84,8 +90,10 @@ class HangCheck : public AnalyzerCheck {
           collectives.push_back(absl::StrCat(name, count > 1 ? absl::StrCat(" x", count) : ""));
           launches += count;
         }
-        if (launches > 0) {
-          absl::StrAppend(&finding.message, " The last graph it launched holds ", launches,
+        int calls = 0;
+        for (const CollectiveRun& run : graph.nccl_calls) calls += static_cast<int>(run.count);
+        if (launches > 0 || calls > 0) {
+          absl::StrAppend(&finding.message, " The last graph it launched holds ", std::max(launches, calls),
                           " NCCL collective(s): a collective that another rank does not join (it captured other "
                           "collectives, failed, or stopped earlier) never completes.");
         }
@@ -93,7 +101,8 @@ class HangCheck : public AnalyzerCheck {
             "the last graph this thread launched: graph ", hang.last_graph_id,
             graph.found ? absl::StrCat(" (", graph.nodes, graph.nodes == 1 ? " node)" : " nodes)")
                         : " (its capture is not in this trace)",
-            collectives.empty() ? "" : absl::StrCat("; NCCL kernels: ", absl::StrJoin(collectives, ", "))));
+            collectives.empty() ? "" : absl::StrCat("; NCCL kernels: ", absl::StrJoin(collectives, ", ")),
+            graph.nccl_calls.empty() ? "" : absl::StrCat("; NCCL calls: ", DescribeCollectives(graph.nccl_calls))));
       }
       if (hang.stream_id != 0) finding.evidence.push_back(absl::StrCat("the stream waited on: ", hang.stream_id));
       finding.where.api = call;

@@ -1,5 +1,7 @@
 #include "analyzers/job_summary.h"
 
+#include <cstdint>
+
 namespace graphcheck::analyzers {
 
 ProcessSummary SummarizeProcess(const TraceAnalysis& analysis) {
@@ -10,6 +12,7 @@ ProcessSummary SummarizeProcess(const TraceAnalysis& analysis) {
   summary.host = trace.process.hostname;
   summary.pid = trace.process.pid;
   const std::vector<CaptureWindow>& windows = analysis.captures().windows();
+  const std::vector<DomainRange> nccl = analysis.nvtx().RangesInDomain("NCCL");
   for (size_t w = 0; w < windows.size(); ++w) {
     if (IsGraphMachinery(analysis.probe().Origin(w))) continue;
     const CaptureWindow& window = windows[w];
@@ -20,6 +23,9 @@ ProcessSummary SummarizeProcess(const TraceAnalysis& analysis) {
       capture.nodes = end.node_count;
     }
     capture.kernel_sequence = window.kernel_sequence;
+    const uint64_t begin_ns = trace.api_calls[window.begin_call].start_ns;
+    const uint64_t end_ns = window.end_call ? trace.api_calls[*window.end_call].start_ns : UINT64_MAX;
+    capture.collectives = CollectivesBetween(nccl, begin_ns, end_ns);
     capture.where = analysis.Locate(window.begin_call);
   }
   return summary;

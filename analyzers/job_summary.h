@@ -1,6 +1,7 @@
 // What a distributed job's checks compare across processes, kept once each process's trace has been analyzed and
 // dropped (a job of hundreds of ranks is analyzed one trace at a time): who the process is (rank, world size, host)
-// and, for each CUDA graph capture in order, whether it made a graph, how many nodes, and which kernels.
+// and, for each CUDA graph capture in order, whether it made a graph, how many nodes, which kernels, and which NCCL
+// calls it issued.
 #ifndef GRAPHCHECK_ANALYZERS_JOB_SUMMARY_H_
 #define GRAPHCHECK_ANALYZERS_JOB_SUMMARY_H_
 
@@ -8,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "analyzers/collectives.h"
 #include "analyzers/trace_analysis.h"
 #include "core/finding.h"
 
@@ -17,7 +19,8 @@ struct CaptureSummary {
   bool made_graph = false;       // the capture ended and returned a graph
   uint32_t nodes = 0;            // its node count
   uint64_t kernel_sequence = 0;  // hash of the captured kernels' names in order (CaptureWindow::kernel_sequence)
-  Location where;                // the capture's begin call
+  std::vector<CollectiveRun> collectives;  // the NCCL calls made while the capture was open, in order
+  Location where;                          // the capture's begin call
 };
 
 struct ProcessSummary {

@@ -1,8 +1,10 @@
 // rank-divergent-capture: the ranks of a distributed job did not capture the same graphs. Collectives inside captured
 // graphs (DDP's gradient all-reduce, tensor-parallel all-gathers) must be issued in the same order, with the same
-// sizes, on every rank; a rank whose capture failed, captured another kernel sequence or made another number of
-// graphs hangs or corrupts the collectives when the graphs are replayed. Compares each rank's captures, in order, with
-// those of the most ranks (of the same world size) and names the ranks that differ and the first capture where.
+// sizes, on every rank; a rank whose capture failed, issued other NCCL calls (the calls are NVTX ranges of NCCL's
+// domain, so even a job of one rank per GPU that launches no NCCL kernel shows them), captured another kernel sequence
+// or made another number of graphs hangs or corrupts the collectives when the graphs are replayed. Compares each rank's
+// captures, in order, with those of the most ranks (of the same world size) and names the ranks that differ and the
+// first capture where.
 #include <algorithm>
 #include <map>
 #include <tuple>
@@ -14,11 +16,13 @@
 namespace graphcheck::analyzers {
 namespace {
 
-using Signature = std::vector<std::tuple<bool, uint32_t, uint64_t>>;
+using Signature = std::vector<std::tuple<bool, std::vector<CollectiveRun>, uint32_t, uint64_t>>;
 
 Signature SignatureOf(const ProcessSummary& process) {
   Signature signature;
-  for (const CaptureSummary& c : process.captures) signature.emplace_back(c.made_graph, c.nodes, c.kernel_sequence);
+  for (const CaptureSummary& c : process.captures) {
+    signature.emplace_back(c.made_graph, c.collectives, c.nodes, c.kernel_sequence);
+  }
   return signature;
 }
 
@@ -33,6 +37,10 @@ std::string Difference(const ProcessSummary& other, const ProcessSummary& refere
       return absl::StrCat(
           "capture ", i + 1,
           a.made_graph ? " made a graph where the others' failed" : " failed (no graph) where the others made one");
+    }
+    if (a.collectives != b.collectives) {
+      return absl::StrCat("capture ", i + 1, " issued ", DescribeCollectives(a.collectives),
+                          " where the others' issued ", DescribeCollectives(b.collectives));
     }
     if (a.nodes != b.nodes) {
       return absl::StrCat("capture ", i + 1, " holds ", a.nodes, " nodes where the others' hold ", b.nodes);

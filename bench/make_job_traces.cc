@@ -2,7 +2,8 @@
 // `torchrun` (RANK, WORLD_SIZE, LOCAL_RANK and the host in each process record): every rank runs STEPS eager steps of
 // 60 kernel launches in NVTX train_step ranges, then captures one step and replays it 20 times; rank DIVERGENT (if
 // given) captures one kernel more. Every rank has CUDA_LAUNCH_BLOCKING=1 set, a finding every rank shares. With
-// `hang`, the captured step's first kernel is an NCCL all-reduce and, as in a job whose ranks captured different
+// `hang`, the captured step's first kernel is an NCCL all-reduce (its ncclAllReduce call an NVTX range of NCCL's
+// domain, as NCCL records it) and, as in a job whose ranks captured different
 // collectives, every other rank ends waiting in cudaStreamSynchronize after its last replay, ended by
 // --hang-timeout. For bench/job_merge.sh (the 256-rank analysis) and tests/cli/job_end_to_end.sh.
 //   make_job_traces DIR RANKS STEPS [DIVERGENT [hang]]
@@ -63,7 +64,9 @@ class RankWriter {
     }
   }
 
-  void Nvtx(NvtxEvent::Kind kind, StringId message) { w_->WriteNvtx({kind, kThread, t_++, 0, message, 0}); }
+  void Nvtx(NvtxEvent::Kind kind, StringId message, StringId domain = 0) {
+    w_->WriteNvtx({kind, kThread, t_++, domain, message, 0});
+  }
 
   ApiCallRecord Call(ApiKind kind, const char* name) {
     ApiCallRecord call;
@@ -119,6 +122,11 @@ int WriteRank(const std::string& dir, int rank, int ranks, int steps, bool diver
   begin.capture_mode = CaptureMode::kGlobal;
   w.WriteApiCall(begin);
   const int captured = kLaunchesPerStep + (divergent ? 1 : 0);
+  if (hang) {
+    const StringId nccl = w.InternString("NCCL");
+    out.Nvtx(NvtxEvent::Kind::kPush, w.InternString("ncclAllReduce"), nccl);
+    out.Nvtx(NvtxEvent::Kind::kPop, 0, nccl);
+  }
   out.Step(true, capture_id, captured);
   ApiCallRecord end = out.Call(ApiKind::kCaptureEnd, "cudaStreamEndCapture");
   end.capture_status = CaptureStatus::kActive;

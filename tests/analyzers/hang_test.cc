@@ -49,6 +49,33 @@ TEST(HangTest, NamesTheWaitAndTheCollectivesOfTheLastGraph) {
   EXPECT_THAT(RunCheck(analyzers::NewTraceIncompleteCheck(), HungTrace(12)), IsEmpty());
 }
 
+// One rank of a job with one GPU each launches NCCL kernels; a job of one rank launches none, but NCCL's own NVTX
+// ranges still show the calls made while the graph was captured (the autograd thread's, in DDP's backward).
+TEST(HangTest, NamesTheNcclCallsMadeDuringTheCapture) {
+  TraceBuilder b;
+  b.Begin(1000, 1, 7);
+  TraceBuilder::In(b.Launch(2000, 1, 7, "ampere_sgemm_128x64_nn"), 5);
+  for (uint64_t t : {2500, 3500}) {
+    b.Push(t, 2, "ncclAllReduce", "NCCL");
+    b.Pop(t + 50, 2, "NCCL");
+  }
+  b.End(5000, 1, 7, 5, 0, 1).graph_id = 12;
+  b.Push(6000, 1, "ncclAllReduce", "NCCL");  // after the capture: eager, not the graph's
+  b.Pop(6050, 1, "NCCL");
+  b.Replay(10000, 1, 7, 12, 1000, 5000);
+  trace::Hang& hang = b.trace().hangs.emplace_back();
+  hang.thread_id = 1;
+  hang.since_ns = 20000;
+  hang.time_ns = 20000 + 31'000'000'000ull;
+  hang.timeout_ns = 30'000'000'000ull;
+  hang.call = b.trace().Intern("cudaStreamSynchronize");
+  hang.last_graph_id = 12;
+  const std::vector<Finding> findings = RunCheck(analyzers::NewHangCheck(), b.Build());
+  ASSERT_EQ(findings.size(), 1u);
+  EXPECT_THAT(findings[0].message, HasSubstr("holds 2 NCCL collective(s)"));
+  EXPECT_THAT(findings[0].evidence[0], HasSubstr("graph 12 (1 node); NCCL calls: ncclAllReduce x2"));
+}
+
 TEST(HangTest, AWaitOnEagerWorkSaysSo) {
   const std::vector<Finding> findings = RunCheck(analyzers::NewHangCheck(), HungTrace(0));
   ASSERT_EQ(findings.size(), 1u);

@@ -47,6 +47,36 @@ TEST(RankDivergentCaptureTest, NamesTheRankWhoseGraphDiffers) {
                                              "(ranks 0-1,3)"));
 }
 
+// The same graph on every rank, but rank 1 issued one all-reduce fewer while capturing (NCCL's NVTX ranges, from the
+// autograd thread): its collectives will not pair up with the others'.
+TEST(RankDivergentCaptureTest, NamesTheRankThatIssuedOtherNcclCalls) {
+  std::vector<trace::Trace> job;
+  for (int rank = 0; rank < 4; ++rank) {
+    trace::Trace t = RankCapturing(rank, 2);
+    const int calls = rank == 1 ? 2 : 3;
+    for (int c = 0; c < calls; ++c) {
+      trace::NvtxEvent push;
+      push.kind = trace::NvtxEvent::Kind::kPush;
+      push.thread_id = 2;
+      push.time_ns = 3000 + c * 1000;
+      push.domain = t.Intern("NCCL");
+      push.message = t.Intern("ncclAllReduce");
+      trace::NvtxEvent pop = push;
+      pop.kind = trace::NvtxEvent::Kind::kPop;
+      pop.time_ns += 100;
+      pop.message = 0;
+      t.nvtx.push_back(push);
+      t.nvtx.push_back(pop);
+    }
+    job.push_back(std::move(t));
+  }
+  const std::vector<Finding> findings = Divergence(job);
+  ASSERT_THAT(findings, SizeIs(1));
+  EXPECT_EQ(findings[0].where.ranks, (std::vector<int32_t>{1}));
+  EXPECT_THAT(findings[0].message, HasSubstr("rank 1 of 4 capture 1 issued ncclAllReduce x2 where the others' issued "
+                                             "ncclAllReduce x3 (ranks 0,2-3)"));
+}
+
 TEST(RankDivergentCaptureTest, NamesTheRanksWhoseCaptureFailed) {
   std::vector<trace::Trace> job;
   for (int rank = 0; rank < 4; ++rank) job.push_back(RankCapturing(rank, 2, rank >= 2 ? 901 : 0));
