@@ -17,14 +17,16 @@ inline std::string PathSetting(const char* variable, const char* built_in) {
 inline std::string BuildDir() { return PathSetting("GRAPHCHECK_BUILD_DIR", GRAPHCHECK_BINARY_DIR); }
 inline std::string SourceDir() { return PathSetting("GRAPHCHECK_SOURCE_DIR", GRAPHCHECK_SOURCE_DIR); }
 
-inline bool HasGpu() {
+// The GPUs the driver shows this process (CUDA_VISIBLE_DEVICES applies); 0 without a driver.
+inline int GpuCount() {
   void* driver = dlopen("libcuda.so.1", RTLD_LAZY);
-  if (driver == nullptr) return false;
+  if (driver == nullptr) return 0;
   auto init = reinterpret_cast<int (*)(unsigned)>(dlsym(driver, "cuInit"));
   auto count = reinterpret_cast<int (*)(int*)>(dlsym(driver, "cuDeviceGetCount"));
   int devices = 0;
-  return init != nullptr && count != nullptr && init(0) == 0 && count(&devices) == 0 && devices > 0;
+  return init != nullptr && count != nullptr && init(0) == 0 && count(&devices) == 0 ? devices : 0;
 }
+inline bool HasGpu() { return GpuCount() > 0; }
 
 inline constexpr char kNoGpu[] = "no GPU or NVIDIA driver on this machine: GPU tests run with scripts/gpu-tests.sh";
 

@@ -72,13 +72,15 @@ struct ProbeRun {
   }
 };
 
-ProbeRun RunMode(const std::string& mode, const std::string& flags = "", const std::string& program = ProgramPath()) {
+// `launcher`: "python3", or "torchrun --standalone --nproc_per_node N" for a job.
+ProbeRun RunMode(const std::string& mode, const std::string& flags = "", const std::string& program = ProgramPath(),
+                 const std::string& launcher = "python3") {
   const std::string dir =
       absl::StrCat(::testing::TempDir(), "/probe-", mode, flags.empty() ? "" : "-flags", "-", getpid());
   std::filesystem::remove_all(dir);
   const std::string base =
       absl::StrCat(BuildDir(), "/graphcheck run ", flags, " --trace-dir ", dir, " --fail-on never ");
-  const std::string command = absl::StrCat("python3 ", program, " ", mode);
+  const std::string command = absl::StrCat(launcher, " ", program, " ", mode);
   std::system(absl::StrCat(base, "--format json -o ", dir, ".json -- ", command, " >", dir, ".out 2>&1").c_str());
   ProbeRun run;
   std::ifstream out(dir + ".out");
@@ -354,6 +356,38 @@ TEST_F(PythonProbeGpuTest, DdpCapturedAfterTwoWarmupIterationsIsFlaggedAtTheCapt
     EXPECT_THAT(f->message, ::testing::HasSubstr("after 2 eager iterations"));
   }
   std::printf("FINDINGS ddp-warmup-short:\n%s", run.text.c_str());
+}
+
+// The same programs as a job of one rank per GPU (nvidia-h200-x2 and larger): the clean recipe, the planted defects
+// named with every rank, and a rank that issues one collective more inside its capture named alone. Skipped on one GPU:
+// NCCL refuses two ranks on one device.
+TEST_F(PythonProbeGpuTest, DdpUnderTorchrunNamesTheRanks) {
+  const int gpus = gpu_test::GpuCount();
+  if (gpus < 2) GTEST_SKIP() << "needs 2 GPUs (nvidia-h200-x2): NCCL refuses two ranks on one GPU";
+  const std::string torchrun = absl::StrCat("torchrun --standalone --nproc_per_node ", gpus);
+  std::vector<int32_t> every_rank(gpus);
+  for (int rank = 0; rank < gpus; ++rank) every_rank[rank] = rank;
+
+  const ProbeRun clean = RunMode("ddp-recipe", "", ProgramPath(), torchrun);
+  ASSERT_FALSE(clean.report.steps.empty());
+  EXPECT_THAT(clean.report.steps[0].message, ::testing::HasSubstr("exited with status 0")) << clean.output;
+  EXPECT_THAT(clean.Ids(Severity::kWarning), ::testing::IsEmpty()) << clean.text;
+  std::printf("DDP x%d ddp-recipe: speedup %.2f; findings:\n%s", gpus, clean.Metric("graphed.speedup"),
+              clean.text.c_str());
+
+  for (const char* mode : {"ddp-default-stream", "ddp-warmup-short"}) {
+    const ProbeRun run = RunMode(mode, "", ProgramPath(), torchrun);
+    const Finding* finding = run.Find(mode);
+    ASSERT_NE(finding, nullptr) << mode << "\n" << run.text;
+    EXPECT_EQ(finding->where.ranks, every_rank) << mode;
+    std::printf("DDP x%d %s:\n%s", gpus, mode, run.text.c_str());
+  }
+
+  const ProbeRun divergent = RunMode("ddp-divergent", "--hang-timeout 60", ProgramPath(), torchrun);
+  const Finding* finding = divergent.Find("rank-divergent-capture");
+  ASSERT_NE(finding, nullptr) << divergent.text;
+  EXPECT_EQ(finding->where.ranks, std::vector<int32_t>{1});
+  std::printf("DDP x%d ddp-divergent:\n%s", gpus, divergent.text.c_str());
 }
 
 }  // namespace

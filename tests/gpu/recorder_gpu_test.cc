@@ -528,19 +528,10 @@ TEST_F(RecorderPythonGpuTest, PythonForkedChildGetsItsOwnTrace) {
   EXPECT_TRUE(child->read_warnings.empty());
 }
 
-int GpuCount() {
-  FILE* pipe = popen("python3 -c 'import torch; print(torch.cuda.device_count())' 2>/dev/null", "r");
-  if (pipe == nullptr) return 0;
-  int count = 0;
-  if (std::fscanf(pipe, "%d", &count) != 1) count = 0;
-  pclose(pipe);
-  return count;
-}
-
 // `graphcheck run -- torchrun --nproc_per_node 2 ...`: one trace per rank, each labelled with its rank and the same
 // parent (the torchrun agent), and the distributed environment checked per rank.
 TEST_F(RecorderPythonGpuTest, TorchrunGivesEachRankItsOwnTrace) {
-  if (GpuCount() < 2) GTEST_SKIP() << "needs 2 GPUs (run on nvidia-h200-x2)";
+  if (gpu_test::GpuCount() < 2) GTEST_SKIP() << "needs 2 GPUs (run on nvidia-h200-x2)";
   Recorded r = RunUnderGraphcheck("torchrun", absl::StrCat("torchrun --standalone --nproc_per_node 2 ", SourceDir(),
                                                            "/tests/gpu/programs/ddp_step.py"));
   std::map<int, const Trace*> by_rank;

@@ -30,6 +30,8 @@ Lines the tests expect a finding at end in "# defect: MODE"; the tests read them
   ddp-timm-resnet    clean: the same with timm's ResNet-18
   ddp-default-stream the recipe with DDP constructed on the default stream
   ddp-warmup-short   the recipe with 2 warmup iterations instead of 11
+  ddp-divergent      the recipe where rank 1 also all-reduces its loss inside the capture (needs torchrun and a GPU
+                     per rank: its replays leave the other ranks' collectives unpaired)
 """
 import contextlib
 import sys
@@ -317,7 +319,7 @@ def inference_generator():
     print("masks differ between replays:", not torch.equal(first, second), flush=True)
 
 
-def ddp_training(model_name="mlp", on_default_stream=False, warmup=11, steps=30):
+def ddp_training(model_name="mlp", on_default_stream=False, warmup=11, steps=30, divergent_rank=None):
     """Whole-step capture of DistributedDataParallel training (forward, backward with DDP's all-reduce, optimizer
     step), then replays on new batches copied into the static inputs. A capture that fails ends the program (status
     1), as it would a training job."""
@@ -370,6 +372,8 @@ def ddp_training(model_name="mlp", on_default_stream=False, warmup=11, steps=30)
             static_loss = loss_fn(ddp(static_x), static_y)  # defect: ddp-warmup-short
             static_loss.backward()
             optimizer.step()
+            if dist.get_rank() == divergent_rank:
+                dist.all_reduce(static_loss.detach().clone())
     except Exception as error:
         print("capture failed:", type(error).__name__, str(error).splitlines()[0], flush=True)
         sys.exit(1)
@@ -398,7 +402,8 @@ MODES = {"tensor-cuda": tensor_cuda, "private-generator": private_generator, "de
          "inference-generator": inference_generator,
          "ddp-recipe": ddp_training, "ddp-timm-resnet": lambda: ddp_training("timm-resnet"),
          "ddp-default-stream": lambda: ddp_training(on_default_stream=True),
-         "ddp-warmup-short": lambda: ddp_training(warmup=2)}
+         "ddp-warmup-short": lambda: ddp_training(warmup=2),
+         "ddp-divergent": lambda: ddp_training(divergent_rank=1)}
 
 if __name__ == "__main__":
     MODES[sys.argv[1]]()
