@@ -12,15 +12,8 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 
-// A captured graph 12 holding two all-reduces and a matmul, replayed, then a synchronize that the watch ended.
-trace::Trace HungTrace(uint32_t last_graph) {
-  TraceBuilder b;
-  b.Begin(1000, 1, 7);
-  TraceBuilder::In(b.Launch(2000, 1, 7, "ncclDevKernel_AllReduce_Sum_f32_RING_LL"), 5);
-  TraceBuilder::In(b.Launch(3000, 1, 7, "ampere_sgemm_128x64_nn"), 5);
-  TraceBuilder::In(b.Launch(4000, 1, 7, "ncclDevKernel_AllReduce_Sum_f32_RING_LL"), 5);
-  b.End(5000, 1, 7, 5, 0, 3).graph_id = 12;
-  b.Replay(10000, 1, 7, 12, 1000, 5000);
+// Thread 1 waited 31 s in cudaStreamSynchronize on stream 7 after launching `last_graph`, past a 30 s bound.
+void AddHang(TraceBuilder& b, uint32_t last_graph) {
   trace::Hang& hang = b.trace().hangs.emplace_back();
   hang.thread_id = 1;
   hang.since_ns = 20000;
@@ -31,6 +24,18 @@ trace::Trace HungTrace(uint32_t last_graph) {
   hang.last_graph_id = last_graph;
   hang.stack = b.PythonStack({{"/home/me/train.py", 88, "step"}});
   b.trace().integrity.end = trace::TraceEnd::kHung;
+}
+
+// A captured graph 12 holding two all-reduces and a matmul, replayed, then a synchronize that the watch ended.
+trace::Trace HungTrace(uint32_t last_graph) {
+  TraceBuilder b;
+  b.Begin(1000, 1, 7);
+  TraceBuilder::In(b.Launch(2000, 1, 7, "ncclDevKernel_AllReduce_Sum_f32_RING_LL"), 5);
+  TraceBuilder::In(b.Launch(3000, 1, 7, "ampere_sgemm_128x64_nn"), 5);
+  TraceBuilder::In(b.Launch(4000, 1, 7, "ncclDevKernel_AllReduce_Sum_f32_RING_LL"), 5);
+  b.End(5000, 1, 7, 5, 0, 3).graph_id = 12;
+  b.Replay(10000, 1, 7, 12, 1000, 5000);
+  AddHang(b, last_graph);
   return b.Build();
 }
 
@@ -63,13 +68,7 @@ TEST(HangTest, NamesTheNcclCallsMadeDuringTheCapture) {
   b.Push(6000, 1, "ncclAllReduce", "NCCL");  // after the capture: eager, not the graph's
   b.Pop(6050, 1, "NCCL");
   b.Replay(10000, 1, 7, 12, 1000, 5000);
-  trace::Hang& hang = b.trace().hangs.emplace_back();
-  hang.thread_id = 1;
-  hang.since_ns = 20000;
-  hang.time_ns = 20000 + 31'000'000'000ull;
-  hang.timeout_ns = 30'000'000'000ull;
-  hang.call = b.trace().Intern("cudaStreamSynchronize");
-  hang.last_graph_id = 12;
+  AddHang(b, 12);
   const std::vector<Finding> findings = RunCheck(analyzers::NewHangCheck(), b.Build());
   ASSERT_EQ(findings.size(), 1u);
   EXPECT_THAT(findings[0].message, HasSubstr("holds 2 NCCL collective(s)"));
