@@ -297,4 +297,26 @@ class Attributor {
 
 CaptureAnalysis::CaptureAnalysis(const trace::Trace& trace) { Attributor(trace).Run(&windows_, &problems_); }
 
+absl::string_view CauseCheckId(CaptureCause cause) {
+  switch (cause) {
+    case CaptureCause::kSync:
+      return "sync-in-capture";
+    case CaptureCause::kUnsafeApi:
+      return "unsafe-api-in-capture";
+    case CaptureCause::kAlloc:
+      return "alloc-in-capture";
+    case CaptureCause::kLegacyStream:
+      return "legacy-stream-in-capture";
+    case CaptureCause::kPageableMemcpy:
+      return "pageable-memcpy";
+    case CaptureCause::kUnjoinedStream:
+      return "unjoined-stream";
+    case CaptureCause::kLazyInit:
+      return "warmup-insufficient";
+    case CaptureCause::kUnexplained:
+      return "capture-error";
+  }
+  return "capture-error";
+}
+
 }  // namespace graphcheck::analyzers

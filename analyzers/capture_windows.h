@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/string_view.h"
 #include "core/trace/events.h"
 
 namespace graphcheck::analyzers {
@@ -36,6 +37,9 @@ enum class CaptureCause : uint8_t {
   kLazyInit,        // warmup-insufficient
   kUnexplained,     // capture-error
 };
+
+// The check that reports problems of `cause`: "sync-in-capture", ...
+absl::string_view CauseCheckId(CaptureCause cause);
 
 struct CaptureWindow {
   size_t begin_call = 0;           // index into Trace::api_calls

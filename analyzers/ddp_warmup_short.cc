@@ -45,8 +45,9 @@ class DdpWarmupShortCheck : public AnalyzerCheck {
             "after the first, and a capture forbids both.");
         finding.evidence.push_back(
             absl::StrCat("forward ", forward.event->value, " of the DDP module ran inside the capture"));
-        if (forward.event->value_now != 0)
+        if (forward.event->value_now != 0) {
           finding.evidence.push_back("DDP rebuilt its gradient buckets inside the capture");
+        }
         if (forward.window) {
           if (const CaptureProblem* problem = FirstProblemIn(analysis.captures(), *forward.window)) {
             finding.evidence.push_back(absl::StrCat("the capture failed: ", DescribeProblem(trace, *problem)));

@@ -53,10 +53,15 @@ void EnvNcclAsyncErrorHandlingCheck::Run(const CheckInputs& inputs, const BoundO
   const Environment& env = *inputs.environment;
   const std::string* value = env.Get("TORCH_NCCL_ASYNC_ERROR_HANDLING");
   if (value != nullptr && absl::StripAsciiWhitespace(*value) == "0") return;
+  // A trace that names its threads (format 1.7) shows what the watchdog did; without one, the environment decides.
   const trace::Trace* trace = inputs.trace;
-  const bool trace_decides = trace != nullptr && !trace->thread_names.empty();
-  const trace::ApiCall* failed = trace_decides ? FailedWatchdogCall(*trace) : nullptr;
-  if (trace_decides ? failed == nullptr : !IsDistributed(env, options.Get("distributed"))) return;
+  const trace::ApiCall* failed = nullptr;
+  if (trace != nullptr && !trace->thread_names.empty()) {
+    failed = FailedWatchdogCall(*trace);
+    if (failed == nullptr) return;
+  } else if (!IsDistributed(env, options.Get("distributed"))) {
+    return;
+  }
 
   Finding finding = NewFinding();
   finding.where.key = "TORCH_NCCL_ASYNC_ERROR_HANDLING";

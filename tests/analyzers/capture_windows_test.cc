@@ -4,6 +4,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "cli/catalog.h"
 #include "tests/analyzers/capture_test_util.h"
 
 namespace graphcheck::testing_trace {
@@ -75,6 +76,14 @@ TEST(CaptureWindowsTest, NamesTheForkedStreamThatWasNotJoined) {
   EXPECT_THAT(analysis.windows()[0].unjoined_streams, ElementsAre(kSide));
   ASSERT_THAT(analysis.problems(), SizeIs(1));
   EXPECT_EQ(analysis.problems()[0].cause, CaptureCause::kUnjoinedStream);
+}
+
+// Every cause names a registered check: the evidence lines of ddp-* point at the finding beside them.
+TEST(CaptureWindowsTest, EveryCauseNamesARegisteredCheck) {
+  for (int cause = 0; cause <= static_cast<int>(analyzers::CaptureCause::kUnexplained); ++cause) {
+    const absl::string_view id = analyzers::CauseCheckId(static_cast<analyzers::CaptureCause>(cause));
+    EXPECT_NE(BuiltinChecks().Find(id), nullptr) << id;
+  }
 }
 
 }  // namespace
