@@ -589,9 +589,11 @@ def _patch_ddp(module):
     init, pre_forward = ddp.__init__, ddp._pre_forward
     torch = sys.modules["torch"]
 
+    # Without an initialized CUDA context no capture can be under way, and asking for the current stream would create
+    # a context (memory on GPU 0) in a program that never asked for one: a DDP of a CPU model over gloo.
     def __init__(self, *args, **kwargs):
         try:
-            on_default = torch.cuda.is_available() and torch.cuda.current_stream() == torch.cuda.default_stream()
+            on_default = torch.cuda.is_initialized() and torch.cuda.current_stream() == torch.cuda.default_stream()
         except Exception:
             on_default = False
         result = init(self, *args, **kwargs)
@@ -607,7 +609,7 @@ def _patch_ddp(module):
         forwards = self.__dict__.get("_graphcheck_forwards", 0) + 1
         self.__dict__["_graphcheck_forwards"] = forwards
         try:
-            capturing = torch.cuda.is_current_stream_capturing()
+            capturing = torch.cuda.is_initialized() and torch.cuda.is_current_stream_capturing()
         except Exception:
             capturing = False
         rebuilt_before = getattr(self, "_has_rebuilt_buckets", False)
