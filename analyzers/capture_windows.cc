@@ -319,4 +319,9 @@ absl::string_view CauseCheckId(CaptureCause cause) {
   return "capture-error";
 }
 
+OpenSpan OpenSpanOf(const trace::Trace& trace, const CaptureWindow& window) {
+  return {trace.api_calls[window.begin_call].start_ns,
+          window.end_call ? trace.api_calls[*window.end_call].start_ns : UINT64_MAX};
+}
+
 }  // namespace graphcheck::analyzers

@@ -55,6 +55,14 @@ struct CaptureWindow {
   uint64_t kernel_shapes = 0;              // hash of names with grid and block sizes
 };
 
+// When capture window `window` was open: from its begin call's start to its end call's start (UINT64_MAX when it
+// never ended). What another thread did in that span went into the capture or broke it.
+struct OpenSpan {
+  uint64_t begin_ns = 0;
+  uint64_t end_ns = 0;
+};
+OpenSpan OpenSpanOf(const trace::Trace& trace, const CaptureWindow& window);
+
 // A later failure explained by a problem: calls of one API that returned one code.
 struct Consequence {
   size_t first_call = 0;

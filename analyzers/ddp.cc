@@ -11,9 +11,8 @@ namespace {
 std::optional<size_t> WindowAt(const trace::Trace& trace, const std::vector<CaptureWindow>& windows, uint32_t thread_id,
                                uint64_t time_ns) {
   for (size_t w = 0; w < windows.size(); ++w) {
-    const CaptureWindow& window = windows[w];
-    if (window.thread_id != thread_id || trace.api_calls[window.begin_call].start_ns > time_ns) continue;
-    if (!window.end_call || trace.api_calls[*window.end_call].start_ns >= time_ns) return w;
+    const OpenSpan span = OpenSpanOf(trace, windows[w]);
+    if (windows[w].thread_id == thread_id && span.begin_ns <= time_ns && time_ns <= span.end_ns) return w;
   }
   return std::nullopt;
 }

@@ -43,9 +43,8 @@ CapturedGraph Captured(const TraceAnalysis& analysis, uint32_t graph_id) {
     if (end.graph_id != graph_id) continue;
     graph.found = true;
     graph.nodes = end.node_count;
-    graph.nccl_calls =
-        CollectivesBetween(analysis.nvtx().RangesInDomain("NCCL"), trace.api_calls[window.begin_call].start_ns,
-                           trace.api_calls[*window.end_call].start_ns);
+    const OpenSpan span = OpenSpanOf(trace, window);
+    graph.nccl_calls = CollectivesBetween(analysis.nvtx().RangesInDomain("NCCL"), span.begin_ns, span.end_ns);
     for (size_t i = window.begin_call; i < *window.end_call; ++i) {
       const trace::ApiCall& call = trace.api_calls[i];
       if (call.kind != trace::ApiKind::kKernelLaunch || call.capture_id != window.capture_id) continue;

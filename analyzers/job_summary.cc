@@ -1,7 +1,5 @@
 #include "analyzers/job_summary.h"
 
-#include <cstdint>
-
 namespace graphcheck::analyzers {
 
 ProcessSummary SummarizeProcess(const TraceAnalysis& analysis) {
@@ -23,9 +21,8 @@ ProcessSummary SummarizeProcess(const TraceAnalysis& analysis) {
       capture.nodes = end.node_count;
     }
     capture.kernel_sequence = window.kernel_sequence;
-    const uint64_t begin_ns = trace.api_calls[window.begin_call].start_ns;
-    const uint64_t end_ns = window.end_call ? trace.api_calls[*window.end_call].start_ns : UINT64_MAX;
-    capture.collectives = CollectivesBetween(nccl, begin_ns, end_ns);
+    const OpenSpan span = OpenSpanOf(trace, window);
+    capture.collectives = CollectivesBetween(nccl, span.begin_ns, span.end_ns);
     capture.where = analysis.Locate(window.begin_call);
   }
   return summary;
