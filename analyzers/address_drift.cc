@@ -60,8 +60,8 @@ class AddressDriftCheck : public AnalyzerCheck {
               : absl::StrCat(events.size(), " ", role, "s of a module graphed by make_graphed_callables (",
                              absl::StrJoin(names.begin(), names.begin() + std::min<size_t>(3, names.size()), ", "),
                              names.size() > 3 ? ", ..." : "", ") are new tensors"),
-          CapturedAt(trace, first.graph), ": its graphs still read the ", events.size() == 1 ? "tensor" : "tensors",
-          " they were captured with, so ",
+          trace::CapturedAt(trace, first.graph), ": its graphs still read the ",
+          events.size() == 1 ? "tensor" : "tensors", " they were captured with, so ",
           parameter ? "the forward computes with the old weights and their gradients go to the old tensors, while "
                       "the optimizer steps the new ones"
                     : "the graphs read and update the old memory, and the module's buffer no longer changes",

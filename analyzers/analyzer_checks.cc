@@ -29,6 +29,8 @@ absl::Status RegisterAnalyzerChecks(CheckRegistry* registry) {
                      &NewOutputOverwrittenCheck,
                      &NewAddressDriftCheck,
                      &NewStaticInputReboundCheck,
+                     &NewHostValueFrozenCheck,
+                     &NewGradDetachedCheck,
                      &NewReplayOrderCheck,
                      &NewRngUnregisteredGeneratorCheck,
                      &NewRngInferenceStateCheck,

@@ -32,6 +32,8 @@ std::unique_ptr<Check> NewGraphMemoryCheck();  // graph-memory
 std::unique_ptr<Check> NewOutputOverwrittenCheck();         // output-overwritten
 std::unique_ptr<Check> NewAddressDriftCheck();              // address-drift
 std::unique_ptr<Check> NewStaticInputReboundCheck();        // static-input-rebound
+std::unique_ptr<Check> NewHostValueFrozenCheck();           // host-value-frozen
+std::unique_ptr<Check> NewGradDetachedCheck();              // grad-detached
 std::unique_ptr<Check> NewReplayOrderCheck();               // replay-order
 std::unique_ptr<Check> NewRngUnregisteredGeneratorCheck();  // rng-unregistered-generator
 std::unique_ptr<Check> NewRngInferenceStateCheck();         // rng-inference-state

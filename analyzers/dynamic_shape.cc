@@ -11,6 +11,7 @@
 #include "absl/strings/str_join.h"
 #include "analyzers/capture_problem_check.h"
 #include "analyzers/checks.h"
+#include "analyzers/python_probe.h"
 #include "analyzers/step_signatures.h"
 #include "analyzers/trace_analysis.h"
 #include "core/engine_run.h"
@@ -37,6 +38,7 @@ class DynamicShapeCheck : public Check {
   }
   void Run(const CheckInputs& inputs, const BoundOptions& options, std::vector<Finding>* findings) const override {
     if (inputs.trace != nullptr) {
+      ReportGraphedCallsOfOtherShapes(*inputs.trace, findings);
       WithTraceAnalysis(inputs, [&](const TraceAnalysis& analysis) { Analyze(analysis, options, findings); });
     }
     if (inputs.engine != nullptr && inputs.engine->shape_variation) {
@@ -45,6 +47,45 @@ class DynamicShapeCheck : public Check {
   }
 
  private:
+  // A callable graphed by make_graphed_callables called with inputs of another shape than it captured (the Python
+  // probe's input-shape-changed events): PyTorch raised copying the input into the static one, or copied it in
+  // silently (broadcast) and the replay computed on the captured shape. One finding per callable and change.
+  void ReportGraphedCallsOfOtherShapes(const trace::Trace& trace, std::vector<Finding>* findings) const {
+    for (const trace::ProbeEvent& event : trace.probe_events) {
+      if (event.kind != trace::ProbeEventKind::kInputShapeChanged) continue;
+      const absl::string_view how = trace.String(event.type);
+      const absl::string_view text = trace.String(event.text);
+      const size_t newline = text.find('\n');
+      const absl::string_view change = text.substr(0, newline);
+      Finding finding = NewFinding();
+      finding.severity = Severity::kError;
+      finding.where = ProbeEventLocation(trace, event);
+      finding.where.key = std::string(change);
+      std::string consequence;
+      if (how == "raised") {
+        consequence = "PyTorch raised copying it into the graph's static input, which has the captured shape";
+        if (newline != absl::string_view::npos) {
+          finding.evidence.push_back(absl::StrCat("PyTorch raised ", text.substr(newline + 1)));
+        }
+      } else if (how == "broadcast") {
+        consequence =
+            "PyTorch copied it into the graph's static input by broadcasting, with no error: the replay computed on "
+            "the captured shape, so its outputs do not belong to this input";
+      } else {
+        consequence =
+            "PyTorch converted it into the static input's dtype silently: the replay computed in the "
+            "captured dtype";
+      }
+      finding.message = absl::StrCat("A callable graphed by make_graphed_callables was called with ", change, ": ",
+                                     consequence, ". A graph replays the shapes it was captured with.");
+      finding.fix =
+          "Give the graphed callable the captured shapes: drop the last incomplete batch (DataLoader(drop_last=True)) "
+          "or pad it to the captured size; or graph each shape separately (make_graphed_callables per size, all "
+          "sharing one memory pool: pool=torch.cuda.graph_pool_handle()) and pick the graphed callable by size.";
+      findings->push_back(std::move(finding));
+    }
+  }
+
   void ReportVariedDimension(const EngineRun& run, std::vector<Finding>* findings) const {
     const ShapeVariation& variation = *run.shape_variation;
     std::vector<int64_t> sizes = {variation.captured_size};

@@ -130,7 +130,7 @@ class GraphMemoryCheck : public AnalyzerCheck {
                                          Mib(pool.bytes));
       if (pool.first_begin_event) {
         const ProbeEvent& begin = trace.probe_events[*pool.first_begin_event];
-        absl::StrAppend(&line, CapturedAt(trace, begin.graph));
+        absl::StrAppend(&line, trace::CapturedAt(trace, begin.graph));
         if (i == 0) finding.where = ProbeEventLocation(trace, begin);
       }
       finding.evidence.push_back(std::move(line));

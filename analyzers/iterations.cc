@@ -8,6 +8,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "analyzers/python_probe.h"
 
 namespace graphcheck::analyzers {
 namespace {
@@ -229,8 +230,35 @@ void SortByReplay(const trace::Trace& trace, std::vector<Iteration> steps, Itera
 
 }  // namespace
 
+namespace {
+
+// Whether `time_ns` falls inside one of `spans` (sorted by start, disjoint per thread).
+bool InSpans(const std::vector<TimeInterval>& spans, uint64_t time_ns) {
+  auto after = std::upper_bound(spans.begin(), spans.end(), time_ns,
+                                [](uint64_t t, const TimeInterval& s) { return t < s.start_ns; });
+  for (auto it = spans.begin(); it != after; ++it) {
+    if (time_ns < it->end_ns) return true;
+  }
+  return false;
+}
+
+// Drops the steps that overlap one of `spans`.
+void DropOverlapping(const std::vector<TimeInterval>& spans, std::vector<Iteration>* steps) {
+  if (spans.empty()) return;
+  steps->erase(std::remove_if(steps->begin(), steps->end(),
+                              [&](const Iteration& step) {
+                                return std::any_of(spans.begin(), spans.end(), [&](const TimeInterval& s) {
+                                  return s.start_ns < step.end_ns && step.start_ns < s.end_ns;
+                                });
+                              }),
+               steps->end());
+}
+
+}  // namespace
+
 Iterations FindIterations(const trace::Trace& trace, const NvtxIndex& nvtx, const IterationOptions& options) {
   Iterations result;
+  const std::vector<TimeInterval> audits = AuditSpans(trace);
   // Without --region, an outermost NVTX range the program repeats (its "step" marker) cuts the steps.
   constexpr size_t kMinRepeatedRanges = 3;
   const bool automatic = options.region.empty();
@@ -260,7 +288,7 @@ Iterations FindIterations(const trace::Trace& trace, const NvtxIndex& nvtx, cons
       std::string description = StepsByRepetition(
           trace, begin, end,
           [&](const ApiCall& call) {
-            if (!IsEagerLaunch(trace, call)) return std::optional<uint32_t>();
+            if (!IsEagerLaunch(trace, call) || InSpans(audits, call.start_ns)) return std::optional<uint32_t>();
             // Keys index a table as large as the largest key: a damaged record's string id beyond the string table
             // counts as the unknown name, so it cannot make the table 2^32 entries long (found by the fuzzer).
             const trace::StringId name = trace.Detail(call).kernel_name;
@@ -285,6 +313,8 @@ Iterations FindIterations(const trace::Trace& trace, const NvtxIndex& nvtx, cons
                                    graphed.empty() ? "no" : graphed, " graphed)");
     }
   }
+  DropOverlapping(audits, &result.eager);
+  DropOverlapping(audits, &result.graphed);
   size_t unrecorded = 0;
   for (std::vector<Iteration>* steps : {&result.eager, &result.graphed}) {
     for (Iteration& step : *steps) {

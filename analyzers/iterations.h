@@ -67,6 +67,8 @@ struct Iterations {
   std::vector<Iteration> graphed;
 };
 
+// The Python probe's own eager work under --shadow (its audit spans: python_probe.h's AuditSpans) is not the
+// program's: its launches never anchor steps, and a step that overlaps it is left out of every step list.
 Iterations FindIterations(const trace::Trace& trace, const NvtxIndex& nvtx, const IterationOptions& options);
 
 // Whether a region and step range the user asked for select anything, so that a typo is an error rather than a

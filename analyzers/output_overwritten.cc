@@ -41,7 +41,7 @@ class OutputOverwrittenCheck : public AnalyzerCheck {
       const std::string name(trace.String(event.text));
       Finding finding = NewFinding();
       finding.message = absl::StrCat(
-          "The program keeps `", name, "`, an output of the graph", CapturedAt(trace, event.graph),
+          "The program keeps `", name, "`, an output of the graph", trace::CapturedAt(trace, event.graph),
           ", across replays without a copy: each replay overwrites it in place, so everything kept holds the last "
           "replay's values.");
       finding.evidence.push_back(absl::StrCat("the program held ", event.value, " more reference(s) to `", name,

@@ -20,13 +20,11 @@ using trace::ProbeEventKind;
 
 constexpr size_t kQuotedExceptionBytes = 300;
 
-// Whether PyTorch's graph code raised it: the innermost frame, past the probe's wrappers, is torch/cuda/graphs.py.
+// Whether PyTorch's graph code raised it: the innermost frame (PythonFrames leaves out the probe's own wrappers of
+// graph methods) is torch/cuda/graphs.py.
 bool RaisedInGraphCode(const trace::Trace& trace, const ProbeEvent& event) {
-  for (const SourceFrame& frame : trace::PythonFrames(trace, event.stack)) {
-    if (absl::EndsWith(frame.file, "graphcheck_probe.py")) continue;  // the probe's own wrappers of graph methods
-    return absl::EndsWith(frame.file, "torch/cuda/graphs.py");
-  }
-  return false;
+  const std::vector<SourceFrame> frames = trace::PythonFrames(trace, event.stack);
+  return !frames.empty() && absl::EndsWith(frames.front().file, "torch/cuda/graphs.py");
 }
 
 // Assigns each probe capture-begin to the first CUDA capture window its thread began after it (and before the
@@ -129,8 +127,7 @@ ProbeIndex::ProbeIndex(const trace::Trace& trace, const CaptureAnalysis& capture
         }
         break;
       }
-      case ProbeEventKind::kCompileSkip:
-      case ProbeEventKind::kOutputsInvalidated:
+      default:
         break;
     }
   }
@@ -236,11 +233,42 @@ std::vector<Metric> ShadowMetrics(const trace::Trace& trace) {
   return metrics;
 }
 
-std::string RaisedAt(const std::vector<SourceFrame>& frames) {
-  if (frames.empty()) return "";
-  const SourceFrame* user = FirstUserFrame(frames);
-  const SourceFrame& frame = user != nullptr ? *user : frames.front();
-  return absl::StrCat(frame.file, ":", frame.line, " in ", frame.function);
+std::vector<TimeInterval> AuditSpans(const trace::Trace& trace) {
+  std::vector<TimeInterval> spans;
+  std::map<uint32_t, uint64_t> open;  // thread -> its audit's begin
+  for (const ProbeEvent& event : trace.probe_events) {
+    if (event.kind == ProbeEventKind::kAuditBegin) {
+      open.emplace(event.thread_id, event.time_ns);
+    } else if (event.kind == ProbeEventKind::kAuditEnd) {
+      if (auto it = open.find(event.thread_id); it != open.end()) {
+        spans.push_back({it->second, event.time_ns, event.thread_id});
+        open.erase(it);
+      }
+    }
+  }
+  for (const auto& [thread, start] : open) spans.push_back({start, ~uint64_t{0}, thread});
+  std::sort(spans.begin(), spans.end(),
+            [](const TimeInterval& a, const TimeInterval& b) { return a.start_ns < b.start_ns; });
+  return spans;
+}
+
+bool ReplayedAfter(const TraceAnalysis& analysis, uint64_t graph, uint64_t time_ns) {
+  const trace::Trace& trace = analysis.trace();
+  const std::vector<CaptureWindow>& windows = analysis.captures().windows();
+  std::set<uint64_t> cuda_graphs;
+  for (size_t w = 0; w < windows.size(); ++w) {
+    const std::optional<size_t> begin = analysis.probe().BeginEvent(w);
+    if (begin && trace.probe_events[*begin].graph == graph && windows[w].end_call) {
+      cuda_graphs.insert(trace.Detail(trace.api_calls[*windows[w].end_call]).graph_id);
+    }
+  }
+  for (const trace::ApiCall& call : trace.api_calls) {
+    if (call.kind == trace::ApiKind::kGraphLaunch && call.start_ns > time_ns &&
+        cuda_graphs.count(trace.Detail(call).graph_id) != 0) {
+      return true;
+    }
+  }
+  return false;
 }
 
 std::optional<size_t> ProbeCaptureEnd(const trace::Trace& trace, const ProbeIndex& probe, size_t window) {
@@ -277,15 +305,6 @@ Location ProbeEventLocation(const trace::Trace& trace, const trace::ProbeEvent& 
   return where;
 }
 
-std::string CapturedAt(const trace::Trace& trace, uint64_t graph) {
-  for (const ProbeEvent& event : trace.probe_events) {
-    if (event.kind != ProbeEventKind::kCaptureBegin || event.graph != graph) continue;
-    const std::string site = RaisedAt(trace::PythonFrames(trace, event.stack));
-    return site.empty() ? "" : absl::StrCat(" (captured at ", site, ")");
-  }
-  return "";
-}
-
 void ReportPythonExceptions(const TraceAnalysis& analysis, const Finding& prototype, std::vector<Finding>* findings) {
   const trace::Trace& trace = analysis.trace();
   const ProbeIndex& probe = analysis.probe();
@@ -310,7 +329,7 @@ void ReportPythonExceptions(const TraceAnalysis& analysis, const Finding& protot
                        meaning.empty() ? "the capture failed in Python, before any CUDA call did" : meaning, ".");
       if (exception.window) finding.where.stream_id = analysis.captures().windows()[*exception.window].stream_id;
     }
-    if (const std::string at = RaisedAt(finding.where.python); !at.empty()) {
+    if (const std::string at = trace::RaisedAt(finding.where.python); !at.empty()) {
       finding.evidence.push_back(absl::StrCat(trace.String(event.type), " raised at ", at));
     }
     // What the same capture raised after it (capture_end failing because the body did).
@@ -334,7 +353,7 @@ std::vector<std::string> ExceptionEvidence(const TraceAnalysis& analysis, size_t
     if (exception.reported || exception.window != window) continue;
     const trace::ProbeEvent& event = trace.probe_events[exception.event];
     std::string line = absl::StrCat("the program saw ", ExceptionText(trace, event));
-    if (const std::string at = RaisedAt(trace::PythonFrames(trace, event.stack)); !at.empty()) {
+    if (const std::string at = trace::RaisedAt(trace::PythonFrames(trace, event.stack)); !at.empty()) {
       absl::StrAppend(&line, " (raised at ", at, ")");
     }
     lines.push_back(std::move(line));

@@ -13,10 +13,12 @@
 #include <vector>
 
 #include "analyzers/capture_windows.h"
+#include "analyzers/nvtx_index.h"
 #include "analyzers/stderr_messages.h"
 #include "core/finding.h"
 #include "core/report.h"
 #include "core/trace/events.h"
+#include "core/trace/python_frames.h"
 
 namespace graphcheck::analyzers {
 
@@ -74,6 +76,14 @@ std::vector<Metric> ProbeMetrics(const trace::Trace& trace, const ProbeIndex& pr
 // random, outputs compared, and what a shadowed call cost.
 std::vector<Metric> ShadowMetrics(const trace::Trace& trace);
 
+// The stretches in which the probe ran its own eager work under --shadow (AUDIT_BEGIN to AUDIT_END on one thread),
+// sorted by start; a begin left open ends with the trace.
+std::vector<TimeInterval> AuditSpans(const trace::Trace& trace);
+
+// Whether the CUDA graph that the capture of Python graph `graph` (a probe event's graph id) made was launched after
+// `time_ns`: a change to what the graph baked in matters only if it is replayed afterwards.
+bool ReplayedAfter(const TraceAnalysis& analysis, uint64_t graph, uint64_t time_ns);
+
 // "torch.compile's cudagraph trees" and the like, for messages.
 std::string DescribeOrigin(trace::ProbeOrigin origin);
 // Captures begun by a framework's own machinery rather than as the program's work to graph: cudagraph trees' empty
@@ -89,15 +99,8 @@ std::optional<size_t> ProbeCaptureEnd(const trace::Trace& trace, const ProbeInde
 // workspace): the part of its pool that stays in use after capture. From the capture-end event (format 1.5).
 std::optional<uint64_t> BytesLeftAllocated(const trace::Trace& trace, const ProbeIndex& probe, size_t window);
 
-// "train.py:42 in step": the innermost of the program's own frames (else the innermost frame); "" for none.
-std::string RaisedAt(const std::vector<SourceFrame>& frames);
-
 // Where a probe event happened: its Python frames (the user's first), thread and process.
 Location ProbeEventLocation(const trace::Trace& trace, const trace::ProbeEvent& event);
-
-// " (captured at train.py:12 in setup)": the program's line whose capture made `graph` (a Python graph or graphed
-// module's id, as the probe's events name it), from the first capture-begin event of that graph; "" when unknown.
-std::string CapturedAt(const trace::Trace& trace, uint64_t graph);
 
 // "RuntimeError: CUDA error: ..." of an exception event, shortened for a message.
 std::string ExceptionText(const trace::Trace& trace, const trace::ProbeEvent& event);

@@ -114,7 +114,7 @@ class ReplayOrderCheck : public AnalyzerCheck {
   }
 
   static std::string Site(const trace::Trace& trace, const PooledGraph& graph) {
-    return graph.begin_event ? CapturedAt(trace, trace.probe_events[*graph.begin_event].graph) : "";
+    return graph.begin_event ? trace::CapturedAt(trace, trace.probe_events[*graph.begin_event].graph) : "";
   }
 };
 

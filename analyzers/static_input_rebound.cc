@@ -34,7 +34,7 @@ class StaticInputReboundCheck : public AnalyzerCheck {
       const std::string name(trace.String(event.text));
       Finding finding = NewFinding();
       finding.message =
-          absl::StrCat("`", name, "`, a static input of the graph", CapturedAt(trace, event.graph),
+          absl::StrCat("`", name, "`, a static input of the graph", trace::CapturedAt(trace, event.graph),
                        ", holds another tensor at this replay: the graph still reads the memory the captured tensor "
                        "had, so the replay computes on stale or reused data.");
       finding.evidence.push_back(

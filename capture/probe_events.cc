@@ -1,7 +1,8 @@
-// Events of the Python probe (python/probe): the probe calls graphcheck_probe_event and, under --shadow,
-// graphcheck_probe_shadow (injection.cc) through ctypes, and the recorder writes them into the process's trace on its
-// own clock and thread ids, so they interleave with the CUDA calls they explain. Exceptions come with the frames of
-// their traceback (the raise site); every other event with the calling thread's Python stack, taken as for CUDA calls.
+// Events of the Python probe (python/probe/graphcheck_probe): the probe calls graphcheck_probe_event and, under
+// --shadow, graphcheck_probe_shadow (injection.cc) through ctypes, and the recorder writes them into the process's
+// trace on its own clock and thread ids, so they interleave with the CUDA calls they explain. Exceptions come with the
+// frames of their traceback (the raise site); every other event with the calling thread's Python stack, taken as for
+// CUDA calls.
 #include <vector>
 
 #include "absl/strings/numbers.h"
@@ -16,28 +17,44 @@ constexpr char kFieldSeparator = '\x1f';
 constexpr char kFrameSeparator = '\x1e';
 constexpr size_t kMaxProbeText = 4096;  // bytes of a message kept (an exception text can hold a whole tensor)
 
+trace::StringId Text(trace::TraceWriter& writer, const char* s) {
+  return s == nullptr ? trace::StringId{0} : writer.InternString(absl::string_view(s).substr(0, kMaxProbeText));
+}
+
 }  // namespace
 
-int Recorder::OnShadowComparison(const ShadowComparisonArgs& args) {
-  if (writer_ == nullptr) return 0;
-  trace::ShadowComparison comparison = args.figures;
+int Recorder::OnShadowComparison(const GraphcheckShadowRecord& record) {
+  if (writer_ == nullptr || record.subject > static_cast<uint8_t>(trace::kMaxShadowSubject)) return 0;
+  trace::ShadowComparison comparison;
   comparison.thread_id = CurrentThreadId();
   if (const CUptiResult r = cuptiGetTimestamp(&comparison.time_ns); r != CUPTI_SUCCESS) {
     CallFailed("cuptiGetTimestamp", r);
   }
-  auto text = [&](const char* s) {
-    return s == nullptr ? trace::StringId{0} : writer_->InternString(absl::string_view(s).substr(0, kMaxProbeText));
-  };
-  comparison.module_type = text(args.module_type);
-  comparison.name = text(args.name);
-  comparison.dtype = text(args.dtype);
-  comparison.precision = text(args.precision);
+  comparison.module = record.module;
+  comparison.call = record.call;
+  comparison.numel = static_cast<int64_t>(record.numel);
+  comparison.max_abs_error = record.max_abs_error;
+  comparison.worst_index = record.worst_index;
+  comparison.eager_at_worst = record.eager_at_worst;
+  comparison.graphed_at_worst = record.graphed_at_worst;
+  comparison.eager_abs_max = record.eager_abs_max;
+  comparison.eager_spread = record.eager_spread;
+  comparison.eager_nonfinite = static_cast<int64_t>(record.eager_nonfinite);
+  comparison.graphed_nonfinite = static_cast<int64_t>(record.graphed_nonfinite);
+  comparison.random = record.random != 0;
+  comparison.subject = static_cast<trace::ShadowSubject>(record.subject);
+  comparison.shadow_ns = record.shadow_ns;
+  comparison.module_type = Text(*writer_, record.module_type);
+  comparison.name = Text(*writer_, record.name);
+  comparison.dtype = Text(*writer_, record.dtype);
+  comparison.precision = Text(*writer_, record.precision);
+  comparison.draws = Text(*writer_, record.draws);
   comparison.stack = CapturePythonStack();
   writer_->WriteShadowComparison(comparison);
   return 1;
 }
 
-int Recorder::OnProbeEvent(const ProbeEventArgs& args) {
+int Recorder::OnProbeEvent(const GraphcheckProbeEvent& args) {
   if (writer_ == nullptr || args.kind < 1 || args.kind > trace::kMaxProbeEventKind || args.origin < 0 ||
       args.origin > trace::kMaxProbeOrigin) {
     return 0;
@@ -51,13 +68,8 @@ int Recorder::OnProbeEvent(const ProbeEventArgs& args) {
   event.pool = args.pool;
   event.value = args.value;
   event.value_now = args.value_now;
-  auto text = [&](const char* s) {
-    if (s == nullptr) return trace::StringId{0};
-    const absl::string_view view(s);
-    return writer_->InternString(view.substr(0, kMaxProbeText));
-  };
-  event.type = text(args.type);
-  event.text = text(args.text);
+  event.type = Text(*writer_, args.type);
+  event.text = Text(*writer_, args.text);
   if (args.frames == nullptr) {
     event.stack = CapturePythonStack();
   } else {

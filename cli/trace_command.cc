@@ -124,10 +124,14 @@ std::string Listing(const trace::Trace& t, size_t limit) {
                   t.shadow_comparisons.size(), "):\n");
   for (size_t i = 0; i < std::min(limit, t.shadow_comparisons.size()); ++i) {
     const trace::ShadowComparison& c = t.shadow_comparisons[i];
-    absl::StrAppendFormat(&out, "  %d tid %d %s call %d %s %s (%s) max |graphed - eager| %g at [%d], spread %g%s\n",
-                          c.time_ns, c.thread_id, PrintableText(t.String(c.module_type)), c.call,
+    absl::StrAppendFormat(&out, "  %d tid %d %s %s %d %s %s (%s) max |graphed - eager| %g at [%d], spread %g%s\n",
+                          c.time_ns, c.thread_id, PrintableText(t.String(c.module_type)),
+                          c.subject == trace::ShadowSubject::kCapturedRegion ? "replay" : "call", c.call,
                           PrintableText(t.String(c.name)), t.String(c.dtype), t.String(c.precision), c.max_abs_error,
-                          c.worst_index, c.eager_spread, c.random ? " (random: not compared)" : "");
+                          c.worst_index, c.eager_spread,
+                          c.random       ? " (random: not compared)"
+                          : c.draws == 0 ? ""
+                                         : absl::StrCat(" (drew: ", PrintableText(t.String(c.draws)), ")"));
   }
   for (const trace::Hang& h : t.hangs) {
     absl::StrAppendFormat(&out, "hang: tid %d waited in %s on stream %d since %d, past %d ns; last graph %d\n",

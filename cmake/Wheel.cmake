@@ -19,6 +19,8 @@ install(TARGETS ${_wheel_targets} RUNTIME DESTINATION "${_wheel_bin}" COMPONENT 
 # The Python probe beside the binaries, where `graphcheck run` looks for it (ExecutableDir()/probe).
 file(GLOB _wheel_probe "${PROJECT_SOURCE_DIR}/python/probe/*.py")
 install(FILES ${_wheel_probe} DESTINATION "${_wheel_bin}/probe" COMPONENT wheel)
+file(GLOB _wheel_probe_package "${PROJECT_SOURCE_DIR}/python/probe/graphcheck_probe/*.py")
+install(FILES ${_wheel_probe_package} DESTINATION "${_wheel_bin}/probe/graphcheck_probe" COMPONENT wheel)
 
 # Each copied library under its soname, as a file (a wheel holds no symbolic links).
 install(CODE "set(_wheel_bin \"${_wheel_bin}\")" COMPONENT wheel)

@@ -54,7 +54,7 @@ done
 
 # The Python probe sits where `graphcheck run` looks for it: next to the binaries.
 probe=$("$out/venv/bin/python" -c 'import graphcheck, os; print(os.path.join(os.path.dirname(graphcheck.__file__), "bin", "probe"))')
-for file in sitecustomize.py graphcheck_probe.py; do
+for file in sitecustomize.py $(cd "$root/python/probe" && ls graphcheck_probe/*.py); do
   cmp -s "$probe/$file" "$root/python/probe/$file" || fail "the wheel's bin/probe/$file is not python/probe/$file"
 done
 echo "wheel-test: the Python probe is in the wheel ($probe)"

@@ -27,6 +27,7 @@
 #include "capture/call_decoder.h"
 #include "capture/cupti_subscription.h"
 #include "capture/hang_watch.h"
+#include "capture/probe_abi.h"
 #include "capture/python_stack.h"
 #include "capture/recorder.h"
 #include "core/trace/trace_writer.h"
@@ -110,28 +111,6 @@ struct ThreadState {
 
 extern thread_local ThreadState t_state;
 
-// One event of the Python probe as graphcheck_probe_event receives it (see trace::ProbeEvent for the fields).
-struct ProbeEventArgs {
-  int kind = 0;
-  int origin = 0;
-  uint64_t graph = 0;
-  uint64_t pool = 0;
-  uint64_t value = 0;
-  uint64_t value_now = 0;
-  const char* type = nullptr;
-  const char* text = nullptr;
-  const char* frames = nullptr;  // null: the calling thread's Python stack
-};
-
-// What the probe sends for one output compared under --shadow (trace::ShadowComparison with its strings unset).
-struct ShadowComparisonArgs {
-  trace::ShadowComparison figures;  // every field but thread_id, time_ns, stack and the string ids
-  const char* module_type = nullptr;
-  const char* name = nullptr;
-  const char* dtype = nullptr;
-  const char* precision = nullptr;
-};
-
 class Recorder {
  public:
   absl::Status Start(const RecorderOptions& options);
@@ -139,9 +118,9 @@ class Recorder {
   void OnFork();
 
   // Writes an event of the Python probe (probe_events.cc); 0 when nothing is recorded (no writer, bad kind).
-  int OnProbeEvent(const ProbeEventArgs& args);
+  int OnProbeEvent(const GraphcheckProbeEvent& event);
   // Writes an output the probe compared under --shadow (probe_events.cc); 0 when nothing is recorded.
-  int OnShadowComparison(const ShadowComparisonArgs& args);
+  int OnShadowComparison(const GraphcheckShadowRecord& record);
 
   static void CUPTIAPI Callback(void* userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data);
   static void CUPTIAPI BufferRequested(uint8_t** buffer, size_t* size, size_t* max_records);

@@ -1,6 +1,7 @@
 #include "core/trace/events.h"
 
 #include <algorithm>
+#include <cstring>
 #include <iterator>
 #include <utility>
 #include <vector>
@@ -292,6 +293,13 @@ absl::string_view LossKindName(LossKind kind) {
   return "unknown";
 }
 
+double HostValueNumber(uint64_t bits) {
+  double value;
+  static_assert(sizeof(value) == sizeof(bits));
+  std::memcpy(&value, &bits, sizeof(value));
+  return value;
+}
+
 absl::string_view ProbeEventKindName(ProbeEventKind kind) {
   switch (kind) {
     case ProbeEventKind::kCaptureBegin:
@@ -314,6 +322,16 @@ absl::string_view ProbeEventKindName(ProbeEventKind kind) {
       return "ddp-constructed";
     case ProbeEventKind::kDdpCapturedForward:
       return "ddp-captured-forward";
+    case ProbeEventKind::kHostValueChanged:
+      return "host-value-changed";
+    case ProbeEventKind::kInputShapeChanged:
+      return "input-shape-changed";
+    case ProbeEventKind::kAuditBegin:
+      return "audit-begin";
+    case ProbeEventKind::kAuditEnd:
+      return "audit-end";
+    case ProbeEventKind::kShadowSkipped:
+      return "shadow-skipped";
   }
   return "unknown";
 }

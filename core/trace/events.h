@@ -336,8 +336,32 @@ enum class ProbeEventKind : uint8_t {
   // `value`: how many such forwards the module has run, this one included; `value_now`: 1 when DDP rebuilt its
   // gradient buckets in this forward; `text`: "static_graph" when the module was built with static_graph=True.
   kDdpCapturedForward = 10,
+  // Since 1.8. A host value a captured graph baked in has changed while the graph is still replayed. `type`, the
+  // value's role: "optimizer-hyperparameter" (a number in an optimizer's param_groups that stepped inside the
+  // capture: a float learning rate), "module-attribute" (a Python number a graphed module's forward reads as
+  // `self.NAME`) or "grad" (a gradient the graph writes for an optimizer that steps outside it); `text`: its name
+  // ("Adam param_groups[0].lr", "encoder.scale", "model.fc.weight"); `graph`: the Python graph's or graphed module's
+  // id; `value` / `value_now`: the number at capture and now as IEEE-754 bits, or for "grad" the gradient's address
+  // at capture and now (0: None); `pool`: 1 when the stack is the call that made the change (a scheduler's step(),
+  // zero_grad()), 0 when the change was seen at a replay or call of the graph.
+  kHostValueChanged = 11,
+  // Since 1.8. A callable graphed by make_graphed_callables was called with an input of another shape or dtype than
+  // it was captured with. `graph`: the graphed module's (or function's) id; `value`: the input's index (0xffffffff:
+  // another number of inputs); `type`: "raised" (PyTorch raised copying it into the static input: `text`'s second
+  // line is the exception), "broadcast" (it was copied into the captured shape silently) or "converted" (same shape,
+  // another dtype, converted silently); `text`: "input 0: 8x64 float32, captured 32x64 float32".
+  kInputShapeChanged = 12,
+  // Since 1.8. The probe's own eager work under --shadow begins and ends on this thread (`graph`: the module or graph
+  // it compares): not the program's steps.
+  kAuditBegin = 13,
+  kAuditEnd = 14,
+  // Since 1.8. Under --shadow, a captured graph's replays are not compared: `graph`: its id; `type`: the call its
+  // capture made; `text`: why (its body is not one call, a process group is initialized, running it again raised).
+  kShadowSkipped = 15,
 };
-inline constexpr uint8_t kMaxProbeEventKind = 10;
+inline constexpr uint8_t kMaxProbeEventKind = 15;
+// A number of a host-value-changed event (`value`, `value_now`), sent as its IEEE-754 bits.
+double HostValueNumber(uint64_t bits);
 absl::string_view ProbeEventKindName(ProbeEventKind kind);  // "capture-begin", ...
 
 // Who began a capture, from the Python stack at capture_begin.
@@ -369,6 +393,13 @@ struct ProbeEvent {
   uint64_t value_now = 0;
 };
 
+// What a shadow comparison compared (since format 1.8; earlier ones are all module forwards).
+enum class ShadowSubject : uint8_t {
+  kModuleForward = 0,   // an output of a module graphed by make_graphed_callables against its eager forward
+  kCapturedRegion = 1,  // a tensor a replay of the program's own capture wrote, against its body's call run eagerly
+};
+inline constexpr uint8_t kMaxShadowSubject = 1;
+
 // Since format 1.6: one output of a module graphed by make_graphed_callables, compared by the Python probe under
 // `graphcheck run --shadow N` on one of the module's first N graphed calls: the module's own eager forward ran on the
 // same input right after the graphed call, twice (the random state and buffers restored before each run), so the
@@ -384,10 +415,17 @@ struct ShadowComparison : NumericsFigures {
   StringId dtype = 0;        // "float32", ...; under autocast the output's own dtype
   StringId precision = 0;    // "float32", "tf32", "bfloat16", "float16": the math that computed it (autocast, TF32)
   PythonStackId stack = 0;   // the program's call of the module
-  // The eager forward advanced the CUDA generator: graph and eager draw different random numbers, so the values are
-  // not comparable and the probe sent only this (the RNG validators of `graphcheck check` judge random forwards).
+  // Before 1.8: the eager forward advanced the CUDA generator, graph and eager drew different random numbers, so the
+  // values are not comparable and the probe sent only this. Since 1.8 the probe puts every random source back before
+  // each eager run and compares (`draws` says which sources the eager run drew from).
   bool random = false;
   uint64_t shadow_ns = 0;  // host time the comparison of this call took (both eager runs, restores, reductions)
+  // Since 1.8: what was compared; for kCapturedRegion, `module` is the Python graph's id, `module_type` the call its
+  // capture made ("train_step"), `call` the replay, `name` the tensor ("Adam exp_avg of model.fc.weight").
+  ShadowSubject subject = ShadowSubject::kModuleForward;
+  // Since 1.8: the random sources the eager run drew from, comma-separated: "cuda", "cpu", "python-random", "numpy".
+  // A draw on the host is one the capture froze: the graph replays the value drawn at capture.
+  StringId draws = 0;
 };
 
 // Since format 1.6, under `graphcheck run --hang-timeout`: a thread waited in a synchronizing CUDA call (stream,

@@ -5,8 +5,13 @@
 #include <string>
 
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 
 namespace graphcheck::trace {
+
+bool IsProbeFile(absl::string_view file) {
+  return absl::StrContains(file, "/graphcheck_probe/") || absl::EndsWith(file, "graphcheck_probe.py");
+}
 
 bool IsUserPythonFile(absl::string_view file) {
   if (file.empty() || absl::StartsWith(file, "<frozen")) return false;
@@ -26,6 +31,7 @@ std::vector<SourceFrame> PythonFrames(const Trace& trace, PythonStackId id) {
   const PythonStack* stack = trace.FindPythonStack(id);
   if (stack == nullptr) return frames;
   for (const PythonFrameRef& ref : stack->frames) {
+    if (IsProbeFile(trace.String(ref.file))) continue;
     SourceFrame& frame = frames.emplace_back();
     frame.file = std::string(trace.String(ref.file));
     frame.line = static_cast<int>(std::min<uint32_t>(ref.line, std::numeric_limits<int>::max()));
@@ -33,6 +39,22 @@ std::vector<SourceFrame> PythonFrames(const Trace& trace, PythonStackId id) {
     frame.user = IsUserPythonFile(frame.file);
   }
   return frames;
+}
+
+std::string RaisedAt(const std::vector<SourceFrame>& frames) {
+  if (frames.empty()) return "";
+  const SourceFrame* user = FirstUserFrame(frames);
+  const SourceFrame& frame = user != nullptr ? *user : frames.front();
+  return absl::StrCat(frame.file, ":", frame.line, " in ", frame.function);
+}
+
+std::string CapturedAt(const Trace& trace, uint64_t graph) {
+  for (const ProbeEvent& event : trace.probe_events) {
+    if (event.kind != ProbeEventKind::kCaptureBegin || event.graph != graph) continue;
+    const std::string site = RaisedAt(trace::PythonFrames(trace, event.stack));
+    return site.empty() ? "" : absl::StrCat(" (captured at ", site, ")");
+  }
+  return "";
 }
 
 }  // namespace graphcheck::trace

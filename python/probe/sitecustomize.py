@@ -1,5 +1,5 @@
 """Loaded by Python at start-up because `graphcheck run` puts this folder first on PYTHONPATH: it starts graphcheck's
-Python probe (graphcheck_probe.py beside this file), then runs the sitecustomize the program would have run without
+Python probe (the graphcheck_probe package beside this file), then runs the sitecustomize the program would have run without
 graphcheck (the next one on sys.path), so nothing the environment sets up there is lost."""
 import os
 import sys

@@ -29,6 +29,32 @@ TEST(DynamicShapeTest, PointsAtTheLaunchWhoseGridChanged) {
   EXPECT_THAT(RunCheck(analyzers::NewDynamicControlFlowCheck(), trace), SizeIs(0));
 }
 
+// The probe saw a graphed callable called with a smaller last batch: PyTorch raised copying it into the static input.
+// The finding is at the call, names both shapes and PyTorch's error; a batch of one broadcast silently is an error too.
+TEST(DynamicShapeTest, AGraphedCallWithAnotherShapeIsAnErrorAtTheCall) {
+  TraceBuilder b;
+  trace::ProbeEvent& raised = b.Probe(1000, 1, trace::ProbeEventKind::kInputShapeChanged, 0x7f00bb);
+  raised.type = b.Intern("raised");
+  raised.text = b.Intern(
+      "input 0: 8x64 float32, captured 32x64 float32\nRuntimeError: The size of tensor a (32) must match the size of "
+      "tensor b (8) at non-singleton dimension 0");
+  raised.stack = b.PythonStack({{"/home/me/train.py", 51, "main"}});
+  trace::ProbeEvent& broadcast = b.Probe(2000, 1, trace::ProbeEventKind::kInputShapeChanged, 0x7f00bb);
+  broadcast.type = b.Intern("broadcast");
+  broadcast.text = b.Intern("input 0: 1x64 float32, captured 32x64 float32");
+  broadcast.stack = b.PythonStack({{"/home/me/train.py", 60, "main"}});
+  const std::vector<Finding> findings = RunCheck(analyzers::NewDynamicShapeCheck(), b.Build());
+  ASSERT_THAT(findings, SizeIs(2));
+  EXPECT_EQ(findings[0].severity, Severity::kError);
+  EXPECT_THAT(findings[0].message, HasSubstr("called with input 0: 8x64 float32, captured 32x64 float32: PyTorch "
+                                             "raised copying it into the graph's static input"));
+  EXPECT_THAT(findings[0].evidence[0], HasSubstr("PyTorch raised RuntimeError: The size of tensor a (32)"));
+  EXPECT_EQ(FirstUserFrame(findings[0].where)->line, 51);
+  EXPECT_THAT(findings[0].fix, HasSubstr("drop_last=True"));
+  EXPECT_THAT(findings[1].message, HasSubstr("by broadcasting, with no error"));
+  EXPECT_EQ(FirstUserFrame(findings[1].where)->line, 60);
+}
+
 // graphcheck check --vary x:0=16,32,64 on a model whose graphs captured batch 64: the input and dimension are named,
 // with what the graphs of each size cost; a size that failed says why.
 TEST(DynamicShapeTest, EngineVariedDimensionNamesTheInputAndTheGraphsEachSizeNeeds) {

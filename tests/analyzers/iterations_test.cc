@@ -25,6 +25,24 @@ TEST(IterationsTest, FindsStepsByRepetitionDespiteAPrologueAndRepeatedKernels) {
   EXPECT_THAT(steps.source, ::testing::HasSubstr("5 steps"));
 }
 
+// --shadow's own eager forwards (the probe's audit span) inside the third step: their launches anchor nothing, and
+// the step they ran in is not a step of the program's (its time and kernels are not the program's).
+TEST(IterationsTest, TheProbesOwnWorkIsNoStep) {
+  TraceBuilder b;
+  EagerSteps(&b, 1000000, 6, 100000, {{"zero_grad"}, {"gemm"}, {"adam"}});
+  b.Probe(1250000, 1, trace::ProbeEventKind::kAuditBegin);
+  for (int i = 0; i < 8; ++i) b.LaunchAndRun(1250100 + i * 100, 1, 7, "shadow_gemm", 1000, 1000);
+  b.Probe(1260000, 1, trace::ProbeEventKind::kAuditEnd);
+  const trace::Trace trace = b.Build();
+  analyzers::IterationOptions options;
+  options.first = 0;
+  const analyzers::Iterations steps = analyzers::FindIterations(trace, analyzers::NvtxIndex(trace), options);
+  ASSERT_EQ(steps.eager.size(), 4u);  // 5 steps between the 6 anchors, less the one holding the audit
+  for (const analyzers::Iteration& step : steps.eager) {
+    EXPECT_FALSE(step.start_ns <= 1250000 && 1250000 < step.end_ns) << step.start_ns;
+  }
+}
+
 TEST(IterationsTest, GroupsALoopOfOneKernelIntoStepsOfThirtyTwoLaunches) {
   TraceBuilder b;
   EagerSteps(&b, 1000000, 200, 3000, {{"scale"}});

@@ -15,6 +15,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "capture/probe_abi.h"
 #include "core/trace/trace_reader.h"
 
 namespace graphcheck {
@@ -46,20 +47,36 @@ TEST(InjectionSmokeTest, WritesATraceWithoutADriver) {
   EXPECT_TRUE(trace->read_warnings.empty());
 
   // The Python probe's entry point writes into the same trace: explicit frames (an exception's traceback) are
-  // interned as a Python stack; a bad kind is refused, not written.
-  using ProbeEventFn = int (*)(int, int, uint64_t, uint64_t, uint64_t, uint64_t, const char*, const char*, const char*);
+  // interned as a Python stack; a bad kind, or a record shorter than the library's, is refused, not written.
+  using ProbeEventFn = int (*)(const GraphcheckProbeEvent*);
   auto probe = reinterpret_cast<ProbeEventFn>(dlsym(library, "graphcheck_probe_event"));
   ASSERT_NE(probe, nullptr);
-  EXPECT_EQ(probe(3, 1, 77, 5, 0, 0, "RuntimeError", "CUDA error: operation not permitted when stream is capturing",
-                  "/home/me/train.py\x1f"
-                  "42\x1f"
-                  "train_step\x1e"
-                  "/home/me/train.py\x1f"
-                  "7\x1f"
-                  "<module>"),
-            1);
-  EXPECT_EQ(probe(7, 2, 78, 0, 0x7f0000001000, 0x7f0000002000, "parameter", "0.weight", nullptr), 1);
-  EXPECT_EQ(probe(99, 0, 0, 0, 0, 0, nullptr, nullptr, nullptr), 0);
+  const GraphcheckProbeEvent exception{sizeof(GraphcheckProbeEvent),
+                                       3,
+                                       1,
+                                       77,
+                                       5,
+                                       0,
+                                       0,
+                                       "RuntimeError",
+                                       "CUDA error: operation not permitted when stream is capturing",
+                                       "/home/me/train.py\x1f"
+                                       "42\x1f"
+                                       "train_step\x1e"
+                                       "/home/me/train.py\x1f"
+                                       "7\x1f"
+                                       "<module>"};
+  EXPECT_EQ(probe(&exception), 1);
+  const GraphcheckProbeEvent rebound{
+      sizeof(GraphcheckProbeEvent), 7, 2, 78, 0, 0x7f0000001000, 0x7f0000002000, "parameter", "0.weight", nullptr};
+  EXPECT_EQ(probe(&rebound), 1);
+  GraphcheckProbeEvent bad = rebound;
+  bad.kind = 99;
+  EXPECT_EQ(probe(&bad), 0);
+  GraphcheckProbeEvent short_record = rebound;
+  short_record.size = 16;
+  EXPECT_EQ(probe(&short_record), 0);
+  EXPECT_EQ(probe(nullptr), 0);
   trace = trace::ReadTrace(files[0]);
   ASSERT_TRUE(trace.ok()) << trace.status();
   ASSERT_EQ(trace->probe_events.size(), 2u);
@@ -80,13 +97,32 @@ TEST(InjectionSmokeTest, WritesATraceWithoutADriver) {
   EXPECT_EQ(trace->String(stack->frames[1].function), "<module>");
 
   // --shadow's comparisons: figures and strings round-trip, NaN and negative values included.
-  using ShadowFn = int (*)(uint64_t, const char*, uint32_t, const char*, const char*, const char*, uint64_t, double,
-                           int64_t, double, double, double, double, uint64_t, uint64_t, int, uint64_t);
+  using ShadowFn = int (*)(const GraphcheckShadowRecord*);
   auto shadow = reinterpret_cast<ShadowFn>(dlsym(library, "graphcheck_probe_shadow"));
   ASSERT_NE(shadow, nullptr);
-  EXPECT_EQ(
-      shadow(78, "Block", 3, "output 0", "bfloat16", "bfloat16", 4096, 0.25, 17, -1.5, -1.25, 8.0, -1, 2, 0, 0, 12000),
-      1);
+  GraphcheckShadowRecord record{};
+  record.size = sizeof(record);
+  record.call = 3;
+  record.module = 78;
+  record.module_type = "Block";
+  record.name = "output 0";
+  record.dtype = "bfloat16";
+  record.precision = "bfloat16";
+  record.draws = "cuda,cpu";
+  record.numel = 4096;
+  record.max_abs_error = 0.25;
+  record.worst_index = 17;
+  record.eager_at_worst = -1.5;
+  record.graphed_at_worst = -1.25;
+  record.eager_abs_max = 8.0;
+  record.eager_spread = -1;
+  record.eager_nonfinite = 2;
+  record.subject = 1;
+  record.shadow_ns = 12000;
+  EXPECT_EQ(shadow(&record), 1);
+  GraphcheckShadowRecord unknown_subject = record;
+  unknown_subject.subject = 9;
+  EXPECT_EQ(shadow(&unknown_subject), 0);
   trace = trace::ReadTrace(files[0]);
   ASSERT_TRUE(trace.ok()) << trace.status();
   ASSERT_EQ(trace->shadow_comparisons.size(), 1u);
@@ -105,6 +141,8 @@ TEST(InjectionSmokeTest, WritesATraceWithoutADriver) {
   EXPECT_EQ(compared.eager_nonfinite, 2);
   EXPECT_FALSE(compared.random);
   EXPECT_EQ(compared.shadow_ns, 12000u);
+  EXPECT_EQ(compared.subject, trace::ShadowSubject::kCapturedRegion);
+  EXPECT_EQ(trace->String(compared.draws), "cuda,cpu");
 }
 
 // The library lives inside someone else's program, which may carry its own Abseil or its own copy of our code: it must

@@ -33,5 +33,20 @@ TEST(PythonFramesTest, MarksEachFrameOfAStack) {
   EXPECT_TRUE(PythonFrames(trace, 2).empty());
 }
 
+// The probe's hooks call the recorder from inside the program's calls: their frames are never shown.
+TEST(PythonFramesTest, LeavesOutTheProbesOwnFrames) {
+  Trace trace;
+  trace.python_stacks.push_back(
+      {{{trace.Intern("/opt/gc/probe/graphcheck_probe/bridge.py"), 122, trace.Intern("Recorder.emit")},
+        {trace.Intern("/opt/gc/probe/graphcheck_probe/watches.py"), 313, trace.Intern("replay_and_look")},
+        {trace.Intern("/opt/gc/probe/graphcheck_probe.py"), 96, trace.Intern("_Recorder.emit")},
+        {trace.Intern("/home/me/train.py"), 44, trace.Intern("manual")}}});
+  const std::vector<SourceFrame> frames = PythonFrames(trace, 1);
+  ASSERT_EQ(frames.size(), 1u);
+  EXPECT_EQ(frames[0], (SourceFrame{"/home/me/train.py", 44, "manual", true}));
+  EXPECT_TRUE(IsProbeFile("/opt/gc/probe/graphcheck_probe/shadow.py"));
+  EXPECT_FALSE(IsProbeFile("/home/me/graphcheck_probes.py"));
+}
+
 }  // namespace
 }  // namespace graphcheck::trace

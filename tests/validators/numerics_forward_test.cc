@@ -1,7 +1,8 @@
 // numerics-forward: first-step outputs that differ from eager are flagged, worst first; outputs within the rule, or
 // differing only as much as eager differs from itself, are not; a repeat that differs at the first step is not noise.
 // The same rule over `graphcheck run --shadow`'s comparisons in a trace: one finding per graphed module, at the
-// program's line; calls whose eager forward drew random numbers are not judged.
+// program's line; calls whose eager forward drew on the host are left to rng-frozen-mask, and calls a trace before 1.8
+// marked random are not judged.
 #include "validators/numerics/numerics_forward.h"
 
 #include <gmock/gmock.h>
@@ -9,6 +10,7 @@
 
 #include "core/trace/events.h"
 #include "tests/validators/numerics_test_util.h"
+#include "tests/validators/shadow_test_util.h"
 
 namespace graphcheck {
 namespace {
@@ -69,52 +71,12 @@ TEST(NumericsForwardTest, BitwiseCanBeTurnedOff) {
   EXPECT_TRUE(Check(run, options).empty());
 }
 
-// A trace holding --shadow comparisons; strings 1-6 and one Python stack (id 1: the probe, then the program's line).
-class ShadowTrace {
- public:
-  ShadowTrace() {
-    trace_.strings = {"", "Block", "output 0", "float32", "tf32", "/home/me/train.py", "graphcheck_probe.py", "step"};
-    trace_.python_stacks.push_back({{{6, 300, 7}, {5, 42, 7}}});
-  }
-  // Output 0 of call `call` of module `module`: graphed differs from eager by `error`, the eager repeat by `spread`.
-  ShadowTrace& Compare(uint64_t module, uint32_t call, double error, double spread = 0, bool random = false) {
-    trace::ShadowComparison& c = trace_.shadow_comparisons.emplace_back();
-    c.module = module;
-    c.module_type = 1;
-    c.call = call;
-    c.name = 2;
-    c.dtype = 3;
-    c.precision = 4;
-    c.stack = 1;
-    c.numel = 4096;
-    c.max_abs_error = error;
-    c.worst_index = 9;
-    c.eager_at_worst = 2;
-    c.graphed_at_worst = 2 + error;
-    c.eager_abs_max = 2;
-    c.eager_spread = spread;
-    c.random = random;
-    c.shadow_ns = 800'000;
-    return *this;
-  }
-  std::vector<Finding> Check() const {
-    NumericsForwardCheck check;
-    CheckInputs inputs;
-    inputs.trace = &trace_;
-    if (!check.CanRun(inputs)) return {};
-    std::vector<Finding> findings;
-    const CheckOptions options;
-    check.Run(inputs, BoundOptions(check.info(), options), &findings);
-    return findings;
-  }
-
- private:
-  trace::Trace trace_;
-};
+using testing_util::ShadowTrace;
 
 TEST(NumericsForwardTest, ShadowFlagsAGraphedModuleThatDiffersFromItsEagerForward) {
   // A frozen Python scale: calls 2 and 3 differ by 0.5 and 1.0 (tf32 allows 1e-6 + 1e-3 x 2), call 1 agrees.
-  const auto findings = ShadowTrace().Compare(7, 1, 0).Compare(7, 2, 0.5).Compare(7, 3, 1.0).Check();
+  const auto findings =
+      ShadowTrace().Compare(7, 1, 0).Compare(7, 2, 0.5).Compare(7, 3, 1.0).Run<NumericsForwardCheck>();
   ASSERT_EQ(findings.size(), 1u);
   EXPECT_EQ(findings[0].check_id, "numerics-forward");
   EXPECT_THAT(findings[0].message, HasSubstr("The graphed forward of Block (make_graphed_callables) differs from its "
@@ -132,9 +94,13 @@ TEST(NumericsForwardTest, ShadowFlagsAGraphedModuleThatDiffersFromItsEagerForwar
 
 TEST(NumericsForwardTest, ShadowLeavesAgreeingAndRandomCallsAlone) {
   // Within tf32's tolerance; within 4x eager's own spread; a dropout call that drew other masks.
-  EXPECT_TRUE(ShadowTrace().Compare(7, 1, 1e-3).Check().empty());
-  EXPECT_TRUE(ShadowTrace().Compare(7, 1, 8e-3, /*spread=*/2e-3).Check().empty());
-  EXPECT_TRUE(ShadowTrace().Compare(7, 1, 0.7, 0, /*random=*/true).Check().empty());
+  EXPECT_TRUE(ShadowTrace().Compare(7, 1, 1e-3).Run<NumericsForwardCheck>().empty());
+  EXPECT_TRUE(ShadowTrace().Compare(7, 1, 8e-3, /*spread=*/2e-3).Run<NumericsForwardCheck>().empty());
+  EXPECT_TRUE(ShadowTrace().Compare(7, 1, 0.7, 0, /*random=*/true).Run<NumericsForwardCheck>().empty());
+  // A forward that drew on the host differs from its frozen draw: rng-frozen-mask's, not this check's.
+  EXPECT_TRUE(ShadowTrace().Compare(7, 1, 0.7).Draws("cpu").Run<NumericsForwardCheck>().empty());
+  // A draw from the CUDA generator, put back before each eager run, is compared.
+  EXPECT_EQ(ShadowTrace().Compare(7, 1, 0.7).Draws("cuda").Run<NumericsForwardCheck>().size(), 1u);
   // No comparisons: the check has nothing to read and does not run.
   EXPECT_FALSE(NumericsForwardCheck().CanRun(CheckInputs{}));
 }
@@ -142,13 +108,14 @@ TEST(NumericsForwardTest, ShadowLeavesAgreeingAndRandomCallsAlone) {
 TEST(NumericsForwardTest, ShadowSpreadOfAPerCallHostValueIsNotNoise) {
   // The two eager forwards already differ by 0.4 on the same input and state (a per-call counter): graphed's 0.6 is
   // judged against atol + rtol alone.
-  const auto findings = ShadowTrace().Compare(7, 1, 0.6, /*spread=*/0.4).Check();
+  const auto findings = ShadowTrace().Compare(7, 1, 0.6, /*spread=*/0.4).Run<NumericsForwardCheck>();
   ASSERT_EQ(findings.size(), 1u);
   EXPECT_THAT(findings[0].evidence[1], HasSubstr("keeps per-call state outside its parameters and buffers"));
 }
 
 TEST(NumericsForwardTest, ShadowReportsEachModuleOnce) {
-  const auto findings = ShadowTrace().Compare(7, 1, 0.5).Compare(8, 1, 0.5).Compare(8, 2, 0.5).Check();
+  const auto findings =
+      ShadowTrace().Compare(7, 1, 0.5).Compare(8, 1, 0.5).Compare(8, 2, 0.5).Run<NumericsForwardCheck>();
   ASSERT_EQ(findings.size(), 2u);
   EXPECT_THAT(findings[1].message, HasSubstr("on 2 of 2 compared calls"));
 }

@@ -1,9 +1,12 @@
 // rng-frozen-mask on constructed RngDraws: replays that repeat their capture-time draws are flagged; replays that draw
-// anew, and a model without randomness, are not.
+// anew, and a model without randomness, are not. In a running program (--shadow comparisons): a graphed call or replay
+// that differs from its eager code where that code drew on the host is flagged at the call; one that agrees, or
+// whose code drew only from the CUDA generator, is not.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "tests/validators/rng_test_util.h"
+#include "tests/validators/shadow_test_util.h"
 #include "validators/rng/rng_frozen_mask.h"
 
 namespace graphcheck {
@@ -14,6 +17,7 @@ using testing_util::kDrawsOnlyInEager;
 using testing_util::kDropoutAsEager;
 using testing_util::kHostShiftFrozen;
 using testing_util::RunEngineCheck;
+using testing_util::ShadowTrace;
 using testing_util::WithDraws;
 
 TEST(RngFrozenMaskTest, FlagsReplaysThatRepeatTheirDraws) {
@@ -29,6 +33,31 @@ TEST(RngFrozenMaskTest, LeavesDrawsThatAdvanceAlone) {
   EXPECT_THAT(RunEngineCheck<RngFrozenMaskCheck>(WithDraws(kDropoutAsEager)), ::testing::IsEmpty());
   EXPECT_THAT(RunEngineCheck<RngFrozenMaskCheck>(WithDraws(kDrawsOnlyInEager)), ::testing::IsEmpty());
   EXPECT_THAT(RunEngineCheck<RngFrozenMaskCheck>(WithDraws({0, 0, 0, 0, 3, 0, 0})), ::testing::IsEmpty());
+}
+
+TEST(RngFrozenMaskTest, ShadowFlagsAHostDrawTheCaptureFroze) {
+  // float(torch.rand(1)) in a graphed forward: the eager runs (CPU generator put back each time) agree with each other
+  // and differ from every graphed call, which replays the draw made at capture.
+  const std::vector<Finding> findings =
+      ShadowTrace().Compare(7, 1, 0.3).Draws("cpu").Compare(7, 2, 0.2).Draws("cpu").Run<RngFrozenMaskCheck>();
+  ASSERT_EQ(findings.size(), 1u);
+  EXPECT_THAT(findings[0].message, HasSubstr("The forward of Block (make_graphed_callables) draws random numbers on "
+                                             "the host (cpu), which a capture records once"));
+  EXPECT_THAT(findings[0].message, HasSubstr("(2 of 2 compared differ)"));
+  EXPECT_EQ(FirstUserFrame(findings[0].where)->line, 42);
+  EXPECT_THAT(findings[0].fix, HasSubstr("device=\"cuda\""));
+  const std::vector<Finding> region = ShadowTrace()
+                                          .Region()
+                                          .Compare(9, 1, 0.3, 0, false, "output loss")
+                                          .Draws("python-random")
+                                          .Run<RngFrozenMaskCheck>();
+  ASSERT_EQ(region.size(), 1u);
+  EXPECT_THAT(region[0].message, HasSubstr("train_step, captured, draws random numbers on the host (python-random)"));
+}
+
+TEST(RngFrozenMaskTest, ShadowLeavesCudaDrawsAndAgreeingHostDrawsAlone) {
+  EXPECT_THAT(ShadowTrace().Compare(7, 1, 0.3).Draws("cuda").Run<RngFrozenMaskCheck>(), ::testing::IsEmpty());
+  EXPECT_THAT(ShadowTrace().Compare(7, 1, 0).Draws("cpu").Run<RngFrozenMaskCheck>(), ::testing::IsEmpty());
 }
 
 }  // namespace

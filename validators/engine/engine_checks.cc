@@ -8,6 +8,7 @@
 #include "validators/numerics/numerics_grad.h"
 #include "validators/numerics/numerics_loss.h"
 #include "validators/numerics/numerics_nonfinite.h"
+#include "validators/numerics/replay_mismatch.h"
 #include "validators/rng/rng_eager_mismatch.h"
 #include "validators/rng/rng_frozen_mask.h"
 #include "validators/state/state_elided.h"
@@ -21,6 +22,7 @@ absl::Status RegisterEngineChecks(CheckRegistry* registry) {
   checks.push_back(std::make_unique<NumericsGradCheck>());
   checks.push_back(std::make_unique<NumericsLossCheck>());
   checks.push_back(std::make_unique<NumericsNonfiniteCheck>());
+  checks.push_back(std::make_unique<ReplayMismatchCheck>());
   checks.push_back(std::make_unique<StateElidedCheck>());
   checks.push_back(std::make_unique<RngFrozenMaskCheck>());
   checks.push_back(std::make_unique<RngEagerMismatchCheck>());

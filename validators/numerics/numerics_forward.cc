@@ -9,6 +9,7 @@
 #include "core/trace/events.h"
 #include "core/trace/python_frames.h"
 #include "validators/numerics/numerics_rule.h"
+#include "validators/numerics/shadow_verdict.h"
 #include "validators/rng/rng_draws_rule.h"
 
 namespace graphcheck {
@@ -19,28 +20,21 @@ constexpr char kFix[] =
     "capture), branches on tensor values, parameters or inputs rebound instead of updated in place (copy_), and "
     "generators other than the default one (register them with the graph).";
 
-// One graphed call's outputs as numerics samples, named "Block output 0".
-std::vector<NumericsSample> CallOutputs(const trace::Trace& trace,
-                                        const std::vector<const trace::ShadowComparison*>& call) {
-  std::vector<NumericsSample> samples;
-  for (const trace::ShadowComparison* c : call) {
-    NumericsSample& s = samples.emplace_back();
-    static_cast<NumericsFigures&>(s) = *c;
-    s.name = std::string(trace.String(c->name));
-    s.role = TensorRole::kOutput;
-    s.dtype = std::string(trace.String(c->dtype));
+// The Python numbers the module's forward reads that changed after capture (the probe's host-value-changed events):
+// the likely cause of a difference, named in the evidence.
+std::vector<std::string> ChangedAttributes(const trace::Trace& trace, uint64_t module) {
+  std::vector<std::string> lines;
+  for (const trace::ProbeEvent& e : trace.probe_events) {
+    if (e.kind != trace::ProbeEventKind::kHostValueChanged || e.graph != module ||
+        trace.String(e.type) != "module-attribute") {
+      continue;
+    }
+    const double captured = trace::HostValueNumber(e.value), now = trace::HostValueNumber(e.value_now);
+    lines.push_back(absl::StrFormat("the forward reads %s, %g at capture and %g later: the graphs keep %g",
+                                    trace.String(e.text), captured, now, captured));
   }
-  return samples;
+  return lines;
 }
-
-// What one graphed module's compared calls showed.
-struct ModuleVerdict {
-  int calls = 0;      // compared (not random)
-  int differing = 0;  // with an output beyond the rule
-  double worst_excess = 0;
-  const trace::ShadowComparison* worst = nullptr;  // the first output of the worst call
-  std::vector<std::string> table;                  // that call's rule and mismatch table
-};
 
 }  // namespace
 
@@ -83,27 +77,9 @@ void NumericsForwardCheck::CheckEngineRun(const EngineRun& run, const BoundOptio
 
 void NumericsForwardCheck::CheckShadowComparisons(const trace::Trace& trace, const BoundOptions& options,
                                                   std::vector<Finding>* findings) const {
-  // module -> call -> its outputs, in the order compared. Calls whose eager forward drew random numbers compare
-  // different draws: not judged here (the RNG checks of `graphcheck check` are).
-  std::map<uint64_t, std::map<uint32_t, std::vector<const trace::ShadowComparison*>>> calls;
-  for (const trace::ShadowComparison& c : trace.shadow_comparisons) {
-    if (!c.random) calls[c.module][c.call].push_back(&c);
-  }
-  for (const auto& [module, module_calls] : calls) {
-    ModuleVerdict verdict;
-    for (const auto& [call, outputs] : module_calls) {
-      const std::vector<NumericsSample> samples = CallOutputs(trace, outputs);
-      const NumericsRule rule(trace.String(outputs.front()->precision), samples, options);
-      const std::vector<SampleMismatch> mismatches = FindMismatches(samples, rule, {TensorRole::kOutput});
-      ++verdict.calls;
-      if (mismatches.empty()) continue;
-      ++verdict.differing;
-      if (verdict.worst != nullptr && !(mismatches.front().excess > verdict.worst_excess)) continue;
-      verdict.worst_excess = mismatches.front().excess;
-      verdict.worst = outputs.front();
-      verdict.table = {rule.Describe()};
-      for (std::string& line : MismatchTable(mismatches, 5)) verdict.table.push_back(std::move(line));
-    }
+  // Forwards that drew on the host compare a frozen draw with a fresh one: rng-frozen-mask names that cause.
+  for (const ShadowVerdict& verdict :
+       JudgeShadowComparisons(trace, trace::ShadowSubject::kModuleForward, /*host_draws=*/false, options)) {
     if (verdict.differing == 0) continue;
     const trace::ShadowComparison& worst = *verdict.worst;
     const std::string type(trace.String(worst.module_type));
@@ -111,11 +87,12 @@ void NumericsForwardCheck::CheckShadowComparisons(const trace::Trace& trace, con
     finding.message = absl::StrFormat(
         "The graphed forward of %s (make_graphed_callables) differs from its own eager forward on %d of %d compared "
         "calls; the worst is call %d.",
-        type, verdict.differing, verdict.calls, worst.call);
+        type, verdict.differing, verdict.compared, worst.call);
     finding.evidence = {
         "graphcheck run --shadow: right after each graphed call, the module's eager forward ran twice on the same "
-        "input, parameters and buffers (calls whose eager forward draws random numbers are not compared)"};
-    for (std::string& line : verdict.table) finding.evidence.push_back(std::move(line));
+        "input, parameters and buffers, with every random source put back to where the graphed call started"};
+    for (std::string& line : ChangedAttributes(trace, verdict.owner)) finding.evidence.push_back(std::move(line));
+    for (const std::string& line : verdict.table) finding.evidence.push_back(line);
     finding.where.key = type;
     finding.where.python = trace::PythonFrames(trace, worst.stack);
     finding.fix = kFix;

@@ -81,9 +81,26 @@ NumericsRule::NumericsRule(const EngineRun& run, const BoundOptions& options) {
   repeat_ran_ = !run.eager_repeat_losses.empty();
   SetTolerances(run.compute_dtype == "float32" && !run.deterministic_settings ? "tf32" : run.compute_dtype, options);
   spread_is_noise_ = FirstStepAgrees(run, atol_, rtol_);
-  for (const NumericsSample& s : run.samples) {
-    const bool first_step = s.role == TensorRole::kOutput || s.role == TensorRole::kGradient;
-    if (!first_step || !(s.eager_spread > 0) || !(s.eager_abs_max > 0) || !std::isfinite(s.eager_spread)) continue;
+  PoolRoleSpreads(run.samples, {TensorRole::kOutput, TensorRole::kGradient});
+}
+
+NumericsRule NumericsRule::ForReplay(absl::string_view precision, const std::vector<NumericsSample>& tensors,
+                                     const BoundOptions& options) {
+  NumericsRule rule;
+  rule.SetTolerances(precision, options);
+  rule.repeat_ran_ = true;
+  rule.spread_is_noise_ = true;
+  rule.PoolRoleSpreads(tensors,
+                       {TensorRole::kOutput, TensorRole::kGradient, TensorRole::kParameter, TensorRole::kBuffer});
+  return rule;
+}
+
+void NumericsRule::PoolRoleSpreads(const std::vector<NumericsSample>& samples, const std::vector<TensorRole>& roles) {
+  for (const NumericsSample& s : samples) {
+    if (std::find(roles.begin(), roles.end(), s.role) == roles.end() || !(s.eager_spread > 0) ||
+        !(s.eager_abs_max > 0) || !std::isfinite(s.eager_spread)) {
+      continue;
+    }
     double& largest = role_relative_spread_[s.role];
     largest = std::max(largest, s.eager_spread / s.eager_abs_max);
   }

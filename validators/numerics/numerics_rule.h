@@ -37,6 +37,12 @@ class NumericsRule {
   // state, noise only when every output's is within atol + rtol.
   NumericsRule(absl::string_view precision, const std::vector<NumericsSample>& call_outputs,
                const BoundOptions& options);
+  // The rule for the tensors one replay of a program's own capture wrote, against its body's call run twice eagerly
+  // under `graphcheck run --shadow`: never bitwise; the second eager run's spread is always noise (the probe put back
+  // every tensor the call wrote and every random source before each run, so what still differs is the kernels' own
+  // nondeterminism), and each role's largest relative spread is allowed every tensor of that role.
+  static NumericsRule ForReplay(absl::string_view precision, const std::vector<NumericsSample>& tensors,
+                                const BoundOptions& options);
 
   bool bitwise() const { return bitwise_; }
   // The largest |graphed - eager| allowed for values of magnitude `scale` whose eager repeat differed by `spread`
@@ -48,7 +54,9 @@ class NumericsRule {
   std::string Describe() const;
 
  private:
+  NumericsRule() = default;
   void SetTolerances(absl::string_view precision, const BoundOptions& options);
+  void PoolRoleSpreads(const std::vector<NumericsSample>& samples, const std::vector<TensorRole>& roles);
 
   bool bitwise_ = false;
   std::string precision_;  // "float32", "tf32", "bfloat16", "float16"

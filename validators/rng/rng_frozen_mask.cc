@@ -1,9 +1,22 @@
 #include "validators/rng/rng_frozen_mask.h"
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "core/trace/events.h"
+#include "core/trace/python_frames.h"
+#include "validators/numerics/numerics_rule.h"
+#include "validators/numerics/shadow_verdict.h"
 #include "validators/rng/rng_draws_rule.h"
 
 namespace graphcheck {
+namespace {
+
+constexpr char kFix[] =
+    "Draw random numbers on the GPU inside the graphed code (torch.rand(..., device=\"cuda\"), torch.bernoulli, "
+    "dropout on CUDA tensors, from the default generator or one registered with graph.register_generator_state): a "
+    "number or mask drawn on the host (CPU generator, Python's random, numpy) is recorded once at capture.";
+
+}  // namespace
 
 const CheckInfo& RngFrozenMaskCheck::info() const {
   static const CheckInfo kInfo{
@@ -12,13 +25,53 @@ const CheckInfo& RngFrozenMaskCheck::info() const {
       Severity::kError,
       CheckArea::kRng,
       "The forward, run twice on the same input, gives different outputs in eager (its random draws advance) and the "
-      "same outputs from two replays: the randomness comes from the host and the graph recorded it once.",
-      {}};
+      "same outputs from two replays (graphcheck check), or under `graphcheck run --shadow` a graphed call differs "
+      "from its eager code where that code drew random numbers on the host: the graph recorded the draw once.",
+      NumericsRuleOptions()};
   return kInfo;
 }
 
-void RngFrozenMaskCheck::CheckEngineRun(const EngineRun& run, const BoundOptions& options,
-                                        std::vector<Finding>* findings) const {
+bool RngFrozenMaskCheck::CanRun(const CheckInputs& inputs) const {
+  return inputs.engine != nullptr || (inputs.trace != nullptr && !inputs.trace->shadow_comparisons.empty());
+}
+
+void RngFrozenMaskCheck::Run(const CheckInputs& inputs, const BoundOptions& options,
+                             std::vector<Finding>* findings) const {
+  if (inputs.engine != nullptr) CheckEngineRun(*inputs.engine, findings);
+  if (inputs.trace != nullptr) CheckShadowComparisons(*inputs.trace, options, findings);
+}
+
+void RngFrozenMaskCheck::CheckShadowComparisons(const trace::Trace& trace, const BoundOptions& options,
+                                                std::vector<Finding>* findings) const {
+  for (const trace::ShadowSubject subject :
+       {trace::ShadowSubject::kModuleForward, trace::ShadowSubject::kCapturedRegion}) {
+    for (const ShadowVerdict& verdict : JudgeShadowComparisons(trace, subject, /*host_draws=*/true, options)) {
+      if (verdict.differing == 0) continue;
+      const trace::ShadowComparison& worst = *verdict.worst;
+      const std::string owner(trace.String(worst.module_type));
+      const bool module = subject == trace::ShadowSubject::kModuleForward;
+      Finding finding = NewFinding();
+      finding.message = absl::StrFormat(
+          "%s draws random numbers on the host (%s), which a capture records once: every %s reuses the draw made at "
+          "capture. Under --shadow, %s %d differs from the eager code run from the same random state (%d of %d "
+          "compared differ).",
+          module ? absl::StrCat("The forward of ", owner, " (make_graphed_callables)")
+                 : absl::StrCat(owner, ", captured", trace::CapturedAt(trace, verdict.owner), ","),
+          verdict.host_draws, module ? "graphed call" : "replay", module ? "call" : "replay", worst.call,
+          verdict.differing, verdict.compared);
+      finding.evidence.push_back(absl::StrCat(
+          "the eager run drew from ", verdict.host_draws,
+          " (put back before each run, so both eager runs drew the same numbers and the graph its frozen ones)"));
+      for (const std::string& line : verdict.table) finding.evidence.push_back(line);
+      finding.where.key = owner;
+      finding.where.python = trace::PythonFrames(trace, worst.stack);
+      finding.fix = kFix;
+      findings->push_back(std::move(finding));
+    }
+  }
+}
+
+void RngFrozenMaskCheck::CheckEngineRun(const EngineRun& run, std::vector<Finding>* findings) const {
   if (JudgeRngDraws(run) != RngDrawVerdict::kFrozen) return;
   const RngDraws& d = *run.rng_draws;
   Finding finding = NewFinding();
@@ -32,10 +85,7 @@ void RngFrozenMaskCheck::CheckEngineRun(const EngineRun& run, const BoundOptions
       "an eager forward advanced the default CUDA generator by %u, a replay by %u: the varying draws are not the CUDA "
       "generator's",
       d.eager_offset, d.graphed_offset));
-  finding.fix =
-      "Draw random numbers on the GPU inside the graphed code (torch.rand, torch.bernoulli, dropout on CUDA tensors, "
-      "from the default generator or one registered with graph.register_generator_state): a number or mask drawn on "
-      "the host (CPU generator, Python's random, numpy) and passed in is recorded once at capture.";
+  finding.fix = kFix;
   findings->push_back(std::move(finding));
 }
 

@@ -302,6 +302,9 @@ bool DecodeShadowComparison(absl::string_view payload, bool lenient, ShadowCompa
     return false;
   }
   out->random = random == 1;
+  if (d.remaining() > 0 && !(Enum(d, &out->subject, 0, kMaxShadowSubject) && d.Varint(&out->draws, kU32))) {
+    return false;  // since 1.8
+  }
   return Finish(d, lenient);
 }
 

@@ -17,7 +17,7 @@ namespace graphcheck::trace::internal {
 // ---- File header: 64 bytes at offset 0, little-endian. ----
 inline constexpr char kFileMagic[8] = {'G', 'C', 'T', 'R', 'A', 'C', 'E', '\0'};
 inline constexpr uint16_t kMajorVersion = 1;  // readers refuse other majors
-inline constexpr uint16_t kMinorVersion = 7;  // newer minors only add record types / trailing record fields
+inline constexpr uint16_t kMinorVersion = 8;  // newer minors only add record types / trailing record fields
 inline constexpr size_t kFileHeaderBytes = 64;
 inline constexpr size_t kFileMagicOffset = 0;
 inline constexpr size_t kMajorOffset = 8;        // u16
@@ -315,6 +315,8 @@ void EncodeShadowComparison(E& e, const ShadowComparison& c) {
   e.Varint(static_cast<uint64_t>(c.graphed_nonfinite));
   e.Byte(c.random ? 1 : 0);
   e.Varint(c.shadow_ns);
+  e.Byte(static_cast<uint8_t>(c.subject));  // since 1.8
+  e.Varint(c.draws);
 }
 
 template <typename E>

@@ -1,0 +1,44 @@
+"""graphcheck's Python probe: records what only Python knows about CUDA graphs into the trace that graphcheck's
+recorder writes for this process, on the recorder's clock. It records; graphcheck's analyzers judge.
+
+- Captures (patches.py, origins.py): who began each one (the program, torch.cuda.make_graphed_callables, torch.compile's
+  cudagraph trees and their pool-creating empty capture, Transformer Engine, Megatron Core), its graph, pool and
+  capture mode, and the exception that left it (type, message, the frames of its traceback: frames.py), caught by the
+  program or not; exceptions that end the program or a thread.
+- torch.compile: the reasons inductor gives for running a function without CUDA graphs, and the outputs its cudagraph
+  trees invalidate while the program still holds them.
+- What a graph baked in, watched while it is replayed (watches.py): tensors moved after capture (parameters, buffers,
+  static inputs), outputs kept across replays, Python numbers a graphed forward reads, optimizer hyperparameters and
+  gradients a capture baked in, and calls with other input shapes than were captured.
+- DistributedDataParallel: the stream each DDP module was constructed on, and each forward inside a capture.
+- Under `graphcheck run --shadow N` (shadow.py): graphed calls and replays compared with their eager code.
+
+A program that makes no capture pays one dictionary lookup per import, a Python call per optimizer step and
+zero_grad(); replays of graphs with nothing to watch pay nothing. Events reach the recorder through the injection
+library (bridge.py), found once CUDA has loaded it; before that there is no capture to record.
+"""
+import os
+import sys
+
+from . import bridge, patches
+
+
+def install():
+    """Starts the probe in this process (idempotent). Does nothing outside `graphcheck run`."""
+    library = os.environ.get("CUDA_INJECTION64_PATH")
+    if isinstance(bridge.recorder, bridge.Recorder) or not library:
+        return
+    bridge.recorder = bridge.Recorder(library)
+    try:
+        shadow_calls = max(0, int(os.environ.get("GRAPHCHECK_SHADOW", "0")))
+    except ValueError:
+        shadow_calls = 0
+    if shadow_calls > 0:
+        from . import shadow
+
+        patches.shadow = shadow.Shadow(shadow_calls)
+    for name, patch in patches.PATCHES.items():
+        if name in sys.modules:  # imported before the probe (a sitecustomize that imports torch)
+            patches.apply(patch, sys.modules[name])
+    sys.meta_path.insert(0, patches.PatchOnImport())
+    patches.hook_uncaught_exceptions()

@@ -1,0 +1,152 @@
+"""The probe's way into graphcheck's recorder: the event kinds and capture origins of the trace format
+(core/trace/events.h), and the two records the injection library takes (capture/probe_abi.h) as ctypes structures.
+
+The library is found once the CUDA driver has loaded it (CUDA_INJECTION64_PATH); the probe never loads it itself,
+since a second copy would be a second recorder. Every call is guarded: recording never raises into the program.
+tests/capture/probe_abi_test.py keeps these numbers and layouts equal to the C++ ones.
+"""
+import ctypes
+import enum
+import os
+import struct
+
+
+class EventKind(enum.IntEnum):
+    """core/trace/events.h: ProbeEventKind."""
+
+    CAPTURE_BEGIN = 1
+    CAPTURE_END = 2
+    CAPTURE_EXCEPTION = 3
+    COMPILE_SKIP = 4
+    OUTPUTS_INVALIDATED = 5
+    UNCAUGHT_EXCEPTION = 6
+    STATE_REBOUND = 7
+    OUTPUTS_HELD = 8
+    DDP_CONSTRUCTED = 9
+    DDP_CAPTURED_FORWARD = 10
+    HOST_VALUE_CHANGED = 11
+    INPUT_SHAPE_CHANGED = 12
+    AUDIT_BEGIN = 13
+    AUDIT_END = 14
+    SHADOW_SKIPPED = 15
+
+
+class Origin(enum.IntEnum):
+    """core/trace/events.h: ProbeOrigin."""
+
+    UNKNOWN = 0
+    USER = 1
+    GRAPHED_CALLABLES = 2
+    CUDAGRAPH_TREES = 3
+    CUDAGRAPH_TREES_INIT = 4
+    TRANSFORMER_ENGINE = 5
+    MEGATRON = 6
+
+
+class ShadowSubject(enum.IntEnum):
+    """core/trace/events.h: ShadowSubject."""
+
+    MODULE_FORWARD = 0
+    CAPTURED_REGION = 1
+
+
+MAX_TEXT = 4096  # characters of one text field sent (an exception's text can hold a whole tensor)
+_U64 = 0xFFFFFFFFFFFFFFFF
+
+
+class ProbeEventRecord(ctypes.Structure):
+    """capture/probe_abi.h: GraphcheckProbeEvent."""
+
+    _fields_ = [("size", ctypes.c_uint32), ("kind", ctypes.c_int32), ("origin", ctypes.c_int32),
+                ("graph", ctypes.c_uint64), ("pool", ctypes.c_uint64), ("value", ctypes.c_uint64),
+                ("value_now", ctypes.c_uint64), ("type", ctypes.c_char_p), ("text", ctypes.c_char_p),
+                ("frames", ctypes.c_char_p)]
+
+
+class ShadowRecord(ctypes.Structure):
+    """capture/probe_abi.h: GraphcheckShadowRecord: one tensor compared under --shadow."""
+
+    _fields_ = [("size", ctypes.c_uint32), ("call", ctypes.c_uint32), ("module", ctypes.c_uint64),
+                ("module_type", ctypes.c_char_p), ("name", ctypes.c_char_p), ("dtype", ctypes.c_char_p),
+                ("precision", ctypes.c_char_p), ("draws", ctypes.c_char_p), ("numel", ctypes.c_uint64),
+                ("max_abs_error", ctypes.c_double), ("worst_index", ctypes.c_int64),
+                ("eager_at_worst", ctypes.c_double), ("graphed_at_worst", ctypes.c_double),
+                ("eager_abs_max", ctypes.c_double), ("eager_spread", ctypes.c_double),
+                ("eager_nonfinite", ctypes.c_uint64), ("graphed_nonfinite", ctypes.c_uint64),
+                ("random", ctypes.c_uint8), ("subject", ctypes.c_uint8), ("shadow_ns", ctypes.c_uint64)]
+
+
+def utf8(text):
+    if text is None:
+        return None
+    return str(text)[:MAX_TEXT].replace("\0", " ").encode("utf-8", "replace")
+
+
+class Recorder:
+    """graphcheck_probe_event and graphcheck_probe_shadow of the injection library, once CUDA has loaded it."""
+
+    def __init__(self, library):
+        self._library = library
+        self._event = None
+        self._shadow = None
+
+    def _load(self):
+        if self._library is None:
+            return False
+        try:
+            library = ctypes.CDLL(self._library, mode=os.RTLD_NOLOAD | os.RTLD_NOW)
+        except OSError:  # not loaded yet: CUDA is not initialised, so there is nothing to record
+            return False
+        try:
+            event, shadow = library.graphcheck_probe_event, library.graphcheck_probe_shadow
+        except AttributeError:  # CUDA_INJECTION64_PATH names another tool's library: record nothing, for good
+            self._library = None
+            return False
+        event.argtypes = [ctypes.POINTER(ProbeEventRecord)]
+        event.restype = ctypes.c_int
+        shadow.argtypes = [ctypes.POINTER(ShadowRecord)]
+        shadow.restype = ctypes.c_int
+        self._event, self._shadow = event, shadow
+        return True
+
+    def emit(self, kind, origin=Origin.UNKNOWN, graph=0, pool=0, value=0, value_now=0, type_name=None, text=None,
+             frames=None):
+        """One probe event; `frames`: an exception's frames as frames.encode() gives them, None for the calling
+        thread's Python stack (taken by the recorder)."""
+        if self._event is None and not self._load():
+            return
+        try:
+            record = ProbeEventRecord(ctypes.sizeof(ProbeEventRecord), int(kind), int(origin), graph & _U64,
+                                      pool & _U64, value & _U64, value_now & _U64, utf8(type_name), utf8(text),
+                                      utf8(frames))
+            self._event(ctypes.byref(record))
+        except Exception:
+            pass
+
+    def shadow(self, record):
+        """One ShadowRecord (its `size` is filled here); the recorder takes the calling thread's Python stack."""
+        if self._shadow is None and not self._load():
+            return
+        try:
+            record.size = ctypes.sizeof(ShadowRecord)
+            self._shadow(ctypes.byref(record))
+        except Exception:
+            pass
+
+
+class _Silent:
+    """The recorder outside `graphcheck run`: nothing is sent."""
+
+    def emit(self, *args, **kwargs):
+        pass
+
+    def shadow(self, record):
+        pass
+
+
+recorder = _Silent()  # install() puts a Recorder here
+
+
+def double_bits(number):
+    """A float as the u64 of its IEEE-754 bits (events carry host values this way)."""
+    return struct.unpack("<Q", struct.pack("<d", float(number)))[0]

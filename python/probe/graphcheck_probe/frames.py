@@ -1,0 +1,81 @@
+"""Python frames as the probe sends them: an exception's traceback (the raise site first) completed by the frames that
+called the hooked function, without the probe's own frames, and within a bound that always keeps the program's
+outermost frames, so that a failure six frames deep in a library still names the program's line.
+
+Explicit frames travel as "file\\x1fline\\x1ffunction" records joined by \\x1e, innermost first
+(capture/probe_events.cc reads them)."""
+import os
+import sysconfig
+import traceback
+
+_FIELD, _FRAME = "\x1f", "\x1e"
+MAX_FRAMES = 64  # frames sent for one exception
+INNERMOST = 24  # of them, kept from the raise site; the rest of the bound goes to the program's outermost frames
+
+PROBE_DIR = os.path.dirname(os.path.abspath(__file__))
+_SITECUSTOMIZE = os.path.join(os.path.dirname(PROBE_DIR), "sitecustomize.py")
+_STDLIB = tuple(p for p in {sysconfig.get_paths().get("stdlib"), sysconfig.get_paths().get("platstdlib")} if p)
+
+
+def is_probe_file(path):
+    return path.startswith(PROBE_DIR) or path == _SITECUSTOMIZE
+
+
+def is_program_file(path):
+    """The program's own source, as core/trace/python_frames.cc judges it: not a library, the standard library,
+    generated code or the probe."""
+    if not path or path.startswith("<") or is_probe_file(path):
+        return False
+    normalized = path.replace("\\", "/")
+    if any(part in normalized for part in ("/site-packages/", "/dist-packages/", "/torch/", "/torchinductor_")):
+        return False
+    return not path.startswith(_STDLIB)
+
+
+def select(frames, is_program):
+    """At most MAX_FRAMES of `frames` (innermost first): the INNERMOST first ones, then the program's own among the
+    rest, outermost kept first when they are too many."""
+    if len(frames) <= MAX_FRAMES:
+        return frames
+    inner, rest = frames[:INNERMOST], frames[INNERMOST:]
+    program = [f for f in rest if is_program(f)]
+    budget = MAX_FRAMES - INNERMOST
+    return inner + program[-budget:]
+
+
+def exception_frames(error, caller=None):
+    """The frames of an exception's traceback, innermost first: the raise site, then the lines above it. An exception
+    caught inside a hook has not reached the program yet: `caller`, the frame that called the hooked function, and
+    its callers complete the stack. Encoded for the recorder; None when they cannot be read."""
+    try:
+        frames = list(reversed(traceback.extract_tb(error.__traceback__)))
+        if caller is not None:
+            frames += reversed(traceback.extract_stack(caller))
+        frames = [f for f in frames if not is_probe_file(f.filename)]
+        frames = select(frames, lambda f: is_program_file(f.filename))
+    except Exception:
+        return None
+    return _FRAME.join("%s%s%d%s%s" % (f.filename, _FIELD, f.lineno or 0, _FIELD, f.name) for f in frames)
+
+
+def exception_text(error):
+    try:
+        return str(error)
+    except Exception:
+        return "<unprintable %s>" % type(error).__name__
+
+
+def exception_type(error):
+    cls = type(error)
+    return cls.__qualname__ if cls.__module__ in ("builtins", None) else "%s.%s" % (cls.__module__, cls.__qualname__)
+
+
+def program_frame(frame):
+    """The innermost of `frame` and its callers that is the program's own code; None when there is none."""
+    walked = 0
+    while frame is not None and walked < 256:
+        if is_program_file(frame.f_code.co_filename):
+            return frame
+        frame = frame.f_back
+        walked += 1
+    return None

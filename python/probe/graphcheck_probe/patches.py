@@ -1,0 +1,328 @@
+"""The hooks the probe sets in torch, each installed as its module is imported (before anything that imports it can bind
+its names), and the hooks of uncaught exceptions. A hook never changes arguments or results and never raises into the
+program: if torch changed shape, that hook is simply not installed."""
+import sys
+
+from . import bridge, frames, origins, watches
+from .bridge import EventKind, Origin
+
+shadow = None  # the --shadow comparer (shadow.Shadow), set by install() when GRAPHCHECK_SHADOW asks for one
+
+
+def _record_exception(graph, error, kind=EventKind.CAPTURE_EXCEPTION, caller=None):
+    bridge.recorder.emit(kind, graph=0 if graph is None else id(graph), type_name=frames.exception_type(error),
+                         text=frames.exception_text(error), frames=frames.exception_frames(error, caller))
+
+
+def _replace(owner, name, hook, original):
+    hook.__wrapped__ = original
+    hook.__name__ = hook.__qualname__ = name
+    hook.__doc__ = getattr(original, "__doc__", None)
+    setattr(owner, name, hook)
+
+
+def _patch_graphs(module):
+    """torch.cuda.graphs: CUDAGraph.capture_begin / capture_end, the torch.cuda.graph context (and the graphs it
+    captures) and make_graphed_callables (and the callables it graphs)."""
+    graph_class = module.CUDAGraph
+    begin, end = graph_class.capture_begin, graph_class.capture_end
+    context_enter, context_exit = module.graph.__enter__, module.graph.__exit__
+    make_graphed = module.make_graphed_callables
+
+    def capture_begin(self, *args, **kwargs):
+        origin, function = origins.capture_origin(sys._getframe(1))
+        mode = kwargs.get("capture_error_mode", args[1] if len(args) > 1 else "global")
+        bridge.recorder.emit(EventKind.CAPTURE_BEGIN, origin=origin, graph=id(self), value=function,
+                             type_name=str(mode))
+        self._graphcheck_allocated_at_begin = origins.allocated_bytes()
+        self._graphcheck_origin = origin
+        watches.forget_graph(self)
+        watches.capture_started(self, origin)
+        try:
+            return begin(self, *args, **kwargs)
+        except BaseException as error:
+            _record_exception(self, error, caller=sys._getframe(1))
+            raise
+
+    def capture_end(self, *args, **kwargs):
+        try:
+            result = end(self, *args, **kwargs)
+        except BaseException as error:
+            _record_exception(self, error, caller=sys._getframe(1))
+            raise
+        bridge.recorder.emit(EventKind.CAPTURE_END, graph=id(self), pool=origins.pool_key(self),
+                             value=origins.allocated_bytes(),
+                             value_now=getattr(self, "_graphcheck_allocated_at_begin", 0))
+        try:
+            host = watches.capture_ended(self, sys._getframe(1))
+            if host is not None:
+                watches.graph_watch(self).host = host
+                watches.watch_replays(self, shadow)
+        except Exception:
+            pass
+        return result
+
+    def graph_enter(self):
+        result = context_enter(self)
+        try:
+            graph = self.cuda_graph
+            if getattr(graph, "_graphcheck_origin", Origin.USER) == Origin.USER:
+                frame = sys._getframe(1)
+                self._graphcheck_watch = (watches.CaptureWatch(graph, frame), frame.f_lineno)
+        except Exception:
+            pass
+        return result
+
+    def graph_exit(self, exc_type, exc, tb):
+        if exc is not None:
+            _record_exception(getattr(self, "cuda_graph", None), exc, caller=sys._getframe(1))
+        result = context_exit(self, exc_type, exc, tb)
+        watch = self.__dict__.pop("_graphcheck_watch", None)
+        if exc is None and watch is not None:
+            try:
+                capture, with_line = watch
+                frame = sys._getframe(1)
+                graph_watch = watches.graph_watch(self.cuda_graph)
+                if capture.end(frame):
+                    graph_watch.capture = capture
+                if shadow is not None:
+                    graph_watch.region = shadow.region(self.cuda_graph, frame, with_line)
+                watches.watch_replays(self.cuda_graph, shadow)
+            except Exception:
+                pass
+        return result
+
+    def make_graphed_callables(callables, sample_args, *args, **kwargs):
+        single = not isinstance(callables, tuple)
+        try:  # per callable: the forward it replaces (an instance's own, else None for the class's) and its inputs
+            listed = (callables,) if single else callables
+            samples = (sample_args,) if single else sample_args
+            own_forwards = [c.__dict__.get("forward") if hasattr(c, "named_parameters") else None for c in listed]
+            shapes = [watches.InputShapes.of(s) for s in samples]
+        except Exception:
+            own_forwards, shapes = [], []
+        graphed = make_graphed(callables, sample_args, *args, **kwargs)
+        if len(shapes) != (1 if single else len(callables)):
+            return graphed
+        try:
+            result = []
+            for index, callable_ in enumerate((graphed,) if single else graphed):
+                if hasattr(callable_, "named_parameters"):
+                    watches.watch_graphed_module(callable_, own_forwards[index], shapes[index], shadow)
+                    result.append(callable_)
+                else:
+                    result.append(watches.watch_graphed_function(callable_, shapes[index]))
+            return result[0] if single else tuple(result)
+        except Exception:
+            return graphed
+
+    _replace(graph_class, "capture_begin", capture_begin, begin)
+    _replace(graph_class, "capture_end", capture_end, end)
+    graph_enter.__wrapped__ = context_enter
+    module.graph.__enter__ = graph_enter
+    graph_exit.__wrapped__ = context_exit
+    module.graph.__exit__ = graph_exit
+    make_graphed_callables.__wrapped__ = make_graphed
+    make_graphed_callables.__doc__ = make_graphed.__doc__
+    module.make_graphed_callables = make_graphed_callables
+
+
+def _patch_optimizer(module):
+    """torch.optim.optimizer: every optimizer constructed is known (for the gradients a capture writes), each step
+    inside a capture is noted (its hyperparameters are baked in), and zero_grad() that detaches a graph's gradients
+    is reported where it is called."""
+    optimizer_class = module.Optimizer
+    init, zero_grad = optimizer_class.__init__, optimizer_class.zero_grad
+
+    def __init__(self, *args, **kwargs):
+        result = init(self, *args, **kwargs)
+        watches.optimizers.add(self)
+        return result
+
+    def optimizer_zero_grad(self, *args, **kwargs):
+        result = zero_grad(self, *args, **kwargs)
+        watches.host_values_changed()
+        return result
+
+    module.register_optimizer_step_pre_hook(watches.optimizer_stepping)
+    _replace(optimizer_class, "__init__", __init__, init)
+    _replace(optimizer_class, "zero_grad", optimizer_zero_grad, zero_grad)
+
+
+def _patch_module(module):
+    """torch.nn.modules.module: Module.zero_grad, which detaches gradients as the optimizer's does."""
+    module_class = module.Module
+    zero_grad = module_class.zero_grad
+
+    def module_zero_grad(self, *args, **kwargs):
+        result = zero_grad(self, *args, **kwargs)
+        watches.host_values_changed()
+        return result
+
+    _replace(module_class, "zero_grad", module_zero_grad, zero_grad)
+
+
+def _patch_lr_scheduler(module):
+    """torch.optim.lr_scheduler: each scheduler class's step(); a learning rate a graph baked in that the step
+    changed is reported at the program's call of step()."""
+    base = module.LRScheduler
+    for scheduler in [base] + [c for c in vars(module).values() if isinstance(c, type) and issubclass(c, base)]:
+        step = scheduler.__dict__.get("step")
+        if step is None or hasattr(step, "__wrapped__"):
+            continue
+
+        def make(step):
+            def scheduler_step(self, *args, **kwargs):
+                result = step(self, *args, **kwargs)
+                optimizer = getattr(self, "optimizer", None)
+                if optimizer is not None:
+                    watches.host_values_changed(optimizer)
+                return result
+
+            return scheduler_step
+
+        _replace(scheduler, "step", make(step), step)
+
+
+def _patch_cudagraph_utils(module):
+    """torch._inductor.cudagraph_utils: every reason inductor gives for running without CUDA graphs goes through
+    log_cudagraph_skip_and_bump_counter; patched before its importers bind the name."""
+    log_skip = module.log_cudagraph_skip_and_bump_counter
+
+    def log_cudagraph_skip_and_bump_counter(msg, *args, **kwargs):
+        bridge.recorder.emit(EventKind.COMPILE_SKIP, text=str(msg))
+        return log_skip(msg, *args, **kwargs)
+
+    log_cudagraph_skip_and_bump_counter.__wrapped__ = log_skip
+    module.log_cudagraph_skip_and_bump_counter = log_cudagraph_skip_and_bump_counter
+
+
+def _patch_cudagraph_trees(module):
+    """torch._inductor.cudagraph_trees: a new recording frees the outputs of the previous one that the program still
+    holds; inductor makes a later access raise ("accessing tensor output of CUDAGraphs that has been overwritten")."""
+    manager = module.CUDAGraphTreeManager
+    dealloc = manager.dealloc_current_path_weakrefs
+
+    def dealloc_current_path_weakrefs(self, *args, **kwargs):
+        try:
+            held = sum(1 for ref in self.current_node.path_live_weakrefs() if ref())
+        except Exception:
+            held = 0
+        if held:
+            bridge.recorder.emit(EventKind.OUTPUTS_INVALIDATED, value=held)
+        return dealloc(self, *args, **kwargs)
+
+    dealloc_current_path_weakrefs.__wrapped__ = dealloc
+    manager.dealloc_current_path_weakrefs = dealloc_current_path_weakrefs
+
+
+def _patch_ddp(module):
+    """torch.nn.parallel.distributed: DistributedDataParallel's constructor and _pre_forward, which every forward runs
+    before the module's own."""
+    ddp = module.DistributedDataParallel
+    init, pre_forward = ddp.__init__, ddp._pre_forward
+    torch = sys.modules["torch"]
+
+    # Without an initialized CUDA context no capture can be under way, and asking for the current stream would create
+    # a context (memory on GPU 0) in a program that never asked for one: a DDP of a CPU model over gloo.
+    def __init__(self, *args, **kwargs):
+        try:
+            on_default = torch.cuda.is_initialized() and torch.cuda.current_stream() == torch.cuda.default_stream()
+        except Exception:
+            on_default = False
+        result = init(self, *args, **kwargs)
+        bridge.recorder.emit(EventKind.DDP_CONSTRUCTED, graph=id(self), value=int(on_default),
+                             text="the default stream" if on_default else "a side stream")
+        return result
+
+    def _pre_forward(self, *args, **kwargs):
+        # The reducer counts an iteration in every forward that will synchronize gradients (prepare_for_forward).
+        counts = torch.is_grad_enabled() and getattr(self, "require_backward_grad_sync", False)
+        if not counts:
+            return pre_forward(self, *args, **kwargs)
+        forwards = self.__dict__.get("_graphcheck_forwards", 0) + 1
+        self.__dict__["_graphcheck_forwards"] = forwards
+        try:
+            capturing = torch.cuda.is_initialized() and torch.cuda.is_current_stream_capturing()
+        except Exception:
+            capturing = False
+        rebuilt_before = getattr(self, "_has_rebuilt_buckets", False)
+        try:
+            return pre_forward(self, *args, **kwargs)
+        finally:  # also when DDP's warmup work raised inside the capture, which is when the event matters most
+            if capturing:
+                rebuilt = not rebuilt_before and getattr(self, "_has_rebuilt_buckets", False)
+                bridge.recorder.emit(EventKind.DDP_CAPTURED_FORWARD, graph=id(self), value=forwards,
+                                     value_now=int(rebuilt),
+                                     text="static_graph" if getattr(self, "static_graph", False) else None)
+
+    _replace(ddp, "__init__", __init__, init)
+    _replace(ddp, "_pre_forward", _pre_forward, pre_forward)
+
+
+PATCHES = {
+    "torch.cuda.graphs": _patch_graphs,
+    "torch.optim.optimizer": _patch_optimizer,
+    "torch.optim.lr_scheduler": _patch_lr_scheduler,
+    "torch.nn.modules.module": _patch_module,
+    "torch.nn.parallel.distributed": _patch_ddp,
+    "torch._inductor.cudagraph_utils": _patch_cudagraph_utils,
+    "torch._inductor.cudagraph_trees": _patch_cudagraph_trees,
+}
+
+
+def apply(patch, module):
+    try:
+        patch(module)
+    except Exception as error:  # a torch whose shape the probe does not know: record less, never break the program
+        sys.stderr.write("graphcheck: Python probe: %s not hooked (%s: %s)\n"
+                         % (module.__name__, type(error).__name__, error))
+
+
+class PatchOnImport:
+    """A meta path finder that lets the normal finders find the modules in PATCHES and patches each right after it
+    has run, before anything that imports it can bind its names."""
+
+    def find_spec(self, name, path=None, target=None):
+        patch = PATCHES.get(name)
+        if patch is None:
+            return None
+        spec = None
+        for finder in sys.meta_path:
+            if finder is self or not hasattr(finder, "find_spec"):
+                continue
+            spec = finder.find_spec(name, path, target)
+            if spec is not None:
+                break
+        if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
+            return spec
+        exec_module = spec.loader.exec_module
+
+        def exec_and_patch(module):
+            exec_module(module)
+            apply(patch, module)
+
+        spec.loader.exec_module = exec_and_patch
+        return spec
+
+
+def hook_uncaught_exceptions():
+    """Chains sys.excepthook and threading.excepthook: the program's (or Python's) own hook still runs."""
+    import threading
+
+    previous = sys.excepthook
+
+    def excepthook(exc_type, exc, tb):
+        if exc is not None and not isinstance(exc, (KeyboardInterrupt, SystemExit)):
+            _record_exception(None, exc, EventKind.UNCAUGHT_EXCEPTION)
+        return previous(exc_type, exc, tb)
+
+    sys.excepthook = excepthook
+    previous_thread = threading.excepthook
+
+    def thread_excepthook(args):
+        if args.exc_value is not None and not isinstance(args.exc_value, SystemExit):
+            _record_exception(None, args.exc_value, EventKind.UNCAUGHT_EXCEPTION)
+        return previous_thread(args)
+
+    threading.excepthook = thread_excepthook

@@ -1,0 +1,439 @@
+"""`graphcheck run --shadow N` (GRAPHCHECK_SHADOW=N): graphs against the eager code they were captured from.
+
+- Modules graphed by make_graphed_callables: on each module's first N graphed calls, the module's own eager forward
+  runs twice on the same input, and each output is compared with the graphed call's.
+- The program's own captures whose body is one call (`with torch.cuda.graph(g): train_step()` or
+  `static_loss = step(static_x)`): on the graph's first N replays, the call runs eagerly twice from the state the
+  replay starts from, every tensor it writes in place (parameters, optimizer state, buffers), every gradient it
+  produces and every output is kept, the state is put back, and the replay is compared with it. A body that is not
+  one call, or a process with a process group (its body may issue collectives that one process cannot repeat alone),
+  is reported as not compared, with the reason.
+
+Before each eager run every random source the program can draw from is put back to where the graph started: the
+current device's CUDA generator (a graph draws from it at the offsets eager would), the CPU generator, Python's
+`random` and numpy's global state. Each comparison names the sources the eager run drew from: a draw on the host is
+one the capture froze (rng-frozen-mask). The probe's own eager work is marked (AUDIT_BEGIN / AUDIT_END) so that the
+analysis leaves it out of the program's steps. Each comparison is reduced on the GPU to the figures of a numerics
+sample, which graphcheck's numerics rule judges.
+"""
+import ast
+import linecache
+import random as python_random
+import sys
+import time
+
+from . import bridge, frames, watches
+from .bridge import EventKind, ShadowRecord, ShadowSubject
+
+_MAX_OUTPUTS = 64  # outputs of one module call compared
+_MAX_COMPARISONS = 512  # tensors of one shadowed replay compared
+
+
+class RandomState:
+    """The random sources a forward can draw from that can be put back."""
+
+    def __init__(self, torch):
+        self.generator = torch.cuda.default_generators[torch.cuda.current_device()]
+        self.cuda = self.generator.get_state()
+        self.cpu = torch.get_rng_state()
+        self.python = python_random.getstate()
+        numpy = sys.modules.get("numpy")
+        self.numpy = numpy.random.get_state() if numpy is not None else None
+
+    def restore(self, torch, cuda=None):
+        self.generator.set_state(self.cuda if cuda is None else cuda)
+        torch.set_rng_state(self.cpu)
+        python_random.setstate(self.python)
+        if self.numpy is not None:
+            sys.modules["numpy"].random.set_state(self.numpy)
+
+    def drawn(self, torch):
+        """The sources whose state moved since this was taken."""
+        sources = set()
+        if not torch.equal(self.generator.get_state(), self.cuda):
+            sources.add("cuda")
+        if not torch.equal(torch.get_rng_state(), self.cpu):
+            sources.add("cpu")
+        if python_random.getstate() != self.python:
+            sources.add("python-random")
+        numpy = sys.modules.get("numpy")
+        if numpy is not None:
+            now = numpy.random.get_state()
+            if self.numpy is None or now[2] != self.numpy[2] or not numpy.array_equal(now[1], self.numpy[1]):
+                sources.add("numpy")
+        return sources
+
+
+def _named_tensors(value, name, out):
+    """The tensors in what a call returned, by place: "output", "output 0", "output 1.logits"."""
+    if len(out) >= _MAX_OUTPUTS:
+        return out
+    if hasattr(value, "is_floating_point") and hasattr(value, "shape"):
+        out.append((name, value))
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            _named_tensors(item, "%s.%s" % (name, key), out)
+    elif isinstance(value, (tuple, list)):
+        for index, item in enumerate(value):
+            _named_tensors(item, "%s %d" % (name, index) if name == "output" else "%s.%d" % (name, index), out)
+    return out
+
+
+def _precision(torch, dtype):
+    """The math a tensor of `dtype` was computed in: autocast's dtype, TF32 for float32 where PyTorch allows it."""
+    if torch.is_autocast_enabled("cuda") and dtype in (torch.float16, torch.bfloat16, torch.float32):
+        return str(torch.get_autocast_dtype("cuda")).replace("torch.", "")
+    name = str(dtype).replace("torch.", "")
+    if name == "float32" and (torch.backends.cuda.matmul.allow_tf32 or torch.backends.cudnn.allow_tf32):
+        return "tf32"
+    return name
+
+
+def _compare(torch, graphed, eager, repeat):
+    """The figures of a numerics sample (core/numerics_sample.h) for one tensor: numel, the largest |graphed - eager|
+    over elements finite in both, its flat index, the two values there, the largest finite |eager|, the largest
+    |repeat - eager| and the non-finite counts; one synchronization."""
+    wide = torch.float64 if graphed.dtype == torch.float64 else torch.float32
+    g, e, r = (t.detach().to(wide).flatten() for t in (graphed, eager, repeat))
+    zero = torch.zeros((), dtype=wide, device=g.device)
+    e_finite, g_finite = torch.isfinite(e), torch.isfinite(g)
+    difference = torch.where(e_finite & g_finite, (g - e).abs(), zero)
+    worst = difference.argmax()
+    spread = torch.where(e_finite & torch.isfinite(r), (r - e).abs(), zero).max()
+    scale = torch.where(e_finite, e.abs(), zero).max()
+    figures = torch.stack([difference[worst], worst.to(wide), e[worst], g[worst], scale, spread,
+                           (~e_finite).sum().to(wide), (~g_finite).sum().to(wide)]).tolist()
+    error, index, eager_at, graphed_at, scale, spread, eager_bad, graphed_bad = figures
+    return dict(numel=g.numel(), max_abs_error=error, worst_index=int(index), eager_at_worst=eager_at,
+                graphed_at_worst=graphed_at, eager_abs_max=scale, eager_spread=spread,
+                eager_nonfinite=int(eager_bad), graphed_nonfinite=int(graphed_bad))
+
+
+def _comparable(torch, graphed, eager, repeat):
+    return (eager is not None and repeat is not None and isinstance(graphed, torch.Tensor)
+            and graphed.shape == eager.shape == repeat.shape and graphed.numel() > 0
+            and not graphed.is_complex() and graphed.dtype != torch.bool)
+
+
+def _send(subject, owner, owner_type, call, name, tensor, figures, draws, shadow_ns, torch):
+    record = ShadowRecord(call=call, module=owner, module_type=bridge.utf8(owner_type), name=bridge.utf8(name),
+                          dtype=bridge.utf8(str(tensor.dtype).replace("torch.", "")),
+                          precision=bridge.utf8(_precision(torch, tensor.dtype)),
+                          draws=bridge.utf8(",".join(sorted(draws))), random=0, subject=int(subject),
+                          shadow_ns=shadow_ns, **figures)
+    bridge.recorder.shadow(record)
+
+
+# --- the program's captures: which call a capture's body made ---------------------------------------------------
+
+_SIMPLE = (ast.Name, ast.Attribute, ast.Constant)
+_trees = {}  # file -> its parsed module (None when it does not parse)
+
+
+def _simple(node):
+    while isinstance(node, ast.Attribute):
+        node = node.value
+    return isinstance(node, _SIMPLE)
+
+
+def _with_statement(path, line):
+    tree = _trees.get(path)
+    if path not in _trees:
+        try:
+            tree = ast.parse("".join(linecache.getlines(path)), path)
+        except (SyntaxError, ValueError):
+            tree = None
+        _trees[path] = tree
+    if tree is None:
+        return None
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.With, ast.AsyncWith)) and node.lineno <= line and (
+                line < node.body[0].lineno or line == node.lineno):
+            return node
+    return None
+
+
+class Region:
+    """The call a capture's body made, evaluated in the capturing frame when the capture ended, with the capture's
+    static outputs by name; or why it cannot be run again (`reason`)."""
+
+    def __init__(self, graph, frame, with_line):
+        self.graph_id = id(graph)
+        self.reason = None
+        self.label = "the captured region"
+        self.function, self.args, self.kwargs, self.outputs = None, (), {}, []
+        self.names = {}
+        self.skip_reported = False
+        try:
+            self._identify(frame, with_line)
+        except Exception as error:
+            self.reason = "its body could not be read (%s)" % type(error).__name__
+
+    def _identify(self, frame, with_line):
+        statement = _with_statement(frame.f_code.co_filename, with_line)
+        if statement is None:
+            self.reason = "its source could not be read"
+            return
+        if len(statement.body) != 1:
+            self.reason = "its body is %d statements, not one call" % len(statement.body)
+            return
+        body = statement.body[0]
+        call, targets = None, []
+        if isinstance(body, ast.Expr) and isinstance(body.value, ast.Call):
+            call = body.value
+        elif isinstance(body, ast.Assign) and isinstance(body.value, ast.Call) and len(body.targets) == 1:
+            call = body.value
+            target = body.targets[0]
+            targets = target.elts if isinstance(target, ast.Tuple) else [target]
+        if call is None or not all(isinstance(t, ast.Name) for t in targets):
+            self.reason = "its body is not one call of a function or module"
+            return
+        if not (_simple(call.func) and all(_simple(a) for a in call.args)
+                and all(k.arg is not None and _simple(k.value) for k in call.keywords)):
+            self.reason = "its call's arguments are not plain names or constants"
+            return
+
+        def evaluate(node):
+            expression = ast.fix_missing_locations(ast.Expression(body=node))
+            return eval(compile(expression, frame.f_code.co_filename, "eval"), frame.f_globals, frame.f_locals)
+
+        self.function = evaluate(call.func)
+        self.args = tuple(evaluate(a) for a in call.args)
+        self.kwargs = {k.arg: evaluate(k.value) for k in call.keywords}
+        self.label = getattr(self.function, "__qualname__", None) or type(self.function).__name__
+        values = frame.f_locals
+        for target in targets:
+            self.outputs.append((target.id, values.get(target.id, frame.f_globals.get(target.id))))
+        self.names = watches.parameter_names(frame)
+
+
+def _written_names(torch, names, written):
+    """What each tensor a region's call wrote is, role first (the numerics rule reads the role): "parameter
+    model.fc.weight", "buffer model.bn.running_mean", "state Adam exp_avg of model.fc.weight"."""
+    labels = {}
+    for key, (tensor, _) in written.items():
+        if key in names:
+            role = "parameter" if isinstance(tensor, torch.nn.Parameter) else "buffer"
+            labels[key] = "%s %s" % (role, names[key])
+    for optimizer in list(watches.optimizers):
+        kind = type(optimizer).__name__
+        for parameter, state in list(optimizer.state.items()):
+            owner = names.get(id(parameter), "a parameter")
+            for key, value in state.items():
+                if id(value) in written:
+                    labels.setdefault(id(value), "state %s %s of %s" % (kind, key, owner))
+    for key, (tensor, _) in written.items():
+        labels.setdefault(key, "state a %s tensor the call writes" % watches.describe_shape(tuple(tensor.shape),
+                                                                                         tensor.dtype))
+    return labels
+
+
+def _parameters():
+    """The parameters whose gradients a region may produce: those of every optimizer."""
+    found = {}
+    for optimizer in list(watches.optimizers):
+        for group in optimizer.param_groups:
+            for parameter in group["params"]:
+                found[id(parameter)] = parameter
+    return list(found.values())
+
+
+def _write_recorder(torch):
+    """A dispatch mode that keeps a copy of every tensor an op writes in place (or into out=) before its first write,
+    leaving out the tensors made during the run."""
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    class WriteRecorder(TorchDispatchMode):
+        def __init__(self):
+            super().__init__()
+            self.saved = {}  # id -> (tensor, its values before the run)
+            self.created = set()
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            kwargs = kwargs or {}
+            positional = 0
+            for argument in func._schema.arguments:
+                if argument.kwarg_only:
+                    value = kwargs.get(argument.name)
+                else:
+                    value = args[positional] if positional < len(args) else kwargs.get(argument.name)
+                    positional += 1
+                alias = argument.alias_info
+                if alias is None or not alias.is_write:
+                    continue
+                for tensor in value if isinstance(value, (list, tuple)) else (value,):
+                    if (isinstance(tensor, torch.Tensor) and id(tensor) not in self.saved
+                            and id(tensor) not in self.created):
+                        self.saved[id(tensor)] = (tensor, tensor.detach().clone())
+            result = func(*args, **kwargs)
+            inputs = {id(a) for a in args if isinstance(a, torch.Tensor)}
+            for value in result if isinstance(result, (list, tuple)) else (result,):
+                if isinstance(value, torch.Tensor) and id(value) not in inputs:
+                    self.created.add(id(value))
+            return result
+
+    return WriteRecorder()
+
+
+class Shadow:
+    """Compares graphed calls and replays with their eager code, on the first `calls` of each."""
+
+    def __init__(self, calls):
+        self.calls = calls
+
+    def _audit(self, kind, owner):
+        bridge.recorder.emit(kind, graph=owner)
+
+    # --- modules graphed by make_graphed_callables ---------------------------------------------------------------
+
+    def module_call(self, module, watch, graphed, args, kwargs):
+        import torch
+
+        if torch.cuda.is_current_stream_capturing():
+            return graphed()
+        state = RandomState(torch)  # what the graphed forward draws from
+        result = graphed()
+        try:
+            self._compare_module(torch, module, watch, state, args, kwargs, result)
+        except Exception:
+            pass
+        return result
+
+    def _compare_module(self, torch, module, watch, state, args, kwargs, graphed):
+        started = time.perf_counter_ns()
+        after_replay = state.generator.get_state()
+        # Every buffer slot with its tensor and a copy of its values: a forward may update a buffer in place (running
+        # statistics) or rebind it (`self.count = self.count + 1`); both are undone.
+        buffers = [(owner._buffers, name, tensor, tensor.clone()) for owner in module.modules()
+                   for name, tensor in owner._buffers.items() if tensor is not None]
+        eager_forward = watch.own_forward or type(module).forward.__get__(module)
+        runs, drawn = [], set()
+        self._audit(EventKind.AUDIT_BEGIN, watch.module_id)
+        try:
+            for _ in range(2):
+                state.restore(torch)
+                try:
+                    runs.append(eager_forward(*args, **kwargs))
+                finally:
+                    drawn |= state.drawn(torch)
+                    with torch.no_grad():
+                        for slots, name, tensor, saved in buffers:
+                            slots[name] = tensor
+                            tensor.copy_(saved)
+        finally:
+            state.restore(torch, cuda=after_replay)
+            self._audit(EventKind.AUDIT_END, watch.module_id)
+        eager, repeat = (dict(_named_tensors(run, "output", [])) for run in runs)
+        compared = []
+        for name, tensor in _named_tensors(graphed, "output", []):
+            first, second = eager.get(name), repeat.get(name)
+            if tensor.is_floating_point() and _comparable(torch, tensor, first, second):
+                compared.append((name, tensor, _compare(torch, tensor, first, second)))
+        elapsed = time.perf_counter_ns() - started
+        for name, tensor, figures in compared:
+            _send(ShadowSubject.MODULE_FORWARD, watch.module_id, type(module).__name__, watch.calls, name, tensor,
+                  figures, drawn, elapsed, torch)
+
+    # --- the program's captures ----------------------------------------------------------------------------------
+
+    def region(self, graph, frame, with_line):
+        return Region(graph, frame, with_line)
+
+    def replay(self, graph, watch, replay):
+        import torch
+
+        region = watch.region
+        reason = region.reason
+        distributed = sys.modules.get("torch.distributed")
+        if reason is None and distributed is not None and distributed.is_available() and distributed.is_initialized():
+            reason = "a process group is initialized: its body may issue collectives that one process cannot repeat"
+        if reason is None and torch.cuda.is_current_stream_capturing():
+            return replay()
+        if reason is not None:
+            if not region.skip_reported:
+                region.skip_reported = True
+                bridge.recorder.emit(EventKind.SHADOW_SKIPPED, graph=region.graph_id, text=reason,
+                                     type_name=region.label)
+            return replay()
+        state = RandomState(torch)
+        started = time.perf_counter_ns()
+        try:
+            runs, drawn, parameters = self._run_region(torch, region, state)
+        except Exception as error:
+            state.restore(torch)
+            region.reason = "running its call again raised %s: %s" % (
+                frames.exception_type(error), frames.exception_text(error)[:200])
+            return self.replay(graph, watch, replay)
+        state.restore(torch)  # the replay draws from where the eager runs did
+        result = replay()
+        try:
+            self._compare_region(torch, region, watch.replays, runs, drawn, parameters, started)
+        except Exception:
+            pass
+        return result
+
+    def _run_region(self, torch, region, state):
+        """Runs the region's call twice from the current state, each time keeping what it wrote and returned, and puts
+        the state back after each run."""
+        parameters = _parameters()
+        grads = [(p, p.grad, None if p.grad is None else p.grad.detach().clone()) for p in parameters]
+        runs, drawn = [], set()
+        self._audit(EventKind.AUDIT_BEGIN, region.graph_id)
+        try:
+            for _ in range(2):
+                state.restore(torch)
+                recorder = _write_recorder(torch)
+                run = {"written": {}, "grads": {}, "outputs": {}}
+                try:
+                    with recorder:
+                        returned = region.function(*region.args, **region.kwargs)
+                    drawn |= state.drawn(torch)
+                    for key, (tensor, _) in recorder.saved.items():
+                        run["written"][key] = (tensor, tensor.detach().clone())
+                    for parameter, _, _ in grads:
+                        if parameter.grad is not None:
+                            run["grads"][id(parameter)] = parameter.grad.detach().clone()
+                    run["outputs"] = dict(_named_tensors(returned, "output", []))
+                finally:
+                    with torch.no_grad():
+                        for tensor, before in recorder.saved.values():
+                            tensor.copy_(before)
+                        for parameter, grad, before in grads:
+                            parameter.grad = grad
+                            if grad is not None:
+                                grad.copy_(before)
+                runs.append(run)
+        finally:
+            self._audit(EventKind.AUDIT_END, region.graph_id)
+        return runs, drawn, parameters
+
+    def _compare_region(self, torch, region, replay_number, runs, drawn, parameters, started):
+        first, second = runs
+        labels = _written_names(torch, region.names, first["written"])
+        grad_ids = {id(p.grad) for p in parameters if p.grad is not None}
+        compared = []
+        for key, (tensor, eager) in first["written"].items():
+            repeat = second["written"].get(key, (None, None))[1]
+            if key not in grad_ids and _comparable(torch, tensor, eager, repeat):
+                compared.append((labels[key], tensor, eager, repeat))
+        for parameter in parameters:
+            grad, eager, repeat = parameter.grad, first["grads"].get(id(parameter)), second["grads"].get(id(parameter))
+            if grad is not None and _comparable(torch, grad, eager, repeat):
+                compared.append(("gradient %s" % region.names.get(id(parameter), "of a parameter"), grad, eager,
+                                 repeat))
+        returned = [(name, value) for name, value in region.outputs if isinstance(value, torch.Tensor)]
+        if len(returned) == 1 and "output" in first["outputs"]:
+            eager, repeat = first["outputs"]["output"], second["outputs"].get("output")
+            if _comparable(torch, returned[0][1], eager, repeat):
+                compared.append(("output %s" % returned[0][0], returned[0][1], eager, repeat))
+        else:
+            for index, (name, tensor) in enumerate(returned):
+                eager, repeat = first["outputs"].get("output %d" % index), second["outputs"].get("output %d" % index)
+                if _comparable(torch, tensor, eager, repeat):
+                    compared.append(("output %s" % name, tensor, eager, repeat))
+        figures = [(name, tensor, _compare(torch, tensor, eager, repeat))
+                   for name, tensor, eager, repeat in compared[:_MAX_COMPARISONS]]
+        elapsed = time.perf_counter_ns() - started
+        for name, tensor, figure in figures:
+            _send(ShadowSubject.CAPTURED_REGION, region.graph_id, region.label, replay_number, name, tensor, figure,
+                  drawn, elapsed, torch)

@@ -1,0 +1,532 @@
+"""What a graph baked in at capture, watched while it is replayed: a change becomes an event at the replay (or at the
+call that made it), and graphcheck's analyzers judge it.
+
+- Modules graphed by make_graphed_callables (ModuleWatch): their graphs read the parameter objects they held then (a
+  parameter's new .data is copied in on every call, a new parameter object is not seen), their buffers' memory, the
+  Python numbers their forward read (`self.scale`), and inputs of the captured shapes and dtypes (InputShapes: a call
+  with another shape raises copying it into the static input, or broadcasts into it silently).
+- Manual captures (CaptureWatch): the capturing frame's names that held CUDA tensors the body read (static inputs, by
+  address) and bound to CUDA tensors (static outputs); replays from the same function must find the inputs where they
+  were, and no replay should find the program holding ever more references to an output.
+- Host state of a capture (HostStateWatch): the numeric hyperparameters of every optimizer whose step() ran inside the
+  capture (a float learning rate is baked into the graph; a tensor one is read at each replay), and the .grad tensors
+  the graph writes for an optimizer that steps outside it (`zero_grad()` setting them to None detaches them).
+
+Looks happen on the first calls and replays and then at exponentially spaced ones (due), after which the per-replay
+hook is removed; changes made by an LR scheduler's step() or by zero_grad() are seen at that call, whenever it is.
+"""
+import sys
+import threading
+import weakref
+
+from . import bridge, frames
+from .bridge import EventKind, Origin
+
+# Calls of a graphed module and replays of a watched graph that are looked at: the first FIRST_LOOKS, then the powers
+# of two up to LAST_LOOK; after that the replay hook is removed.
+FIRST_LOOKS = 8
+LAST_LOOK = 4096
+_HELD_GROWTH = 3  # looks in a row at which the program held more references to an output: outputs kept across replays
+_MAX_ATTRIBUTES = 256  # numeric attributes of one graphed module watched
+_MAX_HYPERPARAMETERS = 256  # per capture
+
+
+def due(n):
+    return n <= FIRST_LOOKS or (n & (n - 1)) == 0
+
+
+def is_cuda_tensor(value):
+    try:
+        return bool(value.is_cuda) and callable(value.data_ptr)
+    except Exception:
+        return False
+
+
+def address(tensor):
+    try:
+        return int(tensor.data_ptr())
+    except Exception:
+        return 0
+
+
+def _references(tensor):
+    """References the program holds to a tensor's memory: to the Python object, and to its storage through other
+    tensors (views, detached copies)."""
+    count = sys.getrefcount(tensor)
+    try:
+        import torch
+
+        count += torch._C._storage_Use_Count(tensor.untyped_storage()._cdata)
+    except Exception:
+        pass
+    return count
+
+
+def _emit_rebound(origin, graph_id, role, name, captured, now):
+    bridge.recorder.emit(EventKind.STATE_REBOUND, origin=origin, graph=graph_id, value=captured, value_now=now,
+                         type_name=role, text=name)
+
+
+def _emit_host_change(graph_id, role, name, captured, now, attributed):
+    """HOST_VALUE_CHANGED: numbers travel as their IEEE-754 bits, gradients as addresses (0: None); `attributed`: the
+    calling thread's stack is the call that made the change (a scheduler's step(), zero_grad())."""
+    bridge.recorder.emit(EventKind.HOST_VALUE_CHANGED, graph=graph_id, pool=int(attributed), value=captured,
+                         value_now=now, type_name=role, text=name)
+
+
+def describe_shape(shape, dtype):
+    return "%s %s" % ("x".join(str(d) for d in shape) or "scalar", str(dtype).replace("torch.", ""))
+
+
+class InputShapes:
+    """The tensors a graphed callable was captured with (make_graphed_callables' sample_args, flattened as it
+    flattens the arguments of every call), and the calls that passed others."""
+
+    def __init__(self, leaves):
+        self.captured = None if leaves is None else [(tuple(t.shape), t.dtype) for t in leaves]
+        self.reported = set()
+
+    @staticmethod
+    def of(sample_args):
+        """The shapes of one callable's sample_args; none known (nothing checked) where torch cannot flatten them."""
+        try:
+            import torch
+
+            return InputShapes(torch.utils._pytree.arg_tree_leaves(*sample_args))
+        except Exception:
+            return InputShapes(None)
+
+    def changes(self, leaves):
+        """(key, index, description) of each input whose shape or dtype differs from the capture's, not reported
+        yet."""
+        found = []
+        if self.captured is None:
+            return found
+        if len(leaves) != len(self.captured):
+            key = ("count", len(leaves))
+            if key not in self.reported:
+                found.append((key, -1, "%d inputs, captured with %d" % (len(leaves), len(self.captured))))
+            return found
+        for index, (tensor, (shape, dtype)) in enumerate(zip(leaves, self.captured)):
+            now = (tuple(getattr(tensor, "shape", ())), getattr(tensor, "dtype", None))
+            if now == (shape, dtype) or (index, now) in self.reported:
+                continue
+            found.append(((index, now), index, "input %d: %s, captured %s" % (
+                index, describe_shape(*now), describe_shape(shape, dtype))))
+        return found
+
+    def call(self, graph_id, function, args, kwargs):
+        """Runs `function` (the graphed callable) and sends an INPUT_SHAPE_CHANGED event for each input of another
+        shape, saying whether PyTorch raised copying it into the static input or copied it silently."""
+        changes = []
+        if self.captured is not None:
+            try:
+                import torch
+
+                plain = not kwargs and all(isinstance(a, torch.Tensor) for a in args)
+                changes = self.changes(args if plain else torch.utils._pytree.arg_tree_leaves(*args))
+            except Exception:
+                pass
+        if not changes:
+            return function(*args, **kwargs)
+        try:
+            result = function(*args, **kwargs)
+        except BaseException as error:
+            for key, index, text in changes:
+                self.reported.add(key)
+                bridge.recorder.emit(EventKind.INPUT_SHAPE_CHANGED, origin=Origin.GRAPHED_CALLABLES, graph=graph_id,
+                                     value=index & 0xFFFFFFFF, type_name="raised",
+                                     text="%s\n%s: %s" % (text, frames.exception_type(error),
+                                                          frames.exception_text(error)))
+            raise
+        for key, index, text in changes:
+            self.reported.add(key)
+            how = "converted" if key[0] != "count" and key[1][0] == self.captured[index][0] else "broadcast"
+            bridge.recorder.emit(EventKind.INPUT_SHAPE_CHANGED, origin=Origin.GRAPHED_CALLABLES, graph=graph_id,
+                                 value=index & 0xFFFFFFFF, type_name=how, text=text)
+        return result
+
+
+def _numeric_attributes(module):
+    """(submodule, path, name, value) of the int and float attributes that a module's or submodule's forward reads
+    as `self.NAME`: make_graphed_callables' graphs keep the values they had at capture."""
+    found = []
+    if not hasattr(module, "named_modules"):
+        return found
+    for path, sub in module.named_modules():
+        code = getattr(getattr(type(sub), "forward", None), "__code__", None)
+        read = set(code.co_names) if code is not None else set()
+        for name, value in vars(sub).items():
+            if name.startswith("_") or type(value) not in (int, float) or name not in read:
+                continue
+            found.append((weakref.ref(sub), path, name, value))
+            if len(found) >= _MAX_ATTRIBUTES:
+                return found
+    return found
+
+
+class ModuleWatch:
+    """A module graphed by make_graphed_callables."""
+
+    def __init__(self, module, own_forward, shapes):
+        self.module = weakref.ref(module)  # the watch must not keep a module the program dropped
+        self.module_id = id(module)
+        # make_graphed_callables replays its graphs only in the training mode it captured them in (else it runs
+        # the forward it replaced: the instance's own, `own_forward`, else its class's).
+        self.training = getattr(module, "training", None)
+        self.own_forward = own_forward
+        self.shapes = shapes
+        self.parameters = {name: (id(p), address(p)) for name, p in module.named_parameters()}
+        self.buffers = {name: address(b) for name, b in module.named_buffers() if is_cuda_tensor(b)}
+        self.attributes = _numeric_attributes(module)
+        self.reported = set()
+        self.calls = 0
+
+    def look(self):
+        module = self.module()
+        if module is None:
+            return
+        for name, parameter in module.named_parameters():
+            captured = self.parameters.get(name)
+            if captured is not None and name not in self.reported and id(parameter) != captured[0]:
+                self.reported.add(name)
+                _emit_rebound(Origin.GRAPHED_CALLABLES, self.module_id, "parameter", name, captured[1],
+                              address(parameter))
+        for name, buffer in module.named_buffers():
+            captured = self.buffers.get(name)
+            if captured is not None and name not in self.reported and address(buffer) != captured:
+                self.reported.add(name)
+                _emit_rebound(Origin.GRAPHED_CALLABLES, self.module_id, "buffer", name, captured, address(buffer))
+        for sub, path, name, captured in self.attributes:
+            owner = sub()
+            key = (path, name)
+            if owner is None or key in self.reported:
+                continue
+            now = getattr(owner, name, captured)
+            if type(now) in (int, float) and now != captured:
+                self.reported.add(key)
+                label = "%s.%s" % (path, name) if path else "%s.%s" % (type(owner).__name__, name)
+                _emit_host_change(self.module_id, "module-attribute", label, bridge.double_bits(captured),
+                                  bridge.double_bits(now), attributed=False)
+
+
+def watch_graphed_module(module, own_forward, shapes, shadow):
+    """Wraps the forward make_graphed_callables gave `module`. `own_forward`: the instance's own forward that it
+    replaced, None for its class's; `shapes`: its InputShapes; `shadow`: the --shadow comparer, None when off. The
+    wrapper stays for the shape check (a Python call per graphed call); the looks stop after LAST_LOOK calls."""
+    graphed_forward = module.__dict__.get("forward")
+    if graphed_forward is None:
+        return
+    watch = ModuleWatch(module, own_forward, shapes)
+
+    def forward(*args, **kwargs):
+        watch.calls += 1
+        if watch.calls <= LAST_LOOK and due(watch.calls):
+            try:
+                watch.look()
+            except Exception:
+                pass
+        if getattr(module, "training", None) != watch.training:  # make_graphed_callables runs the eager forward
+            return graphed_forward(*args, **kwargs)
+        if shadow is not None and watch.calls <= shadow.calls:
+            return shadow.module_call(module, watch, lambda: shapes.call(watch.module_id, graphed_forward, args, kwargs),
+                                      args, kwargs)
+        return shapes.call(watch.module_id, graphed_forward, args, kwargs)
+
+    module.forward = forward
+
+
+def watch_graphed_function(function, shapes):
+    """A plain callable graphed by make_graphed_callables, wrapped so that its calls' shapes are checked."""
+
+    def graphed_function(*args, **kwargs):
+        return shapes.call(id(graphed_function), function, args, kwargs)
+
+    graphed_function.__wrapped__ = function
+    graphed_function.__doc__ = getattr(function, "__doc__", None)
+    return graphed_function
+
+
+# Instructions that load or store a variable (CPython 3.10-3.14), with the variables of their argument, in order;
+# the superinstructions of 3.13+ name two.
+_LOADS = {"LOAD_FAST", "LOAD_FAST_CHECK", "LOAD_FAST_AND_CLEAR", "LOAD_FAST_BORROW", "LOAD_FAST_LOAD_FAST",
+          "LOAD_FAST_BORROW_LOAD_FAST_BORROW", "LOAD_NAME", "LOAD_GLOBAL", "LOAD_DEREF", "LOAD_CLASSDEREF"}
+_STORES = {"STORE_FAST", "STORE_FAST_STORE_FAST", "STORE_NAME", "STORE_GLOBAL", "STORE_DEREF"}
+
+
+def _names_used(code, start, end):
+    """The variables the instructions of `code` strictly between byte offsets `start` and `end` (a with block's body)
+    load and store."""
+    import dis
+
+    loaded, stored = set(), set()
+    for instruction in dis.get_instructions(code):
+        if not start < instruction.offset < end:
+            continue
+        names = instruction.argval if isinstance(instruction.argval, tuple) else (instruction.argval,)
+        names = [n for n in names if isinstance(n, str)]
+        if instruction.opname in _LOADS:
+            loaded.update(names)
+        elif instruction.opname in _STORES:
+            stored.update(names)
+        elif instruction.opname == "STORE_FAST_LOAD_FAST" and len(names) == 2:
+            stored.add(names[0])
+            loaded.add(names[1])
+    return loaded, stored
+
+
+class CaptureWatch:
+    """A manual capture (torch.cuda.graph) of the program's: its static inputs and outputs, by name."""
+
+    def __init__(self, graph, frame):
+        self.graph_id = id(graph)
+        self.code = frame.f_code
+        self.start = frame.f_lasti
+        self.with_line = frame.f_lineno
+        self.before = {name: address(v) for name, v in frame.f_locals.items() if is_cuda_tensor(v)}
+        self.inputs, self.outputs, self.held, self.reported = {}, {}, {}, set()
+
+    def end(self, frame):
+        loaded, stored = _names_used(self.code, self.start, frame.f_lasti)
+        self.inputs = {name: self.before[name] for name in loaded - stored if name in self.before}
+        values = frame.f_locals
+        self.outputs = {name: values[name] for name in stored if is_cuda_tensor(values.get(name))}
+        self.before = None
+        return bool(self.inputs or self.outputs)
+
+    def look(self, frame):
+        if frame.f_code is self.code:
+            values = frame.f_locals
+            for name, captured in self.inputs.items():
+                now = values.get(name)
+                if name not in self.reported and is_cuda_tensor(now) and address(now) != captured:
+                    self.reported.add(name)
+                    _emit_rebound(Origin.USER, self.graph_id, "static-input", name, captured, address(now))
+        for name, tensor in self.outputs.items():
+            if name in self.reported:
+                continue
+            count = _references(tensor)
+            history = self.held.setdefault(name, [])
+            if history and count <= history[-1]:
+                history.clear()
+            history.append(count)
+            if len(history) > _HELD_GROWTH:
+                self.reported.add(name)
+                bridge.recorder.emit(EventKind.OUTPUTS_HELD, origin=Origin.USER, graph=self.graph_id,
+                                     value=history[-1] - history[0], text=name)
+
+
+# Every optimizer the program constructed (Optimizer.__init__ is hooked), for the parameters a capture may write.
+optimizers = weakref.WeakSet()
+# Host-state watches of graphs still alive, for the scheduler and zero_grad hooks.
+_host_watches = weakref.WeakSet()
+_capturing = threading.local()  # .state: the CaptureState of the capture under way on this thread
+
+
+def parameter_names(frame):
+    """id(tensor) -> "model.fc1.weight" for the parameters and buffers of the modules the capturing frame can name
+    (its locals and its module's globals)."""
+    names = {}
+    try:
+        import torch
+
+        Module = torch.nn.Module
+        scopes = [frame.f_locals] if frame.f_locals is frame.f_globals else [frame.f_locals, frame.f_globals]
+        for scope in scopes:
+            for variable, value in list(scope.items()):
+                if isinstance(value, Module):
+                    for name, tensor in value.named_parameters():
+                        names.setdefault(id(tensor), "%s.%s" % (variable, name))
+                    for name, tensor in value.named_buffers():
+                        names.setdefault(id(tensor), "%s.%s" % (variable, name))
+    except Exception:
+        pass
+    return names
+
+
+def _numbers(value, suffix=""):
+    """(suffix, float) of a hyperparameter's numbers: itself, or each element of a tuple such as Adam's betas."""
+    if type(value) in (int, float):
+        yield suffix, float(value)
+    elif isinstance(value, (tuple, list)) and len(value) <= 8:
+        for index, item in enumerate(value):
+            yield from _numbers(item, "%s[%d]" % (suffix, index))
+
+
+def _number_at(group, key, suffix):
+    value = group.get(key)
+    for part in suffix.strip("[]").split("]["):
+        if part:
+            try:
+                value = value[int(part)]
+            except Exception:
+                return None
+    return value
+
+
+class CaptureState:
+    """What a capture under way needs at its end: the optimizers that stepped inside it and the gradients before it."""
+
+    def __init__(self, graph, origin):
+        self.graph_id = id(graph)
+        self.origin = origin
+        self.stepped = []
+        self.grads_before = []
+        for optimizer in list(optimizers):
+            for group in optimizer.param_groups:
+                for parameter in group["params"]:
+                    grad = parameter.grad
+                    self.grads_before.append((parameter, None if grad is None else id(grad),
+                                              None if grad is None else grad._version))
+
+
+class HostStateWatch:
+    """The host values a capture baked in: float hyperparameters of the optimizers that stepped inside it, and the
+    gradients it writes for optimizers stepping outside it."""
+
+    def __init__(self, state, names):
+        self.graph_id = state.graph_id
+        self.hyperparameters = []  # (optimizer ref, group index, key, suffix, label, value at capture)
+        for optimizer in state.stepped:
+            kind = type(optimizer).__name__
+            for index, group in enumerate(optimizer.param_groups):
+                for key, value in group.items():
+                    if key in ("params", "param_names"):
+                        continue
+                    for suffix, number in _numbers(value):
+                        label = "%s param_groups[%d].%s%s" % (kind, index, key, suffix)
+                        self.hyperparameters.append((weakref.ref(optimizer), index, key, suffix, label, number))
+        del self.hyperparameters[_MAX_HYPERPARAMETERS:]
+        stepped = {id(p) for optimizer in state.stepped for g in optimizer.param_groups for p in g["params"]}
+        self.grads = []  # (parameter ref, id of its grad, address, label)
+        for parameter, grad_id, version in state.grads_before:
+            grad = parameter.grad
+            if grad is None or id(parameter) in stepped or (id(grad) == grad_id and grad._version == version):
+                continue
+            label = names.get(id(parameter), "a %s parameter" % describe_shape(tuple(parameter.shape),
+                                                                                 parameter.dtype))
+            self.grads.append((weakref.ref(parameter), id(grad), address(grad), label))
+        self.reported = set()
+
+    def __bool__(self):
+        return bool(self.hyperparameters or self.grads)
+
+    def look(self, attributed=False, optimizer=None):
+        for optimizer_ref, index, key, suffix, label, captured in self.hyperparameters:
+            owner = optimizer_ref()
+            if owner is None or label in self.reported or (optimizer is not None and owner is not optimizer):
+                continue
+            try:
+                now = _number_at(owner.param_groups[index], key, suffix)
+            except Exception:
+                continue
+            if type(now) not in (int, float) or float(now) == captured:
+                continue  # a tensor now: the program moved to a value the graph reads at replay, or not a number
+            self.reported.add(label)
+            _emit_host_change(self.graph_id, "optimizer-hyperparameter", label, bridge.double_bits(captured),
+                              bridge.double_bits(now), attributed)
+        if optimizer is not None:
+            return
+        for parameter_ref, grad_id, captured, label in self.grads:
+            parameter = parameter_ref()
+            if parameter is None or label in self.reported:
+                continue
+            grad = parameter.grad
+            if grad is not None and id(grad) == grad_id:
+                continue
+            self.reported.add(label)
+            _emit_host_change(self.graph_id, "grad", label, captured, 0 if grad is None else address(grad), attributed)
+
+
+def capture_started(graph, origin):
+    try:
+        _capturing.state = CaptureState(graph, origin)
+    except Exception:
+        _capturing.state = None
+
+
+def capture_ended(graph, frame):
+    """The HostStateWatch of the capture that just ended on this thread (None when it baked in nothing watched)."""
+    state = getattr(_capturing, "state", None)
+    _capturing.state = None
+    if state is None or state.graph_id != id(graph):
+        return None
+    try:
+        watch = HostStateWatch(state, parameter_names(frames.program_frame(frame) or frame))
+    except Exception:
+        return None
+    if not watch:
+        return None
+    _host_watches.add(watch)
+    return watch
+
+
+def optimizer_stepping(optimizer, args, kwargs):
+    """torch.optim's global step pre-hook: an optimizer stepping inside a capture bakes its hyperparameters in."""
+    state = getattr(_capturing, "state", None)
+    if state is not None and not any(o is optimizer for o in state.stepped):
+        state.stepped.append(optimizer)
+
+
+def host_values_changed(optimizer=None):
+    """After an LR scheduler's step() (`optimizer`: its optimizer) or a zero_grad(): a change of what a live graph
+    baked in is reported at this call."""
+    for watch in list(_host_watches):
+        try:
+            watch.look(attributed=True, optimizer=optimizer)
+        except Exception:
+            pass
+
+
+class GraphWatch:
+    """Everything watched on one captured graph's replays."""
+
+    def __init__(self, graph):
+        self.graph_id = id(graph)
+        self.capture = None  # CaptureWatch
+        self.host = None  # HostStateWatch
+        self.region = None  # shadow.Region, under --shadow
+        self.replays = 0
+
+
+def graph_watch(graph):
+    watch = graph.__dict__.get("_graphcheck_watch")
+    if watch is None:
+        watch = graph.__dict__["_graphcheck_watch"] = GraphWatch(graph)
+    return watch
+
+
+def forget_graph(graph):
+    """A graph captured again: its earlier capture's watch ends."""
+    graph.__dict__.pop("replay", None)
+    graph.__dict__.pop("_graphcheck_watch", None)
+
+
+def watch_replays(graph, shadow):
+    """Wraps `graph.replay` on this graph object only. The wrapper holds the graph weakly (a graph the program drops
+    must free its pool at once, not at the next cyclic collection) and calls the class's replay. `shadow`: the
+    --shadow comparer, None when off."""
+    watch = graph_watch(graph)
+    if (watch.capture is None and watch.host is None and watch.region is None) or "replay" in graph.__dict__:
+        return
+    replay, graph_ref = type(graph).replay, weakref.ref(graph)
+
+    def replay_and_look(*args, **kwargs):
+        this = graph_ref()
+        watch.replays += 1
+        if due(watch.replays):
+            try:
+                if watch.capture is not None:
+                    watch.capture.look(sys._getframe(1))
+                if watch.host is not None:
+                    watch.host.look()
+            except Exception:
+                pass
+        shadowed = 0 if shadow is None or watch.region is None else shadow.calls
+        if watch.replays <= shadowed:
+            return shadow.replay(this, watch, lambda: replay(this, *args, **kwargs))
+        if watch.replays >= max(LAST_LOOK, shadowed) and this.__dict__.get("replay") is replay_and_look:
+            del this.replay
+        return replay(this, *args, **kwargs)
+
+    graph.replay = replay_and_look

@@ -1,0 +1,69 @@
+"""The Python probe and the C++ side agree on every number and layout they share: the probe's event kinds, capture
+origins and shadow subjects (python/probe/graphcheck_probe/bridge.py) are core/trace/events.h's enums, value for
+value, and its ctypes records are capture/probe_abi.h's structs, field for field in order with the same C types. A
+kind added on one side only, or a field moved, fails here instead of writing events the analysis misreads.
+
+usage: probe_abi_test.py SOURCE_DIR
+"""
+import ctypes
+import os
+import re
+import sys
+
+source = sys.argv[1]
+sys.path.insert(0, os.path.join(source, "python", "probe"))
+from graphcheck_probe import bridge  # noqa: E402
+
+failures = []
+
+
+def check(name, condition, detail=""):
+    print(("ok   " if condition else "FAIL ") + name + ("" if condition else ": " + str(detail)))
+    if not condition:
+        failures.append(name)
+
+
+def read(path):
+    with open(os.path.join(source, path)) as f:
+        return f.read()
+
+
+def cpp_enum(text, name):
+    """{CONSTANT_NAME: value} of `enum class NAME : ... { kFooBar = 1, ... }`, kFooBar read as FOO_BAR."""
+    body = re.search(r"enum class %s\b[^{]*\{(.*?)\};" % name, text, re.S).group(1)
+    values = {}
+    for constant, value in re.findall(r"^\s*k(\w+)\s*=\s*(\d+)\s*,", body, re.M):
+        values[re.sub(r"(?<!^)(?=[A-Z])", "_", constant).upper()] = int(value)
+    return values
+
+
+events = read("core/trace/events.h")
+for cpp, python in (("ProbeEventKind", bridge.EventKind), ("ProbeOrigin", bridge.Origin),
+                    ("ShadowSubject", bridge.ShadowSubject)):
+    expected = cpp_enum(events, cpp)
+    got = {member.name: int(member) for member in python}
+    check("%s: the probe's %s is events.h's" % (cpp, python.__name__), got == expected,
+          "probe %s, events.h %s" % (sorted(got.items()), sorted(expected.items())))
+largest = int(re.search(r"kMaxProbeEventKind = (\d+);", events).group(1))
+check("kMaxProbeEventKind is the probe's largest kind", largest == max(bridge.EventKind), largest)
+
+C_TYPES = {"uint32_t": ctypes.c_uint32, "int32_t": ctypes.c_int32, "uint64_t": ctypes.c_uint64,
+           "int64_t": ctypes.c_int64, "uint8_t": ctypes.c_uint8, "double": ctypes.c_double,
+           "const char*": ctypes.c_char_p}
+abi = read("capture/probe_abi.h")
+for struct, python in (("GraphcheckProbeEvent", bridge.ProbeEventRecord),
+                       ("GraphcheckShadowRecord", bridge.ShadowRecord)):
+    body = re.search(r"struct %s \{(.*?)\};" % struct, abi, re.S).group(1)
+    fields = []
+    for line in body.splitlines():
+        line = line.split("//")[0].strip()
+        match = re.match(r"(const char\*|\w+)\s+(\w+);", line)
+        if match:
+            fields.append((match.group(2), C_TYPES[match.group(1)]))
+    check("%s: the probe's %s has its fields in order" % (struct, python.__name__),
+          [(n, t) for n, t in python._fields_] == fields, "probe %s, probe_abi.h %s" % (python._fields_, fields))
+
+if failures:
+    print("%d failed" % len(failures))
+    sys.exit(1)
+print("all passed")
