@@ -254,6 +254,37 @@ void DropOverlapping(const std::vector<TimeInterval>& spans, std::vector<Iterati
                steps->end());
 }
 
+// The capture iterations (a step during which a capture ran) are neither eager nor graphed steps; and when the
+// program then replays graphs, a short run of eager steps before its first capture (fewer than kWarmupSteps: the
+// recipes' 3 or 11 warmup iterations) is the capture's warmup, whose first-call work is not the program's eager step.
+constexpr size_t kWarmupSteps = 12;
+
+void DropCaptureIterations(const trace::Trace& trace, Iterations* result) {
+  std::vector<TimeInterval> captures;             // begin to end on one thread; open until its end call
+  absl::flat_hash_map<uint32_t, size_t> open;     // thread -> its open capture
+  for (const ApiCall& call : trace.api_calls) {  // sorted by start
+    if (call.kind == ApiKind::kCaptureBegin) {
+      open[call.thread_id] = captures.size();
+      captures.push_back({call.start_ns, ~uint64_t{0}, call.thread_id});
+    } else if (call.kind == ApiKind::kCaptureEnd) {
+      if (auto it = open.find(call.thread_id); it != open.end()) {
+        captures[it->second].end_ns = call.end_ns;
+        open.erase(it);
+      }
+    }
+  }
+  if (captures.empty()) return;
+  const uint64_t first_capture = captures.front().start_ns;
+  DropOverlapping(captures, &result->eager);
+  DropOverlapping(captures, &result->graphed);
+  if (result->graphed.empty()) return;
+  auto warmup = [&](const Iteration& step) { return step.end_ns <= first_capture; };
+  const size_t before = std::count_if(result->eager.begin(), result->eager.end(), warmup);
+  if (before > 0 && before < kWarmupSteps) {
+    result->eager.erase(std::remove_if(result->eager.begin(), result->eager.end(), warmup), result->eager.end());
+  }
+}
+
 }  // namespace
 
 Iterations FindIterations(const trace::Trace& trace, const NvtxIndex& nvtx, const IterationOptions& options) {
@@ -315,6 +346,7 @@ Iterations FindIterations(const trace::Trace& trace, const NvtxIndex& nvtx, cons
   }
   DropOverlapping(audits, &result.eager);
   DropOverlapping(audits, &result.graphed);
+  DropCaptureIterations(trace, &result);
   size_t unrecorded = 0;
   for (std::vector<Iteration>* steps : {&result.eager, &result.graphed}) {
     for (Iteration& step : *steps) {

@@ -1,5 +1,7 @@
 // launch-bound: the eager steps spend so much time launching (GPU idle between short kernels) that CUDA graphs would
-// save more than `min-savings` of the step time, by the forecast in launch_metrics.h.
+// save more than `min-savings` of the step time, by the forecast in launch_metrics.h (which keeps the host's work
+// outside the launching: data loading, logging). Graphed steps that still launch kernels one by one are told about
+// that remainder.
 #include <algorithm>
 #include <vector>
 
@@ -32,10 +34,34 @@ class LaunchBoundCheck : public AnalyzerCheck {
     return kInfo;
   }
 
+ private:
+  void ReportEagerRemainder(const TraceAnalysis& analysis, const LaunchStats& stats, const BoundOptions& options,
+                            std::vector<Finding>* findings) const {
+    const StepStats& g = stats.graphed;
+    if (g.step_us <= 0 || g.kernel_launch_us / g.step_us < options.GetDouble("min-savings")) return;
+    Finding finding = NewFinding();
+    finding.title = "Graphed steps still launch kernels one by one";
+    if (analysis.trace().process.pid != 0) finding.where.pid = analysis.trace().process.pid;
+    finding.where.nvtx_path = options.Get("region");
+    finding.message = absl::StrFormat(
+        "The program replays CUDA graphs, but each graphed step still launches %.0f kernels one by one: %.1f us of "
+        "its %.1f us go to launch calls, which graphing that remainder would save.",
+        g.kernels, g.kernel_launch_us, g.step_us);
+    finding.evidence = {absl::StrFormat("%zu graphed steps from %s; %.1f graph launches per step", g.steps,
+                                        stats.source, g.graph_launches)};
+    finding.fix =
+        "Capture the eager remainder too (the loss, the optimizer step, gradient clipping: a capturable optimizer "
+        "and whole-step capture), or move it out of the loop.";
+    findings->push_back(std::move(finding));
+  }
+
  protected:
   void Analyze(const TraceAnalysis& analysis, const BoundOptions& options,
                std::vector<Finding>* findings) const override {
     const LaunchStats stats = ComputeLaunchStats(analysis, IterationOptionsFrom(options), LaunchModelFrom(options));
+    // Steps that already replay graphs: what graphs would save there is the eager work they still launch. (Their
+    // warmup and capture iterations are not eager steps: iterations.h.)
+    if (stats.graphed.steps > 0) ReportEagerRemainder(analysis, stats, options, findings);
     // Without kernel activity (a trace recorded without GPU timing) there is nothing to forecast from; with too few
     // steps the forecast would rest on the program's first-call work, so the finding says that instead.
     if (!stats.forecast && stats.eager.steps > 0 && stats.eager.gpu_busy_us > 0) {

@@ -18,6 +18,20 @@ struct Interval {
   uint64_t end;
 };
 
+// The calls that put work on the GPU one by one: what a graph replaces.
+bool IsLaunching(ApiKind kind) {
+  switch (kind) {
+    case ApiKind::kKernelLaunch:
+    case ApiKind::kMemcpy:
+    case ApiKind::kMemcpyAsync:
+    case ApiKind::kMemset:
+    case ApiKind::kMemsetAsync:
+      return true;
+    default:
+      return false;
+  }
+}
+
 class StepAccumulator {
  public:
   StepAccumulator(const TraceAnalysis& analysis, const LaunchModel& model)
@@ -35,16 +49,22 @@ class StepAccumulator {
     double delay_ns = 0;
     size_t delays = 0;
     size_t part_nodes = 0;
+    uint64_t first_launch = ~uint64_t{0}, last_launch = 0;  // the host span of the step's launching
     for (size_t i = step.first_call; i < step.end_call; ++i) {
       const ApiCall& call = trace_.api_calls[i];
       if (call.capture_status != trace::CaptureStatus::kNone || trace_.Detail(call).return_code != 0) continue;
       const bool in_part = parts.empty() || InAny(parts, call);
+      if (IsLaunching(call.kind)) {
+        first_launch = std::min(first_launch, call.start_ns);
+        last_launch = std::max(last_launch, call.end_ns);
+      }
       switch (call.kind) {
         case ApiKind::kKernelLaunch: {
           total_.kernels += 1;
           total_.nodes += 1;
           part_nodes += in_part;
           total_.cpu_launch_us += (call.end_ns - call.start_ns) / 1e3;
+          total_.kernel_launch_us += (call.end_ns - call.start_ns) / 1e3;
           const int64_t k = kernels_.Find(call.correlation_id);
           if (k < 0) break;
           const trace::KernelActivity& kernel = trace_.kernels[k];
@@ -80,6 +100,8 @@ class StepAccumulator {
     const Union all = UnionOf(&intervals_);
     const double step_us = std::max<uint64_t>(step.end_ns - step.start_ns, all.span) / 1e3;
     total_.step_us += step_us;
+    const double launching_us = last_launch > first_launch ? (last_launch - first_launch) / 1e3 : 0;
+    total_.outside_launching_us += std::max(0.0, (step.end_ns - step.start_ns) / 1e3 - launching_us);
     total_.gpu_busy_us += all.busy / 1e3;
     if (parts.empty()) {
       total_.graphable_parts += 1;
@@ -121,7 +143,8 @@ class StepAccumulator {
     for (double* field : {&mean.step_us, &mean.kernels, &mean.graph_launches, &mean.nodes, &mean.gpu_busy_us,
                           &mean.gpu_idle_us, &mean.cpu_launch_us, &mean.short_kernels, &mean.graphable_parts,
                           &mean.graphable_nodes, &mean.graphable_gpu_busy_us, &mean.graphable_gpu_span_us,
-                          &mean.outside_graphable_us, &mean.outside_gpu_busy_us}) {
+                          &mean.outside_graphable_us, &mean.outside_gpu_busy_us, &mean.outside_launching_us,
+                          &mean.kernel_launch_us}) {
       *field /= n;
     }
     mean.launch_delay_us = delay_count_ == 0 ? 0 : delay_sum_us_ / delay_count_;
@@ -222,7 +245,13 @@ LaunchStats ComputeLaunchStats(const TraceAnalysis& analysis, const IterationOpt
   if (stats.forecast) {
     const StepStats& e = stats.eager;
     const double launches_us = model.graph_launch_us * e.graphable_parts;
-    stats.forecast_host_path_us = stats.outside_graphable_us + launches_us;
+    // What stays on the host: the time outside the graphable ranges the program marked, else the host time outside
+    // the step's launching (loading the next batch, logging, I/O), its share of the recorded steps applied to the
+    // step time the forecast uses.
+    const double outside_us = e.graphable_gpu_span_us > 0 ? stats.outside_graphable_us
+                              : e.step_us > 0                ? stats.eager_step_us * e.outside_launching_us / e.step_us
+                                                             : 0;
+    stats.forecast_host_path_us = outside_us + launches_us;
     stats.forecast_gpu_path_us =
         e.graphable_gpu_busy_us + model.graph_node_us * e.graphable_nodes + launches_us + e.outside_gpu_busy_us;
     stats.forecast_graphed_us = std::max(stats.forecast_host_path_us, stats.forecast_gpu_path_us);

@@ -45,6 +45,7 @@ struct StepStats {
   double gpu_busy_us = 0;      // union of kernel (and graph) intervals
   double gpu_idle_us = 0;      // step_us - gpu_busy_us
   double cpu_launch_us = 0;    // time inside launch calls
+  double kernel_launch_us = 0;  // of it, inside kernel launch calls (not graph launches)
   double launch_delay_us = 0;  // mean over kernels of (kernel start - launch call start)
   double short_kernels = 0;
   // The parts a graph would replay (the whole step unless it holds graphable ranges): their count (graph launches),
@@ -55,6 +56,8 @@ struct StepStats {
   double graphable_gpu_span_us = 0;  // first kernel start to last kernel end of the parts (0: no graphable ranges)
   double outside_graphable_us = 0;
   double outside_gpu_busy_us = 0;  // GPU busy time of the kernels outside the parts (0: no graphable ranges)
+  // Host time of the step outside its first launch call's start to its last one's end: work graphs do not remove.
+  double outside_launching_us = 0;
 };
 
 struct LaunchStats {

@@ -1,5 +1,7 @@
 // no-speedup: the program replays CUDA graphs, and its graphed steps are not faster than its eager steps by at least
 // `min-speedup`. The gate for "graphs on, nothing gained".
+#include <algorithm>
+#include <string>
 #include <vector>
 
 #include "absl/strings/str_format.h"
@@ -13,7 +15,17 @@ namespace {
 std::vector<CheckOption> NoSpeedupOptions() {
   std::vector<CheckOption> options = IterationCheckOptions();
   options.push_back({"min-speedup", "1.05", "eager step time / graphed step time below this is reported", 0, 1e6});
+  options.push_back({"min-steps", "5", "judge only with at least this many eager and this many graphed steps", 1, 1e9});
   return options;
+}
+
+// "median 64.1 us (min 60.2, max 71.0)" of the steps' host spans.
+std::string DescribeSpread(const std::vector<Iteration>& steps) {
+  std::vector<double> us;
+  for (const Iteration& step : steps) us.push_back((step.end_ns - step.start_ns) / 1e3);
+  if (us.empty()) return "none";
+  std::sort(us.begin(), us.end());
+  return absl::StrFormat("median %.1f us (min %.1f, max %.1f)", us[us.size() / 2], us.front(), us.back());
 }
 
 class NoSpeedupCheck : public AnalyzerCheck {
@@ -24,8 +36,8 @@ class NoSpeedupCheck : public AnalyzerCheck {
         "Graphed steps are not faster than eager steps",
         Severity::kWarning,
         CheckArea::kPerformance,
-        "The trace holds eager and graphed steps, and the graphed ones are not faster by min-speedup: the step is "
-        "GPU-bound, or the graphs cover too little of it.",
+        "The trace holds at least min-steps eager and min-steps graphed steps, and the graphed ones are not faster "
+        "by min-speedup: the step is GPU-bound, or the graphs cover too little of it.",
         NoSpeedupOptions()};
     return kInfo;
   }
@@ -34,7 +46,9 @@ class NoSpeedupCheck : public AnalyzerCheck {
   void Analyze(const TraceAnalysis& analysis, const BoundOptions& options,
                std::vector<Finding>* findings) const override {
     const LaunchStats stats = ComputeLaunchStats(analysis, IterationOptionsFrom(options), LaunchModel());
-    if (stats.eager.steps == 0 || stats.graphed.steps == 0 || stats.graphed.step_us <= 0) return;
+    // A speedup from a handful of steps is noise (first-call work, a capture's warmup): judge only with enough of each.
+    const size_t min_steps = static_cast<size_t>(options.GetDouble("min-steps"));
+    if (stats.eager.steps < min_steps || stats.graphed.steps < min_steps || stats.graphed.step_us <= 0) return;
     const double speedup = stats.eager_step_us / stats.graphed.step_us;
     if (speedup >= options.GetDouble("min-speedup")) return;
     Finding finding = NewFinding();
@@ -46,9 +60,12 @@ class NoSpeedupCheck : public AnalyzerCheck {
         stats.eager_step_us, speedup,
         utilization > 0.9 ? "the eager step already keeps the GPU busy, so there is no launch overhead to remove."
                           : "the graphs cover too little of the step, or eager work remains between replays.");
+    const Iterations& steps = analysis.iterations(IterationOptionsFrom(options));
     finding.evidence = {
         absl::StrFormat("%zu eager and %zu graphed steps from %s", stats.eager.steps, stats.graphed.steps,
                         stats.source),
+        absl::StrFormat("host span per step: eager %s, graphed %s", DescribeSpread(LaunchRecorded(steps.eager)),
+                        DescribeSpread(LaunchRecorded(steps.graphed))),
         absl::StrFormat("eager GPU utilization %.0f%%; %.0f kernels per eager step", 100 * utilization,
                         stats.eager.kernels),
         absl::StrFormat("graphed steps: %.1f graph launches and %.0f eager kernels each", stats.graphed.graph_launches,

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <tuple>
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
@@ -206,30 +207,42 @@ std::vector<Metric> ProbeMetrics(const trace::Trace& trace, const ProbeIndex& pr
 std::vector<Metric> ShadowMetrics(const trace::Trace& trace) {
   std::vector<Metric> metrics;
   if (trace.shadow_comparisons.empty()) return metrics;
-  // One call's outputs share its time and randomness: count calls by (module, call).
-  std::map<std::pair<uint64_t, uint32_t>, const trace::ShadowComparison*> calls;
-  uint64_t outputs = 0;
+  // One call's (or replay's) tensors share its time and draws: count them by (subject, owner, call).
+  std::map<std::tuple<trace::ShadowSubject, uint64_t, uint32_t>, const trace::ShadowComparison*> calls;
+  uint64_t tensors = 0;
   for (const trace::ShadowComparison& c : trace.shadow_comparisons) {
-    calls.emplace(std::make_pair(c.module, c.call), &c);
-    outputs += !c.random;
+    calls.emplace(std::make_tuple(c.subject, c.module, c.call), &c);
+    tensors += !c.random;
   }
-  uint64_t random = 0;
+  uint64_t module_calls = 0, replays = 0, random = 0, drawing = 0;
   std::vector<uint64_t> costs;
   for (const auto& [key, c] : calls) {
-    random += c->random;
+    if (c->random) {
+      ++random;
+      continue;
+    }
+    ++(c->subject == trace::ShadowSubject::kCapturedRegion ? replays : module_calls);
+    drawing += c->draws != 0 && !trace.String(c->draws).empty();
     costs.push_back(c->shadow_ns);
   }
-  std::nth_element(costs.begin(), costs.begin() + costs.size() / 2, costs.end());
-  metrics.push_back({"shadow.calls_compared", static_cast<double>(calls.size() - random), "count",
-                     "calls of graphed modules compared with their eager forward (--shadow; numerics-forward)"});
-  metrics.push_back({"shadow.calls_random", static_cast<double>(random), "count",
-                     "calls not compared because their eager forward draws random numbers (dropout)"});
-  metrics.push_back({"shadow.outputs_compared", static_cast<double>(outputs), "count",
-                     "outputs of those calls compared element by element"});
+  auto count = [&](const char* name, uint64_t value, const char* description) {
+    if (value > 0) metrics.push_back({name, static_cast<double>(value), "count", description});
+  };
+  count("shadow.calls_compared", module_calls,
+        "calls of graphed modules compared with their eager forward (--shadow; numerics-forward)");
+  count("shadow.replays_compared", replays,
+        "replays of the program's captures compared with their captured call run eagerly (replay-mismatch)");
+  count("shadow.calls_drawing", drawing,
+        "of the calls and replays compared, those whose eager code drew random numbers (every source put back)");
+  count("shadow.calls_random", random,
+        "calls not compared because their eager forward drew random numbers (traces before format 1.8)");
+  count("shadow.tensors_compared", tensors, "outputs and written tensors of those calls compared element by element");
+  if (costs.empty()) return metrics;
   // The median: a process's first comparison also loads the comparison's kernels (about a second on an H100).
+  std::nth_element(costs.begin(), costs.begin() + costs.size() / 2, costs.end());
   metrics.push_back({"shadow.cost_us", costs[costs.size() / 2] / 1e3, "us",
-                     "host time a shadowed call added, median over the shadowed calls: two eager forwards, the "
-                     "restores and the comparison, which waits for the GPU"});
+                     "host time a shadowed call or replay added, median: two eager runs, the restores and the "
+                     "comparison, which waits for the GPU"});
   return metrics;
 }
 

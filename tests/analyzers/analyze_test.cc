@@ -81,7 +81,7 @@ TEST(AnalyzeTest, MergesUnrankedProcessesAndPrefixesTheirMetrics) {
 TEST(AnalyzeTest, NeverMergesTwoFindingsOfOneProcess) {
   trace::Trace trace = Rank(-1, 10);
   trace.integrity.end = trace::TraceEnd::kClean;
-  trace.integrity.losses.push_back({trace::LossKind::kLaunchExitLost, 3, 0, 0});
+  trace.integrity.losses.push_back({trace::LossKind::kActivityDropped, 3, 0, 0});
   trace.integrity.losses.push_back({trace::LossKind::kWriterDropped, 5, 0, 0});
   const analyzers::AnalysisResult result = analyzers::AnalyzeTraces(
       {&trace}, nullptr, BuiltinChecks(), *CheckSelection::Parse("trace-incomplete"), CheckOptions());

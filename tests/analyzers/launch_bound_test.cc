@@ -22,6 +22,42 @@ TEST(LaunchBoundTest, FlagsShortKernelsWithIdleGaps) {
   EXPECT_THAT(findings[0].message, HasSubstr("a saving of"));
 }
 
+// An 83 ms step that is DataLoader work, its launches within 40 us (seen on an H100: "a saving of 100%"): graphs remove
+// launching, not the host's other work, so nothing is forecast to save.
+TEST(LaunchBoundTest, HostWorkOutsideTheLaunchingIsNotSaved) {
+  TraceBuilder b;
+  for (int s = 0; s < 8; ++s) {
+    const uint64_t t = 1000000 + s * 83000000ull;
+    b.Push(t, 1, "step");
+    for (int k = 0; k < 10; ++k) b.LaunchAndRun(t + 82900000 + k * 4000, 1, 7, "k" + std::to_string(k), 5000, 2000);
+    b.Pop(t + 82999000, 1);
+  }
+  EXPECT_THAT(RunCheck(analyzers::NewLaunchBoundCheck(), b.Build()), SizeIs(0));
+}
+
+// A program that already replays graphs is not told what graphs would save from the warmup steps before its capture;
+// a graphed step that still launches many kernels one by one is told about that remainder.
+TEST(LaunchBoundTest, AGraphedProgramHearsOnlyAboutItsEagerRemainder) {
+  TraceBuilder warmed;
+  EagerSteps(&warmed, 1000000, 4, 100000, {{"embed"}, {"gemm"}, {"adam"}}, 5000, 1000);  // the recipe's warmup
+  warmed.Begin(1500000, 1, 9);
+  warmed.End(1510000, 1, 9, 3, 0, 3).graph_id = 1;
+  for (int s = 0; s < 8; ++s) warmed.Replay(1600000 + s * 30000, 1, 7, 1, 2000, 20000);
+  EXPECT_THAT(RunCheck(analyzers::NewLaunchBoundCheck(), warmed.Build()), SizeIs(0));
+  TraceBuilder b;
+  for (int s = 0; s < 8; ++s) {
+    const uint64_t t = 1000000 + s * 100000;
+    b.Push(t, 1, "step");
+    b.Replay(t, 1, 7, 1, 2000, 20000);
+    for (int k = 0; k < 20; ++k) b.LaunchAndRun(t + 30000 + k * 3000, 1, 7, "adam" + std::to_string(k), 3000, 1000);
+    b.Pop(t + 99000, 1);
+  }
+  const std::vector<Finding> findings = RunCheck(analyzers::NewLaunchBoundCheck(), b.Build());
+  ASSERT_THAT(findings, SizeIs(1));
+  EXPECT_EQ(findings[0].title, "Graphed steps still launch kernels one by one");
+  EXPECT_THAT(findings[0].message, HasSubstr("still launches 20 kernels one by one: 20.0 us of its 99.0 us"));
+}
+
 TEST(LaunchBoundTest, FlagsALoopOfOneKernelWithoutStepMarkers) {
   // A C++ loop launching one 1 us kernel every 3 us, no NVTX: steps are groups of 32 launches.
   TraceBuilder b;

@@ -10,7 +10,8 @@
 namespace graphcheck::testing_trace {
 
 // `eager` eager steps of 100 us (7: 5 whole ones after the first, warmup, step: enough to forecast from): 10 kernels of
-// `kernel_ns`, launched 1 us apart, each starting 5 us after its launch
+// `kernel_ns`, launched 11 us apart (the host launches all step long, as a launch-bound Python loop does), each
+// starting 5 us after its launch
 // (kernel_ns <= 1 us keeps them from overlapping; longer ones run back to back on the GPU). Then `graphed` steps
 // of `graphed_step_ns`, each one graph launch whose GPU span is 20 us.
 inline trace::Trace LaunchBoundTrace(uint64_t kernel_ns, int graphed = 0, uint64_t graphed_step_ns = 30000,
@@ -20,10 +21,10 @@ inline trace::Trace LaunchBoundTrace(uint64_t kernel_ns, int graphed = 0, uint64
   for (int s = 0; s < eager; ++s, t += 100000) {
     uint64_t gpu = t + 5000;
     for (int k = 0; k < 10; ++k) {
-      ApiCall& call = b.Launch(t + k * 1000, 1, 7, "k" + std::to_string(k));
+      ApiCall& call = b.Launch(t + k * 11000, 1, 7, "k" + std::to_string(k));
       trace::KernelRecord kernel;
       kernel.correlation_id = call.correlation_id;
-      kernel.start_ns = std::max(gpu, t + k * 1000 + 5000);
+      kernel.start_ns = std::max(gpu, t + k * 11000 + 5000);
       kernel.end_ns = kernel.start_ns + kernel_ns;
       kernel.name = call.kernel_name;
       kernel.stream_id = 7;
@@ -37,7 +38,8 @@ inline trace::Trace LaunchBoundTrace(uint64_t kernel_ns, int graphed = 0, uint64
 
 // A program recorded with sampled launch recording: `steps` NVTX "step" ranges, the first `recorded` of them inside
 // one launch-recording window. A recorded step lasts 150 us (the recorder's callbacks lengthen it) and runs 10 kernels
-// of 1 us launched 1 us apart; a step outside the window lasts 100 us and has no launch or kernel records.
+// of 1 us launched 16 us apart, all step long; a step outside the window lasts 100 us and has no launch or kernel
+// records.
 inline trace::Trace SampledTrace(int steps, int recorded, uint64_t kernel_ns = 1000) {
   TraceBuilder b;
   b.trace().recorder.launches = trace::LaunchRecording::kSampled;
@@ -49,10 +51,10 @@ inline trace::Trace SampledTrace(int steps, int recorded, uint64_t kernel_ns = 1
     b.Push(t, 1, "step");
     if (inside) {
       for (int k = 0; k < 10; ++k) {
-        ApiCall& call = b.Launch(t + k * 1000, 1, 7, "k" + std::to_string(k));
+        ApiCall& call = b.Launch(t + k * 16000, 1, 7, "k" + std::to_string(k));
         trace::KernelRecord kernel;
         kernel.correlation_id = call.correlation_id;
-        kernel.start_ns = std::max(t + k * 1000 + 5000, gpu_free);
+        kernel.start_ns = std::max(t + k * 16000 + 5000, gpu_free);
         kernel.end_ns = gpu_free = kernel.start_ns + kernel_ns;
         kernel.name = call.kernel_name;
         kernel.stream_id = 7;

@@ -11,9 +11,17 @@ using ::testing::HasSubstr;
 using ::testing::SizeIs;
 
 TEST(NoSpeedupTest, FlagsGraphedStepsAsSlowAsEager) {
-  const std::vector<Finding> findings = RunCheck(analyzers::NewNoSpeedupCheck(), LaunchBoundTrace(1000, 6, 100000));
+  const std::vector<Finding> findings = RunCheck(analyzers::NewNoSpeedupCheck(), LaunchBoundTrace(1000, 8, 100000));
   ASSERT_THAT(findings, SizeIs(1));
   EXPECT_THAT(findings[0].message, HasSubstr("speedup x1.00"));
+  EXPECT_THAT(findings[0].evidence[1], HasSubstr("eager median 100.0 us (min 100.0, max 100.0)"));
+}
+
+// Four replays against one eager step gave "graphed 63.8 us against 43.6 us eager" on an H100: too little evidence.
+// Fewer than min-steps (5) graphed steps, or eager ones, are not judged.
+TEST(NoSpeedupTest, TooFewStepsOfEitherKindAreNotJudged) {
+  EXPECT_THAT(RunCheck(analyzers::NewNoSpeedupCheck(), LaunchBoundTrace(1000, 6, 100000)), SizeIs(0));
+  EXPECT_THAT(RunCheck(analyzers::NewNoSpeedupCheck(), LaunchBoundTrace(1000, 8, 100000, /*eager=*/4)), SizeIs(0));
 }
 
 TEST(NoSpeedupTest, FasterGraphedStepsAreClean) {

@@ -231,27 +231,33 @@ TEST(PythonProbeTest, GraphMachinerySynchronizationIsNotTheProgramsSync) {
   EXPECT_TRUE(analyzers::CalledByGraphMachinery(trace, trace.api_calls[2]));
 }
 
-// --shadow's metrics count calls (a call's outputs share its time and randomness), not outputs; the cost is the
-// median call's.
+// --shadow's metrics count calls and replays (a call's tensors share its time and draws), not tensors; the cost is the
+// median compared call's; calls a trace before 1.8 marked random are counted apart and cost nothing.
 TEST(PythonProbeTest, ShadowMetricsCountCallsAndTheirCost) {
   trace::Trace trace;
   EXPECT_THAT(analyzers::ShadowMetrics(trace), IsEmpty());
-  auto compare = [&](uint64_t module, uint32_t call, bool random, uint64_t ns) {
+  auto compare = [&](uint64_t owner, uint32_t call, bool random, uint64_t ns,
+                     trace::ShadowSubject subject = trace::ShadowSubject::kModuleForward, const char* draws = "") {
     trace::ShadowComparison& c = trace.shadow_comparisons.emplace_back();
-    c.module = module;
+    c.module = owner;
     c.call = call;
     c.random = random;
     c.shadow_ns = ns;
+    c.subject = subject;
+    c.draws = trace.Intern(draws);
   };
   compare(1, 1, false, 3000);  // two outputs of one call
   compare(1, 1, false, 3000);
-  compare(1, 2, false, 1000);
-  compare(2, 1, true, 2000);  // dropout
+  compare(1, 2, false, 1000, trace::ShadowSubject::kModuleForward, "cuda");  // dropout, put back and compared
+  compare(2, 1, true, 9000);                                                 // an old trace's dropout call
+  compare(3, 1, false, 2000, trace::ShadowSubject::kCapturedRegion);         // a replay of a whole step
   std::map<std::string, double> metrics;
   for (const Metric& m : analyzers::ShadowMetrics(trace)) metrics[m.name] = m.value;
   EXPECT_EQ(metrics["shadow.calls_compared"], 2);
+  EXPECT_EQ(metrics["shadow.replays_compared"], 1);
+  EXPECT_EQ(metrics["shadow.calls_drawing"], 1);
   EXPECT_EQ(metrics["shadow.calls_random"], 1);
-  EXPECT_EQ(metrics["shadow.outputs_compared"], 3);
+  EXPECT_EQ(metrics["shadow.tensors_compared"], 4);
   EXPECT_DOUBLE_EQ(metrics["shadow.cost_us"], 2.0);  // the median of 3000, 1000 and 2000 ns
 }
 

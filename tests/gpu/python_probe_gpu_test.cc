@@ -30,10 +30,11 @@ using gpu_test::BuildDir;
 using gpu_test::SourceDir;
 
 std::string ProgramPath() { return SourceDir() + "/tests/gpu/programs/probe_cases.py"; }
+std::string ReplayAuditPath() { return SourceDir() + "/tests/gpu/programs/replay_audit_cases.py"; }
 
-// The line of probe_cases.py marked "# defect: MODE".
-int DefectLine(const std::string& mode) {
-  std::ifstream in(ProgramPath());
+// The line of `program` marked "# defect: MODE".
+int DefectLine(const std::string& mode, const std::string& program) {
+  std::ifstream in(program);
   std::string line;
   for (int n = 1; std::getline(in, line); ++n) {
     if (absl::EndsWith(line, absl::StrCat("# defect: ", mode))) return n;
@@ -105,28 +106,28 @@ ProbeRun RunMode(const std::string& mode, const std::string& flags = "", const s
   return run;
 }
 
-// The finding's first frame of the program's own: probe_cases.py at the marked line.
-void ExpectAtDefectLine(const Finding& finding, const std::string& mode) {
+// The finding's first frame of the program's own: `program` at the marked line.
+void ExpectAtDefectLine(const Finding& finding, const std::string& mode, const std::string& program = ProgramPath()) {
   auto user = std::find_if(finding.where.python.begin(), finding.where.python.end(),
                            [](const SourceFrame& f) { return f.user; });
   ASSERT_NE(user, finding.where.python.end()) << finding.message;
-  EXPECT_TRUE(absl::EndsWith(user->file, "probe_cases.py")) << user->file;
-  EXPECT_EQ(user->line, DefectLine(mode)) << finding.message;
+  EXPECT_TRUE(absl::EndsWith(user->file, std::filesystem::path(program).filename().string())) << user->file;
+  EXPECT_EQ(user->line, DefectLine(mode, program)) << finding.message;
   // For the record of what the report said (bench/results): the finding and its first user frame.
   std::printf("FINDING %s: %s [%s] at %s:%d in %s: %s\n", mode.c_str(),
               std::string(SeverityName(finding.severity)).c_str(), finding.check_id.c_str(), user->file.c_str(),
               user->line, user->function.c_str(), finding.message.substr(0, 300).c_str());
 }
 
-// Runs MODE and expects CHECK's finding, of `severity`, at the line probe_cases.py marks for MODE.
+// Runs MODE of `program` and expects CHECK's finding, of `severity`, at the line the program marks for MODE.
 ProbeRun ExpectFlagged(const std::string& mode, const std::string& check, Severity severity,
-                       const std::string& flags = "") {
-  ProbeRun run = RunMode(mode, flags);
+                       const std::string& flags = "", const std::string& program = ProgramPath()) {
+  ProbeRun run = RunMode(mode, flags, program);
   const Finding* finding = run.Find(check);
   EXPECT_NE(finding, nullptr) << mode << "\n" << run.text;
   if (finding != nullptr) {
     EXPECT_EQ(finding->severity, severity) << mode;
-    ExpectAtDefectLine(*finding, mode);
+    ExpectAtDefectLine(*finding, mode, program);
   }
   return run;
 }
@@ -270,7 +271,6 @@ TEST_F(PythonProbeGpuTest, GeneratorStateFromInferenceModeIsFineOnThisTorch) {
 TEST_F(PythonProbeGpuTest, ShadowFlagsAFrozenPythonScaleAtTheCall) {
   const ProbeRun run = ExpectFlagged("frozen-scale", "numerics-forward", Severity::kError, "--shadow 4");
   EXPECT_EQ(run.Metric("shadow.calls_compared"), 4) << run.text;
-  EXPECT_EQ(run.Metric("shadow.calls_random"), 0);
   if (const Finding* f = run.Find("numerics-forward")) {
     EXPECT_THAT(f->message, ::testing::HasSubstr("on 3 of 4 compared calls")) << f->message;
   }
@@ -286,7 +286,8 @@ TEST_F(PythonProbeGpuTest, ShadowFlagsABufferReboundInForward) {
 }
 
 // --shadow on models written elsewhere: compared and silent in float32 (timm's ResNet-18 with batch norm in training)
-// and bf16 (GPT-2 without dropout); with dropout every call draws random numbers and none is compared.
+// and bf16 (GPT-2 with and without dropout: the CUDA generator is put back before each eager run, so dropout draws
+// the masks the replay drew and is compared too).
 TEST_F(PythonProbeGpuTest, ShadowIsSilentOnCleanModels) {
   for (const char* mode : {"timm-resnet-fp32", "hf-gpt2-nodrop", "hf-gpt2"}) {
     SCOPED_TRACE(mode);
@@ -294,12 +295,57 @@ TEST_F(PythonProbeGpuTest, ShadowIsSilentOnCleanModels) {
     ASSERT_FALSE(run.report.steps.empty());
     EXPECT_THAT(run.report.steps[0].message, ::testing::HasSubstr("exited with status 0")) << run.output;
     EXPECT_THAT(run.Ids(Severity::kWarning), ::testing::IsEmpty()) << run.text;
-    const bool dropout = std::string(mode) == "hf-gpt2";
-    EXPECT_EQ(run.Metric("shadow.calls_compared"), dropout ? 0 : 3) << run.text;
-    EXPECT_EQ(run.Metric("shadow.calls_random"), dropout ? 3 : 0);
-    std::printf("SHADOW %s: compared %.0f random %.0f outputs %.0f cost %.1f us per call; findings:\n%s", mode,
-                run.Metric("shadow.calls_compared"), run.Metric("shadow.calls_random"),
-                run.Metric("shadow.outputs_compared"), run.Metric("shadow.cost_us"), run.text.c_str());
+    EXPECT_EQ(run.Metric("shadow.calls_compared"), 3) << run.text;
+    EXPECT_EQ(run.Metric("shadow.calls_drawing"), std::string(mode) == "hf-gpt2" ? 3 : -1) << run.text;
+    std::printf("SHADOW %s: compared %.0f drawing %.0f tensors %.0f cost %.1f us per call; findings:\n%s", mode,
+                run.Metric("shadow.calls_compared"), run.Metric("shadow.calls_drawing"),
+                run.Metric("shadow.tensors_compared"), run.Metric("shadow.cost_us"), run.text.c_str());
+  }
+}
+
+// The replay audit (issue 29): graphs that capture fine and then train wrong, each named at the program's line, with
+// and without --shadow where the check needs it.
+TEST_F(PythonProbeGpuTest, ReplayAuditNamesEachDefectAtTheProgramsLine) {
+  struct Case {
+    const char* mode;
+    const char* check;
+    const char* flags;
+  };
+  for (const Case& c : {Case{"frozen-lr", "host-value-frozen", ""}, Case{"grads-none", "grad-detached", ""},
+                        Case{"last-batch", "dynamic-shape", ""}, Case{"batch-of-one", "dynamic-shape", ""},
+                        Case{"host-rand", "rng-frozen-mask", "--shadow 4"},
+                        Case{"region-scale", "replay-mismatch", "--shadow 4"}}) {
+    SCOPED_TRACE(c.mode);
+    const ProbeRun run = ExpectFlagged(c.mode, c.check, Severity::kError, c.flags, ReplayAuditPath());
+    if (const Finding* f = run.Find(c.check)) {
+      std::printf("AUDIT %s %s: %s | %s\n", c.mode, c.flags, f->message.c_str(), absl::StrJoin(f->evidence, " | ").c_str());
+    }
+    std::printf("AUDIT %s findings:\n%s", c.mode, run.text.c_str());
+  }
+}
+
+// Their clean twins: a tensor learning rate, zero_grad(set_to_none=False), drop_last=True, noise from the CUDA
+// generator (compared under --shadow, equal), the whole step without a Python global (compared, equal); and a capture
+// whose body is two statements, which --shadow says it did not compare.
+TEST_F(PythonProbeGpuTest, ReplayAuditTwinsAreSilent) {
+  for (const auto& [mode, flags] : std::vector<std::pair<std::string, std::string>>{
+           {"tensor-lr", ""}, {"grads-zeroed", ""}, {"drop-last", ""}, {"cuda-rand", "--shadow 4"},
+           {"region-clean", "--shadow 4"}, {"region-two", "--shadow 4"}}) {
+    SCOPED_TRACE(mode);
+    const ProbeRun run = RunMode(mode, flags, ReplayAuditPath());
+    ASSERT_FALSE(run.report.steps.empty());
+    EXPECT_THAT(run.report.steps[0].message, ::testing::HasSubstr("exited with status 0")) << run.output;
+    EXPECT_THAT(run.Ids(Severity::kWarning), ::testing::IsEmpty()) << run.text;
+    if (mode == "cuda-rand") EXPECT_EQ(run.Metric("shadow.calls_compared"), 4) << run.text;
+    if (mode == "region-clean") EXPECT_EQ(run.Metric("shadow.replays_compared"), 4) << run.text;
+    if (mode == "region-two") {
+      const Finding* note = run.Find("replay-mismatch");
+      ASSERT_NE(note, nullptr) << run.text;
+      EXPECT_EQ(note->severity, Severity::kNote);
+      EXPECT_THAT(note->message, ::testing::HasSubstr("its body is 2 statements"));
+    }
+    std::printf("TWIN %s %s: shadow.cost_us %.1f; findings:\n%s", mode.c_str(), flags.c_str(),
+                run.Metric("shadow.cost_us"), run.text.c_str());
   }
 }
 
