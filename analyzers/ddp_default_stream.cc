@@ -45,7 +45,7 @@ class DdpDefaultStreamCheck : public AnalyzerCheck {
             "on that stream, so backward inside the capture made the legacy default stream wait on the capturing "
             "stream and the capture failed (the AccumulateGrad stream error, cudaErrorStreamCaptureImplicit, 906).";
         finding.evidence.push_back(absl::StrCat("the capture failed: ", DescribeProblem(trace, *problem)));
-        const std::string forward_site = trace::RaisedAt(trace::PythonFrames(trace, forward.event->stack));
+        const std::string forward_site = trace::ProgramSite(trace::PythonFrames(trace, forward.event->stack));
         if (!forward_site.empty()) finding.evidence.push_back(absl::StrCat("the captured forward: ", forward_site));
         finding.fix =
             "Construct DDP under a side stream: s = torch.cuda.Stream(); with torch.cuda.stream(s): model = "

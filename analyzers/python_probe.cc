@@ -343,7 +343,7 @@ void ReportPythonExceptions(const TraceAnalysis& analysis, const Finding& protot
       if (exception.window) finding.where.stream_id = analysis.captures().windows()[*exception.window].stream_id;
     }
     if (const std::string at = trace::RaisedAt(finding.where.python); !at.empty()) {
-      finding.evidence.push_back(absl::StrCat(trace.String(event.type), " raised at ", at));
+      finding.evidence.push_back(absl::StrCat(trace.String(event.type), " raised ", at));
     }
     // What the same capture raised after it (capture_end failing because the body did).
     for (const PythonException& later : probe.exceptions()) {
@@ -355,8 +355,26 @@ void ReportPythonExceptions(const TraceAnalysis& analysis, const Finding& protot
                       ? exception.rule->fix
                       : "Fix what raised inside the captured region (the frames show where), or move it out of the "
                         "capture; a capture that raises leaves no graph.";
+    AddLibraryAdvice(&finding);
     findings->push_back(std::move(finding));
   }
+}
+
+void AddLibraryAdvice(Finding* finding) {
+  const trace::LibrarySite library = trace::ThirdPartySite(finding->where.python);
+  if (library.package.empty()) return;
+  const SourceFrame* program = FirstUserFrame(finding->where);
+  finding->evidence.push_back(absl::StrCat("inside ", library.where, program != nullptr ? ", called from " : "",
+                                           program != nullptr ? trace::ProgramSite(finding->where.python) : ""));
+  std::string option;
+  if (library.package == "transformers") {
+    option =
+        "For a Hugging Face model: load it with attn_implementation=\"sdpa\" and pass no attention mask (or one "
+        "built once, outside the graphed module), so that no mask is built inside the capture; ";
+  }
+  absl::StrAppend(&finding->fix, " It happens inside ", library.package, ", not in the program's own code. ", option,
+                  "graph a smaller region that leaves this call eager, or use a version of ", library.package,
+                  " that avoids it.");
 }
 
 std::vector<std::string> ExceptionEvidence(const TraceAnalysis& analysis, size_t window) {
@@ -367,7 +385,7 @@ std::vector<std::string> ExceptionEvidence(const TraceAnalysis& analysis, size_t
     const trace::ProbeEvent& event = trace.probe_events[exception.event];
     std::string line = absl::StrCat("the program saw ", ExceptionText(trace, event));
     if (const std::string at = trace::RaisedAt(trace::PythonFrames(trace, event.stack)); !at.empty()) {
-      absl::StrAppend(&line, " (raised at ", at, ")");
+      absl::StrAppend(&line, " (raised ", at, ")");
     }
     lines.push_back(std::move(line));
   }

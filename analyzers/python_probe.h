@@ -63,6 +63,10 @@ class ProbeIndex {
 // that are reported on their own: where the exception was raised (its traceback's frames, the user's first), what it
 // says, the capture it left and who began it, and the table's meaning and fix. `prototype` is the check's NewFinding().
 void ReportPythonExceptions(const TraceAnalysis& analysis, const Finding& prototype, std::vector<Finding>* findings);
+// When the finding's Python stack left the program for a third-party library (not PyTorch): an evidence line naming
+// the library's line and the program's line that called it, and what the program can do about it in the fix.
+void AddLibraryAdvice(Finding* finding);
+
 // Evidence lines for the exceptions that left capture window `window` but are not reported on their own (the window's
 // CUDA calls show the root cause).
 std::vector<std::string> ExceptionEvidence(const TraceAnalysis& analysis, size_t window);

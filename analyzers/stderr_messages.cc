@@ -118,6 +118,14 @@ std::vector<StderrRule> BuildRules() {
        "micro-batch size), or capture one graph per shape."},
       {"capture-error",
        Severity::kError,
+       {"graph capture of step() for an instance of", "capturable is False"},
+       "an optimizer stepped inside a capture without capturable=True: its step counts and bias corrections live on "
+       "the host, which a graph cannot update",
+       "Construct the optimizer with capturable=True (torch.optim.Adam(params, lr=..., capturable=True)), which keeps "
+       "its state on the GPU; with a learning rate that changes, pass it as a CUDA tensor too. Or step the optimizer "
+       "outside the graph."},
+      {"capture-error",
+       Severity::kError,
        {"make_graphed_callables does not support the autocast caching"},
        "make_graphed_callables refuses autocast with its weight cache on",
        "Capture under torch.autocast(..., cache_enabled=False)."},

@@ -24,6 +24,7 @@
 #include "capture/internal/recorder_state.h"
 #include "capture/process_snapshot.h"
 #include "core/trace/api_names.h"
+#include "core/trace/python_frames.h"
 
 namespace graphcheck::capture::internal {
 namespace {
@@ -566,8 +567,14 @@ void Recorder::OnApiExit(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, con
 
 trace::PythonStackId Recorder::CapturePythonStack() {
   if (python_ == nullptr) return 0;
+  // Deeper than what is kept: the program's outermost frames are kept even below a deep library stack.
+  const std::vector<PythonFrame> walked = python_->Capture(kMaxPythonWalk);
+  std::vector<absl::string_view> files;
+  files.reserve(walked.size());
+  for (const PythonFrame& frame : walked) files.push_back(frame.file);
   std::vector<trace::PythonFrameRef> frames;
-  for (const PythonFrame& frame : python_->Capture(kMaxPythonFrames)) {
+  for (size_t i : trace::FramesToKeep(files, kMaxPythonFrames)) {
+    const PythonFrame& frame = walked[i];
     frames.push_back({writer_->InternString(frame.file), static_cast<uint32_t>(std::max(frame.line, 0)),
                       writer_->InternString(frame.function)});
   }

@@ -41,6 +41,7 @@ using trace::CaptureStatus;
 inline constexpr int kMaxNesting = 8;
 // Python frames kept per call or probe event: deep enough to reach the user's frame under nn.Module's call machinery.
 inline constexpr size_t kMaxPythonFrames = 64;
+inline constexpr size_t kMaxPythonWalk = 192;  // frames walked to choose the kept ones from
 
 uint32_t CurrentThreadId();
 

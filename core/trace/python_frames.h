@@ -25,7 +25,32 @@ bool IsProbeFile(absl::string_view file);
 // hooks call the recorder from inside the program's calls); empty for none.
 std::vector<SourceFrame> PythonFrames(const Trace& trace, PythonStackId id);
 
+// Which frames of a Python stack (`files`, innermost first) a bound of `max` frames keeps: all when they fit, else the
+// innermost kInnermostFramesKept (where it happened) and, of the rest, the program's own frames, the outermost ones
+// when they are too many, so that a call six frames deep in a library still names the program's line. The probe
+// applies the same rule to the frames it sends (python/probe/graphcheck_probe/frames.py).
+inline constexpr size_t kInnermostFramesKept = 24;
+std::vector<size_t> FramesToKeep(const std::vector<absl::string_view>& files, size_t max);
+
+// The installed package a Python source file belongs to: "transformers" for .../site-packages/transformers/...,
+// "torch" for PyTorch; "" for the program's own files and the standard library.
+std::string PackageOf(absl::string_view file);
+
 // "train.py:42 in step": the innermost of the program's own frames (else the innermost frame); "" for none.
+std::string ProgramSite(const std::vector<SourceFrame>& frames);
+
+// Where a stack (innermost first) left the program for a third-party library, PyTorch's own frames aside: the
+// library's innermost frame before the program's, as "transformers (masking_utils.py:604)", and the package; empty
+// when the program's own frame comes first (or there is none).
+struct LibrarySite {
+  std::string package;  // "transformers"
+  std::string where;    // "transformers (masking_utils.py:604)"
+};
+LibrarySite ThirdPartySite(const std::vector<SourceFrame>& frames);
+
+// "at train.py:42 in step" where the program's own frame raised; where a library raised, that library and its line
+// before the program's frame that called it: "in transformers (masking_utils.py:604), called from train.py:14 in
+// main"; "" for no frames.
 std::string RaisedAt(const std::vector<SourceFrame>& frames);
 
 // " (captured at train.py:12 in setup)": the program's line whose capture made `graph` (a Python graph or graphed

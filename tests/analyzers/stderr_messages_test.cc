@@ -48,6 +48,18 @@ TEST(StderrMessagesTest, MapsKnownMessagesToTheirChecks) {
 }
 
 // Seen on an H200 (torch 2.11): torch.profiler started under graphcheck run, after the recorder had subscribed.
+// An error whose fix is known gets that fix, not the generic one: an optimizer stepped inside a capture without
+// capturable=True (torch 2.11's text).
+TEST(StderrMessagesTest, AnOptimizerThatIsNotCapturableGetsItsFix) {
+  const std::vector<Finding> findings = Match({
+      "RuntimeError: Attempting CUDA graph capture of step() for an instance of Adam but param_groups' capturable is "
+      "False.",
+  });
+  ASSERT_THAT(findings, SizeIs(1));
+  EXPECT_EQ(findings[0].check_id, "capture-error");
+  EXPECT_THAT(findings[0].fix, HasSubstr("capturable=True"));
+}
+
 TEST(StderrMessagesTest, TheProgramsOwnProfilerLosingCuptiIsCuptiBusy) {
   const std::vector<Finding> findings = Match({
       "WARNING:2026-11-21 09:57:34 553:553 init.cpp:116] function cbapi->getCuptiStatus() failed with error "

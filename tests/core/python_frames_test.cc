@@ -48,5 +48,37 @@ TEST(PythonFramesTest, LeavesOutTheProbesOwnFrames) {
   EXPECT_FALSE(IsProbeFile("/home/me/graphcheck_probes.py"));
 }
 
+// A failure six frames deep in transformers, under PyTorch's frames: the library's line, then the program's.
+TEST(PythonFramesTest, NamesTheLibraryAndTheProgramsLineThatCalledIt) {
+  const std::vector<SourceFrame> frames = {
+      {"/opt/venv/lib/python3.12/site-packages/torch/_tensor.py", 51, "cuda", false},
+      {"/opt/venv/lib/python3.12/site-packages/transformers/masking_utils.py", 604, "sdpa_mask", false},
+      {"/opt/venv/lib/python3.12/site-packages/transformers/models/bert/modeling_bert.py", 704, "forward", false},
+      {"/home/me/train.py", 14, "forward", true},
+      {"/home/me/train.py", 90, "<module>", true}};
+  EXPECT_EQ(PackageOf(frames[1].file), "transformers");
+  EXPECT_EQ(PackageOf(frames[0].file), "torch");
+  EXPECT_EQ(PackageOf("/home/me/train.py"), "");
+  const LibrarySite site = ThirdPartySite(frames);
+  EXPECT_EQ(site.package, "transformers");
+  EXPECT_EQ(site.where, "transformers (masking_utils.py:604)");
+  EXPECT_EQ(RaisedAt(frames),
+            "in transformers (masking_utils.py:604), called from /home/me/train.py:14 in forward");
+  EXPECT_EQ(RaisedAt({frames[0], frames[3]}), "at /home/me/train.py:14 in forward");  // torch's frames aside
+  EXPECT_EQ(ProgramSite(frames), "/home/me/train.py:14 in forward");
+}
+
+// A stack deeper than the bound keeps its innermost frames and the program's outermost ones.
+TEST(PythonFramesTest, ABoundKeepsTheInnermostAndTheProgramsOutermostFrames) {
+  std::vector<absl::string_view> files(100, "/opt/venv/lib/python3.12/site-packages/transformers/x.py");
+  files[90] = "/home/me/train.py";
+  files[99] = "/home/me/train.py";
+  const std::vector<size_t> keep = FramesToKeep(files, 64);
+  ASSERT_EQ(keep.size(), kInnermostFramesKept + 2);
+  EXPECT_EQ(keep[kInnermostFramesKept], 90u);
+  EXPECT_EQ(keep.back(), 99u);
+  EXPECT_EQ(FramesToKeep({files.begin(), files.begin() + 10}, 64).size(), 10u);
+}
+
 }  // namespace
 }  // namespace graphcheck::trace

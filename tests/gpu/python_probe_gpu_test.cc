@@ -156,6 +156,19 @@ TEST_F(PythonProbeGpuTest, CaughtExceptionsInCaptureAreTheirChecksAtTheProgramsL
   }
 }
 
+// A capture that fails six frames deep in transformers (BERT's eager attention builds its mask inside the capture):
+// the finding is at the program's line, with the library's line and what to do about it.
+TEST_F(PythonProbeGpuTest, ACaptureFailureInsideALibraryIsAtTheProgramsLine) {
+  const ProbeRun run = ExpectFlagged("hf-bert-eager-mask", "pageable-memcpy", Severity::kError);
+  if (const Finding* f = run.Find("pageable-memcpy")) {
+    EXPECT_THAT(f->evidence, ::testing::Contains(::testing::HasSubstr("inside transformers ("))) << run.text;
+    EXPECT_THAT(f->fix, ::testing::HasSubstr("attn_implementation"));
+    std::printf("LIBRARY hf-bert-eager-mask: %s | %s | fix: %s\n", f->message.c_str(),
+                absl::StrJoin(f->evidence, " | ").c_str(), f->fix.c_str());
+  }
+  std::printf("FINDINGS hf-bert-eager-mask:\n%s", run.text.c_str());
+}
+
 // Tensors a graph reads, moved after capture: nothing raises, the probe's watch of the graphed module or the manual
 // capture sees it at the call or replay that reads stale memory.
 TEST_F(PythonProbeGpuTest, StateMovedAfterCaptureIsItsCheckAtTheProgramsLine) {

@@ -9,6 +9,8 @@ Lines the tests expect a finding at end in "# defect: MODE"; the tests read them
                      reads them after later runs (dies of inductor's "overwritten by a subsequent run")
   timm-resnet        clean: timm's ResNet-18 (dropout before the head) trained through make_graphed_callables
                      under bf16 autocast
+  hf-bert-eager-mask a Hugging Face BERT classifier (eager attention, with a mask) graphed by make_graphed_callables:
+                     transformers builds the mask inside the capture (a capture failure deep in a library)
   hf-gpt2            clean: Hugging Face GPT-2 (tiny random config, dropout on) trained the same way
   timm-resnet-fp32   clean: timm's ResNet-18 without dropout, trained in float32 (TF32 as PyTorch allows it)
   hf-gpt2-nodrop     clean: the GPT-2 with dropout off, under bf16 autocast
@@ -162,6 +164,30 @@ def hf_gpt2(dropout=0.1):
             return self.model(input_ids=ids, use_cache=False).logits
 
     graphed_training(Logits().cuda().train(), lambda: torch.randint(0, 512, (8, 32), device="cuda"))
+
+
+def hf_bert_eager_mask():
+    """A Hugging Face BERT classifier with its eager attention and an attention mask, graphed whole: transformers
+    builds the mask inside the capture (a pageable host-to-device copy of torch.tensor(0.0, device=...)), deep in its
+    own code; the finding must still name the program's line that called the model."""
+    from transformers import BertConfig, BertForSequenceClassification
+
+    torch.manual_seed(0)
+    config = BertConfig(num_hidden_layers=2, hidden_size=64, num_attention_heads=4, intermediate_size=128,
+                        vocab_size=512, max_position_embeddings=64, num_labels=3)
+
+    class Classifier(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.model = BertForSequenceClassification(config, attn_implementation="eager")
+
+        def forward(self, ids, mask):
+            return self.model(input_ids=ids, attention_mask=mask).logits  # defect: hf-bert-eager-mask
+
+    model = Classifier().cuda()
+    ids = torch.randint(1, 512, (8, 32), device="cuda")
+    mask = torch.ones(8, 32, dtype=torch.long, device="cuda")
+    torch.cuda.make_graphed_callables(model, (ids, mask))
 
 
 def param_rebound():
@@ -387,7 +413,7 @@ def ddp_training(model_name="mlp", on_default_stream=False, warmup=11, steps=30,
     dist.destroy_process_group()
 
 
-MODES = {"tensor-cuda": tensor_cuda, "private-generator": private_generator, "default-stream": default_stream,
+MODES = {"hf-bert-eager-mask": hf_bert_eager_mask, "tensor-cuda": tensor_cuda, "private-generator": private_generator, "default-stream": default_stream,
          "compile-churn": compile_churn, "compile-overwritten": compile_overwritten, "timm-resnet": timm_resnet,
          "hf-gpt2": hf_gpt2, "param-rebound": param_rebound,
          "timm-resnet-fp32": lambda: timm_resnet(drop_rate=0.0, bf16=False),
