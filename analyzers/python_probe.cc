@@ -235,7 +235,8 @@ std::vector<Metric> ShadowMetrics(const trace::Trace& trace) {
   count("shadow.calls_drawing", drawing,
         "of the calls and replays compared, those whose eager code drew random numbers (every source put back)");
   count("shadow.calls_random", random,
-        "calls not compared because their eager forward drew random numbers (traces before format 1.8)");
+        "calls and replays not compared: the graph and its eager code advanced the CUDA generator by different "
+        "amounts, so their random numbers cannot match (before format 1.8: every call that drew random numbers)");
   count("shadow.tensors_compared", tensors, "outputs and written tensors of those calls compared element by element");
   if (costs.empty()) return metrics;
   // The median: a process's first comparison also loads the comparison's kernels (about a second on an H100).

@@ -27,7 +27,29 @@ struct PooledGraph {
 struct Violation {
   size_t call = 0;  // the replay that went back
   uint64_t graph = 0, previous = 0;
+  // The program ran GPU work (a copy, a kernel) between the later graph's replay and this one: it may have consumed
+  // the later graph's outputs already (a serving loop that clones each bucket's output), which is safe.
+  bool consumed = false;
 };
+
+// Whether eager GPU work (a kernel, copy or memset outside captures) was launched between calls `from` and `to`.
+bool EagerWorkBetween(const trace::Trace& trace, size_t from, size_t to) {
+  for (size_t k = from + 1; k < to; ++k) {
+    const trace::ApiCall& call = trace.api_calls[k];
+    if (call.capture_status != trace::CaptureStatus::kNone) continue;
+    switch (call.kind) {
+      case trace::ApiKind::kKernelLaunch:
+      case trace::ApiKind::kMemcpy:
+      case trace::ApiKind::kMemcpyAsync:
+      case trace::ApiKind::kMemset:
+      case trace::ApiKind::kMemsetAsync:
+        return true;
+      default:
+        break;
+    }
+  }
+  return false;
+}
 
 class ReplayOrderCheck : public AnalyzerCheck {
  public:
@@ -48,8 +70,8 @@ class ReplayOrderCheck : public AnalyzerCheck {
     const trace::Trace& trace = analysis.trace();
     const std::map<uint64_t, PooledGraph> graphs = PooledGraphs(analysis);
     if (graphs.empty()) return;
-    std::map<uint64_t, uint64_t> last_in_pool;      // pool -> the graph replayed last
-    std::map<uint64_t, Violation> first_violation;  // pool -> the first replay that went back
+    std::map<uint64_t, std::pair<uint64_t, size_t>> last_in_pool;  // pool -> the graph replayed last, its call
+    std::map<uint64_t, Violation> first_violation;  // pool -> the first replay that went back, unconsumed first
     for (size_t i = 0; i < trace.api_calls.size(); ++i) {
       const trace::ApiCall& call = trace.api_calls[i];
       if (call.kind != trace::ApiKind::kGraphLaunch || trace.Detail(call).return_code != 0) continue;
@@ -58,11 +80,14 @@ class ReplayOrderCheck : public AnalyzerCheck {
       if (graph == graphs.end() || call.start_ns < PoolComplete(graphs, graph->second.pool)) continue;
       const PooledGraph& now = graph->second;
       auto last = last_in_pool.find(now.pool);
-      if (last != last_in_pool.end() && now.index != 0 && now.index < graphs.at(last->second).index &&
-          first_violation.count(now.pool) == 0) {
-        first_violation[now.pool] = {i, graph->first, last->second};
+      if (last != last_in_pool.end() && now.index != 0 && now.index < graphs.at(last->second.first).index) {
+        const Violation violation{i, graph->first, last->second.first, EagerWorkBetween(trace, last->second.second, i)};
+        auto seen = first_violation.find(now.pool);
+        if (seen == first_violation.end() || (seen->second.consumed && !violation.consumed)) {
+          first_violation[now.pool] = violation;
+        }
       }
-      last_in_pool[now.pool] = graph->first;
+      last_in_pool[now.pool] = {graph->first, i};
     }
     for (const auto& [pool, violation] : first_violation) {
       const PooledGraph& later = graphs.at(violation.previous);
@@ -72,6 +97,14 @@ class ReplayOrderCheck : public AnalyzerCheck {
           "Graph %d of a shared memory pool%s was replayed right after graph %d%s, which was captured after it: graphs "
           "sharing a pool must be replayed in the order they were captured in.",
           earlier.index + 1, Site(trace, earlier), later.index + 1, Site(trace, later));
+      if (violation.consumed) {
+        // Every time it went back, the program first ran GPU work that may have consumed the later graph's outputs
+        // (a serving loop cloning each bucket's output): safe if it did, so a note.
+        finding.severity = Severity::kNote;
+        absl::StrAppend(&finding.message,
+                        " Each time, the program ran GPU work in between (copying the outputs out?): that is safe as "
+                        "long as no output of a later graph is read after an earlier graph of the pool replayed.");
+      }
       size_t in_pool = 0;
       for (const auto& [id, g] : graphs) in_pool += g.pool == pool;
       finding.evidence.push_back(absl::StrCat(in_pool, " graphs share the pool, captured in the order 1 to ", in_pool));

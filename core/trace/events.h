@@ -415,9 +415,10 @@ struct ShadowComparison : NumericsFigures {
   StringId dtype = 0;        // "float32", ...; under autocast the output's own dtype
   StringId precision = 0;    // "float32", "tf32", "bfloat16", "float16": the math that computed it (autocast, TF32)
   PythonStackId stack = 0;   // the program's call of the module
-  // Before 1.8: the eager forward advanced the CUDA generator, graph and eager drew different random numbers, so the
-  // values are not comparable and the probe sent only this. Since 1.8 the probe puts every random source back before
-  // each eager run and compares (`draws` says which sources the eager run drew from).
+  // The values are not comparable and the probe sent only this: before 1.8, the eager forward advanced the CUDA
+  // generator (graph and eager drew different random numbers); since 1.8, which puts every random source back before
+  // each eager run, the graph and its eager code advanced the CUDA generator by different amounts (a kernel that
+  // draws otherwise under capture), so their draws cannot match.
   bool random = false;
   uint64_t shadow_ns = 0;  // host time the comparison of this call took (both eager runs, restores, reductions)
   // Since 1.8: what was compared; for kCapturedRegion, `module` is the Python graph's id, `module_type` the call its

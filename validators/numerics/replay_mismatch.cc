@@ -36,9 +36,9 @@ const CheckInfo& ReplayMismatchCheck::info() const {
       "A replay leaves other values than its captured code run eagerly",
       Severity::kError,
       CheckArea::kNumerics,
-      "Under `graphcheck run --shadow N`, the first N replays of each of the program's captures whose body is one "
-      "call are compared with that call run eagerly from the same state: parameters, gradients, optimizer state, "
-      "buffers and outputs must agree within the numerics rule.",
+      "Under `graphcheck run --shadow N`, the first N replays of each of the program's captures are compared with "
+      "the capture's body run eagerly from the same state: parameters, gradients, optimizer state, buffers and "
+      "outputs must agree within the numerics rule.",
       NumericsRuleOptions()};
   return kInfo;
 }
@@ -83,8 +83,8 @@ void ReplayMismatchCheck::Run(const CheckInputs& inputs, const BoundOptions& opt
     finding.where.python = trace::PythonFrames(trace, event.stack);
     finding.where.key = std::string(trace.String(event.type));
     finding.fix =
-        "To have its replays compared, capture one call whose arguments are names or constants (with "
-        "torch.cuda.graph(g): out = step(x)); a process group's collectives cannot be compared on one process.";
+        "To have its replays compared, capture a block that runs on its own (no return, yield or break out of the "
+        "with block); a process group's collectives cannot be compared on one process.";
     findings->push_back(std::move(finding));
   }
 }

@@ -1,11 +1,11 @@
 // replay-mismatch: a replay of the program's own capture leaves other values than the captured code run eagerly. Under
-// `graphcheck run --shadow N`, for the first N replays of each capture whose body is one call (`with
-// torch.cuda.graph(g): train_step()`), the Python probe runs that call eagerly twice from the state the replay starts
-// from, puts back everything it wrote and every random source, replays, and compares every tensor the call wrote
-// (parameters, optimizer state, buffers), every gradient and every output (trace::ShadowComparison, subject
-// kCapturedRegion). A difference beyond the numerics rule means the graph no longer computes what its code does: a
-// host value baked in at capture, a tensor the program replaced, a branch taken differently. Captures whose replays
-// could not be compared are noted with the reason.
+// `graphcheck run --shadow N`, for the first N replays of each of the program's captures, the Python probe runs the
+// capture's body (one call or several statements, from the program's source, in a copy of the capturing frame's
+// variables) eagerly twice from the state the replay starts from, puts back everything it wrote and every random
+// source, replays, and compares every tensor the body wrote (parameters, optimizer state, buffers), every gradient
+// and every output (trace::ShadowComparison, subject kCapturedRegion). A difference beyond the numerics rule means
+// the graph no longer computes what its code does: a host value baked in at capture, a tensor the program replaced, a
+// branch taken differently. Captures whose replays could not be compared are noted with the reason.
 #ifndef GRAPHCHECK_VALIDATORS_NUMERICS_REPLAY_MISMATCH_H_
 #define GRAPHCHECK_VALIDATORS_NUMERICS_REPLAY_MISMATCH_H_
 

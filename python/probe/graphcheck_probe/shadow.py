@@ -2,17 +2,19 @@
 
 - Modules graphed by make_graphed_callables: on each module's first N graphed calls, the module's own eager forward
   runs twice on the same input, and each output is compared with the graphed call's.
-- The program's own captures whose body is one call (`with torch.cuda.graph(g): train_step()` or
-  `static_loss = step(static_x)`): on the graph's first N replays, the call runs eagerly twice from the state the
-  replay starts from, every tensor it writes in place (parameters, optimizer state, buffers), every gradient it
-  produces and every output is kept, the state is put back, and the replay is compared with it. A body that is not
-  one call, or a process with a process group (its body may issue collectives that one process cannot repeat alone),
-  is reported as not compared, with the reason.
+- The program's own captures (`with torch.cuda.graph(g): ...`): on the graph's first N replays, the capture's body
+  (from the program's source, run in a copy of the capturing frame's variables as they were when the capture ended)
+  runs eagerly twice from the state the replay starts from; every tensor it writes in place (parameters, optimizer
+  state, buffers) is kept before its first write, and so are the gradients; the state is put back, the replay runs,
+  and every written tensor, gradient and output is compared. A body that returns, yields or jumps out of the block, or
+  a process with a process group (its body may issue collectives that one process cannot repeat alone), is reported
+  as not compared, with the reason.
 
 Before each eager run every random source the program can draw from is put back to where the graph started: the
 current device's CUDA generator (a graph draws from it at the offsets eager would), the CPU generator, Python's
 `random` and numpy's global state. Each comparison names the sources the eager run drew from: a draw on the host is
-one the capture froze (rng-frozen-mask). The probe's own eager work is marked (AUDIT_BEGIN / AUDIT_END) so that the
+one the capture froze (rng-frozen-mask). Where the graph and its eager code advance the CUDA generator by different
+amounts, their draws cannot match, and the comparison is sent as not comparable. The probe's own eager work is marked (AUDIT_BEGIN / AUDIT_END) so that the
 analysis leaves it out of the program's steps. Each comparison is reduced on the GPU to the figures of a numerics
 sample, which graphcheck's numerics rule judges.
 """
@@ -116,24 +118,41 @@ def _comparable(torch, graphed, eager, repeat):
 
 
 def _send(subject, owner, owner_type, call, name, tensor, figures, draws, shadow_ns, torch):
+    """One comparison; `figures` None: not comparable (the graph and its eager code drew differently)."""
+    random = figures is None
+    if random:
+        figures = dict(numel=tensor.numel(), worst_index=-1, eager_spread=-1.0)
     record = ShadowRecord(call=call, module=owner, module_type=bridge.utf8(owner_type), name=bridge.utf8(name),
                           dtype=bridge.utf8(str(tensor.dtype).replace("torch.", "")),
                           precision=bridge.utf8(_precision(torch, tensor.dtype)),
-                          draws=bridge.utf8(",".join(sorted(draws))), random=0, subject=int(subject),
+                          draws=bridge.utf8(",".join(sorted(draws))), random=int(random), subject=int(subject),
                           shadow_ns=shadow_ns, **figures)
     bridge.recorder.shadow(record)
 
 
-# --- the program's captures: which call a capture's body made ---------------------------------------------------
+def _draws_differ(torch, drawn, graph_generator, eager_generator):
+    """Whether the graph and its eager code advanced the CUDA generator by different amounts: their random numbers
+    cannot match (a kernel that draws otherwise under capture), so their values are not comparable."""
+    return "cuda" in drawn and eager_generator is not None and not torch.equal(graph_generator, eager_generator)
 
-_SIMPLE = (ast.Name, ast.Attribute, ast.Constant)
+
+# --- the program's captures: the code a capture's body ran ---------------------------------------------------
+
 _trees = {}  # file -> its parsed module (None when it does not parse)
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 
 
-def _simple(node):
-    while isinstance(node, ast.Attribute):
-        node = node.value
-    return isinstance(node, _SIMPLE)
+def _leaves_the_block(node, in_loop=False):
+    """Whether a statement of a with-body returns, yields, awaits or jumps out of it (so it cannot run on its own);
+    nested functions and loops keep their own."""
+    if isinstance(node, _SCOPES):
+        return False
+    if isinstance(node, (ast.Return, ast.Yield, ast.YieldFrom, ast.Await, ast.Nonlocal, ast.Global)):
+        return True
+    if isinstance(node, (ast.Break, ast.Continue)) and not in_loop:
+        return True
+    loop = in_loop or isinstance(node, (ast.For, ast.AsyncFor, ast.While))
+    return any(_leaves_the_block(child, loop) for child in ast.iter_child_nodes(node))
 
 
 def _with_statement(path, line):
@@ -153,58 +172,63 @@ def _with_statement(path, line):
     return None
 
 
+def _stored_names(statements):
+    """The names a block assigns at its own level and below, in order: its outputs."""
+    names = []
+    for statement in statements:
+        for node in ast.walk(statement):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store) and node.id not in names:
+                names.append(node.id)
+    return names
+
+
 class Region:
-    """The call a capture's body made, evaluated in the capturing frame when the capture ended, with the capture's
+    """The body of one of the program's captures, compiled to run again eagerly in a copy of the capturing frame's
+    variables as they were when the capture ended (the same model, optimizer and static tensors), with the capture's
     static outputs by name; or why it cannot be run again (`reason`)."""
 
     def __init__(self, graph, frame, with_line):
         self.graph_id = id(graph)
         self.reason = None
-        self.label = "the captured region"
-        self.function, self.args, self.kwargs, self.outputs = None, (), {}, []
+        self.label = "the captured block"
+        self.code, self.globals, self.scope, self.outputs = None, None, None, []
         self.names = {}
         self.skip_reported = False
         try:
-            self._identify(frame, with_line)
+            self._compile(frame, with_line)
         except Exception as error:
             self.reason = "its body could not be read (%s)" % type(error).__name__
 
-    def _identify(self, frame, with_line):
-        statement = _with_statement(frame.f_code.co_filename, with_line)
+    def _compile(self, frame, with_line):
+        path = frame.f_code.co_filename
+        statement = _with_statement(path, with_line)
         if statement is None:
             self.reason = "its source could not be read"
             return
-        if len(statement.body) != 1:
-            self.reason = "its body is %d statements, not one call" % len(statement.body)
+        if any(_leaves_the_block(node) for node in statement.body):
+            self.reason = "its body returns, yields or jumps out of the block"
             return
-        body = statement.body[0]
-        call, targets = None, []
-        if isinstance(body, ast.Expr) and isinstance(body.value, ast.Call):
-            call = body.value
-        elif isinstance(body, ast.Assign) and isinstance(body.value, ast.Call) and len(body.targets) == 1:
-            call = body.value
-            target = body.targets[0]
-            targets = target.elts if isinstance(target, ast.Tuple) else [target]
-        if call is None or not all(isinstance(t, ast.Name) for t in targets):
-            self.reason = "its body is not one call of a function or module"
-            return
-        if not (_simple(call.func) and all(_simple(a) for a in call.args)
-                and all(k.arg is not None and _simple(k.value) for k in call.keywords)):
-            self.reason = "its call's arguments are not plain names or constants"
-            return
-
-        def evaluate(node):
-            expression = ast.fix_missing_locations(ast.Expression(body=node))
-            return eval(compile(expression, frame.f_code.co_filename, "eval"), frame.f_globals, frame.f_locals)
-
-        self.function = evaluate(call.func)
-        self.args = tuple(evaluate(a) for a in call.args)
-        self.kwargs = {k.arg: evaluate(k.value) for k in call.keywords}
-        self.label = getattr(self.function, "__qualname__", None) or type(self.function).__name__
-        values = frame.f_locals
-        for target in targets:
-            self.outputs.append((target.id, values.get(target.id, frame.f_globals.get(target.id))))
+        body = statement.body
+        if len(body) == 1 and isinstance(getattr(body[0], "value", None), ast.Call):
+            function = body[0].value.func
+            self.label = ast.unparse(function) if hasattr(ast, "unparse") else self.label
+        else:
+            self.label = "the block at %s:%d" % (path.rsplit("/", 1)[-1], statement.lineno)
+        self.code = compile(ast.Module(body=body, type_ignores=[]), path, "exec")
+        self.globals = frame.f_globals
+        locals_ = frame.f_locals
+        self.scope = dict(locals_) if locals_ is not frame.f_globals else {}
+        for name in _stored_names(body):
+            value = locals_.get(name, frame.f_globals.get(name))
+            if hasattr(value, "data_ptr"):
+                self.outputs.append((name, value))
         self.names = watches.parameter_names(frame)
+
+    def run(self):
+        """Runs the body once in a fresh copy of the captured variables; returns what it assigned."""
+        scope = dict(self.scope)
+        exec(self.code, self.globals, scope)
+        return scope
 
 
 def _written_names(torch, names, written):
@@ -307,7 +331,7 @@ class Shadow:
         buffers = [(owner._buffers, name, tensor, tensor.clone()) for owner in module.modules()
                    for name, tensor in owner._buffers.items() if tensor is not None]
         eager_forward = watch.own_forward or type(module).forward.__get__(module)
-        runs, drawn = [], set()
+        runs, drawn, eager_generator = [], set(), None
         self._audit(EventKind.AUDIT_BEGIN, watch.module_id)
         try:
             for _ in range(2):
@@ -316,6 +340,7 @@ class Shadow:
                     runs.append(eager_forward(*args, **kwargs))
                 finally:
                     drawn |= state.drawn(torch)
+                    eager_generator = state.generator.get_state()
                     with torch.no_grad():
                         for slots, name, tensor, saved in buffers:
                             slots[name] = tensor
@@ -324,11 +349,12 @@ class Shadow:
             state.restore(torch, cuda=after_replay)
             self._audit(EventKind.AUDIT_END, watch.module_id)
         eager, repeat = (dict(_named_tensors(run, "output", [])) for run in runs)
+        differ = _draws_differ(torch, drawn, after_replay, eager_generator)
         compared = []
         for name, tensor in _named_tensors(graphed, "output", []):
             first, second = eager.get(name), repeat.get(name)
             if tensor.is_floating_point() and _comparable(torch, tensor, first, second):
-                compared.append((name, tensor, _compare(torch, tensor, first, second)))
+                compared.append((name, tensor, None if differ else _compare(torch, tensor, first, second)))
         elapsed = time.perf_counter_ns() - started
         for name, tensor, figures in compared:
             _send(ShadowSubject.MODULE_FORWARD, watch.module_id, type(module).__name__, watch.calls, name, tensor,
@@ -367,9 +393,13 @@ class Shadow:
         state.restore(torch)  # the replay draws from where the eager runs did
         result = replay()
         try:
-            self._compare_region(torch, region, watch.replays, runs, drawn, parameters, started)
+            differ = _draws_differ(torch, drawn, state.generator.get_state(), runs[0].get("generator"))
+            self._compare_region(torch, region, watch.replays, runs, drawn, differ, parameters, started)
         except Exception:
             pass
+        if watch.replays >= self.calls:  # the last shadowed replay: let go of the captured variables
+            region.code = region.scope = None
+            region.outputs = []
         return result
 
     def _run_region(self, torch, region, state):
@@ -386,14 +416,15 @@ class Shadow:
                 run = {"written": {}, "grads": {}, "outputs": {}}
                 try:
                     with recorder:
-                        returned = region.function(*region.args, **region.kwargs)
+                        scope = region.run()
                     drawn |= state.drawn(torch)
+                    run["generator"] = state.generator.get_state()
                     for key, (tensor, _) in recorder.saved.items():
                         run["written"][key] = (tensor, tensor.detach().clone())
                     for parameter, _, _ in grads:
                         if parameter.grad is not None:
                             run["grads"][id(parameter)] = parameter.grad.detach().clone()
-                    run["outputs"] = dict(_named_tensors(returned, "output", []))
+                    run["outputs"] = {name: scope.get(name) for name, _ in region.outputs}
                 finally:
                     with torch.no_grad():
                         for tensor, before in recorder.saved.values():
@@ -407,7 +438,7 @@ class Shadow:
             self._audit(EventKind.AUDIT_END, region.graph_id)
         return runs, drawn, parameters
 
-    def _compare_region(self, torch, region, replay_number, runs, drawn, parameters, started):
+    def _compare_region(self, torch, region, replay_number, runs, drawn, differ, parameters, started):
         first, second = runs
         labels = _written_names(torch, region.names, first["written"])
         grad_ids = {id(p.grad) for p in parameters if p.grad is not None}
@@ -421,17 +452,11 @@ class Shadow:
             if grad is not None and _comparable(torch, grad, eager, repeat):
                 compared.append(("gradient %s" % region.names.get(id(parameter), "of a parameter"), grad, eager,
                                  repeat))
-        returned = [(name, value) for name, value in region.outputs if isinstance(value, torch.Tensor)]
-        if len(returned) == 1 and "output" in first["outputs"]:
-            eager, repeat = first["outputs"]["output"], second["outputs"].get("output")
-            if _comparable(torch, returned[0][1], eager, repeat):
-                compared.append(("output %s" % returned[0][0], returned[0][1], eager, repeat))
-        else:
-            for index, (name, tensor) in enumerate(returned):
-                eager, repeat = first["outputs"].get("output %d" % index), second["outputs"].get("output %d" % index)
-                if _comparable(torch, tensor, eager, repeat):
-                    compared.append(("output %s" % name, tensor, eager, repeat))
-        figures = [(name, tensor, _compare(torch, tensor, eager, repeat))
+        for name, tensor in region.outputs:
+            eager, repeat = first["outputs"].get(name), second["outputs"].get(name)
+            if _comparable(torch, tensor, eager, repeat):
+                compared.append(("output %s" % name, tensor, eager, repeat))
+        figures = [(name, tensor, None if differ else _compare(torch, tensor, eager, repeat))
                    for name, tensor, eager, repeat in compared[:_MAX_COMPARISONS]]
         elapsed = time.perf_counter_ns() - started
         for name, tensor, figure in figures:

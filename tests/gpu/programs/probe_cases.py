@@ -174,12 +174,12 @@ def hf_bert_eager_mask():
 
     torch.manual_seed(0)
     config = BertConfig(num_hidden_layers=2, hidden_size=64, num_attention_heads=4, intermediate_size=128,
-                        vocab_size=512, max_position_embeddings=64, num_labels=3)
+                        vocab_size=512, max_position_embeddings=64, num_labels=3, attn_implementation="eager")
 
     class Classifier(torch.nn.Module):
         def __init__(self):
             super().__init__()
-            self.model = BertForSequenceClassification(config, attn_implementation="eager")
+            self.model = BertForSequenceClassification(config)
 
         def forward(self, ids, mask):
             return self.model(input_ids=ids, attention_mask=mask).logits  # defect: hf-bert-eager-mask

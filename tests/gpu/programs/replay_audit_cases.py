@@ -14,7 +14,9 @@ tests (tests/gpu/python_probe_gpu_test.cc), one per mode (argv[1]). Lines the te
   region-scale     whole step `with torch.cuda.graph(g): train_step()` whose loss reads a Python global the program
                    changes every step (run with --shadow)
   region-clean     clean: the same step without the global (run with --shadow: compared, and equal)
-  region-two       a capture whose body is two statements (run with --shadow: a note says it was not compared)
+  region-two       clean: the same capture with a body of two statements (run with --shadow: compared, and equal)
+  region-pg        clean: region-clean with a process group initialized (gloo, one rank): --shadow says in a note that
+                   it did not compare the replays (the body may issue collectives)
 """
 import sys
 
@@ -178,6 +180,21 @@ def region(scaled, two_statements=False, steps=8):
     print("loss", float(static_loss), flush=True)
 
 
+def with_process_group(run):
+    import socket
+
+    import torch.distributed as dist
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    dist.init_process_group("gloo", init_method="tcp://127.0.0.1:%d" % port, rank=0, world_size=1)
+    try:
+        run()
+    finally:
+        dist.destroy_process_group()
+
+
 MODES = {
     "frozen-lr": lambda: whole_step(tensor_lr=False),
     "tensor-lr": lambda: whole_step(tensor_lr=True),
@@ -191,6 +208,7 @@ MODES = {
     "region-scale": lambda: region(scaled=True),
     "region-clean": lambda: region(scaled=False),
     "region-two": lambda: region(scaled=False, two_statements=True),
+    "region-pg": lambda: with_process_group(lambda: region(scaled=False)),
 }
 
 if __name__ == "__main__":
