@@ -1,10 +1,13 @@
-// hang: under `graphcheck run --hang-timeout`, a thread waited in a synchronizing CUDA call longer than the bound and
-// the recorder ended the process (trace::Hang, TraceEnd::kHung). Says where it waited (the call, the stream, the
+// hang: under `graphcheck run --hang-timeout`, a thread waited in a synchronizing CUDA call, or in a wait the Python
+// probe announced (destroy_process_group, a barrier, a blocking collective, a thread join), longer than the bound and
+// the recorder ended the process (trace::Hang, TraceEnd::kHung). A teardown that waits names the captured graphs still
+// alive that hold NCCL collectives. Says where it waited (the call, the stream, the
 // program's line) and what it waited on: the graph it launched last, and the NCCL collectives inside that graph, since
 // a collective that another rank never joins is the usual way a replayed graph never finishes. In a job, each rank's
 // finding merges into one that names the ranks.
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -55,16 +58,47 @@ CapturedGraph Captured(const TraceAnalysis& analysis, uint32_t graph_id) {
   return graph;
 }
 
+// The graphs the probe said were alive right before the wait (its graph-alive events, sent before a
+// destroy_process_group on the waiting thread), as CUDA graph ids of their captures with the program's capture line.
+struct LiveGraph {
+  uint32_t graph_id = 0;
+  std::string captured_at;
+};
+
+std::vector<LiveGraph> LiveGraphsAt(const TraceAnalysis& analysis, const trace::Hang& hang) {
+  const trace::Trace& trace = analysis.trace();
+  std::vector<uint64_t> alive;  // Python graph ids, latest first
+  for (size_t i = trace.probe_events.size(); i-- > 0;) {
+    const trace::ProbeEvent& e = trace.probe_events[i];
+    if (e.thread_id != hang.thread_id || e.time_ns > hang.since_ns) continue;
+    if (e.kind == trace::ProbeEventKind::kWaitBegin && alive.empty()) continue;  // the wait itself
+    if (e.kind != trace::ProbeEventKind::kGraphAlive) break;
+    alive.push_back(e.graph);
+  }
+  std::vector<LiveGraph> graphs;
+  const std::vector<CaptureWindow>& windows = analysis.captures().windows();
+  for (uint64_t graph : alive) {
+    for (size_t w = 0; w < windows.size(); ++w) {
+      const std::optional<size_t> begin = analysis.probe().BeginEvent(w);
+      if (!begin || trace.probe_events[*begin].graph != graph || !windows[w].end_call) continue;
+      graphs.push_back({static_cast<uint32_t>(trace.Detail(trace.api_calls[*windows[w].end_call]).graph_id),
+                        trace::CapturedAt(trace, graph)});
+    }
+  }
+  return graphs;
+}
+
 class HangCheck : public AnalyzerCheck {
  public:
   const CheckInfo& info() const override {
     static const CheckInfo kInfo{
         "hang",
-        "A process waited on the GPU longer than --hang-timeout",
+        "A process waited longer than --hang-timeout",
         Severity::kError,
         CheckArea::kDistributed,
-        "A thread waited in a CUDA synchronize longer than `graphcheck run --hang-timeout`, and graphcheck ended the "
-        "process: where it waited, the graph it had launched last and the NCCL collectives inside it.",
+        "A thread waited in a CUDA synchronize, a process-group teardown, a barrier, a collective or a thread join "
+        "longer than `graphcheck run --hang-timeout`, and graphcheck ended the process: where it waited, the graph it "
+        "had launched last and the NCCL collectives inside it, and the graphs still alive that hold collectives.",
         {}};
     return kInfo;
   }
@@ -104,15 +138,34 @@ class HangCheck : public AnalyzerCheck {
             graph.nccl_calls.empty() ? "" : absl::StrCat("; NCCL calls: ", DescribeCollectives(graph.nccl_calls))));
       }
       if (hang.stream_id != 0) finding.evidence.push_back(absl::StrCat("the stream waited on: ", hang.stream_id));
+      const bool teardown = absl::EndsWith(call, "destroy_process_group");
+      std::vector<std::string> holding;  // live graphs that hold collectives
+      for (const LiveGraph& live : LiveGraphsAt(analysis, hang)) {
+        const CapturedGraph graph = Captured(analysis, live.graph_id);
+        if (graph.nccl_kernels.empty() && graph.nccl_calls.empty()) continue;
+        holding.push_back(absl::StrCat("graph ", live.graph_id, live.captured_at,
+                                       graph.nccl_calls.empty()
+                                           ? absl::StrCat(" holds ", graph.nccl_kernels.size(), " NCCL kernel(s)")
+                                           : absl::StrCat(" holds ", DescribeCollectives(graph.nccl_calls))));
+      }
+      if (!holding.empty()) {
+        absl::StrAppend(&finding.message, " ", holding.size(),
+                        " captured graph(s) holding NCCL collectives were still alive at the wait: NCCL cannot tear "
+                        "down a communicator whose work a live graph holds.");
+        for (std::string& line : holding) finding.evidence.push_back(absl::StrCat("still alive: ", std::move(line)));
+      }
       finding.where.api = call;
       finding.where.thread_id = hang.thread_id;
       if (hang.stream_id != 0) finding.where.stream_id = hang.stream_id;
       finding.where.python = trace::PythonFrames(trace, hang.stack);
       finding.fix =
-          "In a job, compare the ranks: one that captured other collectives (rank-divergent-capture), failed a "
-          "capture, or stopped before the others leaves the rest waiting. In one process, look for a kernel that "
-          "waits on a flag or on another stream that never runs. If the wait is legitimate work, raise "
-          "--hang-timeout.";
+          teardown && !holding.empty()
+              ? "Delete the graphs that hold collectives (del graph, or graph.reset()) and synchronize before "
+                "torch.distributed.destroy_process_group()."
+              : "In a job, compare the ranks: one that captured other collectives (rank-divergent-capture), failed a "
+                "capture, skipped a barrier or collective, or stopped before the others leaves the rest waiting. In "
+                "one process, look for a kernel that waits on a flag or on another stream that never runs. If the "
+                "wait is legitimate work, raise --hang-timeout.";
       findings->push_back(std::move(finding));
     }
   }

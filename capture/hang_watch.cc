@@ -45,7 +45,7 @@ HangWatch::Slot* HangWatch::SlotOfThisThread() {
 
 void HangWatch::Enter(const Wait& wait) {
   Slot* slot = SlotOfThisThread();
-  if (slot == nullptr) return;
+  if (slot == nullptr || slot->depth++ > 0) return;
   slot->thread_id.store(wait.thread_id, std::memory_order_relaxed);
   slot->call.store(wait.call, std::memory_order_relaxed);
   slot->call_name.store(wait.call_name, std::memory_order_relaxed);
@@ -57,7 +57,9 @@ void HangWatch::Enter(const Wait& wait) {
 
 void HangWatch::Exit() {
   if (t_claimed.watch != this || t_claimed.slot == nullptr) return;
-  static_cast<Slot*>(t_claimed.slot)->since_ns.store(0, std::memory_order_release);
+  Slot* slot = static_cast<Slot*>(t_claimed.slot);
+  if (slot->depth == 0 || --slot->depth > 0) return;
+  slot->since_ns.store(0, std::memory_order_release);
 }
 
 bool HangWatch::Poll(uint64_t now_ns) {

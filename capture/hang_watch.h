@@ -1,5 +1,6 @@
-// The recorder's hang watch (`graphcheck run --hang-timeout`): a thread entering a synchronizing CUDA call marks its
-// slot with when and what it waits on, and clears it on return; a watcher thread polls the slots and, for the first
+// The recorder's hang watch (`graphcheck run --hang-timeout`): a thread entering a synchronizing CUDA call, or a wait
+// the Python probe announces (destroy_process_group, a barrier, a collective, a thread join), marks its slot with
+// when and what it waits on, and clears it on return; a watcher thread polls the slots and, for the first
 // wait older than the bound, calls back once (the recorder writes where the thread waited and ends the process). A
 // hang inside a replayed graph's collective shows on the host only as a synchronize that never returns, so the bound
 // is on those waits. Enter and Exit are a few relaxed stores (the recorder adds the call's stream and Python stack, on
@@ -37,7 +38,8 @@ class HangWatch {
   HangWatch(const HangWatch&) = delete;
   HangWatch& operator=(const HangWatch&) = delete;
 
-  // The calling thread begins (`wait.since_ns` set) or ends a wait. Lock-free.
+  // The calling thread begins (`wait.since_ns` set) or ends a wait. Lock-free. Waits nest (a synchronize inside
+  // destroy_process_group): the outermost one is watched until it ends.
   void Enter(const Wait& wait);
   void Exit();
   // Calls back for the first wait older than the timeout at `now_ns` and returns true; at most once per watch.
@@ -56,6 +58,7 @@ class HangWatch {
     std::atomic<uint64_t> stream_id{0};
     std::atomic<uint32_t> last_graph_id{0};
     std::atomic<uint32_t> python_stack{0};
+    int depth = 0;  // waits open on the owning thread (only it reads and writes this)
   };
   Slot* SlotOfThisThread();
 

@@ -85,7 +85,23 @@ int Recorder::OnProbeEvent(const GraphcheckProbeEvent& args) {
     event.stack = writer_->AddPythonStack(frames);
   }
   writer_->WriteProbeEvent(event);
+  if (hang_watch_ != nullptr) WatchProbeWait(event);
   return 1;
+}
+
+void Recorder::WatchProbeWait(const trace::ProbeEvent& event) {
+  if (event.kind == trace::ProbeEventKind::kWaitEnd) {
+    hang_watch_->Exit();
+  } else if (event.kind == trace::ProbeEventKind::kWaitBegin) {
+    HangWatch::Wait wait;
+    wait.thread_id = event.thread_id;
+    wait.call = event.text;
+    wait.call_name = "a wait the Python probe announced";
+    wait.since_ns = event.time_ns;
+    wait.last_graph_id = t_state.last_graph_launched;
+    wait.python_stack = event.stack;
+    hang_watch_->Enter(wait);
+  }
 }
 
 }  // namespace graphcheck::capture::internal

@@ -122,6 +122,8 @@ class Recorder {
   int OnProbeEvent(const GraphcheckProbeEvent& event);
   // Writes an output the probe compared under --shadow (probe_events.cc); 0 when nothing is recorded.
   int OnShadowComparison(const GraphcheckShadowRecord& record);
+  // Under --hang-timeout, the probe's wait-begin and wait-end events bound a wait as a synchronizing call's are.
+  void WatchProbeWait(const trace::ProbeEvent& event);
 
   static void CUPTIAPI Callback(void* userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data);
   static void CUPTIAPI BufferRequested(uint8_t** buffer, size_t* size, size_t* max_records);

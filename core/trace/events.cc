@@ -332,6 +332,12 @@ absl::string_view ProbeEventKindName(ProbeEventKind kind) {
       return "audit-end";
     case ProbeEventKind::kShadowSkipped:
       return "shadow-skipped";
+    case ProbeEventKind::kWaitBegin:
+      return "wait-begin";
+    case ProbeEventKind::kWaitEnd:
+      return "wait-end";
+    case ProbeEventKind::kGraphAlive:
+      return "graph-alive";
   }
   return "unknown";
 }

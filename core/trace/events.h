@@ -358,8 +358,15 @@ enum class ProbeEventKind : uint8_t {
   // Since 1.8. Under --shadow, a captured graph's replays are not compared: `graph`: its id; `type`: the call its
   // capture made; `text`: why (its body is not one call, a process group is initialized, running it again raised).
   kShadowSkipped = 15,
+  // Since 1.8, under --hang-timeout. A wait outside CUDA that can stall a job begins and ends on this thread (`text`:
+  // what it waits in, "torch.distributed.destroy_process_group"); the recorder bounds it like a synchronizing call.
+  kWaitBegin = 16,
+  kWaitEnd = 17,
+  // Since 1.8, under --hang-timeout, right before a destroy_process_group wait: a captured graph still alive (`graph`:
+  // its id). A graph holding NCCL collectives keeps the communicator busy, and the destroy waits on it.
+  kGraphAlive = 18,
 };
-inline constexpr uint8_t kMaxProbeEventKind = 15;
+inline constexpr uint8_t kMaxProbeEventKind = 18;
 // A number of a host-value-changed event (`value`, `value_now`), sent as its IEEE-754 bits.
 double HostValueNumber(uint64_t bits);
 absl::string_view ProbeEventKindName(ProbeEventKind kind);  // "capture-begin", ...

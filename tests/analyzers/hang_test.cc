@@ -82,6 +82,34 @@ TEST(HangTest, AWaitOnEagerWorkSaysSo) {
   EXPECT_THAT(findings[0].evidence[0], HasSubstr("launched no CUDA graph"));
 }
 
+// Both ranks of the seeds' DDP recipe waited in destroy_process_group (two H100s): the whole-step graph that holds
+// the all-reduces was still alive. The probe announced the wait and the graphs alive before it; the finding names the
+// graph and where it was captured, and the fix is to delete it first.
+TEST(HangTest, ATeardownWaitNamesTheLiveGraphsThatHoldCollectives) {
+  TraceBuilder b;
+  b.Probe(900, 1, trace::ProbeEventKind::kCaptureBegin, 0x7f00aa, trace::ProbeOrigin::kUser).stack =
+      b.PythonStack({{"/home/me/train.py", 40, "main"}});
+  b.Begin(1000, 1, 7);
+  TraceBuilder::In(b.Launch(2000, 1, 7, "ncclDevKernel_AllReduce_Sum_f32_RING_LL"), 5);
+  b.End(5000, 1, 7, 5, 0, 1).graph_id = 12;
+  b.Probe(5100, 1, trace::ProbeEventKind::kCaptureEnd, 0x7f00aa);
+  b.Replay(10000, 1, 7, 12, 1000, 5000);
+  b.Probe(19000, 1, trace::ProbeEventKind::kGraphAlive, 0x7f00aa);
+  trace::ProbeEvent& begin = b.Probe(20000, 1, trace::ProbeEventKind::kWaitBegin);
+  begin.text = b.Intern("torch.distributed.destroy_process_group");
+  AddHang(b, 12);
+  b.trace().hangs.back().call = begin.text;
+  b.trace().hangs.back().stream_id = 0;
+  const std::vector<Finding> findings = RunCheck(analyzers::NewHangCheck(), b.Build());
+  ASSERT_EQ(findings.size(), 1u);
+  EXPECT_THAT(findings[0].message, HasSubstr("waited 31.0 s in torch.distributed.destroy_process_group"));
+  EXPECT_THAT(findings[0].message, HasSubstr("1 captured graph(s) holding NCCL collectives were still alive"));
+  EXPECT_THAT(findings[0].evidence,
+              ::testing::Contains(HasSubstr("still alive: graph 12 (captured at /home/me/train.py:40 in main)")));
+  EXPECT_THAT(findings[0].fix, HasSubstr("before torch.distributed.destroy_process_group()"));
+  EXPECT_EQ(FirstUserFrame(findings[0].where)->line, 88);
+}
+
 TEST(HangTest, NoHangNoFinding) {
   TraceBuilder b;
   b.Call(1000, 1, "cudaStreamSynchronize", trace::ApiKind::kStreamSynchronize, 7);

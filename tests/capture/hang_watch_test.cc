@@ -52,6 +52,27 @@ TEST(HangWatchTest, AnEndedWaitDoesNotFire) {
   EXPECT_EQ(fired, 0);
 }
 
+// A synchronize inside destroy_process_group: the outer wait, announced first, is the one watched, until it ends.
+TEST(HangWatchTest, NestedWaitsKeepTheOutermost) {
+  std::vector<HangWatch::Wait> fired;
+  HangWatch watch(30 * kSecond, [&](const HangWatch::Wait& w) { fired.push_back(w); });
+  HangWatch::Wait outer = WaitAt(100 * kSecond, 41);
+  outer.call = 9;
+  watch.Enter(outer);
+  watch.Enter(WaitAt(110 * kSecond, 41));
+  watch.Exit();  // the synchronize returned; the teardown goes on waiting
+  EXPECT_TRUE(watch.Poll(131 * kSecond));
+  ASSERT_EQ(fired.size(), 1u);
+  EXPECT_EQ(fired[0].call, 9u);
+  EXPECT_EQ(fired[0].since_ns, 100 * kSecond);
+  HangWatch ended(30 * kSecond, [&](const HangWatch::Wait& w) { fired.push_back(w); });
+  ended.Enter(outer);
+  ended.Enter(WaitAt(110 * kSecond, 41));
+  ended.Exit();
+  ended.Exit();
+  EXPECT_FALSE(ended.Poll(200 * kSecond));
+}
+
 TEST(HangWatchTest, EachThreadHasItsOwnSlot) {
   std::vector<uint32_t> fired;
   HangWatch watch(kSecond, [&](const HangWatch::Wait& w) { fired.push_back(w.thread_id); });

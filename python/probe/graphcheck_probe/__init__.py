@@ -12,6 +12,8 @@ recorder writes for this process, on the recorder's clock. It records; graphchec
   gradients a capture baked in, and calls with other input shapes than were captured.
 - DistributedDataParallel: the stream each DDP module was constructed on, and each forward inside a capture.
 - Under `graphcheck run --shadow N` (shadow.py): graphed calls and replays compared with their eager code.
+- Under `graphcheck run --hang-timeout` (waits.py): the waits outside CUDA that can stall a job (process-group
+  teardown, barriers, collectives, thread joins), announced so that the recorder bounds them too.
 
 A program that makes no capture pays one dictionary lookup per import, a Python call per optimizer step and
 zero_grad(); replays of graphs with nothing to watch pay nothing. Events reach the recorder through the injection
@@ -37,6 +39,11 @@ def install():
         from . import shadow
 
         patches.shadow = shadow.Shadow(shadow_calls)
+    if os.environ.get("GRAPHCHECK_HANG_TIMEOUT_MS"):
+        from . import waits
+
+        patches.PATCHES["torch.distributed.distributed_c10d"] = waits.patch_distributed
+        patches.PATCHES["threading"] = waits.patch_threading
     for name, patch in patches.PATCHES.items():
         if name in sys.modules:  # imported before the probe (a sitecustomize that imports torch)
             patches.apply(patch, sys.modules[name])

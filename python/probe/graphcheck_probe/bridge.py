@@ -29,6 +29,9 @@ class EventKind(enum.IntEnum):
     AUDIT_BEGIN = 13
     AUDIT_END = 14
     SHADOW_SKIPPED = 15
+    WAIT_BEGIN = 16
+    WAIT_END = 17
+    GRAPH_ALIVE = 18
 
 
 class Origin(enum.IntEnum):

@@ -3,7 +3,7 @@ its names), and the hooks of uncaught exceptions. A hook never changes arguments
 program: if torch changed shape, that hook is simply not installed."""
 import sys
 
-from . import bridge, frames, origins, watches
+from . import bridge, frames, origins, waits, watches
 from .bridge import EventKind, Origin
 
 shadow = None  # the --shadow comparer (shadow.Shadow), set by install() when GRAPHCHECK_SHADOW asks for one
@@ -53,6 +53,7 @@ def _patch_graphs(module):
         bridge.recorder.emit(EventKind.CAPTURE_END, graph=id(self), pool=origins.pool_key(self),
                              value=origins.allocated_bytes(),
                              value_now=getattr(self, "_graphcheck_allocated_at_begin", 0))
+        waits.live_graphs.add(self)
         try:
             host = watches.capture_ended(self, sys._getframe(1))
             if host is not None:

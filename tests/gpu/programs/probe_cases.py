@@ -34,6 +34,9 @@ Lines the tests expect a finding at end in "# defect: MODE"; the tests read them
   ddp-warmup-short   the recipe with 2 warmup iterations instead of 11
   ddp-divergent      the recipe where rank 1 also all-reduces its loss inside the capture (needs torchrun and a GPU
                      per rank: its replays leave the other ranks' collectives unpaired)
+  ddp-graph-alive    the recipe ending with destroy_process_group while the graph that holds the all-reduces is alive
+                     (needs torchrun and a GPU per rank: every rank waits in the teardown)
+  ddp-skip-barrier   the recipe where rank 1 skips the barrier before the teardown (rank 0 waits in it for ever)
 """
 import contextlib
 import sys
@@ -345,10 +348,14 @@ def inference_generator():
     print("masks differ between replays:", not torch.equal(first, second), flush=True)
 
 
-def ddp_training(model_name="mlp", on_default_stream=False, warmup=11, steps=30, divergent_rank=None):
+def ddp_training(model_name="mlp", on_default_stream=False, warmup=11, steps=30, divergent_rank=None, baseline=0,
+                 teardown="clean"):
     """Whole-step capture of DistributedDataParallel training (forward, backward with DDP's all-reduce, optimizer
-    step), then replays on new batches copied into the static inputs. A capture that fails ends the program (status
-    1), as it would a training job."""
+    step), then replays on new batches copied into the static inputs, each replay an NVTX "step" (and `baseline`
+    eager steps before the capture, for the speedup). A capture that fails ends the program (status 1), as it would a
+    training job. `teardown`: "clean" deletes the graph before destroy_process_group (a graph holding NCCL work keeps
+    the communicator from being torn down), "graph-alive" keeps it, "skip-barrier" has rank 1 skip the barrier before
+    the teardown."""
     import os
 
     import torch.distributed as dist
@@ -390,6 +397,13 @@ def ddp_training(model_name="mlp", on_default_stream=False, warmup=11, steps=30,
             optimizer.zero_grad(set_to_none=True)
             loss_fn(ddp(static_x), static_y).backward()
             optimizer.step()
+        for _ in range(baseline):
+            nvtx.range_push("step")
+            x, y = make_batch()
+            optimizer.zero_grad(set_to_none=True)
+            loss_fn(ddp(x), y).backward()
+            optimizer.step()
+            nvtx.range_pop()
     torch.cuda.current_stream().wait_stream(side)
     graph = torch.cuda.CUDAGraph()
     optimizer.zero_grad(set_to_none=True)
@@ -404,12 +418,22 @@ def ddp_training(model_name="mlp", on_default_stream=False, warmup=11, steps=30,
         print("capture failed:", type(error).__name__, str(error).splitlines()[0], flush=True)
         sys.exit(1)
     for _ in range(steps):
+        nvtx.range_push("step")
         x, y = make_batch()
         static_x.copy_(x)
         static_y.copy_(y)
         graph.replay()
+        nvtx.range_pop()
     torch.cuda.synchronize()
     print("loss after %d replays: %.4f" % (steps, static_loss.item()), flush=True)
+    if teardown == "graph-alive":
+        dist.destroy_process_group()  # defect: ddp-graph-alive
+        return
+    del graph
+    torch.cuda.synchronize()
+    if teardown == "skip-barrier":
+        if dist.get_rank() != 1:
+            dist.barrier()  # defect: ddp-skip-barrier
     dist.destroy_process_group()
 
 
@@ -426,7 +450,10 @@ MODES = {"hf-bert-eager-mask": hf_bert_eager_mask, "tensor-cuda": tensor_cuda, "
          "shared-pool": lambda: sequential_graphs(share_pool=True),
          "replay-order": lambda: sequential_graphs(share_pool=True, order=(0, 2, 1)),
          "inference-generator": inference_generator,
-         "ddp-recipe": ddp_training, "ddp-timm-resnet": lambda: ddp_training("timm-resnet"),
+         "ddp-recipe": lambda: ddp_training(baseline=20),
+         "ddp-timm-resnet": lambda: ddp_training("timm-resnet", baseline=20),
+         "ddp-graph-alive": lambda: ddp_training(teardown="graph-alive"),
+         "ddp-skip-barrier": lambda: ddp_training(teardown="skip-barrier"),
          "ddp-default-stream": lambda: ddp_training(on_default_stream=True),
          "ddp-warmup-short": lambda: ddp_training(warmup=2),
          "ddp-divergent": lambda: ddp_training(divergent_rank=1)}
