@@ -384,7 +384,7 @@ class Shadow:
         state = RandomState(torch)
         started = time.perf_counter_ns()
         try:
-            runs, drawn, parameters = self._run_region(torch, region, state)
+            runs, drawn, parameters = self._run_region(torch, region, state, watch.grads_none_at_capture)
         except Exception as error:
             state.restore(torch)
             region.reason = "running its call again raised %s: %s" % (
@@ -402,16 +402,20 @@ class Shadow:
             region.outputs = []
         return result
 
-    def _run_region(self, torch, region, state):
-        """Runs the region's call twice from the current state, each time keeping what it wrote and returned, and puts
-        the state back after each run."""
+    def _run_region(self, torch, region, state, grads_none_at_capture):
+        """Runs the region's code twice from the current state, each time keeping what it wrote and returned, and puts
+        the state back after each run. Parameters that had no .grad when the capture began start without one, as the
+        captured backward did (it assigns their gradients; with a .grad there, eager would add to it)."""
         parameters = _parameters()
         grads = [(p, p.grad, None if p.grad is None else p.grad.detach().clone()) for p in parameters]
+        fresh = [p for p in (ref() for ref in grads_none_at_capture) if p is not None]
         runs, drawn = [], set()
         self._audit(EventKind.AUDIT_BEGIN, region.graph_id)
         try:
             for _ in range(2):
                 state.restore(torch)
+                for parameter in fresh:
+                    parameter.grad = None
                 recorder = _write_recorder(torch)
                 run = {"written": {}, "grads": {}, "outputs": {}}
                 try:

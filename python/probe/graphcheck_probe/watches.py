@@ -446,11 +446,15 @@ def capture_started(graph, origin):
 
 
 def capture_ended(graph, frame):
-    """The HostStateWatch of the capture that just ended on this thread (None when it baked in nothing watched)."""
+    """The HostStateWatch of the capture that just ended on this thread (None when it baked in nothing watched).
+    Notes on the graph's watch which parameters had no .grad when it began: its backward assigned their gradients
+    rather than adding to them, which is what running its code again must start from."""
     state = getattr(_capturing, "state", None)
     _capturing.state = None
     if state is None or state.graph_id != id(graph):
         return None
+    graph_watch(graph).grads_none_at_capture = [weakref.ref(p) for p, grad_id, _ in state.grads_before
+                                                if grad_id is None]
     try:
         watch = HostStateWatch(state, parameter_names(frames.program_frame(frame) or frame))
     except Exception:
@@ -486,6 +490,7 @@ class GraphWatch:
         self.capture = None  # CaptureWatch
         self.host = None  # HostStateWatch
         self.region = None  # shadow.Region, under --shadow
+        self.grads_none_at_capture = []  # parameters (weak) without a .grad when the capture began
         self.replays = 0
 
 
