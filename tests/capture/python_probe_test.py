@@ -246,6 +246,31 @@ with tempfile.TemporaryDirectory() as work:
     check("captures begun by Transformer Engine and Megatron", origins == ["transformer-engine", "megatron",
                                                                          "megatron"], dump.stdout)
 
+    # A graph the program deletes is freed at once, under --shadow and --hang-timeout too: the probe holds no reference
+    # to it (a snapshot of the capturing function's variables held one, and NCCL's teardown waited on the graph for
+    # ever on two H100s).
+    deleted = os.path.join(work, "deleted.py")
+    with open(deleted, "w") as f:
+        f.write(textwrap.dedent('''\
+            import ctypes, os, weakref
+            ctypes.CDLL(os.environ["CUDA_INJECTION64_PATH"]).InitializeInjection()
+            import torch
+            def main():
+                graph = torch.cuda.CUDAGraph()
+                static_x = [1]
+                with torch.cuda.graph(graph):
+                    static_y = static_x
+                for _ in range(3):
+                    graph.replay()
+                ref = weakref.ref(graph)
+                del graph
+                print("freed" if ref() is None else "alive")
+            main()
+        '''))
+    watched_env = dict(env, GRAPHCHECK_SHADOW="2", GRAPHCHECK_HANG_TIMEOUT_MS="60000")
+    ran = subprocess.run([sys.executable, deleted], env=watched_env, capture_output=True, text=True, timeout=60)
+    check("a graph the program deletes is freed", ran.stdout.strip() == "freed", ran.stdout + ran.stderr)
+
     # A program that makes no capture: the same output with and without the probe, and no probe event.
     quiet = os.path.join(work, "quiet.py")
     with open(quiet, "w") as f:

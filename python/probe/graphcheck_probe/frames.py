@@ -5,6 +5,7 @@ outermost frames, so that a failure six frames deep in a library still names the
 Explicit frames travel as "file\\x1fline\\x1ffunction" records joined by \\x1e, innermost first
 (capture/probe_events.cc reads them)."""
 import os
+import sys
 import sysconfig
 import traceback
 
@@ -79,3 +80,20 @@ def program_frame(frame):
         frame = frame.f_back
         walked += 1
     return None
+
+
+def local_values(frame):
+    """A copy of a frame's variables. Up to CPython 3.12, reading frame.f_locals of a function's frame caches a
+    snapshot dict on the frame that holds every variable until the frame ends: a captured graph the program then
+    deletes (`del graph` before destroy_process_group) would stay alive in it and NCCL's teardown wait for ever (seen
+    on two H100s). The snapshot is emptied after it is copied; the variables themselves are untouched."""
+    values = frame.f_locals
+    copy = dict(values)
+    if sys.version_info < (3, 13) and is_function_frame(frame):
+        values.clear()
+    return copy
+
+
+def is_function_frame(frame):
+    """A function's frame (its variables are its own), not a module's or a class body's (whose are a dict)."""
+    return bool(frame.f_code.co_flags & 0x1)  # CO_OPTIMIZED, without touching f_locals

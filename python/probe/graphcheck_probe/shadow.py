@@ -195,11 +195,11 @@ class Region:
         self.names = {}
         self.skip_reported = False
         try:
-            self._compile(frame, with_line)
+            self._compile(graph, frame, with_line)
         except Exception as error:
             self.reason = "its body could not be read (%s)" % type(error).__name__
 
-    def _compile(self, frame, with_line):
+    def _compile(self, graph, frame, with_line):
         path = frame.f_code.co_filename
         statement = _with_statement(path, with_line)
         if statement is None:
@@ -216,8 +216,9 @@ class Region:
             self.label = "the block at %s:%d" % (path.rsplit("/", 1)[-1], statement.lineno)
         self.code = compile(ast.Module(body=body, type_ignores=[]), path, "exec")
         self.globals = frame.f_globals
-        locals_ = frame.f_locals
-        self.scope = dict(locals_) if locals_ is not frame.f_globals else {}
+        locals_ = frames.local_values(frame) if frames.is_function_frame(frame) else {}
+        # Not the graph itself: holding it would keep a graph the program deletes alive.
+        self.scope = {name: value for name, value in locals_.items() if value is not graph}
         for name in _stored_names(body):
             value = locals_.get(name, frame.f_globals.get(name))
             if hasattr(value, "data_ptr"):
@@ -311,12 +312,15 @@ class Shadow:
     # --- modules graphed by make_graphed_callables ---------------------------------------------------------------
 
     def module_call(self, module, watch, graphed, args, kwargs):
-        import torch
+        try:
+            import torch
 
-        if torch.cuda.is_current_stream_capturing():
+            state = None if torch.cuda.is_current_stream_capturing() else RandomState(torch)
+        except Exception:
+            state = None
+        if state is None:
             return graphed()
-        state = RandomState(torch)  # what the graphed forward draws from
-        result = graphed()
+        result = graphed()  # what it draws from: `state`
         try:
             self._compare_module(torch, module, watch, state, args, kwargs, result)
         except Exception:
@@ -366,41 +370,56 @@ class Shadow:
         return Region(graph, frame, with_line)
 
     def replay(self, graph, watch, replay):
-        import torch
-
-        region = watch.region
-        reason = region.reason
-        distributed = sys.modules.get("torch.distributed")
-        if reason is None and distributed is not None and distributed.is_available() and distributed.is_initialized():
-            reason = "a process group is initialized: its body may issue collectives that one process cannot repeat"
-        if reason is None and torch.cuda.is_current_stream_capturing():
-            return replay()
-        if reason is not None:
-            if not region.skip_reported:
-                region.skip_reported = True
-                bridge.recorder.emit(EventKind.SHADOW_SKIPPED, graph=region.graph_id, text=reason,
-                                     type_name=region.label)
-            return replay()
-        state = RandomState(torch)
-        started = time.perf_counter_ns()
+        """Replays the graph, compared with its capture's body run eagerly first; the replay itself always runs once
+        and whatever the comparison meets (a torch without an API it uses, a body that raises) never reaches the
+        program."""
         try:
-            runs, drawn, parameters = self._run_region(torch, region, state, watch.grads_none_at_capture)
-        except Exception as error:
-            state.restore(torch)
-            region.reason = "running its call again raised %s: %s" % (
-                frames.exception_type(error), frames.exception_text(error)[:200])
-            return self.replay(graph, watch, replay)
-        state.restore(torch)  # the replay draws from where the eager runs did
+            import torch
+
+            prepared = self._prepare_region(torch, watch)
+        except Exception:
+            prepared = None
+        if prepared is None:
+            return replay()
+        state, runs, drawn, parameters, started = prepared
         result = replay()
         try:
             differ = _draws_differ(torch, drawn, state.generator.get_state(), runs[0].get("generator"))
-            self._compare_region(torch, region, watch.replays, runs, drawn, differ, parameters, started)
+            self._compare_region(torch, watch.region, watch.replays, runs, drawn, differ, parameters, started)
         except Exception:
             pass
         if watch.replays >= self.calls:  # the last shadowed replay: let go of the captured variables
-            region.code = region.scope = None
-            region.outputs = []
+            watch.region.code = watch.region.scope = None
+            watch.region.outputs = []
         return result
+
+    def _prepare_region(self, torch, watch):
+        """The eager runs of the region before its replay, with the random state put back for the replay; None when
+        the replay is not compared (the reason sent once)."""
+        region = watch.region
+        distributed = sys.modules.get("torch.distributed")
+        if region.reason is None and distributed is not None and distributed.is_available() and \
+                distributed.is_initialized():
+            region.reason = "a process group is initialized: its body may issue collectives that one process cannot " \
+                            "repeat"
+        if region.reason is None and torch.cuda.is_current_stream_capturing():
+            return None
+        if region.reason is None:
+            state = RandomState(torch)
+            started = time.perf_counter_ns()
+            try:
+                runs, drawn, parameters = self._run_region(torch, region, state, watch.grads_none_at_capture)
+                state.restore(torch)  # the replay draws from where the eager runs did
+                return state, runs, drawn, parameters, started
+            except Exception as error:
+                state.restore(torch)
+                region.reason = "running it again raised %s: %s" % (frames.exception_type(error),
+                                                                   frames.exception_text(error)[:200])
+        if not region.skip_reported:
+            region.skip_reported = True
+            bridge.recorder.emit(EventKind.SHADOW_SKIPPED, graph=region.graph_id, text=region.reason,
+                                 type_name=region.label)
+        return None
 
     def _run_region(self, torch, region, state, grads_none_at_capture):
         """Runs the region's code twice from the current state, each time keeping what it wrote and returned, and puts

@@ -283,20 +283,20 @@ class CaptureWatch:
         self.code = frame.f_code
         self.start = frame.f_lasti
         self.with_line = frame.f_lineno
-        self.before = {name: address(v) for name, v in frame.f_locals.items() if is_cuda_tensor(v)}
+        self.before = {name: address(v) for name, v in frames.local_values(frame).items() if is_cuda_tensor(v)}
         self.inputs, self.outputs, self.held, self.reported = {}, {}, {}, set()
 
     def end(self, frame):
         loaded, stored = _names_used(self.code, self.start, frame.f_lasti)
         self.inputs = {name: self.before[name] for name in loaded - stored if name in self.before}
-        values = frame.f_locals
+        values = frames.local_values(frame)
         self.outputs = {name: values[name] for name in stored if is_cuda_tensor(values.get(name))}
         self.before = None
         return bool(self.inputs or self.outputs)
 
     def look(self, frame):
         if frame.f_code is self.code:
-            values = frame.f_locals
+            values = frames.local_values(frame)
             for name, captured in self.inputs.items():
                 now = values.get(name)
                 if name not in self.reported and is_cuda_tensor(now) and address(now) != captured:
@@ -331,7 +331,8 @@ def parameter_names(frame):
         import torch
 
         Module = torch.nn.Module
-        scopes = [frame.f_locals] if frame.f_locals is frame.f_globals else [frame.f_locals, frame.f_globals]
+        scopes = [frames.local_values(frame), frame.f_globals] if frames.is_function_frame(frame) else [
+            frame.f_globals]
         for scope in scopes:
             for variable, value in list(scope.items()):
                 if isinstance(value, Module):
