@@ -82,11 +82,11 @@ void CaptureProblemCheck::Analyze(const TraceAnalysis& analysis, const BoundOpti
       finding.consequences.push_back(DescribeConsequence(trace, c));
     }
     Describe(analysis, problem, &finding);
-    AddLibraryAdvice(&finding);
     if (first_in_window) {
       for (std::string& line : ExceptionEvidence(analysis, *problem.window))
         finding.evidence.push_back(std::move(line));
     }
+    AddLibraryAdvice(&finding);
     findings->push_back(std::move(finding));
   }
   ReportPythonExceptions(analysis, NewFinding(), findings);

@@ -365,8 +365,12 @@ void AddLibraryAdvice(Finding* finding) {
   const trace::LibrarySite library = trace::ThirdPartySite(finding->where.python);
   if (library.package.empty()) return;
   const SourceFrame* program = FirstUserFrame(finding->where);
-  finding->evidence.push_back(absl::StrCat("inside ", library.where, program != nullptr ? ", called from " : "",
-                                           program != nullptr ? trace::ProgramSite(finding->where.python) : ""));
+  const bool named = std::any_of(finding->evidence.begin(), finding->evidence.end(),
+                                 [&](const std::string& line) { return absl::StrContains(line, library.where); });
+  if (!named) {  // an exception's "raised in ..." line already says it
+    finding->evidence.push_back(absl::StrCat("inside ", library.where, program != nullptr ? ", called from " : "",
+                                             program != nullptr ? trace::ProgramSite(finding->where.python) : ""));
+  }
   std::string option;
   if (library.package == "transformers") {
     option =
