@@ -10,6 +10,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "analyzers/launch_metrics.h"
+#include "analyzers/python_probe.h"
 #include "analyzers/report_timeline.h"
 #include "analyzers/stderr_messages.h"
 #include "analyzers/trace_analysis.h"
@@ -128,6 +129,15 @@ ProcessResult AnalyzeProcess(const trace::Trace& trace, const CheckRegistry& reg
   }
   for (Metric& metric : ShadowMetrics(trace)) result.metrics.push_back(std::move(metric));
   result.summary = SummarizeProcess(analysis);
+  for (const PythonException& exception : analysis.probe().exceptions()) {
+    const trace::ProbeEvent& event = trace.probe_events[exception.event];
+    if (event.kind != trace::ProbeEventKind::kUncaughtException || exception.rule == nullptr) continue;
+    ProgramStop& stop = result.stops.emplace_back();
+    stop.check_id = exception.check_id;
+    stop.where = ProbeEventLocation(trace, event);
+    if (trace.process.pid != 0) stop.where.pid = trace.process.pid;
+    if (trace.process.rank >= 0) stop.where.ranks = {trace.process.rank};
+  }
   return result;
 }
 
@@ -148,6 +158,7 @@ AnalysisResult MergeProcesses(std::vector<ProcessResult> processes, const std::v
   JobSummary summary;
   for (ProcessResult& process : processes) {
     traces.captures += process.summary.captures.size();
+    for (ProgramStop& stop : process.stops) traces.stops.push_back(std::move(stop));
     if (!result.timeline) result.timeline = std::move(process.timeline);
     if (!job) {
       for (Metric& metric : process.metrics) {

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "analyzers/job_summary.h"
+#include "analyzers/stderr_messages.h"
 #include "core/registry.h"
 #include "core/report.h"
 #include "core/trace/events.h"
@@ -30,7 +31,8 @@ struct ProcessResult {
   std::vector<Finding> findings;  // each with the process's pid and, in a distributed job, its rank
   std::vector<Metric> metrics;    // launch and probe metrics, not yet named by process
   std::optional<Timeline> timeline;
-  ProcessSummary summary;  // for the checks that compare processes (rank-divergent-capture)
+  ProcessSummary summary;          // for the checks that compare processes (rank-divergent-capture)
+  std::vector<ProgramStop> stops;  // the uncaught exceptions a rule knows, for FoldStderrFindings
 };
 
 ProcessResult AnalyzeProcess(const trace::Trace& trace, const CheckRegistry& registry, const CheckSelection& selection,

@@ -26,6 +26,7 @@ absl::Status RegisterAnalyzerChecks(CheckRegistry* registry) {
                      &NewLaunchBoundCheck,
                      &NewNoSpeedupCheck,
                      &NewGraphMemoryCheck,
+                     &NewMegatronGraphsNotCreatedCheck,
                      &NewOutputOverwrittenCheck,
                      &NewAddressDriftCheck,
                      &NewStaticInputReboundCheck,

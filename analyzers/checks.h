@@ -25,9 +25,10 @@ std::unique_ptr<Check> NewSyncInRegionCheck();        // sync-in-region
 std::unique_ptr<Check> NewDynamicShapeCheck();        // dynamic-shape
 std::unique_ptr<Check> NewDynamicControlFlowCheck();  // dynamic-control-flow
 // performance
-std::unique_ptr<Check> NewLaunchBoundCheck();  // launch-bound
-std::unique_ptr<Check> NewNoSpeedupCheck();    // no-speedup
-std::unique_ptr<Check> NewGraphMemoryCheck();  // graph-memory
+std::unique_ptr<Check> NewLaunchBoundCheck();               // launch-bound
+std::unique_ptr<Check> NewNoSpeedupCheck();                 // no-speedup
+std::unique_ptr<Check> NewGraphMemoryCheck();               // graph-memory
+std::unique_ptr<Check> NewMegatronGraphsNotCreatedCheck();  // megatron-graphs-not-created
 // state and RNG (from the Python probe's exceptions)
 std::unique_ptr<Check> NewOutputOverwrittenCheck();         // output-overwritten
 std::unique_ptr<Check> NewAddressDriftCheck();              // address-drift

@@ -371,11 +371,30 @@ void AddLibraryAdvice(Finding* finding) {
     finding->evidence.push_back(absl::StrCat("inside ", library.where, program != nullptr ? ", called from " : "",
                                              program != nullptr ? trace::ProgramSite(finding->where.python) : ""));
   }
+  // What to change in a library's own settings, by the library and the file of its frames that did it.
+  struct Advice {
+    absl::string_view package;
+    absl::string_view file;  // a part of the frame's file name; empty: any
+    absl::string_view option;
+  };
+  static constexpr Advice kAdvice[] = {
+      {"transformers", "",
+       "For a Hugging Face model: load it with attn_implementation=\"sdpa\" and pass no attention mask (or one built "
+       "once, outside the graphed module), so that no mask is built inside the capture; "},
+      {"megatron", "rerun_state_machine",
+       "This is Megatron's NaN check of the loss (the rerun state machine's validate_result reads its verdict on the "
+       "host): turn it off for full-iteration graphs (--no-check-for-nan-in-loss-and-grad, "
+       "rerun_state_machine.check_for_nan_in_loss=False), as Megatron Bridge requires; "},
+  };
   std::string option;
-  if (library.package == "transformers") {
-    option =
-        "For a Hugging Face model: load it with attn_implementation=\"sdpa\" and pass no attention mask (or one "
-        "built once, outside the graphed module), so that no mask is built inside the capture; ";
+  for (const Advice& advice : kAdvice) {
+    if (advice.package != library.package) continue;
+    if (advice.file.empty() ||
+        std::any_of(finding->where.python.begin(), finding->where.python.end(),
+                    [&](const SourceFrame& f) { return absl::StrContains(f.file, advice.file); })) {
+      option = std::string(advice.option);
+      break;
+    }
   }
   absl::StrAppend(&finding->fix, " It happens inside ", library.package, ", not in the program's own code. ", option,
                   "graph a smaller region that leaves this call eager, or use a version of ", library.package,
@@ -411,6 +430,8 @@ std::string DescribeOrigin(trace::ProbeOrigin origin) {
       return "Transformer Engine's make_graphed_callables";
     case trace::ProbeOrigin::kMegatron:
       return "Megatron Core's CUDA graph manager";
+    case trace::ProbeOrigin::kMegatronFullIteration:
+      return "Megatron Core's full-iteration CUDA graph (FullCudaGraphWrapper)";
     case trace::ProbeOrigin::kUnknown:
       break;
   }

@@ -13,6 +13,9 @@ namespace graphcheck::analyzers {
 namespace {
 
 constexpr size_t kMaxQuoted = 300;  // characters of a matched line quoted in a finding
+constexpr char kMegatronShapeFix[] =
+    "Keep a graphed layer's inputs as they were at capture: a fixed sequence length and micro-batch size (pad or drop "
+    "a shorter last batch); run shapes that vary without CUDA graphs.";
 
 std::vector<StderrRule> BuildRules() {
   std::vector<StderrRule> rules = {
@@ -78,6 +81,24 @@ std::vector<StderrRule> BuildRules() {
        {"RNG tracker is required for cudagraphs"},
        "Megatron requires Transformer Engine's graph-safe RNG tracker with CUDA graphs",
        "Set use_te_rng_tracker=True and rng.te_rng_tracker=True (--te-rng-tracker)."},
+      {"config-te-rng-tracker",
+       Severity::kError,
+       {"RNG tracker does not support cudagraphs"},
+       "Megatron Core's CudaGraphManager refuses an RNG tracker that is not graph-safe (megatron-core 0.19: "
+       "model_parallel_cuda_manual_seed without use_cudagraphable_rng)",
+       "Seed with model_parallel_cuda_manual_seed(seed, use_cudagraphable_rng=True), or use Transformer Engine's "
+       "tracker (use_te_rng_tracker=True, --te-rng-tracker)."},
+      {"dynamic-shape",
+       Severity::kError,
+       {"CUDA graph argument mismatch"},
+       "a layer Megatron Core graphed was called with other shapes, dtypes or arguments than it captured",
+       kMegatronShapeFix},
+      {"dynamic-shape",
+       Severity::kError,
+       {"no matching cudagraph runners were found"},
+       "a layer Megatron Core graphed was called with other shapes, dtypes or arguments than any graph it created "
+       "(megatron-core 0.19 without pipeline parallelism)",
+       kMegatronShapeFix},
       {"config-full-iteration-nan-check",
        Severity::kError,
        {"check_for_nan_in_loss must be disabled"},
@@ -264,6 +285,12 @@ void FoldStderrFindings(const std::vector<std::string>& stderr_lines, const Trac
     if (target != kept.end()) {
       target->evidence.push_back(absl::StrCat("stderr line ", line.where.line, ": ", line.message));
       continue;
+    }
+    auto stop = std::find_if(traces.stops.begin(), traces.stops.end(),
+                             [&](const ProgramStop& s) { return s.check_id == line.check_id; });
+    if (stop != traces.stops.end()) {
+      line.evidence.push_back(absl::StrCat("stderr line ", line.where.line, "; the program stopped on it"));
+      line.where = stop->where;
     }
     if (rule != nullptr && rule->trace_decides && traces.recorded) {
       line.severity = Severity::kNote;

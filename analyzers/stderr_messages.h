@@ -44,14 +44,23 @@ const std::vector<StderrRule>& StderrRules();
 const StderrRule* MatchKnownMessage(absl::string_view text, bool raised_in_graph_code = false);
 
 // What the traces of the run showed, for folding.
+// Where a program stopped on an uncaught Python exception a rule knows, as the Python probe recorded it raising.
+struct ProgramStop {
+  std::string check_id;  // the rule's check
+  Location where;        // the raise site's frames, the process's pid and rank
+};
+
 struct TraceSummary {
   bool recorded = false;  // at least one trace was analyzed
   size_t captures = 0;    // capture windows in all traces
+  std::vector<ProgramStop> stops;
 };
 
 // Merges each stderr finding (located at line N of `stderr_lines`) into the trace finding of its root cause, as
 // evidence: one with the same check id, or, for CUDA's generic capture-error texts, one that lists a call that
-// failed with that code. A trace_decides warning that no trace finding confirms becomes a note.
+// failed with that code. A stderr finding with no such finding, whose line the program stopped on (a ProgramStop of its
+// check: Megatron's refusal of an RNG tracker raised while the model is built), takes the raise site's location. A
+// trace_decides warning that no trace finding confirms becomes a note.
 void FoldStderrFindings(const std::vector<std::string>& stderr_lines, const TraceSummary& traces,
                         std::vector<Finding>* findings);
 

@@ -5,6 +5,8 @@
 #   scripts/device-session.sh gpu-tests BINARY [FILTER]     another GPU test binary (recorder_gpu_test, ...)
 #   scripts/device-session.sh corpus [--only NAME...]       bench/clean_corpus, plain and under --shadow 4
 #   scripts/device-session.sh trace NAME PROGRAM MODE...    `graphcheck run` of one program, keeping its trace
+#   scripts/device-session.sh megatron [FILTER]             megatron_gpu_test, Megatron-Core installed from .whl/
+#                                                           (scripts/fetch-megatron-wheels.sh; carry .whl)
 # Each stage runs under `timeout` (GRAPHCHECK_STAGE_TIMEOUT seconds, default 480): a hung NCCL job must not eat the
 # call. CUDA_VISIBLE_DEVICES is honoured, so two stages can share a two-GPU machine (one GPU each, in parallel).
 set -uo pipefail
@@ -20,7 +22,7 @@ case "$stage" in
     timeout -k 10 "$limit" "$GRAPHCHECK_BUILD_DIR/tests/gpu/python_probe_gpu_test" --gtest_filter="${1:-*}" \
       --gtest_output="xml:$out/probe-tests.xml" >"$out/probe-tests.log" 2>&1
     status=$?
-    grep -E "^\[ +(OK|FAILED|SKIPPED) +\]|Failure|AUDIT|TWIN|SHADOW|CLEAN|LIBRARY|FINDING|DDP" "$out/probe-tests.log" | cut -c1-400
+    grep -E "^\[ +(OK|FAILED|SKIPPED) +\]|Failure|AUDIT|TWIN|SHADOW|CLEAN|LIBRARY|FINDING|DDP|^RUN |HANG" "$out/probe-tests.log" | cut -c1-400
     ;;
   gpu-tests)
     test=${1:?binary}
@@ -45,6 +47,17 @@ case "$stage" in
     status=$?
     tail -c 3000 "$out/$name.log"
     tar -C "$out" -czf "$out/$name.tgz" "$name" && rm -rf "$out/$name"
+    ;;
+  megatron)
+    # The folder's name holds "site-packages": graphcheck tells a library's frames from the program's by path.
+    site=/tmp/megatron/site-packages
+    python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target "$site" \
+      "$root"/.whl/*.whl || { echo "device-session: no Megatron-Core wheel in .whl/" >&2; exit 2; }
+    export PYTHONPATH="$site${PYTHONPATH:+:$PYTHONPATH}"
+    timeout -k 10 "$limit" "$GRAPHCHECK_BUILD_DIR/tests/gpu/megatron_gpu_test" --gtest_filter="${1:-*}" \
+      --gtest_output="xml:$out/megatron_gpu_test.xml" >"$out/megatron_gpu_test.log" 2>&1
+    status=$?
+    grep -E "^\[ +(OK|FAILED|SKIPPED) +\]|Failure|FINDING|CLEAN" "$out/megatron_gpu_test.log" | cut -c1-400
     ;;
   *)
     echo "device-session: unknown stage '$stage'" >&2

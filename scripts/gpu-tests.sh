@@ -8,7 +8,7 @@ source "$root/scripts/gpu-env.sh"
 out="${OUT:-$root/gpu-results}"
 mkdir -p "$out"
 status=0
-for test in recorder_gpu_test recorder_stress_gpu_test python_probe_gpu_test graphed_callables_gpu_test check_gpu_test; do
+for test in recorder_gpu_test recorder_stress_gpu_test python_probe_gpu_test graphed_callables_gpu_test check_gpu_test megatron_gpu_test; do
   "$GRAPHCHECK_BUILD_DIR/tests/gpu/$test" --gtest_output="xml:$out/$test.xml" 2>&1 | tee "$out/$test.log"
   [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
 done

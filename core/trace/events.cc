@@ -338,6 +338,8 @@ absl::string_view ProbeEventKindName(ProbeEventKind kind) {
       return "wait-end";
     case ProbeEventKind::kGraphAlive:
       return "graph-alive";
+    case ProbeEventKind::kMegatronGraphRecorded:
+      return "megatron-graph-recorded";
   }
   return "unknown";
 }
@@ -365,6 +367,8 @@ absl::string_view ProbeOriginName(ProbeOrigin origin) {
       return "transformer-engine";
     case ProbeOrigin::kMegatron:
       return "megatron";
+    case ProbeOrigin::kMegatronFullIteration:
+      return "megatron-full-iteration";
   }
   return "unknown";
 }

@@ -365,8 +365,12 @@ enum class ProbeEventKind : uint8_t {
   // Since 1.8, under --hang-timeout, right before a destroy_process_group wait: a captured graph still alive (`graph`:
   // its id). A graph holding NCCL collectives keeps the communicator busy, and the destroy waits on it.
   kGraphAlive = 18,
+  // Since 1.8. Megatron Core's CudaGraphManager put its first layer graph on the list that create_cudagraphs()
+  // captures (the layers run eagerly until that call): `value`: the layer's number (from 1; 0 unknown). The stack is
+  // the program's call that ran the layer. Sent once per process.
+  kMegatronGraphRecorded = 19,
 };
-inline constexpr uint8_t kMaxProbeEventKind = 18;
+inline constexpr uint8_t kMaxProbeEventKind = 19;
 // A number of a host-value-changed event (`value`, `value_now`), sent as its IEEE-754 bits.
 double HostValueNumber(uint64_t bits);
 absl::string_view ProbeEventKindName(ProbeEventKind kind);  // "capture-begin", ...
@@ -379,9 +383,14 @@ enum class ProbeOrigin : uint8_t {
   kCudagraphTrees = 3,      // torch.compile(mode="reduce-overhead") recording a function
   kCudagraphTreesInit = 4,  // cudagraph trees' empty capture that creates its memory pool
   kTransformerEngine = 5,   // transformer_engine.pytorch.make_graphed_callables
-  kMegatron = 6,            // Megatron Core's CudaGraphManager
+  // Megatron Core's CudaGraphManager (cuda_graph_impl="local"): one forward and one backward graph per layer, `value`
+  // the layer's number (from 1; 0 unknown), `text` "forward" or "backward"
+  kMegatron = 6,
+  // Megatron Core's FullCudaGraphWrapper or OptimizerCudaGraphWrapper (cuda_graph_impl="full_iteration"): `text`
+  // "training", "validation" or "optimizer"
+  kMegatronFullIteration = 7,
 };
-inline constexpr uint8_t kMaxProbeOrigin = 6;
+inline constexpr uint8_t kMaxProbeOrigin = 7;
 absl::string_view ProbeOriginName(ProbeOrigin origin);  // "user", "make_graphed_callables", ...
 
 struct ProbeEvent {

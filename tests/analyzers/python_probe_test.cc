@@ -261,5 +261,26 @@ TEST(PythonProbeTest, ShadowMetricsCountCallsAndTheirCost) {
   EXPECT_DOUBLE_EQ(metrics["shadow.cost_us"], 2.0);  // the median of 3000, 1000 and 2000 ns
 }
 
+// A finding whose frames pass through a library names it and, where the library has a setting for it, that setting:
+// Megatron's NaN check of the loss (its rerun state machine) read on the host inside a full-iteration capture.
+TEST(PythonProbeTest, LibraryAdviceNamesTheLibrarysOwnSetting) {
+  const std::string megatron = "/venv/lib/python3.12/site-packages/megatron/core/";
+  Finding nan_check;
+  nan_check.fix = "Move the synchronization out of the captured region.";
+  nan_check.where.python = {SourceFrame{megatron + "rerun_state_machine.py", 512, "validate_result", false},
+                            SourceFrame{"/home/me/train.py", 149, "loss_func", true}};
+  analyzers::AddLibraryAdvice(&nan_check);
+  EXPECT_THAT(nan_check.fix, HasSubstr("It happens inside megatron"));
+  EXPECT_THAT(nan_check.fix, HasSubstr("--no-check-for-nan-in-loss-and-grad"));
+  EXPECT_THAT(nan_check.evidence, Contains("inside megatron (rerun_state_machine.py:512), called from "
+                                           "/home/me/train.py:149 in loss_func"));
+  Finding layer = nan_check;
+  layer.fix = "Move the synchronization out of the captured region.";
+  layer.where.python[0].file = megatron + "transformer/transformer_layer.py";
+  analyzers::AddLibraryAdvice(&layer);
+  EXPECT_THAT(layer.fix, HasSubstr("It happens inside megatron"));
+  EXPECT_THAT(layer.fix, ::testing::Not(HasSubstr("NaN check")));
+}
+
 }  // namespace
 }  // namespace graphcheck::testing_trace

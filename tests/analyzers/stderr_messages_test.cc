@@ -47,6 +47,23 @@ TEST(StderrMessagesTest, MapsKnownMessagesToTheirChecks) {
   EXPECT_EQ(findings[4].check_id, "unjoined-stream");
 }
 
+// Megatron Core 0.19.2's own refusals (cuda_graphs.py): a tracker that is not graph-safe, and a graphed layer called
+// with other arguments than it captured (with and without pipeline parallelism).
+TEST(StderrMessagesTest, MegatronCoresRefusalsMapToTheirChecks) {
+  const std::vector<Finding> findings = Match({
+      "AssertionError: RNG tracker does not support cudagraphs!",
+      "AssertionError: CUDA graph argument mismatch:",
+      "AssertionError: `cudagraph_created` is set to True but no matching cudagraph runners were found.",
+  });
+  ASSERT_THAT(findings, SizeIs(3));
+  EXPECT_EQ(findings[0].check_id, "config-te-rng-tracker");
+  EXPECT_THAT(findings[0].fix, HasSubstr("use_cudagraphable_rng=True"));
+  for (size_t i : {1, 2}) {
+    EXPECT_EQ(findings[i].check_id, "dynamic-shape");
+    EXPECT_THAT(findings[i].fix, HasSubstr("fixed sequence length"));
+  }
+}
+
 // Seen on an H200 (torch 2.11): torch.profiler started under graphcheck run, after the recorder had subscribed.
 // An error whose fix is known gets that fix, not the generic one: an optimizer stepped inside a capture without
 // capturable=True (torch 2.11's text).
@@ -177,6 +194,30 @@ TEST(StderrMessagesTest, WithoutATraceTheWarningStaysAWarning) {
   FoldStderrFindings({kAccumulateGradWarning}, TraceSummary{}, &findings);
   ASSERT_THAT(findings, SizeIs(1));
   EXPECT_EQ(findings[0].severity, Severity::kWarning);
+}
+
+// Megatron refuses a tracker while the model is built, before any capture: no trace finding to fold into, so the
+// stderr finding takes the location where the probe saw the program stop on it (the program's frames).
+TEST(StderrMessagesTest, ALineTheProgramStoppedOnTakesTheRaiseSite) {
+  const std::string line = "[rank0]: AssertionError: RNG tracker does not support cudagraphs!";
+  std::vector<Finding> findings = Match({"epoch 0", line});
+  ASSERT_THAT(findings, SizeIs(1));
+  TraceSummary traces{true, 0};
+  ProgramStop& stop = traces.stops.emplace_back();
+  stop.check_id = "config-te-rng-tracker";
+  stop.where.python = {SourceFrame{"/home/me/train.py", 31, "build_model", true}};
+  stop.where.pid = 77;
+  FoldStderrFindings({"epoch 0", line}, traces, &findings);
+  ASSERT_THAT(findings, SizeIs(1));
+  EXPECT_EQ(findings[0].where.pid, 77u);
+  ASSERT_THAT(findings[0].where.python, SizeIs(1));
+  EXPECT_EQ(findings[0].where.python[0].line, 31);
+  EXPECT_THAT(findings[0].evidence, ::testing::Contains("stderr line 2; the program stopped on it"));
+  // A stop of another check leaves the line where it is.
+  std::vector<Finding> other = Match({line});
+  traces.stops[0].check_id = "dynamic-shape";
+  FoldStderrFindings({line}, traces, &other);
+  EXPECT_EQ(other[0].where.file, kStderrFile);
 }
 
 TEST(StderrMessagesTest, TorchCompileTextsMapToTheirChecks) {

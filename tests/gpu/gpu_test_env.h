@@ -6,6 +6,7 @@
 #include <dlfcn.h>
 
 #include <cstdlib>
+#include <fstream>
 #include <string>
 
 namespace graphcheck::gpu_test {
@@ -27,6 +28,17 @@ inline int GpuCount() {
   return init != nullptr && count != nullptr && init(0) == 0 && count(&devices) == 0 ? devices : 0;
 }
 inline bool HasGpu() { return GpuCount() > 0; }
+
+// The line of `program` that ends in "# defect: MODE" (the GPU test programs mark where a finding belongs); -1 if none.
+inline int DefectLine(const std::string& mode, const std::string& program) {
+  const std::string marker = "# defect: " + mode;
+  std::ifstream in(program);
+  std::string line;
+  for (int n = 1; std::getline(in, line); ++n) {
+    if (line.size() >= marker.size() && line.compare(line.size() - marker.size(), marker.size(), marker) == 0) return n;
+  }
+  return -1;
+}
 
 inline constexpr char kNoGpu[] = "no GPU or NVIDIA driver on this machine: GPU tests run with scripts/gpu-tests.sh";
 

@@ -53,5 +53,13 @@ TEST(ConfigFullIterationImplTest, ReadsJson) {
   EXPECT_EQ(findings[0].where.column, 5);
 }
 
+// Megatron Core 0.19's full_iteration implementation with the older full_iteration scope, which it migrates: not the
+// wrong implementation.
+TEST(ConfigFullIterationImplTest, AcceptsTheFullIterationImplementation) {
+  EXPECT_THAT(RunConfigCheck(ConfigFullIterationImplCheck(),
+                             "--cuda-graph-impl full_iteration --cuda-graph-scope full_iteration", ConfigFormat::kArgs),
+              IsEmpty());
+}
+
 }  // namespace
 }  // namespace graphcheck

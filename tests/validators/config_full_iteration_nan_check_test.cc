@@ -61,5 +61,17 @@ TEST(ConfigFullIterationNanCheckTest, MegatronArgumentsUseTheNegatedFlag) {
               IsEmpty());
 }
 
+// Megatron Core 0.19 spells the whole-step graph as its own implementation; the NaN check is refused there too (the
+// run of megatron-core 0.19.2 on an H200 failed its capture at validate_result).
+TEST(ConfigFullIterationNanCheckTest, TheFullIterationImplementationIsAWholeStepGraph) {
+  const std::vector<Finding> findings =
+      RunConfigCheck(ConfigFullIterationNanCheckCheck(), "--cuda-graph-impl full_iteration", ConfigFormat::kArgs);
+  ASSERT_EQ(findings.size(), 1u);
+  EXPECT_THAT(findings[0].message, HasSubstr("the whole step is one graph"));
+  EXPECT_THAT(RunConfigCheck(ConfigFullIterationNanCheckCheck(),
+                             "--cuda-graph-impl full_iteration --no-check-for-nan-in-loss-and-grad", ConfigFormat::kArgs),
+              IsEmpty());
+}
+
 }  // namespace
 }  // namespace graphcheck

@@ -36,5 +36,12 @@ TEST(ConfigUnknownCudaGraphValueTest, AcceptsKnownNames) {
               IsEmpty());
 }
 
+// Megatron Core 0.19's full_iteration implementation (its run on an H200 trained), with and without the deprecated
+// full_iteration scope it migrates.
+TEST(ConfigUnknownCudaGraphValueTest, AcceptsTheFullIterationImplementation) {
+  EXPECT_THAT(RunConfigCheck(ConfigUnknownCudaGraphValueCheck(), "--cuda-graph-impl full_iteration", ConfigFormat::kArgs),
+              IsEmpty());
+}
+
 }  // namespace
 }  // namespace graphcheck

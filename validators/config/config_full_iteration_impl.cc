@@ -20,7 +20,7 @@ void ConfigFullIterationImplCheck::CheckGraphs(const ConfigDocument& config, con
                                                const BoundOptions& options, std::vector<Finding>* findings) const {
   const ConfigScalar* full = graphs.FindScope(kScopeFullIteration);
   if (full == nullptr) return;
-  if (graphs.impl_name != kImplLocal) {
+  if (graphs.impl_name != kImplLocal && graphs.impl_name != kImplFullIteration) {
     findings->push_back(GraphFinding(
         graphs, graphs.impl.Where(config),
         absl::StrCat("cuda_graph_scope has full_iteration but cuda_graph_impl is ", graphs.impl_name,

@@ -16,17 +16,17 @@ ConfigFullIterationNanCheckCheck::ConfigFullIterationNanCheckCheck()
 
 void ConfigFullIterationNanCheckCheck::CheckGraphs(const ConfigDocument& config, const CudaGraphSettings& graphs,
                                                    const BoundOptions& options, std::vector<Finding>* findings) const {
-  const ConfigScalar* full = graphs.FindScope(kScopeFullIteration);
-  if (full == nullptr) return;
-  // An unset check (on by default) is reported at the scope that makes it a problem.
-  const Position anchor = full->position.line > 0 ? full->position : graphs.anchor();
+  if (!graphs.full_iteration()) return;
+  // An unset check (on by default) is reported at the setting that makes it a problem.
+  const ConfigScalar* scope = graphs.FindScope(kScopeFullIteration);
+  const Position anchor = scope != nullptr && scope->position.line > 0 ? scope->position : graphs.anchor();
   for (const ConfigKey* key : {&config_keys::kCheckForNanInLoss, &config_keys::kCheckForNanInGrad}) {
     const Setting check = Lookup(config, *key);
     if (!check.applicable || !check.IsTrue()) continue;
     findings->push_back(GraphFinding(
         graphs, check.Where(config, anchor),
         absl::StrCat(check.Describe(),
-                     " while cuda_graph_scope has full_iteration. The NaN check reads the loss "
+                     " while the whole step is one graph (full_iteration). The NaN check reads the loss "
                      "or gradients on the host in the middle of the step, which a graph of the "
                      "whole step cannot do; Megatron refuses the configuration."),
         absl::StrCat(HowToSet(config, *key, "false"),

@@ -17,6 +17,13 @@ ConfigTeRngTrackerCheck::ConfigTeRngTrackerCheck()
 
 void ConfigTeRngTrackerCheck::CheckGraphs(const ConfigDocument& config, const CudaGraphSettings& graphs,
                                           const BoundOptions& options, std::vector<Finding>* findings) const {
+  // Megatron-LM seeds its graph-safe RNG (use_cudagraphable_rng) whenever cuda_graph_impl is not none, and Megatron
+  // Core's own graphs take it: CudaGraphManager's layer graphs and FullCudaGraphWrapper (megatron-core 0.19.2 trained
+  // both so on an H200). Bridge's model provider asserts Transformer Engine's tracker for every implementation.
+  if (config.dialect() == ConfigDialect::kMcoreArgs &&
+      (graphs.impl_name == kImplLocal || graphs.impl_name == kImplFullIteration)) {
+    return;
+  }
   // Bridge has two switches (the model's and the RNG initialisation's); Megatron Core's one flag sets both.
   for (const ConfigKey* key : {&config_keys::kModelTeRngTracker, &config_keys::kRngTeRngTracker}) {
     const Setting tracker = Lookup(config, *key);

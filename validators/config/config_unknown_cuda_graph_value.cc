@@ -52,7 +52,7 @@ ConfigUnknownCudaGraphValueCheck::ConfigUnknownCudaGraphValueCheck()
           "unknown CUDA-graph implementation or scope name",
           Severity::kError,
           CheckArea::kConfiguration,
-          "cuda_graph_impl must be none, local or transformer_engine; cuda_graph_scope names must be among "
+          "cuda_graph_impl must be none, local, transformer_engine or full_iteration; cuda_graph_scope names must be among "
           "full_iteration, attn, mlp, moe, moe_router, moe_preprocess and mamba; cuda_graph_warmup_steps must be a "
           "count. Megatron rejects anything else at start-up.",
           {}}) {}

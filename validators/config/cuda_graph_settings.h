@@ -14,7 +14,10 @@ namespace graphcheck {
 inline constexpr absl::string_view kImplNone = "none";
 inline constexpr absl::string_view kImplLocal = "local";
 inline constexpr absl::string_view kImplTransformerEngine = "transformer_engine";
-inline constexpr absl::string_view kKnownImpls[] = {kImplNone, kImplLocal, kImplTransformerEngine};
+// Megatron Core 0.19's spelling of the whole-step graph (FullCudaGraphWrapper); the older one is the local
+// implementation with the full_iteration scope, which 0.19 still accepts and migrates.
+inline constexpr absl::string_view kImplFullIteration = "full_iteration";
+inline constexpr absl::string_view kKnownImpls[] = {kImplNone, kImplLocal, kImplTransformerEngine, kImplFullIteration};
 inline constexpr absl::string_view kScopeFullIteration = "full_iteration";
 inline constexpr absl::string_view kScopeAttn = "attn";
 inline constexpr absl::string_view kScopeMoe = "moe";
@@ -33,6 +36,8 @@ struct CudaGraphSettings {
   // The scope list entry with this name, or nullptr.
   const ConfigScalar* FindScope(absl::string_view name) const { return scope.FindValue(name); }
   bool HasScope(absl::string_view name) const { return FindScope(name) != nullptr; }
+  // The whole step is one graph: cuda_graph_impl full_iteration, or the full_iteration scope.
+  bool full_iteration() const { return impl_name == kImplFullIteration || HasScope(kScopeFullIteration); }
   // Where findings about a setting that is missing point: the line that turned graphs on.
   Position anchor() const { return impl.entry != nullptr ? impl.entry->position : Position{}; }
 };

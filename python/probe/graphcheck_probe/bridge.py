@@ -32,6 +32,7 @@ class EventKind(enum.IntEnum):
     WAIT_BEGIN = 16
     WAIT_END = 17
     GRAPH_ALIVE = 18
+    MEGATRON_GRAPH_RECORDED = 19
 
 
 class Origin(enum.IntEnum):
@@ -44,6 +45,7 @@ class Origin(enum.IntEnum):
     CUDAGRAPH_TREES_INIT = 4
     TRANSFORMER_ENGINE = 5
     MEGATRON = 6
+    MEGATRON_FULL_ITERATION = 7
 
 
 class ShadowSubject(enum.IntEnum):

@@ -1,35 +1,65 @@
 """Who began a capture, told from the Python stack at capture_begin, and what a capture's pool and allocations were."""
 import sys
 
+from . import frames
 from .bridge import Origin
 
 _MAX_ORIGIN_WALK = 128  # frames looked at to tell who began a capture
 
 
 def capture_origin(frame):
-    """Who began the capture whose capture_begin is running above `frame`, and for cudagraph trees the compiled
-    function's id (+1; 0 when unknown)."""
+    """(origin, value, text) of the capture whose capture_begin is running above `frame`: who began it; `value`, for
+    cudagraph trees the compiled function's id (+1) and for a Megatron layer graph its layer number (0 when unknown);
+    `text`, which of Megatron's graphs it is (None otherwise)."""
     walked = 0
     while frame is not None and walked < _MAX_ORIGIN_WALK:
         code = frame.f_code
         path = code.co_filename.replace("\\", "/")
         if path.endswith("/torch/_inductor/cudagraph_trees.py"):
             if code.co_name == "_record":
-                return Origin.CUDAGRAPH_TREES, _compiled_function_id(frame)
+                return Origin.CUDAGRAPH_TREES, _compiled_function_id(frame), None
             if code.co_name == "__init__":
-                return Origin.CUDAGRAPH_TREES_INIT, 0
-            return Origin.CUDAGRAPH_TREES, 0
+                return Origin.CUDAGRAPH_TREES_INIT, 0, None
+            return Origin.CUDAGRAPH_TREES, 0, None
         if "/torch/_inductor/" in path:
-            return Origin.CUDAGRAPH_TREES, 0
+            return Origin.CUDAGRAPH_TREES, 0, None
         if path.endswith("/torch/cuda/graphs.py") and code.co_name == "make_graphed_callables":
-            return Origin.GRAPHED_CALLABLES, 0
+            return Origin.GRAPHED_CALLABLES, 0, None
         if path.endswith("/transformer_engine/pytorch/graph.py"):
-            return Origin.TRANSFORMER_ENGINE, 0
+            return Origin.TRANSFORMER_ENGINE, 0, None
         if "/megatron/core/" in path and "cuda_graph" in path:
-            return Origin.MEGATRON, 0
+            return _megatron_origin(frame, path)
         frame = frame.f_back
         walked += 1
-    return Origin.USER, 0
+    return Origin.USER, 0, None
+
+
+# Megatron Core 0.19 captures in three places: _CudaGraphRunner.create_fwd_graph / create_bwd_graph
+# (transformer/cuda_graphs.py, the per-layer graphs of CudaGraphManager), FullCudaGraphWrapper.__call__
+# (full_cuda_graph.py) and OptimizerCudaGraphWrapper.__call__ (optimizer/optimizer_cuda_graph.py).
+_PER_LAYER_GRAPHS = {"create_fwd_graph": "forward", "create_bwd_graph": "backward"}
+
+
+def _megatron_origin(frame, path):
+    """(origin, value, text) of a capture begun in Megatron Core's graph code: for a CudaGraphManager layer graph its
+    layer number (Megatron's layer_number, from 1; 0 when the module has none) and "forward" / "backward"; for the
+    full-iteration wrappers, which graph ("training", "validation" or "optimizer")."""
+    name = frame.f_code.co_name
+    try:
+        if path.endswith("/transformer/cuda_graphs.py") and name in _PER_LAYER_GRAPHS:
+            runner = frames.local_values(frame).get("self")
+            layer = getattr(getattr(runner, "base_module", None), "layer_number", 0)
+            return Origin.MEGATRON, layer if isinstance(layer, int) and layer > 0 else 0, _PER_LAYER_GRAPHS[name]
+        if path.endswith("/full_cuda_graph.py"):
+            stage = frames.local_values(frame).get("training_str")
+            return Origin.MEGATRON_FULL_ITERATION, 0, stage if isinstance(stage, str) else None
+    except Exception:  # a Megatron of another shape: who began it is still known
+        pass
+    if path.endswith("/full_cuda_graph.py"):
+        return Origin.MEGATRON_FULL_ITERATION, 0, None
+    if path.endswith("/optimizer/optimizer_cuda_graph.py"):
+        return Origin.MEGATRON_FULL_ITERATION, 0, "optimizer"
+    return Origin.MEGATRON, 0, None
 
 
 def _compiled_function_id(frame):

@@ -30,10 +30,10 @@ def _patch_graphs(module):
     make_graphed = module.make_graphed_callables
 
     def capture_begin(self, *args, **kwargs):
-        origin, function = origins.capture_origin(sys._getframe(1))
+        origin, value, text = origins.capture_origin(sys._getframe(1))
         mode = kwargs.get("capture_error_mode", args[1] if len(args) > 1 else "global")
-        bridge.recorder.emit(EventKind.CAPTURE_BEGIN, origin=origin, graph=id(self), value=function,
-                             type_name=str(mode))
+        bridge.recorder.emit(EventKind.CAPTURE_BEGIN, origin=origin, graph=id(self), value=value,
+                             type_name=str(mode), text=text)
         self._graphcheck_allocated_at_begin = origins.allocated_bytes()
         self._graphcheck_origin = origin
         watches.forget_graph(self)
@@ -261,6 +261,26 @@ def _patch_ddp(module):
     _replace(ddp, "_pre_forward", _pre_forward, pre_forward)
 
 
+def _patch_megatron_cuda_graphs(module):
+    """Megatron Core's transformer.cuda_graphs: the first layer graph CudaGraphManager records for create_cudagraphs()
+    to capture. A program that never calls it (Megatron-LM's training loop does, after the first iteration) runs every
+    layer eagerly, and no capture ever shows it."""
+    record = module._CudagraphGlobalRecord
+    original = record.record_fwd_graph.__func__
+    announced = []
+
+    def record_fwd_graph(cls, runner, *args, **kwargs):
+        if not announced:
+            announced.append(True)
+            layer = getattr(getattr(runner, "base_module", None), "layer_number", 0)
+            bridge.recorder.emit(EventKind.MEGATRON_GRAPH_RECORDED,
+                                 value=layer if isinstance(layer, int) and layer > 0 else 0)
+        return original(cls, runner, *args, **kwargs)
+
+    record_fwd_graph.__wrapped__ = original
+    record.record_fwd_graph = classmethod(record_fwd_graph)
+
+
 PATCHES = {
     "torch.cuda.graphs": _patch_graphs,
     "torch.optim.optimizer": _patch_optimizer,
@@ -269,6 +289,7 @@ PATCHES = {
     "torch.nn.parallel.distributed": _patch_ddp,
     "torch._inductor.cudagraph_utils": _patch_cudagraph_utils,
     "torch._inductor.cudagraph_trees": _patch_cudagraph_trees,
+    "megatron.core.transformer.cuda_graphs": _patch_megatron_cuda_graphs,
 }
 
 

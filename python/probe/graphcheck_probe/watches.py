@@ -400,7 +400,11 @@ class HostStateWatch:
         del self.hyperparameters[_MAX_HYPERPARAMETERS:]
         stepped = {id(p) for optimizer in state.stepped for g in optimizer.param_groups for p in g["params"]}
         self.grads = []  # (parameter ref, id of its grad, address, label)
-        for parameter, grad_id, version in state.grads_before:
+        # Only the program's own captures: libraries point .grad at what their graphs write themselves (Megatron's
+        # optimizers set .grad to the main_grad buffer its layer graphs accumulate into, every step: seen on an H200
+        # with megatron-core 0.19.2, zero_grad() between replays and training right).
+        grads_before = state.grads_before if state.origin == Origin.USER else []
+        for parameter, grad_id, version in grads_before:
             grad = parameter.grad
             if grad is None or id(parameter) in stepped or (id(grad) == grad_id and grad._version == version):
                 continue

@@ -1,0 +1,206 @@
+// GPU tests of Megatron-Core's own CUDA graphs under `graphcheck run` (label gpu, issue 35): the modes of
+// tests/gpu/programs/megatron_cases.py, a small GPT trained with CudaGraphManager's per-layer graphs or
+// FullCudaGraphWrapper's full-iteration graph. The clean modes must give no warning and name who began each capture;
+// each defect mode (a row of the seeds' error table that Megatron-Core produces without Transformer Engine) must give
+// its check at the line the program marks "# defect: MODE". Megatron-Core comes from the wheel that
+// scripts/fetch-megatron-wheels.sh fetches; without it, or without a GPU, every test skips.
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "core/trace/trace_reader.h"
+#include "report/json.h"
+#include "tests/gpu/gpu_test_env.h"
+
+namespace graphcheck {
+namespace {
+
+std::string ProgramPath() { return gpu_test::SourceDir() + "/tests/gpu/programs/megatron_cases.py"; }
+
+struct MegatronRun {
+  Report report;
+  std::vector<trace::Trace> traces;
+  std::string text;    // the text report, for failure messages
+  std::string output;  // the program's (and graphcheck's) stdout and stderr
+
+  const Finding* Find(const std::string& id) const {
+    auto it = std::find_if(report.findings.begin(), report.findings.end(),
+                           [&](const Finding& f) { return f.check_id == id; });
+    return it == report.findings.end() ? nullptr : &*it;
+  }
+  std::vector<std::string> Ids(Severity at_least) const {
+    std::vector<std::string> ids;
+    for (const Finding& f : report.findings) {
+      if (f.severity >= at_least) ids.push_back(f.check_id);
+    }
+    return ids;
+  }
+  // The probe's capture-begin events, as "origin value text" (e.g. "megatron 2 backward").
+  std::vector<std::string> CaptureBegins() const {
+    std::vector<std::string> begins;
+    for (const trace::Trace& t : traces) {
+      for (const trace::ProbeEvent& e : t.probe_events) {
+        if (e.kind != trace::ProbeEventKind::kCaptureBegin) continue;
+        begins.push_back(absl::StrCat(trace::ProbeOriginName(e.origin), " ", e.value, " ", t.String(e.text)));
+      }
+    }
+    return begins;
+  }
+};
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream content;
+  content << in.rdbuf();
+  return content.str();
+}
+
+MegatronRun RunMode(const std::string& mode) {
+  const std::string dir = absl::StrCat(::testing::TempDir(), "/megatron-", mode, "-", getpid());
+  std::filesystem::remove_all(dir);
+  std::system(absl::StrCat(gpu_test::BuildDir(), "/graphcheck run --trace-dir ", dir,
+                           " --fail-on never --format json -o ", dir, ".json -- python3 ", ProgramPath(), " ", mode,
+                           " >", dir, ".out 2>&1")
+                  .c_str());
+  MegatronRun run;
+  run.output = ReadFile(dir + ".out");
+  const std::string json = ReadFile(dir + ".json");
+  absl::StatusOr<Report> report = ReportFromJson(json);
+  EXPECT_TRUE(report.ok()) << report.status() << "\n" << json << "\n" << run.output;
+  if (report.ok()) run.report = *std::move(report);
+  for (const Finding& f : run.report.findings) {
+    absl::StrAppend(&run.text, SeverityName(f.severity), " [", f.check_id, "] ", f.message, "\n");
+  }
+  if (std::filesystem::exists(dir)) {
+    for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+      absl::StatusOr<trace::Trace> t = trace::ReadTrace(entry.path().string());
+      if (t.ok()) run.traces.push_back(*std::move(t));
+    }
+  }
+  return run;
+}
+
+// Runs MODE and expects CHECK's finding, of `severity`, whose first frame of the program's own is the marked line.
+MegatronRun ExpectFlagged(const std::string& mode, const std::string& check, Severity severity) {
+  MegatronRun run = RunMode(mode);
+  const Finding* finding = run.Find(check);
+  EXPECT_NE(finding, nullptr) << mode << "\n" << run.text << run.output;
+  if (finding == nullptr) return run;
+  EXPECT_EQ(finding->severity, severity) << mode;
+  auto user = std::find_if(finding->where.python.begin(), finding->where.python.end(),
+                           [](const SourceFrame& f) { return f.user; });
+  EXPECT_NE(user, finding->where.python.end()) << finding->message;
+  if (user != finding->where.python.end()) {
+    EXPECT_TRUE(absl::EndsWith(user->file, "megatron_cases.py")) << user->file;
+    EXPECT_EQ(user->line, gpu_test::DefectLine(mode, ProgramPath())) << finding->message;
+    // For the issue's note: what graphcheck printed for each seed row.
+    std::printf("FINDING %s: %s [%s] at %s:%d: %s | fix: %s\n", mode.c_str(),
+                std::string(SeverityName(finding->severity)).c_str(), check.c_str(), user->file.c_str(), user->line,
+                finding->message.substr(0, 300).c_str(), finding->fix.substr(0, 300).c_str());
+  }
+  return run;
+}
+
+void ExpectCleanRun(const MegatronRun& run) {
+  ASSERT_FALSE(run.report.steps.empty()) << run.output;
+  EXPECT_THAT(run.report.steps[0].message, ::testing::HasSubstr("exited with status 0")) << run.output;
+  EXPECT_THAT(run.Ids(Severity::kWarning), ::testing::IsEmpty()) << run.text;
+}
+
+class MegatronGpuTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!gpu_test::HasGpu()) GTEST_SKIP() << gpu_test::kNoGpu;
+    // graphcheck tells a library's frames from the program's by path: Megatron installed outside site-packages (a
+    // bare `pip install --target DIR`) would have its own lines taken for the program's.
+    if (std::system("python3 -c 'import sys, megatron.core as m; sys.exit(0 if \"-packages/\" in m.__file__ else 3)' "
+                    ">/dev/null 2>&1") != 0) {
+      GTEST_SKIP() << "python3 cannot import megatron.core from a site-packages folder: run "
+                      "scripts/fetch-megatron-wheels.sh, carry .whl and install it as that script says";
+    }
+  }
+};
+
+// Per-layer graphs, created by the program after the first iteration or by Megatron's schedule: no warning, and each
+// capture named as CudaGraphManager's, with its layer and direction (2 layers: a forward and a backward graph each).
+TEST_F(MegatronGpuTest, PerLayerGraphsAreCleanAndNamedByLayer) {
+  for (const char* mode : {"local-clean", "local-schedule-clean"}) {
+    SCOPED_TRACE(mode);
+    const MegatronRun run = RunMode(mode);
+    ExpectCleanRun(run);
+    EXPECT_THAT(run.CaptureBegins(), ::testing::UnorderedElementsAre("megatron 1 forward", "megatron 2 forward",
+                                                                     "megatron 2 backward", "megatron 1 backward"))
+        << run.output;
+    std::printf("CLEAN %s: captures %s; findings:\n%s", mode, absl::StrJoin(run.CaptureBegins(), ", ").c_str(),
+                run.text.c_str());
+  }
+}
+
+// One graph for the whole forward and backward, begun by FullCudaGraphWrapper: no warning.
+TEST_F(MegatronGpuTest, FullIterationGraphIsCleanAndNamed) {
+  const MegatronRun run = RunMode("full-iteration-clean");
+  ExpectCleanRun(run);
+  EXPECT_THAT(run.CaptureBegins(), ::testing::ElementsAre("megatron-full-iteration 0 training")) << run.output;
+  std::printf("CLEAN full-iteration-clean: findings:\n%s", run.text.c_str());
+}
+
+// The seeds' RNG row: Megatron refuses a tracker that is not graph-safe when the model is built ("RNG tracker does
+// not support cudagraphs!"), and the finding says to seed with use_cudagraphable_rng=True or use TE's tracker.
+TEST_F(MegatronGpuTest, TheDefaultRngTrackerIsRefusedAtModelConstruction) {
+  const MegatronRun run = ExpectFlagged("rng-tracker", "config-te-rng-tracker", Severity::kError);
+  if (const Finding* f = run.Find("config-te-rng-tracker")) {
+    EXPECT_THAT(f->fix, ::testing::HasSubstr("use_cudagraphable_rng")) << f->fix;
+  }
+}
+
+// Per-layer graphs recorded but never created (no create_cudagraphs() after the first iteration): the layers ran
+// eagerly every iteration. No check says so yet; the integrator names it (see the report of issue 35's groundwork).
+TEST_F(MegatronGpuTest, GraphsRecordedButNeverCreatedAreReported) {
+  const MegatronRun run = ExpectFlagged("no-create-cudagraphs", "megatron-graphs-not-created", Severity::kWarning);
+  EXPECT_THAT(run.CaptureBegins(), ::testing::IsEmpty()) << run.output;
+}
+
+// A graphed layer called with another sequence length than it captured: Megatron 0.19.2 (pipeline parallel 1) finds no
+// runner for the arguments and raises; the finding is dynamic-shape at the call.
+TEST_F(MegatronGpuTest, ALayerCalledWithOtherShapesIsDynamicShape) {
+  ExpectFlagged("arg-mismatch", "dynamic-shape", Severity::kError);
+}
+
+// A forward hook that reads a number on the host runs inside the layer's capture: sync-in-capture at the hook's line.
+TEST_F(MegatronGpuTest, AHostSyncInAGraphedLayerIsSyncInCapture) {
+  ExpectFlagged("sync-in-layer", "sync-in-capture", Severity::kError);
+}
+
+// The seeds' "FullCudaGraphWrapper capture fail" row: the NaN check of the loss reads it on the host inside the
+// full-iteration capture; the fix names --no-check-for-nan-in-loss-and-grad.
+TEST_F(MegatronGpuTest, TheNanCheckInAFullIterationCaptureIsSyncInCapture) {
+  const MegatronRun run = ExpectFlagged("nan-check-full-iteration", "sync-in-capture", Severity::kError);
+  if (const Finding* f = run.Find("sync-in-capture")) {
+    EXPECT_THAT(f->fix, ::testing::HasSubstr("--no-check-for-nan-in-loss-and-grad")) << f->fix;
+  }
+}
+
+// The seeds' "OOM with multiple graphs" row: training and validation graphs in private pools
+// (cuda_graph_use_single_mempool=False) are graph-memory, at the training graph's capture (the largest pool's).
+TEST_F(MegatronGpuTest, FullIterationGraphsWithoutASharedPoolAreGraphMemory) {
+  const MegatronRun run = ExpectFlagged("no-shared-pool", "graph-memory", Severity::kWarning);
+  EXPECT_THAT(run.CaptureBegins(),
+              ::testing::ElementsAre("megatron-full-iteration 0 training", "megatron-full-iteration 0 validation"))
+      << run.output;
+}
+
+}  // namespace
+}  // namespace graphcheck
