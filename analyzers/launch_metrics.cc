@@ -140,11 +140,11 @@ class StepAccumulator {
     StepStats mean = total_;
     if (total_.steps == 0) return mean;
     const double n = static_cast<double>(total_.steps);
-    for (double* field : {&mean.step_us, &mean.kernels, &mean.graph_launches, &mean.nodes, &mean.gpu_busy_us,
-                          &mean.gpu_idle_us, &mean.cpu_launch_us, &mean.short_kernels, &mean.graphable_parts,
-                          &mean.graphable_nodes, &mean.graphable_gpu_busy_us, &mean.graphable_gpu_span_us,
-                          &mean.outside_graphable_us, &mean.outside_gpu_busy_us, &mean.outside_launching_us,
-                          &mean.kernel_launch_us}) {
+    for (double* field :
+         {&mean.step_us, &mean.kernels, &mean.graph_launches, &mean.nodes, &mean.gpu_busy_us, &mean.gpu_idle_us,
+          &mean.cpu_launch_us, &mean.short_kernels, &mean.graphable_parts, &mean.graphable_nodes,
+          &mean.graphable_gpu_busy_us, &mean.graphable_gpu_span_us, &mean.outside_graphable_us,
+          &mean.outside_gpu_busy_us, &mean.outside_launching_us, &mean.kernel_launch_us}) {
       *field /= n;
     }
     mean.launch_delay_us = delay_count_ == 0 ? 0 : delay_sum_us_ / delay_count_;
@@ -219,6 +219,16 @@ LaunchStats ComputeLaunchStats(const TraceAnalysis& analysis, const IterationOpt
   for (const Iteration& step : LaunchRecorded(steps.graphed)) graphed.Add(step);
   stats.eager = eager.Mean();
   stats.graphed = graphed.Mean();
+  double graphed_us = stats.graphed.step_us * stats.graphed.steps;
+  stats.graphed_steps = stats.graphed.steps;
+  for (const Iteration& step : steps.graphed) {
+    if (step.launches_recorded) continue;
+    graphed_us += (step.end_ns - step.start_ns) / 1e3;
+    ++stats.graphed_steps;
+  }
+  if (stats.graphed_steps > 0) {
+    stats.graphed_step_us = std::max(graphed_us / stats.graphed_steps, stats.graphed.gpu_busy_us);
+  }
   double unperturbed_ns = 0, outside_ns = 0;
   size_t with_parts = 0;
   for (const Iteration& step : steps.eager) {
@@ -249,8 +259,8 @@ LaunchStats ComputeLaunchStats(const TraceAnalysis& analysis, const IterationOpt
     // the step's launching (loading the next batch, logging, I/O), its share of the recorded steps applied to the
     // step time the forecast uses.
     const double outside_us = e.graphable_gpu_span_us > 0 ? stats.outside_graphable_us
-                              : e.step_us > 0                ? stats.eager_step_us * e.outside_launching_us / e.step_us
-                                                             : 0;
+                              : e.step_us > 0             ? stats.eager_step_us * e.outside_launching_us / e.step_us
+                                                          : 0;
     stats.forecast_host_path_us = outside_us + launches_us;
     stats.forecast_gpu_path_us =
         e.graphable_gpu_busy_us + model.graph_node_us * e.graphable_nodes + launches_us + e.outside_gpu_busy_us;
@@ -325,18 +335,22 @@ std::vector<Metric> LaunchMetrics(const LaunchStats& stats) {
                          "busy time of the kernels that stay eager"});
     }
   }
+  if (stats.graphed_steps > 0) {
+    metrics.push_back(
+        {"graphed.iterations", static_cast<double>(stats.graphed_steps), "count", "graphed steps analyzed"});
+    metrics.push_back({"graphed.iteration_us", stats.graphed_step_us, "us", "measured graphed step time"});
+  }
   if (g.steps > 0) {
-    metrics.push_back({"graphed.iterations", static_cast<double>(g.steps), "count", "graphed steps analyzed"});
-    metrics.push_back({"graphed.iteration_us", g.step_us, "us", "measured graphed step time"});
     metrics.push_back({"graphed.graph_launches_per_iteration", g.graph_launches, "count", "graph launches per step"});
     metrics.push_back({"graphed.gpu_busy_us", g.gpu_busy_us, "us", "GPU busy time per graphed step"});
   }
-  if (e.steps > 0 && g.steps > 0 && g.step_us > 0) {
+  const double graphed_us = stats.graphed_step_us;
+  if (e.steps > 0 && stats.graphed_steps > 0 && graphed_us > 0) {
     metrics.push_back(
-        {"graphed.speedup", stats.eager_step_us / g.step_us, "ratio", "eager step time / graphed step time"});
+        {"graphed.speedup", stats.eager_step_us / graphed_us, "ratio", "eager step time / graphed step time"});
     // The forecast error needs a forecast.
     if (stats.forecast) {
-      metrics.push_back({"graphed.forecast_error_ratio", (stats.forecast_graphed_us - g.step_us) / g.step_us, "ratio",
+      metrics.push_back({"graphed.forecast_error_ratio", (stats.forecast_graphed_us - graphed_us) / graphed_us, "ratio",
                          "(forecast graphed - measured graphed) / measured graphed"});
     }
   }

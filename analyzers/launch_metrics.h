@@ -41,12 +41,12 @@ struct StepStats {
   double step_us = 0;  // max(host span, GPU span) of the step
   double kernels = 0;  // kernels run (launched one by one)
   double graph_launches = 0;
-  double nodes = 0;            // kernels, copies and memsets: the nodes a graph of the step would hold
-  double gpu_busy_us = 0;      // union of kernel (and graph) intervals
-  double gpu_idle_us = 0;      // step_us - gpu_busy_us
-  double cpu_launch_us = 0;    // time inside launch calls
+  double nodes = 0;             // kernels, copies and memsets: the nodes a graph of the step would hold
+  double gpu_busy_us = 0;       // union of kernel (and graph) intervals
+  double gpu_idle_us = 0;       // step_us - gpu_busy_us
+  double cpu_launch_us = 0;     // time inside launch calls
   double kernel_launch_us = 0;  // of it, inside kernel launch calls (not graph launches)
-  double launch_delay_us = 0;  // mean over kernels of (kernel start - launch call start)
+  double launch_delay_us = 0;   // mean over kernels of (kernel start - launch call start)
   double short_kernels = 0;
   // The parts a graph would replay (the whole step unless it holds graphable ranges): their count (graph launches),
   // kernels, copies and memsets, GPU busy time, and the time of the rest of the step, which stays eager.
@@ -77,7 +77,12 @@ struct LaunchStats {
   double outside_graphable_us = 0;  // what the forecast uses: from the unperturbed steps, else the recorded ones
   bool outside_graphable_unperturbed = false;
   double eager_step_us = 0;  // the step time the forecast and the speedup use
-  bool forecast = false;     // enough eager steps with GPU times to forecast from
+  // Every graphed step, also those outside launch recording (their replays are recorded in every mode, their GPU
+  // times only inside windows): the recorded ones count with their step_us, the others with their host span, and the
+  // mean is no lower than the recorded graphed GPU busy time. What graphed.iteration_us and the speedup use.
+  size_t graphed_steps = 0;
+  double graphed_step_us = 0;
+  bool forecast = false;  // enough eager steps with GPU times to forecast from
   // A graphed step ends when both the host and the GPU are done with it, and the two overlap: the host launches the
   // graphs and runs the eager rest (loss, optimizer) while the GPU replays the graphs, then runs the eager kernels
   // queued behind them. Host path: the eager rest's time + graph launches; GPU path: the graphs' GPU busy time and

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs everything graphcheck needs on a fresh Debian machine and builds it into build/.
+# Installs everything graphcheck needs on a fresh Debian machine and builds the tool into build/ (scripts/test.sh
+# builds the tests).
 # Idempotent: a second run skips what is already there and only rebuilds what changed.
 #
 #   Debian packages  : compilers, CMake, Abseil, GoogleTest/GoogleMock, Google Benchmark, nlohmann-json, CLI11,
@@ -106,6 +107,8 @@ cmake -S "$root" -B "$build_dir" "${generator[@]}" -DCMAKE_BUILD_TYPE=RelWithDeb
   -DGRAPHCHECK_SITE_DIR="$site" -DCUDAToolkit_ROOT="$cuda_home" \
   -DCMAKE_CUDA_COMPILER="$cuda_home/bin/nvcc" >"$deps/cmake-configure.log" 2>&1 ||
   { cat "$deps/cmake-configure.log" >&2; die "CMake configuration failed (log above)"; }
-step "building (this takes a while the first time: LibTorch headers are heavy)"
-cmake --build "$build_dir" -j "$(nproc)"
+# The tool and what it runs (the recorder's injection library, the engine, the Python probe): what the main job needs.
+# scripts/test.sh builds the rest (tests, benchmarks, examples) after this.
+step "building graphcheck (this takes a while the first time: LibTorch headers are heavy)"
+cmake --build "$build_dir" -j "$(nproc)" --target graphcheck graphcheck_inject graphcheck-engine
 step "done: $build_dir/graphcheck"

@@ -8,6 +8,7 @@ set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build_dir="${GRAPHCHECK_BUILD_DIR:-$root/build}"
 "$root/scripts/setup.sh"
+cmake --build "$build_dir" -j "$(nproc)"  # the tests, benchmarks and examples setup.sh leaves out
 cd "$build_dir"
 ctest -LE gpu --output-on-failure -j "$(nproc)"
 "$root/scripts/sanitizer-tests.sh"

@@ -86,6 +86,16 @@ TEST(LaunchMetricsTest, StepTimeFromStepsOutsideLaunchRecording) {
   EXPECT_DOUBLE_EQ(m["launch.forecast_savings_us"], 86.5);
 }
 
+// Graphed steps outside every launch-recording window (the default mode closes its first window after 8 steps) still
+// have their time and give the speedup; their GPU times are unknown.
+TEST(LaunchMetricsTest, GraphedStepsOutsideLaunchRecordingHaveTheirTime) {
+  std::map<std::string, double> m = Metrics(SampledTrace(14, 7, 1000, 9), "step");
+  EXPECT_EQ(m["graphed.iterations"], 8);  // the step range's warmup skips the first
+  EXPECT_DOUBLE_EQ(m["graphed.iteration_us"], 40);
+  EXPECT_DOUBLE_EQ(m["graphed.speedup"], 100.0 / 40);
+  EXPECT_EQ(m.count("graphed.gpu_busy_us"), 0u);
+}
+
 // A GPU-bound step (kernels of 100 us, ten a step): the host runs ahead, so a step's host span (100 us) is not its
 // time; the step takes the GPU's 1000 us whether launches are recorded or not, and recording perturbed nothing.
 TEST(LaunchMetricsTest, GpuBoundStepIsNotPerturbedByRecording) {

@@ -39,8 +39,9 @@ inline trace::Trace LaunchBoundTrace(uint64_t kernel_ns, int graphed = 0, uint64
 // A program recorded with sampled launch recording: `steps` NVTX "step" ranges, the first `recorded` of them inside
 // one launch-recording window. A recorded step lasts 150 us (the recorder's callbacks lengthen it) and runs 10 kernels
 // of 1 us launched 16 us apart, all step long; a step outside the window lasts 100 us and has no launch or kernel
-// records.
-inline trace::Trace SampledTrace(int steps, int recorded, uint64_t kernel_ns = 1000) {
+// records. Then `graphed` steps of 40 us outside every window, each one graph replay with no GPU record (activity is
+// paused outside windows).
+inline trace::Trace SampledTrace(int steps, int recorded, uint64_t kernel_ns = 1000, int graphed = 0) {
   TraceBuilder b;
   b.trace().recorder.launches = trace::LaunchRecording::kSampled;
   uint64_t t = 1000000;
@@ -64,6 +65,11 @@ inline trace::Trace SampledTrace(int steps, int recorded, uint64_t kernel_ns = 1
     t += inside ? 150000 : 100000;
     b.Pop(t, 1);
     if (s + 1 == recorded) b.trace().launch_windows.push_back({window_start, t});
+  }
+  for (int s = 0; s < graphed; ++s, t += 40000) {
+    b.Push(t, 1, "step");
+    b.Call(t + 1000, 1, "cudaGraphLaunch", ApiKind::kGraphLaunch, 7).graph_id = 1;
+    b.Pop(t + 40000, 1);
   }
   return b.Build();
 }

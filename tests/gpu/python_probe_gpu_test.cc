@@ -27,20 +27,11 @@ namespace graphcheck {
 namespace {
 
 using gpu_test::BuildDir;
+using gpu_test::DefectLine;
 using gpu_test::SourceDir;
 
 std::string ProgramPath() { return SourceDir() + "/tests/gpu/programs/probe_cases.py"; }
 std::string ReplayAuditPath() { return SourceDir() + "/tests/gpu/programs/replay_audit_cases.py"; }
-
-// The line of `program` marked "# defect: MODE".
-int DefectLine(const std::string& mode, const std::string& program) {
-  std::ifstream in(program);
-  std::string line;
-  for (int n = 1; std::getline(in, line); ++n) {
-    if (absl::EndsWith(line, absl::StrCat("# defect: ", mode))) return n;
-  }
-  return -1;
-}
 
 struct ProbeRun {
   Report report;
@@ -81,7 +72,10 @@ ProbeRun RunMode(const std::string& mode, const std::string& flags = "", const s
   std::filesystem::remove_all(dir);
   const std::string base =
       absl::StrCat(BuildDir(), "/graphcheck run ", flags, " --trace-dir ", dir, " --fail-on never ");
-  const std::string command = absl::StrCat(launcher, " ", program, " ", mode);
+  // A job that stalls where no bound reaches (seen on two H200s: a DDP defect job under torchrun never ended) is ended
+  // after 150 s, so that its report still says what was found and the other runs go on.
+  const std::string bound = absl::StartsWith(launcher, "torchrun") ? "timeout -k 10 150 " : "";
+  const std::string command = absl::StrCat(bound, launcher, " ", program, " ", mode);
   std::system(absl::StrCat(base, "--format json -o ", dir, ".json -- ", command, " >", dir, ".out 2>&1").c_str());
   ProbeRun run;
   std::ifstream out(dir + ".out");
@@ -97,6 +91,9 @@ ProbeRun RunMode(const std::string& mode, const std::string& flags = "", const s
   for (const Finding& f : run.report.findings) {
     absl::StrAppend(&run.text, SeverityName(f.severity), " [", f.check_id, "] ", f.message, "\n");
   }
+  std::printf("RUN %s %s: %s\n%s", mode.c_str(), flags.c_str(),
+              run.report.steps.empty() ? "no report" : run.report.steps[0].message.c_str(), run.text.c_str());
+  std::fflush(stdout);  // a stage killed at its limit keeps what was printed
   if (std::filesystem::exists(dir)) {
     for (const auto& entry : std::filesystem::directory_iterator(dir)) {
       absl::StatusOr<trace::Trace> t = trace::ReadTrace(entry.path().string());
@@ -324,14 +321,15 @@ TEST_F(PythonProbeGpuTest, ReplayAuditNamesEachDefectAtTheProgramsLine) {
     const char* check;
     const char* flags;
   };
-  for (const Case& c : {Case{"frozen-lr", "host-value-frozen", ""}, Case{"grads-none", "grad-detached", ""},
-                        Case{"last-batch", "dynamic-shape", ""}, Case{"batch-of-one", "dynamic-shape", ""},
-                        Case{"host-rand", "rng-frozen-mask", "--shadow 4"},
-                        Case{"region-scale", "replay-mismatch", "--shadow 4"}}) {
+  for (const Case& c :
+       {Case{"frozen-lr", "host-value-frozen", ""}, Case{"grads-none", "grad-detached", ""},
+        Case{"last-batch", "dynamic-shape", ""}, Case{"batch-of-one", "dynamic-shape", ""},
+        Case{"host-rand", "rng-frozen-mask", "--shadow 4"}, Case{"region-scale", "replay-mismatch", "--shadow 4"}}) {
     SCOPED_TRACE(c.mode);
     const ProbeRun run = ExpectFlagged(c.mode, c.check, Severity::kError, c.flags, ReplayAuditPath());
     if (const Finding* f = run.Find(c.check)) {
-      std::printf("AUDIT %s %s: %s | %s\n", c.mode, c.flags, f->message.c_str(), absl::StrJoin(f->evidence, " | ").c_str());
+      std::printf("AUDIT %s %s: %s | %s\n", c.mode, c.flags, f->message.c_str(),
+                  absl::StrJoin(f->evidence, " | ").c_str());
     }
     std::printf("AUDIT %s findings:\n%s", c.mode, run.text.c_str());
   }
@@ -341,9 +339,13 @@ TEST_F(PythonProbeGpuTest, ReplayAuditNamesEachDefectAtTheProgramsLine) {
 // generator (compared under --shadow, equal), the whole step without a Python global, as one call or two statements
 // (compared, equal); and with a process group initialized, which --shadow says in a note it did not compare.
 TEST_F(PythonProbeGpuTest, ReplayAuditTwinsAreSilent) {
-  for (const auto& [mode, flags] : std::vector<std::pair<std::string, std::string>>{
-           {"tensor-lr", ""}, {"grads-zeroed", ""}, {"drop-last", ""}, {"cuda-rand", "--shadow 4"},
-           {"region-clean", "--shadow 4"}, {"region-two", "--shadow 4"}, {"region-pg", "--shadow 4"}}) {
+  for (const auto& [mode, flags] : std::vector<std::pair<std::string, std::string>>{{"tensor-lr", ""},
+                                                                                    {"grads-zeroed", ""},
+                                                                                    {"drop-last", ""},
+                                                                                    {"cuda-rand", "--shadow 4"},
+                                                                                    {"region-clean", "--shadow 4"},
+                                                                                    {"region-two", "--shadow 4"},
+                                                                                    {"region-pg", "--shadow 4"}}) {
     SCOPED_TRACE(mode);
     const ProbeRun run = RunMode(mode, flags, ReplayAuditPath());
     ASSERT_FALSE(run.report.steps.empty());
@@ -429,7 +431,10 @@ TEST_F(PythonProbeGpuTest, DdpUnderTorchrunNamesTheRanks) {
   std::vector<int32_t> every_rank(gpus);
   for (int rank = 0; rank < gpus; ++rank) every_rank[rank] = rank;
 
-  const ProbeRun clean = RunMode("ddp-recipe", "", ProgramPath(), torchrun);
+  // A rank whose capture fails exits; the other may wait in a collective for NCCL's 10-minute watchdog: the bound
+  // ends such a job and names the wait.
+  const std::string bounded = "--hang-timeout 30";
+  const ProbeRun clean = RunMode("ddp-recipe", bounded, ProgramPath(), torchrun);
   ASSERT_FALSE(clean.report.steps.empty());
   EXPECT_THAT(clean.report.steps[0].message, ::testing::HasSubstr("exited with status 0")) << clean.output;
   EXPECT_THAT(clean.Ids(Severity::kWarning), ::testing::IsEmpty()) << clean.text;
@@ -439,7 +444,7 @@ TEST_F(PythonProbeGpuTest, DdpUnderTorchrunNamesTheRanks) {
               clean.Metric("graphed.iteration_us"), clean.text.c_str());
 
   for (const char* mode : {"ddp-default-stream", "ddp-warmup-short"}) {
-    const ProbeRun run = RunMode(mode, "", ProgramPath(), torchrun);
+    const ProbeRun run = RunMode(mode, bounded, ProgramPath(), torchrun);
     const Finding* finding = run.Find(mode);
     ASSERT_NE(finding, nullptr) << mode << "\n" << run.text;
     EXPECT_EQ(finding->where.ranks, every_rank) << mode;

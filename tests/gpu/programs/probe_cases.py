@@ -416,6 +416,7 @@ def ddp_training(model_name="mlp", on_default_stream=False, warmup=11, steps=30,
                 dist.all_reduce(static_loss.detach().clone())
     except Exception as error:
         print("capture failed:", type(error).__name__, str(error).splitlines()[0], flush=True)
+        dist.destroy_process_group()  # as PyTorch asks before exiting (bounded under --hang-timeout if NCCL stalls)
         sys.exit(1)
     for _ in range(steps):
         nvtx.range_push("step")
