@@ -46,6 +46,7 @@ void MergeAcrossProcesses(std::vector<Finding>* findings) {
     }
     processes_of[*other].insert(pid);
     Finding& first = kept[*other];
+    first.occurrences += finding.occurrences;
     if (!finding.where.ranks.empty() && !first.where.ranks.empty()) {
       first.where.ranks.insert(first.where.ranks.end(), finding.where.ranks.begin(), finding.where.ranks.end());
       first.where.pid.reset();  // several processes

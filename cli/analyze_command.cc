@@ -54,6 +54,7 @@ int Analyze(const AnalyzeOptions& options, const CommandContext& context) {
     stderr_lines = absl::StrSplit(*text, '\n');
   }
   Report report = NewReport("analyze", context);
+  if (!options.traces.empty()) report.subject = options.traces.front();
   if (absl::Status s = AnalyzeTraceFilesInto(options.traces, options.stderr_path.empty() ? nullptr : &stderr_lines,
                                              options.iteration, &*resolved, &report);
       !s.ok()) {
