@@ -1,8 +1,11 @@
 #include "report/html.h"
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <sstream>
+#include <utility>
+#include <vector>
 
 #include <pugixml.hpp>
 
@@ -197,6 +200,50 @@ void AddFindings(const Report& report, pugi::xml_node body) {
   if (shown < report.findings.size()) Add(section, "p", MoreFindingsLine(report.findings.size() - shown), "note");
 }
 
+// A distributed job's ranks side by side: a column per rank (the first kMaxRankColumns), rows for who it is, its
+// captures, and its own value of each metric where the ranks differ; the Metrics section has the medians.
+void AddRanks(const Report& report, pugi::xml_node body) {
+  if (report.ranks.size() < 2) return;
+  constexpr size_t kMaxRankColumns = 16;
+  const size_t shown = std::min(report.ranks.size(), kMaxRankColumns);
+  pugi::xml_node section = body.append_child("section");
+  Add(section, "h2", "Ranks side by side");
+  pugi::xml_node table = section.append_child("table");
+  table.append_attribute("class") = "ranks";
+  std::vector<std::string> header = {""};
+  for (size_t i = 0; i < shown; ++i) header.push_back(absl::StrCat("rank ", report.ranks[i].rank));
+  AddRow(table, header, "th");
+  auto row = [&](const std::string& label, const std::function<std::string(const RankResult&)>& cell) {
+    std::vector<std::string> cells = {label};
+    for (size_t i = 0; i < shown; ++i) cells.push_back(cell(report.ranks[i]));
+    AddRow(table, cells);
+  };
+  row("host, pid", [](const RankResult& r) { return absl::StrCat(r.host, r.host.empty() ? "" : ", ", r.pid); });
+  row("captures (graphs made)", [](const RankResult& r) { return absl::StrCat(r.captures, " (", r.graphs, ")"); });
+  // The metrics that differ, in the order the first rank that has them lists them.
+  std::vector<std::pair<std::string, std::string>> names;  // name, unit
+  for (const RankResult& rank : report.ranks) {
+    for (const Metric& m : rank.metrics) {
+      auto known = [&](const auto& named) { return named.first == m.name; };
+      if (std::none_of(names.begin(), names.end(), known)) names.emplace_back(m.name, m.unit);
+    }
+  }
+  for (const auto& [name, unit] : names) {
+    row(absl::StrCat(name, " (", unit, ")"), [&name = name](const RankResult& r) {
+      auto m = std::find_if(r.metrics.begin(), r.metrics.end(), [&](const Metric& x) { return x.name == name; });
+      return m == r.metrics.end() ? std::string("-") : absl::StrFormat("%.4g", m->value);
+    });
+  }
+  Add(section, "p",
+      absl::StrCat(names.empty() ? "Every metric agrees across the ranks within 5%"
+                                 : "Metrics that differ across the ranks by more than 5%; the others agree",
+                   " (Metrics below: medians over the ranks).",
+                   shown < report.ranks.size()
+                       ? absl::StrCat(" ", report.ranks.size() - shown, " more ranks are in the JSON report.")
+                       : ""),
+      "note");
+}
+
 void AddSteps(const Report& report, pugi::xml_node body) {
   if (report.steps.empty()) return;
   pugi::xml_node section = body.append_child("section");
@@ -258,6 +305,7 @@ std::string RenderHtml(const Report& report) {
   AddHeader(report, body);
   AddVerdict(report, body);
   AddPlots(report, body);
+  AddRanks(report, body);
   AddFindings(report, body);
   AddSteps(report, body);
   AddNumerics(report, body);

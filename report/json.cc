@@ -263,6 +263,12 @@ absl::StatusOr<Report> ReportFromParsed(const json& j) {
     if (!sample.ok()) return sample.status();
     report.numerics.push_back(*std::move(sample));
   }
+  for (const json& r : j.value("ranks", json::array())) {
+    RankResult rank{r.at("rank").get<int32_t>(),      r.value("pid", uint32_t{0}),    r.value("host", ""),
+                    r.value("captures", uint64_t{0}), r.value("graphs", uint64_t{0}), {}};
+    for (const json& m : r.value("metrics", json::array())) rank.metrics.push_back(MetricFromJson(m));
+    report.ranks.push_back(std::move(rank));
+  }
   if (j.contains("incomplete") && !j.at("incomplete").is_null()) {
     const json& incomplete = j.at("incomplete");
     report.incomplete = Incomplete{incomplete.at("exit_code").get<int>(), incomplete.value("reason", "")};
@@ -359,6 +365,20 @@ std::string ReportToJson(const Report& report) {
   if (report.timeline) out["timeline"] = TimelineToJson(*report.timeline);
   if (report.incomplete) {
     out["incomplete"] = {{"exit_code", report.incomplete->exit_code}, {"reason", report.incomplete->reason}};
+  }
+  if (!report.ranks.empty()) {
+    json ranks = json::array();
+    for (const RankResult& rank : report.ranks) {
+      json metrics = json::array();
+      for (const Metric& m : rank.metrics) metrics.push_back(MetricToJson(m));
+      ranks.push_back({{"rank", rank.rank},
+                       {"pid", rank.pid},
+                       {"host", rank.host},
+                       {"captures", rank.captures},
+                       {"graphs", rank.graphs},
+                       {"metrics", std::move(metrics)}});
+    }
+    out["ranks"] = std::move(ranks);
   }
   if (!report.numerics.empty()) {
     json numerics = json::array();

@@ -1,6 +1,7 @@
 #include "report/sarif.h"
 
 #include <algorithm>
+#include <cstddef>
 #include <filesystem>
 #include <map>
 #include <optional>
@@ -144,8 +145,8 @@ json Result(const Finding& f, size_t rule_index, const Artifacts& artifacts, con
   return result;
 }
 
-// The results, most severe first as the report orders them, up to kMaxSarifResults and kMaxSarifBytes; the number
-// left out goes to *omitted.
+// The results, most severe first as the report orders them, up to kMaxSarifResults and kMaxSarifBytes of compact
+// JSON; the number left out goes to *omitted.
 json Results(const Report& report, const std::map<std::string, size_t>& rule_index, const Artifacts& artifacts,
              const std::string& subject, size_t* omitted) {
   json results = json::array();
@@ -161,8 +162,8 @@ json Results(const Report& report, const std::map<std::string, size_t>& rule_ind
   return results;
 }
 
-// What the tool says about the run itself: it did not complete, or findings were left out.
-json Notifications(const Report& report, size_t omitted) {
+// What the tool says about the run itself, in the invocation: it did not complete, or findings were left out.
+void SetNotifications(const Report& report, size_t omitted, json* invocation) {
   json notifications = json::array();
   if (report.incomplete) {
     notifications.push_back(
@@ -172,7 +173,29 @@ json Notifications(const Report& report, size_t omitted) {
   if (omitted > 0) {
     notifications.push_back({{"level", "warning"}, {"message", {{"text", MoreFindingsLine(omitted)}}}});
   }
-  return notifications;
+  if (notifications.empty()) {
+    invocation->erase("toolExecutionNotifications");
+  } else {
+    (*invocation)["toolExecutionNotifications"] = std::move(notifications);
+  }
+}
+
+std::string Serialize(const json& log) { return log.dump(2, ' ', false, json::error_handler_t::replace) + "\n"; }
+
+// The file, at most kMaxSarifBytes: indentation adds to the results' compact size, so the last tenth of the results
+// goes until it fits (a few rounds at most, as indentation less than doubles the size).
+std::string SerializeWithinLimit(const Report& report, size_t omitted, json* log) {
+  std::string text = Serialize(*log);
+  json& run = (*log)["runs"][0];
+  while (text.size() > kMaxSarifBytes && !run["results"].empty()) {
+    json& results = run["results"];
+    const size_t drop = std::max<size_t>(1, results.size() / 10);
+    results.erase(results.end() - static_cast<std::ptrdiff_t>(drop), results.end());
+    omitted += drop;
+    SetNotifications(report, omitted, &run["invocations"][0]);
+    text = Serialize(*log);
+  }
+  return text;
 }
 
 }  // namespace
@@ -210,9 +233,7 @@ std::string RenderSarif(const Report& report, const CheckRegistry* checks, const
 
   json invocation{{"executionSuccessful", !report.incomplete}};
   if (report.incomplete) invocation["exitCode"] = report.incomplete->exit_code;
-  if (json notifications = Notifications(report, omitted); !notifications.empty()) {
-    invocation["toolExecutionNotifications"] = std::move(notifications);
-  }
+  SetNotifications(report, omitted, &invocation);
   if (!report.command.empty()) {
     invocation["commandLine"] = absl::StrJoin(report.command, " ");
     invocation["arguments"] = std::vector<std::string>(report.command.begin() + 1, report.command.end());
@@ -230,7 +251,7 @@ std::string RenderSarif(const Report& report, const CheckRegistry* checks, const
   if (std::optional<json> base_ids = artifacts.BaseIds()) run["originalUriBaseIds"] = *std::move(base_ids);
   if (sizeof(kDocsUrl) > 1) run["tool"]["driver"]["informationUri"] = kDocsUrl;
   json log{{"$schema", kSchemaUri}, {"version", "2.1.0"}, {"runs", json::array({run})}};
-  return log.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
+  return SerializeWithinLimit(report, omitted, &log);
 }
 
 }  // namespace graphcheck

@@ -3,7 +3,7 @@
 // with its level, occurrence count, partial fingerprint (core/fingerprint.h) and a physical location (the finding's
 // configuration key or the user's Python line; else the file the run was about), relative to %SRCROOT% when under
 // the source root; the run's command line as its invocation, which says when the run did not complete. At most
-// kMaxSarifResults results and kMaxSarifBytes of them (report/limits.h); a notification counts the rest.
+// kMaxSarifResults results in a file of at most kMaxSarifBytes (report/limits.h); a notification counts the rest.
 #ifndef GRAPHCHECK_REPORT_SARIF_H_
 #define GRAPHCHECK_REPORT_SARIF_H_
 

@@ -141,5 +141,22 @@ TEST(ReportLimitsTest, EveryRenderedFormatIsCappedWithACount) {
   EXPECT_LT(junit.size(), 1u << 20);
 }
 
+TEST(ReportLimitsTest, LargeFindingsKeepTheSarifFileUnderTheUploadLimit) {
+  Report report = BaseReport();
+  for (int i = 0; i < 20000; ++i) {
+    Finding f = FindingAt("sync-in-capture", absl::StrCat("/repo/src/file", i, ".py"));
+    f.where.backtrace.assign(40, std::string(60, 'f'));  // 2.4 KB of frames each: 5,000 would be 12 MB
+    report.findings.push_back(std::move(f));
+  }
+  const std::string sarif = RenderSarif(report, nullptr, SarifPaths{"/repo", "/repo", ""});
+  EXPECT_LE(sarif.size(), kMaxSarifBytes);
+  const json run = json::parse(sarif)["runs"][0];
+  const size_t kept = run["results"].size();
+  EXPECT_GT(kept, 0u);
+  EXPECT_LT(kept, kMaxSarifResults);
+  EXPECT_EQ(run["invocations"][0]["toolExecutionNotifications"][0]["message"]["text"],
+            MoreFindingsLine(report.findings.size() - kept));
+}
+
 }  // namespace
 }  // namespace graphcheck
