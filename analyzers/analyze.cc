@@ -47,6 +47,7 @@ void MergeAcrossProcesses(std::vector<Finding>* findings) {
     }
     processes_of[*other].insert(pid);
     Finding& first = kept[*other];
+    first.occurrences += finding.occurrences;
     if (!finding.where.ranks.empty() && !first.where.ranks.empty()) {
       first.where.ranks.insert(first.where.ranks.end(), finding.where.ranks.begin(), finding.where.ranks.end());
       first.where.pid.reset();  // several processes
@@ -62,9 +63,9 @@ void MergeAcrossProcesses(std::vector<Finding>* findings) {
   *findings = std::move(kept);
 }
 
-// A distributed job's metrics: per name, the median over the ranks that have it, and the extremes when they differ.
-// Processes without a rank (a launcher, a worker) are left out.
-std::vector<Metric> JobMetrics(const std::vector<ProcessResult>& processes) {
+// A distributed job's metrics: per name, the median over the ranks that have it, and the extremes when they differ
+// (their names go to *differing). Processes without a rank (a launcher, a worker) are left out.
+std::vector<Metric> JobMetrics(const std::vector<ProcessResult>& processes, std::set<std::string>* differing) {
   std::vector<std::string> order;                                         // names in first-seen order
   std::map<std::string, std::vector<std::pair<double, int32_t>>> values;  // name -> (value, rank)
   std::map<std::string, Metric> shape;                                    // unit and description
@@ -87,6 +88,7 @@ std::vector<Metric> JobMetrics(const std::vector<ProcessResult>& processes) {
     const double high = v.back().first;
     const double scale = std::max(std::abs(median.value), 1e-12);
     if ((high - low) / scale <= kMetricSpread) continue;
+    differing->insert(name);
     for (const auto& [suffix, extreme] : {std::pair{".min", v.front()}, std::pair{".max", v.back()}}) {
       Metric m = shape[name];
       m.name = absl::StrCat(name, suffix);
@@ -96,6 +98,24 @@ std::vector<Metric> JobMetrics(const std::vector<ProcessResult>& processes) {
     }
   }
   return metrics;
+}
+
+// The job's ranks side by side: who each is, its captures, and its own values of the metrics in `differing`.
+std::vector<RankResult> RankResults(const std::vector<ProcessResult>& processes,
+                                    const std::set<std::string>& differing) {
+  std::vector<RankResult> ranks;
+  for (const ProcessResult& process : processes) {
+    const ProcessSummary& summary = process.summary;
+    if (summary.rank < 0) continue;
+    RankResult rank{summary.rank, summary.pid, summary.host, summary.captures.size(), 0, {}};
+    rank.graphs = std::count_if(summary.captures.begin(), summary.captures.end(),
+                                [](const CaptureSummary& capture) { return capture.made_graph; });
+    for (const Metric& metric : process.metrics) {
+      if (differing.count(metric.name) != 0) rank.metrics.push_back(metric);
+    }
+    ranks.push_back(std::move(rank));
+  }
+  return ranks;
 }
 
 }  // namespace
@@ -154,7 +174,11 @@ AnalysisResult MergeProcesses(std::vector<ProcessResult> processes, const std::v
   traces.recorded = !processes.empty();
   const bool job =
       std::count_if(processes.begin(), processes.end(), [](const ProcessResult& p) { return p.summary.rank >= 0; }) > 1;
-  if (job) result.metrics = JobMetrics(processes);
+  if (job) {
+    std::set<std::string> differing;
+    result.metrics = JobMetrics(processes, &differing);
+    result.ranks = RankResults(processes, differing);
+  }
   JobSummary summary;
   for (ProcessResult& process : processes) {
     traces.captures += process.summary.captures.size();

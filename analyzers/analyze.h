@@ -23,6 +23,7 @@ struct AnalysisResult {
   std::vector<Finding> findings;        // sorted as SortFindings does
   std::vector<Metric> metrics;
   std::optional<Timeline> timeline;  // plot data of the first trace that has steps (analyzers/report_timeline.h)
+  std::vector<RankResult> ranks;     // a distributed job's ranks (see MergeProcesses); empty otherwise
 };
 
 // What one process's analysis leaves once its trace is dropped.
@@ -43,7 +44,9 @@ ProcessResult AnalyzeProcess(const trace::Trace& trace, const CheckRegistry& reg
 // - findings: the same problem (by fingerprint and severity) found in several processes is kept once, from the first
 //   process, with where.ranks naming every rank (a distributed job) or "also in process N" evidence;
 // - metrics: one process's as they are; several unranked processes' prefixed "pid<P>."; a distributed job's as the
-//   median over its ranks, with NAME.min and NAME.max (naming their ranks) where ranks differ by more than 5%.
+//   median over its ranks, with NAME.min and NAME.max (naming their ranks) where ranks differ by more than 5%;
+// - ranks: a distributed job's ranks side by side: each one's process, captures, and its values of the metrics that
+//   differ.
 AnalysisResult MergeProcesses(std::vector<ProcessResult> processes, const std::vector<std::string>* stderr_lines,
                               const CheckRegistry& registry, const CheckSelection& selection,
                               const CheckOptions& options);

@@ -82,12 +82,15 @@ class LaunchBoundCheck : public AnalyzerCheck {
     if (analysis.trace().process.pid != 0) finding.where.pid = analysis.trace().process.pid;
     finding.where.nvtx_path = options.Get("region");
     finding.message = absl::StrFormat(
-        "The eager step is launch-bound: %.1f us per step, of which the GPU is busy %.1f us. Graphed, it is "
+        "The eager step is launch-bound: %.1f us per step (median), of which the GPU is busy %.1f us. Graphed, it is "
         "forecast at %.1f us, a saving of %.0f%%.",
         stats.eager_step_us, stats.eager.gpu_busy_us, stats.forecast_graphed_us, 100 * stats.forecast_savings_ratio);
+    const bool unperturbed = stats.step_time_unperturbed;
     finding.evidence = {
-        absl::StrFormat("step time from %s; kernels and GPU times from %zu steps with launches recorded",
-                        stats.StepTimeSource(), stats.eager.steps),
+        absl::StrFormat("step time from %s, 10th-90th percentile %.1f-%.1f us; kernels and GPU times (medians) from "
+                        "%zu steps with launches recorded",
+                        stats.StepTimeSource(), unperturbed ? stats.unperturbed_step_us_p10 : stats.eager.step_us_p10,
+                        unperturbed ? stats.unperturbed_step_us_p90 : stats.eager.step_us_p90, stats.eager.steps),
         absl::StrFormat("%.0f kernels per step, %.0f shorter than %g us", stats.eager.kernels,
                         stats.eager.short_kernels, options.GetDouble("short-kernel-us")),
         absl::StrFormat("GPU utilization %.0f%%, idle %.1f us per step",

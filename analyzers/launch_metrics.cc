@@ -45,6 +45,7 @@ class StepAccumulator {
   void Add(const Iteration& step) {
     intervals_.clear();
     part_intervals_.clear();
+    StepStats& figures = per_step_.emplace_back();  // this step's; a reference only until the next step
     const std::vector<TimeInterval> parts = PartsOf(step);
     double delay_ns = 0;
     size_t delays = 0;
@@ -60,11 +61,11 @@ class StepAccumulator {
       }
       switch (call.kind) {
         case ApiKind::kKernelLaunch: {
-          total_.kernels += 1;
-          total_.nodes += 1;
+          figures.kernels += 1;
+          figures.nodes += 1;
           part_nodes += in_part;
-          total_.cpu_launch_us += (call.end_ns - call.start_ns) / 1e3;
-          total_.kernel_launch_us += (call.end_ns - call.start_ns) / 1e3;
+          figures.cpu_launch_us += (call.end_ns - call.start_ns) / 1e3;
+          figures.kernel_launch_us += (call.end_ns - call.start_ns) / 1e3;
           const int64_t k = kernels_.Find(call.correlation_id);
           if (k < 0) break;
           const trace::KernelActivity& kernel = trace_.kernels[k];
@@ -74,19 +75,19 @@ class StepAccumulator {
             delay_ns += kernel.start_ns - call.start_ns;
             ++delays;
           }
-          if ((kernel.end_ns - kernel.start_ns) / 1e3 < model_.short_kernel_us) total_.short_kernels += 1;
+          if ((kernel.end_ns - kernel.start_ns) / 1e3 < model_.short_kernel_us) figures.short_kernels += 1;
           break;
         }
         case ApiKind::kMemcpy:
         case ApiKind::kMemcpyAsync:
         case ApiKind::kMemset:
         case ApiKind::kMemsetAsync:
-          total_.nodes += 1;
+          figures.nodes += 1;
           part_nodes += in_part;
           break;
         case ApiKind::kGraphLaunch: {
-          total_.graph_launches += 1;
-          total_.cpu_launch_us += (call.end_ns - call.start_ns) / 1e3;
+          figures.graph_launches += 1;
+          figures.cpu_launch_us += (call.end_ns - call.start_ns) / 1e3;
           if (auto it = graphs_.find(call.correlation_id); it != graphs_.end()) {
             const trace::GraphLaunchActivity& graph = trace_.graph_launches[it->second];
             intervals_.push_back({graph.start_ns, graph.end_ns});
@@ -99,30 +100,30 @@ class StepAccumulator {
     }
     const Union all = UnionOf(&intervals_);
     const double step_us = std::max<uint64_t>(step.end_ns - step.start_ns, all.span) / 1e3;
-    total_.step_us += step_us;
+    figures.step_us += step_us;
     const double launching_us = last_launch > first_launch ? (last_launch - first_launch) / 1e3 : 0;
-    total_.outside_launching_us += std::max(0.0, (step.end_ns - step.start_ns) / 1e3 - launching_us);
-    total_.gpu_busy_us += all.busy / 1e3;
+    figures.outside_launching_us += std::max(0.0, (step.end_ns - step.start_ns) / 1e3 - launching_us);
+    figures.gpu_busy_us += all.busy / 1e3;
     if (parts.empty()) {
-      total_.graphable_parts += 1;
-      total_.graphable_nodes += part_nodes;
-      total_.graphable_gpu_busy_us += all.busy / 1e3;
+      figures.graphable_parts += 1;
+      figures.graphable_nodes += part_nodes;
+      figures.graphable_gpu_busy_us += all.busy / 1e3;
     } else {
       // Each part takes its host span or its kernels' GPU span, whichever is longer; the rest of the step stays.
       const Union in_parts = UnionOf(&part_intervals_);
       uint64_t parts_host = 0;
       for (const TimeInterval& part : parts) parts_host += part.end_ns - part.start_ns;
-      total_.graphable_parts += parts.size();
-      total_.graphable_nodes += part_nodes;
-      total_.graphable_gpu_busy_us += in_parts.busy / 1e3;
-      total_.graphable_gpu_span_us += in_parts.span / 1e3;
-      total_.outside_graphable_us += std::max(0.0, step_us - std::max(parts_host, in_parts.span) / 1e3);
-      total_.outside_gpu_busy_us += (all.busy - std::min(all.busy, in_parts.busy)) / 1e3;
+      figures.graphable_parts += parts.size();
+      figures.graphable_nodes += part_nodes;
+      figures.graphable_gpu_busy_us += in_parts.busy / 1e3;
+      figures.graphable_gpu_span_us += in_parts.span / 1e3;
+      figures.outside_graphable_us += std::max(0.0, step_us - std::max(parts_host, in_parts.span) / 1e3);
+      figures.outside_gpu_busy_us += (all.busy - std::min(all.busy, in_parts.busy)) / 1e3;
     }
-    total_.gpu_idle_us += std::max(0.0, step_us - all.busy / 1e3);
+    figures.gpu_idle_us += std::max(0.0, step_us - all.busy / 1e3);
     delay_sum_us_ += delay_ns / 1e3;
     delay_count_ += delays;
-    ++total_.steps;
+    figures.steps = 1;
   }
 
   // The graphable ranges inside `step` (none: the whole step is graphable); parts_ is sorted by start.
@@ -136,19 +137,30 @@ class StepAccumulator {
     return inside;
   }
 
-  StepStats Mean() const {
-    StepStats mean = total_;
-    if (total_.steps == 0) return mean;
-    const double n = static_cast<double>(total_.steps);
-    for (double* field :
-         {&mean.step_us, &mean.kernels, &mean.graph_launches, &mean.nodes, &mean.gpu_busy_us, &mean.gpu_idle_us,
-          &mean.cpu_launch_us, &mean.short_kernels, &mean.graphable_parts, &mean.graphable_nodes,
-          &mean.graphable_gpu_busy_us, &mean.graphable_gpu_span_us, &mean.outside_graphable_us,
-          &mean.outside_gpu_busy_us, &mean.outside_launching_us, &mean.kernel_launch_us}) {
-      *field /= n;
+  // Per field, the median over the steps: one slow step (a page fault, a host stall: 66 ms among 3 ms steps on an
+  // H100) moves a mean far from every step, and the report's headline times are medians too. The step time's 10th
+  // and 90th percentiles give the spread.
+  StepStats Median() const {
+    StepStats median;
+    median.steps = per_step_.size();
+    if (per_step_.empty()) return median;
+    for (double StepStats::*field :
+         {&StepStats::step_us, &StepStats::kernels, &StepStats::graph_launches, &StepStats::nodes,
+          &StepStats::gpu_busy_us, &StepStats::gpu_idle_us, &StepStats::cpu_launch_us, &StepStats::short_kernels,
+          &StepStats::graphable_parts, &StepStats::graphable_nodes, &StepStats::graphable_gpu_busy_us,
+          &StepStats::graphable_gpu_span_us, &StepStats::outside_graphable_us, &StepStats::outside_gpu_busy_us,
+          &StepStats::outside_launching_us, &StepStats::kernel_launch_us}) {
+      std::vector<double> values;
+      values.reserve(per_step_.size());
+      for (const StepStats& step : per_step_) values.push_back(step.*field);
+      median.*field = Quantile(std::move(values), 0.5);
     }
-    mean.launch_delay_us = delay_count_ == 0 ? 0 : delay_sum_us_ / delay_count_;
-    return mean;
+    std::vector<double> step_times;
+    for (const StepStats& step : per_step_) step_times.push_back(step.step_us);
+    median.step_us_p10 = Quantile(step_times, 0.1);
+    median.step_us_p90 = Quantile(std::move(step_times), 0.9);
+    median.launch_delay_us = delay_count_ == 0 ? 0 : delay_sum_us_ / delay_count_;
+    return median;
   }
 
  private:
@@ -183,12 +195,20 @@ class StepAccumulator {
   std::vector<Interval> intervals_;
   std::vector<Interval> part_intervals_;
   std::vector<TimeInterval> parts_;  // every graphable range of the trace, by start
-  StepStats total_;
+  std::vector<StepStats> per_step_;  // one per step added, each with steps = 1
   double delay_sum_us_ = 0;
   size_t delay_count_ = 0;
 };
 
 }  // namespace
+
+double Quantile(std::vector<double> values, double q) {
+  if (values.empty()) return 0;
+  // The nearest rank, as the engine's step timings take it (capture/engine/pipeline.cc): a value some step had.
+  const size_t rank = static_cast<size_t>(q * (values.size() - 1) + 0.5);
+  std::nth_element(values.begin(), values.begin() + rank, values.end());
+  return values[rank];
+}
 
 std::vector<CheckOption> LaunchModelCheckOptions() {
   return {
@@ -217,37 +237,40 @@ LaunchStats ComputeLaunchStats(const TraceAnalysis& analysis, const IterationOpt
   for (const Iteration& step : LaunchRecorded(steps.eager)) eager.Add(step);
   StepAccumulator graphed(analysis, model);
   for (const Iteration& step : LaunchRecorded(steps.graphed)) graphed.Add(step);
-  stats.eager = eager.Mean();
-  stats.graphed = graphed.Mean();
-  double graphed_us = stats.graphed.step_us * stats.graphed.steps;
+  stats.eager = eager.Median();
+  stats.graphed = graphed.Median();
   stats.graphed_steps = stats.graphed.steps;
-  for (const Iteration& step : steps.graphed) {
-    if (step.launches_recorded) continue;
-    graphed_us += (step.end_ns - step.start_ns) / 1e3;
-    ++stats.graphed_steps;
+  stats.graphed_step_us = stats.graphed.step_us;
+  stats.graphed_step_us_p10 = stats.graphed.step_us_p10;
+  stats.graphed_step_us_p90 = stats.graphed.step_us_p90;
+  if (std::any_of(steps.graphed.begin(), steps.graphed.end(),
+                  [](const Iteration& step) { return !step.launches_recorded; })) {
+    std::vector<double> graphed_us;
+    for (const Iteration& step : steps.graphed) graphed_us.push_back((step.end_ns - step.start_ns) / 1e3);
+    stats.graphed_steps = graphed_us.size();
+    stats.graphed_step_us = std::max(Quantile(graphed_us, 0.5), stats.graphed.gpu_busy_us);
+    stats.graphed_step_us_p10 = Quantile(graphed_us, 0.1);
+    stats.graphed_step_us_p90 = Quantile(std::move(graphed_us), 0.9);
   }
-  if (stats.graphed_steps > 0) {
-    stats.graphed_step_us = std::max(graphed_us / stats.graphed_steps, stats.graphed.gpu_busy_us);
-  }
-  double unperturbed_ns = 0, outside_ns = 0;
-  size_t with_parts = 0;
+  std::vector<double> unperturbed_us, outside_us;
   for (const Iteration& step : steps.eager) {
     if (analysis.trace().LaunchRecordingOverlaps(step.start_ns, step.end_ns)) continue;
-    unperturbed_ns += step.end_ns - step.start_ns;
-    ++stats.unperturbed_steps;
+    unperturbed_us.push_back((step.end_ns - step.start_ns) / 1e3);
     const std::vector<TimeInterval> parts = eager.PartsOf(step);
     if (parts.empty() || stats.eager.graphable_gpu_span_us == 0) continue;
     uint64_t parts_host = 0;
     for (const TimeInterval& part : parts) parts_host += part.end_ns - part.start_ns;
     const double parts_ns = std::max(static_cast<double>(parts_host), stats.eager.graphable_gpu_span_us * 1e3);
-    outside_ns += std::max(0.0, static_cast<double>(step.end_ns - step.start_ns) - parts_ns);
-    ++with_parts;
+    outside_us.push_back(std::max(0.0, static_cast<double>(step.end_ns - step.start_ns) - parts_ns) / 1e3);
   }
-  if (stats.unperturbed_steps > 0) stats.unperturbed_step_us = unperturbed_ns / 1e3 / stats.unperturbed_steps;
+  stats.unperturbed_steps = unperturbed_us.size();
+  stats.unperturbed_step_us = Quantile(unperturbed_us, 0.5);
+  stats.unperturbed_step_us_p10 = Quantile(unperturbed_us, 0.1);
+  stats.unperturbed_step_us_p90 = Quantile(std::move(unperturbed_us), 0.9);
   stats.step_time_unperturbed = stats.unperturbed_steps >= model.min_forecast_steps;
-  stats.outside_graphable_unperturbed = stats.step_time_unperturbed && with_parts == stats.unperturbed_steps;
+  stats.outside_graphable_unperturbed = stats.step_time_unperturbed && outside_us.size() == stats.unperturbed_steps;
   stats.outside_graphable_us =
-      stats.outside_graphable_unperturbed ? outside_ns / 1e3 / with_parts : stats.eager.outside_graphable_us;
+      stats.outside_graphable_unperturbed ? Quantile(std::move(outside_us), 0.5) : stats.eager.outside_graphable_us;
   stats.eager_step_us =
       stats.step_time_unperturbed ? std::max(stats.unperturbed_step_us, stats.eager.gpu_busy_us) : stats.eager.step_us;
   // The forecast needs GPU busy times (kernel activity) and enough steps past the program's first-call work.
@@ -285,15 +308,19 @@ std::vector<Metric> LaunchMetrics(const LaunchStats& stats) {
         {"launch.iterations", static_cast<double>(e.steps), "count",
          "eager steps with launches recorded (" + stats.source + ")"},
         {"launch.iteration_us", stats.eager_step_us, "us",
-         "eager step time the forecast uses, from " + stats.StepTimeSource()},
-        {"launch.kernels_per_iteration", e.kernels, "count", "kernels launched one by one per step"},
-        {"launch.cpu_launch_us", e.cpu_launch_us, "us", "host time inside launch calls per step"},
+         "eager step time the forecast uses, median, from " + stats.StepTimeSource()},
+        {"launch.iteration_us_p10", stats.step_time_unperturbed ? stats.unperturbed_step_us_p10 : e.step_us_p10, "us",
+         "eager step time, 10th percentile of the same steps"},
+        {"launch.iteration_us_p90", stats.step_time_unperturbed ? stats.unperturbed_step_us_p90 : e.step_us_p90, "us",
+         "eager step time, 90th percentile of the same steps"},
+        {"launch.kernels_per_iteration", e.kernels, "count", "kernels launched one by one per step, median"},
+        {"launch.cpu_launch_us", e.cpu_launch_us, "us", "host time inside launch calls per step, median"},
     };
     if (stats.step_time_unperturbed) {
       metrics.push_back({"launch.unperturbed_iterations", static_cast<double>(stats.unperturbed_steps), "count",
                          "eager steps no launch-recording window touched"});
       metrics.push_back({"launch.recorded_iteration_us", e.step_us, "us",
-                         "eager step time with launches recorded: max of host span and GPU span"});
+                         "eager step time with launches recorded: max of host span and GPU span, median"});
       metrics.push_back({"launch.recorder_perturbation_ratio",
                          // Against the step time the forecast uses: a GPU-bound step's host span is short (the host
                          // runs ahead), and the recorded step's time is the GPU's then (H100: 44 ms against 0.1 ms).
@@ -304,8 +331,8 @@ std::vector<Metric> LaunchMetrics(const LaunchStats& stats) {
   // GPU-side figures need kernel activity records; a trace without them gets no forecast rather than a wrong one.
   if (e.steps > 0 && e.gpu_busy_us > 0) {
     const std::vector<Metric> gpu = {
-        {"launch.gpu_busy_us", e.gpu_busy_us, "us", "GPU busy time per step (union of kernel intervals)"},
-        {"launch.gpu_idle_us", e.gpu_idle_us, "us", "GPU idle time per step (gaps between kernels)"},
+        {"launch.gpu_busy_us", e.gpu_busy_us, "us", "GPU busy time per step (union of kernel intervals), median"},
+        {"launch.gpu_idle_us", e.gpu_idle_us, "us", "GPU idle time per step (gaps between kernels), median"},
         {"launch.gpu_utilization", e.gpu_busy_us / e.step_us, "ratio", "GPU busy time / step time"},
         {"launch.launch_delay_us", e.launch_delay_us, "us", "mean of kernel start - launch call start"},
         {"launch.short_kernels_per_iteration", e.short_kernels, "count", "kernels shorter than short-kernel-us"},
@@ -338,7 +365,11 @@ std::vector<Metric> LaunchMetrics(const LaunchStats& stats) {
   if (stats.graphed_steps > 0) {
     metrics.push_back(
         {"graphed.iterations", static_cast<double>(stats.graphed_steps), "count", "graphed steps analyzed"});
-    metrics.push_back({"graphed.iteration_us", stats.graphed_step_us, "us", "measured graphed step time"});
+    metrics.push_back({"graphed.iteration_us", stats.graphed_step_us, "us", "measured graphed step time, median"});
+    metrics.push_back(
+        {"graphed.iteration_us_p10", stats.graphed_step_us_p10, "us", "graphed step time, 10th percentile"});
+    metrics.push_back(
+        {"graphed.iteration_us_p90", stats.graphed_step_us_p90, "us", "graphed step time, 90th percentile"});
   }
   if (g.steps > 0) {
     metrics.push_back({"graphed.graph_launches_per_iteration", g.graph_launches, "count", "graph launches per step"});

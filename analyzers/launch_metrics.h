@@ -35,10 +35,15 @@ struct LaunchModel {
 std::vector<CheckOption> LaunchModelCheckOptions();
 LaunchModel LaunchModelFrom(const BoundOptions& options);
 
-// Per-step means. Times in microseconds.
+// The nearest-rank quantile q (0..1) of `values`, 0 when there are none.
+double Quantile(std::vector<double> values, double q);
+
+// Per-step medians (each field's median over the steps). Times in microseconds.
 struct StepStats {
   size_t steps = 0;
-  double step_us = 0;  // max(host span, GPU span) of the step
+  double step_us = 0;      // max(host span, GPU span) of the step
+  double step_us_p10 = 0;  // the spread of step_us: its 10th and 90th percentiles
+  double step_us_p90 = 0;
   double kernels = 0;  // kernels run (launched one by one)
   double graph_launches = 0;
   double nodes = 0;             // kernels, copies and memsets: the nodes a graph of the step would hold
@@ -68,8 +73,11 @@ struct LaunchStats {
   // callbacks (NVTX and synchronizations are always recorded): their mean host span, when there are at least
   // min_forecast_steps of them, is the step time the forecast and the speedup use (no lower than the recorded GPU
   // busy time: a GPU-bound step's host can run ahead). Else the recorded steps' step_us, which the recorder inflates.
+  // Medians, with the 10th and 90th percentiles.
   size_t unperturbed_steps = 0;
   double unperturbed_step_us = 0;
+  double unperturbed_step_us_p10 = 0;
+  double unperturbed_step_us_p90 = 0;
   bool step_time_unperturbed = false;
   // The time outside graphable ranges, from those unperturbed steps where they have the ranges (NVTX is recorded
   // there): each step less the longer of its ranges' host time and the recorded steps' GPU span of them. The recorder
@@ -78,10 +86,12 @@ struct LaunchStats {
   bool outside_graphable_unperturbed = false;
   double eager_step_us = 0;  // the step time the forecast and the speedup use
   // Every graphed step, also those outside launch recording (their replays are recorded in every mode, their GPU
-  // times only inside windows): the recorded ones count with their step_us, the others with their host span, and the
-  // mean is no lower than the recorded graphed GPU busy time. What graphed.iteration_us and the speedup use.
+  // times only inside windows): with such steps, the median of all graphed steps' host spans, no lower than the
+  // recorded graphed GPU busy time; else the recorded steps' step_us. What graphed.iteration_us and the speedup use.
   size_t graphed_steps = 0;
   double graphed_step_us = 0;
+  double graphed_step_us_p10 = 0;
+  double graphed_step_us_p90 = 0;
   bool forecast = false;  // enough eager steps with GPU times to forecast from
   // A graphed step ends when both the host and the GPU are done with it, and the two overlap: the host launches the
   // graphs and runs the eager rest (loss, optimizer) while the GPU replays the graphs, then runs the eager kernels

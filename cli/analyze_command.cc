@@ -54,6 +54,7 @@ int Analyze(const AnalyzeOptions& options, const CommandContext& context) {
     stderr_lines = absl::StrSplit(*text, '\n');
   }
   Report report = NewReport("analyze", context);
+  if (!options.traces.empty()) report.subject = options.traces.front();
   if (absl::Status s = AnalyzeTraceFilesInto(options.traces, options.stderr_path.empty() ? nullptr : &stderr_lines,
                                              options.iteration, &*resolved, &report);
       !s.ok()) {
@@ -199,6 +200,7 @@ absl::Status AnalyzeTraceFilesInto(const std::vector<std::string>& paths, const 
   for (Finding& finding : result.findings) report->findings.push_back(std::move(finding));
   report->metrics.insert(report->metrics.end(), result.metrics.begin(), result.metrics.end());
   report->timeline = std::move(result.timeline);
+  report->ranks = std::move(result.ranks);
   return absl::OkStatus();
 }
 

@@ -2,10 +2,14 @@
 
 #include <cstdio>
 #include <memory>
+#include <regex>
 
 #include <nlohmann/json.hpp>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
+#include "absl/strings/str_split.h"
 #include "cli/catalog.h"
 #include "cli/check_docs.h"
 #include "core/exit_code.h"
@@ -42,7 +46,37 @@ int ListChecks(const std::string& format) {
   return kExitClean;
 }
 
-int Explain(const std::string& id) {
+// The plain text of a check's Markdown page, for a terminal: headings underlined, code blocks indented, and no
+// emphasis, backticks or link syntax left (a link keeps its address in parentheses).
+std::string PlainText(const std::string& markdown) {
+  static const std::regex kLink(R"(\[([^\]]*)\]\(([^)]*)\))");
+  static const std::regex kEmphasis(R"(\*\*([^*]+)\*\*)");
+  std::string out;
+  bool in_code = false;
+  for (absl::string_view line : absl::StrSplit(markdown, '\n')) {
+    if (absl::StartsWith(line, "```")) {
+      in_code = !in_code;
+      continue;
+    }
+    if (in_code) {
+      absl::StrAppend(&out, "    ", line, "\n");
+      continue;
+    }
+    std::string text = std::regex_replace(std::string(line), kLink, "$1 ($2)");
+    text = std::regex_replace(text, kEmphasis, "$1");
+    text = absl::StrReplaceAll(text, {{"`", ""}});
+    const size_t hashes = text.find_first_not_of('#');
+    if (hashes != std::string::npos && hashes > 0 && text[hashes] == ' ') {
+      const std::string heading = text.substr(hashes + 1);
+      absl::StrAppend(&out, heading, "\n", std::string(heading.size(), hashes == 1 ? '=' : '-'), "\n");
+      continue;
+    }
+    absl::StrAppend(&out, text, "\n");
+  }
+  return out;
+}
+
+int Explain(const std::string& id, const std::string& format) {
   const Check* check = BuiltinChecks().Find(id);
   if (check == nullptr) {
     return FailWith(absl::NotFoundError(absl::StrCat("unknown check id '", id, "' (see graphcheck list-checks)")));
@@ -54,7 +88,10 @@ int Explain(const std::string& id) {
     std::printf("option %s (default '%s'): %s\n", o.name.c_str(), o.default_value.c_str(), o.description.c_str());
   }
   auto page = CheckDocPages().find(id);
-  std::printf("\n%s", page == CheckDocPages().end() ? info.summary.c_str() : page->second.c_str());
+  const std::string text = page == CheckDocPages().end() ? info.summary + "\n"
+                           : format == "markdown"        ? page->second
+                                                         : PlainText(page->second);
+  std::printf("\n%s", text.c_str());
   return kExitClean;
 }
 
@@ -69,9 +106,12 @@ void AddListChecksCommand(CLI::App* app, CommandContext* context) {
 
 void AddExplainCommand(CLI::App* app, CommandContext* context) {
   auto id = std::make_shared<std::string>();
+  auto format = std::make_shared<std::string>("text");
   CLI::App* command = app->add_subcommand("explain", "Explain a check: what it means, why, and how to fix it");
   command->add_option("ID", *id, "Check id")->required();
-  command->callback([id, context] { context->exit_code = Explain(*id); });
+  command->add_option("--format", *format, "text (default: plain text) or markdown (the page docs/checks/ID.md)")
+      ->check(CLI::IsMember({"text", "markdown"}));
+  command->callback([id, format, context] { context->exit_code = Explain(*id, *format); });
 }
 
 }  // namespace graphcheck

@@ -181,6 +181,7 @@ int CheckModel(CheckCommandOptions& options, const CommandContext& context) {
   if (!command.ok()) return FailWith(command.status());
 
   Report report = NewReport("check", context);
+  report.subject = options.model;
   const Environment environment = Environment::FromCurrentProcess();
   CheckInputs static_inputs;
   static_inputs.environment = &environment;
@@ -188,11 +189,11 @@ int CheckModel(CheckCommandOptions& options, const CommandContext& context) {
 
   if (absl::Status driver = CheckGpuDriver(); !driver.ok()) {
     report.steps.push_back(Step{"engine", StepStatus::kSkipped, 0, std::string(driver.message())});
+    report.incomplete =
+        Incomplete{kExitEnvironmentMissing,
+                   absl::StrCat("only the static checks ran; the model needs a GPU to be checked: ", driver.message())};
     SortFindings(&report.findings);
-    EmitReport(report, *resolved);
-    std::fprintf(stderr, "graphcheck: the static checks ran; the model needs a GPU to be checked: %s\n",
-                 std::string(driver.message()).c_str());
-    return kExitEnvironmentMissing;
+    return EmitReport(report, *resolved);
   }
   if (access(command->front().c_str(), X_OK) != 0) {
     return FailWith(absl::FailedPreconditionError(

@@ -20,6 +20,20 @@
 #include "report/policy.h"
 
 namespace graphcheck {
+namespace {
+
+// The repository the working directory is in (the nearest folder upward holding .git), else the working directory:
+// SARIF's %SRCROOT%, against which code scanning resolves the results' files.
+std::string SourceRoot(const std::filesystem::path& working_dir) {
+  std::error_code error;
+  for (std::filesystem::path dir = working_dir; !dir.empty(); dir = dir.parent_path()) {
+    if (std::filesystem::exists(dir / ".git", error)) return dir.string();
+    if (dir == dir.parent_path()) break;
+  }
+  return working_dir.string();
+}
+
+}  // namespace
 
 void AddFormatOptions(CLI::App* command, OutputOptions* output, const std::vector<std::string>& formats) {
   command->add_option("--format", output->format, absl::StrCat("Output format: ", absl::StrJoin(formats, ", ")))
@@ -37,13 +51,17 @@ void AddPolicyOptions(CLI::App* command, OutputOptions* output) {
                       "Configuration file (default: .graphcheck.yaml in the working directory or above)");
 }
 
-void AddOutputOptions(CLI::App* command, OutputOptions* output) {
+void AddRenderOptions(CLI::App* command, OutputOptions* output) {
   AddFormatOptions(command, output, {"text", "json", "junit", "sarif", "markdown", "html"});
   AddPolicyOptions(command, output);
   command->add_option("--baseline", output->baseline,
                       "A JSON report of an earlier run: fail only on findings that are new against it, or on metric "
                       "regressions beyond --max-regression");
   command->add_option("--checks", output->checks, "Checks to run: comma list of globs, '-' excludes (default: all)");
+}
+
+void AddOutputOptions(CLI::App* command, OutputOptions* output) {
+  AddRenderOptions(command, output);
   command->add_option("--check-option", output->check_options, "Set a check option: ID.NAME=VALUE (repeatable)");
 }
 
@@ -60,10 +78,15 @@ absl::StatusOr<ResolvedOutput> ResolveOutput(const OutputOptions& output) {
                                                : !file.fail_on.empty() ? file.fail_on
                                                                        : "error");
   if (!fail_on.ok()) return fail_on.status();
-  absl::StatusOr<CheckSelection> selection = CheckSelection::Parse(
-      file.checks.empty() || output.checks.empty() ? file.checks + output.checks : file.checks + "," + output.checks);
+  const std::string checks =
+      file.checks.empty() || output.checks.empty() ? file.checks + output.checks : file.checks + "," + output.checks;
+  absl::StatusOr<CheckSelection> selection = CheckSelection::Parse(checks);
   if (!selection.ok()) return selection.status();
   if (absl::Status s = selection->ValidateAgainst(BuiltinChecks()); !s.ok()) return s;
+  if (!selection->SelectsAnyOf(BuiltinChecks())) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--checks '", checks, "' selects no check (see graphcheck list-checks)"));
+  }
   resolved.check_options = file.check_options;
   for (const std::string& assignment : output.check_options) {
     if (absl::Status s = resolved.check_options.ParseAndSet(assignment); !s.ok()) return s;
@@ -87,6 +110,8 @@ absl::StatusOr<ResolvedOutput> ResolveOutput(const OutputOptions& output) {
   resolved.render.format = *format;
   resolved.render.fail_on = *fail_on;
   resolved.render.checks = &BuiltinChecks();
+  const std::filesystem::path working_dir = std::filesystem::current_path();
+  resolved.render.sarif_paths = SarifPaths{SourceRoot(working_dir), working_dir.string()};
   resolved.render.color = *format == ReportFormat::kText && (output.output.empty() || output.output == "-") &&
                           isatty(STDOUT_FILENO) != 0 && std::getenv("NO_COLOR") == nullptr;
   resolved.selection = *std::move(selection);
@@ -109,6 +134,11 @@ int EmitReport(const Report& report, const ResolvedOutput& output) {
   ApplySeverityOverrides(output.severities, &final_report.findings);
   if (absl::Status status = WriteOutput(output.path, RenderReport(final_report, output.render)); !status.ok()) {
     return FailWith(status);
+  }
+  if (final_report.incomplete) {
+    std::fprintf(stderr, "graphcheck: the run did not complete (exit %d): %s\n", final_report.incomplete->exit_code,
+                 PrintableText(final_report.incomplete->reason).c_str());
+    return final_report.incomplete->exit_code;  // a baseline cannot make a run that never happened pass
   }
   if (!output.baseline) return ExitCodeForReport(final_report, output.render.fail_on);
   const ReportDiff diff = CompareReports(*output.baseline, final_report, output);

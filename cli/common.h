@@ -49,6 +49,10 @@ struct CommandContext {
   int exit_code = 0;
 };
 
+// --format (every report format), -o, the policy options, --baseline and --checks: what re-rendering a saved report
+// takes.
+void AddRenderOptions(CLI::App* command, OutputOptions* output);
+// AddRenderOptions and --check-option: for the subcommands that run checks.
 void AddOutputOptions(CLI::App* command, OutputOptions* output);
 // The parts of AddOutputOptions that `graphcheck diff` shares: --format among `formats`, -o, and --fail-on,
 // --max-regression and --config-file.

@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "cli/catalog.h"
 #include "core/environment.h"
+#include "validators/config/config_keys.h"
 #include "validators/config/config_parser.h"
 #include "validators/schedule/capture_order.h"
 
@@ -122,6 +123,14 @@ int Lint(const LintOptions& options, const CommandContext& context) {
     documents.push_back(*std::move(document));
   }
   if (!options.mcore_args.empty()) documents.push_back(ParseArgumentList(options.mcore_args));
+  for (const ConfigDocument& document : documents) {
+    if (!IsMegatronConfiguration(document)) {
+      return FailWith(absl::InvalidArgumentError(
+          absl::StrCat(document.file(),
+                       ": nothing in it is a Megatron Bridge, Megatron Core or Transformer Engine configuration "
+                       "(no ConfigContainer section such as model: or train:, no Megatron argument)")));
+    }
+  }
   absl::StatusOr<std::optional<CaptureOrder>> order = BuildOrder(options);
   if (!order.ok()) return FailWith(order.status());
   if (!options.env && documents.empty() && !order->has_value()) {
@@ -131,6 +140,7 @@ int Lint(const LintOptions& options, const CommandContext& context) {
   }
 
   Report report = NewReport("lint", context);
+  report.subject = !options.configs.empty() ? options.configs.front() : options.order_file;
   if (options.env) {
     const Environment environment = Environment::FromCurrentProcess();
     CheckInputs inputs;

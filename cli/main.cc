@@ -1,8 +1,17 @@
 // graphcheck's command line: parsing and dispatch only. Each subcommand registers itself from its own file
-// (cli/*_command.cc) and leaves its exit code in the CommandContext.
+// (cli/*_command.cc) and leaves its exit code in the CommandContext. Bare `graphcheck` prints the help and exits 2
+// (usage: no command ran); an unknown command is named in a one-line error (exit 2).
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
+#include <cstdio>
+#include <functional>
 #include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 
 #include "cli/analyze_command.h"
 #include "cli/catalog_commands.h"
@@ -16,10 +25,24 @@
 #include "core/exit_code.h"
 #include "core/version.h"
 
+namespace {
+
+// The subcommands' names, in the order they were added.
+std::vector<std::string> CommandNames(const CLI::App& app) {
+  std::vector<std::string> names;
+  for (const CLI::App* command : app.get_subcommands(std::function<bool(const CLI::App*)>())) {
+    names.push_back(command->get_name());
+  }
+  return names;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
   CLI::App app{
       "graphcheck: can this PyTorch step be captured into CUDA graphs, what breaks it, and what do graphs "
       "save?"};
+  app.name("graphcheck");  // "Usage: graphcheck [OPTIONS] SUBCOMMAND"
   app.set_version_flag("--version", std::string("graphcheck ") + graphcheck::kVersion);
   app.require_subcommand(1);
 
@@ -34,6 +57,20 @@ int main(int argc, char** argv) {
   graphcheck::AddCheckCommand(&app, &context);
   graphcheck::AddTraceCommand(&app, &context);
   graphcheck::AddAnalyzeCommand(&app, &context);
+
+  // Bare `graphcheck`: the help, on stdout, and the usage exit code (no command ran; a script that forgot its command
+  // must not pass).
+  if (argc == 1) {
+    std::fputs(app.help().c_str(), stdout);
+    return graphcheck::kExitBadInput;
+  }
+  // CLI11 would take an unknown first word for a stray argument ("A subcommand is required"): name it instead.
+  const std::vector<std::string> commands = CommandNames(app);
+  if (const std::string first = argv[1];
+      !first.empty() && first.front() != '-' && std::find(commands.begin(), commands.end(), first) == commands.end()) {
+    return graphcheck::FailWith(absl::InvalidArgumentError(
+        absl::StrCat("unknown command '", first, "' (commands: ", absl::StrJoin(commands, ", "), ")")));
+  }
 
   try {
     app.parse(argc, argv);

@@ -11,17 +11,15 @@ struct ReportOptions {
   OutputOptions output;
 };
 
-// Re-renders a saved report. --checks keeps the findings (and the checks run) it selects; --check-option cannot
-// change findings already made, so it is refused rather than ignored.
+// Re-renders a saved report. --checks keeps the findings (and the checks run) it selects; it takes no --check-option,
+// which cannot change findings already made. A run that did not complete exits with the code it ended with.
 int Rerender(const ReportOptions& options) {
-  if (!options.output.check_options.empty()) {
-    return FailWith(absl::InvalidArgumentError(
-        "graphcheck report re-renders saved findings: --check-option applies where checks run (analyze, run, check)"));
-  }
   absl::StatusOr<ResolvedOutput> resolved = ResolveOutput(options.output);
   if (!resolved.ok()) return FailWith(resolved.status());
   absl::StatusOr<Report> report = ReadReportFile(options.path);
   if (!report.ok()) return FailWith(report.status());
+  // A report that names no file of its own (an older one, lint --env): SARIF points its findings at the report.
+  resolved->render.sarif_paths.default_artifact = options.path;
   const CheckSelection& selection = resolved->selection;
   report->findings.erase(std::remove_if(report->findings.begin(), report->findings.end(),
                                         [&](const Finding& f) { return !selection.Selects(f.check_id); }),
@@ -38,7 +36,7 @@ void AddReportCommand(CLI::App* app, CommandContext* context) {
   auto options = std::make_shared<ReportOptions>();
   CLI::App* command = app->add_subcommand("report", "Re-render a saved JSON report");
   command->add_option("FILE", options->path, "Report written with --format json")->required();
-  AddOutputOptions(command, &options->output);
+  AddRenderOptions(command, &options->output);
   command->callback([options, context] { context->exit_code = Rerender(*options); });
 }
 

@@ -1,5 +1,6 @@
 #include "cli/run_command.h"
 
+#include <algorithm>
 #include <memory>
 
 #include "absl/strings/match.h"
@@ -27,6 +28,14 @@ struct RunOptions {
   IterationFlags iteration;
   OutputOptions output;
 };
+
+// The file the run is about: the first script argument of an interpreter ("train.py" of `python3 train.py`), else
+// the program itself.
+std::string ProgramFile(const std::vector<std::string>& command) {
+  auto script =
+      std::find_if(command.begin(), command.end(), [](const std::string& arg) { return absl::EndsWith(arg, ".py"); });
+  return script != command.end() ? *script : command.front();
+}
 
 int Run(RunOptions& options, const CommandContext& context) {
   absl::StatusOr<ResolvedOutput> resolved = ResolveOutput(options.output);
@@ -59,6 +68,7 @@ int Run(RunOptions& options, const CommandContext& context) {
   ProgramResult* program = &recorded->result();
 
   Report report = NewReport("run", context);
+  report.subject = ProgramFile(options.command);
   report.steps.push_back(Step{"program",
                               program->signal == 0 && program->exit_code == 0 ? StepStatus::kOk : StepStatus::kFailed,
                               program->wall_ms, DescribeProgramResult(*program)});

@@ -1,13 +1,16 @@
 #include "core/file_io.h"
 
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstring>
+#include <mutex>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -71,6 +74,43 @@ absl::Status WriteInPlace(const std::string& path, absl::string_view contents) {
   return absl::OkStatus();
 }
 
+// The files RemoveOnSignal covers. A slot is free, being filled, or live; the handler reads only live slots.
+enum SlotState : int { kSlotFree, kSlotFilling, kSlotLive };
+struct RemovalSlot {
+  std::atomic<int> state{kSlotFree};
+  char path[PATH_MAX];
+};
+constexpr int kRemovalSlots = 8;
+RemovalSlot removal_slots[kRemovalSlots];
+constexpr int kRemovalSignals[] = {SIGINT, SIGTERM, SIGHUP};
+
+extern "C" void RemoveFilesAndReraise(int signal) {
+  const int saved_errno = errno;
+  for (RemovalSlot& slot : removal_slots) {
+    if (slot.state.load(std::memory_order_acquire) == kSlotLive) unlink(slot.path);
+  }
+  errno = saved_errno;
+  // SA_RESETHAND put the default action back; the signal is blocked until the handler returns, then ends the process.
+  raise(signal);
+}
+
+// Once per process, for each signal whose action is still the default: a program embedding graphcheck's code, or a
+// shell that made graphcheck ignore SIGINT (a background job), keeps its own choice.
+void InstallRemovalHandlers() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    for (int signal : kRemovalSignals) {
+      struct sigaction current = {};
+      if (sigaction(signal, nullptr, &current) != 0 || current.sa_handler != SIG_DFL) continue;
+      struct sigaction action = {};
+      action.sa_handler = RemoveFilesAndReraise;
+      sigemptyset(&action.sa_mask);
+      action.sa_flags = SA_RESETHAND;
+      sigaction(signal, &action, nullptr);
+    }
+  });
+}
+
 std::string DirectoryOf(const std::string& path) {
   const size_t slash = path.rfind('/');
   if (slash == std::string::npos) return ".";
@@ -97,6 +137,23 @@ ScopedFd& ScopedFd::operator=(ScopedFd&& other) noexcept {
 }
 
 int ScopedFd::release() { return std::exchange(fd_, -1); }
+
+RemoveOnSignal::RemoveOnSignal(const std::string& path) {
+  if (path.size() >= PATH_MAX) return;
+  InstallRemovalHandlers();
+  for (int i = 0; i < kRemovalSlots; ++i) {
+    int expected = kSlotFree;
+    if (!removal_slots[i].state.compare_exchange_strong(expected, kSlotFilling, std::memory_order_acquire)) continue;
+    std::memcpy(removal_slots[i].path, path.c_str(), path.size() + 1);
+    removal_slots[i].state.store(kSlotLive, std::memory_order_release);
+    slot_ = i;
+    return;
+  }
+}
+
+RemoveOnSignal::~RemoveOnSignal() {
+  if (slot_ >= 0) removal_slots[slot_].state.store(kSlotFree, std::memory_order_release);
+}
 
 absl::StatusOr<ScopedFd> OpenRegularFile(const std::string& path, absl::string_view what, uint64_t* size) {
   // O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer forever.
@@ -153,6 +210,7 @@ absl::Status WriteFileAtomically(const std::string& path, absl::string_view cont
   const HoldOffFileSizeSignal hold_off;
   ScopedFd fd(mkostemp(temporary.data(), O_CLOEXEC));
   if (fd.get() < 0) return ErrnoStatus("create a temporary file for", path, errno);
+  const RemoveOnSignal remove_on_signal(temporary);
   const bool written = WriteAll(fd.get(), contents);
   const int write_errno = errno;
   // mkstemp makes the file 0600; a report is an ordinary file of the user's (umask applies).

@@ -15,8 +15,9 @@ bool Location::operator==(const Location& o) const {
 }
 
 bool Finding::operator==(const Finding& o) const {
-  return std::tie(check_id, severity, title, message, evidence, consequences, where, fix) ==
-         std::tie(o.check_id, o.severity, o.title, o.message, o.evidence, o.consequences, o.where, o.fix);
+  return std::tie(check_id, severity, title, message, evidence, consequences, where, fix, occurrences) ==
+         std::tie(o.check_id, o.severity, o.title, o.message, o.evidence, o.consequences, o.where, o.fix,
+                  o.occurrences);
 }
 
 const SourceFrame* FirstUserFrame(const std::vector<SourceFrame>& frames) {

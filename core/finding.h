@@ -60,6 +60,9 @@ struct Finding {
   std::vector<std::string> consequences;  // what this root cause went on to break
   Location where;
   std::string fix;  // what to do about it
+  // How many times the check saw this problem at this call site: a program that repeats one mistake a million times
+  // gets one finding with a count (FoldRepeatedFindings, core/fingerprint.h), not a million findings.
+  uint64_t occurrences = 1;
 
   bool operator==(const Finding& other) const;
 };

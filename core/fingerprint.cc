@@ -2,7 +2,10 @@
 
 #include <algorithm>
 #include <regex>
+#include <tuple>
+#include <utility>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 
@@ -16,6 +19,11 @@ constexpr size_t kFramesHashed = 3;
 std::string WithoutAddresses(const std::string& frame) {
   static const std::regex kAddress("\\+?0x[0-9a-fA-F]+");
   return std::regex_replace(frame, kAddress, "");
+}
+
+bool HasCallSite(const Location& w) {
+  return !w.api.empty() || !w.torch_op.empty() || FirstUserFrame(w) != nullptr || !w.backtrace.empty() ||
+         !w.file.empty() || !w.key.empty();
 }
 
 }  // namespace
@@ -38,6 +46,24 @@ std::string FindingFingerprint(const Finding& finding) {
   const size_t frames = std::min(kFramesHashed, w.backtrace.size());
   for (size_t i = 0; i < frames; ++i) absl::StrAppend(&facts, "\x1f", WithoutAddresses(w.backtrace[i]));
   return absl::StrFormat("%016x", StableHash(facts));
+}
+
+void FoldRepeatedFindings(std::vector<Finding>* findings) {
+  using Site = std::tuple<std::string, Severity, int, int>;
+  absl::flat_hash_map<Site, size_t> first_at;  // call site -> index in `kept`
+  std::vector<Finding> kept;
+  for (Finding& finding : *findings) {
+    if (HasCallSite(finding.where)) {
+      Site site{FindingFingerprint(finding), finding.severity, finding.where.line, finding.where.column};
+      auto [it, inserted] = first_at.emplace(std::move(site), kept.size());
+      if (!inserted) {
+        kept[it->second].occurrences += finding.occurrences;
+        continue;
+      }
+    }
+    kept.push_back(std::move(finding));
+  }
+  *findings = std::move(kept);
 }
 
 }  // namespace graphcheck

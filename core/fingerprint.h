@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "absl/strings/string_view.h"
 
@@ -25,6 +26,12 @@ std::string FindingFingerprint(const Finding& finding);
 // FNV-1a, 64-bit: the same on every machine and in every process, unlike std::hash or absl::Hash (seeded per
 // process); for fingerprints and for anything else in a report that must not change between runs.
 uint64_t StableHash(absl::string_view bytes);
+
+// Folds the findings of one check run that are the same problem at the same call site (same fingerprint, severity,
+// line and column) into the first of them, summing their occurrences; order is otherwise kept. Findings without a
+// call site (no API, operator, user frame, backtrace, file or key) are never folded: their fingerprint is little more
+// than the check id, and their messages tell different problems apart.
+void FoldRepeatedFindings(std::vector<Finding>* findings);
 
 }  // namespace graphcheck
 

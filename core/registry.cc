@@ -12,6 +12,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "core/fingerprint.h"
 
 namespace graphcheck {
 namespace {
@@ -142,6 +143,11 @@ absl::Status CheckSelection::ValidateAgainst(const CheckRegistry& registry) cons
   return absl::OkStatus();
 }
 
+bool CheckSelection::SelectsAnyOf(const CheckRegistry& registry) const {
+  const std::vector<const Check*> checks = registry.All();
+  return std::any_of(checks.begin(), checks.end(), [&](const Check* check) { return Selects(check->info().id); });
+}
+
 void SortFindings(std::vector<Finding>* findings) {
   std::stable_sort(findings->begin(), findings->end(), [](const Finding& a, const Finding& b) {
     if (a.severity != b.severity) return a.severity > b.severity;
@@ -168,6 +174,7 @@ CheckRun RunChecks(const CheckRegistry& registry, const CheckSelection& selectio
     }
   }
   std::sort(run.checks_run.begin(), run.checks_run.end());
+  FoldRepeatedFindings(&run.findings);
   SortFindings(&run.findings);
   return run;
 }

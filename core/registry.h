@@ -42,6 +42,9 @@ class CheckSelection {
   bool Selects(absl::string_view id) const;
   // NotFound when a glob without '*' names no registered check (a typo would otherwise silently select nothing).
   absl::Status ValidateAgainst(const CheckRegistry& registry) const;
+  // Whether any check of `registry` is selected: "nonexistent-*" or "-*" select none, and a run of no checks would
+  // pass whatever the program does.
+  bool SelectsAnyOf(const CheckRegistry& registry) const;
 
  private:
   struct Pattern {

@@ -119,10 +119,39 @@ struct Timeline {
   }
 };
 
+// A run that stopped before its checks could run (graphcheck check on a machine without a GPU): the exit code it
+// ended with and why. Its report holds only what ran before, so it must never read as clean: the renderers say the
+// run did not complete and `graphcheck report` exits with the same code.
+struct Incomplete {
+  int exit_code = 0;
+  std::string reason;
+
+  bool operator==(const Incomplete& o) const { return exit_code == o.exit_code && reason == o.reason; }
+};
+
+// One rank of a distributed job, for the side-by-side view: its process, its captures, and its own values of the
+// job's metrics where the ranks differ by more than 5% (the report's metrics are the medians over the ranks).
+struct RankResult {
+  int32_t rank = 0;
+  uint32_t pid = 0;
+  std::string host;
+  uint64_t captures = 0;  // CUDA graph captures begun
+  uint64_t graphs = 0;    // of them, those that made a graph
+  std::vector<Metric> metrics;
+
+  bool operator==(const RankResult& o) const {
+    return rank == o.rank && pid == o.pid && host == o.host && captures == o.captures && graphs == o.graphs &&
+           metrics == o.metrics;
+  }
+};
+
 struct Report {
   std::string tool_version;
   std::string mode;                  // "lint", "run", "analyze", "check"
   std::vector<std::string> command;  // graphcheck's own argv
+  // The file the run was about (the trace analyzed, the program run, the model checked, the configuration linted):
+  // where SARIF points a finding that has no source line of its own. "" when there is none.
+  std::string subject;
   Machine machine;
   std::vector<Step> steps;
   std::vector<std::string> checks_run;
@@ -131,6 +160,8 @@ struct Report {
   std::optional<Timeline> timeline;  // when a trace had steps to draw
   // graphcheck check: each tensor the engine compared between the eager and the graphed run (core/numerics_sample.h).
   std::vector<NumericsSample> numerics;
+  std::optional<Incomplete> incomplete;  // absent: the run completed
+  std::vector<RankResult> ranks;         // a distributed job's ranks, by rank; empty otherwise
 };
 
 }  // namespace graphcheck

@@ -1,7 +1,11 @@
 #include "report/html.h"
 
+#include <algorithm>
+#include <functional>
 #include <map>
 #include <sstream>
+#include <utility>
+#include <vector>
 
 #include <pugixml.hpp>
 
@@ -10,6 +14,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "core/utf8.h"
+#include "report/limits.h"
 #include "report/numerics_table.h"
 #include "report/sarif.h"
 #include "report/svg_plots.h"
@@ -33,6 +38,7 @@ h3 { font-size: 15px; margin: 0 0 6px; }
 .blocked { background: #fdecec; border-color: #e3a2a2; }
 .captured { background: #e9f7ee; border-color: #98d1ab; }
 .clear { background: #eef3fb; border-color: #a9bfe3; }
+.incomplete { background: #fff4e0; border-color: #e0b060; }
 table { border-collapse: collapse; width: 100%; margin: 8px 0; }
 th, td { text-align: left; padding: 3px 8px; border-bottom: 1px solid #e6e9ef; vertical-align: top; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; }
@@ -93,9 +99,10 @@ void AddHeader(const Report& report, pugi::xml_node body) {
 
 void AddVerdict(const Report& report, pugi::xml_node body) {
   const Verdict verdict = ComputeVerdict(report);
-  const char* cls = verdict.capturability == Capturability::kBlocked    ? "verdict blocked"
-                    : verdict.capturability == Capturability::kCaptured ? "verdict captured"
-                                                                        : "verdict clear";
+  const char* cls = verdict.capturability == Capturability::kBlocked      ? "verdict blocked"
+                    : verdict.capturability == Capturability::kIncomplete ? "verdict incomplete"
+                    : verdict.capturability == Capturability::kCaptured   ? "verdict captured"
+                                                                          : "verdict clear";
   pugi::xml_node section = Add(body, "section", "", cls);
   Add(section, "p", verdict.headline, "headline");
   if (!verdict.saving.empty()) Add(section, "p", verdict.saving);
@@ -138,6 +145,7 @@ void AddFinding(const Finding& f, pugi::xml_node parent) {
   pugi::xml_node article = Add(parent, "article", "", absl::StrCat("finding ", severity).c_str());
   Add(article, "span", severity, "sev");
   Add(article, "p", f.message);
+  if (f.occurrences > 1) Add(article, "p", absl::StrCat(f.occurrences, " times at this call site"), "note");
   pugi::xml_node where = article.append_child("dl");
   auto field = [&](const char* name, const std::string& value, const char* cls = "mono") {
     if (value.empty()) return;
@@ -170,10 +178,13 @@ void AddFindings(const Report& report, pugi::xml_node body) {
   pugi::xml_node section = body.append_child("section");
   Add(section, "h2", "Findings");
   if (report.findings.empty()) Add(section, "p", "No findings.");
-  // One group per check: a check reports one finding per root cause, its consequences inside it.
+  // One group per check: a check reports one finding per root cause, its consequences inside it. The first
+  // kMaxFindingsShown findings (most severe first) are shown; a line counts the rest.
   std::vector<std::string> order;
   std::map<std::string, std::vector<const Finding*>> by_check;
-  for (const Finding& f : report.findings) {
+  const size_t shown = std::min(report.findings.size(), kMaxFindingsShown);
+  for (size_t i = 0; i < shown; ++i) {
+    const Finding& f = report.findings[i];
     if (by_check[f.check_id].empty()) order.push_back(f.check_id);
     by_check[f.check_id].push_back(&f);
   }
@@ -186,6 +197,51 @@ void AddFindings(const Report& report, pugi::xml_node body) {
     if (!doc.empty()) link.append_attribute("href") = doc.c_str();
     for (const Finding* f : findings) AddFinding(*f, section);
   }
+  if (shown < report.findings.size()) Add(section, "p", MoreFindingsLine(report.findings.size() - shown), "note");
+}
+
+// A distributed job's ranks side by side: a column per rank (the first kMaxRankColumns), rows for who it is, its
+// captures, and its own value of each metric where the ranks differ; the Metrics section has the medians.
+void AddRanks(const Report& report, pugi::xml_node body) {
+  if (report.ranks.size() < 2) return;
+  constexpr size_t kMaxRankColumns = 16;
+  const size_t shown = std::min(report.ranks.size(), kMaxRankColumns);
+  pugi::xml_node section = body.append_child("section");
+  Add(section, "h2", "Ranks side by side");
+  pugi::xml_node table = section.append_child("table");
+  table.append_attribute("class") = "ranks";
+  std::vector<std::string> header = {""};
+  for (size_t i = 0; i < shown; ++i) header.push_back(absl::StrCat("rank ", report.ranks[i].rank));
+  AddRow(table, header, "th");
+  auto row = [&](const std::string& label, const std::function<std::string(const RankResult&)>& cell) {
+    std::vector<std::string> cells = {label};
+    for (size_t i = 0; i < shown; ++i) cells.push_back(cell(report.ranks[i]));
+    AddRow(table, cells);
+  };
+  row("host, pid", [](const RankResult& r) { return absl::StrCat(r.host, r.host.empty() ? "" : ", ", r.pid); });
+  row("captures (graphs made)", [](const RankResult& r) { return absl::StrCat(r.captures, " (", r.graphs, ")"); });
+  // The metrics that differ, in the order the first rank that has them lists them.
+  std::vector<std::pair<std::string, std::string>> names;  // name, unit
+  for (const RankResult& rank : report.ranks) {
+    for (const Metric& m : rank.metrics) {
+      auto known = [&](const auto& named) { return named.first == m.name; };
+      if (std::none_of(names.begin(), names.end(), known)) names.emplace_back(m.name, m.unit);
+    }
+  }
+  for (const auto& [name, unit] : names) {
+    row(absl::StrCat(name, " (", unit, ")"), [&name = name](const RankResult& r) {
+      auto m = std::find_if(r.metrics.begin(), r.metrics.end(), [&](const Metric& x) { return x.name == name; });
+      return m == r.metrics.end() ? std::string("-") : absl::StrFormat("%.4g", m->value);
+    });
+  }
+  Add(section, "p",
+      absl::StrCat(names.empty() ? "Every metric agrees across the ranks within 5%"
+                                 : "Metrics that differ across the ranks by more than 5%; the others agree",
+                   " (Metrics below: medians over the ranks).",
+                   shown < report.ranks.size()
+                       ? absl::StrCat(" ", report.ranks.size() - shown, " more ranks are in the JSON report.")
+                       : ""),
+      "note");
 }
 
 void AddSteps(const Report& report, pugi::xml_node body) {
@@ -249,6 +305,7 @@ std::string RenderHtml(const Report& report) {
   AddHeader(report, body);
   AddVerdict(report, body);
   AddPlots(report, body);
+  AddRanks(report, body);
   AddFindings(report, body);
   AddSteps(report, body);
   AddNumerics(report, body);

@@ -1,5 +1,6 @@
 #include "report/json.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include <nlohmann/json.hpp>
@@ -70,15 +71,17 @@ json LocationToJson(const Location& where) {
 }
 
 json FindingToJson(const Finding& f) {
-  return json{{"check_id", f.check_id},
-              {"severity", std::string(SeverityName(f.severity))},
-              {"title", f.title},
-              {"message", f.message},
-              {"evidence", f.evidence},
-              {"consequences", f.consequences},
-              {"where", LocationToJson(f.where)},
-              {"fix", f.fix},
-              {"fingerprint", FindingFingerprint(f)}};
+  json out{{"check_id", f.check_id},
+           {"severity", std::string(SeverityName(f.severity))},
+           {"title", f.title},
+           {"message", f.message},
+           {"evidence", f.evidence},
+           {"consequences", f.consequences},
+           {"where", LocationToJson(f.where)},
+           {"fix", f.fix},
+           {"fingerprint", FindingFingerprint(f)}};
+  if (f.occurrences > 1) out["occurrences"] = f.occurrences;
+  return out;
 }
 
 // Reading: nlohmann's typed accessors throw on a type mismatch; the reader catches at this border and turns it into
@@ -113,6 +116,7 @@ absl::StatusOr<Finding> FindingFromJson(const json& j) {
   f.consequences = j.value("consequences", std::vector<std::string>{});
   if (j.contains("where")) f.where = LocationFromJson(j.at("where"));
   f.fix = j.value("fix", "");
+  f.occurrences = std::max<uint64_t>(1, j.value("occurrences", uint64_t{1}));
   return f;
 }
 
@@ -233,6 +237,7 @@ absl::StatusOr<Report> ReportFromParsed(const json& j) {
   report.tool_version = j.at("tool_version").get<std::string>();
   report.mode = j.at("mode").get<std::string>();
   report.command = j.value("command", std::vector<std::string>{});
+  report.subject = j.value("subject", "");
   const json& machine = j.at("machine");
   report.machine.hostname = machine.value("hostname", "");
   if (machine.contains("gpu") && !machine.at("gpu").is_null()) {
@@ -257,6 +262,20 @@ absl::StatusOr<Report> ReportFromParsed(const json& j) {
     absl::StatusOr<NumericsSample> sample = SampleFromJson(s);
     if (!sample.ok()) return sample.status();
     report.numerics.push_back(*std::move(sample));
+  }
+  for (const json& r : j.value("ranks", json::array())) {
+    RankResult rank{r.at("rank").get<int32_t>(),      r.value("pid", uint32_t{0}),    r.value("host", ""),
+                    r.value("captures", uint64_t{0}), r.value("graphs", uint64_t{0}), {}};
+    for (const json& m : r.value("metrics", json::array())) rank.metrics.push_back(MetricFromJson(m));
+    report.ranks.push_back(std::move(rank));
+  }
+  if (j.contains("incomplete") && !j.at("incomplete").is_null()) {
+    const json& incomplete = j.at("incomplete");
+    report.incomplete = Incomplete{incomplete.at("exit_code").get<int>(), incomplete.value("reason", "")};
+    if (report.incomplete->exit_code <= 0 || report.incomplete->exit_code > 255) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("incomplete.exit_code ", report.incomplete->exit_code, " is not a failing exit code"));
+    }
   }
   return report;
 }
@@ -337,12 +356,30 @@ std::string ReportToJson(const Report& report) {
            {"tool_version", report.tool_version},
            {"mode", report.mode},
            {"command", report.command},
+           {"subject", report.subject},
            {"machine", machine},
            {"steps", steps},
            {"checks_run", report.checks_run},
            {"findings", findings},
            {"metrics", metrics}};
   if (report.timeline) out["timeline"] = TimelineToJson(*report.timeline);
+  if (report.incomplete) {
+    out["incomplete"] = {{"exit_code", report.incomplete->exit_code}, {"reason", report.incomplete->reason}};
+  }
+  if (!report.ranks.empty()) {
+    json ranks = json::array();
+    for (const RankResult& rank : report.ranks) {
+      json metrics = json::array();
+      for (const Metric& m : rank.metrics) metrics.push_back(MetricToJson(m));
+      ranks.push_back({{"rank", rank.rank},
+                       {"pid", rank.pid},
+                       {"host", rank.host},
+                       {"captures", rank.captures},
+                       {"graphs", rank.graphs},
+                       {"metrics", std::move(metrics)}});
+    }
+    out["ranks"] = std::move(ranks);
+  }
   if (!report.numerics.empty()) {
     json numerics = json::array();
     for (const NumericsSample& s : report.numerics) numerics.push_back(SampleToJson(s));

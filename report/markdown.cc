@@ -4,6 +4,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "core/utf8.h"
+#include "report/limits.h"
 #include "report/numerics_table.h"
 #include "report/verdict.h"
 #include "report/where.h"
@@ -83,9 +84,10 @@ std::string MarkdownText(absl::string_view text, size_t max_chars) {
 
 std::string RenderMarkdown(const Report& report) {
   const Verdict verdict = ComputeVerdict(report);
-  const char* mark = verdict.capturability == Capturability::kBlocked    ? ":x:"
-                     : verdict.capturability == Capturability::kCaptured ? ":white_check_mark:"
-                                                                         : ":heavy_check_mark:";
+  const char* mark = verdict.capturability == Capturability::kBlocked      ? ":x:"
+                     : verdict.capturability == Capturability::kIncomplete ? ":warning:"
+                     : verdict.capturability == Capturability::kCaptured   ? ":white_check_mark:"
+                                                                           : ":heavy_check_mark:";
   std::string out = absl::StrCat("### graphcheck ", MarkdownText(report.mode, 40), ": ", mark, " ",
                                  MarkdownText(verdict.headline), "\n\n");
   if (!verdict.saving.empty()) absl::StrAppend(&out, MarkdownText(verdict.saving), "\n\n");
@@ -103,11 +105,11 @@ std::string RenderMarkdown(const Report& report) {
     for (size_t i = 0; i < rows.size() && i < kMaxFindingRows; ++i) {
       const Finding& f = *rows[i];
       absl::StrAppend(&out, "| ", SeverityName(f.severity), " | `", MarkdownText(f.check_id, 80), "` | ",
-                      MarkdownText(f.message), " | ", MarkdownText(absl::StrJoin(WhereParts(f.where), ", "), 200),
-                      " |\n");
+                      MarkdownText(f.message), f.occurrences > 1 ? absl::StrCat(" (", f.occurrences, " times)") : "",
+                      " | ", MarkdownText(absl::StrJoin(WhereParts(f.where), ", "), 200), " |\n");
     }
     if (rows.size() > kMaxFindingRows) {
-      absl::StrAppend(&out, "\n... and ", rows.size() - kMaxFindingRows, " more errors and warnings.\n");
+      absl::StrAppend(&out, "\n", MoreFindingsLine(rows.size() - kMaxFindingRows), "\n");
     }
     absl::StrAppend(&out, "\n");
   }

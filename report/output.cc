@@ -33,7 +33,7 @@ std::string RenderReport(const Report& report, const RenderOptions& options) {
     case ReportFormat::kJunit:
       return RenderJunit(report, options.fail_on);
     case ReportFormat::kSarif:
-      return RenderSarif(report, options.checks);
+      return RenderSarif(report, options.checks, options.sarif_paths);
     case ReportFormat::kMarkdown:
       return RenderMarkdown(report);
     case ReportFormat::kHtml:

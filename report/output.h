@@ -11,6 +11,7 @@
 #include "core/registry.h"
 #include "core/report.h"
 #include "report/policy.h"
+#include "report/sarif.h"
 
 namespace graphcheck {
 
@@ -22,6 +23,7 @@ struct RenderOptions {
   FailOn fail_on = FailOn::kError;
   bool color = false;                     // text only
   const CheckRegistry* checks = nullptr;  // SARIF rule metadata; may be null
+  SarifPaths sarif_paths;                 // SARIF: the source root and working directory
 };
 std::string RenderReport(const Report& report, const RenderOptions& options);
 

@@ -16,6 +16,7 @@ absl::StatusOr<FailOn> ParseFailOn(absl::string_view name) {
 }
 
 int ExitCodeForReport(const Report& report, FailOn fail_on) {
+  if (report.incomplete) return report.incomplete->exit_code;
   if (fail_on == FailOn::kNever) return kExitClean;
   const Severity threshold = fail_on == FailOn::kError ? Severity::kError : Severity::kWarning;
   const bool fails = std::any_of(report.findings.begin(), report.findings.end(),

@@ -11,7 +11,8 @@ namespace graphcheck {
 enum class FailOn { kError, kWarning, kNever };
 
 absl::StatusOr<FailOn> ParseFailOn(absl::string_view name);
-// kExitFindings when a finding is at or above the threshold, else kExitClean.
+// The exit code a run that did not complete ended with (Report::incomplete); else kExitFindings when a finding is at
+// or above the threshold, else kExitClean.
 int ExitCodeForReport(const Report& report, FailOn fail_on);
 
 }  // namespace graphcheck

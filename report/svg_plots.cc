@@ -40,6 +40,18 @@ double NiceStep(double range, int ticks) {
   return 10 * decade;
 }
 
+// A linear axis over [0, max], its top raised to the next tick so that no bar passes the last tick. Both the axis
+// and what is drawn against it scale by `top`.
+struct LinearAxis {
+  double top = 0;
+  double step = 0;
+};
+LinearAxis NiceAxis(double max, int ticks) {
+  if (max <= 0) return {};
+  const double step = NiceStep(max, ticks);
+  return {std::ceil(max / step - 1e-9) * step, step};
+}
+
 // One <figure>: an SVG of kWidth x height and a caption, with helpers that draw in it. Every text passes XmlSafe and
 // pugixml's escaping.
 class Plot {
@@ -92,25 +104,23 @@ class Plot {
     line.append_attribute("y2") = Num(y2).c_str();
   }
 
-  // A value axis along x from x0 (0) to x1 (max) at height y, grid lines up to `top`.
-  void XAxis(double x0, double x1, double y, double top, double max, std::string (*format)(double)) {
+  // A value axis along x from x0 (0) to x1 (axis.top) at height y, grid lines up to `top`.
+  void XAxis(double x0, double x1, double y, double top, const LinearAxis& axis, std::string (*format)(double)) {
     Line(x0, y, x1, y);
-    if (max <= 0) return;
-    const double step = NiceStep(max, 8);
-    for (double v = 0; v <= max * 1.0001; v += step) {
-      const double x = x0 + (x1 - x0) * v / max;
+    if (axis.top <= 0) return;
+    for (double v = 0; v <= axis.top * 1.0001; v += axis.step) {
+      const double x = x0 + (x1 - x0) * v / axis.top;
       Line(x, top, x, y + 3);
       Label(x, y + 14, format(v), "middle", "tick");
     }
   }
 
-  // A value axis along y from y0 (0, bottom) to y1 (max, top) at x.
-  void YAxis(double x, double y0, double y1, double max, std::string (*format)(double)) {
+  // A value axis along y from y0 (0, bottom) to y1 (axis.top) at x.
+  void YAxis(double x, double y0, double y1, const LinearAxis& axis, std::string (*format)(double)) {
     Line(x, y0, x, y1);
-    if (max <= 0) return;
-    const double step = NiceStep(max, 5);
-    for (double v = 0; v <= max * 1.0001; v += step) {
-      const double y = y0 - (y0 - y1) * v / max;
+    if (axis.top <= 0) return;
+    for (double v = 0; v <= axis.top * 1.0001; v += axis.step) {
+      const double y = y0 - (y0 - y1) * v / axis.top;
       Line(x - 3, y, x, y);
       Label(x - 5, y + 4, format(v), "end", "tick");
     }
@@ -186,10 +196,11 @@ void PlotStepTimelines(const Timeline& timeline, pugi::xml_node parent) {
                          "): kernels per stream, and the CPU's launch calls whose gaps the GPU waits for"),
             height);
   const double right = kWidth - 20;
-  const double scale = max_us > 0 ? (right - kLabelWidth) / max_us : 0;
+  const LinearAxis axis = NiceAxis(max_us, 8);
+  const double scale = axis.top > 0 ? (right - kLabelWidth) / axis.top : 0;
   double top = 4;
   for (const StepTimeline* step : steps) top = DrawStepRows(plot, *step, top, scale);
-  plot.XAxis(kLabelWidth, right, top, 4, max_us, FormatUs);
+  plot.XAxis(kLabelWidth, right, top, 4, axis, FormatUs);
   for (const StepTimeline* step : steps) {
     if (step->dropped_kernels + step->dropped_launches > 0) {
       plot.Note(absl::StrCat(step->label, ": ", step->dropped_kernels, " kernels and ", step->dropped_launches,
@@ -206,20 +217,22 @@ void PlotKernelDurations(const Timeline& timeline, pugi::xml_node parent) {
   const double height = 220, bottom = 180, left = 60, right = kWidth - 20;
   Plot plot(parent, "Kernel durations in the eager steps (count per duration bucket)", height);
   const double slot = (right - left) / buckets.size();
+  const LinearAxis axis = NiceAxis(static_cast<double>(max_count), 5);
   for (size_t i = 0; i < buckets.size(); ++i) {
     const HistogramBucket& b = buckets[i];
-    const double h = max_count > 0 ? (bottom - 10) * b.count / max_count : 0;
+    const double h = axis.top > 0 ? (bottom - 10) * b.count / axis.top : 0;
     const std::string range = absl::StrCat(FormatUs(b.lower_us), " - ", FormatUs(b.upper_us));
     plot.Rect(left + i * slot + 2, bottom - h, slot - 4, h, "bar", absl::StrCat(range, ": ", b.count, " kernels"));
     plot.Label(left + (i + 0.5) * slot, bottom + 14, FormatUs(b.lower_us), "middle", "tick");
   }
-  plot.YAxis(left, bottom, 10, static_cast<double>(max_count), FormatCount);
+  plot.YAxis(left, bottom, 10, axis, FormatCount);
   plot.Line(left, bottom, right, bottom);
 }
 
 void PlotRunSteps(const Timeline& timeline, pugi::xml_node parent) {
   if (timeline.run.empty()) return;
-  // A log scale: the first step (CUDA and library start-up) can be a thousand times a replay.
+  // A log scale: the first step (CUDA and library start-up) can be a thousand times a replay. Whole decades from
+  // the one below the shortest step to the one above the longest, equally spaced: every tick is where its value is.
   double lowest = 0, highest = 0;
   for (const RunStepTime& s : timeline.run) {
     if (s.duration_us <= 0) continue;
@@ -227,11 +240,14 @@ void PlotRunSteps(const Timeline& timeline, pugi::xml_node parent) {
     highest = std::max(highest, s.duration_us);
   }
   if (highest <= 0) return;
-  const double low_decade = std::floor(std::log10(lowest)), high_decade = std::ceil(std::log10(highest) + 1e-9);
+  const double low_decade = std::floor(std::log10(lowest));
+  const double high_decade = std::max(std::ceil(std::log10(highest)), low_decade + 1);
   const double height = 260, bottom = 200, left = 70, right = kWidth - 20;
   Plot plot(parent, "Every step of the run in order: its duration (log scale), coloured by phase", height);
   auto y_of = [&](double us) {
-    const double decades = (std::log10(std::max(us, lowest)) - low_decade) / (high_decade - low_decade);
+    // A step of no duration sits on the axis floor (the log of 0 is not drawable).
+    const double decades =
+        (std::log10(std::max(us, std::pow(10.0, low_decade))) - low_decade) / (high_decade - low_decade);
     return bottom - (bottom - 10) * decades;
   };
   for (double decade = low_decade; decade <= high_decade; ++decade) {
@@ -265,10 +281,16 @@ void PlotStepTimes(const Report& report, pugi::xml_node parent) {
     const char* cls;
     std::optional<double> us;
   };
+  // The engine's times (graphcheck check: medians of steps run without the recorder) where the report has them, as
+  // the headline's speedup does; else the trace's (medians of its steps).
+  auto either = [&](const char* engine, const char* trace) {
+    std::optional<double> us = FindMetric(report, engine);
+    return us ? us : FindMetric(report, trace);
+  };
   const Bar bars[] = {
-      {"eager (measured)", "bar ph-eager", FindMetric(report, "launch.iteration_us")},
-      {"graphed (forecast)", "bar ph-forecast", FindMetric(report, "launch.forecast_graphed_us")},
-      {"graphed (measured)", "bar ph-graphed", FindMetric(report, "graphed.iteration_us")},
+      {"eager (measured)", "bar ph-eager", either("check.eager_step_us", "launch.iteration_us")},
+      {"graphed (forecast)", "bar ph-forecast", either("check.forecast_graphed_us", "launch.forecast_graphed_us")},
+      {"graphed (measured)", "bar ph-graphed", either("check.graphed_step_us", "graphed.iteration_us")},
   };
   double max_us = 0;
   int shown = 0;
@@ -277,20 +299,21 @@ void PlotStepTimes(const Report& report, pugi::xml_node parent) {
     max_us = std::max(max_us, *bar.us);
     ++shown;
   }
-  if (shown < 2) return;  // a comparison needs two
+  if (shown < 2 || max_us <= 0) return;  // a comparison needs two
   const double left = 150, right = kWidth - 120, bar_height = 24;
   const double height = shown * (bar_height + 10) + 30;
-  Plot plot(parent, "Step time: eager against graphed (measured) or the forecast for graphs", height);
+  Plot plot(parent, "Step time (medians): eager against graphed (measured) or the forecast for graphs", height);
+  const LinearAxis axis = NiceAxis(max_us, 8);
   double y = 6;
   for (const Bar& bar : bars) {
     if (!bar.us) continue;
-    const double w = (right - left) * *bar.us / max_us;
+    const double w = (right - left) * *bar.us / axis.top;
     plot.Rect(left, y, w, bar_height, bar.cls, absl::StrCat(bar.label, ": ", FormatUs(*bar.us)));
     plot.Label(left - 6, y + 16, bar.label, "end");
     plot.Label(left + w + 6, y + 16, FormatUs(*bar.us));
     y += bar_height + 10;
   }
-  plot.XAxis(left, right, y, 6, max_us, FormatUs);
+  plot.XAxis(left, right, y, 6, axis, FormatUs);
 }
 
 }  // namespace graphcheck

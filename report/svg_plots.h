@@ -13,8 +13,12 @@ namespace graphcheck {
 
 void PlotStepTimelines(const Timeline& timeline, pugi::xml_node parent);
 void PlotKernelDurations(const Timeline& timeline, pugi::xml_node parent);
+// Log scale in whole decades, equally spaced, from the decade at or below the shortest step to the one at or above
+// the longest.
 void PlotRunSteps(const Timeline& timeline, pugi::xml_node parent);
-// From the report's metrics (launch.iteration_us, graphed.iteration_us, launch.forecast_graphed_us).
+// From the report's metrics, all medians: the engine's (check.eager_step_us, check.graphed_step_us,
+// check.forecast_graphed_us) where present, as the verdict uses them; else the trace's (launch.iteration_us,
+// graphed.iteration_us, launch.forecast_graphed_us). Linear axes end on a tick at or above the longest bar.
 void PlotStepTimes(const Report& report, pugi::xml_node parent);
 
 }  // namespace graphcheck

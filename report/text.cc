@@ -7,6 +7,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "core/utf8.h"
+#include "report/limits.h"
 #include "report/numerics_table.h"
 #include "report/where.h"
 
@@ -44,8 +45,17 @@ class Painter {
 std::string RenderText(const Report& report, const TextOptions& options) {
   const Painter p(options.color);
   std::string out;
-  for (const Finding& f : report.findings) {
-    absl::StrAppend(&out, p.Severity(f.severity), " [", f.check_id, "] ", p.Bold(PrintableText(f.title)), "\n");
+  if (report.incomplete) {
+    absl::StrAppend(&out, p.Severity(Severity::kError), " ",
+                    p.Bold(absl::StrFormat("the run did not complete (exit %d): %s", report.incomplete->exit_code,
+                                           PrintableText(report.incomplete->reason))),
+                    "\n\n");
+  }
+  const size_t shown = std::min(report.findings.size(), kMaxFindingsShown);
+  for (size_t i = 0; i < shown; ++i) {
+    const Finding& f = report.findings[i];
+    absl::StrAppend(&out, p.Severity(f.severity), " [", f.check_id, "] ", p.Bold(PrintableText(f.title)),
+                    f.occurrences > 1 ? absl::StrCat(" (", f.occurrences, " times at this call site)") : "", "\n");
     absl::StrAppend(&out, "  ", PrintableText(f.message), "\n");
     const std::string where = PrintableText(absl::StrJoin(WhereParts(f.where), ", "));
     if (!where.empty()) absl::StrAppend(&out, "  where: ", where, "\n");
@@ -64,6 +74,7 @@ std::string RenderText(const Report& report, const TextOptions& options) {
     if (!f.fix.empty()) absl::StrAppend(&out, "  fix: ", PrintableText(f.fix), "\n");
     absl::StrAppend(&out, "\n");
   }
+  if (shown < report.findings.size()) absl::StrAppend(&out, MoreFindingsLine(report.findings.size() - shown), "\n\n");
   if (!report.steps.empty()) {
     absl::StrAppend(&out, p.Bold("steps"), "\n");
     for (const Step& s : report.steps) {

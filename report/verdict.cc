@@ -29,7 +29,11 @@ Verdict ComputeVerdict(const Report& report) {
   const std::optional<double> forecast = FindMetric(report, "launch.forecast_graphed_us");
   const std::optional<double> forecast_ratio = FindMetric(report, "launch.forecast_savings_ratio");
   const bool graphs_ran = (graphed && speedup) || engine_speedup;
-  if (verdict.capturability != Capturability::kBlocked) {
+  if (report.incomplete) {
+    verdict.capturability = Capturability::kIncomplete;
+    verdict.headline = absl::StrFormat("The run did not complete (exit %d): %s", report.incomplete->exit_code,
+                                       report.incomplete->reason);
+  } else if (verdict.capturability != Capturability::kBlocked) {
     verdict.capturability = graphs_ran ? Capturability::kCaptured : Capturability::kNoBlockerFound;
     verdict.headline = graphs_ran ? "Capturable: graphed steps ran with no error"
                                   : "No capture blocker found (no graphed step in this run)";

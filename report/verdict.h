@@ -10,7 +10,8 @@
 
 namespace graphcheck {
 
-enum class Capturability { kBlocked, kCaptured, kNoBlockerFound };
+// kIncomplete: the run stopped before its checks could run (Report::incomplete); nothing is known about capture.
+enum class Capturability { kBlocked, kCaptured, kNoBlockerFound, kIncomplete };
 
 struct Verdict {
   Capturability capturability = Capturability::kNoBlockerFound;

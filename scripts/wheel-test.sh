@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the Python wheel (pyproject.toml, scikit-build-core over the CMake build) into build-wheel/dist, installs it
 # into a fresh virtual environment that holds only the PyPI torch wheel (no CUDA libraries: nothing here needs them),
-# and checks that `graphcheck` and `python -m graphcheck` there behave as build/graphcheck does. Called by
+# and checks that `graphcheck` and `python -m graphcheck` there behave as build/graphcheck does, also with no compiler
+# or CMake on the PATH (what a user's machine may lack: the wheel must not need them). Called by
 # scripts/test.sh after setup.sh (which downloads the wheels used here into .deps/wheels); prints the wheel's size and
 # the install time.
 set -euo pipefail
@@ -70,4 +71,25 @@ set -e
 [ "$rc" = 2 ] && [ "$(wc -l <<<"$message")" = 1 ] && grep -q "built against torch 2.11" <<<"$message" ||
   fail "a mismatched torch was not refused with one line and exit 2 (exit $rc): $message"
 echo "wheel-test: torch 2.10 refused: $message"
+
+# A user's machine without a compiler: PATH holds only the environment's bin/, so no gcc, g++, cc, c++ or cmake is
+# reachable, and the installed tool runs from there: its version, an analysis of a shipped trace, and that report
+# re-rendered.
+bare_path="$out/venv/bin"
+for compiler in gcc g++ cc c++ cmake; do
+  if env PATH="$bare_path" /bin/sh -c "command -v $compiler" >/dev/null; then fail "$compiler is on the bare PATH"; fi
+done
+report="$out/bare-path-report.json"
+set +e
+version=$(env -i HOME="$HOME" PATH="$bare_path" graphcheck --version 2>&1); version_rc=$?
+env -i HOME="$HOME" PATH="$bare_path" graphcheck analyze "$trace" --format json -o "$report" >/dev/null 2>&1
+analyze_rc=$?
+rendered=$(env -i HOME="$HOME" PATH="$bare_path" graphcheck report "$report" --format markdown 2>&1); report_rc=$?
+set -e
+[ "$version_rc" = 0 ] && grep -q "^graphcheck " <<<"$version" || fail "graphcheck --version without a compiler: $version"
+expected_rc=$("$tool" analyze "$trace" --format json -o /dev/null >/dev/null 2>&1; echo $?)
+[ "$analyze_rc" = "$expected_rc" ] || fail "analyze without a compiler exits $analyze_rc, build/graphcheck $expected_rc"
+[ "$report_rc" = "$expected_rc" ] && grep -q "sync-in-capture" <<<"$rendered" ||
+  fail "report without a compiler (exit $report_rc): $rendered"
+echo "wheel-test: with only $bare_path on PATH: $version, analyze and report exit $expected_rc as build/graphcheck"
 echo "wheel-test: ok"

@@ -57,6 +57,27 @@ TEST(AnalyzeTest, MergesRanksIntoOneFindingAndJobMetrics) {
   EXPECT_FALSE(metrics.count("rank0.launch.gpu_busy_us"));
 }
 
+// The ranks side by side: each with its process and its own values of the metrics that differ, none of the others.
+TEST(AnalyzeTest, KeepsEachRanksValuesOfTheMetricsThatDiffer) {
+  std::vector<trace::Trace> ranks;
+  for (int rank = 0; rank < 3; ++rank) ranks.push_back(Rank(rank, 10 + rank));
+  ranks[2] = LaunchBoundTrace(3000);  // a slower rank
+  ranks[2].process.rank = 2;
+  ranks[2].process.pid = 12;
+  std::vector<const trace::Trace*> pointers;
+  for (const trace::Trace& t : ranks) pointers.push_back(&t);
+  const analyzers::AnalysisResult result =
+      analyzers::AnalyzeTraces(pointers, nullptr, BuiltinChecks(), CheckSelection(), CheckOptions());
+  ASSERT_EQ(result.ranks.size(), 3u);
+  std::map<std::string, double> slow;
+  for (const Metric& m : result.ranks[2].metrics) slow[m.name] = m.value;
+  EXPECT_EQ(result.ranks[2].rank, 2);
+  EXPECT_EQ(result.ranks[2].pid, 12u);
+  EXPECT_DOUBLE_EQ(slow["launch.gpu_busy_us"], 30);  // 10 kernels of 3 us, against 1 us on the others
+  EXPECT_THAT(result.ranks[0].metrics, Contains(Field(&Metric::name, "launch.gpu_busy_us")));
+  EXPECT_FALSE(slow.count("launch.kernels_per_iteration"));  // the same on every rank
+}
+
 // Processes that are not ranks (a program and the workers it forked): one finding with the others in its evidence,
 // and each process's metrics under its pid.
 TEST(AnalyzeTest, MergesUnrankedProcessesAndPrefixesTheirMetrics) {

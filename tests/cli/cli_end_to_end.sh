@@ -49,7 +49,20 @@ one_line missing-report "$work/err"; contains missing-report "$work/err" "missin
 echo '{"schema": "graphcheck.report/1", "findings": [' >"$work/broken.json"
 "$gc" report "$work/broken.json" 2>"$work/err" >/dev/null; expect broken-report 2 $?
 one_line broken-report "$work/err"; contains broken-report "$work/err" "broken.json"
-"$gc" 2>"$work/err" >/dev/null; expect no-subcommand 2 $?
+# Bare graphcheck: the help on stdout, exit 2 (no command ran). An unknown command is named.
+"$gc" 2>"$work/err" >"$work/out"; expect no-subcommand 2 $?
+contains no-subcommand "$work/out" "Subcommands:"
+"$gc" analyse x 2>"$work/err" >/dev/null; expect unknown-command 2 $?
+one_line unknown-command "$work/err"; contains unknown-command "$work/err" "unknown command 'analyse'"
+# report cannot take --check-option (its findings are made), so its help does not offer it.
+"$gc" report --help >"$work/out"; expect report-help 0 $?
+if grep -q -- "--check-option" "$work/out"; then echo "FAIL: report --help lists --check-option"; failures=$((failures + 1)); else passes=$((passes + 1)); fi
+"$gc" analyze --help >"$work/out"; contains analyze-help "$work/out" "--check-option"
+# Selections of no check are usage errors, not "0 checks ran".
+for selection in 'nonexistent-*' '-*'; do
+  "$gc" lint --env --checks "$selection" 2>"$work/err" >/dev/null; expect "empty-selection $selection" 2 $?
+  one_line "empty-selection $selection" "$work/err"; contains "empty-selection $selection" "$work/err" "selects no check"
+done
 "$gc" run --launches some -- true 2>"$work/err" >/dev/null; expect bad-launches 2 $?
 one_line bad-launches "$work/err"; contains bad-launches "$work/err" "not all, sampled or capture"
 "$gc" run --sampling 0:900:500 -- true 2>"$work/err" >/dev/null; expect bad-sampling 2 $?
@@ -72,8 +85,33 @@ if cmp -s "$work/r.json" "$work/r2.json"; then passes=$((passes + 1)); else echo
 "$gc" list-checks --format json >"$work/checks.json"; expect list-checks 0 $?
 python3 -c "import json,sys; ids=[c['id'] for c in json.load(open(sys.argv[1]))]; assert 'env-launch-blocking' in ids" \
   "$work/checks.json" && passes=$((passes + 1)) || { echo "FAIL: list-checks json"; failures=$((failures + 1)); }
+# explain: plain text by default, the Markdown page with --format markdown.
 "$gc" explain env-launch-blocking >"$work/out"; expect explain 0 $?
-contains explain "$work/out" "## Fix"
+contains explain "$work/out" "^Fix$"
+if grep -qE '^#|\*\*|`' "$work/out"; then echo "FAIL: explain prints Markdown:"; cat "$work/out"; failures=$((failures + 1)); else passes=$((passes + 1)); fi
+"$gc" explain env-launch-blocking --format markdown >"$work/out"; expect explain-markdown 0 $?
+contains explain-markdown "$work/out" "## Fix"
+
+# lint --config of a file with no Megatron configuration in it: one line, exit 2.
+printf 'foo: bar\n' >"$work/foo.yaml"
+"$gc" lint --config "$work/foo.yaml" 2>"$work/err" >/dev/null; expect unknown-config 2 $?
+one_line unknown-config "$work/err"; contains unknown-config "$work/err" "nothing in it is a Megatron"
+"$gc" lint --config "$work/r.json" 2>"$work/err" >/dev/null; expect report-as-config 2 $?
+one_line report-as-config "$work/err"; contains report-as-config "$work/err" "nothing in it is a Megatron"
+
+# A run that did not complete re-renders as such, with its exit code, whatever the findings.
+python3 -c "import json, sys; r = json.load(open(sys.argv[1])); r['findings'] = []
+r['incomplete'] = {'exit_code': 3, 'reason': 'only the static checks ran; no GPU'}
+json.dump(r, open(sys.argv[2], 'w'))" "$work/r.json" "$work/incomplete.json"
+"$gc" report "$work/incomplete.json" --format markdown >"$work/out" 2>"$work/err"; expect incomplete-report 3 $?
+contains incomplete-report "$work/out" "did not complete"
+if grep -q "No capture blocker" "$work/out"; then echo "FAIL: an incomplete run reads as clean"; failures=$((failures + 1)); else passes=$((passes + 1)); fi
+# The same from a real `check` where this machine has no GPU (exit 3); a GPU machine runs the model instead.
+"$gc" check builtin:mlp --format json -o "$work/k.json" >/dev/null 2>&1
+if [ $? = 3 ]; then
+  "$gc" report "$work/k.json" --format markdown >"$work/out" 2>/dev/null; expect check-without-gpu-report 3 $?
+  contains check-without-gpu-report "$work/out" "did not complete"
+fi
 
 echo "$passes passed, $failures failed"
 [ "$failures" = 0 ]

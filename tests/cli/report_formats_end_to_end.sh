@@ -32,7 +32,14 @@ import jsonschema
 schema = json.load(open(sys.argv[1]))
 log = json.load(open(sys.argv[2]))
 jsonschema.validators.validator_for(schema)(schema).validate(log)
-assert log["runs"][0]["tool"]["driver"]["rules"], "no rules"
+run = log["runs"][0]
+assert run["tool"]["driver"]["rules"], "no rules"
+# Code scanning refuses a result without a location; the schema allows one.
+for result in run["results"]:
+    uri = result["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
+    assert uri, result
+    assert not uri.startswith("file://") or "uriBaseId" not in result["locations"][0]["physicalLocation"]["artifactLocation"]
+assert len(run["results"]) <= 25000, len(run["results"])
 PY
   then pass; else fail "$1: SARIF does not validate"; cat "$work/py"; fi
 }
@@ -52,6 +59,25 @@ done
 contains capture-sarif "$work/capture_item.sarif" '"ruleId": "sync-in-capture"'
 contains capture-markdown "$work/capture_item.markdown" "Not capturable"
 contains graphed-html "$work/eager_then_graphed.html" "<svg"
+# Findings with no line of their own point at the trace, relative to the repository (the source tree here).
+(cd "$root" && "$gc" analyze examples/traces/eager_launch_bound/trace.gctrace --format sarif -o "$work/relative.sarif")
+json_check sarif-subject "$work/relative.sarif" \
+  "any(l['physicalLocation']['artifactLocation'] == {'uri': 'examples/traces/eager_launch_bound/trace.gctrace', 'uriBaseId': '%SRCROOT%'} for x in r['runs'][0]['results'] for l in x['locations'])"
+json_check sarif-base-id "$work/relative.sarif" "r['runs'][0]['originalUriBaseIds']['%SRCROOT%']['uri'].endswith('/')"
+# A report of 30,000 findings and one of a run that did not complete: still valid, uploadable SARIF.
+python3 -c "import json, sys; r = json.load(open(sys.argv[1])); f = r['findings'][0]
+r['findings'] = [dict(f, message='call %d' % i, where={'python': [{'file': 'src/f%d.py' % i, 'line': 3, 'user': True}]})
+                 for i in range(30000)]
+json.dump(r, open(sys.argv[2], 'w'))
+r['findings'] = []; r['incomplete'] = {'exit_code': 3, 'reason': 'no GPU'}
+json.dump(r, open(sys.argv[3], 'w'))" "$work/capture_item.json" "$work/huge.json" "$work/incomplete.json"
+"$gc" report "$work/huge.json" --format sarif -o "$work/huge.sarif"; expect huge-sarif 1 $?
+[ -f "$schema" ] && sarif_valid huge "$work/huge.sarif"
+json_check huge-capped "$work/huge.sarif" "len(r['runs'][0]['results']) == 5000"
+[ "$(stat -c %s "$work/huge.sarif")" -lt 10000000 ] && pass || fail "huge.sarif is over 10 MB"
+"$gc" report "$work/incomplete.json" --format sarif -o "$work/incomplete.sarif"; expect incomplete-sarif 3 $?
+[ -f "$schema" ] && sarif_valid incomplete "$work/incomplete.sarif"
+json_check incomplete-sarif "$work/incomplete.sarif" "r['runs'][0]['invocations'][0]['executionSuccessful'] is False"
 # A lint run, with findings at configuration keys: physical locations.
 "$gc" lint --config "$root/tests/fixtures/lint/bridge_full_iteration_bad.yaml" --format sarif -o "$work/lint.sarif"
 expect lint-sarif 1 $?

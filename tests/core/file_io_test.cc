@@ -7,10 +7,13 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <csignal>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <string>
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -132,6 +135,36 @@ TEST(WriteFileAtomicallyTest, AFileSizeLimitFailsTheWriteAndRemovesTheTemporaryF
   EXPECT_EQ(WEXITSTATUS(wstatus), 20);
   EXPECT_EQ(FilesIn(dir), 0u);
 }
+
+// A child registers a file (and, unless `covered`, releases it again), then gets `signal`: it must die of that signal
+// (re-raised, not swallowed), and the file must be gone when covered, there otherwise.
+void ExpectSignalRemovesFile(int signal, bool covered) {
+  const std::string dir = FreshDir(absl::StrCat("signal_", signal, covered ? "_covered" : "_uncovered"));
+  const std::string path = dir + "/.report.json.AbC123";
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    std::ofstream(path) << "half a report";
+    std::optional<RemoveOnSignal> remove_on_signal;
+    remove_on_signal.emplace(path);
+    if (!covered) remove_on_signal.reset();
+    kill(getpid(), signal);
+    _exit(0);  // only reached if the signal did not end the process
+  }
+  int wstatus = 0;
+  ASSERT_EQ(waitpid(child, &wstatus, 0), child);
+  ASSERT_TRUE(WIFSIGNALED(wstatus)) << "exited with " << WEXITSTATUS(wstatus);
+  EXPECT_EQ(WTERMSIG(wstatus), signal);
+  EXPECT_EQ(std::filesystem::exists(path), !covered);
+}
+
+TEST(RemoveOnSignalTest, SigintAndSigtermRemoveTheFileAndStillEndTheProcess) {
+  ExpectSignalRemovesFile(SIGINT, true);
+  ExpectSignalRemovesFile(SIGTERM, true);
+  ExpectSignalRemovesFile(SIGHUP, true);
+}
+
+TEST(RemoveOnSignalTest, AFileNoLongerCoveredStays) { ExpectSignalRemovesFile(SIGTERM, false); }
 
 }  // namespace
 }  // namespace graphcheck

@@ -29,6 +29,35 @@ class FakeCheck : public EnvironmentCheck {
   CheckInfo info_;
 };
 
+// Reports the same mistake at one call site `repeats` times, and two different problems with no call site.
+class RepeatingCheck : public EnvironmentCheck {
+ public:
+  explicit RepeatingCheck(int repeats)
+      : repeats_(repeats), info_{"env-repeat", "repeats", Severity::kWarning, CheckArea::kEnvironment, "", {}} {}
+  const CheckInfo& info() const override { return info_; }
+
+ protected:
+  void CheckEnvironment(const Environment&, const BoundOptions&, std::vector<Finding>* findings) const override {
+    for (int i = 0; i < repeats_; ++i) {
+      Finding f = NewFinding();
+      f.message = "synchronized inside the step";
+      f.where.api = "cudaStreamSynchronize";
+      f.where.python = {{"train.py", 42, "step", true}};
+      f.where.thread_id = i;  // not part of the call site
+      findings->push_back(std::move(f));
+    }
+    for (const char* message : {"records were lost", "the trace was cut short"}) {
+      Finding f = NewFinding();
+      f.message = message;
+      findings->push_back(std::move(f));
+    }
+  }
+
+ private:
+  int repeats_;
+  CheckInfo info_;
+};
+
 CheckRegistry MakeRegistry() {
   CheckRegistry registry;
   EXPECT_TRUE(registry.Add(std::make_unique<FakeCheck>("env-b", Severity::kWarning)).ok());
@@ -123,6 +152,32 @@ TEST(RunChecksTest, RunsSelectedChecksWithInputsAndSortsBySeverity) {
   EXPECT_EQ(run.findings[0].severity, Severity::kError);
   EXPECT_EQ(run.findings[0].message, "threshold 5");
   EXPECT_EQ(run.findings[1].check_id, "env-b");
+}
+
+TEST(RunChecksTest, OneMistakeRepeatedAtOneCallSiteIsOneFindingWithACount) {
+  CheckRegistry registry;
+  ASSERT_TRUE(registry.Add(std::make_unique<RepeatingCheck>(100000)).ok());
+  Environment env;
+  CheckInputs inputs;
+  inputs.environment = &env;
+  const CheckRun run = RunChecks(registry, *CheckSelection::Parse(""), CheckOptions(), inputs);
+  // The repeated one folded with its count; the two without a call site stay apart.
+  ASSERT_EQ(run.findings.size(), 3u);
+  EXPECT_EQ(run.findings[0].where.api, "cudaStreamSynchronize");
+  EXPECT_EQ(run.findings[0].occurrences, 100000u);
+  EXPECT_EQ(run.findings[1].message, "records were lost");
+  EXPECT_EQ(run.findings[1].occurrences, 1u);
+  EXPECT_EQ(run.findings[2].message, "the trace was cut short");
+}
+
+TEST(CheckSelectionTest, SelectionsOfNoCheckAreTold) {
+  const CheckRegistry registry = MakeRegistry();
+  for (const char* none : {"nonexistent-*", "-*", "env-*,-env-*"}) {
+    EXPECT_FALSE(CheckSelection::Parse(none)->SelectsAnyOf(registry)) << none;
+  }
+  for (const char* some : {"", "*", "env-*", "-env-*"}) {
+    EXPECT_TRUE(CheckSelection::Parse(some)->SelectsAnyOf(registry)) << some;
+  }
 }
 
 TEST(RunChecksTest, ChecksWithoutTheirInputDoNotRun) {

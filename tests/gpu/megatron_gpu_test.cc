@@ -24,73 +24,30 @@
 #include "core/trace/trace_reader.h"
 #include "report/json.h"
 #include "tests/gpu/gpu_test_env.h"
+#include "tests/gpu/graphcheck_run.h"
 
 namespace graphcheck {
 namespace {
 
 std::string ProgramPath() { return gpu_test::SourceDir() + "/tests/gpu/programs/megatron_cases.py"; }
 
-struct MegatronRun {
-  Report report;
-  std::vector<trace::Trace> traces;
-  std::string text;    // the text report, for failure messages
-  std::string output;  // the program's (and graphcheck's) stdout and stderr
+using MegatronRun = gpu_test::GraphcheckRun;
 
-  const Finding* Find(const std::string& id) const {
-    auto it = std::find_if(report.findings.begin(), report.findings.end(),
-                           [&](const Finding& f) { return f.check_id == id; });
-    return it == report.findings.end() ? nullptr : &*it;
-  }
-  std::vector<std::string> Ids(Severity at_least) const {
-    std::vector<std::string> ids;
-    for (const Finding& f : report.findings) {
-      if (f.severity >= at_least) ids.push_back(f.check_id);
+// The probe's capture-begin events, as "origin value text" (e.g. "megatron 2 backward").
+std::vector<std::string> CaptureBegins(const MegatronRun& run) {
+  std::vector<std::string> begins;
+  for (const trace::Trace& t : run.traces) {
+    for (const trace::ProbeEvent& e : t.probe_events) {
+      if (e.kind != trace::ProbeEventKind::kCaptureBegin) continue;
+      begins.push_back(absl::StrCat(trace::ProbeOriginName(e.origin), " ", e.value, " ", t.String(e.text)));
     }
-    return ids;
   }
-  // The probe's capture-begin events, as "origin value text" (e.g. "megatron 2 backward").
-  std::vector<std::string> CaptureBegins() const {
-    std::vector<std::string> begins;
-    for (const trace::Trace& t : traces) {
-      for (const trace::ProbeEvent& e : t.probe_events) {
-        if (e.kind != trace::ProbeEventKind::kCaptureBegin) continue;
-        begins.push_back(absl::StrCat(trace::ProbeOriginName(e.origin), " ", e.value, " ", t.String(e.text)));
-      }
-    }
-    return begins;
-  }
-};
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream content;
-  content << in.rdbuf();
-  return content.str();
+  return begins;
 }
 
 MegatronRun RunMode(const std::string& mode) {
-  const std::string dir = absl::StrCat(::testing::TempDir(), "/megatron-", mode, "-", getpid());
-  std::filesystem::remove_all(dir);
-  std::system(absl::StrCat(gpu_test::BuildDir(), "/graphcheck run --trace-dir ", dir,
-                           " --fail-on never --format json -o ", dir, ".json -- python3 ", ProgramPath(), " ", mode,
-                           " >", dir, ".out 2>&1")
-                  .c_str());
-  MegatronRun run;
-  run.output = ReadFile(dir + ".out");
-  const std::string json = ReadFile(dir + ".json");
-  absl::StatusOr<Report> report = ReportFromJson(json);
-  EXPECT_TRUE(report.ok()) << report.status() << "\n" << json << "\n" << run.output;
-  if (report.ok()) run.report = *std::move(report);
-  for (const Finding& f : run.report.findings) {
-    absl::StrAppend(&run.text, SeverityName(f.severity), " [", f.check_id, "] ", f.message, "\n");
-  }
-  if (std::filesystem::exists(dir)) {
-    for (const auto& entry : std::filesystem::directory_iterator(dir)) {
-      absl::StatusOr<trace::Trace> t = trace::ReadTrace(entry.path().string());
-      if (t.ok()) run.traces.push_back(*std::move(t));
-    }
-  }
-  return run;
+  return gpu_test::RunUnderGraphcheck(absl::StrCat(::testing::TempDir(), "/megatron-", mode, "-", getpid()), "",
+                                      absl::StrCat("python3 ", ProgramPath(), " ", mode));
 }
 
 // Runs MODE and expects CHECK's finding, of `severity`, whose first frame of the program's own is the marked line.
@@ -141,10 +98,10 @@ TEST_F(MegatronGpuTest, PerLayerGraphsAreCleanAndNamedByLayer) {
     SCOPED_TRACE(mode);
     const MegatronRun run = RunMode(mode);
     ExpectCleanRun(run);
-    EXPECT_THAT(run.CaptureBegins(), ::testing::UnorderedElementsAre("megatron 1 forward", "megatron 2 forward",
-                                                                     "megatron 2 backward", "megatron 1 backward"))
+    EXPECT_THAT(CaptureBegins(run), ::testing::UnorderedElementsAre("megatron 1 forward", "megatron 2 forward",
+                                                                    "megatron 2 backward", "megatron 1 backward"))
         << run.output;
-    std::printf("CLEAN %s: captures %s; findings:\n%s", mode, absl::StrJoin(run.CaptureBegins(), ", ").c_str(),
+    std::printf("CLEAN %s: captures %s; findings:\n%s", mode, absl::StrJoin(CaptureBegins(run), ", ").c_str(),
                 run.text.c_str());
   }
 }
@@ -153,7 +110,7 @@ TEST_F(MegatronGpuTest, PerLayerGraphsAreCleanAndNamedByLayer) {
 TEST_F(MegatronGpuTest, FullIterationGraphIsCleanAndNamed) {
   const MegatronRun run = RunMode("full-iteration-clean");
   ExpectCleanRun(run);
-  EXPECT_THAT(run.CaptureBegins(), ::testing::ElementsAre("megatron-full-iteration 0 training")) << run.output;
+  EXPECT_THAT(CaptureBegins(run), ::testing::ElementsAre("megatron-full-iteration 0 training")) << run.output;
   std::printf("CLEAN full-iteration-clean: findings:\n%s", run.text.c_str());
 }
 
@@ -170,7 +127,7 @@ TEST_F(MegatronGpuTest, TheDefaultRngTrackerIsRefusedAtModelConstruction) {
 // eagerly every iteration. No check says so yet; the integrator names it (see the report of issue 35's groundwork).
 TEST_F(MegatronGpuTest, GraphsRecordedButNeverCreatedAreReported) {
   const MegatronRun run = ExpectFlagged("no-create-cudagraphs", "megatron-graphs-not-created", Severity::kWarning);
-  EXPECT_THAT(run.CaptureBegins(), ::testing::IsEmpty()) << run.output;
+  EXPECT_THAT(CaptureBegins(run), ::testing::IsEmpty()) << run.output;
 }
 
 // A graphed layer called with another sequence length than it captured: Megatron 0.19.2 (pipeline parallel 1) finds no
@@ -197,7 +154,7 @@ TEST_F(MegatronGpuTest, TheNanCheckInAFullIterationCaptureIsSyncInCapture) {
 // (cuda_graph_use_single_mempool=False) are graph-memory, at the training graph's capture (the largest pool's).
 TEST_F(MegatronGpuTest, FullIterationGraphsWithoutASharedPoolAreGraphMemory) {
   const MegatronRun run = ExpectFlagged("no-shared-pool", "graph-memory", Severity::kWarning);
-  EXPECT_THAT(run.CaptureBegins(),
+  EXPECT_THAT(CaptureBegins(run),
               ::testing::ElementsAre("megatron-full-iteration 0 training", "megatron-full-iteration 0 validation"))
       << run.output;
 }

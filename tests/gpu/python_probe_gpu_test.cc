@@ -22,6 +22,7 @@
 #include "core/trace/trace_reader.h"
 #include "report/json.h"
 #include "tests/gpu/gpu_test_env.h"
+#include "tests/gpu/graphcheck_run.h"
 
 namespace graphcheck {
 namespace {
@@ -33,30 +34,7 @@ using gpu_test::SourceDir;
 std::string ProgramPath() { return SourceDir() + "/tests/gpu/programs/probe_cases.py"; }
 std::string ReplayAuditPath() { return SourceDir() + "/tests/gpu/programs/replay_audit_cases.py"; }
 
-struct ProbeRun {
-  Report report;
-  std::vector<trace::Trace> traces;
-  std::string text;    // the text report, for failure messages
-  std::string output;  // the program's (and graphcheck's) stdout and stderr
-
-  double Metric(const std::string& name) const {
-    for (const graphcheck::Metric& m : report.metrics) {
-      if (m.name == name) return m.value;
-    }
-    return -1;
-  }
-  const Finding* Find(const std::string& id) const {
-    auto it = std::find_if(report.findings.begin(), report.findings.end(),
-                           [&](const Finding& f) { return f.check_id == id; });
-    return it == report.findings.end() ? nullptr : &*it;
-  }
-  std::vector<std::string> Ids(Severity at_least) const {
-    std::vector<std::string> ids;
-    for (const Finding& f : report.findings) {
-      if (f.severity >= at_least) ids.push_back(f.check_id);
-    }
-    return ids;
-  }
+struct ProbeRun : gpu_test::GraphcheckRun {
   size_t ProbeEvents() const {
     size_t n = 0;
     for (const trace::Trace& t : traces) n += t.probe_events.size();
@@ -69,37 +47,12 @@ ProbeRun RunMode(const std::string& mode, const std::string& flags = "", const s
                  const std::string& launcher = "python3") {
   const std::string dir =
       absl::StrCat(::testing::TempDir(), "/probe-", mode, flags.empty() ? "" : "-flags", "-", getpid());
-  std::filesystem::remove_all(dir);
-  const std::string base =
-      absl::StrCat(BuildDir(), "/graphcheck run ", flags, " --trace-dir ", dir, " --fail-on never ");
   // A job that stalls where no bound reaches (seen on two H200s: a DDP defect job under torchrun never ended) is ended
   // after 150 s, so that its report still says what was found and the other runs go on.
   const std::string bound = absl::StartsWith(launcher, "torchrun") ? "timeout -k 10 150 " : "";
-  const std::string command = absl::StrCat(bound, launcher, " ", program, " ", mode);
-  std::system(absl::StrCat(base, "--format json -o ", dir, ".json -- ", command, " >", dir, ".out 2>&1").c_str());
   ProbeRun run;
-  std::ifstream out(dir + ".out");
-  std::stringstream printed;
-  printed << out.rdbuf();
-  run.output = printed.str();
-  std::ifstream json(dir + ".json");
-  std::stringstream text;
-  text << json.rdbuf();
-  absl::StatusOr<Report> report = ReportFromJson(text.str());
-  EXPECT_TRUE(report.ok()) << report.status() << "\n" << text.str();
-  if (report.ok()) run.report = *std::move(report);
-  for (const Finding& f : run.report.findings) {
-    absl::StrAppend(&run.text, SeverityName(f.severity), " [", f.check_id, "] ", f.message, "\n");
-  }
-  std::printf("RUN %s %s: %s\n%s", mode.c_str(), flags.c_str(),
-              run.report.steps.empty() ? "no report" : run.report.steps[0].message.c_str(), run.text.c_str());
-  std::fflush(stdout);  // a stage killed at its limit keeps what was printed
-  if (std::filesystem::exists(dir)) {
-    for (const auto& entry : std::filesystem::directory_iterator(dir)) {
-      absl::StatusOr<trace::Trace> t = trace::ReadTrace(entry.path().string());
-      if (t.ok()) run.traces.push_back(*std::move(t));
-    }
-  }
+  static_cast<gpu_test::GraphcheckRun&>(run) =
+      gpu_test::RunUnderGraphcheck(dir, flags, absl::StrCat(bound, launcher, " ", program, " ", mode));
   return run;
 }
 

@@ -1,5 +1,7 @@
 #include "validators/config/config_keys.h"
 
+#include <algorithm>
+#include <iterator>
 #include <tuple>
 
 #include "absl/strings/ascii.h"
@@ -170,6 +172,71 @@ std::string HowToSet(const ConfigDocument& document, const ConfigKey& key, absl:
     return key.negated_flag.empty() ? absl::StrCat("remove ", key.flag) : absl::StrCat("pass ", key.negated_flag);
   }
   return absl::StrCat("pass ", key.flag, " ", value);
+}
+
+bool IsMegatronConfiguration(const ConfigDocument& document) {
+  if (!document.environment().variables.variables().empty()) return true;  // the environment checks read it
+  // Megatron Bridge's ConfigContainer sections (and NeMo-Run's executor, which carries the job's environment).
+  static constexpr absl::string_view kBridgeSections[] = {"model",
+                                                          "train",
+                                                          "optimizer",
+                                                          "scheduler",
+                                                          "ddp",
+                                                          "dist",
+                                                          "rng",
+                                                          "dataset",
+                                                          "logger",
+                                                          "tokenizer",
+                                                          "checkpoint",
+                                                          "profiling",
+                                                          "peft",
+                                                          "comm_overlap",
+                                                          "ft",
+                                                          "mixed_precision",
+                                                          "straggler",
+                                                          "nvrx_straggler",
+                                                          "inprocess_restart",
+                                                          "rerun_state_machine",
+                                                          "executor"};
+  // Megatron Core's arguments that every training launch passes, beside those the configuration checks read.
+  static constexpr absl::string_view kCoreFlags[] = {
+      "--num-layers",       "--hidden-size",       "--num-attention-heads",        "--seq-length",
+      "--micro-batch-size", "--global-batch-size", "--tensor-model-parallel-size", "--pipeline-model-parallel-size",
+      "--transformer-impl"};
+  const ConfigKey* const kChecked[] = {&config_keys::kCudaGraphImpl,
+                                       &config_keys::kCudaGraphScope,
+                                       &config_keys::kCudaGraphWarmupSteps,
+                                       &config_keys::kEnableCudaGraph,
+                                       &config_keys::kExternalCudaGraph,
+                                       &config_keys::kModelTeRngTracker,
+                                       &config_keys::kRngTeRngTracker,
+                                       &config_keys::kCheckForNanInLoss,
+                                       &config_keys::kCheckForNanInGrad,
+                                       &config_keys::kNumMoeExperts,
+                                       &config_keys::kMoeExpertCapacityFactor,
+                                       &config_keys::kMoePadExpertInputToCapacity,
+                                       &config_keys::kCpuOffloading,
+                                       &config_keys::kDelayWgradCompute,
+                                       &config_keys::kGradientAccumulationFusion,
+                                       &config_keys::kAddBiasLinear,
+                                       &config_keys::kAddQkvBias,
+                                       &config_keys::kRecomputeGranularity,
+                                       &config_keys::kRecomputeModules,
+                                       &config_keys::kVariableSeqLengths,
+                                       &config_keys::kRampupBatchSize,
+                                       &config_keys::kPackedSequenceSize,
+                                       &config_keys::kPadCuSeqlens};
+  auto is_megatron_key = [&](const std::string& key) {
+    if (document.dialect() == ConfigDialect::kBridge) {
+      const absl::string_view section = absl::string_view(key).substr(0, key.find('.'));
+      return std::find(std::begin(kBridgeSections), std::end(kBridgeSections), section) != std::end(kBridgeSections);
+    }
+    if (std::find(std::begin(kCoreFlags), std::end(kCoreFlags), key) != std::end(kCoreFlags)) return true;
+    return std::any_of(std::begin(kChecked), std::end(kChecked),
+                       [&](const ConfigKey* k) { return key == k->flag || key == k->negated_flag; });
+  };
+  return std::any_of(document.entries().begin(), document.entries().end(),
+                     [&](const ConfigEntry& entry) { return is_megatron_key(entry.key); });
 }
 
 }  // namespace graphcheck

@@ -46,6 +46,11 @@ struct Setting {
 
 Setting Lookup(const ConfigDocument& document, const ConfigKey& key);
 
+// Whether anything in the document is a Megatron Bridge / Megatron Core / Transformer Engine training setting (a
+// ConfigContainer section, a Megatron argument) or an environment for the job. A file that holds none (`foo: bar`, a
+// graphcheck report) would otherwise lint clean.
+bool IsMegatronConfiguration(const ConfigDocument& document);
+
 // How to give `key` the value `value` in the document's own dialect: "set model.cpu_offloading: false",
 // "remove --cpu-offloading", "pass --no-check-for-nan-in-loss-and-grad", "pass --cuda-graph-impl local".
 std::string HowToSet(const ConfigDocument& document, const ConfigKey& key, absl::string_view value);

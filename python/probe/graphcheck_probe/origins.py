@@ -48,8 +48,7 @@ def _megatron_origin(frame, path):
     try:
         if path.endswith("/transformer/cuda_graphs.py") and name in _PER_LAYER_GRAPHS:
             runner = frames.local_values(frame).get("self")
-            layer = getattr(getattr(runner, "base_module", None), "layer_number", 0)
-            return Origin.MEGATRON, layer if isinstance(layer, int) and layer > 0 else 0, _PER_LAYER_GRAPHS[name]
+            return Origin.MEGATRON, megatron_layer_number(runner), _PER_LAYER_GRAPHS[name]
         if path.endswith("/full_cuda_graph.py"):
             stage = frames.local_values(frame).get("training_str")
             return Origin.MEGATRON_FULL_ITERATION, 0, stage if isinstance(stage, str) else None
@@ -60,6 +59,12 @@ def _megatron_origin(frame, path):
     if path.endswith("/optimizer/optimizer_cuda_graph.py"):
         return Origin.MEGATRON_FULL_ITERATION, 0, "optimizer"
     return Origin.MEGATRON, 0, None
+
+
+def megatron_layer_number(runner):
+    """The layer number (from 1) of a Megatron Core graph runner's module; 0 when it has none."""
+    layer = getattr(getattr(runner, "base_module", None), "layer_number", 0)
+    return layer if isinstance(layer, int) and layer > 0 else 0
 
 
 def _compiled_function_id(frame):

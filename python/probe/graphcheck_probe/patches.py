@@ -272,9 +272,7 @@ def _patch_megatron_cuda_graphs(module):
     def record_fwd_graph(cls, runner, *args, **kwargs):
         if not announced:
             announced.append(True)
-            layer = getattr(getattr(runner, "base_module", None), "layer_number", 0)
-            bridge.recorder.emit(EventKind.MEGATRON_GRAPH_RECORDED,
-                                 value=layer if isinstance(layer, int) and layer > 0 else 0)
+            bridge.recorder.emit(EventKind.MEGATRON_GRAPH_RECORDED, value=origins.megatron_layer_number(runner))
         return original(cls, runner, *args, **kwargs)
 
     record_fwd_graph.__wrapped__ = original

@@ -1,0 +1,87 @@
+// What one `graphcheck run` of a GPU test program gave (its JSON report, its traces, what it printed), for the GPU
+// tests that run Python programs under the tool (python_probe_gpu_test, megatron_gpu_test).
+#ifndef GRAPHCHECK_TESTS_GPU_GRAPHCHECK_RUN_H_
+#define GRAPHCHECK_TESTS_GPU_GRAPHCHECK_RUN_H_
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "absl/strings/str_cat.h"
+#include "core/trace/trace_reader.h"
+#include "report/json.h"
+#include "tests/gpu/gpu_test_env.h"
+
+namespace graphcheck::gpu_test {
+
+struct GraphcheckRun {
+  Report report;
+  std::vector<trace::Trace> traces;
+  std::string text;    // the findings, a line each, for failure messages
+  std::string output;  // the program's (and graphcheck's) stdout and stderr
+
+  double Metric(const std::string& name) const {
+    for (const graphcheck::Metric& m : report.metrics) {
+      if (m.name == name) return m.value;
+    }
+    return -1;
+  }
+  const Finding* Find(const std::string& id) const {
+    auto it = std::find_if(report.findings.begin(), report.findings.end(),
+                           [&](const Finding& f) { return f.check_id == id; });
+    return it == report.findings.end() ? nullptr : &*it;
+  }
+  std::vector<std::string> Ids(Severity at_least) const {
+    std::vector<std::string> ids;
+    for (const Finding& f : report.findings) {
+      if (f.severity >= at_least) ids.push_back(f.check_id);
+    }
+    return ids;
+  }
+};
+
+inline std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream content;
+  content << in.rdbuf();
+  return content.str();
+}
+
+// `graphcheck run FLAGS --trace-dir DIR --fail-on never --format json -o DIR.json -- COMMAND`, its output in DIR.out.
+// Prints a line with the run's first step and findings, flushed: a test killed at its limit keeps what it printed.
+inline GraphcheckRun RunUnderGraphcheck(const std::string& dir, const std::string& flags, const std::string& command) {
+  std::filesystem::remove_all(dir);
+  std::system(absl::StrCat(BuildDir(), "/graphcheck run ", flags, " --trace-dir ", dir,
+                           " --fail-on never --format json -o ", dir, ".json -- ", command, " >", dir, ".out 2>&1")
+                  .c_str());
+  GraphcheckRun run;
+  run.output = ReadFile(dir + ".out");
+  const std::string json = ReadFile(dir + ".json");
+  absl::StatusOr<Report> report = ReportFromJson(json);
+  EXPECT_TRUE(report.ok()) << report.status() << "\n" << json << "\n" << run.output;
+  if (report.ok()) run.report = *std::move(report);
+  for (const Finding& f : run.report.findings) {
+    absl::StrAppend(&run.text, SeverityName(f.severity), " [", f.check_id, "] ", f.message, "\n");
+  }
+  std::printf("RUN %s %s: %s\n%s", command.c_str(), flags.c_str(),
+              run.report.steps.empty() ? "no report" : run.report.steps[0].message.c_str(), run.text.c_str());
+  std::fflush(stdout);
+  if (std::filesystem::exists(dir)) {
+    for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+      absl::StatusOr<trace::Trace> t = trace::ReadTrace(entry.path().string());
+      if (t.ok()) run.traces.push_back(*std::move(t));
+    }
+  }
+  return run;
+}
+
+}  // namespace graphcheck::gpu_test
+
+#endif  // GRAPHCHECK_TESTS_GPU_GRAPHCHECK_RUN_H_
