@@ -6,6 +6,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "analyzers/trace_analysis.h"
+#include "core/trace/api_names.h"
 
 namespace graphcheck::analyzers {
 namespace {
@@ -17,20 +18,6 @@ struct Interval {
   uint64_t start;
   uint64_t end;
 };
-
-// The calls that put work on the GPU one by one: what a graph replaces.
-bool IsLaunching(ApiKind kind) {
-  switch (kind) {
-    case ApiKind::kKernelLaunch:
-    case ApiKind::kMemcpy:
-    case ApiKind::kMemcpyAsync:
-    case ApiKind::kMemset:
-    case ApiKind::kMemsetAsync:
-      return true;
-    default:
-      return false;
-  }
-}
 
 class StepAccumulator {
  public:
@@ -55,7 +42,7 @@ class StepAccumulator {
       const ApiCall& call = trace_.api_calls[i];
       if (call.capture_status != trace::CaptureStatus::kNone || trace_.Detail(call).return_code != 0) continue;
       const bool in_part = parts.empty() || InAny(parts, call);
-      if (IsLaunching(call.kind)) {
+      if (trace::IsGpuOperation(call.kind)) {
         first_launch = std::min(first_launch, call.start_ns);
         last_launch = std::max(last_launch, call.end_ns);
       }

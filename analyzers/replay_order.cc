@@ -13,6 +13,7 @@
 #include "analyzers/checks.h"
 #include "analyzers/python_probe.h"
 #include "analyzers/trace_analysis.h"
+#include "core/trace/api_names.h"
 
 namespace graphcheck::analyzers {
 namespace {
@@ -36,17 +37,7 @@ struct Violation {
 bool EagerWorkBetween(const trace::Trace& trace, size_t from, size_t to) {
   for (size_t k = from + 1; k < to; ++k) {
     const trace::ApiCall& call = trace.api_calls[k];
-    if (call.capture_status != trace::CaptureStatus::kNone) continue;
-    switch (call.kind) {
-      case trace::ApiKind::kKernelLaunch:
-      case trace::ApiKind::kMemcpy:
-      case trace::ApiKind::kMemcpyAsync:
-      case trace::ApiKind::kMemset:
-      case trace::ApiKind::kMemsetAsync:
-        return true;
-      default:
-        break;
-    }
+    if (call.capture_status == trace::CaptureStatus::kNone && trace::IsGpuOperation(call.kind)) return true;
   }
   return false;
 }

@@ -4,6 +4,7 @@
 #include "absl/hash/hash.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "core/trace/api_names.h"
 
 namespace graphcheck::analyzers {
 namespace {
@@ -12,17 +13,8 @@ using trace::ApiCall;
 using trace::ApiKind;
 
 bool IsOperation(const trace::Trace& trace, const ApiCall& call) {
-  if (call.capture_status != trace::CaptureStatus::kNone || trace.Detail(call).return_code != 0) return false;
-  switch (call.kind) {
-    case ApiKind::kKernelLaunch:
-    case ApiKind::kMemcpy:
-    case ApiKind::kMemcpyAsync:
-    case ApiKind::kMemset:
-    case ApiKind::kMemsetAsync:
-      return true;
-    default:
-      return false;
-  }
+  return call.capture_status == trace::CaptureStatus::kNone && trace.Detail(call).return_code == 0 &&
+         trace::IsGpuOperation(call.kind);
 }
 
 }  // namespace

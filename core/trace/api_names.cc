@@ -182,4 +182,17 @@ bool IsSynchronizing(ApiKind kind) {
   }
 }
 
+bool IsGpuOperation(ApiKind kind) {
+  switch (kind) {
+    case ApiKind::kKernelLaunch:
+    case ApiKind::kMemcpy:
+    case ApiKind::kMemcpyAsync:
+    case ApiKind::kMemset:
+    case ApiKind::kMemsetAsync:
+      return true;
+    default:
+      return false;
+  }
+}
+
 }  // namespace graphcheck::trace

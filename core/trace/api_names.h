@@ -23,6 +23,10 @@ std::optional<ApiKind> ApiKindForName(absl::string_view normalized_name);
 // should avoid).
 bool IsSynchronizing(ApiKind kind);
 
+// True for the calls that put work on the GPU one by one: kernel launches, copies and memsets, the nodes a graph of
+// them would hold.
+bool IsGpuOperation(ApiKind kind);
+
 }  // namespace graphcheck::trace
 
 #endif  // GRAPHCHECK_CORE_TRACE_API_NAMES_H_
