@@ -113,6 +113,22 @@ class HangCheck : public AnalyzerCheck {
           "A thread waited %.1f s in %s, longer than --hang-timeout (%.1f s): graphcheck ended the process.",
           static_cast<double>(hang.time_ns - std::min(hang.time_ns, hang.since_ns)) / 1e9, call,
           static_cast<double>(hang.timeout_ns) / 1e9);
+      const bool teardown = absl::EndsWith(call, "destroy_process_group");
+      std::vector<std::string> holding;  // live graphs that hold collectives
+      for (const LiveGraph& live : LiveGraphsAt(analysis, hang)) {
+        const CapturedGraph graph = Captured(analysis, live.graph_id);
+        if (graph.nccl_kernels.empty() && graph.nccl_calls.empty()) continue;
+        holding.push_back(absl::StrCat("graph ", live.graph_id, live.captured_at,
+                                       graph.nccl_calls.empty()
+                                           ? absl::StrCat(" holds ", graph.nccl_kernels.size(), " NCCL kernel(s)")
+                                           : absl::StrCat(" holds ", DescribeCollectives(graph.nccl_calls))));
+      }
+      // A teardown held up by live graphs is explained by them, not by a collective that does not pair up.
+      const bool held_by_live_graphs = teardown && !holding.empty();
+      if (call == "cudaGraphLaunch") {
+        absl::StrAppend(&finding.message,
+                        " A graph launch blocks once the GPU's queue is full behind work that does not finish.");
+      }
       if (hang.last_graph_id == 0) {
         finding.evidence.push_back("the thread had launched no CUDA graph: the wait is on work it launched eagerly");
       } else {
@@ -125,7 +141,7 @@ class HangCheck : public AnalyzerCheck {
         }
         int calls = 0;
         for (const CollectiveRun& run : graph.nccl_calls) calls += static_cast<int>(run.count);
-        if (launches > 0 || calls > 0) {
+        if ((launches > 0 || calls > 0) && !held_by_live_graphs) {
           absl::StrAppend(&finding.message, " The last graph it launched holds ", std::max(launches, calls),
                           " NCCL collective(s): a collective that another rank does not join (it captured other "
                           "collectives, failed, or stopped earlier) never completes.");
@@ -138,16 +154,6 @@ class HangCheck : public AnalyzerCheck {
             graph.nccl_calls.empty() ? "" : absl::StrCat("; NCCL calls: ", DescribeCollectives(graph.nccl_calls))));
       }
       if (hang.stream_id != 0) finding.evidence.push_back(absl::StrCat("the stream waited on: ", hang.stream_id));
-      const bool teardown = absl::EndsWith(call, "destroy_process_group");
-      std::vector<std::string> holding;  // live graphs that hold collectives
-      for (const LiveGraph& live : LiveGraphsAt(analysis, hang)) {
-        const CapturedGraph graph = Captured(analysis, live.graph_id);
-        if (graph.nccl_kernels.empty() && graph.nccl_calls.empty()) continue;
-        holding.push_back(absl::StrCat("graph ", live.graph_id, live.captured_at,
-                                       graph.nccl_calls.empty()
-                                           ? absl::StrCat(" holds ", graph.nccl_kernels.size(), " NCCL kernel(s)")
-                                           : absl::StrCat(" holds ", DescribeCollectives(graph.nccl_calls))));
-      }
       if (!holding.empty()) {
         absl::StrAppend(&finding.message, " ", holding.size(),
                         " captured graph(s) holding NCCL collectives were still alive at the wait: NCCL cannot tear "
@@ -159,7 +165,7 @@ class HangCheck : public AnalyzerCheck {
       if (hang.stream_id != 0) finding.where.stream_id = hang.stream_id;
       finding.where.python = trace::PythonFrames(trace, hang.stack);
       finding.fix =
-          teardown && !holding.empty()
+          held_by_live_graphs
               ? "Delete the graphs that hold collectives (del graph, or graph.reset()) and synchronize before "
                 "torch.distributed.destroy_process_group()."
               : "In a job, compare the ranks: one that captured other collectives (rank-divergent-capture), failed a "

@@ -1,5 +1,7 @@
 #include "analyzers/job_summary.h"
 
+#include <algorithm>
+
 namespace graphcheck::analyzers {
 
 ProcessSummary SummarizeProcess(const TraceAnalysis& analysis) {
@@ -24,7 +26,14 @@ ProcessSummary SummarizeProcess(const TraceAnalysis& analysis) {
     const OpenSpan span = OpenSpanOf(trace, window);
     capture.collectives = CollectivesBetween(nccl, span.begin_ns, span.end_ns);
     capture.where = analysis.Locate(window.begin_call);
+    const std::optional<size_t> begin = analysis.probe().BeginEvent(w);
+    if (begin && analysis.probe().Origin(w) == trace::ProbeOrigin::kMegatron) {
+      summary.megatron_layers.push_back(static_cast<int64_t>(trace.probe_events[*begin].value));
+    }
   }
+  std::sort(summary.megatron_layers.begin(), summary.megatron_layers.end());
+  summary.megatron_layers.erase(std::unique(summary.megatron_layers.begin(), summary.megatron_layers.end()),
+                                summary.megatron_layers.end());
   return summary;
 }
 

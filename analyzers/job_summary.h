@@ -1,7 +1,7 @@
 // What a distributed job's checks compare across processes, kept once each process's trace has been analyzed and
 // dropped (a job of hundreds of ranks is analyzed one trace at a time): who the process is (rank, world size, host)
 // and, for each CUDA graph capture in order, whether it made a graph, how many nodes, which kernels, and which NCCL
-// calls it issued.
+// calls it issued; and which Megatron layers it graphed (its pipeline stage).
 #ifndef GRAPHCHECK_ANALYZERS_JOB_SUMMARY_H_
 #define GRAPHCHECK_ANALYZERS_JOB_SUMMARY_H_
 
@@ -29,6 +29,9 @@ struct ProcessSummary {
   std::string host;
   uint32_t pid = 0;
   std::vector<CaptureSummary> captures;  // in order of capture begin; the graph machinery's own captures left out
+  // The layers (numbered from 1) whose graphs Megatron Core's CudaGraphManager captured here, sorted, once each: a
+  // pipeline-parallel job's ranks hold different layers and so capture different graphs by design.
+  std::vector<int64_t> megatron_layers;
 };
 
 struct JobSummary {

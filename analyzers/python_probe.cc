@@ -438,6 +438,24 @@ std::string DescribeOrigin(trace::ProbeOrigin origin) {
   return "an unknown caller";
 }
 
+std::string LibraryGraphName(const trace::Trace& trace, const trace::ProbeEvent& capture_begin) {
+  switch (capture_begin.origin) {
+    case trace::ProbeOrigin::kMegatron:
+      return capture_begin.value == 0 ? absl::StrCat("Megatron's ", trace.String(capture_begin.text), " layer graph")
+                                      : absl::StrCat("Megatron's layer ", capture_begin.value, " ",
+                                                     trace.String(capture_begin.text), " graph");
+    case trace::ProbeOrigin::kMegatronFullIteration:
+      return absl::StrCat("Megatron's full-iteration ", trace.String(capture_begin.text), " graph");
+    default:
+      return "";
+  }
+}
+
+bool HoldsActivationsForBackward(trace::ProbeOrigin origin) {
+  return origin == trace::ProbeOrigin::kGraphedCallables || origin == trace::ProbeOrigin::kTransformerEngine ||
+         origin == trace::ProbeOrigin::kMegatron;
+}
+
 bool IsGraphMachinery(trace::ProbeOrigin origin) { return origin == trace::ProbeOrigin::kCudagraphTreesInit; }
 
 std::string ExceptionText(const trace::Trace& trace, const trace::ProbeEvent& event) {

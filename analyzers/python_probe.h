@@ -90,6 +90,14 @@ bool ReplayedAfter(const TraceAnalysis& analysis, uint64_t graph, uint64_t time_
 
 // "torch.compile's cudagraph trees" and the like, for messages.
 std::string DescribeOrigin(trace::ProbeOrigin origin);
+// The graph a library's capture made, from its capture-begin event, for messages: "Megatron's layer 3 forward
+// graph", "Megatron's full-iteration training graph"; "" for captures whose origin names no graph of its own (the
+// program's, make_graphed_callables', which the capture site says better).
+std::string LibraryGraphName(const trace::Trace& trace, const trace::ProbeEvent& capture_begin);
+// Whether the graphs of `origin` are a forward whose saved activations stay in the pool until its backward graph
+// replays (make_graphed_callables, Transformer Engine, Megatron's layers): what a replay leaves there is not consumed
+// right away.
+bool HoldsActivationsForBackward(trace::ProbeOrigin origin);
 // Captures begun by a framework's own machinery rather than as the program's work to graph: cudagraph trees' empty
 // capture that creates its memory pool.
 bool IsGraphMachinery(trace::ProbeOrigin origin);

@@ -3,11 +3,13 @@
 // sizes, on every rank; a rank whose capture failed, issued other NCCL calls (the calls are NVTX ranges of NCCL's
 // domain, so even a job of one rank per GPU that launches no NCCL kernel shows them), captured another kernel sequence
 // or made another number of graphs hangs or corrupts the collectives when the graphs are replayed. Compares each rank's
-// captures, in order, with those of the most ranks (of the same world size) and names the ranks that differ and the
-// first capture where.
+// captures, in order, with those of the most ranks of the same world size and pipeline stage (the Megatron layers it
+// graphed), and names the ranks that differ and the first capture where.
 #include <algorithm>
 #include <map>
 #include <tuple>
+#include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "analyzers/checks.h"
@@ -17,6 +19,10 @@ namespace graphcheck::analyzers {
 namespace {
 
 using Signature = std::vector<std::tuple<bool, std::vector<CollectiveRun>, uint32_t, uint64_t>>;
+// Which ranks must capture alike: those of one job (world size) that hold the same Megatron layers. The ranks of a
+// pipeline-parallel job hold different stages and capture different graphs by design (seen on two H100s: pipeline
+// parallel 2, where rank 0's fourth capture was a forward and rank 1's a backward).
+using Stage = std::pair<int32_t, std::vector<int64_t>>;
 
 Signature SignatureOf(const ProcessSummary& process) {
   Signature signature;
@@ -70,12 +76,15 @@ class RankDivergentCaptureCheck : public Check {
   bool CanRun(const CheckInputs& inputs) const override { return inputs.job != nullptr; }
 
   void Run(const CheckInputs& inputs, const BoundOptions& options, std::vector<Finding>* findings) const override {
-    // Ranks by world size, then by what they captured.
-    std::map<int32_t, std::map<Signature, std::vector<const ProcessSummary*>>> jobs;
+    // Ranks by world size and pipeline stage, then by what they captured.
+    std::map<Stage, std::map<Signature, std::vector<const ProcessSummary*>>> jobs;
     for (const ProcessSummary& process : inputs.job->processes) {
-      if (process.rank >= 0) jobs[process.world_size][SignatureOf(process)].push_back(&process);
+      if (process.rank >= 0) {
+        jobs[Stage{process.world_size, process.megatron_layers}][SignatureOf(process)].push_back(&process);
+      }
     }
-    for (auto& [world_size, groups] : jobs) {
+    for (auto& [stage, groups] : jobs) {
+      const int32_t world_size = stage.first;
       if (groups.size() < 2) continue;
       // The reference: what the most ranks captured (ties: the group holding the lowest rank).
       auto by_size = [](const auto& a, const auto& b) {

@@ -23,6 +23,7 @@ struct PooledGraph {
   size_t index = 0;                   // capture order within its pool
   std::optional<size_t> begin_event;  // the probe's capture-begin
   uint64_t captured_ns = 0;           // its capture's end
+  trace::ProbeOrigin origin = trace::ProbeOrigin::kUnknown;
 };
 
 struct Violation {
@@ -72,7 +73,11 @@ class ReplayOrderCheck : public AnalyzerCheck {
       const PooledGraph& now = graph->second;
       auto last = last_in_pool.find(now.pool);
       if (last != last_in_pool.end() && now.index != 0 && now.index < graphs.at(last->second.first).index) {
-        const Violation violation{i, graph->first, last->second.first, EagerWorkBetween(trace, last->second.second, i)};
+        // A training forward's activations stay in the pool until its backward replays: GPU work in between did not
+        // consume them (seen on two H100s: Megatron's pipeline schedule runs its sends and receives between layers).
+        const bool consumed = !HoldsActivationsForBackward(graphs.at(last->second.first).origin) &&
+                              EagerWorkBetween(trace, last->second.second, i);
+        const Violation violation{i, graph->first, last->second.first, consumed};
         auto seen = first_violation.find(now.pool);
         if (seen == first_violation.end() || (seen->second.consumed && !violation.consumed)) {
           first_violation[now.pool] = violation;
@@ -100,9 +105,13 @@ class ReplayOrderCheck : public AnalyzerCheck {
       for (const auto& [id, g] : graphs) in_pool += g.pool == pool;
       finding.evidence.push_back(absl::StrCat(in_pool, " graphs share the pool, captured in the order 1 to ", in_pool));
       finding.where = analysis.Locate(violation.call);
-      finding.fix =
-          "Replay the graphs in the order they were captured (for Transformer Engine, capture with the _order the "
-          "schedule replays), or capture graphs whose order changes into separate pools.";
+      finding.fix = earlier.origin == trace::ProbeOrigin::kMegatron
+                        ? "Megatron captures its layers' graphs in the order its first iteration ran them: keep the "
+                          "schedule of that iteration for training (the same number of microbatches, virtual "
+                          "stages and microbatch_group_size_per_vp_stage), or recreate the graphs after changing it."
+                        : "Replay the graphs in the order they were captured (for Transformer Engine, capture with "
+                          "the _order the schedule replays), or capture graphs whose order changes into separate "
+                          "pools.";
       findings->push_back(std::move(finding));
     }
   }
@@ -121,7 +130,7 @@ class ReplayOrderCheck : public AnalyzerCheck {
       const trace::ApiCall& end = trace.api_calls[*windows[w].end_call];
       const uint64_t graph_id = trace.Detail(end).graph_id;
       if (graph_id == 0 || trace.Detail(end).return_code != 0) continue;
-      graphs[graph_id] = PooledGraph{*pool, captured[*pool]++, probe.BeginEvent(w), end.end_ns};
+      graphs[graph_id] = PooledGraph{*pool, captured[*pool]++, probe.BeginEvent(w), end.end_ns, probe.Origin(w)};
     }
     for (auto it = graphs.begin(); it != graphs.end();) {
       it = captured[it->second.pool] < 2 ? graphs.erase(it) : std::next(it);
@@ -137,8 +146,14 @@ class ReplayOrderCheck : public AnalyzerCheck {
     return last;
   }
 
+  // " (Megatron's layer 3 forward graph, captured at train.py:12 in body)", or what of it is known.
   static std::string Site(const trace::Trace& trace, const PooledGraph& graph) {
-    return graph.begin_event ? trace::CapturedAt(trace, trace.probe_events[*graph.begin_event].graph) : "";
+    if (!graph.begin_event) return "";
+    const trace::ProbeEvent& begin = trace.probe_events[*graph.begin_event];
+    const std::string name = LibraryGraphName(trace, begin);
+    const std::string site = trace::CapturedAt(trace, begin.graph);  // " (captured at ...)" or ""
+    if (name.empty()) return site;
+    return site.empty() ? absl::StrCat(" (", name, ")") : absl::StrCat(" (", name, ", ", site.substr(2));
   }
 };
 

@@ -364,7 +364,11 @@ void Recorder::OnApi(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const C
         pending.stream_id = StreamId(data->context, call.stream, entry.per_thread_stream);
       }
     }
-    if (hang_watch_ != nullptr && trace::IsSynchronizing(entry.kind)) BeginWait(entry, data, runtime, &pending);
+    // A graph launch waits too once the GPU's queue is full behind a replayed collective that never completes (seen
+    // on two H100s: ranks that captured different all-reduces blocked in graph.replay() until an outer timeout).
+    if (hang_watch_ != nullptr && (trace::IsSynchronizing(entry.kind) || entry.kind == ApiKind::kGraphLaunch)) {
+      BeginWait(entry, data, runtime, &pending);
+    }
     state.Push(pending);
     return;
   }

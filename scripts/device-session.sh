@@ -22,7 +22,7 @@ case "$stage" in
     timeout -k 10 "$limit" "$GRAPHCHECK_BUILD_DIR/tests/gpu/python_probe_gpu_test" --gtest_filter="${1:-*}" \
       --gtest_output="xml:$out/probe-tests.xml" >"$out/probe-tests.log" 2>&1
     status=$?
-    grep -E "^\[ +(OK|FAILED|SKIPPED) +\]|Failure|AUDIT|TWIN|SHADOW|CLEAN|LIBRARY|FINDING|DDP|^RUN |HANG" "$out/probe-tests.log" | cut -c1-400
+    grep -E "^\[ +(OK|FAILED|SKIPPED) +\]|Failure|AUDIT|TWIN|SHADOW|CLEAN|LIBRARY|FINDING|DDP|^RUN |HANG|^STALL" "$out/probe-tests.log" | cut -c1-400
     ;;
   gpu-tests)
     test=${1:?binary}
@@ -57,7 +57,7 @@ case "$stage" in
     timeout -k 10 "$limit" "$GRAPHCHECK_BUILD_DIR/tests/gpu/megatron_gpu_test" --gtest_filter="${1:-*}" \
       --gtest_output="xml:$out/megatron_gpu_test.xml" >"$out/megatron_gpu_test.log" 2>&1
     status=$?
-    grep -E "^\[ +(OK|FAILED|SKIPPED) +\]|Failure|FINDING|CLEAN" "$out/megatron_gpu_test.log" | cut -c1-400
+    grep -E "^\[ +(OK|FAILED|SKIPPED) +\]|Failure|FINDING|CLEAN|^RUN |^STALL" "$out/megatron_gpu_test.log" | cut -c1-400
     ;;
   *)
     echo "device-session: unknown stage '$stage'" >&2

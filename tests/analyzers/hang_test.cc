@@ -107,7 +107,26 @@ TEST(HangTest, ATeardownWaitNamesTheLiveGraphsThatHoldCollectives) {
   EXPECT_THAT(findings[0].evidence,
               ::testing::Contains(HasSubstr("still alive: graph 12 (captured at /home/me/train.py:40 in main)")));
   EXPECT_THAT(findings[0].fix, HasSubstr("before torch.distributed.destroy_process_group()"));
+  // The live graph explains the wait; its all-reduce did pair up when it was replayed.
+  EXPECT_THAT(findings[0].message, ::testing::Not(HasSubstr("another rank does not join")));
   EXPECT_EQ(FirstUserFrame(findings[0].where)->line, 88);
+}
+
+// Ranks that captured different all-reduces, replaying in a loop: the GPU's queue fills behind the all-reduce that
+// never completes and graph.replay() blocks in cudaGraphLaunch (two H100s, probe_cases.py ddp-divergent).
+TEST(HangTest, AGraphLaunchBlockedBehindACollectiveIsNamed) {
+  TraceBuilder b;
+  b.Begin(1000, 1, 7);
+  TraceBuilder::In(b.Launch(2000, 1, 7, "ncclDevKernel_AllReduce_Sum_f32_RING_LL"), 5);
+  b.End(5000, 1, 7, 5, 0, 1).graph_id = 12;
+  b.Replay(10000, 1, 7, 12, 1000, 5000);
+  AddHang(b, 12);
+  b.trace().hangs.back().call = b.Intern("cudaGraphLaunch");
+  const std::vector<Finding> findings = RunCheck(analyzers::NewHangCheck(), b.Build());
+  ASSERT_EQ(findings.size(), 1u);
+  EXPECT_THAT(findings[0].message, HasSubstr("in cudaGraphLaunch"));
+  EXPECT_THAT(findings[0].message, HasSubstr("A graph launch blocks once the GPU's queue is full"));
+  EXPECT_THAT(findings[0].message, HasSubstr("a collective that another rank does not join"));
 }
 
 TEST(HangTest, NoHangNoFinding) {

@@ -107,6 +107,31 @@ TEST(RankDivergentCaptureTest, RanksThatCaptureTheSameAreClean) {
   EXPECT_THAT(Divergence(job), IsEmpty());
 }
 
+// A pipeline-parallel Megatron job: each rank's capture begun by CudaGraphManager for its own layers. Ranks of
+// different stages capture different graphs by design; two ranks of one stage must still agree.
+TEST(RankDivergentCaptureTest, PipelineStagesAreComparedOnlyWithinAStage) {
+  auto stage_rank = [](int rank, int launches, uint64_t layer) {
+    trace::Trace t = RankCapturing(rank, launches);
+    trace::ProbeEvent begin;
+    begin.kind = trace::ProbeEventKind::kCaptureBegin;
+    begin.origin = trace::ProbeOrigin::kMegatron;
+    begin.thread_id = 1;
+    begin.time_ns = 900;
+    begin.graph = 77;
+    begin.value = layer;
+    t.probe_events.push_back(begin);
+    return t;
+  };
+  // Ranks 0 and 2 hold layer 1, ranks 1 and 3 layer 2 (a forward of 2 kernels, a backward of 3).
+  std::vector<trace::Trace> stages = {stage_rank(0, 2, 1), stage_rank(1, 3, 2), stage_rank(2, 2, 1),
+                                      stage_rank(3, 3, 2)};
+  EXPECT_THAT(Divergence(stages), IsEmpty());
+  stages[2] = stage_rank(2, 4, 1);  // rank 2 captured more than rank 0, its stage's other rank
+  const std::vector<Finding> findings = Divergence(stages);
+  ASSERT_THAT(findings, SizeIs(1));
+  EXPECT_THAT(findings[0].message, HasSubstr("capture 1 holds 4 nodes where the others' hold 2 (rank 0)"));
+}
+
 TEST(RankDivergentCaptureTest, ProcessesWithoutRanksAreNotAJob) {
   std::vector<trace::Trace> job = {RankCapturing(-1, 2), RankCapturing(-1, 3)};
   EXPECT_THAT(Divergence(job), IsEmpty());

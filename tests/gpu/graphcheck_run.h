@@ -15,6 +15,7 @@
 #include <gtest/gtest.h>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "core/trace/trace_reader.h"
 #include "report/json.h"
 #include "tests/gpu/gpu_test_env.h"
@@ -54,8 +55,22 @@ inline std::string ReadFile(const std::string& path) {
   return content.str();
 }
 
+// The last 6000 bytes of a stalled run's output, each line prefixed "STALL", so that a device call's log says where
+// the job stalled.
+inline void PrintStall(const std::string& command, const std::string& output) {
+  const size_t kTail = 6000;
+  const std::string tail = output.size() > kTail ? output.substr(output.size() - kTail) : output;
+  std::printf("STALL %s was ended by a bound or left no report; the last %zu bytes of its output:\n", command.c_str(),
+              tail.size());
+  for (absl::string_view line : absl::StrSplit(tail, '\n')) {
+    std::printf("STALL %.*s\n", static_cast<int>(line.size()), line.data());
+  }
+}
+
 // `graphcheck run FLAGS --trace-dir DIR --fail-on never --format json -o DIR.json -- COMMAND`, its output in DIR.out.
-// Prints a line with the run's first step and findings, flushed: a test killed at its limit keeps what it printed.
+// Prints a line with the run's first step and findings, flushed: a test killed at its limit keeps what it printed. A
+// COMMAND that a bound ended (`timeout` or --hang-timeout: status 124 or 137), or that left no report, also prints the
+// last of its output (PrintStall).
 inline GraphcheckRun RunUnderGraphcheck(const std::string& dir, const std::string& flags, const std::string& command) {
   std::filesystem::remove_all(dir);
   std::system(absl::StrCat(BuildDir(), "/graphcheck run ", flags, " --trace-dir ", dir,
@@ -72,6 +87,8 @@ inline GraphcheckRun RunUnderGraphcheck(const std::string& dir, const std::strin
   }
   std::printf("RUN %s %s: %s\n%s", command.c_str(), flags.c_str(),
               run.report.steps.empty() ? "no report" : run.report.steps[0].message.c_str(), run.text.c_str());
+  const double exit_code = run.Metric("program.exit_code");
+  if (run.report.steps.empty() || exit_code == 124 || exit_code == 137) PrintStall(command, run.output);
   std::fflush(stdout);
   if (std::filesystem::exists(dir)) {
     for (const auto& entry : std::filesystem::directory_iterator(dir)) {

@@ -404,10 +404,14 @@ TEST_F(PythonProbeGpuTest, DdpUnderTorchrunNamesTheRanks) {
     std::printf("DDP x%d %s:\n%s", gpus, mode, run.text.c_str());
   }
 
-  const ProbeRun divergent = RunMode("ddp-divergent", "--hang-timeout 60", ProgramPath(), torchrun);
+  // The ranks replay graphs whose all-reduces do not pair up: the GPU's queue fills and graph.replay() blocks in
+  // cudaGraphLaunch (two H100s; before graph launches were bounded, only the outer timeout ended the job).
+  const ProbeRun divergent = RunMode("ddp-divergent", "--hang-timeout 30", ProgramPath(), torchrun);
   const Finding* finding = divergent.Find("rank-divergent-capture");
   ASSERT_NE(finding, nullptr) << divergent.text;
   EXPECT_EQ(finding->where.ranks, std::vector<int32_t>{1});
+  EXPECT_EQ(divergent.Metric("program.exit_code"), 1) << "ended by --hang-timeout, not the outer bound (124)";
+  EXPECT_NE(divergent.Find("hang"), nullptr) << divergent.text;
   std::printf("DDP x%d ddp-divergent:\n%s", gpus, divergent.text.c_str());
 }
 

@@ -26,7 +26,14 @@ tests expect a finding at end in "# defect: MODE". scripts/fetch-megatron-wheels
                        on the host): the capture fails
   no-shared-pool       full-iteration with cuda_graph_use_single_mempool=False and an evaluation every few iterations:
                        the training and the validation graph each get a private memory pool
+  pipeline-clean       under torchrun on two GPUs: pipeline parallel 2 with 2 virtual stages per rank (a layer per
+                       model chunk), per-layer graphs for each microbatch (4), recorded in the first iteration and
+                       created by the interleaved schedule, all in one shared pool
+  pipeline-regrouped   pipeline-clean, then the schedule regrouped after the graphs were created
+                       (microbatch_group_size_per_vp_stage 2 -> 4): the layers replay their graphs in another order
+                       than the one they were captured in, which the shared pool requires
 """
+import os
 import socket
 import sys
 from functools import partial
@@ -195,6 +202,72 @@ def train_schedule(full_iteration, check_for_nan=False, single_mempool=True, eva
     teardown()
 
 
+def initialize_pipeline():
+    """One process per GPU under torchrun: pipeline parallel 2, 2 virtual stages per rank, the graph-safe RNG."""
+    device = int(os.environ["LOCAL_RANK"])
+    torch.cuda.set_device(device)
+    torch.distributed.init_process_group("nccl", device_id=torch.device("cuda", device))
+    parallel_state.initialize_model_parallel(tensor_model_parallel_size=1, pipeline_model_parallel_size=2,
+                                             virtual_pipeline_model_parallel_size=2)
+    model_parallel_cuda_manual_seed(123, use_cudagraphable_rng=True)
+
+
+def build_pipeline_chunks():
+    """This rank's two model chunks of a 4-layer GPT (a layer each), each in Megatron's DDP (built under a side
+    stream, as build_model does), and one Adam over both."""
+    config = TransformerConfig(num_layers=4, hidden_size=256, num_attention_heads=4, hidden_dropout=0.1,
+                               attention_dropout=0.1, pipeline_model_parallel_size=2,
+                               virtual_pipeline_model_parallel_size=2, pipeline_dtype=torch.float32,
+                               cuda_graph_impl="local", cuda_graph_warmup_steps=2, cuda_graph_modules=[])
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    chunks = []
+    for vp_stage in range(2):
+        gpt = GPTModel(config=config, transformer_layer_spec=get_gpt_layer_local_spec(), vocab_size=VOCAB,
+                       max_sequence_length=SEQ, share_embeddings_and_output_weights=False, vp_stage=vp_stage,
+                       pre_process=parallel_state.is_pipeline_first_stage(ignore_virtual=False, vp_stage=vp_stage),
+                       post_process=parallel_state.is_pipeline_last_stage(ignore_virtual=False, vp_stage=vp_stage))
+        with torch.cuda.stream(side):
+            chunks.append(DistributedDataParallel(config=config, ddp_config=DistributedDataParallelConfig(),
+                                                  module=gpt.cuda(), disable_bucketing=vp_stage > 0))
+    torch.cuda.current_stream().wait_stream(side)
+    parameters = [p for chunk in chunks for p in chunk.parameters()]
+    optimizer = FP32Optimizer(torch.optim.Adam(parameters, lr=1e-4), OptimizerConfig(lr=1e-4, clip_grad=0.0),
+                              lambda _: None)
+    return config, chunks, optimizer
+
+
+def train_pipeline(regroup_after_graphs=False):
+    """The interleaved 1F1B schedule over 4 microbatches. Its first iteration records each layer's graphs, one runner
+    per microbatch, in execution order, and create_cudagraphs() at its end captures them in that order into one pool;
+    later iterations replay them. With regroup_after_graphs, the iterations after the first group 4 microbatches per
+    virtual stage instead of 2: every layer still sees microbatches 0-3 in turn, but the layers of the two chunks
+    interleave differently than when the graphs were captured."""
+    initialize_pipeline()
+    config, chunks, optimizer = build_pipeline_chunks()
+    forward_backward = get_forward_backward_func()
+    data = [batches() for _ in chunks]
+    losses = []
+    for step in range(STEPS):
+        nvtx.range_push("step")
+        for chunk in chunks:
+            chunk.zero_grad_buffer()
+        optimizer.zero_grad()
+        losses = forward_backward(forward_step_func=forward_step, data_iterator=data,  # defect: pipeline-regrouped
+                                  model=chunks, num_microbatches=4, seq_length=SEQ, micro_batch_size=BATCH,
+                                  forward_only=False)
+        for chunk in chunks:
+            chunk.finish_grad_sync()
+        optimizer.step()
+        nvtx.range_pop()
+        if step == 0 and regroup_after_graphs:
+            config.microbatch_group_size_per_vp_stage = 4
+    if losses:
+        print("rank %d loss after %d iterations: %.4f" % (torch.distributed.get_rank(), STEPS,
+                                                         losses[-1]["lm loss"].item()), flush=True)
+    teardown()
+
+
 def refused_tracker():
     initialize(use_cudagraphable_rng=False)
     build_model(cuda_graph_impl="local")
@@ -211,6 +284,8 @@ MODES = {
     "sync-in-layer": lambda: train_layers(hook_layer=True),
     "nan-check-full-iteration": lambda: train_schedule(full_iteration=True, check_for_nan=True),
     "no-shared-pool": lambda: train_schedule(full_iteration=True, single_mempool=False, evaluate_every=2),
+    "pipeline-clean": train_pipeline,
+    "pipeline-regrouped": lambda: train_pipeline(regroup_after_graphs=True),
 }
 
 if __name__ == "__main__":

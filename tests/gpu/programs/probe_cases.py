@@ -356,11 +356,14 @@ def ddp_training(model_name="mlp", on_default_stream=False, warmup=11, steps=30,
     training job. `teardown`: "clean" deletes the graph before destroy_process_group (a graph holding NCCL work keeps
     the communicator from being torn down), "graph-alive" keeps it, "skip-barrier" has rank 1 skip the barrier before
     the teardown."""
+    import faulthandler
     import os
 
     import torch.distributed as dist
     from torch.nn.parallel import DistributedDataParallel
 
+    # A job the tests' bound (150 s) ends says where each rank was: every thread's Python stack on stderr at 100 s.
+    faulthandler.dump_traceback_later(100, exit=False)
     os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
     os.environ.setdefault("MASTER_PORT", str(20000 + os.getpid() % 20000))
     os.environ.setdefault("RANK", "0")
