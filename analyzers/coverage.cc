@@ -65,7 +65,7 @@ class ReplayIndex {
     std::string origin;
   };
 
-  ReplayIndex(const TraceAnalysis& analysis) : trace_(analysis.trace()) {
+  explicit ReplayIndex(const TraceAnalysis& analysis) : trace_(analysis.trace()) {
     for (const trace::GraphLaunchActivity& g : trace_.graph_launches) activity_.emplace(g.correlation_id, &g);
     CountNodeKernels();
     IndexGraphs(analysis);
