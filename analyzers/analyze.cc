@@ -9,6 +9,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
+#include "analyzers/coverage.h"
 #include "analyzers/launch_metrics.h"
 #include "analyzers/python_probe.h"
 #include "analyzers/report_timeline.h"
@@ -143,6 +144,10 @@ ProcessResult AnalyzeProcess(const trace::Trace& trace, const CheckRegistry& reg
     const IterationOptions steps = IterationOptionsFrom(bound);
     result.metrics = LaunchMetrics(ComputeLaunchStats(analysis, steps, LaunchModelFrom(bound)));
     result.timeline = BuildTimeline(analysis, steps);
+    result.coverage = ComputeCoverage(analysis, steps);
+    if (result.coverage) {
+      for (Metric& metric : CoverageMetrics(*result.coverage)) result.metrics.push_back(std::move(metric));
+    }
   }
   for (Metric& metric : ProbeMetrics(trace, analysis.probe(), analysis.captures().windows())) {
     result.metrics.push_back(std::move(metric));
@@ -184,6 +189,7 @@ AnalysisResult MergeProcesses(std::vector<ProcessResult> processes, const std::v
     traces.captures += process.summary.captures.size();
     for (ProgramStop& stop : process.stops) traces.stops.push_back(std::move(stop));
     if (!result.timeline) result.timeline = std::move(process.timeline);
+    if (!result.coverage) result.coverage = std::move(process.coverage);
     if (!job) {
       for (Metric& metric : process.metrics) {
         if (processes.size() > 1) metric.name = absl::StrCat("pid", process.summary.pid, ".", metric.name);

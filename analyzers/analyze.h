@@ -23,6 +23,7 @@ struct AnalysisResult {
   std::vector<Finding> findings;        // sorted as SortFindings does
   std::vector<Metric> metrics;
   std::optional<Timeline> timeline;  // plot data of the first trace that has steps (analyzers/report_timeline.h)
+  std::optional<Coverage> coverage;  // graph coverage of the first trace that has steps (analyzers/coverage.h)
   std::vector<RankResult> ranks;     // a distributed job's ranks (see MergeProcesses); empty otherwise
 };
 
@@ -32,6 +33,7 @@ struct ProcessResult {
   std::vector<Finding> findings;  // each with the process's pid and, in a distributed job, its rank
   std::vector<Metric> metrics;    // launch and probe metrics, not yet named by process
   std::optional<Timeline> timeline;
+  std::optional<Coverage> coverage;
   ProcessSummary summary;          // for the checks that compare processes (rank-divergent-capture)
   std::vector<ProgramStop> stops;  // the uncaught exceptions a rule knows, for FoldStderrFindings
 };

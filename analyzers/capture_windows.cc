@@ -87,6 +87,7 @@ class Attributor {
     for (size_t w : open_) {
       if (state_[w].first_cause) AddConsequence(*state_[w].first_cause, (*windows_)[w].begin_call, -1);
     }
+    for (size_t w = 0; w < windows_->size(); ++w) (*windows_)[w].root_problem = state_[w].first_cause;
   }
 
  private:

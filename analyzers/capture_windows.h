@@ -53,6 +53,9 @@ struct CaptureWindow {
   uint32_t captured_operations = 0;        // launches, async copies and memsets inside the capture
   uint64_t kernel_sequence = 0;            // hash of the captured kernels' names, in order
   uint64_t kernel_shapes = 0;              // hash of names with grid and block sizes
+  // The problem (index into CaptureAnalysis::problems) that first broke this capture, or without a failure its first
+  // problem; absent when it had none.
+  std::optional<size_t> root_problem;
 };
 
 // When capture window `window` was open: from its begin call's start to its end call's start (UINT64_MAX when it

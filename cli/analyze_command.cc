@@ -200,6 +200,7 @@ absl::Status AnalyzeTraceFilesInto(const std::vector<std::string>& paths, const 
   for (Finding& finding : result.findings) report->findings.push_back(std::move(finding));
   report->metrics.insert(report->metrics.end(), result.metrics.begin(), result.metrics.end());
   report->timeline = std::move(result.timeline);
+  report->coverage = std::move(result.coverage);
   report->ranks = std::move(result.ranks);
   return absl::OkStatus();
 }

@@ -46,7 +46,8 @@ void AddPolicyOptions(CLI::App* command, OutputOptions* output) {
       ->check(CLI::IsMember({"error", "warning", "never"}));
   command->add_option("--max-regression", output->max_regression,
                       "With a baseline: fail when METRIC gets worse by more than PERCENT, METRIC=PERCENT "
-                      "(repeatable; defaults: graphed.speedup, launch.iteration_us, graphed.iteration_us at 10%)");
+                      "(repeatable; defaults: graphed.speedup, launch.iteration_us, graphed.iteration_us, "
+                      "coverage.graphed_gpu_time_share at 10%)");
   command->add_option("--config-file", output->config_file,
                       "Configuration file (default: .graphcheck.yaml in the working directory or above)");
 }

@@ -119,6 +119,71 @@ struct Timeline {
   }
 };
 
+// How much of a process's steps ran as CUDA graph replays (analyzers/coverage.h): kernels and GPU time replayed from
+// graphs, by who made the graphs, against kernels launched one by one (eager). Times are microseconds.
+struct CoverageShare {
+  // Who made the graphs: "user", "make_graphed_callables", "cudagraph-trees", "transformer-engine", "megatron",
+  // "megatron-full-iteration", or "unknown" (no probe event names the capture, or the graph was not captured).
+  std::string origin;
+  uint64_t kernels = 0;
+  double gpu_us = 0;
+
+  bool operator==(const CoverageShare& o) const {
+    return origin == o.origin && kernels == o.kernels && gpu_us == o.gpu_us;
+  }
+};
+
+// One step's split, or the sum over the steps counted.
+struct StepCoverage {
+  std::string label;  // "eager step 3", "graphed step 2", "all"
+  uint64_t eager_kernels = 0;
+  double eager_gpu_us = 0;
+  std::vector<CoverageShare> graphed;  // by origin, most GPU time first
+
+  bool operator==(const StepCoverage& o) const {
+    return label == o.label && eager_kernels == o.eager_kernels && eager_gpu_us == o.eager_gpu_us &&
+           graphed == o.graphed;
+  }
+};
+
+// Kernels launched one by one from one call site (kernel name, NVTX path, call stack) in the steps counted, and why
+// they are not graphed, where the trace knows it.
+struct EagerRemainder {
+  std::string kernel;
+  Location where;  // its first launch: thread, stream, NVTX path, and Python frames when the launch carried them
+  uint64_t launches = 0;
+  uint64_t steps = 0;  // counted steps it ran in
+  double gpu_us = 0;   // over the counted steps
+  // "failed-capture", "compile-cudagraph-skipped", "dynamic-shape", "sync-in-region" or "never-captured".
+  std::string reason;
+  std::string detail;     // the reason in words
+  Location reason_where;  // where the reason points (the failed capture's root cause, the sync, the skip)
+
+  bool operator==(const EagerRemainder& o) const {
+    return kernel == o.kernel && where == o.where && launches == o.launches && steps == o.steps && gpu_us == o.gpu_us &&
+           reason == o.reason && detail == o.detail && reason_where == o.reason_where;
+  }
+};
+
+struct Coverage {
+  std::string process;  // "pid 852" or "rank 0"
+  // Which steps it was computed over and which were left out for want of kernel records (sampled launch recording).
+  std::string scope;
+  uint64_t steps_counted = 0;
+  uint64_t steps_without_records = 0;
+  StepCoverage total;                      // label "all": the counted steps summed
+  std::vector<StepCoverage> steps;         // the counted steps in order, up to a cap
+  uint64_t dropped_steps = 0;              // counted steps beyond the cap
+  std::vector<EagerRemainder> remainders;  // largest GPU time first, up to a cap
+  uint64_t more_remainders = 0;            // beyond the cap
+
+  bool operator==(const Coverage& o) const {
+    return process == o.process && scope == o.scope && steps_counted == o.steps_counted &&
+           steps_without_records == o.steps_without_records && total == o.total && steps == o.steps &&
+           dropped_steps == o.dropped_steps && remainders == o.remainders && more_remainders == o.more_remainders;
+  }
+};
+
 // A run that stopped before its checks could run (graphcheck check on a machine without a GPU): the exit code it
 // ended with and why. Its report holds only what ran before, so it must never read as clean: the renderers say the
 // run did not complete and `graphcheck report` exits with the same code.
@@ -158,6 +223,7 @@ struct Report {
   std::vector<Finding> findings;
   std::vector<Metric> metrics;
   std::optional<Timeline> timeline;  // when a trace had steps to draw
+  std::optional<Coverage> coverage;  // when a trace had steps: what share of them ran as graph replays
   // graphcheck check: each tensor the engine compared between the eager and the graphed run (core/numerics_sample.h).
   std::vector<NumericsSample> numerics;
   std::optional<Incomplete> incomplete;  // absent: the run completed

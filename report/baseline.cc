@@ -54,7 +54,10 @@ std::string ChangeText(const MetricChange& m) {
 }  // namespace
 
 std::vector<MetricThreshold> DefaultThresholds() {
-  return {{"graphed.speedup", 0.1}, {"launch.iteration_us", 0.1}, {"graphed.iteration_us", 0.1}};
+  return {{"graphed.speedup", 0.1},
+          {"launch.iteration_us", 0.1},
+          {"graphed.iteration_us", 0.1},
+          {"coverage.graphed_gpu_time_share", 0.1}};
 }
 
 absl::StatusOr<MetricThreshold> ParseThreshold(absl::string_view text) {
@@ -84,7 +87,7 @@ void SetThreshold(MetricThreshold threshold, std::vector<MetricThreshold>* thres
 
 bool HigherIsBetter(absl::string_view metric) {
   return absl::StrContains(metric, "speedup") || absl::StrContains(metric, "utilization") ||
-         absl::StrContains(metric, "savings");
+         absl::StrContains(metric, "savings") || absl::StrContains(metric, "coverage.graphed_");
 }
 
 ReportDiff DiffReports(const Report& old_report, const Report& new_report,

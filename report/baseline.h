@@ -16,13 +16,14 @@
 namespace graphcheck {
 
 // A metric may get worse by at most `max_ratio` of its old value (0.1 = 10%). Which way is worse comes from the
-// name: speedups, utilization and savings are better higher, everything else (times, counts) lower.
+// name: speedups, utilization, savings and graph coverage (coverage.graphed_*) are better higher, everything else
+// (times, counts) lower.
 struct MetricThreshold {
   std::string metric;  // a metric name; also matches "rank0.NAME" and "pid12.NAME" of multi-process reports
   double max_ratio = 0.1;
 };
 
-// graphed.speedup, launch.iteration_us and graphed.iteration_us at 10%.
+// graphed.speedup, launch.iteration_us, graphed.iteration_us and coverage.graphed_gpu_time_share at 10%.
 std::vector<MetricThreshold> DefaultThresholds();
 // "graphed.speedup=10%" (the % is optional: the number is a percentage). Later thresholds for the same metric
 // replace earlier ones, so command-line values win over the configuration file's and the defaults.

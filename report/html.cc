@@ -14,6 +14,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "core/utf8.h"
+#include "report/coverage_table.h"
 #include "report/limits.h"
 #include "report/numerics_table.h"
 #include "report/sarif.h"
@@ -68,6 +69,9 @@ svg .k0 { fill: #4e79a7; } svg .k1 { fill: #f28e2b; } svg .k2 { fill: #59a14f; }
 svg .k4 { fill: #76b7b2; } svg .k5 { fill: #edc948; } svg .k6 { fill: #b07aa1; } svg .k7 { fill: #9c755f; }
 svg .ph-warmup { fill: #b8bfcc; } svg .ph-eager { fill: #f28e2b; } svg .ph-capture { fill: #e15759; }
 svg .ph-graphed { fill: #4e79a7; } svg .ph-forecast { fill: #76b7b2; } svg .ph-other { fill: #9c755f; }
+svg .cov-eager { fill: #f28e2b; } svg .cov-user { fill: #4e79a7; } svg .cov-make_graphed_callables { fill: #59a14f; }
+svg .cov-cudagraph-trees { fill: #b07aa1; } svg .cov-transformer-engine { fill: #76b7b2; }
+svg .cov-megatron { fill: #edc948; } svg .cov-megatron-full-iteration { fill: #9c755f; } svg .cov-other { fill: #b8bfcc; }
 )css";
 
 // Appends <tag class=cls>text</tag>; text from the program goes through XmlSafeText here and pugixml's escaping on
@@ -122,6 +126,7 @@ void AddPlots(const Report& report, pugi::xml_node body) {
     PlotRunSteps(*report.timeline, section);
     PlotKernelDurations(*report.timeline, section);
   }
+  if (report.coverage) PlotCoverage(*report.coverage, section);
   if (section.child("figure").empty()) Add(section, "p", "No steps were timed in this run: nothing to plot.", "note");
 }
 
@@ -244,6 +249,30 @@ void AddRanks(const Report& report, pugi::xml_node body) {
       "note");
 }
 
+void AddTable(pugi::xml_node parent, const CoverageTable& table, const std::string& omitted_what) {
+  pugi::xml_node rows = parent.append_child("table");
+  AddRow(rows, table.header, "th");
+  for (const std::vector<std::string>& row : table.rows) AddRow(rows, row);
+  if (table.omitted > 0) Add(parent, "p", absl::StrCat("... and ", table.omitted, " more ", omitted_what, "."), "note");
+}
+
+// What share of the steps ran as graph replays, by who made the graphs, and the largest eager remainders with why.
+void AddCoverage(const Report& report, pugi::xml_node body) {
+  if (!report.coverage) return;
+  constexpr size_t kMaxCoverageRows = 200;
+  pugi::xml_node section = body.append_child("section");
+  Add(section, "h2", "CUDA graph coverage");
+  for (const std::string& line : CoverageHeadline(*report.coverage)) Add(section, "p", line);
+  if (report.coverage->steps_counted == 0) return;
+  const CoverageTable remainders = MakeRemainderTable(*report.coverage);
+  if (!remainders.rows.empty()) {
+    Add(section, "h3", "Largest eager remainders and why they are not graphed");
+    AddTable(section, remainders, "call sites");
+  }
+  Add(section, "h3", "Per step");
+  AddTable(section, MakeCoverageStepTable(*report.coverage, kMaxCoverageRows), "steps (the JSON report lists them)");
+}
+
 void AddSteps(const Report& report, pugi::xml_node body) {
   if (report.steps.empty()) return;
   pugi::xml_node section = body.append_child("section");
@@ -307,6 +336,7 @@ std::string RenderHtml(const Report& report) {
   AddPlots(report, body);
   AddRanks(report, body);
   AddFindings(report, body);
+  AddCoverage(report, body);
   AddSteps(report, body);
   AddNumerics(report, body);
   AddMetrics(report, body);

@@ -20,6 +20,8 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(StepTimeline, label, duration_us
                                                 dropped_launches)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(RunStepTime, phase, start_us, duration_us)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(HistogramBucket, lower_us, upper_us, count)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(CoverageShare, origin, kernels, gpu_us)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(StepCoverage, label, eager_kernels, eager_gpu_us, graphed)
 
 namespace {
 
@@ -84,6 +86,27 @@ json FindingToJson(const Finding& f) {
   return out;
 }
 
+json RemainderToJson(const EagerRemainder& r) {
+  return json{{"kernel", r.kernel},     {"where", LocationToJson(r.where)},
+              {"launches", r.launches}, {"steps", r.steps},
+              {"gpu_us", r.gpu_us},     {"reason", r.reason},
+              {"detail", r.detail},     {"reason_where", LocationToJson(r.reason_where)}};
+}
+
+json CoverageToJson(const Coverage& c) {
+  json remainders = json::array();
+  for (const EagerRemainder& r : c.remainders) remainders.push_back(RemainderToJson(r));
+  return json{{"process", c.process},
+              {"scope", c.scope},
+              {"steps_counted", c.steps_counted},
+              {"steps_without_records", c.steps_without_records},
+              {"total", c.total},
+              {"steps", c.steps},
+              {"dropped_steps", c.dropped_steps},
+              {"remainders", std::move(remainders)},
+              {"more_remainders", c.more_remainders}};
+}
+
 // Reading: nlohmann's typed accessors throw on a type mismatch; the reader catches at this border and turns it into
 // a Status, so a bad file is an error message, never a crash.
 Location LocationFromJson(const json& j) {
@@ -102,6 +125,33 @@ Location LocationFromJson(const json& j) {
   where.column = j.value("column", 0);
   where.key = j.value("key", "");
   return where;
+}
+
+EagerRemainder RemainderFromJson(const json& j) {
+  EagerRemainder r;
+  r.kernel = j.value("kernel", "");
+  if (j.contains("where")) r.where = LocationFromJson(j.at("where"));
+  r.launches = j.value("launches", uint64_t{0});
+  r.steps = j.value("steps", uint64_t{0});
+  r.gpu_us = j.value("gpu_us", 0.0);
+  r.reason = j.value("reason", "");
+  r.detail = j.value("detail", "");
+  if (j.contains("reason_where")) r.reason_where = LocationFromJson(j.at("reason_where"));
+  return r;
+}
+
+Coverage CoverageFromJson(const json& j) {
+  Coverage c;
+  c.process = j.value("process", "");
+  c.scope = j.value("scope", "");
+  c.steps_counted = j.value("steps_counted", uint64_t{0});
+  c.steps_without_records = j.value("steps_without_records", uint64_t{0});
+  c.total = j.value("total", StepCoverage{});
+  c.steps = j.value("steps", std::vector<StepCoverage>{});
+  c.dropped_steps = j.value("dropped_steps", uint64_t{0});
+  for (const json& r : j.value("remainders", json::array())) c.remainders.push_back(RemainderFromJson(r));
+  c.more_remainders = j.value("more_remainders", uint64_t{0});
+  return c;
 }
 
 absl::StatusOr<Finding> FindingFromJson(const json& j) {
@@ -258,6 +308,7 @@ absl::StatusOr<Report> ReportFromParsed(const json& j) {
   }
   for (const json& m : j.value("metrics", json::array())) report.metrics.push_back(MetricFromJson(m));
   if (j.contains("timeline") && !j.at("timeline").is_null()) report.timeline = TimelineFromJson(j.at("timeline"));
+  if (j.contains("coverage") && !j.at("coverage").is_null()) report.coverage = CoverageFromJson(j.at("coverage"));
   for (const json& s : j.value("numerics", json::array())) {
     absl::StatusOr<NumericsSample> sample = SampleFromJson(s);
     if (!sample.ok()) return sample.status();
@@ -363,6 +414,7 @@ std::string ReportToJson(const Report& report) {
            {"findings", findings},
            {"metrics", metrics}};
   if (report.timeline) out["timeline"] = TimelineToJson(*report.timeline);
+  if (report.coverage) out["coverage"] = CoverageToJson(*report.coverage);
   if (report.incomplete) {
     out["incomplete"] = {{"exit_code", report.incomplete->exit_code}, {"reason", report.incomplete->reason}};
   }

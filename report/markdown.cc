@@ -4,6 +4,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "core/utf8.h"
+#include "report/coverage_table.h"
 #include "report/limits.h"
 #include "report/numerics_table.h"
 #include "report/verdict.h"
@@ -13,6 +14,7 @@ namespace graphcheck {
 namespace {
 
 constexpr size_t kMaxNumericsRows = 10;  // the worst tensors; JSON has every one
+constexpr size_t kMaxCoverageRows = 20;  // steps of the coverage table; JSON has them all (up to its cap)
 constexpr size_t kMaxFindingRows = 50;   // a comment stays readable, and far below the forges' 64 KiB limit
 
 // The metrics a reviewer wants at a glance, in this order (the first of each name; a multi-rank report's rank 0).
@@ -26,6 +28,41 @@ constexpr const char* kKeyMetrics[] = {
     "launch.kernels_per_iteration",
     "launch.gpu_utilization",
 };
+
+// A table of escaped cells: the header cut at 80 characters, the cells at 120.
+std::string MarkdownTable(const std::vector<std::string>& header, const std::vector<std::vector<std::string>>& rows) {
+  std::string out = "|";
+  for (const std::string& cell : header) absl::StrAppend(&out, " ", MarkdownText(cell, 80), " |");
+  absl::StrAppend(&out, "\n|");
+  for (size_t i = 0; i < header.size(); ++i) absl::StrAppend(&out, "---|");
+  absl::StrAppend(&out, "\n");
+  for (const std::vector<std::string>& row : rows) {
+    absl::StrAppend(&out, "|");
+    for (const std::string& cell : row) absl::StrAppend(&out, " ", MarkdownText(cell, 120), " |");
+    absl::StrAppend(&out, "\n");
+  }
+  return out;
+}
+
+// The headline in the open, the steps and the eager remainders folded.
+std::string MarkdownCoverage(const Coverage& coverage) {
+  std::string out = "**CUDA graph coverage:**";
+  for (const std::string& line : CoverageHeadline(coverage)) absl::StrAppend(&out, " ", MarkdownText(line, 1000));
+  absl::StrAppend(&out, "\n\n");
+  if (coverage.steps_counted == 0) return out;
+  const CoverageTable remainders = MakeRemainderTable(coverage);
+  if (!remainders.rows.empty()) {
+    absl::StrAppend(&out, "<details><summary>Largest eager remainders and why they are not graphed</summary>\n\n",
+                    MarkdownTable(remainders.header, remainders.rows));
+    if (remainders.omitted > 0) absl::StrAppend(&out, "\n... and ", remainders.omitted, " more call sites.\n");
+    absl::StrAppend(&out, "\n</details>\n\n");
+  }
+  const CoverageTable steps = MakeCoverageStepTable(coverage, kMaxCoverageRows);
+  absl::StrAppend(&out, "<details><summary>Coverage per step</summary>\n\n", MarkdownTable(steps.header, steps.rows));
+  if (steps.omitted > 0) absl::StrAppend(&out, "\n... and ", steps.omitted, " more steps.\n");
+  absl::StrAppend(&out, "\n</details>\n\n");
+  return out;
+}
 
 }  // namespace
 
@@ -123,19 +160,12 @@ std::string RenderMarkdown(const Report& report) {
     }
   }
   if (!metrics.empty()) absl::StrAppend(&out, "| metric | value |\n|---|---|\n", metrics, "\n");
+  if (report.coverage) absl::StrAppend(&out, MarkdownCoverage(*report.coverage));
 
   if (!report.numerics.empty()) {
     const NumericsTable table = MakeNumericsTable(report.numerics, kMaxNumericsRows);
-    absl::StrAppend(&out, "<details><summary>Numerics: eager against graphed, worst first</summary>\n\n|");
-    for (const std::string& cell : table.header) absl::StrAppend(&out, " ", MarkdownText(cell, 80), " |");
-    absl::StrAppend(&out, "\n|");
-    for (size_t i = 0; i < table.header.size(); ++i) absl::StrAppend(&out, "---|");
-    absl::StrAppend(&out, "\n");
-    for (const std::vector<std::string>& row : table.rows) {
-      absl::StrAppend(&out, "|");
-      for (const std::string& cell : row) absl::StrAppend(&out, " ", MarkdownText(cell, 120), " |");
-      absl::StrAppend(&out, "\n");
-    }
+    absl::StrAppend(&out, "<details><summary>Numerics: eager against graphed, worst first</summary>\n\n",
+                    MarkdownTable(table.header, table.rows));
     if (table.omitted > 0) absl::StrAppend(&out, "\n... and ", table.omitted, " more tensors.\n");
     absl::StrAppend(&out, "\n</details>\n\n");
   }

@@ -177,7 +177,73 @@ size_t StreamCount(const StepTimeline& step) {
   return std::unique(streams.begin(), streams.end()) - streams.begin();
 }
 
+// The origin of a graph as a CSS class: only known origins, since the value comes from a report file.
+std::string OriginClass(const std::string& origin) {
+  for (const char* known : {"user", "make_graphed_callables", "cudagraph-trees", "transformer-engine", "megatron",
+                            "megatron-full-iteration"}) {
+    if (origin == known) return absl::StrCat("cov cov-", known);
+  }
+  return "cov cov-other";
+}
+
+double StepGpuUs(const StepCoverage& step) {
+  double us = step.eager_gpu_us;
+  for (const CoverageShare& s : step.graphed) us += s.gpu_us;
+  return us;
+}
+
+// One step's stack from `bottom` up: the graph replays by origin, then the eager kernels on top.
+void DrawCoverageBar(Plot& plot, const StepCoverage& step, double x, double width, double bottom, double scale) {
+  double y = bottom;
+  for (const CoverageShare& s : step.graphed) {
+    const double h = s.gpu_us * scale;
+    y -= h;
+    plot.Rect(
+        x, y, width, h, OriginClass(s.origin),
+        absl::StrFormat("%s: graphs made by %s, %s (%d kernels)", step.label, s.origin, FormatUs(s.gpu_us), s.kernels));
+  }
+  const double h = step.eager_gpu_us * scale;
+  plot.Rect(x, y - h, width, h, "cov cov-eager",
+            absl::StrFormat("%s: launched one by one, %s (%d kernels)", step.label, FormatUs(step.eager_gpu_us),
+                            step.eager_kernels));
+}
+
 }  // namespace
+
+void PlotCoverage(const Coverage& coverage, pugi::xml_node parent) {
+  if (coverage.steps.empty()) return;
+  double max_us = 0;
+  for (const StepCoverage& step : coverage.steps) max_us = std::max(max_us, StepGpuUs(step));
+  if (max_us <= 0) return;
+  const double height = 260, bottom = 200, left = 70, right = kWidth - 20;
+  Plot plot(parent,
+            absl::StrCat("GPU time per step (", coverage.process,
+                         "): CUDA graph replays by who made the graphs, and kernels launched one by one"),
+            height);
+  const LinearAxis axis = NiceAxis(max_us, 5);
+  const double scale = (bottom - 10) / axis.top;
+  const double slot = (right - left) / coverage.steps.size();
+  for (size_t i = 0; i < coverage.steps.size(); ++i) {
+    DrawCoverageBar(plot, coverage.steps[i], left + i * slot + slot * 0.1, slot * 0.8, bottom, scale);
+  }
+  plot.YAxis(left, bottom, 10, axis, FormatUs);
+  plot.Line(left, bottom, right, bottom);
+  plot.Label(left, bottom + 14, coverage.steps.front().label, "start", "tick");
+  plot.Label(right, bottom + 14, coverage.steps.back().label, "end", "tick");
+  double x = left;
+  plot.Rect(x, height - 28, 10, 10, "cov cov-eager", "");
+  plot.Label(x + 14, height - 19, "launched one by one");
+  x += 160;
+  for (const CoverageShare& s : coverage.total.graphed) {
+    plot.Rect(x, height - 28, 10, 10, OriginClass(s.origin), "");
+    plot.Label(x + 14, height - 19, absl::StrCat("graphs: ", s.origin));
+    x += 190;
+  }
+  plot.Note(absl::StrCat("Over ", coverage.scope, "."));
+  if (coverage.dropped_steps > 0) {
+    plot.Note(absl::StrCat(coverage.dropped_steps, " later steps beyond the report's cap are not drawn"));
+  }
+}
 
 void PlotStepTimelines(const Timeline& timeline, pugi::xml_node parent) {
   std::vector<const StepTimeline*> steps;

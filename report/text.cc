@@ -2,19 +2,21 @@
 
 #include <algorithm>
 
-#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "core/utf8.h"
+#include "report/coverage_table.h"
 #include "report/limits.h"
 #include "report/numerics_table.h"
+#include "report/text_table.h"
 #include "report/where.h"
 
 namespace graphcheck {
 namespace {
 
-constexpr size_t kNumericsRows = 10;  // the worst tensors shown; JSON has every one
+constexpr size_t kNumericsRows = 10;      // the worst tensors shown; JSON has every one
+constexpr size_t kCoverageStepRows = 10;  // the first steps of the coverage table; JSON has up to its cap
 
 class Painter {
  public:
@@ -85,22 +87,13 @@ std::string RenderText(const Report& report, const TextOptions& options) {
   if (!report.numerics.empty()) {
     const NumericsTable table = MakeNumericsTable(report.numerics, kNumericsRows);
     absl::StrAppend(&out, p.Bold("numerics, eager against graphed (worst first)"), "\n");
-    std::vector<size_t> widths(table.header.size(), 0);
-    auto widen = [&](const std::vector<std::string>& cells) {
-      for (size_t i = 0; i < cells.size(); ++i) widths[i] = std::max(widths[i], PrintableText(cells[i]).size());
-    };
-    widen(table.header);
-    for (const std::vector<std::string>& row : table.rows) widen(row);
-    auto line = [&](const std::vector<std::string>& cells) {
-      std::string text = " ";
-      for (size_t i = 0; i < cells.size(); ++i)
-        absl::StrAppendFormat(&text, " %-*s", widths[i], PrintableText(cells[i]));
-      absl::StrAppend(&out, absl::StripTrailingAsciiWhitespace(text), "\n");
-    };
-    line(table.header);
-    for (const std::vector<std::string>& row : table.rows) line(row);
+    absl::StrAppend(&out, AlignedTable(table.header, table.rows));
     if (table.omitted > 0)
       absl::StrAppend(&out, "  ... and ", table.omitted, " more tensors (--format json lists all)\n");
+  }
+  if (report.coverage) {
+    absl::StrAppend(&out, p.Bold("coverage: graph replays against kernels launched one by one"), "\n");
+    absl::StrAppend(&out, CoverageText(*report.coverage, kCoverageStepRows));
   }
   if (!report.metrics.empty()) {
     absl::StrAppend(&out, p.Bold("metrics"), "\n");

@@ -12,6 +12,7 @@
 #include "absl/strings/str_format.h"
 #include "analyzers/analyze.h"
 #include "core/trace/events.h"
+#include "report/coverage_table.h"
 
 namespace graphcheck::golden {
 
@@ -53,6 +54,7 @@ class FixtureLoader {
     }
     AddCalls(doc.value("calls", nlohmann::json::array()), 0);
     for (const nlohmann::json& e : doc.value("nvtx", nlohmann::json::array())) AddNvtx(e, 0);
+    for (const nlohmann::json& e : doc.value("probe", nlohmann::json::array())) AddProbe(e);
     if (doc.contains("stderr")) {
       f.has_stderr = true;
       f.stderr_lines = doc["stderr"].get<std::vector<std::string>>();
@@ -61,6 +63,8 @@ class FixtureLoader {
       return a.start_ns < b.start_ns;
     });
     for (const trace::ApiCallRecord& call : calls_) f.trace.AddCall(call);
+    std::stable_sort(f.trace.probe_events.begin(), f.trace.probe_events.end(),
+                     [](const trace::ProbeEvent& a, const trace::ProbeEvent& b) { return a.time_ns < b.time_ns; });
     return f;
   }
 
@@ -163,6 +167,23 @@ class FixtureLoader {
     trace_->nvtx.push_back(event);
   }
 
+  // A capture-begin event of the Python probe: who began the capture on this thread next.
+  void AddProbe(const nlohmann::json& e) {
+    trace::ProbeEvent event;
+    if (e.value("kind", "capture-begin") != "capture-begin") throw std::runtime_error("probe: only capture-begin");
+    event.kind = trace::ProbeEventKind::kCaptureBegin;
+    const std::string origin = e.value("origin", "unknown");
+    for (uint8_t o = 0; o <= trace::kMaxProbeOrigin; ++o) {
+      if (trace::ProbeOriginName(static_cast<trace::ProbeOrigin>(o)) == origin) {
+        event.origin = static_cast<trace::ProbeOrigin>(o);
+      }
+    }
+    event.thread_id = e.value("tid", 1u);
+    event.time_ns = e.at("t").get<uint64_t>();
+    event.graph = e.value("graph", 0u);
+    trace_->probe_events.push_back(event);
+  }
+
   trace::Trace* trace_ = nullptr;
   std::vector<trace::ApiCallRecord> calls_;  // added to the trace in start order once all are read
   uint64_t correlation_ = 0;
@@ -182,6 +203,8 @@ inline std::string ExpectedText(const analyzers::AnalysisResult& result) {
     absl::StrAppend(&text, " consequences=", f.consequences.size(), " evidence=", f.evidence.size(), "\n");
   }
   for (const Metric& m : result.metrics) absl::StrAppend(&text, absl::StrFormat("metric %s %.6g\n", m.name, m.value));
+  // The coverage section as the text report prints it (its first 10 steps).
+  if (result.coverage) absl::StrAppend(&text, "coverage\n", CoverageText(*result.coverage, 10));
   return text;
 }
 
