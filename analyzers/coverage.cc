@@ -289,7 +289,7 @@ std::string StepList(const std::vector<LabelledStep>& steps) {
 }
 
 std::string Scope(const std::vector<LabelledStep>& counted, const std::vector<LabelledStep>& unrecorded,
-                  const std::string& source) {
+                  const std::vector<LabelledStep>& before_graphs, const std::string& source) {
   std::string scope = counted.empty() ? "no step has kernel records"
                                       : absl::StrCat(counted.size(), " steps with kernel records (", StepList(counted),
                                                      "; steps from ", source, ")");
@@ -297,6 +297,11 @@ std::string Scope(const std::vector<LabelledStep>& counted, const std::vector<La
     absl::StrAppend(&scope, "; ", unrecorded.size(), " steps without kernel records left out (", StepList(unrecorded),
                     "): the trace has no GPU record of their launches (sampled or capture-only launch recording), so "
                     "their coverage is not known");
+  }
+  if (!before_graphs.empty()) {
+    absl::StrAppend(&scope, "; ", StepList(before_graphs),
+                    " left out: the program ran them before it replayed graphs (warmup, a baseline), and the "
+                    "figures are those of the steps that replay graphs");
   }
   return scope;
 }
@@ -439,8 +444,18 @@ std::string MetricPart(const std::string& origin) { return absl::StrReplaceAll(o
 std::optional<Coverage> ComputeCoverage(const TraceAnalysis& analysis, const IterationOptions& iterations,
                                         const CoverageLimits& limits) {
   const Iterations& selected = analysis.iterations(iterations);
-  const std::vector<LabelledStep> steps = StepsInOrder(selected);
+  std::vector<LabelledStep> steps = StepsInOrder(selected);
   if (steps.empty()) return std::nullopt;
+  // A run that replays graphs is judged from its first graphed step on: the eager steps before it (warmup, a
+  // baseline; under sampled recording most of the steps with kernel records) would otherwise weigh in by how long the
+  // program warmed up. Eager steps after it (a fallback) still count.
+  const auto first_graphed =
+      std::find_if(steps.begin(), steps.end(), [](const LabelledStep& s) { return s.graphed; });
+  std::vector<LabelledStep> before_graphs;
+  if (first_graphed != steps.end()) {
+    before_graphs.assign(steps.begin(), first_graphed);
+    steps.erase(steps.begin(), first_graphed);
+  }
   const trace::Trace& trace = analysis.trace();
   Coverage coverage;
   coverage.process =
@@ -468,7 +483,7 @@ std::optional<Coverage> ComputeCoverage(const TraceAnalysis& analysis, const Ite
   SortByGpuTime(&coverage.total.graphed);
   coverage.steps_counted = counted.size();
   coverage.steps_without_records = unrecorded.size();
-  coverage.scope = Scope(counted, unrecorded, selected.source);
+  coverage.scope = Scope(counted, unrecorded, before_graphs, selected.source);
   coverage.remainders = ExplainRemainders(analysis, remainders.Largest(limits.remainders, &coverage.more_remainders));
   return coverage;
 }

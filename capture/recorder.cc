@@ -679,6 +679,4 @@ absl::Status StartRecorder(const RecorderOptions& options) {
   return status;
 }
 
-void StopRecorder() { TheRecorder().Stop(); }
-
 }  // namespace graphcheck::capture

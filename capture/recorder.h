@@ -38,8 +38,6 @@ struct RecorderOptions {
 // GRAPHCHECK_HANG_TIMEOUT_MS. A CUPTI subscriber
 // already present is recorded in the trace (cupti-busy) and is not an error: the program runs on.
 absl::Status StartRecorder(const RecorderOptions& options);
-// Flushes activity records and detaches from CUPTI; called at exit.
-void StopRecorder();
 
 }  // namespace graphcheck::capture
 

@@ -1,7 +1,7 @@
 // What `graphcheck check`'s engine measured: the pipeline's steps and metrics, and the snapshots the validators read
 // (the loss of every eager and every graphed training step, run from the same initial state on the same inputs, a
 // second eager run that measures eager's own run-to-run noise, and per-tensor numerics samples).
-// The engine process writes it as JSON (report/engine_run_json.h); the CLI reads it back and merges it with the
+// The engine process writes it as JSON (EngineRunToJson in report/json.h); the CLI reads it back and merges it with the
 // analysis of the engine's trace.
 #ifndef GRAPHCHECK_CORE_ENGINE_RUN_H_
 #define GRAPHCHECK_CORE_ENGINE_RUN_H_

@@ -88,6 +88,32 @@ TEST(CoverageTest, AllEagerStepsAreNoneGraphedAndTheirKernelsNeverCaptured) {
   EXPECT_EQ(gemm.where.nvtx_path, "step");
 }
 
+// Eager warmup steps, then graphed steps, then one step that fell back to eager: the figures start at the first
+// graphed step (the warmup is said to be left out), and the fallback counts against coverage.
+TEST(CoverageTest, EagerStepsBeforeTheGraphsAreLeftOutAndAFallbackCounts) {
+  TraceBuilder b;
+  Capture(b, 1000, 11, ProbeOrigin::kUser, {"gemm"});
+  Steps(b, 9, [](TraceBuilder& b, uint64_t t) {
+    const int step = static_cast<int>((t - kFirstStep) / kStepNs);
+    if (step >= 4 && step < 8) {
+      b.Replay(t + 1000, 1, kStream, 11, 2000, 8000);
+    } else {
+      b.LaunchAndRun(t + 1000, 1, kStream, "gemm", 2000, 8000);
+    }
+  });
+  const Result r = Analyze(b.Build());
+  ASSERT_TRUE(r.coverage);
+  EXPECT_THAT(r.coverage->scope, HasSubstr("left out: the program ran them before it replayed graphs"));
+  for (const StepCoverage& step : r.coverage->steps) {
+    EXPECT_NE(step.label, "eager step 1") << "a warmup step counted";
+  }
+  ASSERT_FALSE(r.coverage->steps.empty());
+  EXPECT_EQ(r.coverage->steps.back().eager_kernels, 1u) << r.coverage->steps.back().label;  // the fallback
+  const double share = r.metrics.at("coverage.graphed_gpu_time_share");
+  EXPECT_GT(share, 0.5);
+  EXPECT_LT(share, 1.0);
+}
+
 TEST(CoverageTest, FullyGraphedStepsAreAllReplays) {
   TraceBuilder b;
   Capture(b, 1000, 11, ProbeOrigin::kUser, {"gemm", "relu"});
