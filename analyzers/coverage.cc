@@ -16,6 +16,7 @@
 #include "analyzers/capture_problem_check.h"
 #include "analyzers/launch_metrics.h"
 #include "analyzers/trace_analysis.h"
+#include "core/number_ranges.h"
 #include "core/trace/api_names.h"
 #include "core/trace/python_frames.h"
 
@@ -265,26 +266,13 @@ bool MeasureStep(const TraceAnalysis& analysis, const ReplayIndex& replays, cons
   return recorded;
 }
 
-// "1-5, 7": step indices as ranges.
-std::string IndexRanges(std::vector<size_t> indices) {
-  std::sort(indices.begin(), indices.end());
-  std::vector<std::string> parts;
-  for (size_t i = 0; i < indices.size();) {
-    size_t j = i;
-    while (j + 1 < indices.size() && indices[j + 1] == indices[j] + 1) ++j;
-    parts.push_back(j == i ? absl::StrCat(indices[i]) : absl::StrCat(indices[i], "-", indices[j]));
-    i = j + 1;
-  }
-  return absl::StrJoin(parts, ", ");
-}
-
 // "eager steps 1-5, graphed steps 1-2".
 std::string StepList(const std::vector<LabelledStep>& steps) {
   std::vector<size_t> eager, graphed;
   for (const LabelledStep& s : steps) (s.graphed ? graphed : eager).push_back(s.step->index);
   std::vector<std::string> parts;
-  if (!eager.empty()) parts.push_back(absl::StrCat("eager steps ", IndexRanges(eager)));
-  if (!graphed.empty()) parts.push_back(absl::StrCat("graphed steps ", IndexRanges(graphed)));
+  if (!eager.empty()) parts.push_back(absl::StrCat("eager steps ", NumberRanges(eager, ", ")));
+  if (!graphed.empty()) parts.push_back(absl::StrCat("graphed steps ", NumberRanges(graphed, ", ")));
   return absl::StrJoin(parts, ", ");
 }
 
@@ -449,8 +437,7 @@ std::optional<Coverage> ComputeCoverage(const TraceAnalysis& analysis, const Ite
   // A run that replays graphs is judged from its first graphed step on: the eager steps before it (warmup, a
   // baseline; under sampled recording most of the steps with kernel records) would otherwise weigh in by how long the
   // program warmed up. Eager steps after it (a fallback) still count.
-  const auto first_graphed =
-      std::find_if(steps.begin(), steps.end(), [](const LabelledStep& s) { return s.graphed; });
+  const auto first_graphed = std::find_if(steps.begin(), steps.end(), [](const LabelledStep& s) { return s.graphed; });
   std::vector<LabelledStep> before_graphs;
   if (first_graphed != steps.end()) {
     before_graphs.assign(steps.begin(), first_graphed);

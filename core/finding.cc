@@ -4,7 +4,7 @@
 #include <tuple>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
+#include "core/number_ranges.h"
 
 namespace graphcheck {
 
@@ -26,14 +26,7 @@ const SourceFrame* FirstUserFrame(const std::vector<SourceFrame>& frames) {
 }
 
 std::string RanksText(const std::vector<int32_t>& ranks) {
-  std::vector<std::string> spans;
-  for (size_t i = 0; i < ranks.size();) {
-    size_t j = i;
-    while (j + 1 < ranks.size() && ranks[j + 1] == ranks[j] + 1) ++j;
-    spans.push_back(j == i ? absl::StrCat(ranks[i]) : absl::StrCat(ranks[i], "-", ranks[j]));
-    i = j + 1;
-  }
-  return absl::StrCat(ranks.size() == 1 ? "rank " : "ranks ", absl::StrJoin(spans, ","));
+  return absl::StrCat(ranks.size() == 1 ? "rank " : "ranks ", NumberRanges(ranks, ","));
 }
 
 }  // namespace graphcheck
