@@ -123,8 +123,15 @@ class HangCheck : public AnalyzerCheck {
                                            ? absl::StrCat(" holds ", graph.nccl_kernels.size(), " NCCL kernel(s)")
                                            : absl::StrCat(" holds ", DescribeCollectives(graph.nccl_calls))));
       }
-      // A teardown held up by live graphs is explained by them, not by a collective that does not pair up.
+      // A teardown held up by live graphs is explained by them, not by a collective that does not pair up; a
+      // process-group wait (a barrier, an eager collective) by the ranks that did not join it, not by the last graph.
       const bool held_by_live_graphs = teardown && !holding.empty();
+      const bool group_wait = !teardown && absl::StartsWith(call, "torch.distributed.");
+      if (group_wait) {
+        absl::StrAppend(&finding.message,
+                        " It completes only when every rank of the group joins it: a rank that skipped it, or "
+                        "stopped or failed before it, leaves the others waiting here.");
+      }
       if (call == "cudaGraphLaunch") {
         absl::StrAppend(&finding.message,
                         " A graph launch blocks once the GPU's queue is full behind work that does not finish.");
@@ -141,7 +148,7 @@ class HangCheck : public AnalyzerCheck {
         }
         int calls = 0;
         for (const CollectiveRun& run : graph.nccl_calls) calls += static_cast<int>(run.count);
-        if ((launches > 0 || calls > 0) && !held_by_live_graphs) {
+        if ((launches > 0 || calls > 0) && !held_by_live_graphs && !group_wait) {
           absl::StrAppend(&finding.message, " The last graph it launched holds ", std::max(launches, calls),
                           " NCCL collective(s): a collective that another rank does not join (it captured other "
                           "collectives, failed, or stopped earlier) never completes.");

@@ -112,6 +112,17 @@ TEST(HangTest, ATeardownWaitNamesTheLiveGraphsThatHoldCollectives) {
   EXPECT_EQ(FirstUserFrame(findings[0].where)->line, 88);
 }
 
+// Rank 1 skipped the barrier before the teardown (two H100s, probe_cases.py ddp-skip-barrier): rank 0's wait is the
+// barrier's, not the all-reduce of the graph it replayed last, which paired up.
+TEST(HangTest, ABarrierWaitNamesTheRanksThatDidNotJoin) {
+  trace::Trace t = HungTrace(12);
+  t.hangs.back().call = t.Intern("torch.distributed.barrier");
+  const std::vector<Finding> findings = RunCheck(analyzers::NewHangCheck(), t);
+  ASSERT_EQ(findings.size(), 1u);
+  EXPECT_THAT(findings[0].message, HasSubstr("only when every rank of the group joins it"));
+  EXPECT_THAT(findings[0].message, ::testing::Not(HasSubstr("The last graph it launched holds")));
+}
+
 // Ranks that captured different all-reduces, replaying in a loop: the GPU's queue fills behind the all-reduce that
 // never completes and graph.replay() blocks in cudaGraphLaunch (two H100s, probe_cases.py ddp-divergent).
 TEST(HangTest, AGraphLaunchBlockedBehindACollectiveIsNamed) {
