@@ -3,9 +3,9 @@
 // barrier, a collective, a thread join), marks its slot with when and what it waits on, and clears it on return; a
 // watcher thread polls the slots and, for the first wait older than the bound, calls back once (the recorder writes
 // where the thread waited and ends the process). A hang inside a replayed graph's collective shows on the host only as
-// a synchronize that never returns, so the bound is on those waits. Enter and Exit are a few relaxed stores (the
-// recorder adds the call's stream and Python stack, on those calls only, and only under --hang-timeout). No CUDA here:
-// tested on a CPU.
+// a synchronize or a graph launch that never returns, so the bound is on those waits. Enter and Exit are a few relaxed
+// stores (the recorder adds the call's stream and Python stack, on those calls only, and only under --hang-timeout). No
+// CUDA here: tested on a CPU.
 #ifndef GRAPHCHECK_CAPTURE_HANG_WATCH_H_
 #define GRAPHCHECK_CAPTURE_HANG_WATCH_H_
 
