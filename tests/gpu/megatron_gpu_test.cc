@@ -3,7 +3,8 @@
 // FullCudaGraphWrapper's full-iteration graph. The clean modes must give no warning and name who began each capture;
 // each defect mode (a row of the seeds' error table that Megatron-Core produces without Transformer Engine) must give
 // its check at the line the program marks "# defect: MODE". Megatron-Core comes from the wheel that
-// scripts/fetch-megatron-wheels.sh fetches; without it, or without a GPU, every test skips.
+// scripts/fetch-megatron-wheels.sh fetches; without it, or without a GPU, every test skips. The pipeline-parallel
+// test runs under torchrun on two GPUs and skips on one.
 #include <unistd.h>
 
 #include <algorithm>
