@@ -72,8 +72,8 @@ std::vector<std::string> CoverageHeadline(const Coverage& coverage) {
   return {headline, absl::StrCat("over ", coverage.scope)};
 }
 
-CoverageTable MakeCoverageStepTable(const Coverage& coverage, size_t max_rows) {
-  CoverageTable table;
+CellTable MakeCoverageStepTable(const Coverage& coverage, size_t max_rows) {
+  CellTable table;
   table.header = {"step",        "eager kernels", "eager GPU", "graphed kernels",
                   "graphed GPU", "graphed share", "graphed by"};
   for (const StepCoverage& step : coverage.steps) {
@@ -90,8 +90,8 @@ CoverageTable MakeCoverageStepTable(const Coverage& coverage, size_t max_rows) {
   return table;
 }
 
-CoverageTable MakeRemainderTable(const Coverage& coverage) {
-  CoverageTable table;
+CellTable MakeRemainderTable(const Coverage& coverage) {
+  CellTable table;
   table.header = {"kernel", "GPU time", "of eager", "launches", "steps", "where", "reason", "why"};
   for (const EagerRemainder& r : coverage.remainders) {
     table.rows.push_back({ShortKernel(r.kernel), Us(r.gpu_us), Percent(r.gpu_us, coverage.total.eager_gpu_us),
@@ -106,10 +106,10 @@ std::string CoverageText(const Coverage& coverage, size_t max_step_rows) {
   std::string out;
   for (const std::string& line : CoverageHeadline(coverage)) absl::StrAppend(&out, "  ", PrintableText(line), "\n");
   if (coverage.steps_counted == 0) return out;
-  const CoverageTable steps = MakeCoverageStepTable(coverage, max_step_rows);
+  const CellTable steps = MakeCoverageStepTable(coverage, max_step_rows);
   absl::StrAppend(&out, AlignedTable(steps.header, steps.rows));
   if (steps.omitted > 0) absl::StrAppend(&out, "  ... and ", steps.omitted, " more steps (--format json lists them)\n");
-  const CoverageTable remainders = MakeRemainderTable(coverage);
+  const CellTable remainders = MakeRemainderTable(coverage);
   if (remainders.rows.empty()) return out;
   absl::StrAppend(&out, "  largest eager remainders (GPU time) and why they are not graphed\n");
   absl::StrAppend(&out, AlignedTable(remainders.header, remainders.rows));

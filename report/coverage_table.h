@@ -10,14 +10,9 @@
 #include <vector>
 
 #include "core/report.h"
+#include "report/text_table.h"
 
 namespace graphcheck {
-
-struct CoverageTable {
-  std::vector<std::string> header;
-  std::vector<std::vector<std::string>> rows;  // at most the rows asked for
-  size_t omitted = 0;                          // rows left out
-};
 
 // "62.5% of the GPU time and 70.0% of the kernels ran as graph replays (make_graphed_callables 50.0%, user 12.5% of
 // the GPU time)", then the scope line (which steps were counted, which were left out); one line when nothing was
@@ -25,10 +20,10 @@ struct CoverageTable {
 std::vector<std::string> CoverageHeadline(const Coverage& coverage);
 
 // step | eager kernels | eager GPU | graphed kernels | graphed GPU | graphed GPU share | by origin.
-CoverageTable MakeCoverageStepTable(const Coverage& coverage, size_t max_rows);
+CellTable MakeCoverageStepTable(const Coverage& coverage, size_t max_rows);
 
 // kernel | GPU time | share of eager | launches | steps | where | reason | why.
-CoverageTable MakeRemainderTable(const Coverage& coverage);
+CellTable MakeRemainderTable(const Coverage& coverage);
 
 // The coverage section as plain text lines (no colour), as `graphcheck analyze` prints it and the golden tests read it.
 std::string CoverageText(const Coverage& coverage, size_t max_step_rows);

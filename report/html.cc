@@ -249,7 +249,7 @@ void AddRanks(const Report& report, pugi::xml_node body) {
       "note");
 }
 
-void AddTable(pugi::xml_node parent, const CoverageTable& table, const std::string& omitted_what) {
+void AddTable(pugi::xml_node parent, const CellTable& table, const std::string& omitted_what) {
   pugi::xml_node rows = parent.append_child("table");
   AddRow(rows, table.header, "th");
   for (const std::vector<std::string>& row : table.rows) AddRow(rows, row);
@@ -264,7 +264,7 @@ void AddCoverage(const Report& report, pugi::xml_node body) {
   Add(section, "h2", "CUDA graph coverage");
   for (const std::string& line : CoverageHeadline(*report.coverage)) Add(section, "p", line);
   if (report.coverage->steps_counted == 0) return;
-  const CoverageTable remainders = MakeRemainderTable(*report.coverage);
+  const CellTable remainders = MakeRemainderTable(*report.coverage);
   if (!remainders.rows.empty()) {
     Add(section, "h3", "Largest eager remainders and why they are not graphed");
     AddTable(section, remainders, "call sites");
@@ -292,16 +292,14 @@ void AddSteps(const Report& report, pugi::xml_node body) {
 // Every tensor the engine compared, worst first: the table a numerics finding points at.
 void AddNumerics(const Report& report, pugi::xml_node body) {
   if (report.numerics.empty()) return;
-  const NumericsTable table = MakeNumericsTable(report.numerics, report.numerics.size());
+  const CellTable table = MakeNumericsTable(report.numerics, report.numerics.size());
   pugi::xml_node section = body.append_child("section");
   Add(section, "h2", "Numerics: eager against graphed");
   Add(section, "p",
       "Each tensor as the eager and the graphed run left it, from the same state: outputs and gradients of the first "
       "step, parameters and buffers after the last. Worst first.",
       "note");
-  pugi::xml_node rows = section.append_child("table");
-  AddRow(rows, table.header, "th");
-  for (const std::vector<std::string>& row : table.rows) AddRow(rows, row);
+  AddTable(section, table, "tensors");
 }
 
 void AddMetrics(const Report& report, pugi::xml_node body) {

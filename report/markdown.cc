@@ -50,14 +50,14 @@ std::string MarkdownCoverage(const Coverage& coverage) {
   for (const std::string& line : CoverageHeadline(coverage)) absl::StrAppend(&out, " ", MarkdownText(line, 1000));
   absl::StrAppend(&out, "\n\n");
   if (coverage.steps_counted == 0) return out;
-  const CoverageTable remainders = MakeRemainderTable(coverage);
+  const CellTable remainders = MakeRemainderTable(coverage);
   if (!remainders.rows.empty()) {
     absl::StrAppend(&out, "<details><summary>Largest eager remainders and why they are not graphed</summary>\n\n",
                     MarkdownTable(remainders.header, remainders.rows));
     if (remainders.omitted > 0) absl::StrAppend(&out, "\n... and ", remainders.omitted, " more call sites.\n");
     absl::StrAppend(&out, "\n</details>\n\n");
   }
-  const CoverageTable steps = MakeCoverageStepTable(coverage, kMaxCoverageRows);
+  const CellTable steps = MakeCoverageStepTable(coverage, kMaxCoverageRows);
   absl::StrAppend(&out, "<details><summary>Coverage per step</summary>\n\n", MarkdownTable(steps.header, steps.rows));
   if (steps.omitted > 0) absl::StrAppend(&out, "\n... and ", steps.omitted, " more steps.\n");
   absl::StrAppend(&out, "\n</details>\n\n");
@@ -163,7 +163,7 @@ std::string RenderMarkdown(const Report& report) {
   if (report.coverage) absl::StrAppend(&out, MarkdownCoverage(*report.coverage));
 
   if (!report.numerics.empty()) {
-    const NumericsTable table = MakeNumericsTable(report.numerics, kMaxNumericsRows);
+    const CellTable table = MakeNumericsTable(report.numerics, kMaxNumericsRows);
     absl::StrAppend(&out, "<details><summary>Numerics: eager against graphed, worst first</summary>\n\n",
                     MarkdownTable(table.header, table.rows));
     if (table.omitted > 0) absl::StrAppend(&out, "\n... and ", table.omitted, " more tensors.\n");

@@ -17,8 +17,8 @@ double RelativeDifference(const NumericsSample& s) {
 
 }  // namespace
 
-NumericsTable MakeNumericsTable(const std::vector<NumericsSample>& samples, size_t max_rows) {
-  NumericsTable table;
+CellTable MakeNumericsTable(const std::vector<NumericsSample>& samples, size_t max_rows) {
+  CellTable table;
   table.header = {"tensor",
                   "role",
                   "dtype",

@@ -9,16 +9,11 @@
 #include <vector>
 
 #include "core/numerics_sample.h"
+#include "report/text_table.h"
 
 namespace graphcheck {
 
-struct NumericsTable {
-  std::vector<std::string> header;
-  std::vector<std::vector<std::string>> rows;  // at most the rows asked for
-  size_t omitted = 0;                          // samples left out
-};
-
-NumericsTable MakeNumericsTable(const std::vector<NumericsSample>& samples, size_t max_rows);
+CellTable MakeNumericsTable(const std::vector<NumericsSample>& samples, size_t max_rows);
 
 }  // namespace graphcheck
 

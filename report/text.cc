@@ -85,7 +85,7 @@ std::string RenderText(const Report& report, const TextOptions& options) {
     }
   }
   if (!report.numerics.empty()) {
-    const NumericsTable table = MakeNumericsTable(report.numerics, kNumericsRows);
+    const CellTable table = MakeNumericsTable(report.numerics, kNumericsRows);
     absl::StrAppend(&out, p.Bold("numerics, eager against graphed (worst first)"), "\n");
     absl::StrAppend(&out, AlignedTable(table.header, table.rows));
     if (table.omitted > 0)

@@ -29,7 +29,7 @@ std::vector<NumericsSample> Samples() {
 }
 
 TEST(NumericsTableTest, WorstFirstAndCut) {
-  const NumericsTable table = MakeNumericsTable(Samples(), 3);
+  const CellTable table = MakeNumericsTable(Samples(), 3);
   ASSERT_EQ(table.rows.size(), 3u);
   EXPECT_EQ(table.omitted, 1u);
   EXPECT_EQ(table.rows[0][0], "fc.bias");
