@@ -559,12 +559,12 @@ void Recorder::OnApiExit(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, con
     default:
       break;
   }
-  if (WantsBacktrace(entry.kind, record.return_code, record.capture_status)) {
-    record.backtrace = backtraces_.Capture(writer_.get());
-    // A bounded wait took the thread's Python stack as it entered the call, where the thread still is.
+  const bool wants_backtrace = WantsBacktrace(entry.kind, record.return_code, record.capture_status);
+  if (wants_backtrace) record.backtrace = backtraces_.Capture(writer_.get());
+  if (wants_backtrace || LaunchesAnEarlierGraph(entry.kind, record.graph_id)) {
+    // A bounded wait (a synchronize, or under --hang-timeout a graph launch) took the thread's Python stack as it
+    // entered the call, where the thread still is.
     record.python_stack = pending.waiting ? pending.python_stack : CapturePythonStack();
-  } else if (LaunchesAnEarlierGraph(entry.kind, record.graph_id)) {
-    record.python_stack = CapturePythonStack();
   }
   writer_->WriteApiCall(record);
 }
