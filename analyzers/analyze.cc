@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "analyzers/coverage.h"
 #include "analyzers/launch_metrics.h"
+#include "analyzers/memory_forecast.h"
 #include "analyzers/python_probe.h"
 #include "analyzers/report_timeline.h"
 #include "analyzers/stderr_messages.h"
@@ -142,7 +143,11 @@ ProcessResult AnalyzeProcess(const trace::Trace& trace, const CheckRegistry& reg
   if (const Check* launch_bound = registry.Find("launch-bound")) {
     const BoundOptions bound(launch_bound->info(), options);
     const IterationOptions steps = IterationOptionsFrom(bound);
-    result.metrics = LaunchMetrics(ComputeLaunchStats(analysis, steps, LaunchModelFrom(bound)));
+    const LaunchModel model = LaunchModelFrom(bound);
+    result.metrics = LaunchMetrics(ComputeLaunchStats(analysis, steps, model));
+    if (const std::optional<MemoryForecast> memory = ForecastGraphMemory(analysis, steps, model)) {
+      for (Metric& metric : MemoryForecastMetrics(*memory)) result.metrics.push_back(std::move(metric));
+    }
     result.timeline = BuildTimeline(analysis, steps);
     result.coverage = ComputeCoverage(analysis, steps);
     if (result.coverage) {

@@ -17,6 +17,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "analyzers/checks.h"
+#include "analyzers/memory_forecast.h"
 #include "analyzers/python_probe.h"
 #include "analyzers/trace_analysis.h"
 
@@ -74,8 +75,6 @@ uint64_t AllocatedDuring(const trace::Trace& trace, const CaptureWindow& w) {
   return bytes;
 }
 
-std::string Mib(uint64_t bytes) { return absl::StrFormat("%.0f MiB", bytes / kMiB); }
-
 class GraphMemoryCheck : public AnalyzerCheck {
  public:
   const CheckInfo& info() const override {
@@ -118,8 +117,8 @@ class GraphMemoryCheck : public AnalyzerCheck {
     finding.message = absl::StrFormat(
         "%d graphs were captured into %d private memory pools that hold %s in all; captured one after another, they "
         "could share one pool and hold %s %s: %s%s avoidable.",
-        captures.size(), pools.size(), Mib(total), shared.lower_bound ? "as little as" : "about", Mib(shared.bytes),
-        shared.lower_bound ? "up to " : "", Mib(avoidable));
+        captures.size(), pools.size(), MibText(total), shared.lower_bound ? "as little as" : "about",
+        MibText(shared.bytes), shared.lower_bound ? "up to " : "", MibText(avoidable));
     std::vector<std::pair<uint64_t, const Pool*>> by_size;
     for (const auto& [key, pool] : pools) by_size.push_back({key, &pool});
     std::stable_sort(by_size.begin(), by_size.end(),
@@ -127,7 +126,7 @@ class GraphMemoryCheck : public AnalyzerCheck {
     for (size_t i = 0; i < by_size.size() && i < 5; ++i) {
       const Pool& pool = *by_size[i].second;
       std::string line = absl::StrFormat("pool %d: %d graph(s), %s allocated during their captures", i + 1, pool.graphs,
-                                         Mib(pool.bytes));
+                                         MibText(pool.bytes));
       if (pool.first_begin_event) {
         const ProbeEvent& begin = trace.probe_events[*pool.first_begin_event];
         absl::StrAppend(&line, trace::CapturedAt(trace, begin.graph));

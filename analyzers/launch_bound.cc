@@ -1,13 +1,16 @@
 // launch-bound: the eager steps spend so much time launching (GPU idle between short kernels) that CUDA graphs would
 // save more than `min-savings` of the step time, by the forecast in launch_metrics.h (which keeps the host's work
-// outside the launching: data loading, logging). Graphed steps that still launch kernels one by one are told about
-// that remainder.
+// outside the launching: data loading, logging). The finding says what graphs would give and cost: the time saved,
+// and the memory the graph's private pool would hold (memory_forecast.h, from the allocator's history of a Python
+// program). Graphed steps that still launch kernels one by one are told about that remainder.
 #include <algorithm>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "analyzers/checks.h"
 #include "analyzers/launch_metrics.h"
+#include "analyzers/memory_forecast.h"
 #include "analyzers/trace_analysis.h"
 
 namespace graphcheck::analyzers {
@@ -18,6 +21,30 @@ std::vector<CheckOption> LaunchBoundOptions() {
   for (CheckOption& option : LaunchModelCheckOptions()) options.push_back(std::move(option));
   options.push_back({"min-savings", "0.2", "report when the forecast saving is at least this share of the step", 0, 1});
   return options;
+}
+
+// The memory line of the forecast: what the graph's private pool would hold.
+std::string MemoryEvidence(const MemoryForecast& memory) {
+  const bool parts = memory.parts >= 2;
+  std::string held = absl::StrFormat(
+      "%s for the %s own allocations (they peak at %s live; %s of them are still held at its end: outputs and "
+      "gradients)",
+      MibText(memory.pool.pool_bytes), parts ? "ranges'" : "step's", MibText(memory.pool.live_peak_bytes),
+      MibText(memory.pool.outliving_bytes));
+  if (memory.workspace_bytes > 0) {
+    absl::StrAppend(&held, " and ", MibText(memory.workspace_bytes),
+                    " of cuBLAS workspaces, which the first graph captured on a stream allocates in its pool");
+  }
+  const std::string source =
+      absl::StrFormat("forecast from the caching allocator's history of %zu eager steps", memory.steps);
+  if (parts) {
+    return absl::StrFormat(
+        "memory: the step's %zu graphable ranges, graphed into one shared pool, would hold about %s: %s; each in its "
+        "own pool, %s in all; %s",
+        memory.parts, MibText(memory.PoolBytes()), held, MibText(memory.PrivatePoolsBytes()), source);
+  }
+  return absl::StrFormat("memory: a graph of the step would hold a private pool of about %s: %s; %s",
+                         MibText(memory.PoolBytes()), held, source);
 }
 
 class LaunchBoundCheck : public AnalyzerCheck {
@@ -58,7 +85,9 @@ class LaunchBoundCheck : public AnalyzerCheck {
  protected:
   void Analyze(const TraceAnalysis& analysis, const BoundOptions& options,
                std::vector<Finding>* findings) const override {
-    const LaunchStats stats = ComputeLaunchStats(analysis, IterationOptionsFrom(options), LaunchModelFrom(options));
+    const IterationOptions steps = IterationOptionsFrom(options);
+    const LaunchModel model = LaunchModelFrom(options);
+    const LaunchStats stats = ComputeLaunchStats(analysis, steps, model);
     // Steps that already replay graphs: what graphs would save there is the eager work they still launch. (Their
     // warmup and capture iterations are not eager steps: iterations.h.)
     if (stats.graphed.steps > 0) ReportEagerRemainder(analysis, stats, options, findings);
@@ -103,6 +132,9 @@ class LaunchBoundCheck : public AnalyzerCheck {
       finding.evidence.push_back(absl::StrFormat(
           "recording launches lengthened the step by %.0f%% (%.1f us recorded, %.1f us without)",
           100 * (stats.eager.step_us / stats.unperturbed_step_us - 1), stats.eager.step_us, stats.unperturbed_step_us));
+    }
+    if (const std::optional<MemoryForecast> memory = ForecastGraphMemory(analysis, steps, model)) {
+      finding.evidence.push_back(MemoryEvidence(*memory));
     }
     finding.fix =
         "Capture the step into a CUDA graph (torch.cuda.graph, torch.cuda.make_graphed_callables, Transformer "

@@ -18,6 +18,8 @@
 //   launch-window: the same window without kernel activity (only launch callbacks are turned on and off).
 //   finalized-window: the closed window, then CUPTI detached (activity flushed, unsubscribed, cuptiFinalize) and
 //            attached again with the callbacks other than launches: whether a detach undoes what the window left.
+//   recording: everything on for the whole run, as in a window that never closes: CUPTI's own cost while launches are
+//            recorded, the floor under `graphcheck run --launches all`.
 // The callbacks do nothing: this is CUPTI's own cost.
 #include <cupti.h>
 
@@ -142,15 +144,16 @@ bool RunSteady(const std::string& mode, double seconds) {
   const bool finalized = mode == "finalized-window";
   const bool activity_window = mode == "closed-window" || finalized;
   const bool window = activity_window || mode == "launch-window";
-  const bool runtime = mode == "runtime" || mode == "others" || window;
-  const bool driver = mode == "driver" || mode == "others" || window;
+  const bool recording = mode == "recording";
+  const bool runtime = mode == "runtime" || mode == "others" || window || recording;
+  const bool driver = mode == "driver" || mode == "others" || window || recording;
   if (!runtime && !driver && mode != "idle") return false;
   Switches switches;
   switches.Subscribe();
   if (runtime) switches.RuntimeOthers(true);
   if (driver) switches.DriverOthers(true);
-  if (window) switches.Launches(true);
-  if (activity_window) switches.Activity(true);
+  if (window || recording) switches.Launches(true);
+  if (activity_window || recording) switches.Activity(true);
   ChainStep step;
   if (window) {
     constexpr long kFirstWindowSteps = 20000 / 42;  // the default's first window: 20000 launches of 42 per step
@@ -175,7 +178,8 @@ int Main(int argc, char** argv) {
     if (RunSteady(mode, seconds)) return 0;
     std::fprintf(stderr,
                  "usage: cupti_switch_costs "
-                 "attach|early|idle|runtime|driver|others|closed-window|launch-window|finalized-window [SECONDS]\n");
+                 "attach|early|idle|runtime|driver|others|closed-window|launch-window|finalized-window|recording "
+                 "[SECONDS]\n");
     return 2;
   }
   Switches switches;

@@ -1,8 +1,8 @@
 // Entry points of libgraphcheck_inject.so. The CUDA driver loads the library named by CUDA_INJECTION64_PATH during
 // cuInit and calls InitializeInjection; `graphcheck run` sets that variable (and GRAPHCHECK_TRACE_DIR) for the
-// program it starts and for every process that program starts. graphcheck_probe_event and graphcheck_probe_shadow are
-// the Python probe's way in (python/probe/graphcheck_probe/bridge.py calls them through ctypes once CUDA has loaded
-// the library), each with one record of capture/probe_abi.h.
+// program it starts and for every process that program starts. graphcheck_probe_event, graphcheck_probe_shadow and
+// graphcheck_probe_allocations are the Python probe's way in (python/probe/graphcheck_probe/bridge.py calls them
+// through ctypes once CUDA has loaded the library), each with a record of capture/probe_abi.h.
 #include <cstdint>
 #include <cstdio>
 
@@ -31,4 +31,15 @@ extern "C" __attribute__((visibility("default"))) int graphcheck_probe_event(con
 extern "C" __attribute__((visibility("default"))) int graphcheck_probe_shadow(const GraphcheckShadowRecord* record) {
   if (record == nullptr || record->size < sizeof(GraphcheckShadowRecord)) return 0;
   return graphcheck::capture::internal::TheRecorder().OnShadowComparison(*record);
+}
+
+// The caching allocator's history, in one batch at the program's exit (trace::AllocatorEvent). Returns how many
+// entries were written: 0 when the recorder is not running or the batch is not one it knows.
+extern "C" __attribute__((visibility("default"))) int64_t graphcheck_probe_allocations(
+    const GraphcheckAllocations* batch) {
+  if (batch == nullptr || batch->size < sizeof(GraphcheckAllocations) ||
+      batch->record_size != sizeof(GraphcheckAllocation) || (batch->count > 0 && batch->records == nullptr)) {
+    return 0;
+  }
+  return graphcheck::capture::internal::TheRecorder().OnAllocatorHistory(*batch);
 }

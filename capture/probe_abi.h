@@ -1,5 +1,6 @@
 // The records the Python probe (python/probe/graphcheck_probe/bridge.py, through ctypes) hands the injection
-// library's two probe entry points, graphcheck_probe_event and graphcheck_probe_shadow (injection.cc). Plain C
+// library's probe entry points, graphcheck_probe_event, graphcheck_probe_shadow and graphcheck_probe_allocations
+// (injection.cc). Plain C
 // layouts: the probe mirrors them field for field as ctypes structures, and tests/capture/probe_abi_test.py keeps the
 // two equal. `size` is the caller's sizeof: a record shorter than the library's current one is refused, so a probe
 // and a library from different builds never misread each other.
@@ -48,6 +49,22 @@ struct GraphcheckShadowRecord {
   uint64_t shadow_ns;
 };
 
+// One entry of PyTorch's CUDA caching-allocator history (trace::AllocatorEvent).
+struct GraphcheckAllocation {
+  uint64_t time_us;  // wall clock (CLOCK_REALTIME) microseconds, as the allocator's history stamps its entries
+  uint64_t address;
+  uint64_t bytes;
+  uint32_t device;
+  uint32_t action;  // trace::AllocatorEvent::Action
+};
+// A batch of them, oldest first.
+struct GraphcheckAllocations {
+  uint32_t size;
+  uint32_t record_size;  // the caller's sizeof(GraphcheckAllocation)
+  uint64_t now_us;       // the caller's wall clock when it called: moves time_us onto the recorder's clock
+  uint64_t count;
+  const GraphcheckAllocation* records;
+};
 }  // extern "C"
 
 #endif  // GRAPHCHECK_CAPTURE_PROBE_ABI_H_

@@ -1,6 +1,7 @@
-// Events of the Python probe (python/probe/graphcheck_probe): the probe calls graphcheck_probe_event and, under
-// --shadow, graphcheck_probe_shadow (injection.cc) through ctypes, and the recorder writes them into the process's
-// trace on its own clock and thread ids, so they interleave with the CUDA calls they explain. Exceptions come with the
+// Events of the Python probe (python/probe/graphcheck_probe): the probe calls graphcheck_probe_event, under --shadow
+// graphcheck_probe_shadow, and at exit graphcheck_probe_allocations (injection.cc) through ctypes, and the recorder
+// writes them into the process's trace on its own clock and thread ids, so they interleave with the CUDA calls they
+// explain. Exceptions come with the
 // frames of their traceback (the raise site); every other event with the calling thread's Python stack, taken as for
 // CUDA calls.
 #include <vector>
@@ -52,6 +53,33 @@ int Recorder::OnShadowComparison(const GraphcheckShadowRecord& record) {
   comparison.stack = CapturePythonStack();
   writer_->WriteShadowComparison(comparison);
   return 1;
+}
+
+int64_t Recorder::OnAllocatorHistory(const GraphcheckAllocations& batch) {
+  if (writer_ == nullptr) return 0;
+  // The allocator stamps its history with the wall clock in microseconds; the probe sent its own wall clock with the
+  // batch, and the recorder's clock is read here, a few microseconds later: their difference moves every entry.
+  uint64_t now_ns = 0;
+  if (const CUptiResult r = cuptiGetTimestamp(&now_ns); r != CUPTI_SUCCESS) {
+    CallFailed("cuptiGetTimestamp", r);
+    return 0;
+  }
+  const int64_t offset_ns = static_cast<int64_t>(now_ns) - static_cast<int64_t>(batch.now_us * 1000);
+  constexpr uint32_t kMaxAction = static_cast<uint32_t>(trace::AllocatorEvent::Action::kFree);
+  int64_t written = 0;
+  for (uint64_t i = 0; i < batch.count; ++i) {
+    const GraphcheckAllocation& entry = batch.records[i];
+    if (entry.action > kMaxAction) continue;
+    trace::AllocatorEvent event;
+    event.action = static_cast<trace::AllocatorEvent::Action>(entry.action);
+    event.device = entry.device;
+    event.time_ns = static_cast<uint64_t>(static_cast<int64_t>(entry.time_us * 1000) + offset_ns);
+    event.address = entry.address;
+    event.bytes = entry.bytes;
+    writer_->WriteAllocation(event);
+    ++written;
+  }
+  return written;
 }
 
 int Recorder::OnProbeEvent(const GraphcheckProbeEvent& args) {

@@ -120,6 +120,9 @@ std::string Listing(const trace::Trace& t, size_t limit) {
                           trace::ProbeEventKindName(p.kind), trace::ProbeOriginName(p.origin), p.graph, p.pool, p.value,
                           t.String(p.type), PrintableText(t.String(p.text).substr(0, 200)));
   }
+  size_t frees = 0;
+  for (const trace::AllocatorEvent& a : t.allocations) frees += a.action == trace::AllocatorEvent::Action::kFree;
+  absl::StrAppend(&out, "allocator history: ", t.allocations.size() - frees, " allocations, ", frees, " frees\n");
   absl::StrAppend(&out, "shadow comparisons (first ", std::min(limit, t.shadow_comparisons.size()), " of ",
                   t.shadow_comparisons.size(), "):\n");
   for (size_t i = 0; i < std::min(limit, t.shadow_comparisons.size()); ++i) {

@@ -122,6 +122,8 @@ class Recorder {
   int OnProbeEvent(const GraphcheckProbeEvent& event);
   // Writes an output the probe compared under --shadow (probe_events.cc); 0 when nothing is recorded.
   int OnShadowComparison(const GraphcheckShadowRecord& record);
+  // Writes the caching allocator's history the probe read at exit (probe_events.cc); returns the entries written.
+  int64_t OnAllocatorHistory(const GraphcheckAllocations& batch);
   // Under --hang-timeout, the probe's wait-begin and wait-end events bound a wait as a synchronizing call's are.
   void WatchProbeWait(const trace::ProbeEvent& event);
 

@@ -467,6 +467,22 @@ struct ThreadName {
   StringId name = 0;
 };
 
+// Since format 1.9: one allocation or free of PyTorch's CUDA caching allocator, from its own history
+// (torch.cuda.memory._record_memory_history, turned on by the Python probe at CUDA's first use and read at exit), on
+// the recorder's clock. The allocator reuses its cached blocks, so these, not cudaMalloc calls, tell what a region of
+// the program holds live: analyzers/memory_forecast.h forecasts a graph's private pool from them.
+struct AllocatorEvent {
+  enum class Action : uint8_t {
+    kAlloc = 0,  // a block handed to a tensor
+    kFree = 1,   // the block back in the cache, reusable (the allocator's "free_completed")
+  };
+  Action action = Action::kAlloc;
+  uint32_t device = 0;
+  uint64_t time_ns = 0;
+  uint64_t address = 0;
+  uint64_t bytes = 0;  // as requested (the allocator rounds it up to 512 bytes)
+};
+
 // What the trace says about its own completeness.
 struct TraceIntegrity {
   TraceEnd end = TraceEnd::kUnknown;
@@ -502,6 +518,7 @@ struct Trace {
   std::vector<ShadowComparison> shadow_comparisons;  // the probe's under --shadow (since 1.6); sorted by time
   std::vector<Hang> hangs;                           // --hang-timeout (since 1.6): at most one per process
   std::vector<ThreadName> thread_names;              // since 1.7: one per thread that made a CUDA call
+  std::vector<AllocatorEvent> allocations;           // since 1.9 (Python programs); sorted by time
   std::vector<std::string> read_warnings;  // damage the reader stepped over ("truncated record at offset 4096")
   TraceIntegrity integrity;
 

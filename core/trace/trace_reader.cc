@@ -192,6 +192,9 @@ class ChunkWalker {
       }
       case RecordType::kMemory:
         return internal::DecodeMemory(payload, lenient_, delta, &trace_->memory.emplace_back()) || Drop(trace_->memory);
+      case RecordType::kAllocation:
+        return internal::DecodeAllocation(payload, lenient_, delta, &trace_->allocations.emplace_back()) ||
+               Drop(trace_->allocations);
       case RecordType::kGraphLaunch:
         return internal::DecodeGraphLaunch(payload, lenient_, delta, &trace_->graph_launches.emplace_back()) ||
                Drop(trace_->graph_launches);
@@ -435,6 +438,7 @@ absl::StatusOr<Trace> ReadFromSource(ByteSource& source, TraceFileStats* stats) 
   trace.nvtx.reserve(count(RecordType::kNvtx));
   trace.probe_events.reserve(count(RecordType::kProbeEvent));
   trace.shadow_comparisons.reserve(count(RecordType::kShadowComparison));
+  trace.allocations.reserve(count(RecordType::kAllocation));
   ChunkWalker(&source, lenient, ChunkWalker::Pass::kDecode, &trace, stats).Walk(data_offset, granularity);
   trace.integrity.chunks = stats->chunks;
 
@@ -445,6 +449,7 @@ absl::StatusOr<Trace> ReadFromSource(ByteSource& source, TraceFileStats* stats) 
   SortByTime(trace.nvtx, [](const NvtxEvent& n) { return n.time_ns; });
   SortByTime(trace.probe_events, [](const ProbeEvent& p) { return p.time_ns; });
   SortByTime(trace.shadow_comparisons, [](const ShadowComparison& c) { return c.time_ns; });
+  SortByTime(trace.allocations, [](const AllocatorEvent& a) { return a.time_ns; });
   DeriveGraphLaunches(&trace);
   return trace;
 }

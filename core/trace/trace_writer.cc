@@ -418,6 +418,11 @@ void TraceWriter::WriteMemory(const MemoryActivity& memory) {
             [&](internal::Encoder& e, internal::DeltaState& d) { internal::EncodeMemory(e, d, memory); });
 }
 
+void TraceWriter::WriteAllocation(const AllocatorEvent& allocation) {
+  AppendHot(static_cast<uint8_t>(internal::RecordType::kAllocation),
+            [&](internal::Encoder& e, internal::DeltaState& d) { internal::EncodeAllocation(e, d, allocation); });
+}
+
 void TraceWriter::WriteGraphLaunch(const GraphLaunchActivity& launch) {
   AppendHot(static_cast<uint8_t>(internal::RecordType::kGraphLaunch),
             [&](internal::Encoder& e, internal::DeltaState& d) { internal::EncodeGraphLaunch(e, d, launch); });

@@ -70,6 +70,7 @@ class TraceWriter {
   void WriteApiCall(const ApiCallRecord& call);
   void WriteKernel(const KernelRecord& kernel);
   void WriteMemory(const MemoryActivity& memory);
+  void WriteAllocation(const AllocatorEvent& allocation);
   void WriteGraphLaunch(const GraphLaunchActivity& launch);
   void WriteNvtx(const NvtxEvent& event);
   void WriteDevice(const DeviceInfo& device);

@@ -1,6 +1,6 @@
 // The recorder's entry points on a machine with no GPU: loaded against CUDA's stub driver, InitializeInjection must
 // write a trace (process, the capture-relevant environment only, and why CUPTI could not subscribe) and never crash,
-// and graphcheck_probe_event and graphcheck_probe_shadow must write the Python probe's records into it.
+// and the probe's entry points (graphcheck_probe_event, _shadow, _allocations) must write its records into it.
 // GPU behaviour is tested by tests/gpu/ on a GPU machine.
 #include <dlfcn.h>
 #include <stdio.h>
@@ -143,6 +143,32 @@ TEST(InjectionSmokeTest, WritesATraceWithoutADriver) {
   EXPECT_EQ(compared.shadow_ns, 12000u);
   EXPECT_EQ(compared.subject, trace::ShadowSubject::kCapturedRegion);
   EXPECT_EQ(trace->String(compared.draws), "cuda,cpu");
+
+  // The caching allocator's history: entries keep their order and spacing on the recorder's clock; an unknown action
+  // is skipped, a batch of another record size refused.
+  using AllocationsFn = int64_t (*)(const GraphcheckAllocations*);
+  auto allocations = reinterpret_cast<AllocationsFn>(dlsym(library, "graphcheck_probe_allocations"));
+  ASSERT_NE(allocations, nullptr);
+  const GraphcheckAllocation entries[] = {{1000000, 0x7f0000000000, 4000, 0, 0},
+                                          {1000250, 0x7f0000000000, 4000, 0, 1},
+                                          {1000300, 0x7f0000001000, 64, 0, 7},
+                                          {1000400, 0x7f0000002000, 1 << 20, 1, 0}};
+  GraphcheckAllocations batch{sizeof(GraphcheckAllocations), sizeof(GraphcheckAllocation), 1000500, 4, entries};
+  EXPECT_EQ(allocations(&batch), 3);
+  GraphcheckAllocations other_layout = batch;
+  other_layout.record_size = 16;
+  EXPECT_EQ(allocations(&other_layout), 0);
+  EXPECT_EQ(allocations(nullptr), 0);
+  trace = trace::ReadTrace(files[0]);
+  ASSERT_TRUE(trace.ok()) << trace.status();
+  ASSERT_EQ(trace->allocations.size(), 3u);
+  EXPECT_EQ(trace->allocations[0].action, trace::AllocatorEvent::Action::kAlloc);
+  EXPECT_EQ(trace->allocations[1].action, trace::AllocatorEvent::Action::kFree);
+  EXPECT_EQ(trace->allocations[1].time_ns - trace->allocations[0].time_ns, 250000u);
+  EXPECT_EQ(trace->allocations[2].time_ns - trace->allocations[0].time_ns, 400000u);
+  EXPECT_EQ(trace->allocations[2].device, 1u);
+  EXPECT_EQ(trace->allocations[2].bytes, uint64_t{1} << 20);
+  EXPECT_EQ(trace->allocations[0].address, 0x7f0000000000u);
 }
 
 // The library lives inside someone else's program, which may carry its own Abseil or its own copy of our code: it must
@@ -159,7 +185,7 @@ TEST(InjectionSmokeTest, ExportsOnlyItsEntryPoints) {
   }
   ASSERT_EQ(pclose(nm), 0) << "nm failed";
   EXPECT_THAT(exported, ::testing::UnorderedElementsAre("InitializeInjection", "graphcheck_probe_event",
-                                                        "graphcheck_probe_shadow"));
+                                                        "graphcheck_probe_shadow", "graphcheck_probe_allocations"));
 }
 
 }  // namespace

@@ -1,6 +1,6 @@
 """The Python probe and the C++ side agree on every number and layout they share: the probe's event kinds, capture
 origins and shadow subjects (python/probe/graphcheck_probe/bridge.py) are core/trace/events.h's enums, value for
-value, and its ctypes records are capture/probe_abi.h's structs, field for field in order with the same C types. A
+value, its allocator actions are AllocatorEvent::Action's, and its ctypes records are capture/probe_abi.h's structs, field for field in order with the same C types. A
 kind added on one side only, or a field moved, fails here instead of writing events the analysis misreads.
 
 usage: probe_abi_test.py SOURCE_DIR
@@ -44,6 +44,11 @@ for cpp, python in (("ProbeEventKind", bridge.EventKind), ("ProbeOrigin", bridge
     got = {member.name: int(member) for member in python}
     check("%s: the probe's %s is events.h's" % (cpp, python.__name__), got == expected,
           "probe %s, events.h %s" % (sorted(got.items()), sorted(expected.items())))
+actions = cpp_enum(events, "Action")
+from graphcheck_probe import memory  # noqa: E402
+check("the probe's allocator actions are AllocatorEvent::Action's",
+      {name.upper(): value for name, value in (("alloc", memory._ACTIONS["alloc"]),
+                                               ("free", memory._ACTIONS["free_completed"]))} == actions, actions)
 largest = int(re.search(r"kMaxProbeEventKind = (\d+);", events).group(1))
 check("kMaxProbeEventKind is the probe's largest kind", largest == max(bridge.EventKind), largest)
 
@@ -51,13 +56,16 @@ C_TYPES = {"uint32_t": ctypes.c_uint32, "int32_t": ctypes.c_int32, "uint64_t": c
            "int64_t": ctypes.c_int64, "uint8_t": ctypes.c_uint8, "double": ctypes.c_double,
            "const char*": ctypes.c_char_p}
 abi = read("capture/probe_abi.h")
+C_TYPES["const GraphcheckAllocation*"] = ctypes.POINTER(bridge.AllocationRecord)
 for struct, python in (("GraphcheckProbeEvent", bridge.ProbeEventRecord),
-                       ("GraphcheckShadowRecord", bridge.ShadowRecord)):
+                       ("GraphcheckShadowRecord", bridge.ShadowRecord),
+                       ("GraphcheckAllocation", bridge.AllocationRecord),
+                       ("GraphcheckAllocations", bridge.AllocationBatch)):
     body = re.search(r"struct %s \{(.*?)\};" % struct, abi, re.S).group(1)
     fields = []
     for line in body.splitlines():
         line = line.split("//")[0].strip()
-        match = re.match(r"(const char\*|\w+)\s+(\w+);", line)
+        match = re.match(r"(const \w+\*|\w+)\s+(\w+);", line)
         if match:
             fields.append((match.group(2), C_TYPES[match.group(1)]))
     check("%s: the probe's %s has its fields in order" % (struct, python.__name__),

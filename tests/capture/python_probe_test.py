@@ -165,6 +165,8 @@ with tempfile.TemporaryDirectory() as work:
     modes = [e[12] for e in events if e[3] == "capture-begin"]
     check("capture modes", modes.count("thread_local") == 2 and modes.count("global") == 3, modes)
     check("no event per replay", "replay" not in kinds, kinds)
+    check("the allocator's history: its allocation and completed free, at exit",
+          "allocator history: 1 allocations, 1 frees" in dump.stdout, dump.stdout[-2000:])
     check("capture ends with their pool", [e[9] for e in events if e[3] == "capture-end"][:1] == ["7"], events)
     check("the exceptions", kinds.count("capture-exception") == 2 and kinds.count("uncaught-exception") == 1, kinds)
     check("the skip reason and the invalidated outputs",
@@ -287,6 +289,8 @@ with tempfile.TemporaryDirectory() as work:
     quiet_dump = subprocess.run([graphcheck, "trace", "dump", quiet_traces[0], "--limit", "10"], capture_output=True,
                                 text=True)
     check("no capture: no probe event", "python probe events (first 0 of 0)" in quiet_dump.stdout, quiet_dump.stdout)
+    check("no CUDA use: no allocator history", "allocator history: 0 allocations, 0 frees" in quiet_dump.stdout,
+          quiet_dump.stdout)
 
     # CUDA_INJECTION64_PATH naming another tool's library (Nsight's, say): the probe records nothing and never raises.
     other = os.path.join(work, "other.py")

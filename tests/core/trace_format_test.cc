@@ -156,6 +156,11 @@ TEST(TraceFormatTest, EveryRecordTypeRoundTrips) {
   writer->WriteHang(hang);
   const ThreadName watchdog{4244, writer->InternString("pt_nccl_watchdg")};
   writer->WriteThreadName(watchdog);
+  const AllocatorEvent freed{AllocatorEvent::Action::kFree, 1, 1'700'000'000'000'000'500ull, 0x7f5500000000, 4000};
+  const AllocatorEvent allocated{AllocatorEvent::Action::kAlloc, 0, 1'700'000'000'000'000'400ull, 0x7f5500200000,
+                                 uint64_t{3} << 30};
+  writer->WriteAllocation(freed);  // written out of order: the reader sorts by time
+  writer->WriteAllocation(allocated);
   EXPECT_EQ(writer->records_dropped(), 0u);
 
   const Trace trace = MustRead(path);
@@ -187,6 +192,14 @@ TEST(TraceFormatTest, EveryRecordTypeRoundTrips) {
   EXPECT_TRUE(std::signbit(trace.shadow_comparisons[0].eager_at_worst));
   ASSERT_EQ(trace.hangs.size(), 1u);
   EXPECT_EQ(Fields(trace.hangs[0]), Fields(hang));
+  ASSERT_EQ(trace.allocations.size(), 2u);
+  EXPECT_EQ(trace.allocations[0].action, AllocatorEvent::Action::kAlloc);
+  EXPECT_EQ(trace.allocations[0].time_ns, allocated.time_ns);
+  EXPECT_EQ(trace.allocations[0].bytes, allocated.bytes);
+  EXPECT_EQ(trace.allocations[0].address, allocated.address);
+  EXPECT_EQ(trace.allocations[1].action, AllocatorEvent::Action::kFree);
+  EXPECT_EQ(trace.allocations[1].device, 1u);
+  EXPECT_EQ(trace.allocations[1].time_ns, freed.time_ns);
   ASSERT_EQ(trace.thread_names.size(), 1u);
   EXPECT_EQ(trace.thread_names[0].thread_id, 4244u);
   EXPECT_EQ(trace.ThreadNameOf(4244), "pt_nccl_watchdg");

@@ -111,7 +111,7 @@ TEST_F(PythonProbeGpuTest, CaughtExceptionsInCaptureAreTheirChecksAtTheProgramsL
 TEST_F(PythonProbeGpuTest, ACaptureFailureInsideALibraryIsAtTheProgramsLine) {
   const ProbeRun run = ExpectFlagged("hf-bert-eager-mask", "pageable-memcpy", Severity::kError);
   if (const Finding* f = run.Find("pageable-memcpy")) {
-    EXPECT_THAT(f->evidence, ::testing::Contains(::testing::HasSubstr("inside transformers ("))) << run.text;
+    EXPECT_THAT(f->evidence, ::testing::Contains(::testing::HasSubstr("raised in transformers ("))) << run.text;
     EXPECT_THAT(f->fix, ::testing::HasSubstr("attn_implementation"));
     std::printf("LIBRARY hf-bert-eager-mask: %s | %s | fix: %s\n", f->message.c_str(),
                 absl::StrJoin(f->evidence, " | ").c_str(), f->fix.c_str());

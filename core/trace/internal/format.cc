@@ -122,6 +122,8 @@ absl::string_view RecordTypeName(uint8_t type) {
       return "hang";
     case RecordType::kThreadName:
       return "thread-name";
+    case RecordType::kAllocation:
+      return "allocation";
   }
   return "unknown";
 }
@@ -168,6 +170,17 @@ bool DecodeMemory(absl::string_view payload, bool lenient, DeltaState& s, Memory
          Timed(d, s, &m->correlation_id, &m->start_ns, &m->end_ns) && d.Varint(&m->device, kU32) &&
          d.Varint(&m->stream_id) && d.Varint(&m->graph_id, kU32) && d.Varint(&m->bytes) &&
          MemoryKind(d, &m->direction, &m->host_memory) && Finish(d, lenient);
+}
+
+bool DecodeAllocation(absl::string_view payload, bool lenient, DeltaState& s, AllocatorEvent* a) {
+  Decoder d(payload);
+  uint64_t delta = 0;
+  if (!Enum(d, &a->action, 0, static_cast<uint8_t>(AllocatorEvent::Action::kFree)) || !d.Varint(&a->device, kU32) ||
+      !d.Varint(&delta)) {
+    return false;
+  }
+  a->time_ns = s.time = ApplyDelta(s.time, delta);
+  return d.Varint(&a->address) && d.Varint(&a->bytes) && Finish(d, lenient);
 }
 
 bool DecodeGraphLaunch(absl::string_view payload, bool lenient, DeltaState& s, GraphLaunchActivity* g) {

@@ -17,7 +17,7 @@ namespace graphcheck::trace::internal {
 // ---- File header: 64 bytes at offset 0, little-endian. ----
 inline constexpr char kFileMagic[8] = {'G', 'C', 'T', 'R', 'A', 'C', 'E', '\0'};
 inline constexpr uint16_t kMajorVersion = 1;  // readers refuse other majors
-inline constexpr uint16_t kMinorVersion = 8;  // newer minors only add record types / trailing record fields
+inline constexpr uint16_t kMinorVersion = 9;  // newer minors only add record types / trailing record fields
 inline constexpr size_t kFileHeaderBytes = 64;
 inline constexpr size_t kFileMagicOffset = 0;
 inline constexpr size_t kMajorOffset = 8;        // u16
@@ -73,8 +73,9 @@ enum class RecordType : uint8_t {
   kShadowComparison = 16,  // since 1.6
   kHang = 17,              // since 1.6
   kThreadName = 18,        // since 1.7
+  kAllocation = 19,        // since 1.9
 };
-inline constexpr uint8_t kMaxRecordType = 18;
+inline constexpr uint8_t kMaxRecordType = 19;
 absl::string_view RecordTypeName(uint8_t type);
 
 // Hot records (API calls, activity, NVTX) are bounded: every field is at most a 10-byte varint. The writer encodes
@@ -175,6 +176,15 @@ inline void EncodeMemory(Encoder& e, DeltaState& d, const MemoryActivity& m) {
   e.Varint(m.graph_id);
   e.Varint(m.bytes);
   e.Byte(PackMemoryKind(m.direction, m.host_memory));
+}
+
+inline void EncodeAllocation(Encoder& e, DeltaState& d, const AllocatorEvent& a) {
+  e.Byte(static_cast<uint8_t>(a.action));
+  e.Varint(a.device);
+  e.Varint(DeltaZigZag(d.time, a.time_ns));
+  d.time = a.time_ns;
+  e.Varint(a.address);
+  e.Varint(a.bytes);
 }
 
 inline void EncodeGraphLaunch(Encoder& e, DeltaState& d, const GraphLaunchActivity& g) {
@@ -351,6 +361,7 @@ bool DecodeApiCall(absl::string_view payload, bool lenient, DeltaState& d, ApiCa
 bool DecodeKernel(absl::string_view payload, bool lenient, DeltaState& d, KernelRecord* out);
 bool DecodeMemory(absl::string_view payload, bool lenient, DeltaState& d, MemoryActivity* out);
 bool DecodeGraphLaunch(absl::string_view payload, bool lenient, DeltaState& d, GraphLaunchActivity* out);
+bool DecodeAllocation(absl::string_view payload, bool lenient, DeltaState& d, AllocatorEvent* out);
 bool DecodeNvtx(absl::string_view payload, bool lenient, DeltaState& d, NvtxEvent* out);
 bool DecodeString(absl::string_view payload, StringId* id, absl::string_view* s);
 bool DecodeBacktrace(absl::string_view payload, bool lenient, BacktraceId* id, Backtrace* out);

@@ -11,6 +11,8 @@ recorder writes for this process, on the recorder's clock. It records; graphchec
   static inputs), outputs kept across replays, Python numbers a graphed forward reads, optimizer hyperparameters and
   gradients a capture baked in, and calls with other input shapes than were captured.
 - DistributedDataParallel: the stream each DDP module was constructed on, and each forward inside a capture.
+- Memory (memory.py): the caching allocator's history of allocations and frees, read at exit, from which graphcheck
+  forecasts what a graph of the program's step would hold.
 - Under `graphcheck run --shadow N` (shadow.py): graphed calls and replays compared with their eager code.
 - Under `graphcheck run --hang-timeout` (waits.py): the waits outside CUDA that can stall a job (process-group
   teardown, barriers, collectives, thread joins), announced so that the recorder bounds them too.

@@ -1,5 +1,5 @@
 """The probe's way into graphcheck's recorder: the event kinds and capture origins of the trace format
-(core/trace/events.h), and the two records the injection library takes (capture/probe_abi.h) as ctypes structures.
+(core/trace/events.h), and the records the injection library takes (capture/probe_abi.h) as ctypes structures.
 
 The library is found once the CUDA driver has loaded it (CUDA_INJECTION64_PATH); the probe never loads it itself,
 since a second copy would be a second recorder. Every call is guarded: recording never raises into the program.
@@ -9,6 +9,7 @@ import ctypes
 import enum
 import os
 import struct
+import time
 
 
 class EventKind(enum.IntEnum):
@@ -55,6 +56,20 @@ class ShadowSubject(enum.IntEnum):
     CAPTURED_REGION = 1
 
 
+class AllocationRecord(ctypes.Structure):
+    """capture/probe_abi.h: GraphcheckAllocation: one entry of PyTorch's caching-allocator history."""
+
+    _fields_ = [("time_us", ctypes.c_uint64), ("address", ctypes.c_uint64), ("bytes", ctypes.c_uint64),
+                ("device", ctypes.c_uint32), ("action", ctypes.c_uint32)]
+
+
+class AllocationBatch(ctypes.Structure):
+    """capture/probe_abi.h: GraphcheckAllocations."""
+
+    _fields_ = [("size", ctypes.c_uint32), ("record_size", ctypes.c_uint32), ("now_us", ctypes.c_uint64),
+                ("count", ctypes.c_uint64), ("records", ctypes.POINTER(AllocationRecord))]
+
+
 MAX_TEXT = 4096  # characters of one text field sent (an exception's text can hold a whole tensor)
 _U64 = 0xFFFFFFFFFFFFFFFF
 
@@ -88,12 +103,14 @@ def utf8(text):
 
 
 class Recorder:
-    """graphcheck_probe_event and graphcheck_probe_shadow of the injection library, once CUDA has loaded it."""
+    """graphcheck_probe_event, graphcheck_probe_shadow and graphcheck_probe_allocations of the injection library, once
+    CUDA has loaded it."""
 
     def __init__(self, library):
         self._library = library
         self._event = None
         self._shadow = None
+        self._allocations = None
 
     def _load(self):
         if self._library is None:
@@ -104,6 +121,7 @@ class Recorder:
             return False
         try:
             event, shadow = library.graphcheck_probe_event, library.graphcheck_probe_shadow
+            allocations = library.graphcheck_probe_allocations
         except AttributeError:  # CUDA_INJECTION64_PATH names another tool's library: record nothing, for good
             self._library = None
             return False
@@ -111,7 +129,9 @@ class Recorder:
         event.restype = ctypes.c_int
         shadow.argtypes = [ctypes.POINTER(ShadowRecord)]
         shadow.restype = ctypes.c_int
-        self._event, self._shadow = event, shadow
+        allocations.argtypes = [ctypes.POINTER(AllocationBatch)]
+        allocations.restype = ctypes.c_int64
+        self._event, self._shadow, self._allocations = event, shadow, allocations
         return True
 
     def emit(self, kind, origin=Origin.UNKNOWN, graph=0, pool=0, value=0, value_now=0, type_name=None, text=None,
@@ -138,6 +158,19 @@ class Recorder:
         except Exception:
             pass
 
+    def allocations(self, records):
+        """The caching allocator's history, oldest first: (time_us, address, bytes, device, action) tuples."""
+        if self._allocations is None and not self._load():
+            return
+        try:
+            array = (AllocationRecord * len(records))(*records)
+            batch = AllocationBatch(ctypes.sizeof(AllocationBatch), ctypes.sizeof(AllocationRecord), 0, len(records),
+                                    array)
+            batch.now_us = time.time_ns() // 1000  # last: the recorder reads its own clock right after
+            self._allocations(ctypes.byref(batch))
+        except Exception:
+            pass
+
 
 class _Silent:
     """The recorder outside `graphcheck run`: nothing is sent."""
@@ -146,6 +179,9 @@ class _Silent:
         pass
 
     def shadow(self, record):
+        pass
+
+    def allocations(self, records):
         pass
 
 

@@ -3,7 +3,7 @@ its names), and the hooks of uncaught exceptions. A hook never changes arguments
 program: if torch changed shape, that hook is simply not installed."""
 import sys
 
-from . import bridge, frames, origins, waits, watches
+from . import bridge, frames, memory, origins, waits, watches
 from .bridge import EventKind, Origin
 
 shadow = None  # the --shadow comparer (shadow.Shadow), set by install() when GRAPHCHECK_SHADOW asks for one
@@ -280,6 +280,7 @@ def _patch_megatron_cuda_graphs(module):
 
 
 PATCHES = {
+    "torch.cuda": memory.patch_cuda,
     "torch.cuda.graphs": _patch_graphs,
     "torch.optim.optimizer": _patch_optimizer,
     "torch.optim.lr_scheduler": _patch_lr_scheduler,

@@ -33,6 +33,9 @@ class CUDAGraph(_CUDAGraph):
 
 class graph:
     def __init__(self, cuda_graph, pool=None, stream=None, capture_error_mode="global"):
+        import torch.cuda
+
+        torch.cuda._lazy_init()  # as torch's does through torch.cuda.current_stream()
         self.cuda_graph = cuda_graph
         self.pool = () if pool is None else (pool,)
         self.capture_error_mode = capture_error_mode
