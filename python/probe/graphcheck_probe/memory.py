@@ -6,12 +6,15 @@ allocation unmeasurable (an H100: 3.74 us per allocation and free with the histo
 that records its own history is left alone.
 """
 import atexit
+import os
+import threading
 
 from . import bridge
 
 MAX_ENTRIES = 200000  # the allocator keeps the last entries in a ring: about 70000 allocations and their frees
 _ACTIONS = {"alloc": 0, "free_completed": 1}  # trace::AllocatorEvent::Action; the other entries are not needed
 _started = False
+_start_lock = threading.Lock()  # two threads may be first to use CUDA
 
 
 def patch_cuda(module):
@@ -29,9 +32,10 @@ def patch_cuda(module):
 
 def _start(cuda):
     global _started
-    if _started:
-        return
-    _started = True  # first: recording the history may call _lazy_init again
+    with _start_lock:
+        if _started:
+            return
+        _started = True  # before recording: turning the history on may call _lazy_init again
     try:
         import torch
 
@@ -39,12 +43,14 @@ def _start(cuda):
         if history_enabled is not None and history_enabled():
             return
         cuda.memory._record_memory_history(enabled="all", context=None, stacks="python", max_entries=MAX_ENTRIES)
-        atexit.register(_send, cuda)
+        atexit.register(_send, cuda, os.getpid())
     except Exception:  # a torch whose allocator has no history: no forecast, never a broken program
         pass
 
 
-def _send(cuda):
+def _send(cuda, pid):
+    if os.getpid() != pid:  # a forked child that exits through Python: the history is its parent's
+        return
     try:
         snapshot = cuda.memory._snapshot()
         records = []
