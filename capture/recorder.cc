@@ -401,6 +401,48 @@ void Recorder::OnApiExit(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, con
   const bool runtime = domain == CUPTI_CB_DOMAIN_RUNTIME_API;
   const DecodedCall call =
       runtime ? DecodeRuntimeCall(cbid, data->functionParams) : DecodeDriverCall(cbid, data->functionParams);
+  const bool capturing = active_captures_.load(std::memory_order_relaxed) > 0;
+  trace::ApiCallRecord record = NewCallRecord(runtime, cbid, entry, data, pending, call, capturing);
+  switch (entry.kind) {
+    case ApiKind::kKernelLaunch:
+      NoteKernelLaunch(data, capturing, &record);
+      break;
+    case ApiKind::kMemcpy:
+    case ApiKind::kMemcpyAsync:
+      record.host_memory = HostMemoryOf(call);
+      break;
+    case ApiKind::kCaptureBegin:
+      NoteCaptureBegin(call, &record);
+      break;
+    case ApiKind::kCaptureEnd:
+      NoteCaptureEnd(call, &record);
+      break;
+    case ApiKind::kGraphInstantiate:
+    case ApiKind::kGraphLaunch:
+    case ApiKind::kGraphUpload:
+    case ApiKind::kGraphExecDestroy:
+    case ApiKind::kGraphDestroy:
+      NoteGraph(entry.kind, call, &record);
+      break;
+    case ApiKind::kEventRecord:
+    case ApiKind::kStreamWaitEvent:
+      if (capturing) NoteCaptureFork(entry.kind, call, &record);
+      break;
+    case ApiKind::kStreamCreate:
+      if (record.return_code == 0 && call.out_stream != nullptr) {
+        record.other_stream_id = StreamId(data->context, *call.out_stream, false);
+      }
+      break;
+    default:
+      break;
+  }
+  AttachStacks(entry.kind, pending, &record);
+  writer_->WriteApiCall(record);
+}
+
+trace::ApiCallRecord Recorder::NewCallRecord(bool runtime, CUpti_CallbackId cbid, const CallbackEntry& entry,
+                                             const CUpti_CallbackData* data, const PendingCall& pending,
+                                             const DecodedCall& call, bool capturing) {
   trace::ApiCallRecord record;
   record.correlation_id = data->correlationId;
   record.start_ns = pending.start_ns;
@@ -423,7 +465,6 @@ void Recorder::OnApiExit(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, con
   record.direction = call.direction;
   record.grid = call.grid;
   record.block = call.block;
-  const bool capturing = active_captures_.load(std::memory_order_relaxed) > 0;
   if (call.has_stream) {
     record.legacy_stream = IsLegacyStream(call.stream) && !entry.per_thread_stream;
     if (entry.kind == ApiKind::kStreamDestroy || pending.waiting) {  // taken at entry
@@ -432,141 +473,130 @@ void Recorder::OnApiExit(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, con
       record.stream_id = StreamId(data->context, call.stream, entry.per_thread_stream);
     }
   }
-  switch (entry.kind) {
-    case ApiKind::kKernelLaunch:
-      if (!capturing && counting_launches_.load(std::memory_order_relaxed)) {
-        launches_recorded_.fetch_add(1, std::memory_order_relaxed);
-        ++t_state.launches;
-      }
-      if (data->symbolName != nullptr) {
-        thread_local absl::flat_hash_map<const char*, trace::StringId> names;  // symbol names are stable pointers
-        thread_local const trace::TraceWriter* names_writer = nullptr;
-        if (names_writer != writer_.get()) {
-          names.clear();
-          names_writer = writer_.get();
-        }
-        auto [it, inserted] = names.try_emplace(data->symbolName, 0);
-        if (inserted) it->second = writer_->InternString(DemangleKernelName(data->symbolName));
-        record.kernel_name = it->second;
-      }
-      break;
-    case ApiKind::kMemcpy:
-    case ApiKind::kMemcpyAsync:
-      record.host_memory = HostMemoryOf(call);
-      break;
-    case ApiKind::kCaptureBegin:
-      if (record.return_code == 0 && call.has_stream) {
-        CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
-        cuuint64_t id = 0;
-        if (const CUresult r = cuStreamGetCaptureInfo(call.stream, &status, &id, nullptr, nullptr, nullptr, nullptr);
-            r != CUDA_SUCCESS) {
-          CallFailed("cuStreamGetCaptureInfo", r);
-        }
-        const CaptureMode mode = call.capture_mode >= 0 && call.capture_mode <= 2
-                                     ? static_cast<CaptureMode>(call.capture_mode)
-                                     : CaptureMode::kUnknown;
-        record.capture_status = CaptureStatus::kActive;
-        record.capture_id = id;
-        record.capture_mode = mode;
-        bool first = false;
-        {
-          absl::MutexLock lock(&mutex_);
-          captures_.push_back(ActiveCapture{id, call.stream, mode, record.thread_id});
-          active_captures_.store(static_cast<int>(captures_.size()), std::memory_order_relaxed);
-          first = captures_.size() == 1;
-        }
-        if (first) ApplyLaunchCallbacks();
-      }
-      break;
-    case ApiKind::kCaptureEnd: {
-      bool last = false;
-      {
-        absl::MutexLock lock(&mutex_);
-        for (auto it = captures_.begin(); it != captures_.end(); ++it) {
-          if (it->stream == call.stream) {
-            record.capture_id = it->id;
-            record.capture_mode = it->mode;
-            captures_.erase(it);
-            break;
-          }
-        }
-        if (captures_.empty()) event_streams_.clear();
-        active_captures_.store(static_cast<int>(captures_.size()), std::memory_order_relaxed);
-        last = captures_.empty();
-      }
-      if (last) ApplyLaunchCallbacks();
-      if (record.return_code == 0 && call.out_graph != nullptr && *call.out_graph != nullptr) {
-        record.graph_id = GraphId(*call.out_graph);
-        record.node_count = NodeCount(*call.out_graph);
-      }
-      break;
-    }
-    case ApiKind::kGraphInstantiate:
-      if (call.graph != nullptr) {
-        const uint32_t graph_id = GraphId(call.graph);
-        record.graph_id = graph_id;
-        record.node_count = NodeCount(call.graph);
-        if (record.return_code == 0 && call.out_exec != nullptr) {
-          absl::MutexLock lock(&mutex_);
-          exec_graph_[*call.out_exec] = graph_id;
-        }
-      }
-      break;
-    case ApiKind::kGraphLaunch:
-    case ApiKind::kGraphUpload:
-    case ApiKind::kGraphExecDestroy: {
-      absl::MutexLock lock(&mutex_);
-      auto it = exec_graph_.find(call.exec);
-      if (it != exec_graph_.end()) record.graph_id = it->second;
-      if (entry.kind == ApiKind::kGraphExecDestroy && it != exec_graph_.end()) exec_graph_.erase(it);
-      break;
-    }
-    case ApiKind::kGraphDestroy:
-      if (call.graph != nullptr) record.graph_id = GraphId(call.graph);
-      break;
-    case ApiKind::kEventRecord:
-      // Which stream an event was recorded on, so a later wait can name the stream it joins (fork/join tracking).
-      if (capturing && call.event != nullptr) {
-        absl::MutexLock lock(&mutex_);
-        event_streams_[call.event] = record.stream_id;
-      }
-      break;
-    case ApiKind::kStreamWaitEvent:
-      if (capturing && call.event != nullptr) {
-        absl::MutexLock lock(&mutex_);
-        auto it = event_streams_.find(call.event);
-        if (it != event_streams_.end()) record.other_stream_id = it->second;
-      }
-      // A wait on an event recorded in a capturing stream forks the waiting stream into that capture: record the
-      // state after the call, so the analyzers see which streams joined which capture.
-      if (capturing && call.has_stream && !IsLegacyStream(call.stream)) {
-        CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
-        cuuint64_t id = 0;
-        const CUresult r = cuStreamGetCaptureInfo(call.stream, &status, &id, nullptr, nullptr, nullptr, nullptr);
-        if (r != CUDA_SUCCESS) CallFailed("cuStreamGetCaptureInfo", r);
-        if (r == CUDA_SUCCESS && status != CU_STREAM_CAPTURE_STATUS_NONE) {
-          record.capture_status =
-              status == CU_STREAM_CAPTURE_STATUS_ACTIVE ? CaptureStatus::kActive : CaptureStatus::kInvalidated;
-          record.capture_id = id;
-        }
-      }
-      break;
-    case ApiKind::kStreamCreate:
-      if (record.return_code == 0 && call.out_stream != nullptr) {
-        record.other_stream_id = StreamId(data->context, *call.out_stream, false);
-      }
-      break;
-    default:
-      break;
+  return record;
+}
+
+void Recorder::NoteKernelLaunch(const CUpti_CallbackData* data, bool capturing, trace::ApiCallRecord* record) {
+  if (!capturing && counting_launches_.load(std::memory_order_relaxed)) {
+    launches_recorded_.fetch_add(1, std::memory_order_relaxed);
+    ++t_state.launches;
   }
-  const bool wants_backtrace = WantsBacktrace(entry.kind, record.return_code, record.capture_status);
-  if (wants_backtrace) record.backtrace = backtraces_.Capture(writer_.get());
-  if (wants_backtrace || LaunchesAnEarlierGraph(entry.kind, record.graph_id)) {
+  if (data->symbolName == nullptr) return;
+  thread_local absl::flat_hash_map<const char*, trace::StringId> names;  // symbol names are stable pointers
+  thread_local const trace::TraceWriter* names_writer = nullptr;
+  if (names_writer != writer_.get()) {
+    names.clear();
+    names_writer = writer_.get();
+  }
+  auto [it, inserted] = names.try_emplace(data->symbolName, 0);
+  if (inserted) it->second = writer_->InternString(DemangleKernelName(data->symbolName));
+  record->kernel_name = it->second;
+}
+
+void Recorder::NoteCaptureBegin(const DecodedCall& call, trace::ApiCallRecord* record) {
+  if (record->return_code != 0 || !call.has_stream) return;
+  CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
+  cuuint64_t id = 0;
+  if (const CUresult r = cuStreamGetCaptureInfo(call.stream, &status, &id, nullptr, nullptr, nullptr, nullptr);
+      r != CUDA_SUCCESS) {
+    CallFailed("cuStreamGetCaptureInfo", r);
+  }
+  const CaptureMode mode = call.capture_mode >= 0 && call.capture_mode <= 2
+                               ? static_cast<CaptureMode>(call.capture_mode)
+                               : CaptureMode::kUnknown;
+  record->capture_status = CaptureStatus::kActive;
+  record->capture_id = id;
+  record->capture_mode = mode;
+  bool first = false;
+  {
+    absl::MutexLock lock(&mutex_);
+    captures_.push_back(ActiveCapture{id, call.stream, mode, record->thread_id});
+    active_captures_.store(static_cast<int>(captures_.size()), std::memory_order_relaxed);
+    first = captures_.size() == 1;
+  }
+  if (first) ApplyLaunchCallbacks();
+}
+
+void Recorder::NoteCaptureEnd(const DecodedCall& call, trace::ApiCallRecord* record) {
+  bool last = false;
+  {
+    absl::MutexLock lock(&mutex_);
+    for (auto it = captures_.begin(); it != captures_.end(); ++it) {
+      if (it->stream == call.stream) {
+        record->capture_id = it->id;
+        record->capture_mode = it->mode;
+        captures_.erase(it);
+        break;
+      }
+    }
+    if (captures_.empty()) event_streams_.clear();
+    active_captures_.store(static_cast<int>(captures_.size()), std::memory_order_relaxed);
+    last = captures_.empty();
+  }
+  if (last) ApplyLaunchCallbacks();
+  if (record->return_code == 0 && call.out_graph != nullptr && *call.out_graph != nullptr) {
+    record->graph_id = GraphId(*call.out_graph);
+    record->node_count = NodeCount(*call.out_graph);
+  }
+}
+
+void Recorder::NoteGraph(ApiKind kind, const DecodedCall& call, trace::ApiCallRecord* record) {
+  if (kind == ApiKind::kGraphInstantiate) {
+    if (call.graph == nullptr) return;
+    const uint32_t graph_id = GraphId(call.graph);
+    record->graph_id = graph_id;
+    record->node_count = NodeCount(call.graph);
+    if (record->return_code == 0 && call.out_exec != nullptr) {
+      absl::MutexLock lock(&mutex_);
+      exec_graph_[*call.out_exec] = graph_id;
+    }
+  } else if (kind == ApiKind::kGraphDestroy) {
+    if (call.graph != nullptr) record->graph_id = GraphId(call.graph);
+  } else {  // a launch, upload or destroy of an executable graph: the graph it was instantiated from
+    absl::MutexLock lock(&mutex_);
+    auto it = exec_graph_.find(call.exec);
+    if (it != exec_graph_.end()) record->graph_id = it->second;
+    if (kind == ApiKind::kGraphExecDestroy && it != exec_graph_.end()) exec_graph_.erase(it);
+  }
+}
+
+void Recorder::NoteCaptureFork(ApiKind kind, const DecodedCall& call, trace::ApiCallRecord* record) {
+  if (kind == ApiKind::kEventRecord) {
+    // Which stream an event was recorded on, so a later wait can name the stream it joins (fork/join tracking).
+    if (call.event != nullptr) {
+      absl::MutexLock lock(&mutex_);
+      event_streams_[call.event] = record->stream_id;
+    }
+    return;
+  }
+  if (call.event != nullptr) {
+    absl::MutexLock lock(&mutex_);
+    auto it = event_streams_.find(call.event);
+    if (it != event_streams_.end()) record->other_stream_id = it->second;
+  }
+  // A wait on an event recorded in a capturing stream forks the waiting stream into that capture: record the state
+  // after the call, so the analyzers see which streams joined which capture.
+  if (call.has_stream && !IsLegacyStream(call.stream)) {
+    CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
+    cuuint64_t id = 0;
+    const CUresult r = cuStreamGetCaptureInfo(call.stream, &status, &id, nullptr, nullptr, nullptr, nullptr);
+    if (r != CUDA_SUCCESS) CallFailed("cuStreamGetCaptureInfo", r);
+    if (r == CUDA_SUCCESS && status != CU_STREAM_CAPTURE_STATUS_NONE) {
+      record->capture_status =
+          status == CU_STREAM_CAPTURE_STATUS_ACTIVE ? CaptureStatus::kActive : CaptureStatus::kInvalidated;
+      record->capture_id = id;
+    }
+  }
+}
+
+void Recorder::AttachStacks(ApiKind kind, const PendingCall& pending, trace::ApiCallRecord* record) {
+  const bool wants_backtrace = WantsBacktrace(kind, record->return_code, record->capture_status);
+  if (wants_backtrace) record->backtrace = backtraces_.Capture(writer_.get());
+  if (wants_backtrace || LaunchesAnEarlierGraph(kind, record->graph_id)) {
     // A bounded wait (a synchronize, or under --hang-timeout a graph launch) took the thread's Python stack as it
     // entered the call, where the thread still is.
-    record.python_stack = pending.waiting ? pending.python_stack : CapturePythonStack();
+    record->python_stack = pending.waiting ? pending.python_stack : CapturePythonStack();
   }
-  writer_->WriteApiCall(record);
 }
 
 trace::PythonStackId Recorder::CapturePythonStack() {

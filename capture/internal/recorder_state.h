@@ -136,8 +136,22 @@ class Recorder {
   absl::Status EnableApiCallbacks(CUpti_CallbackDomain domain, std::vector<CallbackEntry>* table);
   absl::Status EnableNvtxCallbacks();
   void OnApi(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_CallbackData* data);
+  // A recorded call returned: its record, in named steps (the common fields, then what its kind adds, then stacks).
   void OnApiExit(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CallbackEntry& entry,
                  const CUpti_CallbackData* data, const PendingCall& pending);
+  trace::ApiCallRecord NewCallRecord(bool runtime, CUpti_CallbackId cbid, const CallbackEntry& entry,
+                                     const CUpti_CallbackData* data, const PendingCall& pending,
+                                     const DecodedCall& call, bool capturing);
+  void NoteKernelLaunch(const CUpti_CallbackData* data, bool capturing, trace::ApiCallRecord* record);
+  // A capture begins or ends: the recorder's list of active captures, and the launch callbacks with it.
+  void NoteCaptureBegin(const DecodedCall& call, trace::ApiCallRecord* record);
+  void NoteCaptureEnd(const DecodedCall& call, trace::ApiCallRecord* record);
+  // Instantiate, launch, upload or destroy: the graph id (an executable graph's is the graph it came from).
+  void NoteGraph(ApiKind kind, const DecodedCall& call, trace::ApiCallRecord* record);
+  // During a capture, an event record or a stream wait: which stream forks into or joins which capture.
+  void NoteCaptureFork(ApiKind kind, const DecodedCall& call, trace::ApiCallRecord* record);
+  // The host backtrace and Python stack the call's kind and outcome ask for.
+  void AttachStacks(ApiKind kind, const PendingCall& pending, trace::ApiCallRecord* record);
   void OnNvtx(CUpti_CallbackId cbid, const CUpti_NvtxData* data);
   // Writes the calling thread's name once per thread and trace.
   void NoteThreadName();

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <map>
 #include <numeric>
+#include <optional>
 
 #include "absl/strings/str_cat.h"
 #include "validators/schedule/capture_order.h"
@@ -48,43 +49,32 @@ struct ChunkCounts {
   int wgrad = 0;
 };
 
-}  // namespace
+// The order's passes by chunk (only chunks that appear), and its forward and backward entries: what len(_order)
+// counts.
+struct PassTally {
+  std::map<int, ChunkCounts> counts;
+  int passes = 0;
+};
 
-const CheckInfo& ScheduleOrderCheck::info() const {
-  static const CheckInfo* const kInfo = new CheckInfo{
-      "schedule-order",
-      "invalid capture order for make_graphed_callables",
-      Severity::kError,
-      CheckArea::kConfiguration,
-      "Transformer Engine's make_graphed_callables(_order=...) captures forward and backward graphs of each model "
-      "chunk in the given order. Every chunk needs one forward and one backward per microbatch, each backward after "
-      "its forward, and the callables and sample arguments must match the counts the order implies.",
-      {}};
-  return *kInfo;
-}
-
-void ScheduleOrderCheck::Run(const CheckInputs& inputs, const BoundOptions& options,
-                             std::vector<Finding>* findings) const {
-  const CaptureOrder& order = *inputs.order;
-  OrderFindings out(order, NewFinding(), findings);
-
-  // Transformer Engine derives the chunk count from the largest entry.
+// Transformer Engine derives the chunk count from the largest forward entry; a --chunks that disagrees is reported.
+int CheckChunkCount(const CaptureOrder& order, OrderFindings& out) {
   int max_chunk = 0;
   for (const OrderEntry& entry : order.entries) {
     if (entry.kind() == OrderEntry::Kind::kForward) max_chunk = std::max(max_chunk, entry.chunk());
   }
-  const int chunks = order.chunks.value_or(max_chunk);
   if (order.chunks && *order.chunks != max_chunk) {
     out.Add(absl::StrCat("The order's largest forward chunk id is ", max_chunk, ", but ", *order.chunks,
                          " chunks are expected; Transformer Engine takes the number of chunks from max(_order)."),
             absl::StrCat("Give every chunk 1..", *order.chunks, " its forwards, or correct --chunks."));
   }
+  return order.chunks.value_or(max_chunk);
+}
 
-  // Ids, and the order of each chunk's passes: the k-th backward needs k forwards before it, the k-th weight-gradient
-  // pass k backwards. Only the first misplaced pass of each chunk is reported; the rest usually follow from it.
-  std::map<int, ChunkCounts> counts;
+// Ids, and the order of each chunk's passes: the k-th backward needs k forwards before it, the k-th weight-gradient
+// pass k backwards. Only the first misplaced pass of each chunk is reported; the rest usually follow from it.
+PassTally TallyPasses(const CaptureOrder& order, int chunks, OrderFindings& out) {
+  PassTally tally;
   std::map<int, bool> misordered;
-  int passes = 0;  // forward and backward entries: what len(_order) counts
   for (size_t i = 0; i < order.entries.size(); ++i) {
     const OrderEntry& entry = order.entries[i];
     const OrderEntry::Kind kind = entry.kind();
@@ -100,12 +90,12 @@ void ScheduleOrderCheck::Run(const CheckInputs& inputs, const BoundOptions& opti
                 absl::StrCat("Use chunk ids 1..", chunks, "."));
       continue;
     }
-    ChunkCounts& c = counts[entry.chunk()];
+    ChunkCounts& c = tally.counts[entry.chunk()];
     if (kind == OrderEntry::Kind::kForward) {
       ++c.forward;
-      ++passes;
+      ++tally.passes;
     } else if (kind == OrderEntry::Kind::kBackward) {
-      ++passes;
+      ++tally.passes;
       if (++c.backward > c.forward && !misordered[entry.chunk()]) {
         misordered[entry.chunk()] = true;
         out.AddAt(
@@ -123,25 +113,28 @@ void ScheduleOrderCheck::Run(const CheckInputs& inputs, const BoundOptions& opti
                 "Put each -(c + 0.5) entry after the -c backward it belongs to.");
     }
   }
+  return tally;
+}
 
-  // Counts: Transformer Engine asserts num_model_chunks * num_microbatches * 2 == len(_order).
-  if (chunks <= 0) return;
-  const int microbatches = order.microbatches.value_or(passes / chunks / 2);
-  if (!order.microbatches && chunks * microbatches * 2 != passes) {
-    out.Add(absl::StrCat("The order has ", passes, " forward and backward entries, which is not 2 x ", chunks,
+// Counts: Transformer Engine asserts num_model_chunks * num_microbatches * 2 == len(_order), and every chunk needs one
+// forward and one backward per microbatch. Returns the microbatches (given, or implied by the order).
+int CheckPassCounts(const CaptureOrder& order, int chunks, const PassTally& tally, OrderFindings& out) {
+  const int microbatches = order.microbatches.value_or(tally.passes / chunks / 2);
+  if (!order.microbatches && chunks * microbatches * 2 != tally.passes) {
+    out.Add(absl::StrCat("The order has ", tally.passes, " forward and backward entries, which is not 2 x ", chunks,
                          " chunks x a whole number of microbatches; Transformer Engine asserts "
                          "num_model_chunks * num_microbatches * 2 == len(_order)."),
             "Give every chunk one forward and one backward per microbatch.");
   }
   // Only chunks that appear are visited: an id in the millions must not cost millions of steps or findings.
-  if (static_cast<int>(counts.size()) < chunks) {
+  if (static_cast<int>(tally.counts.size()) < chunks) {
     int missing = 1;
-    while (counts.count(missing) != 0) ++missing;
-    out.Add(absl::StrCat(chunks - counts.size(), " of the ", chunks, " chunks have no entries (chunk ", missing,
+    while (tally.counts.count(missing) != 0) ++missing;
+    out.Add(absl::StrCat(chunks - tally.counts.size(), " of the ", chunks, " chunks have no entries (chunk ", missing,
                          " is one); every chunk needs ", microbatches, " forward(s) and backward(s)."),
             "Give every chunk its forward and backward entries, or correct the chunk ids.");
   }
-  for (const auto& [chunk, c] : counts) {
+  for (const auto& [chunk, c] : tally.counts) {
     if (c.forward != microbatches || c.backward != microbatches) {
       out.Add(absl::StrCat("Chunk ", chunk, " has ", c.forward, " forward(s) and ", c.backward, " backward(s); ",
                            microbatches, " microbatches need ", microbatches, " of each."),
@@ -154,8 +147,11 @@ void ScheduleOrderCheck::Run(const CheckInputs& inputs, const BoundOptions& opti
               absl::StrCat("Give chunk ", chunk, " one -", chunk, ".5 entry per backward, or none."));
     }
   }
+  return microbatches;
+}
 
-  // Callables and sample arguments, as make_graphed_callables checks them.
+// Callables and sample arguments, as make_graphed_callables checks them against the layers the order describes.
+void CheckCallablesAndSamples(const CaptureOrder& order, int chunks, int microbatches, int passes, OrderFindings& out) {
   std::optional<int64_t> total_layers;
   if (!order.layers_per_chunk.empty()) {
     if (static_cast<int>(order.layers_per_chunk.size()) != chunks) {
@@ -189,6 +185,32 @@ void ScheduleOrderCheck::Run(const CheckInputs& inputs, const BoundOptions& opti
                          " microbatches need ", *total_layers * microbatches, "."),
             "Pass one sample argument tuple per layer per microbatch.");
   }
+}
+
+}  // namespace
+
+const CheckInfo& ScheduleOrderCheck::info() const {
+  static const CheckInfo* const kInfo = new CheckInfo{
+      "schedule-order",
+      "invalid capture order for make_graphed_callables",
+      Severity::kError,
+      CheckArea::kConfiguration,
+      "Transformer Engine's make_graphed_callables(_order=...) captures forward and backward graphs of each model "
+      "chunk in the given order. Every chunk needs one forward and one backward per microbatch, each backward after "
+      "its forward, and the callables and sample arguments must match the counts the order implies.",
+      {}};
+  return *kInfo;
+}
+
+void ScheduleOrderCheck::Run(const CheckInputs& inputs, const BoundOptions& options,
+                             std::vector<Finding>* findings) const {
+  const CaptureOrder& order = *inputs.order;
+  OrderFindings out(order, NewFinding(), findings);
+  const int chunks = CheckChunkCount(order, out);
+  const PassTally tally = TallyPasses(order, chunks, out);
+  if (chunks <= 0) return;
+  const int microbatches = CheckPassCounts(order, chunks, tally, out);
+  CheckCallablesAndSamples(order, chunks, microbatches, tally.passes, out);
 }
 
 }  // namespace graphcheck
