@@ -347,13 +347,8 @@ ShapeVariation MeasureShapeVariants(const VariedDimension& varied, size_t input,
   return variation;
 }
 
-}  // namespace
-
-absl::StatusOr<EngineRun> RunCheckPipeline(const CheckPlan& plan) {
-  absl::StatusOr<ModelRef> ref = ResolveModelRef(plan.model);
-  if (!ref.ok()) return ref.status();
-  absl::StatusOr<FusedOptimizer::Kind> optimizer_kind = FusedOptimizer::ParseKind(plan.optimizer);
-  if (!optimizer_kind.ok()) return optimizer_kind.status();
+// The strings and numbers of a plan that the engine's command line does not check (graphcheck check does).
+absl::Status ValidatePlan(const CheckPlan& plan) {
   if (plan.scope != "callables" && plan.scope != "full-iteration") {
     return absl::InvalidArgumentError(absl::StrCat("unknown --scope '", plan.scope, "' (callables or full-iteration)"));
   }
@@ -367,19 +362,11 @@ absl::StatusOr<EngineRun> RunCheckPipeline(const CheckPlan& plan) {
   if (plan.vary && plan.scope == "full-iteration") {
     return absl::InvalidArgumentError("--vary captures the forward and backward per size: it needs --scope callables");
   }
-  if (!torch::cuda::is_available()) {
-    return absl::FailedPreconditionError("no CUDA device is available to LibTorch: graphcheck check needs a GPU");
-  }
+  return absl::OkStatus();
+}
 
-  // The eager reference runs on the default stream and the warmup on a side stream, so parameters' AccumulateGrad
-  // nodes change streams once; LibTorch's warning about it describes the engine's sequence, not the model.
-  at::globalContext().setWarnOnAccumulateGradStreamMismatch(false);
-  EngineRun run;
-  if (plan.deterministic) AskForDeterministicKernels();
-  run.deterministic_settings = plan.deterministic;
-  run.model = plan.model;
-  run.scope = plan.scope;
-  run.compute_dtype = plan.amp == "bf16" ? "bfloat16" : plan.amp == "fp16" ? "float16" : "float32";
+// The steps the plan runs, in order: those a failure leaves unrun are reported skipped.
+std::vector<std::string> PlannedSteps(const CheckPlan& plan) {
   const bool full_iteration = plan.scope == "full-iteration";
   std::vector<std::string> planned = {"load-model", "eager-warmup"};
   if (!plan.timing_only) planned.insert(planned.end(), {"eager-reference", "eager-repeat"});
@@ -395,6 +382,81 @@ absl::StatusOr<EngineRun> RunCheckPipeline(const CheckPlan& plan) {
     if (!full_iteration) planned.push_back("rng-draws");
     if (plan.vary) planned.push_back("shape-variants");
   }
+  return planned;
+}
+
+// What the run measured, for its metrics.
+struct RunFigures {
+  const std::vector<double>& eager_us;
+  const std::vector<double>& graphed_us;
+  const std::vector<double>& outside_graphable_us;  // per timed eager step: its time less its forward's and backward's
+  size_t graphs = 0;
+  size_t nodes = 0;
+  double capture_ms = 0;
+  uint64_t pool_bytes = 0;
+};
+
+void AddRunMetrics(const RunFigures& figures, EngineRun* out) {
+  EngineRun& run = *out;
+  const Timing eager = Summarize(figures.eager_us), graphed_timing = Summarize(figures.graphed_us);
+  if (!figures.eager_us.empty()) AddTimingMetrics("check.eager", "eager", eager, &run.metrics);
+  if (!figures.graphed_us.empty()) {
+    AddTimingMetrics("check.graphed", "graphed", graphed_timing, &run.metrics);
+    run.metrics.push_back(Metric{"check.speedup", eager.median / graphed_timing.median, "ratio",
+                                 "eager step time / graphed step time (medians)"});
+  }
+  if (!figures.outside_graphable_us.empty()) {
+    run.metrics.push_back(Metric{"check.eager_outside_graphable_us", Summarize(figures.outside_graphable_us).median,
+                                 "us",
+                                 "eager step less the host time of its forward and backward (the loss, the optimizer "
+                                 "step): what stays eager when the forward and backward are graphed; median"});
+  }
+  if (!run.eager_repeat_losses.empty() && run.eager_repeat_losses.size() == run.eager_losses.size()) {
+    double spread = 0;
+    for (size_t i = 0; i < run.eager_losses.size(); ++i) {
+      spread = std::max(spread, std::fabs(run.eager_repeat_losses[i] - run.eager_losses[i]));
+    }
+    run.metrics.push_back(Metric{"check.eager_repeat_loss_spread", spread, "loss",
+                                 "largest loss difference between the eager run and its repeat (0: bitwise equal)"});
+  }
+  if (!run.samples.empty()) {
+    run.metrics.push_back(
+        Metric{"check.numerics_tensors", static_cast<double>(run.samples.size()), "count",
+               "tensors compared between eager and graphed (outputs, gradients, parameters, buffers)"});
+  }
+  if (figures.graphs > 0) {
+    run.metrics.push_back(Metric{"check.graphs", static_cast<double>(figures.graphs), "count", "CUDA graphs captured"});
+    run.metrics.push_back(
+        Metric{"check.graph_nodes", static_cast<double>(figures.nodes), "count", "nodes in those graphs"});
+    run.metrics.push_back(Metric{"check.capture_ms", figures.capture_ms, "ms", "capture and instantiation, wall time"});
+    run.metrics.push_back(Metric{"check.graph_pool_bytes", static_cast<double>(figures.pool_bytes), "bytes",
+                                 "memory the caching allocator holds for the graphs' pool"});
+  }
+}
+
+}  // namespace
+
+absl::StatusOr<EngineRun> RunCheckPipeline(const CheckPlan& plan) {
+  absl::StatusOr<ModelRef> ref = ResolveModelRef(plan.model);
+  if (!ref.ok()) return ref.status();
+  absl::StatusOr<FusedOptimizer::Kind> optimizer_kind = FusedOptimizer::ParseKind(plan.optimizer);
+  if (!optimizer_kind.ok()) return optimizer_kind.status();
+  if (absl::Status valid = ValidatePlan(plan); !valid.ok()) return valid;
+  if (!torch::cuda::is_available()) {
+    return absl::FailedPreconditionError("no CUDA device is available to LibTorch: graphcheck check needs a GPU");
+  }
+
+  // The eager reference runs on the default stream and the warmup on a side stream, so parameters' AccumulateGrad
+  // nodes change streams once; LibTorch's warning about it describes the engine's sequence, not the model.
+  at::globalContext().setWarnOnAccumulateGradStreamMismatch(false);
+  EngineRun run;
+  if (plan.deterministic) AskForDeterministicKernels();
+  run.deterministic_settings = plan.deterministic;
+  run.model = plan.model;
+  run.scope = plan.scope;
+  run.compute_dtype = plan.amp == "bf16" ? "bfloat16" : plan.amp == "fp16" ? "float16" : "float32";
+  const bool full_iteration = plan.scope == "full-iteration";
+  const std::vector<std::string> planned = PlannedSteps(plan);
   StepLog log(&run.steps);
   const at::Device device(at::kCUDA, 0);
   const cudaDeviceProp* properties = nullptr;
@@ -613,38 +675,9 @@ absl::StatusOr<EngineRun> RunCheckPipeline(const CheckPlan& plan) {
     }
   }
 
-  const Timing eager = Summarize(eager_us), graphed_timing = Summarize(graphed_us);
-  if (!eager_us.empty()) AddTimingMetrics("check.eager", "eager", eager, &run.metrics);
-  if (!graphed_us.empty()) {
-    AddTimingMetrics("check.graphed", "graphed", graphed_timing, &run.metrics);
-    run.metrics.push_back(Metric{"check.speedup", eager.median / graphed_timing.median, "ratio",
-                                 "eager step time / graphed step time (medians)"});
-  }
-  if (!outside_graphable_us.empty()) {
-    run.metrics.push_back(Metric{"check.eager_outside_graphable_us", Summarize(outside_graphable_us).median, "us",
-                                 "eager step less the host time of its forward and backward (the loss, the optimizer "
-                                 "step): what stays eager when the forward and backward are graphed; median"});
-  }
-  if (!run.eager_repeat_losses.empty() && run.eager_repeat_losses.size() == run.eager_losses.size()) {
-    double spread = 0;
-    for (size_t i = 0; i < run.eager_losses.size(); ++i) {
-      spread = std::max(spread, std::fabs(run.eager_repeat_losses[i] - run.eager_losses[i]));
-    }
-    run.metrics.push_back(Metric{"check.eager_repeat_loss_spread", spread, "loss",
-                                 "largest loss difference between the eager run and its repeat (0: bitwise equal)"});
-  }
-  if (!run.samples.empty()) {
-    run.metrics.push_back(
-        Metric{"check.numerics_tensors", static_cast<double>(run.samples.size()), "count",
-               "tensors compared between eager and graphed (outputs, gradients, parameters, buffers)"});
-  }
-  if (graphs > 0) {
-    run.metrics.push_back(Metric{"check.graphs", static_cast<double>(graphs), "count", "CUDA graphs captured"});
-    run.metrics.push_back(Metric{"check.graph_nodes", static_cast<double>(nodes), "count", "nodes in those graphs"});
-    run.metrics.push_back(Metric{"check.capture_ms", capture_ms, "ms", "capture and instantiation, wall time"});
-    run.metrics.push_back(Metric{"check.graph_pool_bytes", static_cast<double>(GraphPoolBytes(pool)), "bytes",
-                                 "memory the caching allocator holds for the graphs' pool"});
-  }
+  AddRunMetrics(
+      {eager_us, graphed_us, outside_graphable_us, graphs, nodes, capture_ms, graphs > 0 ? GraphPoolBytes(pool) : 0},
+      &run);
   return run;
 }
 
