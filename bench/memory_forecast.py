@@ -96,6 +96,19 @@ def pool_segments(pool):
     return total, sorted(live, reverse=True)[:6]
 
 
+def warm_up_on_side_stream(step, iterations=3):
+    """PyTorch's recipe before a capture: the step run a few times on a side stream, then the GPU drained."""
+    import torch
+
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        for _ in range(iterations):
+            step()
+    torch.cuda.current_stream().wait_stream(side)
+    torch.cuda.synchronize()
+
+
 def run_whole_step(name, mode):
     """Forward, backward and a capturable Adam step, graphed whole: the pool holds activations, gradients, outputs."""
     import torch
@@ -117,14 +130,8 @@ def run_whole_step(name, mode):
                 step()
         torch.cuda.synchronize()
         return {}
-    side = torch.cuda.Stream()
-    side.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(side):
-        for _ in range(3):
-            step()
-    torch.cuda.current_stream().wait_stream(side)
+    warm_up_on_side_stream(step)
     optimizer.zero_grad(set_to_none=True)
-    torch.cuda.synchronize()
     graph = torch.cuda.CUDAGraph()
     with torch.cuda.graph(graph):
         loss = torch.nn.functional.cross_entropy(model(x), y)
@@ -160,13 +167,8 @@ def run_buckets(mode):
         return {}
 
     def capture(b, pool):
-        side = torch.cuda.Stream()
-        side.wait_stream(torch.cuda.current_stream())
-        with torch.cuda.stream(side), torch.no_grad():
-            for _ in range(3):
-                model(inputs[b])
-        torch.cuda.current_stream().wait_stream(side)
-        torch.cuda.synchronize()
+        with torch.no_grad():
+            warm_up_on_side_stream(lambda: model(inputs[b]))
         graph = torch.cuda.CUDAGraph()
         with torch.cuda.graph(graph, pool=pool), torch.no_grad():
             out = model(inputs[b])
