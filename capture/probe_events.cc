@@ -1,9 +1,8 @@
 // Events of the Python probe (python/probe/graphcheck_probe): the probe calls graphcheck_probe_event, under --shadow
 // graphcheck_probe_shadow, and at exit graphcheck_probe_allocations (injection.cc) through ctypes, and the recorder
 // writes them into the process's trace on its own clock and thread ids, so they interleave with the CUDA calls they
-// explain. Exceptions come with the
-// frames of their traceback (the raise site); every other event with the calling thread's Python stack, taken as for
-// CUDA calls.
+// explain. Exceptions come with the frames of their traceback (the raise site); every other event with the calling
+// thread's Python stack, taken as for CUDA calls.
 #include <vector>
 
 #include "absl/strings/numbers.h"
