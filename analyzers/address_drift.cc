@@ -21,22 +21,20 @@ namespace {
 using trace::ProbeEvent;
 using trace::ProbeEventKind;
 
-class AddressDriftCheck : public AnalyzerCheck {
+class AddressDriftCheck : public CheckOf<TraceAnalysis> {
  public:
-  const CheckInfo& info() const override {
-    static const CheckInfo kInfo{
-        "address-drift",
-        "A parameter or buffer of a graphed module moved after capture",
-        Severity::kError,
-        CheckArea::kState,
-        "A module graphed by make_graphed_callables holds a new tensor under a parameter's or buffer's name: its "
-        "graphs still read the tensor they were captured with, so training goes on with stale weights or state.",
-        {}};
-    return kInfo;
-  }
+  AddressDriftCheck()
+      : CheckOf(CheckInfo{
+            "address-drift",
+            "A parameter or buffer of a graphed module moved after capture",
+            Severity::kError,
+            CheckArea::kState,
+            "A module graphed by make_graphed_callables holds a new tensor under a parameter's or buffer's name: its "
+            "graphs still read the tensor they were captured with, so training goes on with stale weights or state.",
+            {}}) {}
 
  protected:
-  void Analyze(const TraceAnalysis& analysis, const BoundOptions&, std::vector<Finding>* findings) const override {
+  void Read(const TraceAnalysis& analysis, const BoundOptions&, std::vector<Finding>* findings) const override {
     const trace::Trace& trace = analysis.trace();
     // One finding per graphed module and role: a checkpoint reloaded by rebinding moves every parameter at once.
     std::map<std::pair<uint64_t, std::string>, std::vector<const ProbeEvent*>> moved;

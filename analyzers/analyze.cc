@@ -130,9 +130,7 @@ ProcessResult AnalyzeProcess(const trace::Trace& trace, const CheckRegistry& reg
   Environment environment = trace.environment;
   if (!environment.gpu() && !trace.devices.empty()) environment.set_gpu(trace.devices.front().gpu);
   CheckInputs inputs;
-  inputs.trace = &trace;
-  inputs.environment = &environment;
-  inputs.derived = &analysis;
+  AddTrace(analysis, &inputs).Add(environment);
   CheckRun run = RunChecks(registry, selection, options, inputs);
   for (Finding& finding : run.findings) {
     if (trace.process.pid != 0) finding.where.pid = trace.process.pid;
@@ -206,13 +204,14 @@ AnalysisResult MergeProcesses(std::vector<ProcessResult> processes, const std::v
   }
   if (job) {
     CheckInputs inputs;
-    inputs.job = &summary;
+    inputs.Add(summary);
     CheckRun run = RunChecks(registry, selection, options, inputs);
     take(std::move(run.checks_run), std::move(run.findings));
   }
   if (stderr_lines != nullptr) {
+    const ProgramOutput output{*stderr_lines};
     CheckInputs inputs;
-    inputs.stderr_lines = stderr_lines;
+    inputs.Add(output);
     CheckRun run = RunChecks(registry, selection, options, inputs);
     take(std::move(run.checks_run), std::move(run.findings));
   }

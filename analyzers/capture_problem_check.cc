@@ -46,8 +46,8 @@ std::string OperatorClause(const Location& where) {
                           : absl::StrCat(" (", where.torch_op, ": ", spelling, ")");
 }
 
-void CaptureProblemCheck::Analyze(const TraceAnalysis& analysis, const BoundOptions& options,
-                                  std::vector<Finding>* findings) const {
+void CaptureProblemCheck::Read(const TraceAnalysis& analysis, const BoundOptions& options,
+                               std::vector<Finding>* findings) const {
   const trace::Trace& trace = analysis.trace();
   const CaptureAnalysis& captures = analysis.captures();
   std::vector<bool> window_seen(captures.windows().size(), false);

@@ -11,19 +11,16 @@
 
 namespace graphcheck::analyzers {
 
-class CaptureProblemCheck : public AnalyzerCheck {
+class CaptureProblemCheck : public CheckOf<TraceAnalysis> {
  public:
-  CaptureProblemCheck(CheckInfo info, CaptureCause cause) : info_(std::move(info)), cause_(cause) {}
-  const CheckInfo& info() const final { return info_; }
+  CaptureProblemCheck(CheckInfo info, CaptureCause cause) : CheckOf(std::move(info)), cause_(cause) {}
 
  protected:
-  void Analyze(const TraceAnalysis& analysis, const BoundOptions& options,
-               std::vector<Finding>* findings) const override;
+  void Read(const TraceAnalysis& analysis, const BoundOptions& options, std::vector<Finding>* findings) const override;
   // Sets message and fix, and may add evidence. `finding` already has where, severity and the common evidence.
   virtual void Describe(const TraceAnalysis& analysis, const CaptureProblem& problem, Finding* finding) const = 0;
 
  private:
-  CheckInfo info_;
   CaptureCause cause_;
 };
 

@@ -1,4 +1,4 @@
-// Factories of the trace analyzers, one per check id (each class lives in its own .cc). analyzer_checks.cc registers
+// Factories of the trace analyzers, one per check id (each class lives in its own .cc). cli/catalog.cc registers
 // them; tests construct them one by one.
 #ifndef GRAPHCHECK_ANALYZERS_CHECKS_H_
 #define GRAPHCHECK_ANALYZERS_CHECKS_H_

@@ -52,24 +52,21 @@ absl::string_view FixFor(absl::string_view reason) {
          "runs as a graph (its replays appear in the trace).";
 }
 
-class CompileCudagraphSkippedCheck : public AnalyzerCheck {
+class CompileCudagraphSkippedCheck : public CheckOf<TraceAnalysis> {
  public:
-  const CheckInfo& info() const override {
-    static const CheckInfo kInfo{
-        "compile-cudagraph-skipped",
-        "torch.compile ran a function without CUDA graphs",
-        Severity::kWarning,
-        CheckArea::kTorchCompile,
-        "torch.compile(mode='reduce-overhead') fell back to running a compiled function without CUDA graphs, for "
-        "the reason inductor gives (mutated inputs, a CPU tensor, dynamic shapes, too many re-recordings...). The "
-        "launch overhead graphs were meant to remove stays.",
-        {}};
-    return kInfo;
-  }
+  CompileCudagraphSkippedCheck()
+      : CheckOf(CheckInfo{
+            "compile-cudagraph-skipped",
+            "torch.compile ran a function without CUDA graphs",
+            Severity::kWarning,
+            CheckArea::kTorchCompile,
+            "torch.compile(mode='reduce-overhead') fell back to running a compiled function without CUDA graphs, for "
+            "the reason inductor gives (mutated inputs, a CPU tensor, dynamic shapes, too many re-recordings...). The "
+            "launch overhead graphs were meant to remove stays.",
+            {}}) {}
 
  protected:
-  void Analyze(const TraceAnalysis& analysis, const BoundOptions& options,
-               std::vector<Finding>* findings) const override {
+  void Read(const TraceAnalysis& analysis, const BoundOptions& options, std::vector<Finding>* findings) const override {
     const trace::Trace& trace = analysis.trace();
     // (reason, first user frame) -> finding index and count.
     std::map<std::pair<trace::StringId, std::string>, std::pair<size_t, uint32_t>> seen;

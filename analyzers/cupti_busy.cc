@@ -7,23 +7,20 @@
 namespace graphcheck::analyzers {
 namespace {
 
-class CuptiBusyCheck : public TraceCheck {
+class CuptiBusyCheck : public CheckOf<trace::Trace> {
  public:
-  const CheckInfo& info() const override {
-    static const CheckInfo kInfo{
-        "cupti-busy",
-        "Another CUPTI subscriber kept graphcheck from recording",
-        Severity::kError,
-        CheckArea::kEnvironment,
-        "CUPTI allows one subscriber per process. Another tool (torch.profiler/Kineto, Nsight) held it, so "
-        "graphcheck recorded nothing for this process and every other check is blind to it.",
-        {}};
-    return kInfo;
-  }
+  CuptiBusyCheck()
+      : CheckOf(CheckInfo{
+            "cupti-busy",
+            "Another CUPTI subscriber kept graphcheck from recording",
+            Severity::kError,
+            CheckArea::kEnvironment,
+            "CUPTI allows one subscriber per process. Another tool (torch.profiler/Kineto, Nsight) held it, so "
+            "graphcheck recorded nothing for this process and every other check is blind to it.",
+            {}}) {}
 
  protected:
-  void CheckTrace(const trace::Trace& trace, const BoundOptions& options,
-                  std::vector<Finding>* findings) const override {
+  void Read(const trace::Trace& trace, const BoundOptions& options, std::vector<Finding>* findings) const override {
     if (trace.recorder.subscribed) return;
     Finding finding = NewFinding();
     const std::string who =

@@ -14,22 +14,20 @@
 namespace graphcheck::analyzers {
 namespace {
 
-class DdpDefaultStreamCheck : public AnalyzerCheck {
+class DdpDefaultStreamCheck : public CheckOf<TraceAnalysis> {
  public:
-  const CheckInfo& info() const override {
-    static const CheckInfo kInfo{
-        "ddp-default-stream",
-        "DistributedDataParallel constructed on the default stream broke a capture",
-        Severity::kError,
-        CheckArea::kCapture,
-        "DDP was constructed while the default stream was current, so its gradient accumulators run on the legacy "
-        "default stream in backward, and a capture of backward on a side stream failed on the legacy stream.",
-        {}};
-    return kInfo;
-  }
+  DdpDefaultStreamCheck()
+      : CheckOf(CheckInfo{
+            "ddp-default-stream",
+            "DistributedDataParallel constructed on the default stream broke a capture",
+            Severity::kError,
+            CheckArea::kCapture,
+            "DDP was constructed while the default stream was current, so its gradient accumulators run on the legacy "
+            "default stream in backward, and a capture of backward on a side stream failed on the legacy stream.",
+            {}}) {}
 
  protected:
-  void Analyze(const TraceAnalysis& analysis, const BoundOptions&, std::vector<Finding>* findings) const override {
+  void Read(const TraceAnalysis& analysis, const BoundOptions&, std::vector<Finding>* findings) const override {
     const trace::Trace& trace = analysis.trace();
     for (const DdpModule& module : DdpModules(analysis)) {
       if (module.constructed == nullptr || module.constructed->value != 1) continue;

@@ -12,24 +12,27 @@
 namespace graphcheck::analyzers {
 namespace {
 
-class DdpWarmupShortCheck : public AnalyzerCheck {
+class DdpWarmupShortCheck : public CheckOf<TraceAnalysis> {
  public:
-  const CheckInfo& info() const override {
-    static const CheckInfo kInfo{
-        "ddp-warmup-short",
-        "DistributedDataParallel captured before its warmup iterations were done",
-        Severity::kError,
-        CheckArea::kCapture,
-        "A DDP forward ran inside a capture after fewer eager iterations than DDP needs: its reducer synchronizes CUDA "
-        "timing events during its first ten iterations and rebuilds its gradient buckets in the second, which a "
-        "capture forbids.",
-        {{"min-warmup", "11", "eager iterations with gradient synchronization DDP needs before capture", 0, 1e6, {}}}};
-    return kInfo;
-  }
+  DdpWarmupShortCheck()
+      : CheckOf(CheckInfo{
+            "ddp-warmup-short",
+            "DistributedDataParallel captured before its warmup iterations were done",
+            Severity::kError,
+            CheckArea::kCapture,
+            "A DDP forward ran inside a capture after fewer eager iterations than DDP needs: its reducer synchronizes "
+            "CUDA "
+            "timing events during its first ten iterations and rebuilds its gradient buckets in the second, which a "
+            "capture forbids.",
+            {{"min-warmup",
+              "11",
+              "eager iterations with gradient synchronization DDP needs before capture",
+              0,
+              1e6,
+              {}}}}) {}
 
  protected:
-  void Analyze(const TraceAnalysis& analysis, const BoundOptions& options,
-               std::vector<Finding>* findings) const override {
+  void Read(const TraceAnalysis& analysis, const BoundOptions& options, std::vector<Finding>* findings) const override {
     const trace::Trace& trace = analysis.trace();
     const uint64_t min_warmup = static_cast<uint64_t>(options.GetDouble("min-warmup"));
     for (const DdpModule& module : DdpModules(analysis)) {

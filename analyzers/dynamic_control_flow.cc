@@ -13,19 +13,15 @@
 namespace graphcheck::analyzers {
 namespace {
 
-class DynamicControlFlowCheck : public AnalyzerCheck {
+class DynamicControlFlowCheck : public CheckOf<TraceAnalysis> {
  public:
-  const CheckInfo& info() const override {
-    static const CheckInfo kInfo{
-        "dynamic-control-flow",
-        "The kernel sequence changes between steps",
-        Severity::kWarning,
-        CheckArea::kEagerRegion,
-        "Steps of the region to graph launch different kernels: control flow depends on data. A CUDA graph replays "
-        "the sequence it captured, whatever the data says.",
-        IterationCheckOptions()};
-    return kInfo;
-  }
+  DynamicControlFlowCheck()
+      : CheckOf(CheckInfo{
+            "dynamic-control-flow", "The kernel sequence changes between steps", Severity::kWarning,
+            CheckArea::kEagerRegion,
+            "Steps of the region to graph launch different kernels: control flow depends on data. A CUDA graph replays "
+            "the sequence it captured, whatever the data says.",
+            IterationCheckOptions()}) {}
 
  private:
   // One-time work does not make a step differ: one of the first two steps running the common sequence with operations
@@ -57,8 +53,7 @@ class DynamicControlFlowCheck : public AnalyzerCheck {
   }
 
  protected:
-  void Analyze(const TraceAnalysis& analysis, const BoundOptions& options,
-               std::vector<Finding>* findings) const override {
+  void Read(const TraceAnalysis& analysis, const BoundOptions& options, std::vector<Finding>* findings) const override {
     // Under torch.compile's cudagraph trees the framework decides what to graph, and its recording steps differ
     // from its replaying ones by design; recapture-churn names the compiled functions that re-record.
     if (analysis.probe().cudagraph_trees()) return;

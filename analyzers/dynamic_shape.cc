@@ -19,31 +19,29 @@
 namespace graphcheck::analyzers {
 namespace {
 
-class DynamicShapeCheck : public Check {
+class DynamicShapeCheck : public CheckOf<TraceAnalysis, EngineRun> {
  public:
-  const CheckInfo& info() const override {
-    static const CheckInfo kInfo{
-        "dynamic-shape",
-        "Launch sizes change between steps",
-        Severity::kWarning,
-        CheckArea::kEagerRegion,
-        "Steps of the region to graph launch the same kernels with different grid sizes or copy different amounts: "
-        "tensor shapes change between steps. A CUDA graph replays the captured sizes.",
-        IterationCheckOptions()};
-    return kInfo;
+  DynamicShapeCheck()
+      : CheckOf(CheckInfo{
+            "dynamic-shape", "Launch sizes change between steps", Severity::kWarning, CheckArea::kEagerRegion,
+            "Steps of the region to graph launch the same kernels with different grid sizes or copy different amounts: "
+            "tensor shapes change between steps. A CUDA graph replays the captured sizes.",
+            IterationCheckOptions()}) {}
+
+  // An engine run counts only where it varied a dimension.
+  bool CanRun(const CheckInputs& inputs) const override {
+    const EngineRun* engine = inputs.Find<EngineRun>();
+    return inputs.Find<TraceAnalysis>() != nullptr || (engine != nullptr && engine->shape_variation.has_value());
   }
 
-  bool CanRun(const CheckInputs& inputs) const override {
-    return inputs.trace != nullptr || (inputs.engine != nullptr && inputs.engine->shape_variation.has_value());
-  }
-  void Run(const CheckInputs& inputs, const BoundOptions& options, std::vector<Finding>* findings) const override {
-    if (inputs.trace != nullptr) {
-      ReportGraphedCallsOfOtherShapes(*inputs.trace, findings);
-      WithTraceAnalysis(inputs, [&](const TraceAnalysis& analysis) { Analyze(analysis, options, findings); });
+ protected:
+  void Read(const TraceAnalysis* analysis, const EngineRun* engine, const BoundOptions& options,
+            std::vector<Finding>* findings) const override {
+    if (analysis != nullptr) {
+      ReportGraphedCallsOfOtherShapes(analysis->trace(), findings);
+      ReportVaryingLaunches(*analysis, options, findings);
     }
-    if (inputs.engine != nullptr && inputs.engine->shape_variation) {
-      ReportVariedDimension(*inputs.engine, findings);
-    }
+    if (engine != nullptr && engine->shape_variation) ReportVariedDimension(*engine, findings);
   }
 
  private:
@@ -121,7 +119,9 @@ class DynamicShapeCheck : public Check {
     findings->push_back(std::move(finding));
   }
 
-  void Analyze(const TraceAnalysis& analysis, const BoundOptions& options, std::vector<Finding>* findings) const {
+  // Kernels and copies of the steps whose sizes differ from step to step.
+  void ReportVaryingLaunches(const TraceAnalysis& analysis, const BoundOptions& options,
+                             std::vector<Finding>* findings) const {
     // Under torch.compile's cudagraph trees the framework decides what to graph, and its recording steps differ
     // from its replaying ones by design; recapture-churn names the compiled functions that re-record.
     if (analysis.probe().cudagraph_trees()) return;

@@ -11,23 +11,20 @@
 namespace graphcheck::analyzers {
 namespace {
 
-class EmptyGraphCheck : public AnalyzerCheck {
+class EmptyGraphCheck : public CheckOf<TraceAnalysis> {
  public:
-  const CheckInfo& info() const override {
-    static const CheckInfo kInfo{
-        "empty-graph",
-        "A capture produced an empty graph",
-        Severity::kWarning,
-        CheckArea::kCapture,
-        "A capture ended without error but captured nothing. The work ran eagerly on another stream during capture, "
-        "and replaying the graph does nothing.",
-        {}};
-    return kInfo;
-  }
+  EmptyGraphCheck()
+      : CheckOf(CheckInfo{"empty-graph",
+                          "A capture produced an empty graph",
+                          Severity::kWarning,
+                          CheckArea::kCapture,
+                          "A capture ended without error but captured nothing. The work ran eagerly on another stream "
+                          "during capture, "
+                          "and replaying the graph does nothing.",
+                          {}}) {}
 
  protected:
-  void Analyze(const TraceAnalysis& analysis, const BoundOptions& options,
-               std::vector<Finding>* findings) const override {
+  void Read(const TraceAnalysis& analysis, const BoundOptions& options, std::vector<Finding>* findings) const override {
     const trace::Trace& trace = analysis.trace();
     const std::vector<CaptureWindow>& windows = analysis.captures().windows();
     CallSites sites(trace);

@@ -20,23 +20,22 @@ namespace {
 using trace::ProbeEvent;
 using trace::ProbeEventKind;
 
-class GradDetachedCheck : public AnalyzerCheck {
+class GradDetachedCheck : public CheckOf<TraceAnalysis> {
  public:
-  const CheckInfo& info() const override {
-    static const CheckInfo kInfo{
-        "grad-detached",
-        "A gradient the graph writes is no longer the parameter's .grad",
-        Severity::kError,
-        CheckArea::kState,
-        "A captured backward writes its gradients into the tensors it captured, but the program set .grad to None "
-        "(zero_grad()) or to another tensor between replays: the optimizer stepping outside the graph no longer sees "
-        "the graph's gradients, and the parameters stop training.",
-        {}};
-    return kInfo;
-  }
+  GradDetachedCheck()
+      : CheckOf(CheckInfo{
+            "grad-detached",
+            "A gradient the graph writes is no longer the parameter's .grad",
+            Severity::kError,
+            CheckArea::kState,
+            "A captured backward writes its gradients into the tensors it captured, but the program set .grad to None "
+            "(zero_grad()) or to another tensor between replays: the optimizer stepping outside the graph no longer "
+            "sees "
+            "the graph's gradients, and the parameters stop training.",
+            {}}) {}
 
  protected:
-  void Analyze(const TraceAnalysis& analysis, const BoundOptions&, std::vector<Finding>* findings) const override {
+  void Read(const TraceAnalysis& analysis, const BoundOptions&, std::vector<Finding>* findings) const override {
     const trace::Trace& trace = analysis.trace();
     std::map<uint64_t, std::vector<const ProbeEvent*>> detached;  // graph -> its events, in time order
     for (const ProbeEvent& event : trace.probe_events) {

@@ -75,23 +75,22 @@ uint64_t AllocatedDuring(const trace::Trace& trace, const CaptureWindow& w) {
   return bytes;
 }
 
-class GraphMemoryCheck : public AnalyzerCheck {
+class GraphMemoryCheck : public CheckOf<TraceAnalysis> {
  public:
-  const CheckInfo& info() const override {
-    static const CheckInfo kInfo{
-        "graph-memory",
-        "Graphs hold memory in separate pools that one shared pool would save",
-        Severity::kWarning,
-        CheckArea::kPerformance,
-        "Graphs captured one after another into private memory pools each keep what they allocated; one shared pool "
-        "would keep only what each left allocated (its outputs) and reuse the rest.",
-        {{"min-avoidable-mib", "64", "report when sharing one pool would save at least this much, MiB", 0, 1e9}}};
-    return kInfo;
+  GraphMemoryCheck()
+      : CheckOf(CheckInfo{
+            "graph-memory",
+            "Graphs hold memory in separate pools that one shared pool would save",
+            Severity::kWarning,
+            CheckArea::kPerformance,
+            "Graphs captured one after another into private memory pools each keep what they allocated; one shared "
+            "pool "
+            "would keep only what each left allocated (its outputs) and reuse the rest.",
+            {{"min-avoidable-mib", "64", "report when sharing one pool would save at least this much, MiB", 0, 1e9}}}) {
   }
 
  protected:
-  void Analyze(const TraceAnalysis& analysis, const BoundOptions& options,
-               std::vector<Finding>* findings) const override {
+  void Read(const TraceAnalysis& analysis, const BoundOptions& options, std::vector<Finding>* findings) const override {
     const trace::Trace& trace = analysis.trace();
     const ProbeIndex& probe = analysis.probe();
     std::map<uint64_t, Pool> pools;

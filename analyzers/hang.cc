@@ -88,23 +88,22 @@ std::vector<LiveGraph> LiveGraphsAt(const TraceAnalysis& analysis, const trace::
   return graphs;
 }
 
-class HangCheck : public AnalyzerCheck {
+class HangCheck : public CheckOf<TraceAnalysis> {
  public:
-  const CheckInfo& info() const override {
-    static const CheckInfo kInfo{
-        "hang",
-        "A process waited longer than --hang-timeout",
-        Severity::kError,
-        CheckArea::kDistributed,
-        "A thread waited in a CUDA synchronize, a process-group teardown, a barrier, a collective or a thread join "
-        "longer than `graphcheck run --hang-timeout`, and graphcheck ended the process: where it waited, the graph it "
-        "had launched last and the NCCL collectives inside it, and the graphs still alive that hold collectives.",
-        {}};
-    return kInfo;
-  }
+  HangCheck()
+      : CheckOf(CheckInfo{
+            "hang",
+            "A process waited longer than --hang-timeout",
+            Severity::kError,
+            CheckArea::kDistributed,
+            "A thread waited in a CUDA synchronize, a process-group teardown, a barrier, a collective or a thread join "
+            "longer than `graphcheck run --hang-timeout`, and graphcheck ended the process: where it waited, the graph "
+            "it "
+            "had launched last and the NCCL collectives inside it, and the graphs still alive that hold collectives.",
+            {}}) {}
 
  protected:
-  void Analyze(const TraceAnalysis& analysis, const BoundOptions&, std::vector<Finding>* findings) const override {
+  void Read(const TraceAnalysis& analysis, const BoundOptions&, std::vector<Finding>* findings) const override {
     const trace::Trace& trace = analysis.trace();
     for (const trace::Hang& hang : trace.hangs) {
       const std::string call(trace.String(hang.call));

@@ -22,23 +22,22 @@ namespace {
 using trace::ProbeEvent;
 using trace::ProbeEventKind;
 
-class HostValueFrozenCheck : public AnalyzerCheck {
+class HostValueFrozenCheck : public CheckOf<TraceAnalysis> {
  public:
-  const CheckInfo& info() const override {
-    static const CheckInfo kInfo{
-        "host-value-frozen",
-        "A number the graph baked in at capture changed afterwards",
-        Severity::kError,
-        CheckArea::kState,
-        "A Python number a captured graph read at capture (a float learning rate of an optimizer stepping inside the "
-        "capture, a number a graphed module's forward reads) changed while the graph is still replayed: every replay "
-        "keeps the value it had at capture, so training silently goes on with the old one.",
-        {}};
-    return kInfo;
-  }
+  HostValueFrozenCheck()
+      : CheckOf(CheckInfo{"host-value-frozen",
+                          "A number the graph baked in at capture changed afterwards",
+                          Severity::kError,
+                          CheckArea::kState,
+                          "A Python number a captured graph read at capture (a float learning rate of an optimizer "
+                          "stepping inside the "
+                          "capture, a number a graphed module's forward reads) changed while the graph is still "
+                          "replayed: every replay "
+                          "keeps the value it had at capture, so training silently goes on with the old one.",
+                          {}}) {}
 
  protected:
-  void Analyze(const TraceAnalysis& analysis, const BoundOptions&, std::vector<Finding>* findings) const override {
+  void Read(const TraceAnalysis& analysis, const BoundOptions&, std::vector<Finding>* findings) const override {
     const trace::Trace& trace = analysis.trace();
     std::set<uint64_t> shadowed;  // modules --shadow compared: numerics-forward judges their numbers
     for (const trace::ShadowComparison& c : trace.shadow_comparisons) {

@@ -47,19 +47,15 @@ std::string MemoryEvidence(const MemoryForecast& memory) {
                          MibText(memory.PoolBytes()), held, source);
 }
 
-class LaunchBoundCheck : public AnalyzerCheck {
+class LaunchBoundCheck : public CheckOf<TraceAnalysis> {
  public:
-  const CheckInfo& info() const override {
-    static const CheckInfo kInfo{
-        "launch-bound",
-        "The step is launch-bound: CUDA graphs would save time",
-        Severity::kNote,
-        CheckArea::kPerformance,
-        "Forecast from the eager steps: the GPU waits for the host between kernels, and replaying the step as a CUDA "
-        "graph would save at least min-savings of the step time.",
-        LaunchBoundOptions()};
-    return kInfo;
-  }
+  LaunchBoundCheck()
+      : CheckOf(CheckInfo{"launch-bound", "The step is launch-bound: CUDA graphs would save time", Severity::kNote,
+                          CheckArea::kPerformance,
+                          "Forecast from the eager steps: the GPU waits for the host between kernels, and replaying "
+                          "the step as a CUDA "
+                          "graph would save at least min-savings of the step time.",
+                          LaunchBoundOptions()}) {}
 
  private:
   void ReportEagerRemainder(const TraceAnalysis& analysis, const LaunchStats& stats, const BoundOptions& options,
@@ -83,8 +79,7 @@ class LaunchBoundCheck : public AnalyzerCheck {
   }
 
  protected:
-  void Analyze(const TraceAnalysis& analysis, const BoundOptions& options,
-               std::vector<Finding>* findings) const override {
+  void Read(const TraceAnalysis& analysis, const BoundOptions& options, std::vector<Finding>* findings) const override {
     const IterationOptions steps = IterationOptionsFrom(options);
     const LaunchModel model = LaunchModelFrom(options);
     const LaunchStats stats = ComputeLaunchStats(analysis, steps, model);

@@ -18,22 +18,20 @@ using trace::ProbeEvent;
 using trace::ProbeEventKind;
 using trace::ProbeOrigin;
 
-class MegatronGraphsNotCreatedCheck : public AnalyzerCheck {
+class MegatronGraphsNotCreatedCheck : public CheckOf<TraceAnalysis> {
  public:
-  const CheckInfo& info() const override {
-    static const CheckInfo kInfo{
-        "megatron-graphs-not-created",
-        "Megatron Core recorded its layers' CUDA graphs but never created them",
-        Severity::kWarning,
-        CheckArea::kPerformance,
-        "With cuda_graph_impl=\"local\", CudaGraphManager only records each layer's graphs until the program calls "
-        "create_cudagraphs(); a training loop that never calls it runs every layer eagerly.",
-        {}};
-    return kInfo;
-  }
+  MegatronGraphsNotCreatedCheck()
+      : CheckOf(CheckInfo{
+            "megatron-graphs-not-created",
+            "Megatron Core recorded its layers' CUDA graphs but never created them",
+            Severity::kWarning,
+            CheckArea::kPerformance,
+            "With cuda_graph_impl=\"local\", CudaGraphManager only records each layer's graphs until the program calls "
+            "create_cudagraphs(); a training loop that never calls it runs every layer eagerly.",
+            {}}) {}
 
  protected:
-  void Analyze(const TraceAnalysis& analysis, const BoundOptions&, std::vector<Finding>* findings) const override {
+  void Read(const TraceAnalysis& analysis, const BoundOptions&, std::vector<Finding>* findings) const override {
     const trace::Trace& trace = analysis.trace();
     const std::vector<ProbeEvent>& events = trace.probe_events;
     auto recorded = std::find_if(events.begin(), events.end(),

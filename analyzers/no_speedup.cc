@@ -28,23 +28,17 @@ std::string DescribeSpread(const std::vector<Iteration>& steps) {
   return absl::StrFormat("median %.1f us (min %.1f, max %.1f)", us[us.size() / 2], us.front(), us.back());
 }
 
-class NoSpeedupCheck : public AnalyzerCheck {
+class NoSpeedupCheck : public CheckOf<TraceAnalysis> {
  public:
-  const CheckInfo& info() const override {
-    static const CheckInfo kInfo{
-        "no-speedup",
-        "Graphed steps are not faster than eager steps",
-        Severity::kWarning,
-        CheckArea::kPerformance,
-        "The trace holds at least min-steps eager and min-steps graphed steps, and the graphed ones are not faster "
-        "by min-speedup: the step is GPU-bound, or the graphs cover too little of it.",
-        NoSpeedupOptions()};
-    return kInfo;
-  }
+  NoSpeedupCheck()
+      : CheckOf(CheckInfo{
+            "no-speedup", "Graphed steps are not faster than eager steps", Severity::kWarning, CheckArea::kPerformance,
+            "The trace holds at least min-steps eager and min-steps graphed steps, and the graphed ones are not faster "
+            "by min-speedup: the step is GPU-bound, or the graphs cover too little of it.",
+            NoSpeedupOptions()}) {}
 
  protected:
-  void Analyze(const TraceAnalysis& analysis, const BoundOptions& options,
-               std::vector<Finding>* findings) const override {
+  void Read(const TraceAnalysis& analysis, const BoundOptions& options, std::vector<Finding>* findings) const override {
     const LaunchStats stats = ComputeLaunchStats(analysis, IterationOptionsFrom(options), LaunchModel());
     // A speedup from a handful of steps is noise (first-call work, a capture's warmup): judge only with enough of each.
     const size_t min_steps = static_cast<size_t>(options.GetDouble("min-steps"));

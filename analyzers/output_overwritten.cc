@@ -13,23 +13,20 @@
 namespace graphcheck::analyzers {
 namespace {
 
-class OutputOverwrittenCheck : public AnalyzerCheck {
+class OutputOverwrittenCheck : public CheckOf<TraceAnalysis> {
  public:
-  const CheckInfo& info() const override {
-    static const CheckInfo kInfo{
-        "output-overwritten",
-        "A graph's output was read after a later replay overwrote it",
-        Severity::kError,
-        CheckArea::kState,
-        "Outputs of a CUDA graph live in memory the next replay overwrites. An output kept across replays without "
-        "a copy changes under the program's feet; torch.compile's cudagraph trees turn that read into an error.",
-        {}};
-    return kInfo;
-  }
+  OutputOverwrittenCheck()
+      : CheckOf(CheckInfo{
+            "output-overwritten",
+            "A graph's output was read after a later replay overwrote it",
+            Severity::kError,
+            CheckArea::kState,
+            "Outputs of a CUDA graph live in memory the next replay overwrites. An output kept across replays without "
+            "a copy changes under the program's feet; torch.compile's cudagraph trees turn that read into an error.",
+            {}}) {}
 
  protected:
-  void Analyze(const TraceAnalysis& analysis, const BoundOptions& options,
-               std::vector<Finding>* findings) const override {
+  void Read(const TraceAnalysis& analysis, const BoundOptions& options, std::vector<Finding>* findings) const override {
     ReportHeldOutputs(analysis.trace(), findings);
     ReportCompiledOutputsRead(analysis, findings);
   }

@@ -25,9 +25,8 @@ class PageableMemcpyCheck : public CaptureProblemCheck {
             CaptureCause::kPageableMemcpy) {}
 
  protected:
-  void Analyze(const TraceAnalysis& analysis, const BoundOptions& options,
-               std::vector<Finding>* findings) const override {
-    CaptureProblemCheck::Analyze(analysis, options, findings);
+  void Read(const TraceAnalysis& analysis, const BoundOptions& options, std::vector<Finding>* findings) const override {
+    CaptureProblemCheck::Read(analysis, options, findings);
     // Eager copies in the steps: one note per call site.
     const trace::Trace& trace = analysis.trace();
     const Iterations& iterations = analysis.iterations(IterationOptionsFrom(options));

@@ -59,26 +59,24 @@ std::string Difference(const ProcessSummary& other, const ProcessSummary& refere
   return absl::StrCat("made ", other.captures.size(), " capture(s) where the others made ", reference.captures.size());
 }
 
-class RankDivergentCaptureCheck : public Check {
+class RankDivergentCaptureCheck : public CheckOf<JobSummary> {
  public:
-  const CheckInfo& info() const override {
-    static const CheckInfo kInfo{
-        "rank-divergent-capture",
-        "The ranks of a distributed job captured different graphs",
-        Severity::kError,
-        CheckArea::kDistributed,
-        "Every rank must capture the same graphs: collectives inside them pair up by order. A rank whose capture "
-        "failed, or captured another kernel sequence or another number of graphs, hangs or corrupts the "
-        "collectives at replay.",
-        {}};
-    return kInfo;
-  }
-  bool CanRun(const CheckInputs& inputs) const override { return inputs.job != nullptr; }
+  RankDivergentCaptureCheck()
+      : CheckOf(CheckInfo{
+            "rank-divergent-capture",
+            "The ranks of a distributed job captured different graphs",
+            Severity::kError,
+            CheckArea::kDistributed,
+            "Every rank must capture the same graphs: collectives inside them pair up by order. A rank whose capture "
+            "failed, or captured another kernel sequence or another number of graphs, hangs or corrupts the "
+            "collectives at replay.",
+            {}}) {}
 
-  void Run(const CheckInputs& inputs, const BoundOptions& options, std::vector<Finding>* findings) const override {
+ protected:
+  void Read(const JobSummary& job, const BoundOptions& options, std::vector<Finding>* findings) const override {
     // Ranks by world size and pipeline stage, then by what they captured.
     std::map<Stage, std::map<Signature, std::vector<const ProcessSummary*>>> jobs;
-    for (const ProcessSummary& process : inputs.job->processes) {
+    for (const ProcessSummary& process : job.processes) {
       if (process.rank >= 0) {
         jobs[Stage{process.world_size, process.megatron_layers}][SignatureOf(process)].push_back(&process);
       }

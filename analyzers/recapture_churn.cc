@@ -19,23 +19,21 @@
 namespace graphcheck::analyzers {
 namespace {
 
-class RecaptureChurnCheck : public AnalyzerCheck {
+class RecaptureChurnCheck : public CheckOf<TraceAnalysis> {
  public:
-  const CheckInfo& info() const override {
-    static const CheckInfo kInfo{
-        "recapture-churn",
-        "The same region is captured again and again",
-        Severity::kWarning,
-        CheckArea::kCapture,
-        "One region was captured many times with replays in between: each capture costs far more than the launches "
-        "it saves. Shapes that change between steps (dynamic shapes) are the usual cause.",
-        {{"min-captures", "3", "captures of one region, with replays between them, that count as churn", 2, 1e9}}};
-    return kInfo;
-  }
+  RecaptureChurnCheck()
+      : CheckOf(CheckInfo{
+            "recapture-churn",
+            "The same region is captured again and again",
+            Severity::kWarning,
+            CheckArea::kCapture,
+            "One region was captured many times with replays in between: each capture costs far more than the launches "
+            "it saves. Shapes that change between steps (dynamic shapes) are the usual cause.",
+            {{"min-captures", "3", "captures of one region, with replays between them, that count as churn", 2,
+              1e9}}}) {}
 
  protected:
-  void Analyze(const TraceAnalysis& analysis, const BoundOptions& options,
-               std::vector<Finding>* findings) const override {
+  void Read(const TraceAnalysis& analysis, const BoundOptions& options, std::vector<Finding>* findings) const override {
     const trace::Trace& trace = analysis.trace();
     const std::vector<CaptureWindow>& windows = analysis.captures().windows();
     if (windows.empty()) return;

@@ -43,22 +43,20 @@ bool EagerWorkBetween(const trace::Trace& trace, size_t from, size_t to) {
   return false;
 }
 
-class ReplayOrderCheck : public AnalyzerCheck {
+class ReplayOrderCheck : public CheckOf<TraceAnalysis> {
  public:
-  const CheckInfo& info() const override {
-    static const CheckInfo kInfo{
-        "replay-order",
-        "Graphs sharing a memory pool were replayed out of capture order",
-        Severity::kWarning,
-        CheckArea::kState,
-        "Graphs captured into one memory pool are safe to replay only in the order they were captured in; going "
-        "back to an earlier graph lets it overwrite memory a later one still holds.",
-        {}};
-    return kInfo;
-  }
+  ReplayOrderCheck()
+      : CheckOf(CheckInfo{
+            "replay-order",
+            "Graphs sharing a memory pool were replayed out of capture order",
+            Severity::kWarning,
+            CheckArea::kState,
+            "Graphs captured into one memory pool are safe to replay only in the order they were captured in; going "
+            "back to an earlier graph lets it overwrite memory a later one still holds.",
+            {}}) {}
 
  protected:
-  void Analyze(const TraceAnalysis& analysis, const BoundOptions&, std::vector<Finding>* findings) const override {
+  void Read(const TraceAnalysis& analysis, const BoundOptions&, std::vector<Finding>* findings) const override {
     const trace::Trace& trace = analysis.trace();
     const std::map<uint64_t, PooledGraph> graphs = PooledGraphs(analysis);
     if (graphs.empty()) return;

@@ -11,17 +11,15 @@ namespace {
 
 class RngInferenceStateCheck : public PythonExceptionCheck {
  public:
-  const CheckInfo& info() const override {
-    static const CheckInfo kInfo{
-        "rng-inference-state",
-        "A generator's graph-safe state was made under inference mode",
-        Severity::kError,
-        CheckArea::kRng,
-        "PyTorch's graph code raised while updating a CUDA generator's state in place: the state tensors were "
-        "created under torch.inference_mode(), so they are inference tensors that cannot be updated outside it.",
-        {}};
-    return kInfo;
-  }
+  RngInferenceStateCheck()
+      : PythonExceptionCheck(CheckInfo{
+            "rng-inference-state",
+            "A generator's graph-safe state was made under inference mode",
+            Severity::kError,
+            CheckArea::kRng,
+            "PyTorch's graph code raised while updating a CUDA generator's state in place: the state tensors were "
+            "created under torch.inference_mode(), so they are inference tensors that cannot be updated outside it.",
+            {}}) {}
 };
 
 }  // namespace

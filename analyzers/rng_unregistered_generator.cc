@@ -11,18 +11,17 @@ namespace {
 
 class RngUnregisteredGeneratorCheck : public PythonExceptionCheck {
  public:
-  const CheckInfo& info() const override {
-    static const CheckInfo kInfo{
-        "rng-unregistered-generator",
-        "Captured code used a random generator the graph does not know",
-        Severity::kError,
-        CheckArea::kRng,
-        "Random numbers drawn inside a capture from a CUDA generator that is not registered with the graph: PyTorch "
-        "refuses the capture (an exception, seen by the Python probe or in stderr), or a replay would repeat the "
-        "same numbers.",
-        {}};
-    return kInfo;
-  }
+  RngUnregisteredGeneratorCheck()
+      : PythonExceptionCheck(CheckInfo{
+            "rng-unregistered-generator",
+            "Captured code used a random generator the graph does not know",
+            Severity::kError,
+            CheckArea::kRng,
+            "Random numbers drawn inside a capture from a CUDA generator that is not registered with the graph: "
+            "PyTorch "
+            "refuses the capture (an exception, seen by the Python probe or in stderr), or a replay would repeat the "
+            "same numbers.",
+            {}}) {}
 };
 
 }  // namespace

@@ -12,22 +12,20 @@
 namespace graphcheck::analyzers {
 namespace {
 
-class StaticInputReboundCheck : public AnalyzerCheck {
+class StaticInputReboundCheck : public CheckOf<TraceAnalysis> {
  public:
-  const CheckInfo& info() const override {
-    static const CheckInfo kInfo{
-        "static-input-rebound",
-        "A captured graph's static input was replaced instead of refilled",
-        Severity::kError,
-        CheckArea::kState,
-        "A variable that held a static input of a manual capture holds another tensor at a replay: the graph still "
-        "reads the old memory, freed or reused, so its outputs no longer follow the inputs.",
-        {}};
-    return kInfo;
-  }
+  StaticInputReboundCheck()
+      : CheckOf(CheckInfo{
+            "static-input-rebound",
+            "A captured graph's static input was replaced instead of refilled",
+            Severity::kError,
+            CheckArea::kState,
+            "A variable that held a static input of a manual capture holds another tensor at a replay: the graph still "
+            "reads the old memory, freed or reused, so its outputs no longer follow the inputs.",
+            {}}) {}
 
  protected:
-  void Analyze(const TraceAnalysis& analysis, const BoundOptions&, std::vector<Finding>* findings) const override {
+  void Read(const TraceAnalysis& analysis, const BoundOptions&, std::vector<Finding>* findings) const override {
     const trace::Trace& trace = analysis.trace();
     for (const trace::ProbeEvent& event : trace.probe_events) {
       if (event.kind != trace::ProbeEventKind::kStateRebound || trace.String(event.type) != "static-input") continue;

@@ -184,26 +184,24 @@ std::vector<StderrRule> BuildRules() {
   return rules;
 }
 
-class StderrMessagesCheck : public Check {
+class StderrMessagesCheck : public CheckOf<ProgramOutput> {
  public:
-  const CheckInfo& info() const override {
-    static const CheckInfo kInfo{
-        "stderr-messages",
-        "Known CUDA-graph error messages in the program's stderr",
-        Severity::kError,
-        CheckArea::kCapture,
-        "Matches the program's stderr against known PyTorch, Transformer Engine, Megatron and CUDA error texts and "
-        "reports each under the id of the check it belongs to.",
-        {}};
-    return kInfo;
-  }
-  bool CanRun(const CheckInputs& inputs) const override { return inputs.stderr_lines != nullptr; }
+  StderrMessagesCheck()
+      : CheckOf(CheckInfo{
+            "stderr-messages",
+            "Known CUDA-graph error messages in the program's stderr",
+            Severity::kError,
+            CheckArea::kCapture,
+            "Matches the program's stderr against known PyTorch, Transformer Engine, Megatron and CUDA error texts and "
+            "reports each under the id of the check it belongs to.",
+            {}}) {}
 
-  void Run(const CheckInputs& inputs, const BoundOptions& options, std::vector<Finding>* findings) const override {
+ protected:
+  void Read(const ProgramOutput& output, const BoundOptions& options, std::vector<Finding>* findings) const override {
     const std::vector<StderrRule>& rules = StderrRules();
     std::vector<size_t> finding_of_rule(rules.size(), ~size_t{0});
     std::vector<size_t> matched(rules.size(), 0);
-    const std::vector<std::string>& lines = *inputs.stderr_lines;
+    const std::vector<std::string>& lines = output.stderr_lines;
     for (size_t n = 0; n < lines.size(); ++n) {
       const std::string& line = lines[n];
       const StderrRule* rule = MatchKnownMessage(line);

@@ -43,13 +43,18 @@ const std::vector<StderrRule>& StderrRules();
 // exception raised in torch/cuda/graphs.py, which the rules marked raised_in_graph_code also match.
 const StderrRule* MatchKnownMessage(absl::string_view text, bool raised_in_graph_code = false);
 
-// What the traces of the run showed, for folding.
+// The program's stderr as a check input (`run` tees it; `analyze --stderr FILE`), one entry per line.
+struct ProgramOutput {
+  const std::vector<std::string>& stderr_lines;
+};
+
 // Where a program stopped on an uncaught Python exception a rule knows, as the Python probe recorded it raising.
 struct ProgramStop {
   std::string check_id;  // the rule's check
   Location where;        // the raise site's frames, the process's pid and rank
 };
 
+// What the traces of the run showed, for folding.
 struct TraceSummary {
   bool recorded = false;  // at least one trace was analyzed
   size_t captures = 0;    // capture windows in all traces

@@ -11,24 +11,19 @@
 namespace graphcheck::analyzers {
 namespace {
 
-class SyncInRegionCheck : public AnalyzerCheck {
+class SyncInRegionCheck : public CheckOf<TraceAnalysis> {
  public:
-  const CheckInfo& info() const override {
-    static const CheckInfo kInfo{
-        "sync-in-region",
-        "The region to graph synchronizes with the host",
-        Severity::kWarning,
-        CheckArea::kEagerRegion,
-        "A synchronizing call (stream or device synchronize, a synchronous copy) runs inside the steps you want "
-        "to graph. It works eagerly but fails capture; Tensor.item(), .cpu(), nonzero and boolean masks are the "
-        "usual sources.",
-        IterationCheckOptions()};
-    return kInfo;
-  }
+  SyncInRegionCheck()
+      : CheckOf(CheckInfo{
+            "sync-in-region", "The region to graph synchronizes with the host", Severity::kWarning,
+            CheckArea::kEagerRegion,
+            "A synchronizing call (stream or device synchronize, a synchronous copy) runs inside the steps you want "
+            "to graph. It works eagerly but fails capture; Tensor.item(), .cpu(), nonzero and boolean masks are the "
+            "usual sources.",
+            IterationCheckOptions()}) {}
 
  protected:
-  void Analyze(const TraceAnalysis& analysis, const BoundOptions& options,
-               std::vector<Finding>* findings) const override {
+  void Read(const TraceAnalysis& analysis, const BoundOptions& options, std::vector<Finding>* findings) const override {
     const trace::Trace& trace = analysis.trace();
     const Iterations& iterations = analysis.iterations(IterationOptionsFrom(options));
     const CallSites sites =

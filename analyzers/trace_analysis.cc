@@ -120,20 +120,6 @@ Location TraceAnalysis::Locate(size_t call) const {
   return where;
 }
 
-void WithTraceAnalysis(const CheckInputs& inputs, const std::function<void(const TraceAnalysis&)>& use) {
-  const auto* shared = dynamic_cast<const TraceAnalysis*>(inputs.derived);
-  if (shared != nullptr && &shared->trace() == inputs.trace) {
-    use(*shared);
-    return;
-  }
-  const TraceAnalysis own(*inputs.trace);
-  use(own);
-}
-
-void AnalyzerCheck::Run(const CheckInputs& inputs, const BoundOptions& options, std::vector<Finding>* findings) const {
-  WithTraceAnalysis(inputs, [&](const TraceAnalysis& analysis) { Analyze(analysis, options, findings); });
-}
-
 void CallSites::Add(size_t call, size_t group) {
   const trace::CallDetail& c = trace_.Detail(trace_.api_calls[call]);
   const trace::Backtrace* backtrace = trace_.FindBacktrace(c.backtrace);

@@ -1,13 +1,11 @@
 // One trace's shared analysis and the base class of the trace analyzers. TraceAnalysis builds, on first use, what
 // several checks read (capture windows and their root causes, the NVTX index, iterations per option set, the kernel
 // index) so each is computed once per trace; it also turns a call into a finding's Location. Whoever runs the checks
-// may build one and pass it as CheckInputs::derived (AnalyzeTraces does); an analyzer without one builds its own.
-// Not thread-safe: checks run one after another.
+// on a trace builds one and adds both (AddTrace). Not thread-safe: checks run one after another.
 #ifndef GRAPHCHECK_ANALYZERS_TRACE_ANALYSIS_H_
 #define GRAPHCHECK_ANALYZERS_TRACE_ANALYSIS_H_
 
 #include <cstddef>
-#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -40,7 +38,7 @@ class CorrelationIndex {
   absl::flat_hash_map<uint64_t, uint32_t> sparse_;
 };
 
-class TraceAnalysis : public DerivedInputs {
+class TraceAnalysis {
  public:
   explicit TraceAnalysis(const trace::Trace& trace) : trace_(trace) {}
 
@@ -65,32 +63,25 @@ class TraceAnalysis : public DerivedInputs {
   mutable std::unique_ptr<ProbeIndex> probe_;
 };
 
-// Base of the trace analyzers: runs when the inputs hold a trace, on the shared TraceAnalysis when there is one.
 // Whether `call` was made by CUDA-graph machinery rather than by the program: its Python stack reaches
 // torch.cuda.graph / make_graphed_callables (torch/cuda/graphs.py), torch.compile (torch/_inductor, torch/_dynamo) or
 // DistributedDataParallel's forward (its warmup iterations' timing) before any frame of the program's own. False
 // without a Python stack.
 bool CalledByGraphMachinery(const trace::Trace& trace, const trace::ApiCall& call);
 
-// The analysis of `inputs.trace` (which must be set): the shared one in `inputs.derived` when it is that trace's,
-// else one built here for the call.
-void WithTraceAnalysis(const CheckInputs& inputs, const std::function<void(const TraceAnalysis&)>& use);
-
-class AnalyzerCheck : public Check {
- public:
-  bool CanRun(const CheckInputs& inputs) const final { return inputs.trace != nullptr; }
-  void Run(const CheckInputs& inputs, const BoundOptions& options, std::vector<Finding>* findings) const final;
-
- protected:
-  virtual void Analyze(const TraceAnalysis& analysis, const BoundOptions& options,
-                       std::vector<Finding>* findings) const = 0;
-};
+// Adds `analysis` and its trace to `inputs`: the trace analyzers read the one, checks of the raw trace the other.
+inline CheckInputs& AddTrace(const TraceAnalysis& analysis, CheckInputs* inputs) {
+  return inputs->Add(analysis.trace()).Add(analysis);
+}
 
 // A check whose findings are only the Python exceptions that the known-message table maps to its id
 // (ReportPythonExceptions): it declares its CheckInfo, nothing else.
-class PythonExceptionCheck : public AnalyzerCheck {
+class PythonExceptionCheck : public CheckOf<TraceAnalysis> {
+ public:
+  using CheckOf::CheckOf;
+
  protected:
-  void Analyze(const TraceAnalysis& analysis, const BoundOptions& options, std::vector<Finding>* findings) const final {
+  void Read(const TraceAnalysis& analysis, const BoundOptions& options, std::vector<Finding>* findings) const final {
     ReportPythonExceptions(analysis, NewFinding(), findings);
   }
 };

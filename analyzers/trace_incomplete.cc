@@ -50,24 +50,22 @@ std::string SignalName(int signal) {
   }
 }
 
-class TraceIncompleteCheck : public AnalyzerCheck {
+class TraceIncompleteCheck : public CheckOf<TraceAnalysis> {
  public:
-  const CheckInfo& info() const override {
-    static const CheckInfo kInfo{
-        "trace-incomplete",
-        "The trace is missing records",
-        Severity::kError,
-        CheckArea::kTraceIntegrity,
-        "The recorder counts every record it loses and the reader every damaged byte range. Losses during a capture "
-        "make that capture's verdict unknown (error); losses outside captures weaken the step and launch statistics "
-        "(warning); a trace without a clean end (SIGKILL, os._exit) is noted.",
-        {}};
-    return kInfo;
-  }
+  TraceIncompleteCheck()
+      : CheckOf(CheckInfo{"trace-incomplete",
+                          "The trace is missing records",
+                          Severity::kError,
+                          CheckArea::kTraceIntegrity,
+                          "The recorder counts every record it loses and the reader every damaged byte range. Losses "
+                          "during a capture "
+                          "make that capture's verdict unknown (error); losses outside captures weaken the step and "
+                          "launch statistics "
+                          "(warning); a trace without a clean end (SIGKILL, os._exit) is noted.",
+                          {}}) {}
 
  protected:
-  void Analyze(const TraceAnalysis& analysis, const BoundOptions& options,
-               std::vector<Finding>* findings) const override {
+  void Read(const TraceAnalysis& analysis, const BoundOptions& options, std::vector<Finding>* findings) const override {
     const trace::Trace& trace = analysis.trace();
     const trace::TraceIntegrity& integrity = trace.integrity;
     Damage(trace, findings);

@@ -184,7 +184,7 @@ int CheckModel(CheckCommandOptions& options, const CommandContext& context) {
   report.subject = options.model;
   const Environment environment = Environment::FromCurrentProcess();
   CheckInputs static_inputs;
-  static_inputs.environment = &environment;
+  static_inputs.Add(environment);
   RunChecksInto(static_inputs, *resolved, "static-checks", &report);
 
   if (absl::Status driver = CheckGpuDriver(); !driver.ok()) {
@@ -225,7 +225,7 @@ int CheckModel(CheckCommandOptions& options, const CommandContext& context) {
     report.metrics.insert(report.metrics.end(), run->metrics.begin(), run->metrics.end());
     report.numerics = run->samples;
     CheckInputs engine_inputs;
-    engine_inputs.engine = &*run;
+    engine_inputs.Add(*run);
     RunChecksInto(engine_inputs, *resolved, "validate", &report);
   } else {
     // A crash is a result too: the trace says what ran up to it.

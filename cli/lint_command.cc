@@ -144,18 +144,18 @@ int Lint(const LintOptions& options, const CommandContext& context) {
   if (options.env) {
     const Environment environment = Environment::FromCurrentProcess();
     CheckInputs inputs;
-    inputs.environment = &environment;
+    inputs.Add(environment);
     RunChecksInto(inputs, *resolved, "lint-env", &report);
   }
   for (const ConfigDocument& document : documents) {
     CheckInputs inputs;
-    inputs.config = &document;
+    inputs.Add(document);
     RunChecksInto(inputs, *resolved, "lint-config", &report);
   }
   if (order->has_value()) {
     PrintOrder(**order, options);
     CheckInputs inputs;
-    inputs.order = &**order;
+    inputs.Add(**order);
     RunChecksInto(inputs, *resolved, "lint-order", &report);
   }
   std::sort(report.checks_run.begin(), report.checks_run.end());

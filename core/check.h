@@ -1,31 +1,25 @@
 // A check: one class per diagnosis, registered under a stable kebab-case id (clang-tidy style). Checks are pure
-// functions of their inputs (environment, trace, configuration) and emit findings; they never fail.
+// functions of their inputs (environment, trace, configuration) and emit findings; they never fail. Every check
+// derives from CheckOf<its inputs>, passes its CheckInfo to the constructor, and is made by a New...Check() factory
+// that cli/catalog.cc lists (docs/add-a-check.md).
 #ifndef GRAPHCHECK_CORE_CHECK_H_
 #define GRAPHCHECK_CORE_CHECK_H_
 
 #include <limits>
 #include <map>
 #include <string>
+#include <typeindex>
+#include <typeinfo>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "core/environment.h"
 #include "core/finding.h"
 #include "core/severity.h"
 
 namespace graphcheck {
-
-namespace trace {
-struct Trace;
-}  // namespace trace
-namespace analyzers {
-struct JobSummary;  // analyzers/job_summary.h
-}  // namespace analyzers
-class ConfigDocument;  // validators/config/config_document.h
-struct EngineRun;      // core/engine_run.h
-struct CaptureOrder;   // validators/schedule/capture_order.h
 
 enum class CheckArea {
   kCapture,
@@ -92,92 +86,70 @@ class BoundOptions {
   const CheckOptions& options_;
 };
 
-// Work that several checks derive from the same inputs, built once by whoever runs the checks (analyzers/ keeps its
-// per-trace analysis here: capture windows, iterations, the kernel index). A check that finds none, or one built for
-// other inputs, derives its own, so setting it only saves time.
-class DerivedInputs {
+// What checks can look at: at most one input of each type, owned by the caller. The layer that makes an input
+// defines its type (trace::Trace, analyzers::TraceAnalysis, analyzers::JobSummary, ConfigDocument, EngineRun, ...);
+// core carries them without naming them.
+class CheckInputs {
  public:
-  virtual ~DerivedInputs() = default;
-};
+  template <typename Input>
+  CheckInputs& Add(const Input& input) {
+    inputs_[std::type_index(typeid(Input))] = &input;
+    return *this;
+  }
+  template <typename Input>
+  const Input* Find() const {
+    auto it = inputs_.find(std::type_index(typeid(Input)));
+    return it == inputs_.end() ? nullptr : static_cast<const Input*>(it->second);
+  }
 
-// What checks can look at. A check whose input is absent does not run and is not listed as run.
-struct CheckInputs {
-  const Environment* environment = nullptr;
-  const trace::Trace* trace = nullptr;     // one process's recorded events (analyzers/)
-  const ConfigDocument* config = nullptr;  // a training configuration (lint --config)
-  const CaptureOrder* order = nullptr;     // a capture order for make_graphed_callables (lint --order)
-  // The program's stderr, one entry per line (`run` tees it; `analyze --stderr FILE`): known PyTorch, Transformer
-  // Engine and Megatron error texts map to check ids (analyzers/stderr_messages.cc).
-  const std::vector<std::string>* stderr_lines = nullptr;
-  const EngineRun* engine = nullptr;  // what `check`'s engine measured (eager and graphed losses, steps)
-  // Every process of a distributed job, summarized once its trace was analyzed (analyzers/job_summary.h).
-  const analyzers::JobSummary* job = nullptr;
-  const DerivedInputs* derived = nullptr;  // shared derived work for these inputs; optional
+ private:
+  std::map<std::type_index, const void*> inputs_;
 };
 
 class Check {
  public:
+  explicit Check(CheckInfo info) : info_(std::move(info)) {}
   virtual ~Check() = default;
-  virtual const CheckInfo& info() const = 0;
-  // True when `inputs` hold what this check reads.
+  const CheckInfo& info() const { return info_; }
+  // True when `inputs` hold what this check reads. A check that does not run is not listed as run.
   virtual bool CanRun(const CheckInputs& inputs) const = 0;
   virtual void Run(const CheckInputs& inputs, const BoundOptions& options, std::vector<Finding>* findings) const = 0;
 
  protected:
   // A finding with the check id, default severity and title filled in.
   Finding NewFinding() const;
+
+ private:
+  CheckInfo info_;
 };
 
-// Checks that read only the environment snapshot.
-class EnvironmentCheck : public Check {
+// The base of every check: `Inputs` are the kinds of input it reads. It runs when the inputs hold any of them (a
+// check that needs more, such as a trace with shadow comparisons, narrows CanRun), and Read is handed each kind,
+// null where absent. With one kind of input, Read takes it by reference.
+template <typename... Inputs>
+class CheckOf : public Check {
  public:
-  bool CanRun(const CheckInputs& inputs) const final { return inputs.environment != nullptr; }
+  using Check::Check;
+  bool CanRun(const CheckInputs& inputs) const override { return ((inputs.Find<Inputs>() != nullptr) || ...); }
   void Run(const CheckInputs& inputs, const BoundOptions& options, std::vector<Finding>* findings) const final {
-    CheckEnvironment(*inputs.environment, options, findings);
+    Read(inputs.Find<Inputs>()..., options, findings);
   }
 
  protected:
-  virtual void CheckEnvironment(const Environment& env, const BoundOptions& options,
-                                std::vector<Finding>* findings) const = 0;
+  virtual void Read(const Inputs*... inputs, const BoundOptions& options, std::vector<Finding>* findings) const = 0;
 };
 
-// Checks that read one process's trace.
-class TraceCheck : public Check {
+template <typename Input>
+class CheckOf<Input> : public Check {
  public:
-  bool CanRun(const CheckInputs& inputs) const final { return inputs.trace != nullptr; }
+  using Check::Check;
+  bool CanRun(const CheckInputs& inputs) const override { return inputs.Find<Input>() != nullptr; }
   void Run(const CheckInputs& inputs, const BoundOptions& options, std::vector<Finding>* findings) const final {
-    CheckTrace(*inputs.trace, options, findings);
+    Read(*inputs.Find<Input>(), options, findings);
   }
 
  protected:
-  virtual void CheckTrace(const trace::Trace& trace, const BoundOptions& options,
-                          std::vector<Finding>* findings) const = 0;
-};
-
-// Checks that read one training configuration (Megatron Bridge YAML / JSON or Megatron Core arguments).
-class ConfigCheck : public Check {
- public:
-  bool CanRun(const CheckInputs& inputs) const final { return inputs.config != nullptr; }
-  void Run(const CheckInputs& inputs, const BoundOptions& options, std::vector<Finding>* findings) const final {
-    CheckConfig(*inputs.config, options, findings);
-  }
-
- protected:
-  virtual void CheckConfig(const ConfigDocument& config, const BoundOptions& options,
-                           std::vector<Finding>* findings) const = 0;
-};
-
-// Checks that read what `graphcheck check`'s engine measured.
-class EngineCheck : public Check {
- public:
-  bool CanRun(const CheckInputs& inputs) const final { return inputs.engine != nullptr; }
-  void Run(const CheckInputs& inputs, const BoundOptions& options, std::vector<Finding>* findings) const final {
-    CheckEngineRun(*inputs.engine, options, findings);
-  }
-
- protected:
-  virtual void CheckEngineRun(const EngineRun& run, const BoundOptions& options,
-                              std::vector<Finding>* findings) const = 0;
+  virtual void Read(const Input& input, const BoundOptions& options, std::vector<Finding>* findings) const = 0;
 };
 
 }  // namespace graphcheck

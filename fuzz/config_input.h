@@ -3,13 +3,12 @@
 #ifndef GRAPHCHECK_FUZZ_CONFIG_INPUT_H_
 #define GRAPHCHECK_FUZZ_CONFIG_INPUT_H_
 
-#include <cstdlib>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
+#include "cli/catalog.h"
 #include "core/registry.h"
-#include "validators/config/config_checks.h"
 #include "validators/config/config_parser.h"
 #include "validators/schedule/capture_order.h"
 
@@ -17,15 +16,6 @@ namespace graphcheck {
 
 // What a fuzz input is read as.
 enum class LintInputKind { kYaml, kJson, kArgs, kOrder };
-
-inline const CheckRegistry& LintInputChecks() {
-  static const CheckRegistry* const kRegistry = [] {
-    auto* registry = new CheckRegistry();
-    if (!RegisterConfigurationChecks(registry).ok()) std::abort();
-    return registry;
-  }();
-  return *kRegistry;
-}
 
 // Returns the parse status; checks never fail.
 inline absl::Status LintInput(absl::string_view text, LintInputKind kind) {
@@ -37,8 +27,8 @@ inline absl::Status LintInput(absl::string_view text, LintInputKind kind) {
     if (!entries.ok()) return entries.status();
     CaptureOrder order;
     order.entries = *std::move(entries);
-    inputs.order = &order;
-    RunChecks(LintInputChecks(), kAll, kDefaults, inputs);
+    inputs.Add(order);
+    RunChecks(BuiltinChecks(), kAll, kDefaults, inputs);
     RenderTimeline(order.entries);
     return absl::OkStatus();
   }
@@ -47,8 +37,8 @@ inline absl::Status LintInput(absl::string_view text, LintInputKind kind) {
                                                              : ConfigFormat::kArgs;
   absl::StatusOr<ConfigDocument> document = ParseConfigText(text, "fuzz", format);
   if (!document.ok()) return document.status();
-  inputs.config = &*document;
-  RunChecks(LintInputChecks(), kAll, kDefaults, inputs);
+  inputs.Add(*document);
+  RunChecks(BuiltinChecks(), kAll, kDefaults, inputs);
   return absl::OkStatus();
 }
 

@@ -1,17 +1,15 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer targets (fuzz/, clang, in build-fuzz/) and runs each for a fixed time over its seed corpus:
+# Builds the libFuzzer targets (fuzz/, in build-asan/: scripts/sanitizer-tests.sh built them already) and runs each for a fixed time over its seed corpus:
 # configurations (fuzz/corpus/config), traces (written by make_trace_seeds, plus fuzz/corpus/trace), report JSON (the
 # reports of the shipped traces) and program output (fuzz/corpus/stderr). Anything a fuzzer finds fails the run; the
-# input is kept in build-fuzz/findings/: add it to the corpus as regression_NAME (fuzz/corpus/trace/ runs in
+# input is kept in build-asan/findings/: add it to the corpus as regression_NAME (fuzz/corpus/trace/ runs in
 # tests/analyzers/fuzz_regressions_test.cc, fuzz/corpus/config/ in tests/validators/config_parser_corpus_test.cc).
 # Called by scripts/test.sh; FUZZ_SECONDS sets the time per target (default 60).
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-build="$root/build-fuzz"
+build="$root/build-asan"
 seconds="${FUZZ_SECONDS:-60}"
-cmake -S "$root" -B "$build" -G Ninja -DCMAKE_CXX_COMPILER=clang++-14 -DCMAKE_C_COMPILER=clang-14 \
-  -DGRAPHCHECK_WITH_CAPTURE=OFF -DGRAPHCHECK_FUZZ=ON -DCMAKE_BUILD_TYPE=Release \
-  -DCMAKE_CXX_FLAGS_RELEASE="-O1 -g1" -DCMAKE_C_FLAGS_RELEASE="-O1 -g1" >/dev/null
+"$root/scripts/sanitizer-configure.sh" "$build" address,undefined -DGRAPHCHECK_FUZZ=ON
 cmake --build "$build" -j "$(nproc)" --target config_parser_fuzzer trace_reader_fuzzer make_trace_seeds \
   report_reader_fuzzer stderr_messages_fuzzer graphcheck
 

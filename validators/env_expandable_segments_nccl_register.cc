@@ -1,38 +1,45 @@
-#include "validators/env_expandable_segments_nccl_register.h"
+// env-expandable-segments-nccl-register: the caching allocator's expandable segments together with NCCL's graph
+// buffer registration. Transformer Engine's graph path asserts against it on every GPU, Megatron Core's local path
+// on compute capability below 10.
+#include <memory>
+#include <optional>
+#include <string>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_split.h"
+#include "core/check.h"
+#include "core/environment.h"
+#include "validators/allocator_conf.h"
+#include "validators/checks.h"
 
 namespace graphcheck {
+namespace {
 
-std::optional<std::string> AllocatorConfValue(absl::string_view conf, absl::string_view key) {
-  std::optional<std::string> found;
-  for (absl::string_view pair : absl::StrSplit(conf, ',', absl::SkipWhitespace())) {
-    std::pair<absl::string_view, absl::string_view> kv = absl::StrSplit(pair, absl::MaxSplits(':', 1));
-    if (absl::StripAsciiWhitespace(kv.first) == key) {
-      found = std::string(absl::StripAsciiWhitespace(kv.second));  // the last occurrence wins, as in PyTorch
-    }
-  }
-  return found;
-}
+class EnvExpandableSegmentsNcclRegisterCheck : public CheckOf<Environment> {
+ public:
+  EnvExpandableSegmentsNcclRegisterCheck();
 
-const CheckInfo& EnvExpandableSegmentsNcclRegisterCheck::info() const {
-  static const CheckInfo* const kInfo = new CheckInfo{
-      "env-expandable-segments-nccl-register",
-      "expandable_segments with NCCL graph buffer registration",
-      Severity::kError,
-      CheckArea::kEnvironment,
-      "PYTORCH_CUDA_ALLOC_CONF / PYTORCH_ALLOC_CONF has expandable_segments:True while NCCL_GRAPH_REGISTER is not 0. "
-      "NCCL's registration of buffers captured in graphs does not work with memory that expandable segments remap; "
-      "Transformer Engine and Megatron Core refuse to run.",
-      {}};
-  return *kInfo;
-}
+ protected:
+  void Read(const Environment& env, const BoundOptions& options, std::vector<Finding>* findings) const override;
+};
 
-void EnvExpandableSegmentsNcclRegisterCheck::CheckEnvironment(const Environment& env, const BoundOptions& options,
-                                                              std::vector<Finding>* findings) const {
+}  // namespace
+
+EnvExpandableSegmentsNcclRegisterCheck::EnvExpandableSegmentsNcclRegisterCheck()
+    : CheckOf(CheckInfo{
+          "env-expandable-segments-nccl-register",
+          "expandable_segments with NCCL graph buffer registration",
+          Severity::kError,
+          CheckArea::kEnvironment,
+          "PYTORCH_CUDA_ALLOC_CONF / PYTORCH_ALLOC_CONF has expandable_segments:True while NCCL_GRAPH_REGISTER is not "
+          "0. "
+          "NCCL's registration of buffers captured in graphs does not work with memory that expandable segments remap; "
+          "Transformer Engine and Megatron Core refuse to run.",
+          {}}) {}
+
+void EnvExpandableSegmentsNcclRegisterCheck::Read(const Environment& env, const BoundOptions& options,
+                                                  std::vector<Finding>* findings) const {
   std::vector<std::string> evidence;
   for (const char* variable : {"PYTORCH_CUDA_ALLOC_CONF", "PYTORCH_ALLOC_CONF"}) {
     const std::string* conf = env.Get(variable);
@@ -67,6 +74,10 @@ void EnvExpandableSegmentsNcclRegisterCheck::CheckEnvironment(const Environment&
       "Set NCCL_GRAPH_REGISTER=0 in the job's environment, or remove expandable_segments:True from "
       "PYTORCH_CUDA_ALLOC_CONF / PYTORCH_ALLOC_CONF.";
   findings->push_back(std::move(finding));
+}
+
+std::unique_ptr<Check> NewEnvExpandableSegmentsNcclRegisterCheck() {
+  return std::make_unique<EnvExpandableSegmentsNcclRegisterCheck>();
 }
 
 }  // namespace graphcheck

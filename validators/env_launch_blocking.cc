@@ -1,6 +1,19 @@
-#include "validators/env_launch_blocking.h"
+// env-launch-blocking: CUDA_LAUNCH_BLOCKING=1 makes every launch synchronous, which defeats graphs' purpose and hides
+// the launch overhead graphcheck measures.
+#include <memory>
+
+#include "validators/checks.h"
+#include "validators/env_variable_check.h"
 
 namespace graphcheck {
+namespace {
+
+class EnvLaunchBlockingCheck : public EnvVariableCheck {
+ public:
+  EnvLaunchBlockingCheck();
+};
+
+}  // namespace
 
 EnvLaunchBlockingCheck::EnvLaunchBlockingCheck()
     : EnvVariableCheck(Spec{
@@ -18,5 +31,7 @@ EnvLaunchBlockingCheck::EnvLaunchBlockingCheck()
           "does not behave as it will in production.",
           "Unset CUDA_LAUNCH_BLOCKING (or set it to 0); use it only to locate an asynchronous CUDA error, then remove "
           "it."}) {}
+
+std::unique_ptr<Check> NewEnvLaunchBlockingCheck() { return std::make_unique<EnvLaunchBlockingCheck>(); }
 
 }  // namespace graphcheck

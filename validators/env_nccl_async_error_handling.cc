@@ -1,11 +1,34 @@
-#include "validators/env_nccl_async_error_handling.h"
+// env-nccl-async-error-handling: in a distributed (DDP) job, the NCCL watchdog's asynchronous error handling polls
+// CUDA events from its own thread, which can invalidate a global-mode capture. From the environment alone (`lint`, or
+// traces before format 1.7) it warns on the setting. With a trace that names its threads (`run`, `analyze`), the
+// trace decides: on an H100 with torch 2.11 and CUDA 13 the watchdog (thread pt_nccl_watchdg) queried events during
+// a global-mode capture of DDP's step and CUDA accepted every query, so only a watchdog call that failed with a
+// capture error (900-910) is reported, as an error, with that call as evidence.
+#include <memory>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "core/check.h"
+#include "core/environment.h"
 #include "core/trace/events.h"
+#include "validators/checks.h"
 
 namespace graphcheck {
+namespace {
+
+// The environment decides, or the trace where there is one that names its threads.
+class EnvNcclAsyncErrorHandlingCheck : public CheckOf<Environment, trace::Trace> {
+ public:
+  EnvNcclAsyncErrorHandlingCheck();
+  bool CanRun(const CheckInputs& inputs) const override { return inputs.Find<Environment>() != nullptr; }
+
+ protected:
+  void Read(const Environment* environment, const trace::Trace* trace, const BoundOptions& options,
+            std::vector<Finding>* findings) const override;
+};
+
+}  // namespace
 namespace {
 
 // "yes"/"no" force the answer; "auto" looks for a launcher's WORLD_SIZE above 1.
@@ -31,30 +54,27 @@ const trace::ApiCall* FailedWatchdogCall(const trace::Trace& trace) {
 
 }  // namespace
 
-const CheckInfo& EnvNcclAsyncErrorHandlingCheck::info() const {
-  static const CheckInfo* const kInfo = new CheckInfo{
-      "env-nccl-async-error-handling",
-      "NCCL asynchronous error handling is on in a distributed job",
-      Severity::kWarning,
-      CheckArea::kEnvironment,
-      "TORCH_NCCL_ASYNC_ERROR_HANDLING is not 0 in a distributed job. The NCCL watchdog thread then queries CUDA "
-      "events while the training thread captures, which invalidates a global-mode capture of DDP graphs.",
-      {{"distributed",
-        "auto",
-        "whether the job is distributed: auto (WORLD_SIZE above 1), yes, or no",
-        0,
-        0,
-        {"auto", "yes", "no"}}}};
-  return *kInfo;
-}
+EnvNcclAsyncErrorHandlingCheck::EnvNcclAsyncErrorHandlingCheck()
+    : CheckOf(CheckInfo{
+          "env-nccl-async-error-handling",
+          "NCCL asynchronous error handling is on in a distributed job",
+          Severity::kWarning,
+          CheckArea::kEnvironment,
+          "TORCH_NCCL_ASYNC_ERROR_HANDLING is not 0 in a distributed job. The NCCL watchdog thread then queries CUDA "
+          "events while the training thread captures, which invalidates a global-mode capture of DDP graphs.",
+          {{"distributed",
+            "auto",
+            "whether the job is distributed: auto (WORLD_SIZE above 1), yes, or no",
+            0,
+            0,
+            {"auto", "yes", "no"}}}}) {}
 
-void EnvNcclAsyncErrorHandlingCheck::Run(const CheckInputs& inputs, const BoundOptions& options,
-                                         std::vector<Finding>* findings) const {
-  const Environment& env = *inputs.environment;
+void EnvNcclAsyncErrorHandlingCheck::Read(const Environment* environment, const trace::Trace* trace,
+                                          const BoundOptions& options, std::vector<Finding>* findings) const {
+  const Environment& env = *environment;
   const std::string* value = env.Get("TORCH_NCCL_ASYNC_ERROR_HANDLING");
   if (value != nullptr && absl::StripAsciiWhitespace(*value) == "0") return;
   // A trace that names its threads (format 1.7) shows what the watchdog did; without one, the environment decides.
-  const trace::Trace* trace = inputs.trace;
   const trace::ApiCall* failed = nullptr;
   if (trace != nullptr && !trace->thread_names.empty()) {
     failed = FailedWatchdogCall(*trace);
@@ -91,6 +111,10 @@ void EnvNcclAsyncErrorHandlingCheck::Run(const CheckInputs& inputs, const BoundO
       "Set TORCH_NCCL_ASYNC_ERROR_HANDLING=0 before the process group is created (os.environ in the launcher or the "
       "job's environment), or capture with capture_error_mode=\"thread_local\".";
   findings->push_back(std::move(finding));
+}
+
+std::unique_ptr<Check> NewEnvNcclAsyncErrorHandlingCheck() {
+  return std::make_unique<EnvNcclAsyncErrorHandlingCheck>();
 }
 
 }  // namespace graphcheck

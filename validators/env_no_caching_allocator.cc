@@ -1,6 +1,19 @@
-#include "validators/env_no_caching_allocator.h"
+// env-no-caching-allocator: PYTORCH_NO_CUDA_MEMORY_CACHING=1 turns off the caching allocator, whose private pools
+// are what lets a graph own its memory across replays.
+#include <memory>
+
+#include "validators/checks.h"
+#include "validators/env_variable_check.h"
 
 namespace graphcheck {
+namespace {
+
+class EnvNoCachingAllocatorCheck : public EnvVariableCheck {
+ public:
+  EnvNoCachingAllocatorCheck();
+};
+
+}  // namespace
 
 EnvNoCachingAllocatorCheck::EnvNoCachingAllocatorCheck()
     : EnvVariableCheck(Spec{
@@ -17,5 +30,7 @@ EnvNoCachingAllocatorCheck::EnvNoCachingAllocatorCheck()
           "graphs lose the private memory pool that keeps their tensors alive between replays.",
           "Unset PYTORCH_NO_CUDA_MEMORY_CACHING. To debug memory errors, use compute-sanitizer with the caching "
           "allocator on instead."}) {}
+
+std::unique_ptr<Check> NewEnvNoCachingAllocatorCheck() { return std::make_unique<EnvNoCachingAllocatorCheck>(); }
 
 }  // namespace graphcheck

@@ -5,8 +5,7 @@
 
 namespace graphcheck {
 
-void EnvVariableCheck::CheckEnvironment(const Environment& env, const BoundOptions& options,
-                                        std::vector<Finding>* findings) const {
+void EnvVariableCheck::Read(const Environment& env, const BoundOptions& options, std::vector<Finding>* findings) const {
   const std::string* value = env.Get(spec_.variable);
   if (value == nullptr || absl::StripAsciiWhitespace(*value) != spec_.bad_value) return;
   Finding finding = NewFinding();

@@ -7,10 +7,11 @@
 #include <vector>
 
 #include "core/check.h"
+#include "core/environment.h"
 
 namespace graphcheck {
 
-class EnvVariableCheck : public EnvironmentCheck {
+class EnvVariableCheck : public CheckOf<Environment> {
  public:
   struct Spec {
     CheckInfo info;
@@ -19,12 +20,10 @@ class EnvVariableCheck : public EnvironmentCheck {
     std::string message;    // what it does to graphs
     std::string fix;
   };
-  explicit EnvVariableCheck(Spec spec) : spec_(std::move(spec)) {}
-  const CheckInfo& info() const override { return spec_.info; }
+  explicit EnvVariableCheck(Spec spec) : CheckOf(spec.info), spec_(std::move(spec)) {}
 
  protected:
-  void CheckEnvironment(const Environment& env, const BoundOptions& options,
-                        std::vector<Finding>* findings) const override;
+  void Read(const Environment& env, const BoundOptions& options, std::vector<Finding>* findings) const override;
 
  private:
   Spec spec_;

@@ -67,7 +67,7 @@ TEST(DynamicShapeTest, EngineVariedDimensionNamesTheInputAndTheGraphsEachSizeNee
       {ShapeVariant{16, true, true, 36, 8 << 20, ""}, ShapeVariant{32, true, true, 36, 16 << 20, ""},
        ShapeVariant{64, true, true, 36, 32 << 20, ""}, ShapeVariant{100000, false, false, 0, 0, "CUDA out of memory"}}};
   CheckInputs inputs;
-  inputs.engine = &run;
+  inputs.Add(run);
   const std::unique_ptr<Check> check = analyzers::NewDynamicShapeCheck();
   ASSERT_TRUE(check->CanRun(inputs));
   std::vector<Finding> findings;

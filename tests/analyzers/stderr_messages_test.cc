@@ -14,8 +14,9 @@ using ::testing::SizeIs;
 
 std::vector<Finding> Match(const std::vector<std::string>& lines) {
   const std::unique_ptr<Check> check = NewStderrMessagesCheck();
+  const ProgramOutput output{lines};
   CheckInputs inputs;
-  inputs.stderr_lines = &lines;
+  inputs.Add(output);
   std::vector<Finding> findings;
   check->Run(inputs, BoundOptions(check->info(), CheckOptions()), &findings);
   return findings;

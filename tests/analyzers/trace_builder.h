@@ -8,6 +8,7 @@
 #include <tuple>
 #include <vector>
 
+#include "analyzers/trace_analysis.h"
 #include "core/check.h"
 #include "core/trace/events.h"
 
@@ -194,8 +195,9 @@ inline std::vector<std::string> ItemFrames() {
 }
 
 inline std::vector<Finding> RunCheck(const Check& check, const trace::Trace& trace, const CheckOptions& options = {}) {
+  const analyzers::TraceAnalysis analysis(trace);
   CheckInputs inputs;
-  inputs.trace = &trace;
+  analyzers::AddTrace(analysis, &inputs);
   std::vector<Finding> findings;
   check.Run(inputs, BoundOptions(check.info(), options), &findings);
   return findings;

@@ -4,40 +4,38 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "core/environment.h"
+
 namespace graphcheck {
 namespace {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
-class FakeCheck : public EnvironmentCheck {
+class FakeCheck : public CheckOf<Environment> {
  public:
   FakeCheck(std::string id, Severity severity, std::vector<CheckOption> options = {})
-      : info_{std::move(id), "fake", severity, CheckArea::kEnvironment, "a fake check", std::move(options)} {}
-  const CheckInfo& info() const override { return info_; }
+      : CheckOf(
+            CheckInfo{std::move(id), "fake", severity, CheckArea::kEnvironment, "a fake check", std::move(options)}) {}
 
  protected:
-  void CheckEnvironment(const Environment& env, const BoundOptions& options,
-                        std::vector<Finding>* findings) const override {
+  void Read(const Environment& env, const BoundOptions& options, std::vector<Finding>* findings) const override {
     if (env.Get("FIRE") == nullptr) return;
     Finding f = NewFinding();
     f.message = "threshold " + options.Get("threshold");
     findings->push_back(f);
   }
-
- private:
-  CheckInfo info_;
 };
 
 // Reports the same mistake at one call site `repeats` times, and two different problems with no call site.
-class RepeatingCheck : public EnvironmentCheck {
+class RepeatingCheck : public CheckOf<Environment> {
  public:
   explicit RepeatingCheck(int repeats)
-      : repeats_(repeats), info_{"env-repeat", "repeats", Severity::kWarning, CheckArea::kEnvironment, "", {}} {}
-  const CheckInfo& info() const override { return info_; }
+      : CheckOf(CheckInfo{"env-repeat", "repeats", Severity::kWarning, CheckArea::kEnvironment, "", {}}),
+        repeats_(repeats) {}
 
  protected:
-  void CheckEnvironment(const Environment&, const BoundOptions&, std::vector<Finding>* findings) const override {
+  void Read(const Environment&, const BoundOptions&, std::vector<Finding>* findings) const override {
     for (int i = 0; i < repeats_; ++i) {
       Finding f = NewFinding();
       f.message = "synchronized inside the step";
@@ -55,7 +53,6 @@ class RepeatingCheck : public EnvironmentCheck {
 
  private:
   int repeats_;
-  CheckInfo info_;
 };
 
 CheckRegistry MakeRegistry() {
@@ -142,7 +139,7 @@ TEST(RunChecksTest, RunsSelectedChecksWithInputsAndSortsBySeverity) {
   Environment env;
   env.Set("FIRE", "1");
   CheckInputs inputs;
-  inputs.environment = &env;
+  inputs.Add(env);
   auto selection = CheckSelection::Parse("-capture-x");
   ASSERT_TRUE(selection.ok());
   CheckRun run = RunChecks(registry, *selection, CheckOptions(), inputs);
@@ -159,7 +156,7 @@ TEST(RunChecksTest, OneMistakeRepeatedAtOneCallSiteIsOneFindingWithACount) {
   ASSERT_TRUE(registry.Add(std::make_unique<RepeatingCheck>(100000)).ok());
   Environment env;
   CheckInputs inputs;
-  inputs.environment = &env;
+  inputs.Add(env);
   const CheckRun run = RunChecks(registry, *CheckSelection::Parse(""), CheckOptions(), inputs);
   // The repeated one folded with its count; the two without a call site stay apart.
   ASSERT_EQ(run.findings.size(), 3u);

@@ -5,9 +5,16 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <regex>
 #include <set>
+#include <string>
+#include <vector>
 
 #include "cli/check_docs.h"
+#include "core/engine_run.h"
+#include "core/environment.h"
 
 namespace graphcheck {
 namespace {
@@ -26,6 +33,71 @@ TEST(CatalogTest, EveryCheckHasADocPageAndEveryPageACheck) {
   for (const auto& [id, text] : CheckDocPages()) {
     EXPECT_EQ(ids.count(id), 1u) << "docs/checks/" << id << ".md documents no registered check";
     EXPECT_THAT(text, ::testing::HasSubstr("## Fix")) << id << " page has no '## Fix' section";
+  }
+}
+
+std::string ReadSourceFile(const std::string& path) {
+  std::ifstream in(std::string(GRAPHCHECK_SOURCE_DIR) + "/" + path);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+// A newcomer finds a check from its id in one step: its page names the file that declares it (the id is there) and
+// the file that tests it.
+TEST(CatalogTest, EveryPageNamesTheCheckFileAndItsTest) {
+  const std::regex source_line("\\*\\*Source:\\*\\* `([^`]+)` · \\*\\*Test:\\*\\* `([^`]+)`");
+  for (const auto& [id, text] : CheckDocPages()) {
+    std::smatch match;
+    ASSERT_TRUE(std::regex_search(text, match, source_line)) << id << " page has no **Source:** line";
+    EXPECT_THAT(ReadSourceFile(match[1]), ::testing::HasSubstr("\"" + id + "\"")) << id << ": " << match[1];
+    EXPECT_FALSE(ReadSourceFile(match[2]).empty()) << id << ": " << match[2] << " does not exist";
+  }
+}
+
+// Every built-in check, once, from the one catalogue (cli/catalog.cc).
+TEST(CatalogTest, ListsEveryCheckOnce) {
+  std::vector<std::string> ids;
+  for (const Check* check : BuiltinChecks().All()) ids.push_back(check->info().id);
+  EXPECT_THAT(
+      ids,
+      ::testing::ElementsAre(
+          "address-drift", "alloc-in-capture", "capture-error", "compile-cudagraph-skipped", "config-cpu-offloading",
+          "config-delayed-wgrad", "config-expandable-segments-nccl-register", "config-full-iteration-impl",
+          "config-full-iteration-nan-check", "config-moe-preprocess-requires-router", "config-moe-recompute-router",
+          "config-moe-scope-dropless", "config-moe-scope-exclusive", "config-moe-scope-without-moe",
+          "config-static-shapes", "config-te-rng-tracker", "config-unknown-cuda-graph-value", "cupti-busy",
+          "ddp-default-stream", "ddp-warmup-short", "dynamic-control-flow", "dynamic-shape", "empty-graph",
+          "env-expandable-segments-nccl-register", "env-launch-blocking", "env-nccl-async-error-handling",
+          "env-no-caching-allocator", "grad-detached", "graph-memory", "hang", "host-value-frozen", "launch-bound",
+          "legacy-stream-in-capture", "megatron-graphs-not-created", "no-speedup", "numerics-forward", "numerics-grad",
+          "numerics-loss", "numerics-nonfinite", "output-overwritten", "pageable-memcpy", "pipeline-step-failed",
+          "rank-divergent-capture", "recapture-churn", "replay-mismatch", "replay-order", "rng-eager-mismatch",
+          "rng-frozen-mask", "rng-inference-state", "rng-unregistered-generator", "schedule-order", "state-elided",
+          "static-input-rebound", "stderr-messages", "sync-in-capture", "sync-in-region", "trace-incomplete",
+          "unjoined-stream", "unsafe-api-in-capture", "warmup-insufficient"));
+  // A second registration of the catalogue into the same registry is refused, not silently doubled.
+  CheckRegistry registry;
+  ASSERT_TRUE(registry.AddAll(NewBuiltinChecks()).ok());
+  EXPECT_EQ(registry.AddAll(NewBuiltinChecks()).code(), absl::StatusCode::kAlreadyExists);
+}
+
+// A check runs only where its kind of input is: none on no input, the environment checks on an environment, the
+// engine's checks on an engine run (dynamic-shape only on one that varied a dimension).
+TEST(CatalogTest, EachCheckRunsOnItsKindOfInput) {
+  const std::set<std::string> environment_checks = {"env-expandable-segments-nccl-register", "env-launch-blocking",
+                                                    "env-nccl-async-error-handling", "env-no-caching-allocator"};
+  const std::set<std::string> engine_checks = {"numerics-forward",   "numerics-grad",        "numerics-loss",
+                                               "numerics-nonfinite", "pipeline-step-failed", "rng-eager-mismatch",
+                                               "rng-frozen-mask",    "state-elided"};
+  const Environment environment;
+  const EngineRun run;
+  CheckInputs with_environment, with_engine;
+  with_environment.Add(environment);
+  with_engine.Add(run);
+  for (const Check* check : BuiltinChecks().All()) {
+    const std::string& id = check->info().id;
+    EXPECT_FALSE(check->CanRun(CheckInputs())) << id;
+    EXPECT_EQ(check->CanRun(with_environment), environment_checks.count(id) == 1) << id;
+    EXPECT_EQ(check->CanRun(with_engine), engine_checks.count(id) == 1) << id;
   }
 }
 

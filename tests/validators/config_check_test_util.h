@@ -43,7 +43,7 @@ inline std::vector<Finding> RunConfigCheck(const Check& check, const std::string
   EXPECT_TRUE(document.ok()) << document.status();
   if (!document.ok()) return {};
   CheckInputs inputs;
-  inputs.config = &*document;
+  inputs.Add(*document);
   std::vector<Finding> findings;
   EXPECT_TRUE(check.CanRun(inputs));
   check.Run(inputs, BoundOptions(check.info(), options), &findings);

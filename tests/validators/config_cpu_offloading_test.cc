@@ -1,4 +1,4 @@
-#include "validators/config/config_cpu_offloading.h"
+#include "validators/checks.h"
 
 #include "tests/validators/config_check_test_util.h"
 
@@ -12,7 +12,7 @@ using testing_util::FindingAt;
 using testing_util::RunConfigCheck;
 
 TEST(ConfigCpuOffloadingTest, FlagsOffloadingWithGraphs) {
-  const std::vector<Finding> findings = RunConfigCheck(ConfigCpuOffloadingCheck(), R"(model:
+  const std::vector<Finding> findings = RunConfigCheck(*NewConfigCpuOffloadingCheck(), R"(model:
   cuda_graph_impl: transformer_engine
   cuda_graph_scope: [attn]
   cpu_offloading: true
@@ -22,7 +22,7 @@ TEST(ConfigCpuOffloadingTest, FlagsOffloadingWithGraphs) {
 }
 
 TEST(ConfigCpuOffloadingTest, AcceptsOffloadingOff) {
-  EXPECT_THAT(RunConfigCheck(ConfigCpuOffloadingCheck(), R"(model:
+  EXPECT_THAT(RunConfigCheck(*NewConfigCpuOffloadingCheck(), R"(model:
   cuda_graph_impl: transformer_engine
   cpu_offloading: false
 )"),
@@ -30,7 +30,7 @@ TEST(ConfigCpuOffloadingTest, AcceptsOffloadingOff) {
 }
 
 TEST(ConfigCpuOffloadingTest, AcceptsOffloadingWithoutGraphs) {
-  EXPECT_THAT(RunConfigCheck(ConfigCpuOffloadingCheck(), "model:\n  cpu_offloading: true\n"), IsEmpty());
+  EXPECT_THAT(RunConfigCheck(*NewConfigCpuOffloadingCheck(), "model:\n  cpu_offloading: true\n"), IsEmpty());
 }
 
 }  // namespace

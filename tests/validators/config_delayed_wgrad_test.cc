@@ -1,4 +1,4 @@
-#include "validators/config/config_delayed_wgrad.h"
+#include "validators/checks.h"
 
 #include "tests/validators/config_check_test_util.h"
 
@@ -20,7 +20,7 @@ constexpr char kDelayedWithBias[] = R"(model:
 )";
 
 TEST(ConfigDelayedWgradTest, FlagsFusionOffAndBiasOn) {
-  EXPECT_THAT(RunConfigCheck(ConfigDelayedWgradCheck(), kDelayedWithBias),
+  EXPECT_THAT(RunConfigCheck(*NewConfigDelayedWgradCheck(), kDelayedWithBias),
               ElementsAre(FindingAt("config-delayed-wgrad", "train.yaml", 5, "model.gradient_accumulation_fusion"),
                           FindingAt("config-delayed-wgrad", "train.yaml", 6, "model.add_bias_linear")));
 }
@@ -28,7 +28,7 @@ TEST(ConfigDelayedWgradTest, FlagsFusionOffAndBiasOn) {
 TEST(ConfigDelayedWgradTest, FlagsOldTransformerEngineWhenTheVersionIsGiven) {
   CheckOptions options;
   options.Set("config-delayed-wgrad", "te-version", "2.10.0");
-  const std::vector<Finding> findings = RunConfigCheck(ConfigDelayedWgradCheck(), R"(comm_overlap:
+  const std::vector<Finding> findings = RunConfigCheck(*NewConfigDelayedWgradCheck(), R"(comm_overlap:
   delay_wgrad_compute: true
 model:
   cuda_graph_impl: transformer_engine
@@ -39,7 +39,7 @@ model:
   EXPECT_THAT(findings,
               ElementsAre(FindingAt("config-delayed-wgrad", "train.yaml", 2, "comm_overlap.delay_wgrad_compute")));
   options.Set("config-delayed-wgrad", "te-version", "2.12");
-  EXPECT_THAT(RunConfigCheck(ConfigDelayedWgradCheck(), R"(comm_overlap:
+  EXPECT_THAT(RunConfigCheck(*NewConfigDelayedWgradCheck(), R"(comm_overlap:
   delay_wgrad_compute: true
 model:
   cuda_graph_impl: transformer_engine
@@ -50,7 +50,7 @@ model:
 }
 
 TEST(ConfigDelayedWgradTest, AcceptsFusionOnAndNoBias) {
-  EXPECT_THAT(RunConfigCheck(ConfigDelayedWgradCheck(), R"(model:
+  EXPECT_THAT(RunConfigCheck(*NewConfigDelayedWgradCheck(), R"(model:
   cuda_graph_impl: transformer_engine
   cuda_graph_scope: [attn]
   delay_wgrad_compute: true
@@ -62,7 +62,7 @@ TEST(ConfigDelayedWgradTest, AcceptsFusionOnAndNoBias) {
 }
 
 TEST(ConfigDelayedWgradTest, IgnoresScopesWithoutAttentionOrRouter) {
-  EXPECT_THAT(RunConfigCheck(ConfigDelayedWgradCheck(), R"(model:
+  EXPECT_THAT(RunConfigCheck(*NewConfigDelayedWgradCheck(), R"(model:
   cuda_graph_impl: transformer_engine
   cuda_graph_scope: [mlp]
   delay_wgrad_compute: true

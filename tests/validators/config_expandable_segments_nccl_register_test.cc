@@ -1,4 +1,4 @@
-#include "validators/config/config_expandable_segments_nccl_register.h"
+#include "validators/checks.h"
 
 #include "tests/validators/config_check_test_util.h"
 
@@ -12,7 +12,7 @@ using testing_util::RunConfigCheck;
 
 TEST(ConfigExpandableSegmentsNcclRegisterTest, FlagsTheConfiguredEnvironment) {
   EXPECT_THAT(
-      RunConfigCheck(ConfigExpandableSegmentsNcclRegisterCheck(), R"(model:
+      RunConfigCheck(*NewConfigExpandableSegmentsNcclRegisterCheck(), R"(model:
   cuda_graph_impl: transformer_engine
 executor:
   env_vars:
@@ -22,7 +22,7 @@ executor:
 }
 
 TEST(ConfigExpandableSegmentsNcclRegisterTest, AcceptsRegistrationOff) {
-  EXPECT_THAT(RunConfigCheck(ConfigExpandableSegmentsNcclRegisterCheck(), R"(model:
+  EXPECT_THAT(RunConfigCheck(*NewConfigExpandableSegmentsNcclRegisterCheck(), R"(model:
   cuda_graph_impl: transformer_engine
 env_vars:
   - PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True
@@ -33,7 +33,7 @@ env_vars:
 
 TEST(ConfigExpandableSegmentsNcclRegisterTest, ReadsLaunchScriptAssignments) {
   EXPECT_THAT(
-      RunConfigCheck(ConfigExpandableSegmentsNcclRegisterCheck(),
+      RunConfigCheck(*NewConfigExpandableSegmentsNcclRegisterCheck(),
                      "export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True\n"
                      "torchrun pretrain_gpt.py --cuda-graph-impl local\n",
                      ConfigFormat::kArgs),

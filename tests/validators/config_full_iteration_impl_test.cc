@@ -1,4 +1,4 @@
-#include "validators/config/config_full_iteration_impl.h"
+#include "validators/checks.h"
 
 #include "tests/validators/config_check_test_util.h"
 
@@ -12,7 +12,7 @@ using testing_util::FindingAt;
 using testing_util::RunConfigCheck;
 
 TEST(ConfigFullIterationImplTest, FlagsFullIterationWithTransformerEngine) {
-  const std::vector<Finding> findings = RunConfigCheck(ConfigFullIterationImplCheck(), R"(model:
+  const std::vector<Finding> findings = RunConfigCheck(*NewConfigFullIterationImplCheck(), R"(model:
   cuda_graph_impl: transformer_engine
   cuda_graph_scope: [full_iteration]
 )");
@@ -21,7 +21,7 @@ TEST(ConfigFullIterationImplTest, FlagsFullIterationWithTransformerEngine) {
 }
 
 TEST(ConfigFullIterationImplTest, FlagsFullIterationWithOtherScopesAtTheScopeItem) {
-  const std::vector<Finding> findings = RunConfigCheck(ConfigFullIterationImplCheck(), R"(model:
+  const std::vector<Finding> findings = RunConfigCheck(*NewConfigFullIterationImplCheck(), R"(model:
   cuda_graph_impl: local
   cuda_graph_scope:
     - attn
@@ -34,7 +34,7 @@ TEST(ConfigFullIterationImplTest, FlagsFullIterationWithOtherScopesAtTheScopeIte
 }
 
 TEST(ConfigFullIterationImplTest, AcceptsLocalFullIterationAlone) {
-  EXPECT_THAT(RunConfigCheck(ConfigFullIterationImplCheck(), R"(model:
+  EXPECT_THAT(RunConfigCheck(*NewConfigFullIterationImplCheck(), R"(model:
   cuda_graph_impl: local
   cuda_graph_scope: [full_iteration]
 )"),
@@ -42,7 +42,7 @@ TEST(ConfigFullIterationImplTest, AcceptsLocalFullIterationAlone) {
 }
 
 TEST(ConfigFullIterationImplTest, ReadsJson) {
-  const std::vector<Finding> findings = RunConfigCheck(ConfigFullIterationImplCheck(), R"({
+  const std::vector<Finding> findings = RunConfigCheck(*NewConfigFullIterationImplCheck(), R"({
   "model": {
     "cuda_graph_impl": "transformer_engine",
     "cuda_graph_scope": ["full_iteration"]
@@ -56,7 +56,7 @@ TEST(ConfigFullIterationImplTest, ReadsJson) {
 // Megatron Core 0.19's full_iteration implementation with the older full_iteration scope, which it migrates: not the
 // wrong implementation.
 TEST(ConfigFullIterationImplTest, AcceptsTheFullIterationImplementation) {
-  EXPECT_THAT(RunConfigCheck(ConfigFullIterationImplCheck(),
+  EXPECT_THAT(RunConfigCheck(*NewConfigFullIterationImplCheck(),
                              "--cuda-graph-impl full_iteration --cuda-graph-scope full_iteration", ConfigFormat::kArgs),
               IsEmpty());
 }

@@ -1,4 +1,4 @@
-#include "validators/config/config_full_iteration_nan_check.h"
+#include "validators/checks.h"
 
 #include "tests/validators/config_check_test_util.h"
 
@@ -12,7 +12,7 @@ using testing_util::FindingAt;
 using testing_util::RunConfigCheck;
 
 TEST(ConfigFullIterationNanCheckTest, FlagsNanChecksLeftOn) {
-  const std::vector<Finding> findings = RunConfigCheck(ConfigFullIterationNanCheckCheck(), R"(model:
+  const std::vector<Finding> findings = RunConfigCheck(*NewConfigFullIterationNanCheckCheck(), R"(model:
   cuda_graph_impl: local
   cuda_graph_scope: [full_iteration]
 rerun_state_machine:
@@ -28,7 +28,7 @@ ddp:
 }
 
 TEST(ConfigFullIterationNanCheckTest, LossCheckIsOnByDefault) {
-  const std::vector<Finding> findings = RunConfigCheck(ConfigFullIterationNanCheckCheck(), R"(model:
+  const std::vector<Finding> findings = RunConfigCheck(*NewConfigFullIterationNanCheckCheck(), R"(model:
   cuda_graph_impl: local
   cuda_graph_scope: [full_iteration]
 )");
@@ -37,7 +37,7 @@ TEST(ConfigFullIterationNanCheckTest, LossCheckIsOnByDefault) {
 }
 
 TEST(ConfigFullIterationNanCheckTest, AcceptsChecksOff) {
-  EXPECT_THAT(RunConfigCheck(ConfigFullIterationNanCheckCheck(), R"(model:
+  EXPECT_THAT(RunConfigCheck(*NewConfigFullIterationNanCheckCheck(), R"(model:
   cuda_graph_impl: local
   cuda_graph_scope: [full_iteration]
 rerun_state_machine:
@@ -50,11 +50,11 @@ ddp:
 
 TEST(ConfigFullIterationNanCheckTest, MegatronArgumentsUseTheNegatedFlag) {
   const std::vector<Finding> findings =
-      RunConfigCheck(ConfigFullIterationNanCheckCheck(), "--cuda-graph-impl local --cuda-graph-scope full_iteration",
-                     ConfigFormat::kArgs);
+      RunConfigCheck(*NewConfigFullIterationNanCheckCheck(),
+                     "--cuda-graph-impl local --cuda-graph-scope full_iteration", ConfigFormat::kArgs);
   ASSERT_EQ(findings.size(), 1u);
   EXPECT_THAT(findings[0].fix, HasSubstr("--no-check-for-nan-in-loss-and-grad"));
-  EXPECT_THAT(RunConfigCheck(ConfigFullIterationNanCheckCheck(),
+  EXPECT_THAT(RunConfigCheck(*NewConfigFullIterationNanCheckCheck(),
                              "--cuda-graph-impl local --cuda-graph-scope full_iteration "
                              "--no-check-for-nan-in-loss-and-grad",
                              ConfigFormat::kArgs),
@@ -65,12 +65,13 @@ TEST(ConfigFullIterationNanCheckTest, MegatronArgumentsUseTheNegatedFlag) {
 // run of megatron-core 0.19.2 on an H200 failed its capture at validate_result).
 TEST(ConfigFullIterationNanCheckTest, TheFullIterationImplementationIsAWholeStepGraph) {
   const std::vector<Finding> findings =
-      RunConfigCheck(ConfigFullIterationNanCheckCheck(), "--cuda-graph-impl full_iteration", ConfigFormat::kArgs);
+      RunConfigCheck(*NewConfigFullIterationNanCheckCheck(), "--cuda-graph-impl full_iteration", ConfigFormat::kArgs);
   ASSERT_EQ(findings.size(), 1u);
   EXPECT_THAT(findings[0].message, HasSubstr("the whole step is one graph"));
-  EXPECT_THAT(RunConfigCheck(ConfigFullIterationNanCheckCheck(),
-                             "--cuda-graph-impl full_iteration --no-check-for-nan-in-loss-and-grad", ConfigFormat::kArgs),
-              IsEmpty());
+  EXPECT_THAT(
+      RunConfigCheck(*NewConfigFullIterationNanCheckCheck(),
+                     "--cuda-graph-impl full_iteration --no-check-for-nan-in-loss-and-grad", ConfigFormat::kArgs),
+      IsEmpty());
 }
 
 }  // namespace

@@ -1,4 +1,4 @@
-#include "validators/config/config_moe_preprocess_requires_router.h"
+#include "validators/checks.h"
 
 #include "tests/validators/config_check_test_util.h"
 
@@ -12,7 +12,7 @@ using testing_util::RunConfigCheck;
 
 TEST(ConfigMoePreprocessRequiresRouterTest, FlagsPreprocessAlone) {
   EXPECT_THAT(
-      RunConfigCheck(ConfigMoePreprocessRequiresRouterCheck(), R"(model:
+      RunConfigCheck(*NewConfigMoePreprocessRequiresRouterCheck(), R"(model:
   cuda_graph_impl: transformer_engine
   cuda_graph_scope: [attn, moe_preprocess]
 )"),
@@ -20,7 +20,7 @@ TEST(ConfigMoePreprocessRequiresRouterTest, FlagsPreprocessAlone) {
 }
 
 TEST(ConfigMoePreprocessRequiresRouterTest, AcceptsPreprocessWithRouter) {
-  EXPECT_THAT(RunConfigCheck(ConfigMoePreprocessRequiresRouterCheck(), R"(model:
+  EXPECT_THAT(RunConfigCheck(*NewConfigMoePreprocessRequiresRouterCheck(), R"(model:
   cuda_graph_impl: transformer_engine
   cuda_graph_scope: [moe_router, moe_preprocess]
 )"),
@@ -29,7 +29,7 @@ TEST(ConfigMoePreprocessRequiresRouterTest, AcceptsPreprocessWithRouter) {
 
 TEST(ConfigMoePreprocessRequiresRouterTest, MegatronArgumentsPointAtTheScopeWord) {
   const std::vector<Finding> findings = RunConfigCheck(
-      ConfigMoePreprocessRequiresRouterCheck(),
+      *NewConfigMoePreprocessRequiresRouterCheck(),
       "--cuda-graph-impl transformer_engine\n--cuda-graph-scope attn moe_preprocess\n", ConfigFormat::kArgs);
   ASSERT_THAT(findings,
               ElementsAre(FindingAt("config-moe-preprocess-requires-router", "launch.sh", 2, "--cuda-graph-scope")));

@@ -1,4 +1,4 @@
-#include "validators/config/config_moe_recompute_router.h"
+#include "validators/checks.h"
 
 #include "tests/validators/config_check_test_util.h"
 
@@ -11,7 +11,7 @@ using testing_util::FindingAt;
 using testing_util::RunConfigCheck;
 
 TEST(ConfigMoeRecomputeRouterTest, FlagsMoeRecomputeWithRouterScope) {
-  const std::vector<Finding> findings = RunConfigCheck(ConfigMoeRecomputeRouterCheck(), R"(model:
+  const std::vector<Finding> findings = RunConfigCheck(*NewConfigMoeRecomputeRouterCheck(), R"(model:
   cuda_graph_impl: transformer_engine
   num_moe_experts: 8
   cuda_graph_scope: [attn, moe_router]
@@ -24,7 +24,7 @@ TEST(ConfigMoeRecomputeRouterTest, FlagsMoeRecomputeWithRouterScope) {
 }
 
 TEST(ConfigMoeRecomputeRouterTest, AcceptsOtherRecomputeModules) {
-  EXPECT_THAT(RunConfigCheck(ConfigMoeRecomputeRouterCheck(), R"(model:
+  EXPECT_THAT(RunConfigCheck(*NewConfigMoeRecomputeRouterCheck(), R"(model:
   cuda_graph_impl: transformer_engine
   cuda_graph_scope: [attn, moe_router]
   recompute_granularity: selective
@@ -34,12 +34,12 @@ TEST(ConfigMoeRecomputeRouterTest, AcceptsOtherRecomputeModules) {
 }
 
 TEST(ConfigMoeRecomputeRouterTest, OnlyTheTransformerEngineImplementationIsAffected) {
-  EXPECT_THAT(RunConfigCheck(ConfigMoeRecomputeRouterCheck(),
+  EXPECT_THAT(RunConfigCheck(*NewConfigMoeRecomputeRouterCheck(),
                              "--cuda-graph-impl local --cuda-graph-scope moe_router "
                              "--recompute-granularity selective --recompute-modules moe",
                              ConfigFormat::kArgs),
               IsEmpty());
-  EXPECT_THAT(RunConfigCheck(ConfigMoeRecomputeRouterCheck(),
+  EXPECT_THAT(RunConfigCheck(*NewConfigMoeRecomputeRouterCheck(),
                              "--cuda-graph-impl transformer_engine --cuda-graph-scope moe_router "
                              "--recompute-granularity selective --recompute-modules moe",
                              ConfigFormat::kArgs),

@@ -1,4 +1,4 @@
-#include "validators/config/config_moe_scope_dropless.h"
+#include "validators/checks.h"
 
 #include "tests/validators/config_check_test_util.h"
 
@@ -11,7 +11,7 @@ using testing_util::FindingAt;
 using testing_util::RunConfigCheck;
 
 TEST(ConfigMoeScopeDroplessTest, FlagsMoeScopeOnDroplessRouting) {
-  EXPECT_THAT(RunConfigCheck(ConfigMoeScopeDroplessCheck(), R"(model:
+  EXPECT_THAT(RunConfigCheck(*NewConfigMoeScopeDroplessCheck(), R"(model:
   cuda_graph_impl: transformer_engine
   num_moe_experts: 8
   moe_expert_capacity_factor: null
@@ -21,7 +21,7 @@ TEST(ConfigMoeScopeDroplessTest, FlagsMoeScopeOnDroplessRouting) {
 }
 
 TEST(ConfigMoeScopeDroplessTest, AcceptsDropAndPad) {
-  EXPECT_THAT(RunConfigCheck(ConfigMoeScopeDroplessCheck(), R"(model:
+  EXPECT_THAT(RunConfigCheck(*NewConfigMoeScopeDroplessCheck(), R"(model:
   cuda_graph_impl: transformer_engine
   num_moe_experts: 8
   moe_expert_capacity_factor: 1.0
@@ -32,7 +32,7 @@ TEST(ConfigMoeScopeDroplessTest, AcceptsDropAndPad) {
 }
 
 TEST(ConfigMoeScopeDroplessTest, RouterScopeIsFineOnDroplessRouting) {
-  EXPECT_THAT(RunConfigCheck(ConfigMoeScopeDroplessCheck(), R"(model:
+  EXPECT_THAT(RunConfigCheck(*NewConfigMoeScopeDroplessCheck(), R"(model:
   cuda_graph_impl: transformer_engine
   num_moe_experts: 8
   cuda_graph_scope: [attn, moe_router, moe_preprocess]

@@ -1,4 +1,4 @@
-#include "validators/config/config_moe_scope_exclusive.h"
+#include "validators/checks.h"
 
 #include "tests/validators/config_check_test_util.h"
 
@@ -11,7 +11,7 @@ using testing_util::FindingAt;
 using testing_util::RunConfigCheck;
 
 TEST(ConfigMoeScopeExclusiveTest, FlagsMoeWithMoeRouter) {
-  EXPECT_THAT(RunConfigCheck(ConfigMoeScopeExclusiveCheck(), R"(model:
+  EXPECT_THAT(RunConfigCheck(*NewConfigMoeScopeExclusiveCheck(), R"(model:
   cuda_graph_impl: transformer_engine
   num_moe_experts: 8
   cuda_graph_scope:
@@ -22,7 +22,7 @@ TEST(ConfigMoeScopeExclusiveTest, FlagsMoeWithMoeRouter) {
 }
 
 TEST(ConfigMoeScopeExclusiveTest, AcceptsRouterWithPreprocess) {
-  EXPECT_THAT(RunConfigCheck(ConfigMoeScopeExclusiveCheck(), R"(model:
+  EXPECT_THAT(RunConfigCheck(*NewConfigMoeScopeExclusiveCheck(), R"(model:
   cuda_graph_impl: transformer_engine
   cuda_graph_scope: [attn, moe_router, moe_preprocess]
 )"),

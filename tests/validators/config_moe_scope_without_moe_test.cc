@@ -1,4 +1,4 @@
-#include "validators/config/config_moe_scope_without_moe.h"
+#include "validators/checks.h"
 
 #include "tests/validators/config_check_test_util.h"
 
@@ -12,7 +12,7 @@ using testing_util::FindingAt;
 using testing_util::RunConfigCheck;
 
 TEST(ConfigMoeScopeWithoutMoeTest, FlagsMoeScopesOnADenseModel) {
-  const std::vector<Finding> findings = RunConfigCheck(ConfigMoeScopeWithoutMoeCheck(), R"(model:
+  const std::vector<Finding> findings = RunConfigCheck(*NewConfigMoeScopeWithoutMoeCheck(), R"(model:
   cuda_graph_impl: transformer_engine
   cuda_graph_scope:
     - attn
@@ -25,7 +25,7 @@ TEST(ConfigMoeScopeWithoutMoeTest, FlagsMoeScopesOnADenseModel) {
 }
 
 TEST(ConfigMoeScopeWithoutMoeTest, AcceptsMoeScopesOnAnMoeModel) {
-  EXPECT_THAT(RunConfigCheck(ConfigMoeScopeWithoutMoeCheck(), R"(model:
+  EXPECT_THAT(RunConfigCheck(*NewConfigMoeScopeWithoutMoeCheck(), R"(model:
   cuda_graph_impl: transformer_engine
   num_moe_experts: 64
   cuda_graph_scope: [attn, moe_router]
@@ -34,7 +34,7 @@ TEST(ConfigMoeScopeWithoutMoeTest, AcceptsMoeScopesOnAnMoeModel) {
 }
 
 TEST(ConfigMoeScopeWithoutMoeTest, NullExpertCountIsDense) {
-  EXPECT_THAT(RunConfigCheck(ConfigMoeScopeWithoutMoeCheck(), R"(model:
+  EXPECT_THAT(RunConfigCheck(*NewConfigMoeScopeWithoutMoeCheck(), R"(model:
   cuda_graph_impl: transformer_engine
   num_moe_experts: null
   cuda_graph_scope: [moe]

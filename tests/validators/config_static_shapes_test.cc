@@ -1,4 +1,4 @@
-#include "validators/config/config_static_shapes.h"
+#include "validators/checks.h"
 
 #include "tests/validators/config_check_test_util.h"
 
@@ -12,7 +12,7 @@ using testing_util::RunConfigCheck;
 
 TEST(ConfigStaticShapesTest, FlagsEveryShapeChangingSetting) {
   EXPECT_THAT(
-      RunConfigCheck(ConfigStaticShapesCheck(), R"(model:
+      RunConfigCheck(*NewConfigStaticShapesCheck(), R"(model:
   cuda_graph_impl: local
   variable_seq_lengths: true
 train:
@@ -27,7 +27,7 @@ dataset:
 }
 
 TEST(ConfigStaticShapesTest, AcceptsFixedShapes) {
-  EXPECT_THAT(RunConfigCheck(ConfigStaticShapesCheck(), R"(model:
+  EXPECT_THAT(RunConfigCheck(*NewConfigStaticShapesCheck(), R"(model:
   cuda_graph_impl: local
   variable_seq_lengths: false
   seq_length: 4096

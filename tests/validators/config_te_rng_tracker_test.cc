@@ -1,4 +1,4 @@
-#include "validators/config/config_te_rng_tracker.h"
+#include "validators/checks.h"
 
 #include "tests/validators/config_check_test_util.h"
 
@@ -12,7 +12,7 @@ using testing_util::FindingAt;
 using testing_util::RunConfigCheck;
 
 TEST(ConfigTeRngTrackerTest, FlagsTrackerOffAtItsLine) {
-  const std::vector<Finding> findings = RunConfigCheck(ConfigTeRngTrackerCheck(), R"(model:
+  const std::vector<Finding> findings = RunConfigCheck(*NewConfigTeRngTrackerCheck(), R"(model:
   cuda_graph_impl: transformer_engine
   use_te_rng_tracker: false
 rng:
@@ -24,7 +24,7 @@ rng:
 }
 
 TEST(ConfigTeRngTrackerTest, MissingRngSwitchPointsAtTheImplementationLine) {
-  const std::vector<Finding> findings = RunConfigCheck(ConfigTeRngTrackerCheck(), R"(model:
+  const std::vector<Finding> findings = RunConfigCheck(*NewConfigTeRngTrackerCheck(), R"(model:
   use_te_rng_tracker: true
   cuda_graph_impl: local
 )");
@@ -32,7 +32,7 @@ TEST(ConfigTeRngTrackerTest, MissingRngSwitchPointsAtTheImplementationLine) {
 }
 
 TEST(ConfigTeRngTrackerTest, AcceptsBothSwitchesOn) {
-  EXPECT_THAT(RunConfigCheck(ConfigTeRngTrackerCheck(), R"(model:
+  EXPECT_THAT(RunConfigCheck(*NewConfigTeRngTrackerCheck(), R"(model:
   cuda_graph_impl: transformer_engine
   use_te_rng_tracker: true
 rng:
@@ -42,16 +42,16 @@ rng:
 }
 
 TEST(ConfigTeRngTrackerTest, IgnoresConfigurationsWithoutGraphs) {
-  EXPECT_THAT(RunConfigCheck(ConfigTeRngTrackerCheck(), "model:\n  cuda_graph_impl: none\n"), IsEmpty());
+  EXPECT_THAT(RunConfigCheck(*NewConfigTeRngTrackerCheck(), "model:\n  cuda_graph_impl: none\n"), IsEmpty());
 }
 
 TEST(ConfigTeRngTrackerTest, MegatronArgumentsNeedTheFlagForTransformerEngineGraphs) {
   const std::vector<Finding> findings =
-      RunConfigCheck(ConfigTeRngTrackerCheck(), "torchrun pretrain_gpt.py \\\n  --cuda-graph-impl transformer_engine\n",
-                     ConfigFormat::kArgs);
+      RunConfigCheck(*NewConfigTeRngTrackerCheck(),
+                     "torchrun pretrain_gpt.py \\\n  --cuda-graph-impl transformer_engine\n", ConfigFormat::kArgs);
   ASSERT_THAT(findings, ElementsAre(FindingAt("config-te-rng-tracker", "launch.sh", 2, "--te-rng-tracker")));
   EXPECT_THAT(findings[0].fix, HasSubstr("pass --te-rng-tracker"));
-  EXPECT_THAT(RunConfigCheck(ConfigTeRngTrackerCheck(), "--cuda-graph-impl transformer_engine --te-rng-tracker",
+  EXPECT_THAT(RunConfigCheck(*NewConfigTeRngTrackerCheck(), "--cuda-graph-impl transformer_engine --te-rng-tracker",
                              ConfigFormat::kArgs),
               IsEmpty());
 }
@@ -60,7 +60,7 @@ TEST(ConfigTeRngTrackerTest, MegatronArgumentsNeedTheFlagForTransformerEngineGra
 // megatron-core 0.19.2 with cuda_graph_impl="local" and no TE tracker trained (tests/gpu/megatron_gpu_test.cc).
 TEST(ConfigTeRngTrackerTest, MegatronCoresOwnGraphsFromItsArgumentsNeedNoTeTracker) {
   for (const char* impl : {"local", "full_iteration"}) {
-    EXPECT_THAT(RunConfigCheck(ConfigTeRngTrackerCheck(),
+    EXPECT_THAT(RunConfigCheck(*NewConfigTeRngTrackerCheck(),
                                std::string("torchrun pretrain_gpt.py --cuda-graph-impl ") + impl, ConfigFormat::kArgs),
                 IsEmpty())
         << impl;

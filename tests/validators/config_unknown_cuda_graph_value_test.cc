@@ -1,4 +1,4 @@
-#include "validators/config/config_unknown_cuda_graph_value.h"
+#include "validators/checks.h"
 
 #include "tests/validators/config_check_test_util.h"
 
@@ -12,7 +12,7 @@ using testing_util::FindingAt;
 using testing_util::RunConfigCheck;
 
 TEST(ConfigUnknownCudaGraphValueTest, FlagsTyposWithSuggestions) {
-  const std::vector<Finding> findings = RunConfigCheck(ConfigUnknownCudaGraphValueCheck(), R"(model:
+  const std::vector<Finding> findings = RunConfigCheck(*NewConfigUnknownCudaGraphValueCheck(), R"(model:
   cuda_graph_impl: transformer-engine
   cuda_graph_scope: [attn, moe_routr]
   cuda_graph_warmup_steps: -1
@@ -28,7 +28,7 @@ TEST(ConfigUnknownCudaGraphValueTest, FlagsTyposWithSuggestions) {
 }
 
 TEST(ConfigUnknownCudaGraphValueTest, AcceptsKnownNames) {
-  EXPECT_THAT(RunConfigCheck(ConfigUnknownCudaGraphValueCheck(), R"(model:
+  EXPECT_THAT(RunConfigCheck(*NewConfigUnknownCudaGraphValueCheck(), R"(model:
   cuda_graph_impl: transformer_engine
   cuda_graph_scope: [attn, mlp, moe_router, moe_preprocess, mamba]
   cuda_graph_warmup_steps: 3
@@ -39,8 +39,9 @@ TEST(ConfigUnknownCudaGraphValueTest, AcceptsKnownNames) {
 // Megatron Core 0.19's full_iteration implementation (its run on an H200 trained), with and without the deprecated
 // full_iteration scope it migrates.
 TEST(ConfigUnknownCudaGraphValueTest, AcceptsTheFullIterationImplementation) {
-  EXPECT_THAT(RunConfigCheck(ConfigUnknownCudaGraphValueCheck(), "--cuda-graph-impl full_iteration", ConfigFormat::kArgs),
-              IsEmpty());
+  EXPECT_THAT(
+      RunConfigCheck(*NewConfigUnknownCudaGraphValueCheck(), "--cuda-graph-impl full_iteration", ConfigFormat::kArgs),
+      IsEmpty());
 }
 
 }  // namespace

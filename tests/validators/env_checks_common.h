@@ -6,12 +6,13 @@
 #include <vector>
 
 #include "core/check.h"
+#include "core/environment.h"
 
 namespace graphcheck::testing_env {
 
 inline std::vector<Finding> RunOn(const Check& check, const Environment& env, const CheckOptions& options = {}) {
   CheckInputs inputs;
-  inputs.environment = &env;
+  inputs.Add(env);
   std::vector<Finding> findings;
   check.Run(inputs, BoundOptions(check.info(), options), &findings);
   return findings;

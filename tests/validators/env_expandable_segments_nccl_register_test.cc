@@ -1,4 +1,5 @@
-#include "validators/env_expandable_segments_nccl_register.h"
+#include "validators/allocator_conf.h"
+#include "validators/checks.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -12,7 +13,8 @@ using ::testing::HasSubstr;
 using testing_env::Env;
 using testing_env::RunOn;
 
-const EnvExpandableSegmentsNcclRegisterCheck kCheck;
+const std::unique_ptr<Check> kCheckOwner = NewEnvExpandableSegmentsNcclRegisterCheck();
+const Check& kCheck = *kCheckOwner;
 
 TEST(EnvExpandableSegmentsNcclRegisterTest, FlagsExpandableSegmentsInAnyPosition) {
   for (const char* conf : {"expandable_segments:True", "garbage_collection_threshold:0.6,expandable_segments:True",

@@ -1,4 +1,4 @@
-#include "validators/env_launch_blocking.h"
+#include "validators/checks.h"
 
 #include <gtest/gtest.h>
 
@@ -11,7 +11,7 @@ using testing_env::Env;
 using testing_env::RunOn;
 
 TEST(EnvLaunchBlockingTest, FlagsLaunchBlocking) {
-  auto findings = RunOn(EnvLaunchBlockingCheck(), Env({{"CUDA_LAUNCH_BLOCKING", "1"}}));
+  auto findings = RunOn(*NewEnvLaunchBlockingCheck(), Env({{"CUDA_LAUNCH_BLOCKING", "1"}}));
   ASSERT_EQ(findings.size(), 1u);
   EXPECT_EQ(findings[0].check_id, "env-launch-blocking");
   EXPECT_EQ(findings[0].where.key, "CUDA_LAUNCH_BLOCKING");
@@ -19,8 +19,8 @@ TEST(EnvLaunchBlockingTest, FlagsLaunchBlocking) {
 }
 
 TEST(EnvLaunchBlockingTest, CleanWhenUnsetOrZero) {
-  EXPECT_TRUE(RunOn(EnvLaunchBlockingCheck(), Env({})).empty());
-  EXPECT_TRUE(RunOn(EnvLaunchBlockingCheck(), Env({{"CUDA_LAUNCH_BLOCKING", "0"}})).empty());
+  EXPECT_TRUE(RunOn(*NewEnvLaunchBlockingCheck(), Env({})).empty());
+  EXPECT_TRUE(RunOn(*NewEnvLaunchBlockingCheck(), Env({{"CUDA_LAUNCH_BLOCKING", "0"}})).empty());
 }
 
 }  // namespace

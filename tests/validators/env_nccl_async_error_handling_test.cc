@@ -1,4 +1,4 @@
-#include "validators/env_nccl_async_error_handling.h"
+#include "validators/checks.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -13,7 +13,8 @@ using ::testing::HasSubstr;
 using testing_env::Env;
 using testing_env::RunOn;
 
-const EnvNcclAsyncErrorHandlingCheck kCheck;
+const std::unique_ptr<Check> kCheckOwner = NewEnvNcclAsyncErrorHandlingCheck();
+const Check& kCheck = *kCheckOwner;
 
 TEST(EnvNcclAsyncErrorHandlingTest, WarnsInADistributedJobWithHandlingOn) {
   auto unset = RunOn(kCheck, Env({{"WORLD_SIZE", "8"}}));
@@ -48,8 +49,8 @@ trace::Trace WatchdogQueriedDuringCapture(int32_t query_rc) {
 
 std::vector<Finding> RunOnTrace(const Environment& env, const trace::Trace& trace) {
   CheckInputs inputs;
-  inputs.environment = &env;
-  inputs.trace = &trace;
+  inputs.Add(env);
+  inputs.Add(trace);
   std::vector<Finding> findings;
   kCheck.Run(inputs, BoundOptions(kCheck.info(), CheckOptions()), &findings);
   return findings;

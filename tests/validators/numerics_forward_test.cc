@@ -3,7 +3,7 @@
 // The same rule over `graphcheck run --shadow`'s comparisons in a trace: one finding per graphed module, at the
 // program's line; calls whose eager forward drew on the host are left to rng-frozen-mask, and calls a trace before 1.8
 // marked random are not judged.
-#include "validators/numerics/numerics_forward.h"
+#include "validators/checks.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -20,7 +20,7 @@ using testing_util::Losses;
 using testing_util::Sample;
 
 std::vector<Finding> Check(const EngineRun& run, const CheckOptions& options = {}) {
-  return testing_util::RunEngineCheck<NumericsForwardCheck>(run, options);
+  return testing_util::RunEngineCheck(*NewNumericsForwardCheck(), run, options);
 }
 
 TEST(NumericsForwardTest, FlagsOutputsThatDiffer) {
@@ -76,7 +76,7 @@ using testing_util::ShadowTrace;
 TEST(NumericsForwardTest, ShadowFlagsAGraphedModuleThatDiffersFromItsEagerForward) {
   // A frozen Python scale: calls 2 and 3 differ by 0.5 and 1.0 (tf32 allows 1e-6 + 1e-3 x 2), call 1 agrees.
   const auto findings =
-      ShadowTrace().Compare(7, 1, 0).Compare(7, 2, 0.5).Compare(7, 3, 1.0).Run<NumericsForwardCheck>();
+      ShadowTrace().Compare(7, 1, 0).Compare(7, 2, 0.5).Compare(7, 3, 1.0).Run(*NewNumericsForwardCheck());
   ASSERT_EQ(findings.size(), 1u);
   EXPECT_EQ(findings[0].check_id, "numerics-forward");
   EXPECT_THAT(findings[0].message, HasSubstr("The graphed forward of Block (make_graphed_callables) differs from its "
@@ -94,28 +94,28 @@ TEST(NumericsForwardTest, ShadowFlagsAGraphedModuleThatDiffersFromItsEagerForwar
 
 TEST(NumericsForwardTest, ShadowLeavesAgreeingAndRandomCallsAlone) {
   // Within tf32's tolerance; within 4x eager's own spread; a dropout call that drew other masks.
-  EXPECT_TRUE(ShadowTrace().Compare(7, 1, 1e-3).Run<NumericsForwardCheck>().empty());
-  EXPECT_TRUE(ShadowTrace().Compare(7, 1, 8e-3, /*spread=*/2e-3).Run<NumericsForwardCheck>().empty());
-  EXPECT_TRUE(ShadowTrace().Compare(7, 1, 0.7, 0, /*random=*/true).Run<NumericsForwardCheck>().empty());
+  EXPECT_TRUE(ShadowTrace().Compare(7, 1, 1e-3).Run(*NewNumericsForwardCheck()).empty());
+  EXPECT_TRUE(ShadowTrace().Compare(7, 1, 8e-3, /*spread=*/2e-3).Run(*NewNumericsForwardCheck()).empty());
+  EXPECT_TRUE(ShadowTrace().Compare(7, 1, 0.7, 0, /*random=*/true).Run(*NewNumericsForwardCheck()).empty());
   // A forward that drew on the host differs from its frozen draw: rng-frozen-mask's, not this check's.
-  EXPECT_TRUE(ShadowTrace().Compare(7, 1, 0.7).Draws("cpu").Run<NumericsForwardCheck>().empty());
+  EXPECT_TRUE(ShadowTrace().Compare(7, 1, 0.7).Draws("cpu").Run(*NewNumericsForwardCheck()).empty());
   // A draw from the CUDA generator, put back before each eager run, is compared.
-  EXPECT_EQ(ShadowTrace().Compare(7, 1, 0.7).Draws("cuda").Run<NumericsForwardCheck>().size(), 1u);
+  EXPECT_EQ(ShadowTrace().Compare(7, 1, 0.7).Draws("cuda").Run(*NewNumericsForwardCheck()).size(), 1u);
   // No comparisons: the check has nothing to read and does not run.
-  EXPECT_FALSE(NumericsForwardCheck().CanRun(CheckInputs{}));
+  EXPECT_FALSE(NewNumericsForwardCheck()->CanRun(CheckInputs{}));
 }
 
 TEST(NumericsForwardTest, ShadowSpreadOfAPerCallHostValueIsNotNoise) {
   // The two eager forwards already differ by 0.4 on the same input and state (a per-call counter): graphed's 0.6 is
   // judged against atol + rtol alone.
-  const auto findings = ShadowTrace().Compare(7, 1, 0.6, /*spread=*/0.4).Run<NumericsForwardCheck>();
+  const auto findings = ShadowTrace().Compare(7, 1, 0.6, /*spread=*/0.4).Run(*NewNumericsForwardCheck());
   ASSERT_EQ(findings.size(), 1u);
   EXPECT_THAT(findings[0].evidence[1], HasSubstr("keeps per-call state outside its parameters and buffers"));
 }
 
 TEST(NumericsForwardTest, ShadowReportsEachModuleOnce) {
   const auto findings =
-      ShadowTrace().Compare(7, 1, 0.5).Compare(8, 1, 0.5).Compare(8, 2, 0.5).Run<NumericsForwardCheck>();
+      ShadowTrace().Compare(7, 1, 0.5).Compare(8, 1, 0.5).Compare(8, 2, 0.5).Run(*NewNumericsForwardCheck());
   ASSERT_EQ(findings.size(), 2u);
   EXPECT_THAT(findings[1].message, HasSubstr("on 2 of 2 compared calls"));
 }

@@ -1,6 +1,6 @@
 // numerics-grad: gradients that differ while the outputs agree are flagged; where the outputs differ too,
 // numerics-forward names the cause and this check is silent.
-#include "validators/numerics/numerics_grad.h"
+#include "validators/checks.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -14,7 +14,7 @@ using ::testing::HasSubstr;
 using testing_util::Losses;
 using testing_util::Sample;
 
-std::vector<Finding> Check(const EngineRun& run) { return testing_util::RunEngineCheck<NumericsGradCheck>(run); }
+std::vector<Finding> Check(const EngineRun& run) { return testing_util::RunEngineCheck(*NewNumericsGradCheck(), run); }
 
 TEST(NumericsGradTest, FlagsGradientsThatDiffer) {
   EngineRun run = Losses({1.0}, {1.0}, {1.0});

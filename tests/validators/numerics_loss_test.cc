@@ -1,6 +1,6 @@
 // numerics-loss: bitwise where eager reproduces itself, else beyond eager's own spread (and the dtype floor);
 // silent where a per-tensor check names the cause or the graphed loss is not finite (numerics-nonfinite's).
-#include "validators/numerics/numerics_loss.h"
+#include "validators/checks.h"
 
 #include <cmath>
 
@@ -17,7 +17,7 @@ using testing_util::Losses;
 using testing_util::Sample;
 
 std::vector<Finding> Check(const EngineRun& run, const CheckOptions& options = {}) {
-  return testing_util::RunEngineCheck<NumericsLossCheck>(run, options);
+  return testing_util::RunEngineCheck(*NewNumericsLossCheck(), run, options);
 }
 
 TEST(NumericsLossTest, FlagsDivergingGraphedLosses) {

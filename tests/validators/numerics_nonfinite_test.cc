@@ -1,6 +1,6 @@
 // numerics-nonfinite: NaN or Inf in the graphed run where eager has none (loss or tensors) is flagged; non-finite
 // values eager has as well are not.
-#include "validators/numerics/numerics_nonfinite.h"
+#include "validators/checks.h"
 
 #include <cmath>
 
@@ -16,7 +16,9 @@ using ::testing::HasSubstr;
 using testing_util::Losses;
 using testing_util::Sample;
 
-std::vector<Finding> Check(const EngineRun& run) { return testing_util::RunEngineCheck<NumericsNonfiniteCheck>(run); }
+std::vector<Finding> Check(const EngineRun& run) {
+  return testing_util::RunEngineCheck(*NewNumericsNonfiniteCheck(), run);
+}
 
 TEST(NumericsNonfiniteTest, FlagsANonFiniteGraphedLoss) {
   const auto findings = Check(Losses({1.0, 0.9, 0.8}, {1.0, std::nan(""), INFINITY}));

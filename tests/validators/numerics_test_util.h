@@ -43,11 +43,9 @@ inline NumericsSample Sample(std::string name, TensorRole role, double error, do
   return s;
 }
 
-template <typename CheckType>
-std::vector<Finding> RunEngineCheck(const EngineRun& run, const CheckOptions& options = {}) {
-  CheckType check;
+inline std::vector<Finding> RunEngineCheck(const Check& check, const EngineRun& run, const CheckOptions& options = {}) {
   CheckInputs inputs;
-  inputs.engine = &run;
+  inputs.Add(run);
   std::vector<Finding> findings;
   check.Run(inputs, BoundOptions(check.info(), options), &findings);
   return findings;

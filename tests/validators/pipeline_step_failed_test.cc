@@ -1,4 +1,4 @@
-#include "validators/engine/pipeline_step_failed.h"
+#include "validators/checks.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -11,11 +11,11 @@ namespace {
 using ::testing::HasSubstr;
 
 std::vector<Finding> RunOn(const EngineRun& run) {
-  PipelineStepFailedCheck check;
+  const std::unique_ptr<Check> check = NewPipelineStepFailedCheck();
   CheckInputs inputs;
-  inputs.engine = &run;
+  inputs.Add(run);
   std::vector<Finding> findings;
-  check.Run(inputs, BoundOptions(check.info(), CheckOptions()), &findings);
+  check->Run(inputs, BoundOptions(check->info(), CheckOptions()), &findings);
   return findings;
 }
 

@@ -3,7 +3,7 @@
 // line; nondeterministic noise within eager's own spread, a graph whose baked-in host values changed (host-value-frozen
 // names that), host draws (rng-frozen-mask) and module forwards (numerics-forward) are not; a replay the probe could
 // not compare is a note with the reason.
-#include "validators/numerics/replay_mismatch.h"
+#include "validators/checks.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -29,7 +29,7 @@ TEST(ReplayMismatchTest, AReplayThatStepsOtherwiseThanItsCodeIsAFinding) {
     t.Compare(kGraph, replay, replay == 1 ? 0 : 0.3, 0, false, "parameter model.fc.weight");
     t.Compare(kGraph, replay, replay == 1 ? 0 : 0.02, 0, false, "state Adam exp_avg of model.fc.weight");
   }
-  const std::vector<Finding> findings = t.Run<ReplayMismatchCheck>();
+  const std::vector<Finding> findings = t.Run(*NewReplayMismatchCheck());
   ASSERT_THAT(findings, SizeIs(1));
   EXPECT_EQ(findings[0].check_id, "replay-mismatch");
   EXPECT_EQ(findings[0].severity, Severity::kError);
@@ -47,7 +47,7 @@ TEST(ReplayMismatchTest, NoiseWithinEagersOwnSpreadIsNotAFinding) {
   ShadowTrace t;
   t.Region().Compare(kGraph, 1, 3e-3, 1e-3, false, "gradient model.bn.bias");
   t.Compare(kGraph, 1, 2e-3, 0, false, "gradient model.fc.bias");
-  EXPECT_THAT(t.Run<ReplayMismatchCheck>(), IsEmpty());
+  EXPECT_THAT(t.Run(*NewReplayMismatchCheck()), IsEmpty());
 }
 
 TEST(ReplayMismatchTest, OtherChecksNameTheCause) {
@@ -56,13 +56,13 @@ TEST(ReplayMismatchTest, OtherChecksNameTheCause) {
   trace::ProbeEvent& changed = host.trace().probe_events.emplace_back();
   changed.kind = trace::ProbeEventKind::kHostValueChanged;
   changed.graph = kGraph;
-  EXPECT_THAT(host.Run<ReplayMismatchCheck>(), IsEmpty());
+  EXPECT_THAT(host.Run(*NewReplayMismatchCheck()), IsEmpty());
   ShadowTrace drawn;
   drawn.Region().Compare(kGraph, 1, 0.5, 0, false, "output loss").Draws("cpu");
-  EXPECT_THAT(drawn.Run<ReplayMismatchCheck>(), IsEmpty());
+  EXPECT_THAT(drawn.Run(*NewReplayMismatchCheck()), IsEmpty());
   ShadowTrace module;
   module.Compare(7, 1, 0.5);
-  EXPECT_THAT(module.Run<ReplayMismatchCheck>(), IsEmpty());
+  EXPECT_THAT(module.Run(*NewReplayMismatchCheck()), IsEmpty());
 }
 
 TEST(ReplayMismatchTest, AReplayNotComparedIsANoteWithTheReason) {
@@ -72,12 +72,12 @@ TEST(ReplayMismatchTest, AReplayNotComparedIsANoteWithTheReason) {
   skipped.graph = kGraph;
   skipped.type = t.trace().Intern("the captured region");
   skipped.text = t.trace().Intern("its body is 3 statements, not one call");
-  const std::vector<Finding> findings = t.Run<ReplayMismatchCheck>();
+  const std::vector<Finding> findings = t.Run(*NewReplayMismatchCheck());
   ASSERT_THAT(findings, SizeIs(1));
   EXPECT_EQ(findings[0].severity, Severity::kNote);
   EXPECT_THAT(findings[0].message,
               HasSubstr("--shadow did not compare the replays of the graph: its body is 3 statements, not one call."));
-  EXPECT_FALSE(ReplayMismatchCheck().CanRun(CheckInputs{}));
+  EXPECT_FALSE(NewReplayMismatchCheck()->CanRun(CheckInputs{}));
 }
 
 }  // namespace

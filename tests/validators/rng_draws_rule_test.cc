@@ -6,7 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "tests/validators/rng_test_util.h"
-#include "validators/numerics/numerics_forward.h"
+#include "validators/checks.h"
 #include "validators/rng/rng_draws_rule.h"
 
 namespace graphcheck {
@@ -41,11 +41,11 @@ TEST(RngDrawsRuleTest, NumericsForwardLeavesRandomDrawsToTheRngChecks) {
   for (const RngDraws& draws : {kHostShiftFrozen, kDrawsOnlyInEager}) {
     EngineRun run = WithDraws(draws);
     run.samples = {Sample("output 0", TensorRole::kOutput, 1.5, 0, 3)};
-    EXPECT_THAT(RunEngineCheck<NumericsForwardCheck>(run), ::testing::IsEmpty());
+    EXPECT_THAT(RunEngineCheck(*NewNumericsForwardCheck(), run), ::testing::IsEmpty());
   }
   EngineRun run = WithDraws(kDropoutAsEager);
   run.samples = {Sample("output 0", TensorRole::kOutput, 1.5, 0, 3)};
-  EXPECT_EQ(RunEngineCheck<NumericsForwardCheck>(run).size(), 1u);
+  EXPECT_EQ(RunEngineCheck(*NewNumericsForwardCheck(), run).size(), 1u);
 }
 
 }  // namespace

@@ -5,7 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "tests/validators/rng_test_util.h"
-#include "validators/rng/rng_eager_mismatch.h"
+#include "validators/checks.h"
 
 namespace graphcheck {
 namespace {
@@ -19,16 +19,16 @@ using testing_util::RunEngineCheck;
 using testing_util::WithDraws;
 
 TEST(RngEagerMismatchTest, FlagsReplaysThatAdvanceTheGeneratorOtherwise) {
-  const std::vector<Finding> findings = RunEngineCheck<RngEagerMismatchCheck>(WithDraws(kDrawsOnlyInEager));
+  const std::vector<Finding> findings = RunEngineCheck(*NewRngEagerMismatchCheck(), WithDraws(kDrawsOnlyInEager));
   ASSERT_EQ(findings.size(), 1u);
   EXPECT_EQ(findings[0].check_id, "rng-eager-mismatch");
   EXPECT_THAT(findings[0].message, HasSubstr("advances the CUDA generator by 8, a replay by 4"));
 }
 
 TEST(RngEagerMismatchTest, LeavesReplaysThatDrawAsEagerAlone) {
-  EXPECT_THAT(RunEngineCheck<RngEagerMismatchCheck>(WithDraws(kDropoutAsEager)), ::testing::IsEmpty());
-  EXPECT_THAT(RunEngineCheck<RngEagerMismatchCheck>(WithDraws(kHostShiftFrozen)), ::testing::IsEmpty());
-  EXPECT_THAT(RunEngineCheck<RngEagerMismatchCheck>(Losses({1}, {1})), ::testing::IsEmpty());
+  EXPECT_THAT(RunEngineCheck(*NewRngEagerMismatchCheck(), WithDraws(kDropoutAsEager)), ::testing::IsEmpty());
+  EXPECT_THAT(RunEngineCheck(*NewRngEagerMismatchCheck(), WithDraws(kHostShiftFrozen)), ::testing::IsEmpty());
+  EXPECT_THAT(RunEngineCheck(*NewRngEagerMismatchCheck(), Losses({1}, {1})), ::testing::IsEmpty());
 }
 
 }  // namespace

@@ -7,7 +7,7 @@
 
 #include "tests/validators/rng_test_util.h"
 #include "tests/validators/shadow_test_util.h"
-#include "validators/rng/rng_frozen_mask.h"
+#include "validators/checks.h"
 
 namespace graphcheck {
 namespace {
@@ -21,7 +21,7 @@ using testing_util::ShadowTrace;
 using testing_util::WithDraws;
 
 TEST(RngFrozenMaskTest, FlagsReplaysThatRepeatTheirDraws) {
-  const std::vector<Finding> findings = RunEngineCheck<RngFrozenMaskCheck>(WithDraws(kHostShiftFrozen));
+  const std::vector<Finding> findings = RunEngineCheck(*NewRngFrozenMaskCheck(), WithDraws(kHostShiftFrozen));
   ASSERT_EQ(findings.size(), 1u);
   EXPECT_EQ(findings[0].check_id, "rng-frozen-mask");
   EXPECT_EQ(findings[0].severity, Severity::kError);
@@ -30,16 +30,16 @@ TEST(RngFrozenMaskTest, FlagsReplaysThatRepeatTheirDraws) {
 }
 
 TEST(RngFrozenMaskTest, LeavesDrawsThatAdvanceAlone) {
-  EXPECT_THAT(RunEngineCheck<RngFrozenMaskCheck>(WithDraws(kDropoutAsEager)), ::testing::IsEmpty());
-  EXPECT_THAT(RunEngineCheck<RngFrozenMaskCheck>(WithDraws(kDrawsOnlyInEager)), ::testing::IsEmpty());
-  EXPECT_THAT(RunEngineCheck<RngFrozenMaskCheck>(WithDraws({0, 0, 0, 0, 3, 0, 0})), ::testing::IsEmpty());
+  EXPECT_THAT(RunEngineCheck(*NewRngFrozenMaskCheck(), WithDraws(kDropoutAsEager)), ::testing::IsEmpty());
+  EXPECT_THAT(RunEngineCheck(*NewRngFrozenMaskCheck(), WithDraws(kDrawsOnlyInEager)), ::testing::IsEmpty());
+  EXPECT_THAT(RunEngineCheck(*NewRngFrozenMaskCheck(), WithDraws({0, 0, 0, 0, 3, 0, 0})), ::testing::IsEmpty());
 }
 
 TEST(RngFrozenMaskTest, ShadowFlagsAHostDrawTheCaptureFroze) {
   // float(torch.rand(1)) in a graphed forward: the eager runs (CPU generator put back each time) agree with each other
   // and differ from every graphed call, which replays the draw made at capture.
   const std::vector<Finding> findings =
-      ShadowTrace().Compare(7, 1, 0.3).Draws("cpu").Compare(7, 2, 0.2).Draws("cpu").Run<RngFrozenMaskCheck>();
+      ShadowTrace().Compare(7, 1, 0.3).Draws("cpu").Compare(7, 2, 0.2).Draws("cpu").Run(*NewRngFrozenMaskCheck());
   ASSERT_EQ(findings.size(), 1u);
   EXPECT_THAT(findings[0].message, HasSubstr("The forward of Block (make_graphed_callables) draws random numbers on "
                                              "the host (cpu), which a capture records once"));
@@ -50,14 +50,14 @@ TEST(RngFrozenMaskTest, ShadowFlagsAHostDrawTheCaptureFroze) {
                                           .Region()
                                           .Compare(9, 1, 0.3, 0, false, "output loss")
                                           .Draws("python-random")
-                                          .Run<RngFrozenMaskCheck>();
+                                          .Run(*NewRngFrozenMaskCheck());
   ASSERT_EQ(region.size(), 1u);
   EXPECT_THAT(region[0].message, HasSubstr("train_step, captured, draws random numbers on the host (python-random)"));
 }
 
 TEST(RngFrozenMaskTest, ShadowLeavesCudaDrawsAndAgreeingHostDrawsAlone) {
-  EXPECT_THAT(ShadowTrace().Compare(7, 1, 0.3).Draws("cuda").Run<RngFrozenMaskCheck>(), ::testing::IsEmpty());
-  EXPECT_THAT(ShadowTrace().Compare(7, 1, 0).Draws("cpu").Run<RngFrozenMaskCheck>(), ::testing::IsEmpty());
+  EXPECT_THAT(ShadowTrace().Compare(7, 1, 0.3).Draws("cuda").Run(*NewRngFrozenMaskCheck()), ::testing::IsEmpty());
+  EXPECT_THAT(ShadowTrace().Compare(7, 1, 0).Draws("cpu").Run(*NewRngFrozenMaskCheck()), ::testing::IsEmpty());
 }
 
 }  // namespace

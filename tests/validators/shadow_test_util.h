@@ -56,11 +56,9 @@ class ShadowTrace {
   }
   trace::Trace& trace() { return trace_; }
 
-  template <typename CheckType>
-  std::vector<Finding> Run(const CheckOptions& options = {}) const {
-    CheckType check;
+  std::vector<Finding> Run(const Check& check, const CheckOptions& options = {}) const {
     CheckInputs inputs;
-    inputs.trace = &trace_;
+    inputs.Add(trace_);
     if (!check.CanRun(inputs)) return {};
     std::vector<Finding> findings;
     check.Run(inputs, BoundOptions(check.info(), options), &findings);

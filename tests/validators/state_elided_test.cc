@@ -1,7 +1,7 @@
 // state-elided: a buffer or parameter that ends the graphed run differently from eager, while the first step's
 // outputs and gradients agree, is flagged (and named frozen when replays never changed it); clean state and state
 // that differs because the forward already does are not.
-#include "validators/state/state_elided.h"
+#include "validators/checks.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -15,7 +15,7 @@ using ::testing::HasSubstr;
 using testing_util::Losses;
 using testing_util::Sample;
 
-std::vector<Finding> Check(const EngineRun& run) { return testing_util::RunEngineCheck<StateElidedCheck>(run); }
+std::vector<Finding> Check(const EngineRun& run) { return testing_util::RunEngineCheck(*NewStateElidedCheck(), run); }
 
 TEST(StateElidedTest, FlagsABufferTheReplaysNeverUpdate) {
   // A step counter rebound in forward (`self.steps = self.steps + 1`): eager counts, the replays do not.

@@ -1,8 +1,24 @@
-#include "validators/config/config_cpu_offloading.h"
+// config-cpu-offloading: CPU offloading with CUDA graphs, which Megatron Core rejects.
+#include <memory>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "validators/checks.h"
+#include "validators/config/cuda_graph_config_check.h"
 
 namespace graphcheck {
+namespace {
+
+class ConfigCpuOffloadingCheck : public CudaGraphConfigCheck {
+ public:
+  ConfigCpuOffloadingCheck();
+
+ protected:
+  void CheckGraphs(const ConfigDocument& config, const CudaGraphSettings& graphs, const BoundOptions& options,
+                   std::vector<Finding>* findings) const override;
+};
+
+}  // namespace
 
 ConfigCpuOffloadingCheck::ConfigCpuOffloadingCheck()
     : CudaGraphConfigCheck(CheckInfo{
@@ -29,5 +45,7 @@ void ConfigCpuOffloadingCheck::CheckGraphs(const ConfigDocument& config, const C
                                 HowToSet(config, config_keys::kCudaGraphImpl, kImplNone),
                                 " (use activation recomputation to save memory instead).")));
 }
+
+std::unique_ptr<Check> NewConfigCpuOffloadingCheck() { return std::make_unique<ConfigCpuOffloadingCheck>(); }
 
 }  // namespace graphcheck

@@ -1,12 +1,28 @@
-#include "validators/config/config_delayed_wgrad.h"
-
+// config-delayed-wgrad: delayed weight-gradient computation with attention or the MoE router inside
+// the graphs, which needs TE >= 2.12, gradient accumulation fusion and no attention bias.
+#include <memory>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "validators/checks.h"
+#include "validators/config/cuda_graph_config_check.h"
 
 namespace graphcheck {
+namespace {
+
+class ConfigDelayedWgradCheck : public CudaGraphConfigCheck {
+ public:
+  ConfigDelayedWgradCheck();
+
+ protected:
+  void CheckGraphs(const ConfigDocument& config, const CudaGraphSettings& graphs, const BoundOptions& options,
+                   std::vector<Finding>* findings) const override;
+};
+
+}  // namespace
 namespace {
 
 constexpr std::pair<int, int> kMinimumTe{2, 12};
@@ -80,5 +96,7 @@ void ConfigDelayedWgradCheck::CheckGraphs(const ConfigDocument& config, const Cu
         absl::StrCat(HowToSet(config, *key, "false"), ", or remove attn from cuda_graph_scope."));
   }
 }
+
+std::unique_ptr<Check> NewConfigDelayedWgradCheck() { return std::make_unique<ConfigDelayedWgradCheck>(); }
 
 }  // namespace graphcheck

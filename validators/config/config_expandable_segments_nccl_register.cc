@@ -1,9 +1,25 @@
-#include "validators/config/config_expandable_segments_nccl_register.h"
+// config-expandable-segments-nccl-register: the job's environment, as the configuration sets it, has
+// expandable_segments with NCCL graph buffer registration; the same rule as env-expandable-segments-nccl-register.
+#include <memory>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "validators/env_expandable_segments_nccl_register.h"
+#include "validators/checks.h"
+#include "validators/config/cuda_graph_config_check.h"
 
 namespace graphcheck {
+namespace {
+
+class ConfigExpandableSegmentsNcclRegisterCheck : public CudaGraphConfigCheck {
+ public:
+  ConfigExpandableSegmentsNcclRegisterCheck();
+
+ protected:
+  void CheckGraphs(const ConfigDocument& config, const CudaGraphSettings& graphs, const BoundOptions& options,
+                   std::vector<Finding>* findings) const override;
+};
+
+}  // namespace
 
 ConfigExpandableSegmentsNcclRegisterCheck::ConfigExpandableSegmentsNcclRegisterCheck()
     : CudaGraphConfigCheck(CheckInfo{
@@ -23,12 +39,12 @@ void ConfigExpandableSegmentsNcclRegisterCheck::CheckGraphs(const ConfigDocument
   // The rule is env-expandable-segments-nccl-register's, applied to the configured environment instead of the
   // current process's; its findings are re-pointed at the configuration.
   const ConfigEnvironment& environment = config.environment();
-  const EnvExpandableSegmentsNcclRegisterCheck rule;
+  const std::unique_ptr<Check> rule = NewEnvExpandableSegmentsNcclRegisterCheck();
   const CheckOptions no_options;
   CheckInputs inputs;
-  inputs.environment = &environment.variables;
+  inputs.Add(environment.variables);
   std::vector<Finding> rule_findings;
-  rule.Run(inputs, BoundOptions(rule.info(), no_options), &rule_findings);
+  rule->Run(inputs, BoundOptions(rule->info(), no_options), &rule_findings);
   for (Finding& rule_finding : rule_findings) {
     Finding finding =
         GraphFinding(graphs, config.LocationOfMissing(rule_finding.where.key), std::move(rule_finding.message),
@@ -42,6 +58,10 @@ void ConfigExpandableSegmentsNcclRegisterCheck::CheckGraphs(const ConfigDocument
     for (std::string& evidence : rule_finding.evidence) finding.evidence.push_back(std::move(evidence));
     findings->push_back(std::move(finding));
   }
+}
+
+std::unique_ptr<Check> NewConfigExpandableSegmentsNcclRegisterCheck() {
+  return std::make_unique<ConfigExpandableSegmentsNcclRegisterCheck>();
 }
 
 }  // namespace graphcheck

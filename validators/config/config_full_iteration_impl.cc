@@ -1,9 +1,26 @@
-#include "validators/config/config_full_iteration_impl.h"
+// config-full-iteration-impl: the full_iteration scope only works with the local implementation
+// (Megatron Core's FullCudaGraphWrapper) and only as the sole scope.
+#include <memory>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "validators/checks.h"
+#include "validators/config/cuda_graph_config_check.h"
 
 namespace graphcheck {
+namespace {
+
+class ConfigFullIterationImplCheck : public CudaGraphConfigCheck {
+ public:
+  ConfigFullIterationImplCheck();
+
+ protected:
+  void CheckGraphs(const ConfigDocument& config, const CudaGraphSettings& graphs, const BoundOptions& options,
+                   std::vector<Finding>* findings) const override;
+};
+
+}  // namespace
 
 ConfigFullIterationImplCheck::ConfigFullIterationImplCheck()
     : CudaGraphConfigCheck(CheckInfo{
@@ -44,5 +61,7 @@ void ConfigFullIterationImplCheck::CheckGraphs(const ConfigDocument& config, con
                      " alone, or drop full_iteration and keep the per-layer scopes.")));
   }
 }
+
+std::unique_ptr<Check> NewConfigFullIterationImplCheck() { return std::make_unique<ConfigFullIterationImplCheck>(); }
 
 }  // namespace graphcheck

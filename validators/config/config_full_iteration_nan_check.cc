@@ -1,8 +1,25 @@
-#include "validators/config/config_full_iteration_nan_check.h"
+// config-full-iteration-nan-check: a full-iteration graph with loss / gradient NaN checks on; the checks
+// read values on the host in the middle of the captured step.
+#include <memory>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "validators/checks.h"
+#include "validators/config/cuda_graph_config_check.h"
 
 namespace graphcheck {
+namespace {
+
+class ConfigFullIterationNanCheckCheck : public CudaGraphConfigCheck {
+ public:
+  ConfigFullIterationNanCheckCheck();
+
+ protected:
+  void CheckGraphs(const ConfigDocument& config, const CudaGraphSettings& graphs, const BoundOptions& options,
+                   std::vector<Finding>* findings) const override;
+};
+
+}  // namespace
 
 ConfigFullIterationNanCheckCheck::ConfigFullIterationNanCheckCheck()
     : CudaGraphConfigCheck(CheckInfo{
@@ -32,6 +49,10 @@ void ConfigFullIterationNanCheckCheck::CheckGraphs(const ConfigDocument& config,
         absl::StrCat(HowToSet(config, *key, "false"),
                      " (check for NaNs outside the graph, e.g. on the logged loss), or use per-layer scopes.")));
   }
+}
+
+std::unique_ptr<Check> NewConfigFullIterationNanCheckCheck() {
+  return std::make_unique<ConfigFullIterationNanCheckCheck>();
 }
 
 }  // namespace graphcheck

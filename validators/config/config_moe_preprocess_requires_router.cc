@@ -1,8 +1,25 @@
-#include "validators/config/config_moe_preprocess_requires_router.h"
+// config-moe-preprocess-requires-router: the moe_preprocess scope without moe_router; the
+// preprocess graph consumes the router graph's outputs.
+#include <memory>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "validators/checks.h"
+#include "validators/config/cuda_graph_config_check.h"
 
 namespace graphcheck {
+namespace {
+
+class ConfigMoePreprocessRequiresRouterCheck : public CudaGraphConfigCheck {
+ public:
+  ConfigMoePreprocessRequiresRouterCheck();
+
+ protected:
+  void CheckGraphs(const ConfigDocument& config, const CudaGraphSettings& graphs, const BoundOptions& options,
+                   std::vector<Finding>* findings) const override;
+};
+
+}  // namespace
 
 ConfigMoePreprocessRequiresRouterCheck::ConfigMoePreprocessRequiresRouterCheck()
     : CudaGraphConfigCheck(CheckInfo{
@@ -24,6 +41,10 @@ void ConfigMoePreprocessRequiresRouterCheck::CheckGraphs(const ConfigDocument& c
       "cuda_graph_scope has moe_preprocess without moe_router. The preprocessing graph is captured together with "
       "the router's and consumes its outputs; Megatron rejects moe_preprocess on its own.",
       "Add moe_router to cuda_graph_scope (e.g. [attn, moe_router, moe_preprocess]), or remove moe_preprocess."));
+}
+
+std::unique_ptr<Check> NewConfigMoePreprocessRequiresRouterCheck() {
+  return std::make_unique<ConfigMoePreprocessRequiresRouterCheck>();
 }
 
 }  // namespace graphcheck

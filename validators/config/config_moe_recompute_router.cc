@@ -1,8 +1,25 @@
-#include "validators/config/config_moe_recompute_router.h"
+// config-moe-recompute-router: MoE recomputation with the moe_router scope under the Transformer Engine
+// implementation, which Megatron Core rejects.
+#include <memory>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "validators/checks.h"
+#include "validators/config/cuda_graph_config_check.h"
 
 namespace graphcheck {
+namespace {
+
+class ConfigMoeRecomputeRouterCheck : public CudaGraphConfigCheck {
+ public:
+  ConfigMoeRecomputeRouterCheck();
+
+ protected:
+  void CheckGraphs(const ConfigDocument& config, const CudaGraphSettings& graphs, const BoundOptions& options,
+                   std::vector<Finding>* findings) const override;
+};
+
+}  // namespace
 
 ConfigMoeRecomputeRouterCheck::ConfigMoeRecomputeRouterCheck()
     : CudaGraphConfigCheck(CheckInfo{
@@ -32,5 +49,7 @@ void ConfigMoeRecomputeRouterCheck::CheckGraphs(const ConfigDocument& config, co
   finding.evidence.push_back(granularity.Describe());
   findings->push_back(std::move(finding));
 }
+
+std::unique_ptr<Check> NewConfigMoeRecomputeRouterCheck() { return std::make_unique<ConfigMoeRecomputeRouterCheck>(); }
 
 }  // namespace graphcheck

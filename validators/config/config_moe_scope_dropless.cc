@@ -1,8 +1,25 @@
-#include "validators/config/config_moe_scope_dropless.h"
+// config-moe-scope-dropless: the moe scope on token-dropless MoE, whose expert inputs change shape from
+// step to step.
+#include <memory>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "validators/checks.h"
+#include "validators/config/cuda_graph_config_check.h"
 
 namespace graphcheck {
+namespace {
+
+class ConfigMoeScopeDroplessCheck : public CudaGraphConfigCheck {
+ public:
+  ConfigMoeScopeDroplessCheck();
+
+ protected:
+  void CheckGraphs(const ConfigDocument& config, const CudaGraphSettings& graphs, const BoundOptions& options,
+                   std::vector<Finding>* findings) const override;
+};
+
+}  // namespace
 
 ConfigMoeScopeDroplessCheck::ConfigMoeScopeDroplessCheck()
     : CudaGraphConfigCheck(CheckInfo{
@@ -34,5 +51,7 @@ void ConfigMoeScopeDroplessCheck::CheckGraphs(const ConfigDocument& config, cons
   finding.evidence.push_back(pad.Describe());
   findings->push_back(std::move(finding));
 }
+
+std::unique_ptr<Check> NewConfigMoeScopeDroplessCheck() { return std::make_unique<ConfigMoeScopeDroplessCheck>(); }
 
 }  // namespace graphcheck

@@ -1,8 +1,25 @@
-#include "validators/config/config_moe_scope_exclusive.h"
+// config-moe-scope-exclusive: the moe and moe_router scopes together; they graph overlapping parts of
+// the MoE layer.
+#include <memory>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "validators/checks.h"
+#include "validators/config/cuda_graph_config_check.h"
 
 namespace graphcheck {
+namespace {
+
+class ConfigMoeScopeExclusiveCheck : public CudaGraphConfigCheck {
+ public:
+  ConfigMoeScopeExclusiveCheck();
+
+ protected:
+  void CheckGraphs(const ConfigDocument& config, const CudaGraphSettings& graphs, const BoundOptions& options,
+                   std::vector<Finding>* findings) const override;
+};
+
+}  // namespace
 
 ConfigMoeScopeExclusiveCheck::ConfigMoeScopeExclusiveCheck()
     : CudaGraphConfigCheck(CheckInfo{
@@ -26,5 +43,7 @@ void ConfigMoeScopeExclusiveCheck::CheckGraphs(const ConfigDocument& config, con
       "Keep moe for drop-and-pad MoE (fixed expert capacity), or moe_router (with moe_preprocess) for "
       "token-dropless MoE; remove the other from cuda_graph_scope."));
 }
+
+std::unique_ptr<Check> NewConfigMoeScopeExclusiveCheck() { return std::make_unique<ConfigMoeScopeExclusiveCheck>(); }
 
 }  // namespace graphcheck

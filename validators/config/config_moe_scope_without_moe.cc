@@ -1,9 +1,25 @@
-#include "validators/config/config_moe_scope_without_moe.h"
+// config-moe-scope-without-moe: MoE graph scopes on a model without experts.
+#include <memory>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "validators/checks.h"
+#include "validators/config/cuda_graph_config_check.h"
 
 namespace graphcheck {
+namespace {
+
+class ConfigMoeScopeWithoutMoeCheck : public CudaGraphConfigCheck {
+ public:
+  ConfigMoeScopeWithoutMoeCheck();
+
+ protected:
+  void CheckGraphs(const ConfigDocument& config, const CudaGraphSettings& graphs, const BoundOptions& options,
+                   std::vector<Finding>* findings) const override;
+};
+
+}  // namespace
 
 ConfigMoeScopeWithoutMoeCheck::ConfigMoeScopeWithoutMoeCheck()
     : CudaGraphConfigCheck(
@@ -38,5 +54,7 @@ void ConfigMoeScopeWithoutMoeCheck::CheckGraphs(const ConfigDocument& config, co
   finding.evidence.push_back(experts.Describe());
   findings->push_back(std::move(finding));
 }
+
+std::unique_ptr<Check> NewConfigMoeScopeWithoutMoeCheck() { return std::make_unique<ConfigMoeScopeWithoutMoeCheck>(); }
 
 }  // namespace graphcheck

@@ -1,8 +1,25 @@
-#include "validators/config/config_static_shapes.h"
+// config-static-shapes: settings that change tensor shapes between steps (variable sequence lengths,
+// batch-size ramp-up, unpadded packed sequences); a graph replays the shapes it captured.
+#include <memory>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "validators/checks.h"
+#include "validators/config/cuda_graph_config_check.h"
 
 namespace graphcheck {
+namespace {
+
+class ConfigStaticShapesCheck : public CudaGraphConfigCheck {
+ public:
+  ConfigStaticShapesCheck();
+
+ protected:
+  void CheckGraphs(const ConfigDocument& config, const CudaGraphSettings& graphs, const BoundOptions& options,
+                   std::vector<Finding>* findings) const override;
+};
+
+}  // namespace
 
 ConfigStaticShapesCheck::ConfigStaticShapesCheck()
     : CudaGraphConfigCheck(CheckInfo{
@@ -46,5 +63,7 @@ void ConfigStaticShapesCheck::CheckGraphs(const ConfigDocument& config, const Cu
         absl::StrCat(HowToSet(config, config_keys::kPadCuSeqlens, "true"), " so cu_seqlens has a fixed size.")));
   }
 }
+
+std::unique_ptr<Check> NewConfigStaticShapesCheck() { return std::make_unique<ConfigStaticShapesCheck>(); }
 
 }  // namespace graphcheck

@@ -1,8 +1,25 @@
-#include "validators/config/config_te_rng_tracker.h"
+// config-te-rng-tracker: CUDA graphs on without Transformer Engine's RNG tracker, which Megatron
+// requires so that dropout masks come from a graph-safe generator.
+#include <memory>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "validators/checks.h"
+#include "validators/config/cuda_graph_config_check.h"
 
 namespace graphcheck {
+namespace {
+
+class ConfigTeRngTrackerCheck : public CudaGraphConfigCheck {
+ public:
+  ConfigTeRngTrackerCheck();
+
+ protected:
+  void CheckGraphs(const ConfigDocument& config, const CudaGraphSettings& graphs, const BoundOptions& options,
+                   std::vector<Finding>* findings) const override;
+};
+
+}  // namespace
 
 ConfigTeRngTrackerCheck::ConfigTeRngTrackerCheck()
     : CudaGraphConfigCheck(CheckInfo{
@@ -38,5 +55,7 @@ void ConfigTeRngTrackerCheck::CheckGraphs(const ConfigDocument& config, const Cu
     findings->push_back(std::move(finding));
   }
 }
+
+std::unique_ptr<Check> NewConfigTeRngTrackerCheck() { return std::make_unique<ConfigTeRngTrackerCheck>(); }
 
 }  // namespace graphcheck

@@ -1,6 +1,8 @@
-#include "validators/config/config_unknown_cuda_graph_value.h"
-
+// config-unknown-cuda-graph-value: a cuda_graph_impl or cuda_graph_scope name that Megatron does not know
+// (a typo such as transformer-engine), or a warmup step count that is not a count.
 #include <algorithm>
+#include <memory>
+#include <vector>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
@@ -8,8 +10,22 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
 #include "absl/types/span.h"
+#include "validators/checks.h"
+#include "validators/config/cuda_graph_config_check.h"
 
 namespace graphcheck {
+namespace {
+
+class ConfigUnknownCudaGraphValueCheck : public CudaGraphConfigCheck {
+ public:
+  ConfigUnknownCudaGraphValueCheck();
+
+ protected:
+  void CheckGraphs(const ConfigDocument& config, const CudaGraphSettings& graphs, const BoundOptions& options,
+                   std::vector<Finding>* findings) const override;
+};
+
+}  // namespace
 namespace {
 
 // Edit distance after folding case and '-' to '_', so "transformer-engine" and "Attn" find their names.
@@ -52,7 +68,8 @@ ConfigUnknownCudaGraphValueCheck::ConfigUnknownCudaGraphValueCheck()
           "unknown CUDA-graph implementation or scope name",
           Severity::kError,
           CheckArea::kConfiguration,
-          "cuda_graph_impl must be none, local, transformer_engine or full_iteration; cuda_graph_scope names must be among "
+          "cuda_graph_impl must be none, local, transformer_engine or full_iteration; cuda_graph_scope names must be "
+          "among "
           "full_iteration, attn, mlp, moe, moe_router, moe_preprocess and mamba; cuda_graph_warmup_steps must be a "
           "count. Megatron rejects anything else at start-up.",
           {}}) {}
@@ -87,6 +104,10 @@ void ConfigUnknownCudaGraphValueCheck::CheckGraphs(const ConfigDocument& config,
                                   "of steps, 0 or more."),
                      absl::StrCat(HowToSet(config, config_keys::kCudaGraphWarmupSteps, "3"), " (the default).")));
   }
+}
+
+std::unique_ptr<Check> NewConfigUnknownCudaGraphValueCheck() {
+  return std::make_unique<ConfigUnknownCudaGraphValueCheck>();
 }
 
 }  // namespace graphcheck

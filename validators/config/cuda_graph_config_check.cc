@@ -4,8 +4,8 @@
 
 namespace graphcheck {
 
-void CudaGraphConfigCheck::CheckConfig(const ConfigDocument& config, const BoundOptions& options,
-                                       std::vector<Finding>* findings) const {
+void CudaGraphConfigCheck::Read(const ConfigDocument& config, const BoundOptions& options,
+                                std::vector<Finding>* findings) const {
   const CudaGraphSettings graphs = CudaGraphSettings::From(config);
   if (graphs.enabled()) CheckGraphs(config, graphs, options, findings);
 }

@@ -13,22 +13,17 @@
 
 namespace graphcheck {
 
-class CudaGraphConfigCheck : public ConfigCheck {
+class CudaGraphConfigCheck : public CheckOf<ConfigDocument> {
  public:
-  explicit CudaGraphConfigCheck(CheckInfo info) : info_(std::move(info)) {}
-  const CheckInfo& info() const final { return info_; }
+  using CheckOf::CheckOf;
 
  protected:
-  void CheckConfig(const ConfigDocument& config, const BoundOptions& options,
-                   std::vector<Finding>* findings) const final;
+  void Read(const ConfigDocument& config, const BoundOptions& options, std::vector<Finding>* findings) const final;
   virtual void CheckGraphs(const ConfigDocument& config, const CudaGraphSettings& graphs, const BoundOptions& options,
                            std::vector<Finding>* findings) const = 0;
 
   // A finding at `where`, with the graph implementation setting as the first piece of evidence.
   Finding GraphFinding(const CudaGraphSettings& graphs, Location where, std::string message, std::string fix) const;
-
- private:
-  CheckInfo info_;
 };
 
 }  // namespace graphcheck

@@ -1,9 +1,25 @@
-#include "validators/engine/pipeline_step_failed.h"
+// pipeline-step-failed: a step of `graphcheck check`'s pipeline failed (the eager reference, the warmup, a capture, a
+// replay), so the model cannot be graphed as it is. Other checks usually name the cause (sync-in-capture,
+// pageable-memcpy, ...); this one makes sure a failure is never silent, whatever caused it.
+#include <memory>
 
 #include "absl/strings/str_cat.h"
+#include "core/check.h"
 #include "core/engine_run.h"
+#include "validators/checks.h"
 
 namespace graphcheck {
+namespace {
+
+class PipelineStepFailedCheck : public CheckOf<EngineRun> {
+ public:
+  PipelineStepFailedCheck();
+
+ protected:
+  void Read(const EngineRun& run, const BoundOptions& options, std::vector<Finding>* findings) const override;
+};
+
+}  // namespace
 namespace {
 
 // What to do depends on where the pipeline stopped.
@@ -22,20 +38,18 @@ std::string FixFor(const std::string& step) {
 
 }  // namespace
 
-const CheckInfo& PipelineStepFailedCheck::info() const {
-  static const CheckInfo kInfo{
-      "pipeline-step-failed",
-      "A step of the check pipeline failed",
-      Severity::kError,
-      CheckArea::kCapture,
-      "graphcheck check stopped at a step (eager reference, warmup, capture or replay): the model cannot be graphed "
-      "as it is. The step's error is quoted; the other findings name its cause.",
-      {}};
-  return kInfo;
-}
+PipelineStepFailedCheck::PipelineStepFailedCheck()
+    : CheckOf(CheckInfo{"pipeline-step-failed",
+                        "A step of the check pipeline failed",
+                        Severity::kError,
+                        CheckArea::kCapture,
+                        "graphcheck check stopped at a step (eager reference, warmup, capture or replay): the model "
+                        "cannot be graphed "
+                        "as it is. The step's error is quoted; the other findings name its cause.",
+                        {}}) {}
 
-void PipelineStepFailedCheck::CheckEngineRun(const EngineRun& run, const BoundOptions& options,
-                                             std::vector<Finding>* findings) const {
+void PipelineStepFailedCheck::Read(const EngineRun& run, const BoundOptions& options,
+                                   std::vector<Finding>* findings) const {
   for (const Step& step : run.steps) {
     if (step.status != StepStatus::kFailed) continue;
     Finding finding = NewFinding();
@@ -47,5 +61,7 @@ void PipelineStepFailedCheck::CheckEngineRun(const EngineRun& run, const BoundOp
     findings->push_back(std::move(finding));
   }
 }
+
+std::unique_ptr<Check> NewPipelineStepFailedCheck() { return std::make_unique<PipelineStepFailedCheck>(); }
 
 }  // namespace graphcheck

@@ -1,18 +1,44 @@
-#include "validators/numerics/numerics_forward.h"
-
+// numerics-forward: the graphed forward computes other outputs than the eager forward from the same parameters, inputs
+// and random state: a host value frozen at capture, an input or parameter the graph no longer reads, a generator it
+// does not advance. Two producers: `graphcheck check`'s engine (the first step's outputs, eager against graphed) and,
+// in a running program, the Python probe under `graphcheck run --shadow N` (each module graphed by
+// make_graphed_callables against its own eager forward on its first N calls, trace::ShadowComparison).
 #include <map>
+#include <memory>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/str_format.h"
+#include "core/check.h"
 #include "core/engine_run.h"
 #include "core/trace/events.h"
 #include "core/trace/python_frames.h"
+#include "validators/checks.h"
 #include "validators/numerics/numerics_rule.h"
 #include "validators/numerics/shadow_verdict.h"
 #include "validators/rng/rng_draws_rule.h"
 
 namespace graphcheck {
+namespace {
+
+class NumericsForwardCheck : public CheckOf<EngineRun, trace::Trace> {
+ public:
+  NumericsForwardCheck();
+  // An engine run, or a trace holding --shadow's comparisons.
+  bool CanRun(const CheckInputs& inputs) const override;
+
+ protected:
+  void Read(const EngineRun* run, const trace::Trace* trace, const BoundOptions& options,
+            std::vector<Finding>* findings) const override;
+
+ private:
+  void CheckEngineRun(const EngineRun& run, const BoundOptions& options, std::vector<Finding>* findings) const;
+  void CheckShadowComparisons(const trace::Trace& trace, const BoundOptions& options,
+                              std::vector<Finding>* findings) const;
+};
+
+}  // namespace
 namespace {
 
 constexpr char kFix[] =
@@ -38,27 +64,24 @@ std::vector<std::string> ChangedAttributes(const trace::Trace& trace, uint64_t m
 
 }  // namespace
 
-const CheckInfo& NumericsForwardCheck::info() const {
-  static const CheckInfo kInfo{
-      "numerics-forward",
-      "The graphed forward computes different outputs than eager",
-      Severity::kError,
-      CheckArea::kNumerics,
-      "From identical parameters, inputs and random state, the forward graph's outputs differ from the eager "
-      "forward's (bitwise where eager reproduces itself, else beyond eager's own spread): on `graphcheck check`'s "
-      "first step, or on the first calls of a graphed module under `graphcheck run --shadow N`.",
-      NumericsRuleOptions()};
-  return kInfo;
-}
+NumericsForwardCheck::NumericsForwardCheck()
+    : CheckOf(CheckInfo{
+          "numerics-forward", "The graphed forward computes different outputs than eager", Severity::kError,
+          CheckArea::kNumerics,
+          "From identical parameters, inputs and random state, the forward graph's outputs differ from the eager "
+          "forward's (bitwise where eager reproduces itself, else beyond eager's own spread): on `graphcheck check`'s "
+          "first step, or on the first calls of a graphed module under `graphcheck run --shadow N`.",
+          NumericsRuleOptions()}) {}
 
 bool NumericsForwardCheck::CanRun(const CheckInputs& inputs) const {
-  return inputs.engine != nullptr || (inputs.trace != nullptr && !inputs.trace->shadow_comparisons.empty());
+  const trace::Trace* trace = inputs.Find<trace::Trace>();
+  return inputs.Find<EngineRun>() != nullptr || (trace != nullptr && !trace->shadow_comparisons.empty());
 }
 
-void NumericsForwardCheck::Run(const CheckInputs& inputs, const BoundOptions& options,
-                               std::vector<Finding>* findings) const {
-  if (inputs.engine != nullptr) CheckEngineRun(*inputs.engine, options, findings);
-  if (inputs.trace != nullptr) CheckShadowComparisons(*inputs.trace, options, findings);
+void NumericsForwardCheck::Read(const EngineRun* run, const trace::Trace* trace, const BoundOptions& options,
+                                std::vector<Finding>* findings) const {
+  if (run != nullptr) CheckEngineRun(*run, options, findings);
+  if (trace != nullptr) CheckShadowComparisons(*trace, options, findings);
 }
 
 void NumericsForwardCheck::CheckEngineRun(const EngineRun& run, const BoundOptions& options,
@@ -99,5 +122,7 @@ void NumericsForwardCheck::CheckShadowComparisons(const trace::Trace& trace, con
     findings->push_back(std::move(finding));
   }
 }
+
+std::unique_ptr<Check> NewNumericsForwardCheck() { return std::make_unique<NumericsForwardCheck>(); }
 
 }  // namespace graphcheck

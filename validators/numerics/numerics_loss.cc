@@ -1,13 +1,30 @@
-#include "validators/numerics/numerics_loss.h"
-
+// numerics-loss: graphed training does not follow eager training. The engine runs the same steps from the same
+// parameters, optimizer state, inputs and random seed, eagerly (twice) and through the graphs; the losses are compared
+// by the numerics rule (validators/numerics/numerics_rule.h). It reports what the per-tensor checks cannot see: when a
+// sampled output, gradient or state tensor already differs (numerics-forward, numerics-grad, state-elided) or turned
+// non-finite (numerics-nonfinite), that finding names the cause and this one stays silent.
 #include <algorithm>
 #include <cmath>
+#include <memory>
 
 #include "absl/strings/str_format.h"
+#include "core/check.h"
 #include "core/engine_run.h"
+#include "validators/checks.h"
 #include "validators/numerics/numerics_rule.h"
 
 namespace graphcheck {
+namespace {
+
+class NumericsLossCheck : public CheckOf<EngineRun> {
+ public:
+  NumericsLossCheck();
+
+ protected:
+  void Read(const EngineRun& run, const BoundOptions& options, std::vector<Finding>* findings) const override;
+};
+
+}  // namespace
 namespace {
 
 // Whether a per-tensor numerics check has a finding on this run: then it names the cause.
@@ -22,21 +39,15 @@ bool ExplainedBySamples(const EngineRun& run, const NumericsRule& rule) {
 
 }  // namespace
 
-const CheckInfo& NumericsLossCheck::info() const {
-  static const CheckInfo kInfo{
-      "numerics-loss",
-      "Graphed training does not reproduce eager training",
-      Severity::kError,
-      CheckArea::kNumerics,
-      "The same training steps, run eagerly and through the graphs from the same state and seed, give different "
-      "losses (bitwise where eager reproduces itself, else beyond eager's own run-to-run spread): the replays "
-      "compute something other than the eager code.",
-      NumericsRuleOptions()};
-  return kInfo;
-}
+NumericsLossCheck::NumericsLossCheck()
+    : CheckOf(CheckInfo{
+          "numerics-loss", "Graphed training does not reproduce eager training", Severity::kError, CheckArea::kNumerics,
+          "The same training steps, run eagerly and through the graphs from the same state and seed, give different "
+          "losses (bitwise where eager reproduces itself, else beyond eager's own run-to-run spread): the replays "
+          "compute something other than the eager code.",
+          NumericsRuleOptions()}) {}
 
-void NumericsLossCheck::CheckEngineRun(const EngineRun& run, const BoundOptions& options,
-                                       std::vector<Finding>* findings) const {
+void NumericsLossCheck::Read(const EngineRun& run, const BoundOptions& options, std::vector<Finding>* findings) const {
   const NumericsRule rule(run, options);
   if (ExplainedBySamples(run, rule)) return;
   const size_t steps = std::min(run.eager_losses.size(), run.graphed_losses.size());
@@ -91,5 +102,7 @@ void NumericsLossCheck::CheckEngineRun(const EngineRun& run, const BoundOptions&
       "the graphed region.";
   findings->push_back(std::move(finding));
 }
+
+std::unique_ptr<Check> NewNumericsLossCheck() { return std::make_unique<NumericsLossCheck>(); }
 
 }  // namespace graphcheck

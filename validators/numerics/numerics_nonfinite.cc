@@ -1,26 +1,38 @@
-#include "validators/numerics/numerics_nonfinite.h"
-
+// numerics-nonfinite: the graphed run produces NaN or Inf where the eager run, from the same state, does not: in a
+// loss, an output, a gradient or a parameter. Graphs turn NaN when they read memory that no longer holds what the
+// eager code reads (a freed or rebound tensor, a pool reused by another graph).
 #include <algorithm>
 #include <cmath>
+#include <memory>
 
 #include "absl/strings/str_format.h"
+#include "core/check.h"
 #include "core/engine_run.h"
+#include "validators/checks.h"
 
 namespace graphcheck {
+namespace {
 
-const CheckInfo& NumericsNonfiniteCheck::info() const {
-  static const CheckInfo kInfo{"numerics-nonfinite",
-                               "The graphed run produces NaN or Inf where eager does not",
-                               Severity::kError,
-                               CheckArea::kNumerics,
-                               "From the same state, the graphed run's loss, outputs, gradients or parameters hold "
-                               "NaN or Inf values that the eager run's do not.",
-                               {}};
-  return kInfo;
-}
+class NumericsNonfiniteCheck : public CheckOf<EngineRun> {
+ public:
+  NumericsNonfiniteCheck();
 
-void NumericsNonfiniteCheck::CheckEngineRun(const EngineRun& run, const BoundOptions&,
-                                            std::vector<Finding>* findings) const {
+ protected:
+  void Read(const EngineRun& run, const BoundOptions& options, std::vector<Finding>* findings) const override;
+};
+
+}  // namespace
+
+NumericsNonfiniteCheck::NumericsNonfiniteCheck()
+    : CheckOf(CheckInfo{"numerics-nonfinite",
+                        "The graphed run produces NaN or Inf where eager does not",
+                        Severity::kError,
+                        CheckArea::kNumerics,
+                        "From the same state, the graphed run's loss, outputs, gradients or parameters hold "
+                        "NaN or Inf values that the eager run's do not.",
+                        {}}) {}
+
+void NumericsNonfiniteCheck::Read(const EngineRun& run, const BoundOptions&, std::vector<Finding>* findings) const {
   std::vector<std::string> evidence;
   std::string first_tensor;
   for (const NumericsSample& s : run.samples) {
@@ -62,5 +74,7 @@ void NumericsNonfiniteCheck::CheckEngineRun(const EngineRun& run, const BoundOpt
       "tensors freed while the graph still reads them. Compare with numerics-forward and state-elided findings.";
   findings->push_back(std::move(finding));
 }
+
+std::unique_ptr<Check> NewNumericsNonfiniteCheck() { return std::make_unique<NumericsNonfiniteCheck>(); }
 
 }  // namespace graphcheck

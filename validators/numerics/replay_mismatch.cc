@@ -1,16 +1,39 @@
-#include "validators/numerics/replay_mismatch.h"
-
+// replay-mismatch: a replay of the program's own capture leaves other values than the captured code run eagerly. Under
+// `graphcheck run --shadow N`, for the first N replays of each of the program's captures, the Python probe runs the
+// capture's body (one call or several statements, from the program's source, in a copy of the capturing frame's
+// variables) eagerly twice from the state the replay starts from, puts back everything it wrote and every random
+// source, replays, and compares every tensor the body wrote (parameters, optimizer state, buffers), every gradient
+// and every output (trace::ShadowComparison, subject kCapturedRegion). A difference beyond the numerics rule means
+// the graph no longer computes what its code does: a host value baked in at capture, a tensor the program replaced, a
+// branch taken differently. Captures whose replays could not be compared are noted with the reason.
 #include <algorithm>
+#include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "core/check.h"
 #include "core/trace/events.h"
 #include "core/trace/python_frames.h"
+#include "validators/checks.h"
 #include "validators/numerics/numerics_rule.h"
 #include "validators/numerics/shadow_verdict.h"
 
 namespace graphcheck {
+namespace {
+
+class ReplayMismatchCheck : public CheckOf<trace::Trace> {
+ public:
+  ReplayMismatchCheck();
+  // A trace holding --shadow's comparisons of replays or its notes of replays it could not compare.
+  bool CanRun(const CheckInputs& inputs) const override;
+
+ protected:
+  void Read(const trace::Trace& trace, const BoundOptions& options, std::vector<Finding>* findings) const override;
+};
+
+}  // namespace
 namespace {
 
 bool ShadowedReplays(const trace::Trace& trace) {
@@ -30,26 +53,22 @@ bool HostValueChanged(const trace::Trace& trace, uint64_t graph) {
 
 }  // namespace
 
-const CheckInfo& ReplayMismatchCheck::info() const {
-  static const CheckInfo kInfo{
-      "replay-mismatch",
-      "A replay leaves other values than its captured code run eagerly",
-      Severity::kError,
-      CheckArea::kNumerics,
-      "Under `graphcheck run --shadow N`, the first N replays of each of the program's captures are compared with "
-      "the capture's body run eagerly from the same state: parameters, gradients, optimizer state, buffers and "
-      "outputs must agree within the numerics rule.",
-      NumericsRuleOptions()};
-  return kInfo;
-}
+ReplayMismatchCheck::ReplayMismatchCheck()
+    : CheckOf(CheckInfo{
+          "replay-mismatch", "A replay leaves other values than its captured code run eagerly", Severity::kError,
+          CheckArea::kNumerics,
+          "Under `graphcheck run --shadow N`, the first N replays of each of the program's captures are compared with "
+          "the capture's body run eagerly from the same state: parameters, gradients, optimizer state, buffers and "
+          "outputs must agree within the numerics rule.",
+          NumericsRuleOptions()}) {}
 
 bool ReplayMismatchCheck::CanRun(const CheckInputs& inputs) const {
-  return inputs.trace != nullptr && ShadowedReplays(*inputs.trace);
+  const trace::Trace* trace = inputs.Find<trace::Trace>();
+  return trace != nullptr && ShadowedReplays(*trace);
 }
 
-void ReplayMismatchCheck::Run(const CheckInputs& inputs, const BoundOptions& options,
-                              std::vector<Finding>* findings) const {
-  const trace::Trace& trace = *inputs.trace;
+void ReplayMismatchCheck::Read(const trace::Trace& trace, const BoundOptions& options,
+                               std::vector<Finding>* findings) const {
   for (const ShadowVerdict& verdict :
        JudgeShadowComparisons(trace, trace::ShadowSubject::kCapturedRegion, /*host_draws=*/false, options)) {
     if (verdict.differing == 0 || HostValueChanged(trace, verdict.owner)) continue;
@@ -88,5 +107,7 @@ void ReplayMismatchCheck::Run(const CheckInputs& inputs, const BoundOptions& opt
     findings->push_back(std::move(finding));
   }
 }
+
+std::unique_ptr<Check> NewReplayMismatchCheck() { return std::make_unique<ReplayMismatchCheck>(); }
 
 }  // namespace graphcheck

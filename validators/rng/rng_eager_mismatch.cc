@@ -1,25 +1,40 @@
-#include "validators/rng/rng_eager_mismatch.h"
+// rng-eager-mismatch: the replays draw new random numbers, but not the ones eager draws after the same seed: a forward
+// replay advances the default CUDA generator by another amount than an eager forward (code that draws only when not
+// capturing, or draws at capture that replays do not repeat), so dropout masks and noise differ from eager's.
+#include <memory>
 
 #include "absl/strings/str_format.h"
+#include "core/check.h"
+#include "validators/checks.h"
 #include "validators/rng/rng_draws_rule.h"
 
 namespace graphcheck {
+namespace {
 
-const CheckInfo& RngEagerMismatchCheck::info() const {
-  static const CheckInfo kInfo{
-      "rng-eager-mismatch",
-      "Replays draw other random numbers than eager from the same seed",
-      Severity::kError,
-      CheckArea::kRng,
-      "After the same seed, the first forward replay's outputs differ from the eager forward's, and a replay advances "
-      "the default CUDA generator by another amount than an eager forward: the graph consumes random numbers "
-      "differently from the code it was captured from.",
-      {}};
-  return kInfo;
-}
+class RngEagerMismatchCheck : public CheckOf<EngineRun> {
+ public:
+  RngEagerMismatchCheck();
 
-void RngEagerMismatchCheck::CheckEngineRun(const EngineRun& run, const BoundOptions& options,
-                                           std::vector<Finding>* findings) const {
+ protected:
+  void Read(const EngineRun& run, const BoundOptions& options, std::vector<Finding>* findings) const override;
+};
+
+}  // namespace
+
+RngEagerMismatchCheck::RngEagerMismatchCheck()
+    : CheckOf(CheckInfo{
+          "rng-eager-mismatch",
+          "Replays draw other random numbers than eager from the same seed",
+          Severity::kError,
+          CheckArea::kRng,
+          "After the same seed, the first forward replay's outputs differ from the eager forward's, and a replay "
+          "advances "
+          "the default CUDA generator by another amount than an eager forward: the graph consumes random numbers "
+          "differently from the code it was captured from.",
+          {}}) {}
+
+void RngEagerMismatchCheck::Read(const EngineRun& run, const BoundOptions& options,
+                                 std::vector<Finding>* findings) const {
   if (JudgeRngDraws(run) != RngDrawVerdict::kMismatch) return;
   const RngDraws& d = *run.rng_draws;
   Finding finding = NewFinding();
@@ -37,5 +52,7 @@ void RngEagerMismatchCheck::CheckEngineRun(const EngineRun& run, const BoundOpti
       "reproducibly.";
   findings->push_back(std::move(finding));
 }
+
+std::unique_ptr<Check> NewRngEagerMismatchCheck() { return std::make_unique<RngEagerMismatchCheck>(); }
 
 }  // namespace graphcheck

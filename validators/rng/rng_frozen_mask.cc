@@ -1,14 +1,38 @@
-#include "validators/rng/rng_frozen_mask.h"
+// rng-frozen-mask: outputs that change with every random draw in eager stay the same from one replay to the next. The
+// randomness comes from the host (a CPU generator, Python's random, a number drawn per call and passed to a kernel),
+// which a graph records once at capture: every replay applies the capture-time mask, shift or noise.
+#include <memory>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "core/check.h"
 #include "core/trace/events.h"
 #include "core/trace/python_frames.h"
+#include "validators/checks.h"
 #include "validators/numerics/numerics_rule.h"
 #include "validators/numerics/shadow_verdict.h"
 #include "validators/rng/rng_draws_rule.h"
 
 namespace graphcheck {
+namespace {
+
+class RngFrozenMaskCheck : public CheckOf<EngineRun, trace::Trace> {
+ public:
+  RngFrozenMaskCheck();
+  // An engine run, or a trace holding --shadow's comparisons.
+  bool CanRun(const CheckInputs& inputs) const override;
+
+ protected:
+  void Read(const EngineRun* run, const trace::Trace* trace, const BoundOptions& options,
+            std::vector<Finding>* findings) const override;
+
+ private:
+  void CheckEngineRun(const EngineRun& run, std::vector<Finding>* findings) const;
+  void CheckShadowComparisons(const trace::Trace& trace, const BoundOptions& options,
+                              std::vector<Finding>* findings) const;
+};
+
+}  // namespace
 namespace {
 
 constexpr char kFix[] =
@@ -18,27 +42,24 @@ constexpr char kFix[] =
 
 }  // namespace
 
-const CheckInfo& RngFrozenMaskCheck::info() const {
-  static const CheckInfo kInfo{
-      "rng-frozen-mask",
-      "Replays repeat the random draws made at capture",
-      Severity::kError,
-      CheckArea::kRng,
-      "The forward, run twice on the same input, gives different outputs in eager (its random draws advance) and the "
-      "same outputs from two replays (graphcheck check), or under `graphcheck run --shadow` a graphed call differs "
-      "from its eager code where that code drew random numbers on the host: the graph recorded the draw once.",
-      NumericsRuleOptions()};
-  return kInfo;
-}
+RngFrozenMaskCheck::RngFrozenMaskCheck()
+    : CheckOf(CheckInfo{
+          "rng-frozen-mask", "Replays repeat the random draws made at capture", Severity::kError, CheckArea::kRng,
+          "The forward, run twice on the same input, gives different outputs in eager (its random draws advance) and "
+          "the "
+          "same outputs from two replays (graphcheck check), or under `graphcheck run --shadow` a graphed call differs "
+          "from its eager code where that code drew random numbers on the host: the graph recorded the draw once.",
+          NumericsRuleOptions()}) {}
 
 bool RngFrozenMaskCheck::CanRun(const CheckInputs& inputs) const {
-  return inputs.engine != nullptr || (inputs.trace != nullptr && !inputs.trace->shadow_comparisons.empty());
+  const trace::Trace* trace = inputs.Find<trace::Trace>();
+  return inputs.Find<EngineRun>() != nullptr || (trace != nullptr && !trace->shadow_comparisons.empty());
 }
 
-void RngFrozenMaskCheck::Run(const CheckInputs& inputs, const BoundOptions& options,
-                             std::vector<Finding>* findings) const {
-  if (inputs.engine != nullptr) CheckEngineRun(*inputs.engine, findings);
-  if (inputs.trace != nullptr) CheckShadowComparisons(*inputs.trace, options, findings);
+void RngFrozenMaskCheck::Read(const EngineRun* run, const trace::Trace* trace, const BoundOptions& options,
+                              std::vector<Finding>* findings) const {
+  if (run != nullptr) CheckEngineRun(*run, findings);
+  if (trace != nullptr) CheckShadowComparisons(*trace, options, findings);
 }
 
 void RngFrozenMaskCheck::CheckShadowComparisons(const trace::Trace& trace, const BoundOptions& options,
@@ -88,5 +109,7 @@ void RngFrozenMaskCheck::CheckEngineRun(const EngineRun& run, std::vector<Findin
   finding.fix = kFix;
   findings->push_back(std::move(finding));
 }
+
+std::unique_ptr<Check> NewRngFrozenMaskCheck() { return std::make_unique<RngFrozenMaskCheck>(); }
 
 }  // namespace graphcheck

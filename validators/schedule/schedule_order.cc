@@ -1,15 +1,31 @@
-#include "validators/schedule/schedule_order.h"
-
+// schedule-order: a capture order for Transformer Engine's make_graphed_callables(_order=...) that TE would reject or
+// that captures a backward before its forward: per-chunk forward / backward counts, ids in range, ordering, and the
+// counts of callables and sample arguments the order implies.
 #include <algorithm>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <numeric>
 #include <optional>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "core/check.h"
+#include "validators/checks.h"
 #include "validators/schedule/capture_order.h"
 
 namespace graphcheck {
+namespace {
+
+class ScheduleOrderCheck : public CheckOf<CaptureOrder> {
+ public:
+  ScheduleOrderCheck();
+
+ protected:
+  void Read(const CaptureOrder& order, const BoundOptions& options, std::vector<Finding>* findings) const override;
+};
+
+}  // namespace
 namespace {
 
 // Builds the findings of one order: where each points and the shared wording.
@@ -189,22 +205,20 @@ void CheckCallablesAndSamples(const CaptureOrder& order, int chunks, int microba
 
 }  // namespace
 
-const CheckInfo& ScheduleOrderCheck::info() const {
-  static const CheckInfo* const kInfo = new CheckInfo{
-      "schedule-order",
-      "invalid capture order for make_graphed_callables",
-      Severity::kError,
-      CheckArea::kConfiguration,
-      "Transformer Engine's make_graphed_callables(_order=...) captures forward and backward graphs of each model "
-      "chunk in the given order. Every chunk needs one forward and one backward per microbatch, each backward after "
-      "its forward, and the callables and sample arguments must match the counts the order implies.",
-      {}};
-  return *kInfo;
-}
+ScheduleOrderCheck::ScheduleOrderCheck()
+    : CheckOf(CheckInfo{
+          "schedule-order",
+          "invalid capture order for make_graphed_callables",
+          Severity::kError,
+          CheckArea::kConfiguration,
+          "Transformer Engine's make_graphed_callables(_order=...) captures forward and backward graphs of each model "
+          "chunk in the given order. Every chunk needs one forward and one backward per microbatch, each backward "
+          "after "
+          "its forward, and the callables and sample arguments must match the counts the order implies.",
+          {}}) {}
 
-void ScheduleOrderCheck::Run(const CheckInputs& inputs, const BoundOptions& options,
-                             std::vector<Finding>* findings) const {
-  const CaptureOrder& order = *inputs.order;
+void ScheduleOrderCheck::Read(const CaptureOrder& order, const BoundOptions& options,
+                              std::vector<Finding>* findings) const {
   OrderFindings out(order, NewFinding(), findings);
   const int chunks = CheckChunkCount(order, out);
   const PassTally tally = TallyPasses(order, chunks, out);
@@ -212,5 +226,7 @@ void ScheduleOrderCheck::Run(const CheckInputs& inputs, const BoundOptions& opti
   const int microbatches = CheckPassCounts(order, chunks, tally, out);
   CheckCallablesAndSamples(order, chunks, microbatches, tally.passes, out);
 }
+
+std::unique_ptr<Check> NewScheduleOrderCheck() { return std::make_unique<ScheduleOrderCheck>(); }
 
 }  // namespace graphcheck

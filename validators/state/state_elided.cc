@@ -1,28 +1,39 @@
-#include "validators/state/state_elided.h"
-
+// state-elided: after the same steps, a parameter or buffer holds a different value in the graphed run than in the
+// eager run although the first step's outputs and gradients agree: state that the eager code changes outside what the
+// graph recorded (a buffer rebound in forward, a counter or CPU scalar copied into the graph once, a running
+// statistic updated in Python). Where outputs or gradients already differ, numerics-forward or numerics-grad names
+// the cause and this check stays silent.
 #include <algorithm>
+#include <memory>
 
 #include "absl/strings/str_format.h"
+#include "core/check.h"
 #include "core/engine_run.h"
+#include "validators/checks.h"
 #include "validators/numerics/numerics_rule.h"
 
 namespace graphcheck {
+namespace {
 
-const CheckInfo& StateElidedCheck::info() const {
-  static const CheckInfo kInfo{
-      "state-elided",
-      "State that eager steps update and graph replays do not",
-      Severity::kError,
-      CheckArea::kState,
-      "After the same steps from the same state, a parameter or buffer differs between the eager and the graphed "
-      "run while the first step's outputs and gradients agree: the eager code updates it outside what the graph "
-      "recorded.",
-      NumericsRuleOptions()};
-  return kInfo;
-}
+class StateElidedCheck : public CheckOf<EngineRun> {
+ public:
+  StateElidedCheck();
 
-void StateElidedCheck::CheckEngineRun(const EngineRun& run, const BoundOptions& options,
-                                      std::vector<Finding>* findings) const {
+ protected:
+  void Read(const EngineRun& run, const BoundOptions& options, std::vector<Finding>* findings) const override;
+};
+
+}  // namespace
+
+StateElidedCheck::StateElidedCheck()
+    : CheckOf(CheckInfo{
+          "state-elided", "State that eager steps update and graph replays do not", Severity::kError, CheckArea::kState,
+          "After the same steps from the same state, a parameter or buffer differs between the eager and the graphed "
+          "run while the first step's outputs and gradients agree: the eager code updates it outside what the graph "
+          "recorded.",
+          NumericsRuleOptions()}) {}
+
+void StateElidedCheck::Read(const EngineRun& run, const BoundOptions& options, std::vector<Finding>* findings) const {
   const NumericsRule rule(run, options);
   // Outputs or gradients that differ change every later state: numerics-forward or numerics-grad names that cause.
   if (!FindMismatches(run, rule, {TensorRole::kOutput, TensorRole::kGradient}).empty()) return;
@@ -59,5 +70,7 @@ void StateElidedCheck::CheckEngineRun(const EngineRun& run, const BoundOptions& 
       "in device tensors; and move updates made in Python between graphed calls into the graphed region.";
   findings->push_back(std::move(finding));
 }
+
+std::unique_ptr<Check> NewStateElidedCheck() { return std::make_unique<StateElidedCheck>(); }
 
 }  // namespace graphcheck
