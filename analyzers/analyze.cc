@@ -122,10 +122,10 @@ std::vector<RankResult> RankResults(const std::vector<ProcessResult>& processes,
 
 }  // namespace
 
-ProcessResult AnalyzeProcess(const trace::Trace& trace, const CheckRegistry& registry, const CheckSelection& selection,
-                             const CheckOptions& options) {
+ProcessResult AnalyzeProcess(const trace::Trace& trace, const AnalysisSettings& settings, const CheckRegistry& registry,
+                             const CheckSelection& selection, const CheckOptions& options) {
   ProcessResult result;
-  const TraceAnalysis analysis(trace);
+  const TraceAnalysis analysis(trace, settings);
   // The environment checks read the GPU (compute capability) from the environment snapshot.
   Environment environment = trace.environment;
   if (!environment.gpu() && !trace.devices.empty()) environment.set_gpu(trace.devices.front().gpu);
@@ -138,19 +138,15 @@ ProcessResult AnalyzeProcess(const trace::Trace& trace, const CheckRegistry& reg
   }
   result.checks_run = std::move(run.checks_run);
   result.findings = std::move(run.findings);
-  if (const Check* launch_bound = registry.Find("launch-bound")) {
-    const BoundOptions bound(launch_bound->info(), options);
-    const IterationOptions steps = IterationOptionsFrom(bound);
-    const LaunchModel model = LaunchModelFrom(bound);
-    result.metrics = LaunchMetrics(ComputeLaunchStats(analysis, steps, model));
-    if (const std::optional<MemoryForecast> memory = ForecastGraphMemory(analysis, steps, model)) {
-      for (Metric& metric : MemoryForecastMetrics(*memory)) result.metrics.push_back(std::move(metric));
-    }
-    result.timeline = BuildTimeline(analysis, steps);
-    result.coverage = ComputeCoverage(analysis, steps);
-    if (result.coverage) {
-      for (Metric& metric : CoverageMetrics(*result.coverage)) result.metrics.push_back(std::move(metric));
-    }
+  const IterationOptions& steps = settings.steps;
+  result.metrics = LaunchMetrics(ComputeLaunchStats(analysis, steps, settings.launch));
+  if (const std::optional<MemoryForecast> memory = ForecastGraphMemory(analysis, steps, settings.launch)) {
+    for (Metric& metric : MemoryForecastMetrics(*memory)) result.metrics.push_back(std::move(metric));
+  }
+  result.timeline = BuildTimeline(analysis, steps);
+  result.coverage = ComputeCoverage(analysis, steps);
+  if (result.coverage) {
+    for (Metric& metric : CoverageMetrics(*result.coverage)) result.metrics.push_back(std::move(metric));
   }
   for (Metric& metric : ProbeMetrics(trace, analysis.probe(), analysis.captures().windows())) {
     result.metrics.push_back(std::move(metric));
@@ -228,7 +224,8 @@ AnalysisResult AnalyzeTraces(const std::vector<const trace::Trace*>& traces,
                              const CheckSelection& selection, const CheckOptions& options) {
   std::vector<ProcessResult> processes;
   processes.reserve(traces.size());
-  for (const trace::Trace* trace : traces) processes.push_back(AnalyzeProcess(*trace, registry, selection, options));
+  for (const trace::Trace* trace : traces)
+    processes.push_back(AnalyzeProcess(*trace, AnalysisSettings(), registry, selection, options));
   return MergeProcesses(std::move(processes), stderr_lines, registry, selection, options);
 }
 

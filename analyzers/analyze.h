@@ -12,6 +12,7 @@
 
 #include "analyzers/job_summary.h"
 #include "analyzers/stderr_messages.h"
+#include "analyzers/trace_analysis.h"
 #include "core/registry.h"
 #include "core/report.h"
 #include "core/trace/events.h"
@@ -38,8 +39,9 @@ struct ProcessResult {
   std::vector<ProgramStop> stops;  // the uncaught exceptions a rule knows, for FoldStderrFindings
 };
 
-ProcessResult AnalyzeProcess(const trace::Trace& trace, const CheckRegistry& registry, const CheckSelection& selection,
-                             const CheckOptions& options);
+// `settings`: the steps and launch model every check and metric of this analysis reads.
+ProcessResult AnalyzeProcess(const trace::Trace& trace, const AnalysisSettings& settings, const CheckRegistry& registry,
+                             const CheckSelection& selection, const CheckOptions& options);
 
 // Joins the processes' results, in the order given (by rank, then pid, for a stable report), with the stderr
 // checks and the job checks:
@@ -53,7 +55,8 @@ AnalysisResult MergeProcesses(std::vector<ProcessResult> processes, const std::v
                               const CheckRegistry& registry, const CheckSelection& selection,
                               const CheckOptions& options);
 
-// AnalyzeProcess of each trace, then MergeProcesses.
+// AnalyzeProcess of each trace with the default settings (every step but the first, found by repetition; the default
+// launch model), then MergeProcesses.
 AnalysisResult AnalyzeTraces(const std::vector<const trace::Trace*>& traces,
                              const std::vector<std::string>* stderr_lines, const CheckRegistry& registry,
                              const CheckSelection& selection, const CheckOptions& options);

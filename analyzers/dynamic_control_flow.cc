@@ -17,11 +17,13 @@ class DynamicControlFlowCheck : public CheckOf<TraceAnalysis> {
  public:
   DynamicControlFlowCheck()
       : CheckOf(CheckInfo{
-            "dynamic-control-flow", "The kernel sequence changes between steps", Severity::kWarning,
+            "dynamic-control-flow",
+            "The kernel sequence changes between steps",
+            Severity::kWarning,
             CheckArea::kEagerRegion,
             "Steps of the region to graph launch different kernels: control flow depends on data. A CUDA graph replays "
             "the sequence it captured, whatever the data says.",
-            IterationCheckOptions()}) {}
+            {}}) {}
 
  private:
   // One-time work does not make a step differ: one of the first two steps running the common sequence with operations
@@ -58,7 +60,7 @@ class DynamicControlFlowCheck : public CheckOf<TraceAnalysis> {
     // from its replaying ones by design; recapture-churn names the compiled functions that re-record.
     if (analysis.probe().cudagraph_trees()) return;
     const trace::Trace& trace = analysis.trace();
-    const Iterations& iterations = analysis.iterations(IterationOptionsFrom(options));
+    const Iterations& iterations = analysis.steps();
     const std::vector<Iteration> steps = LaunchRecorded(iterations.eager);
     if (steps.size() < 2) return;
     const StepSignatures signatures = SignSteps(trace, steps);

@@ -23,10 +23,13 @@ class DynamicShapeCheck : public CheckOf<TraceAnalysis, EngineRun> {
  public:
   DynamicShapeCheck()
       : CheckOf(CheckInfo{
-            "dynamic-shape", "Launch sizes change between steps", Severity::kWarning, CheckArea::kEagerRegion,
+            "dynamic-shape",
+            "Launch sizes change between steps",
+            Severity::kWarning,
+            CheckArea::kEagerRegion,
             "Steps of the region to graph launch the same kernels with different grid sizes or copy different amounts: "
             "tensor shapes change between steps. A CUDA graph replays the captured sizes.",
-            IterationCheckOptions()}) {}
+            {}}) {}
 
   // An engine run counts only where it varied a dimension.
   bool CanRun(const CheckInputs& inputs) const override {
@@ -126,7 +129,7 @@ class DynamicShapeCheck : public CheckOf<TraceAnalysis, EngineRun> {
     // from its replaying ones by design; recapture-churn names the compiled functions that re-record.
     if (analysis.probe().cudagraph_trees()) return;
     const trace::Trace& trace = analysis.trace();
-    const Iterations& iterations = analysis.iterations(IterationOptionsFrom(options));
+    const Iterations& iterations = analysis.steps();
     const std::vector<Iteration> steps = LaunchRecorded(iterations.eager);
     if (steps.size() < 2) return;
     const StepSignatures signatures = SignSteps(trace, steps);

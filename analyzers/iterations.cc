@@ -175,32 +175,6 @@ absl::Status ParseStepRange(absl::string_view text, IterationOptions* options) {
   return absl::OkStatus();
 }
 
-std::vector<CheckOption> IterationCheckOptions() {
-  return {
-      {"region", "", "NVTX range that marks one step (the region to graph); empty: steps found by repetition"},
-      {"steps",
-       "1:",
-       "steps analyzed, FIRST:LAST (0-based, LAST excluded); the default skips the first as warmup",
-       0,
-       0,
-       {},
-       [](absl::string_view value) {
-         IterationOptions unused;
-         return ParseStepRange(value, &unused);
-       }},
-  };
-}
-
-IterationOptions IterationOptionsFrom(const BoundOptions& options) {
-  IterationOptions result;
-  result.region = options.Get("region");
-  if (!ParseStepRange(options.Get("steps"), &result).ok()) {
-    result.first = 1;
-    result.last.reset();
-  }
-  return result;
-}
-
 namespace {
 
 // Graph replays from call `from` on, cut by repetition of the launched graphs; graph ids (handles) get dense keys in
@@ -260,8 +234,8 @@ void DropOverlapping(const std::vector<TimeInterval>& spans, std::vector<Iterati
 constexpr size_t kWarmupSteps = 12;
 
 void DropCaptureIterations(const trace::Trace& trace, Iterations* result) {
-  std::vector<TimeInterval> captures;             // begin to end on one thread; open until its end call
-  absl::flat_hash_map<uint32_t, size_t> open;     // thread -> its open capture
+  std::vector<TimeInterval> captures;            // begin to end on one thread; open until its end call
+  absl::flat_hash_map<uint32_t, size_t> open;    // thread -> its open capture
   for (const ApiCall& call : trace.api_calls) {  // sorted by start
     if (call.kind == ApiKind::kCaptureBegin) {
       open[call.thread_id] = captures.size();

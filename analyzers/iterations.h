@@ -24,7 +24,6 @@
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 #include "analyzers/nvtx_index.h"
-#include "core/check.h"
 #include "core/trace/events.h"
 
 namespace graphcheck::analyzers {
@@ -39,11 +38,6 @@ struct IterationOptions {
 
 // "A:B", "A:", ":B" or "A" (just step A), 0-based, B exclusive.
 absl::Status ParseStepRange(absl::string_view text, IterationOptions* options);
-
-// The `region` and `steps` options every iteration-based check declares (the registry validates `steps`), and reading
-// them back.
-std::vector<CheckOption> IterationCheckOptions();
-IterationOptions IterationOptionsFrom(const BoundOptions& options);
 
 struct Iteration {
   uint64_t start_ns = 0;  // [start_ns, end_ns)

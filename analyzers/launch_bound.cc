@@ -17,8 +17,8 @@ namespace graphcheck::analyzers {
 namespace {
 
 std::vector<CheckOption> LaunchBoundOptions() {
-  std::vector<CheckOption> options = IterationCheckOptions();
-  for (CheckOption& option : LaunchModelCheckOptions()) options.push_back(std::move(option));
+  // The model's options are read once, into the analysis' settings (AnalysisSettings::launch).
+  std::vector<CheckOption> options = LaunchModelCheckOptions();
   options.push_back({"min-savings", "0.2", "report when the forecast saving is at least this share of the step", 0, 1});
   return options;
 }
@@ -80,8 +80,8 @@ class LaunchBoundCheck : public CheckOf<TraceAnalysis> {
 
  protected:
   void Read(const TraceAnalysis& analysis, const BoundOptions& options, std::vector<Finding>* findings) const override {
-    const IterationOptions steps = IterationOptionsFrom(options);
-    const LaunchModel model = LaunchModelFrom(options);
+    const IterationOptions& steps = analysis.settings().steps;
+    const LaunchModel& model = analysis.settings().launch;
     const LaunchStats stats = ComputeLaunchStats(analysis, steps, model);
     // Steps that already replay graphs: what graphs would save there is the eager work they still launch. (Their
     // warmup and capture iterations are not eager steps: iterations.h.)

@@ -13,10 +13,8 @@ namespace graphcheck::analyzers {
 namespace {
 
 std::vector<CheckOption> NoSpeedupOptions() {
-  std::vector<CheckOption> options = IterationCheckOptions();
-  options.push_back({"min-speedup", "1.05", "eager step time / graphed step time below this is reported", 0, 1e6});
-  options.push_back({"min-steps", "5", "judge only with at least this many eager and this many graphed steps", 1, 1e9});
-  return options;
+  return {{"min-speedup", "1.05", "eager step time / graphed step time below this is reported", 0, 1e6},
+          {"min-steps", "5", "judge only with at least this many eager and this many graphed steps", 1, 1e9}};
 }
 
 // "median 64.1 us (min 60.2, max 71.0)" of the steps' host spans.
@@ -39,7 +37,7 @@ class NoSpeedupCheck : public CheckOf<TraceAnalysis> {
 
  protected:
   void Read(const TraceAnalysis& analysis, const BoundOptions& options, std::vector<Finding>* findings) const override {
-    const LaunchStats stats = ComputeLaunchStats(analysis, IterationOptionsFrom(options), LaunchModel());
+    const LaunchStats stats = ComputeLaunchStats(analysis, analysis.settings().steps, LaunchModel());
     // A speedup from a handful of steps is noise (first-call work, a capture's warmup): judge only with enough of each.
     const size_t min_steps = static_cast<size_t>(options.GetDouble("min-steps"));
     if (stats.eager.steps < min_steps || stats.graphed.steps < min_steps || stats.graphed.step_us <= 0) return;
@@ -54,7 +52,7 @@ class NoSpeedupCheck : public CheckOf<TraceAnalysis> {
         stats.eager_step_us, speedup,
         utilization > 0.9 ? "the eager step already keeps the GPU busy, so there is no launch overhead to remove."
                           : "the graphs cover too little of the step, or eager work remains between replays.");
-    const Iterations& steps = analysis.iterations(IterationOptionsFrom(options));
+    const Iterations& steps = analysis.steps();
     finding.evidence = {
         absl::StrFormat("%zu eager and %zu graphed steps from %s", stats.eager.steps, stats.graphed.steps,
                         stats.source),

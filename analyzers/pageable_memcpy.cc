@@ -18,10 +18,13 @@ class PageableMemcpyCheck : public CaptureProblemCheck {
  public:
   PageableMemcpyCheck()
       : CaptureProblemCheck(
-            {"pageable-memcpy", "An asynchronous copy used pageable host memory", Severity::kError, CheckArea::kCapture,
+            {"pageable-memcpy",
+             "An asynchronous copy used pageable host memory",
+             Severity::kError,
+             CheckArea::kCapture,
              "cudaMemcpyAsync between the host and the device used pageable host memory. Inside a capture CUDA "
              "refuses it; in eager steps the copy blocks the host and would break capture of that step.",
-             IterationCheckOptions()},
+             {}},
             CaptureCause::kPageableMemcpy) {}
 
  protected:
@@ -29,7 +32,7 @@ class PageableMemcpyCheck : public CaptureProblemCheck {
     CaptureProblemCheck::Read(analysis, options, findings);
     // Eager copies in the steps: one note per call site.
     const trace::Trace& trace = analysis.trace();
-    const Iterations& iterations = analysis.iterations(IterationOptionsFrom(options));
+    const Iterations& iterations = analysis.steps();
     const CallSites sites =
         StepCallSites(trace, iterations.eager, [](const trace::Trace& trace, const trace::ApiCall& call) {
           return call.kind == trace::ApiKind::kMemcpyAsync &&

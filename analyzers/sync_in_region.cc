@@ -15,17 +15,19 @@ class SyncInRegionCheck : public CheckOf<TraceAnalysis> {
  public:
   SyncInRegionCheck()
       : CheckOf(CheckInfo{
-            "sync-in-region", "The region to graph synchronizes with the host", Severity::kWarning,
+            "sync-in-region",
+            "The region to graph synchronizes with the host",
+            Severity::kWarning,
             CheckArea::kEagerRegion,
             "A synchronizing call (stream or device synchronize, a synchronous copy) runs inside the steps you want "
             "to graph. It works eagerly but fails capture; Tensor.item(), .cpu(), nonzero and boolean masks are the "
             "usual sources.",
-            IterationCheckOptions()}) {}
+            {}}) {}
 
  protected:
   void Read(const TraceAnalysis& analysis, const BoundOptions& options, std::vector<Finding>* findings) const override {
     const trace::Trace& trace = analysis.trace();
-    const Iterations& iterations = analysis.iterations(IterationOptionsFrom(options));
+    const Iterations& iterations = analysis.steps();
     const CallSites sites =
         StepCallSites(trace, iterations.eager, [](const trace::Trace& trace, const trace::ApiCall& call) {
           return trace::IsSynchronizing(call.kind) && !CalledByGraphMachinery(trace, call);

@@ -9,11 +9,13 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "analyzers/capture_windows.h"
 #include "analyzers/iterations.h"
+#include "analyzers/launch_metrics.h"
 #include "analyzers/nvtx_index.h"
 #include "analyzers/python_probe.h"
 #include "core/check.h"
@@ -38,11 +40,22 @@ class CorrelationIndex {
   absl::flat_hash_map<uint64_t, uint32_t> sparse_;
 };
 
+// What the analysis is asked, made once by whoever runs it (cli/: --region, --step-range and launch-bound's model
+// options) and read by every check from its TraceAnalysis: which steps, and the launch model of the forecast.
+struct AnalysisSettings {
+  IterationOptions steps;
+  LaunchModel launch;
+};
+
 class TraceAnalysis {
  public:
-  explicit TraceAnalysis(const trace::Trace& trace) : trace_(trace) {}
+  explicit TraceAnalysis(const trace::Trace& trace, AnalysisSettings settings = {})
+      : trace_(trace), settings_(std::move(settings)) {}
 
   const trace::Trace& trace() const { return trace_; }
+  const AnalysisSettings& settings() const { return settings_; }
+  // The steps the settings select.
+  const Iterations& steps() const { return iterations(settings_.steps); }
   const CaptureAnalysis& captures() const;
   const NvtxIndex& nvtx() const;
   const Iterations& iterations(const IterationOptions& options) const;
@@ -56,6 +69,7 @@ class TraceAnalysis {
 
  private:
   const trace::Trace& trace_;
+  const AnalysisSettings settings_;
   mutable std::unique_ptr<CaptureAnalysis> captures_;
   mutable std::unique_ptr<NvtxIndex> nvtx_;
   mutable absl::flat_hash_map<std::string, std::unique_ptr<Iterations>> iterations_;

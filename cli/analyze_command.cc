@@ -28,22 +28,6 @@ struct AnalyzeOptions {
   OutputOptions output;
 };
 
-// --region and --step-range set the `region` / `steps` option of every check that has one, unless the user set
-// that check's option with --check-option.
-void ApplyIterationFlags(const IterationFlags& flags, CheckOptions* check_options) {
-  for (const Check* check : BuiltinChecks().All()) {
-    for (const CheckOption& option : check->info().options) {
-      const std::string* value = option.name == "region"  ? &flags.region
-                                 : option.name == "steps" ? &flags.step_range
-                                                          : nullptr;
-      if (value == nullptr || value->empty() || check_options->Find(check->info().id, option.name) != nullptr) {
-        continue;
-      }
-      check_options->Set(check->info().id, option.name, *value);
-    }
-  }
-}
-
 int Analyze(const AnalyzeOptions& options, const CommandContext& context) {
   absl::StatusOr<ResolvedOutput> resolved = ResolveOutput(options.output);
   if (!resolved.ok()) return FailWith(resolved.status());
@@ -56,7 +40,7 @@ int Analyze(const AnalyzeOptions& options, const CommandContext& context) {
   Report report = NewReport("analyze", context);
   if (!options.traces.empty()) report.subject = options.traces.front();
   if (absl::Status s = AnalyzeTraceFilesInto(options.traces, options.stderr_path.empty() ? nullptr : &stderr_lines,
-                                             options.iteration, &*resolved, &report);
+                                             options.iteration, *resolved, &report);
       !s.ok()) {
     return FailWith(s);
   }
@@ -111,6 +95,23 @@ size_t AnalysisThreads(size_t traces) {
   return std::max<size_t>(1, std::min(threads, traces));
 }
 
+// The analysis' settings, made once: the steps from --region and --step-range, the launch model from launch-bound's
+// options.
+absl::StatusOr<analyzers::AnalysisSettings> AnalysisSettingsFrom(const IterationFlags& flags,
+                                                                 const CheckOptions& check_options) {
+  analyzers::AnalysisSettings settings;
+  settings.steps.region = flags.region;
+  if (!flags.step_range.empty()) {
+    if (absl::Status s = analyzers::ParseStepRange(flags.step_range, &settings.steps); !s.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat("--step-range: ", s.message()));
+    }
+  }
+  if (const Check* launch_bound = BuiltinChecks().Find("launch-bound")) {
+    settings.launch = analyzers::LaunchModelFrom(BoundOptions(launch_bound->info(), check_options));
+  }
+  return settings;
+}
+
 // One trace, read, analyzed and dropped by a worker.
 struct AnalyzedTrace {
   absl::Status status;
@@ -120,7 +121,7 @@ struct AnalyzedTrace {
   std::optional<GpuInfo> gpu;
 };
 
-AnalyzedTrace ReadAndAnalyze(const std::string& path, const analyzers::IterationOptions& selected, bool check_steps,
+AnalyzedTrace ReadAndAnalyze(const std::string& path, const analyzers::AnalysisSettings& settings, bool check_steps,
                              const ResolvedOutput& resolved) {
   AnalyzedTrace out;
   absl::StatusOr<trace::Trace> trace = trace::ReadTrace(path);
@@ -131,23 +132,17 @@ AnalyzedTrace ReadAndAnalyze(const std::string& path, const analyzers::Iteration
   // Damage the reader stepped over goes to stderr and the step's message too (trace-incomplete reports it as well).
   out.read_warnings = trace->read_warnings;
   if (!trace->devices.empty()) out.gpu = trace->devices.front().gpu;
-  out.selection = analyzers::CountStepSelection(*trace, selected, check_steps);
-  out.result = analyzers::AnalyzeProcess(*trace, BuiltinChecks(), resolved.selection, resolved.check_options);
+  out.selection = analyzers::CountStepSelection(*trace, settings.steps, check_steps);
+  out.result = analyzers::AnalyzeProcess(*trace, settings, BuiltinChecks(), resolved.selection, resolved.check_options);
   return out;
 }
 
 }  // namespace
 
 absl::Status AnalyzeTraceFilesInto(const std::vector<std::string>& paths, const std::vector<std::string>* stderr_lines,
-                                   const IterationFlags& flags, ResolvedOutput* resolved, Report* report) {
-  analyzers::IterationOptions selected;
-  selected.region = flags.region;
-  if (!flags.step_range.empty()) {
-    if (absl::Status s = analyzers::ParseStepRange(flags.step_range, &selected); !s.ok()) {
-      return absl::InvalidArgumentError(absl::StrCat("--step-range: ", s.message()));
-    }
-  }
-  ApplyIterationFlags(flags, &resolved->check_options);
+                                   const IterationFlags& flags, const ResolvedOutput& resolved, Report* report) {
+  absl::StatusOr<analyzers::AnalysisSettings> settings = AnalysisSettingsFrom(flags, resolved.check_options);
+  if (!settings.ok()) return settings.status();
   absl::StatusOr<std::vector<std::string>> files = ExpandTracePaths(paths);
   if (!files.ok()) return files.status();
   const auto start = std::chrono::steady_clock::now();
@@ -157,7 +152,7 @@ absl::Status AnalyzeTraceFilesInto(const std::vector<std::string>& paths, const 
   std::atomic<size_t> next{0};
   auto work = [&] {
     for (size_t i = next++; i < files->size(); i = next++) {
-      analyzed[i] = ReadAndAnalyze((*files)[i], selected, !flags.step_range.empty(), *resolved);
+      analyzed[i] = ReadAndAnalyze((*files)[i], *settings, !flags.step_range.empty(), resolved);
     }
   };
   std::vector<std::thread> workers;
@@ -180,7 +175,7 @@ absl::Status AnalyzeTraceFilesInto(const std::vector<std::string>& paths, const 
     selections.push_back(std::move(trace.selection));
     processes.push_back(std::move(trace.result));
   }
-  analyzers::IterationOptions judged = selected;
+  analyzers::IterationOptions judged = settings->steps;
   if (!flags.region_must_match) judged.region.clear();
   if (absl::Status s = analyzers::JudgeStepSelection(selections, judged, !flags.step_range.empty()); !s.ok()) {
     return s;
@@ -191,7 +186,7 @@ absl::Status AnalyzeTraceFilesInto(const std::vector<std::string>& paths, const 
         return std::make_pair(a.summary.rank, a.summary.pid) < std::make_pair(b.summary.rank, b.summary.pid);
       });
   analyzers::AnalysisResult result = analyzers::MergeProcesses(std::move(processes), stderr_lines, BuiltinChecks(),
-                                                               resolved->selection, resolved->check_options);
+                                                               resolved.selection, resolved.check_options);
   const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   report->steps.push_back(
       Step{"analyze", StepStatus::kOk, ms,

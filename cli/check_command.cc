@@ -243,7 +243,7 @@ int CheckModel(CheckCommandOptions& options, const CommandContext& context) {
     iteration.region = kEngineStepRange;
     iteration.region_must_match = false;  // an engine that stopped before its first step has none
   }
-  if (absl::Status s = AnalyzeTraceFilesInto(recorded->TraceFiles(), &messages, iteration, &*resolved, &report);
+  if (absl::Status s = AnalyzeTraceFilesInto(recorded->TraceFiles(), &messages, iteration, *resolved, &report);
       !s.ok()) {
     return FailWith(s);
   }

@@ -77,7 +77,7 @@ int Run(RunOptions& options, const CommandContext& context) {
   report.metrics.push_back(Metric{"program.signal", static_cast<double>(program->signal), "signal",
                                   "the signal that ended the program, 0 if none"});
   if (absl::Status s =
-          AnalyzeTraceFilesInto(recorded->TraceFiles(), &program->stderr_lines, options.iteration, &*resolved, &report);
+          AnalyzeTraceFilesInto(recorded->TraceFiles(), &program->stderr_lines, options.iteration, *resolved, &report);
       !s.ok()) {
     return FailWith(s);
   }

@@ -25,10 +25,10 @@ trace::Trace Steps(bool sync_inside) {
   return b.Build();
 }
 
-CheckOptions Region() {
-  CheckOptions options;
-  options.Set("sync-in-region", "region", "step");
-  return options;
+analyzers::AnalysisSettings Region() {
+  analyzers::AnalysisSettings settings;
+  settings.steps.region = "step";
+  return settings;
 }
 
 TEST(SyncInRegionTest, FlagsTheSyncInsideTheRegionOnce) {

@@ -194,8 +194,10 @@ inline std::vector<std::string> ItemFrames() {
           "train.py:42 train_step"};
 }
 
-inline std::vector<Finding> RunCheck(const Check& check, const trace::Trace& trace, const CheckOptions& options = {}) {
-  const analyzers::TraceAnalysis analysis(trace);
+// Runs `check` on `trace` analyzed with `settings` (the steps and launch model the command line would give).
+inline std::vector<Finding> RunCheck(const Check& check, const trace::Trace& trace,
+                                     const analyzers::AnalysisSettings& settings, const CheckOptions& options = {}) {
+  const analyzers::TraceAnalysis analysis(trace, settings);
   CheckInputs inputs;
   analyzers::AddTrace(analysis, &inputs);
   std::vector<Finding> findings;
@@ -203,9 +205,18 @@ inline std::vector<Finding> RunCheck(const Check& check, const trace::Trace& tra
   return findings;
 }
 
+inline std::vector<Finding> RunCheck(const Check& check, const trace::Trace& trace, const CheckOptions& options = {}) {
+  return RunCheck(check, trace, analyzers::AnalysisSettings(), options);
+}
+
 inline std::vector<Finding> RunCheck(const std::unique_ptr<Check>& check, const trace::Trace& trace,
                                      const CheckOptions& options = {}) {
   return RunCheck(*check, trace, options);
+}
+
+inline std::vector<Finding> RunCheck(const std::unique_ptr<Check>& check, const trace::Trace& trace,
+                                     const analyzers::AnalysisSettings& settings, const CheckOptions& options = {}) {
+  return RunCheck(*check, trace, settings, options);
 }
 
 // Eager steps: each `step_ns` long, launching `kernels` (name, grid x) back to back on stream 7 from thread 1, each
