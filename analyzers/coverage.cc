@@ -16,6 +16,7 @@
 #include "analyzers/capture_problem_check.h"
 #include "analyzers/launch_metrics.h"
 #include "analyzers/trace_analysis.h"
+#include "core/metrics.h"
 #include "core/number_ranges.h"
 #include "core/trace/api_names.h"
 #include "core/trace/python_frames.h"
@@ -477,10 +478,8 @@ std::optional<Coverage> ComputeCoverage(const TraceAnalysis& analysis, const Ite
 
 std::vector<Metric> CoverageMetrics(const Coverage& coverage) {
   std::vector<Metric> metrics;
-  metrics.push_back({"coverage.steps", static_cast<double>(coverage.steps_counted), "count",
-                     "steps with kernel records that coverage is computed over"});
-  metrics.push_back({"coverage.steps_without_records", static_cast<double>(coverage.steps_without_records), "count",
-                     "steps left out of coverage: launch recording was off there (sampled recording)"});
+  metrics.push_back(metric::kCoverageSteps.With(static_cast<double>(coverage.steps_counted)));
+  metrics.push_back(metric::kCoverageStepsWithoutRecords.With(static_cast<double>(coverage.steps_without_records)));
   const StepCoverage& total = coverage.total;
   uint64_t graphed_kernels = 0;
   double graphed_us = 0;
@@ -490,25 +489,29 @@ std::vector<Metric> CoverageMetrics(const Coverage& coverage) {
   }
   const uint64_t all_kernels = graphed_kernels + total.eager_kernels;
   const double all_us = graphed_us + total.eager_gpu_us;
-  auto share = [&](const std::string& name, double part, double whole, const std::string& description) {
-    if (whole > 0) metrics.push_back({name, part / whole, "ratio", description});
+  auto share = [&](Metric metric, double part, double whole) {
+    if (whole <= 0) return;
+    metric.value = part / whole;
+    metrics.push_back(std::move(metric));
   };
-  share("coverage.graphed_kernel_share", graphed_kernels, all_kernels,
-        "share of the counted steps' kernels replayed from CUDA graphs (the rest launched one by one)");
-  share("coverage.graphed_gpu_time_share", graphed_us, all_us,
-        "share of the counted steps' GPU time spent in CUDA graph replays (the rest in kernels launched one by one)");
+  share(metric::kCoverageGraphedKernelShare.With(0), graphed_kernels, all_kernels);
+  share(metric::kCoverageGraphedGpuTimeShare.With(0), graphed_us, all_us);
+  // One share per maker of graphs: NAME.ORIGIN.
   for (const CoverageShare& s : total.graphed) {
     const std::string part = MetricPart(s.origin);
-    share(absl::StrCat("coverage.graphed_kernel_share.", part), s.kernels, all_kernels,
-          absl::StrCat("share of the counted steps' kernels replayed from graphs made by ", s.origin));
-    share(absl::StrCat("coverage.graphed_gpu_time_share.", part), s.gpu_us, all_us,
-          absl::StrCat("share of the counted steps' GPU time in replays of graphs made by ", s.origin));
+    Metric kernels = metric::kCoverageGraphedKernelShare.With(
+        0, absl::StrCat("share of the counted steps' kernels replayed from graphs made by ", s.origin));
+    kernels.name = absl::StrCat(kernels.name, ".", part);
+    share(std::move(kernels), s.kernels, all_kernels);
+    Metric gpu_time = metric::kCoverageGraphedGpuTimeShare.With(
+        0, absl::StrCat("share of the counted steps' GPU time in replays of graphs made by ", s.origin));
+    gpu_time.name = absl::StrCat(gpu_time.name, ".", part);
+    share(std::move(gpu_time), s.gpu_us, all_us);
   }
   if (coverage.steps_counted > 0) {
     std::vector<double> eager_us;
     for (const StepCoverage& step : coverage.steps) eager_us.push_back(step.eager_gpu_us);
-    metrics.push_back({"coverage.eager_gpu_us", Quantile(eager_us, 0.5), "us",
-                       "GPU time of the kernels launched one by one per counted step (median)"});
+    metrics.push_back(metric::kCoverageEagerGpuUs.With(Quantile(eager_us, 0.5)));
   }
   return metrics;
 }

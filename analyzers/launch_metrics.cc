@@ -6,6 +6,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "analyzers/trace_analysis.h"
+#include "core/metrics.h"
 #include "core/trace/api_names.h"
 
 namespace graphcheck::analyzers {
@@ -292,87 +293,103 @@ std::vector<Metric> LaunchMetrics(const LaunchStats& stats) {
   const StepStats& g = stats.graphed;
   if (e.steps > 0) {
     metrics = {
-        {"launch.iterations", static_cast<double>(e.steps), "count",
-         "eager steps with launches recorded (" + stats.source + ")"},
-        {"launch.iteration_us", stats.eager_step_us, "us",
-         "eager step time the forecast uses, median, from " + stats.StepTimeSource()},
-        {"launch.iteration_us_p10", stats.step_time_unperturbed ? stats.unperturbed_step_us_p10 : e.step_us_p10, "us",
-         "eager step time, 10th percentile of the same steps"},
-        {"launch.iteration_us_p90", stats.step_time_unperturbed ? stats.unperturbed_step_us_p90 : e.step_us_p90, "us",
-         "eager step time, 90th percentile of the same steps"},
-        {"launch.kernels_per_iteration", e.kernels, "count", "kernels launched one by one per step, median"},
-        {"launch.cpu_launch_us", e.cpu_launch_us, "us", "host time inside launch calls per step, median"},
+        metric::kLaunchIterations.With(static_cast<double>(e.steps),
+                                       "eager steps with launches recorded (" + stats.source + ")"),
+        metric::kLaunchIterationUs.With(stats.eager_step_us,
+                                        "eager step time the forecast uses, median, from " + stats.StepTimeSource()),
+        metric::kLaunchIterationUsP10.With(stats.step_time_unperturbed ? stats.unperturbed_step_us_p10 : e.step_us_p10),
+        metric::kLaunchIterationUsP90.With(stats.step_time_unperturbed ? stats.unperturbed_step_us_p90 : e.step_us_p90),
+        metric::kLaunchKernelsPerIteration.With(e.kernels),
+        metric::kLaunchCpuLaunchUs.With(e.cpu_launch_us),
     };
     if (stats.step_time_unperturbed) {
-      metrics.push_back({"launch.unperturbed_iterations", static_cast<double>(stats.unperturbed_steps), "count",
-                         "eager steps no launch-recording window touched"});
-      metrics.push_back({"launch.recorded_iteration_us", e.step_us, "us",
-                         "eager step time with launches recorded: max of host span and GPU span, median"});
-      metrics.push_back({"launch.recorder_perturbation_ratio",
-                         // Against the step time the forecast uses: a GPU-bound step's host span is short (the host
-                         // runs ahead), and the recorded step's time is the GPU's then (H100: 44 ms against 0.1 ms).
-                         stats.eager_step_us > 0 ? e.step_us / stats.eager_step_us - 1 : 0, "ratio",
-                         "how much recording launches lengthened the eager step"});
+      metrics.push_back(metric::kLaunchUnperturbedIterations.With(static_cast<double>(stats.unperturbed_steps)));
+      metrics.push_back(metric::kLaunchRecordedIterationUs.With(e.step_us));
+      // Against the step time the forecast uses: a GPU-bound step's host span is short (the host runs ahead), and the
+      // recorded step's time is the GPU's then (H100: 44 ms against 0.1 ms).
+      metrics.push_back(metric::kLaunchRecorderPerturbationRatio.With(
+          stats.eager_step_us > 0 ? e.step_us / stats.eager_step_us - 1 : 0));
     }
   }
   // GPU-side figures need kernel activity records; a trace without them gets no forecast rather than a wrong one.
   if (e.steps > 0 && e.gpu_busy_us > 0) {
     const std::vector<Metric> gpu = {
-        {"launch.gpu_busy_us", e.gpu_busy_us, "us", "GPU busy time per step (union of kernel intervals), median"},
-        {"launch.gpu_idle_us", e.gpu_idle_us, "us", "GPU idle time per step (gaps between kernels), median"},
-        {"launch.gpu_utilization", e.gpu_busy_us / e.step_us, "ratio", "GPU busy time / step time"},
-        {"launch.launch_delay_us", e.launch_delay_us, "us", "mean of kernel start - launch call start"},
-        {"launch.short_kernels_per_iteration", e.short_kernels, "count", "kernels shorter than short-kernel-us"},
+        metric::kLaunchGpuBusyUs.With(e.gpu_busy_us),
+        metric::kLaunchGpuIdleUs.With(e.gpu_idle_us),
+        metric::kLaunchGpuUtilization.With(e.gpu_busy_us / e.step_us),
+        metric::kLaunchLaunchDelayUs.With(e.launch_delay_us),
+        metric::kLaunchShortKernelsPerIteration.With(e.short_kernels),
     };
     metrics.insert(metrics.end(), gpu.begin(), gpu.end());
   }
   if (stats.forecast) {
     const std::vector<Metric> forecast = {
-        {"launch.forecast_graphed_us", stats.forecast_graphed_us, "us",
-         "forecast step time if graphed: the longer of the GPU path (GPU busy of what the graphs replay + graph "
-         "launches + per-node cost + the GPU busy of what stays eager) and the host path (graph launches + the part "
-         "of the step outside graphcheck:graphable ranges, which stays eager)"},
-        {"launch.forecast_savings_us", stats.forecast_savings_us, "us", "eager step time - forecast graphed time"},
-        {"launch.forecast_savings_ratio", stats.forecast_savings_ratio, "ratio", "forecast savings / eager step time"},
+        metric::kLaunchForecastGraphedUs.With(stats.forecast_graphed_us),
+        metric::kLaunchForecastSavingsUs.With(stats.forecast_savings_us),
+        metric::kLaunchForecastSavingsRatio.With(stats.forecast_savings_ratio),
     };
     metrics.insert(metrics.end(), forecast.begin(), forecast.end());
     if (stats.outside_graphable_us > 0) {
-      metrics.push_back({"launch.outside_graphable_us", stats.outside_graphable_us, "us",
-                         absl::StrCat("step time outside its graphcheck:graphable ranges (loss, optimizer, host "
-                                      "work): stays eager; from the ",
-                                      stats.outside_graphable_unperturbed ? "steps outside launch recording"
-                                                                          : "steps with launches recorded")});
-      metrics.push_back({"launch.forecast_host_path_us", stats.forecast_host_path_us, "us",
-                         "the graphed step's host path: graph launches + the eager rest of the step"});
-      metrics.push_back({"launch.forecast_gpu_path_us", stats.forecast_gpu_path_us, "us",
-                         "the graphed step's GPU path: the graphs' GPU busy time, node costs and launches + the GPU "
-                         "busy time of the kernels that stay eager"});
+      metrics.push_back(metric::kLaunchOutsideGraphableUs.With(
+          stats.outside_graphable_us,
+          absl::StrCat("step time outside its graphcheck:graphable ranges (loss, optimizer, host "
+                       "work): stays eager; from the ",
+                       stats.outside_graphable_unperturbed ? "steps outside launch recording"
+                                                           : "steps with launches recorded")));
+      metrics.push_back(metric::kLaunchForecastHostPathUs.With(stats.forecast_host_path_us));
+      metrics.push_back(metric::kLaunchForecastGpuPathUs.With(stats.forecast_gpu_path_us));
     }
   }
   if (stats.graphed_steps > 0) {
-    metrics.push_back(
-        {"graphed.iterations", static_cast<double>(stats.graphed_steps), "count", "graphed steps analyzed"});
-    metrics.push_back({"graphed.iteration_us", stats.graphed_step_us, "us", "measured graphed step time, median"});
-    metrics.push_back(
-        {"graphed.iteration_us_p10", stats.graphed_step_us_p10, "us", "graphed step time, 10th percentile"});
-    metrics.push_back(
-        {"graphed.iteration_us_p90", stats.graphed_step_us_p90, "us", "graphed step time, 90th percentile"});
+    metrics.push_back(metric::kGraphedIterations.With(static_cast<double>(stats.graphed_steps)));
+    metrics.push_back(metric::kGraphedIterationUs.With(stats.graphed_step_us));
+    metrics.push_back(metric::kGraphedIterationUsP10.With(stats.graphed_step_us_p10));
+    metrics.push_back(metric::kGraphedIterationUsP90.With(stats.graphed_step_us_p90));
   }
   if (g.steps > 0) {
-    metrics.push_back({"graphed.graph_launches_per_iteration", g.graph_launches, "count", "graph launches per step"});
-    metrics.push_back({"graphed.gpu_busy_us", g.gpu_busy_us, "us", "GPU busy time per graphed step"});
+    metrics.push_back(metric::kGraphedGraphLaunchesPerIteration.With(g.graph_launches));
+    metrics.push_back(metric::kGraphedGpuBusyUs.With(g.gpu_busy_us));
   }
   const double graphed_us = stats.graphed_step_us;
   if (e.steps > 0 && stats.graphed_steps > 0 && graphed_us > 0) {
-    metrics.push_back(
-        {"graphed.speedup", stats.eager_step_us / graphed_us, "ratio", "eager step time / graphed step time"});
+    metrics.push_back(metric::kGraphedSpeedup.With(stats.eager_step_us / graphed_us));
     // The forecast error needs a forecast.
     if (stats.forecast) {
-      metrics.push_back({"graphed.forecast_error_ratio", (stats.forecast_graphed_us - graphed_us) / graphed_us, "ratio",
-                         "(forecast graphed - measured graphed) / measured graphed"});
+      metrics.push_back(metric::kGraphedForecastErrorRatio.With((stats.forecast_graphed_us - graphed_us) / graphed_us));
     }
   }
   return metrics;
+}
+
+void UseEngineTimesForTheForecast(std::vector<Metric>* metrics) {
+  metrics->erase(std::remove_if(metrics->begin(), metrics->end(),
+                                [](const Metric& m) {
+                                  return m.name == metric::kGraphedSpeedup.name ||
+                                         m.name == metric::kGraphedForecastErrorRatio.name;
+                                }),
+                 metrics->end());
+  auto find = [&](absl::string_view name) { return metric::FindIn(*metrics, name); };
+  const Metric* forecast = find(metric::kLaunchForecastGraphedUs.name);
+  if (forecast == nullptr) return;
+  double forecast_us = forecast->value;
+  std::vector<Metric> added;
+  // What stays eager (loss, optimizer), timed without the recorder, in place of the trace's recorded figure: it is
+  // the host path's (launch.forecast_graphed_us is the longer of the host and the GPU path).
+  const Metric* trace_outside = find(metric::kLaunchOutsideGraphableUs.name);
+  const Metric* engine_outside = find(metric::kCheckEagerOutsideGraphableUs.name);
+  const Metric* host_path = find(metric::kLaunchForecastHostPathUs.name);
+  const Metric* gpu_path = find(metric::kLaunchForecastGpuPathUs.name);
+  if (trace_outside != nullptr && engine_outside != nullptr && host_path != nullptr && gpu_path != nullptr) {
+    forecast_us = std::max(host_path->value - trace_outside->value + engine_outside->value, gpu_path->value);
+    added.push_back(metric::kCheckForecastGraphedUs.With(forecast_us));
+  }
+  if (const Metric* eager = find(metric::kCheckEagerStepUs.name)) {
+    added.push_back(metric::kCheckForecastSavingsUs.With(std::max(0.0, eager->value - forecast_us)));
+  }
+  if (const Metric* graphed = find(metric::kCheckGraphedStepUs.name); graphed != nullptr && graphed->value > 0) {
+    added.push_back(metric::kCheckForecastErrorRatio.With((forecast_us - graphed->value) / graphed->value));
+  }
+  metrics->insert(metrics->end(), added.begin(), added.end());
 }
 
 }  // namespace graphcheck::analyzers

@@ -35,6 +35,13 @@ struct LaunchModel {
 std::vector<CheckOption> LaunchModelCheckOptions();
 LaunchModel LaunchModelFrom(const BoundOptions& options);
 
+// One speedup per check report: the engine's CUDA-event step times (check.*) are the measurement. The trace's
+// graphed.speedup and graphed.forecast_error_ratio, computed from steps whose launches the recorder recorded (and so
+// lengthened), are dropped; the trace's forecast (launch.forecast_graphed_us) is compared with the engine's times
+// instead: check.forecast_graphed_us (with the unrecorded time outside the graphable parts, when the engine measured
+// it, in place of the trace's), check.forecast_savings_us and check.forecast_error_ratio.
+void UseEngineTimesForTheForecast(std::vector<Metric>* metrics);
+
 // The nearest-rank quantile q (0..1) of `values`, 0 when there are none.
 double Quantile(std::vector<double> values, double q);
 

@@ -14,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "analyzers/trace_analysis.h"
+#include "core/metrics.h"
 
 namespace graphcheck::analyzers {
 namespace {
@@ -210,22 +211,20 @@ std::vector<Metric> MemoryForecastMetrics(const MemoryForecast& forecast) {
   const std::string what =
       forecast.parts >= 2 ? absl::StrCat("the step's ", forecast.parts, " graphable ranges") : std::string("the step");
   std::vector<Metric> metrics = {
-      {"memory.forecast_steps", static_cast<double>(forecast.steps), "count",
-       "eager steps the caching allocator's history covers"},
-      {"memory.forecast_pool_bytes", static_cast<double>(forecast.PoolBytes()), "bytes",
-       "forecast: the private pool a CUDA graph of " + what +
-           " would hold (one pool), largest over the steps, "
-           "cuBLAS workspaces included"},
-      {"memory.forecast_workspace_bytes", static_cast<double>(forecast.workspace_bytes), "bytes",
-       "of it, the cuBLAS workspaces the first graph captured on a stream allocates in its pool"},
-      {"memory.forecast_live_peak_bytes", static_cast<double>(forecast.pool.live_peak_bytes), "bytes",
-       "the most " + what + "'s own allocations held at once"},
-      {"memory.forecast_outliving_bytes", static_cast<double>(forecast.pool.outliving_bytes), "bytes",
-       "what " + what + " allocated and still held at its end (outputs, gradients): kept in the pool"},
+      metric::kMemoryForecastSteps.With(static_cast<double>(forecast.steps)),
+      metric::kMemoryForecastPoolBytes.With(static_cast<double>(forecast.PoolBytes()),
+                                            "forecast: the private pool a CUDA graph of " + what +
+                                                " would hold (one pool), largest over the steps, "
+                                                "cuBLAS workspaces included"),
+      metric::kMemoryForecastWorkspaceBytes.With(static_cast<double>(forecast.workspace_bytes)),
+      metric::kMemoryForecastLivePeakBytes.With(static_cast<double>(forecast.pool.live_peak_bytes),
+                                                "the most " + what + "'s own allocations held at once"),
+      metric::kMemoryForecastOutlivingBytes.With(
+          static_cast<double>(forecast.pool.outliving_bytes),
+          "what " + what + " allocated and still held at its end (outputs, gradients): kept in the pool"),
   };
   if (forecast.parts >= 2) {
-    metrics.push_back({"memory.forecast_private_pools_bytes", static_cast<double>(forecast.PrivatePoolsBytes()),
-                       "bytes", "forecast: the same ranges graphed each into its own private pool, summed"});
+    metrics.push_back(metric::kMemoryForecastPrivatePoolsBytes.With(static_cast<double>(forecast.PrivatePoolsBytes())));
   }
   return metrics;
 }

@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "analyzers/capture_problem_check.h"
 #include "analyzers/trace_analysis.h"
+#include "core/metrics.h"
 #include "core/trace/python_frames.h"
 
 namespace graphcheck::analyzers {
@@ -170,14 +171,10 @@ std::vector<Metric> ProbeMetrics(const trace::Trace& trace, const ProbeIndex& pr
   for (const trace::ApiCall& call : trace.api_calls) {
     replays += call.kind == trace::ApiKind::kGraphLaunch && compiled_graphs.count(trace.Detail(call).graph_id) != 0;
   }
-  metrics.push_back({"compile.recordings", static_cast<double>(recordings), "count",
-                     "graphs torch.compile's cudagraph trees recorded"});
-  metrics.push_back({"compile.recording_call_sites", static_cast<double>(call_sites.size()), "count",
-                     "the program's distinct lines whose calls recorded them"});
-  metrics.push_back(
-      {"compile.replays", static_cast<double>(replays), "count", "launches of the graphs cudagraph trees recorded"});
-  metrics.push_back({"compile.cudagraph_skips", static_cast<double>(skips), "count",
-                     "times inductor ran a compiled function without CUDA graphs (compile-cudagraph-skipped)"});
+  metrics.push_back(metric::kCompileRecordings.With(static_cast<double>(recordings)));
+  metrics.push_back(metric::kCompileRecordingCallSites.With(static_cast<double>(call_sites.size())));
+  metrics.push_back(metric::kCompileReplays.With(static_cast<double>(replays)));
+  metrics.push_back(metric::kCompileCudagraphSkips.With(static_cast<double>(skips)));
   // How much of the GPU's work ran as torch.compile's graphs: their replays' GPU time over all GPU time recorded
   // (kernels launched one by one, and every graph's replays), from the activity inside launch-recording windows.
   if (recordings == 0) return metrics;
@@ -197,9 +194,7 @@ std::vector<Metric> ProbeMetrics(const trace::Trace& trace, const ProbeIndex& pr
     if (k.graph_id == 0 && k.end_ns > k.start_ns) gpu_ns += k.end_ns - k.start_ns;
   }
   if (gpu_ns > 0) {
-    metrics.push_back({"compile.replay_gpu_share", static_cast<double>(compiled_ns) / gpu_ns, "ratio",
-                       "share of the recorded GPU time spent in replays of torch.compile's graphs (the rest: kernels "
-                       "launched one by one, other graphs)"});
+    metrics.push_back(metric::kCompileReplayGpuShare.With(static_cast<double>(compiled_ns) / gpu_ns));
   }
   return metrics;
 }
@@ -225,25 +220,18 @@ std::vector<Metric> ShadowMetrics(const trace::Trace& trace) {
     drawing += c->draws != 0 && !trace.String(c->draws).empty();
     costs.push_back(c->shadow_ns);
   }
-  auto count = [&](const char* name, uint64_t value, const char* description) {
-    if (value > 0) metrics.push_back({name, static_cast<double>(value), "count", description});
+  auto count = [&](const metric::Spec& spec, uint64_t value) {
+    if (value > 0) metrics.push_back(spec.With(static_cast<double>(value)));
   };
-  count("shadow.calls_compared", module_calls,
-        "calls of graphed modules compared with their eager forward (--shadow; numerics-forward)");
-  count("shadow.replays_compared", replays,
-        "replays of the program's captures compared with their captured call run eagerly (replay-mismatch)");
-  count("shadow.calls_drawing", drawing,
-        "of the calls and replays compared, those whose eager code drew random numbers (every source put back)");
-  count("shadow.calls_random", random,
-        "calls and replays not compared: the graph and its eager code advanced the CUDA generator by different "
-        "amounts, so their random numbers cannot match (before format 1.8: every call that drew random numbers)");
-  count("shadow.tensors_compared", tensors, "outputs and written tensors of those calls compared element by element");
+  count(metric::kShadowCallsCompared, module_calls);
+  count(metric::kShadowReplaysCompared, replays);
+  count(metric::kShadowCallsDrawing, drawing);
+  count(metric::kShadowCallsRandom, random);
+  count(metric::kShadowTensorsCompared, tensors);
   if (costs.empty()) return metrics;
   // The median: a process's first comparison also loads the comparison's kernels (about a second on an H100).
   std::nth_element(costs.begin(), costs.begin() + costs.size() / 2, costs.end());
-  metrics.push_back({"shadow.cost_us", costs[costs.size() / 2] / 1e3, "us",
-                     "host time a shadowed call or replay added, median: two eager runs, the restores and the "
-                     "comparison, which waits for the GPU"});
+  metrics.push_back(metric::kShadowCostUs.With(costs[costs.size() / 2] / 1e3));
   return metrics;
 }
 

@@ -1,5 +1,4 @@
 #include "cli/check_command.h"
-#include "core/file_io.h"
 
 #include <unistd.h>
 
@@ -12,12 +11,15 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "analyzers/launch_metrics.h"
 #include "cli/analyze_command.h"
 #include "cli/program_runner.h"
 #include "cli/progress.h"
 #include "cli/recorded_program.h"
 #include "core/engine_run.h"
 #include "core/exit_code.h"
+#include "core/file_io.h"
+#include "core/metrics.h"
 #include "core/model_spec.h"
 #include "report/json.h"
 #include "report/output.h"
@@ -112,11 +114,6 @@ void AttributeFindingsToSteps(Report* report) {
   }
 }
 
-const Metric* FindNamed(const std::vector<Metric>& metrics, absl::string_view name) {
-  auto it = std::find_if(metrics.begin(), metrics.end(), [&](const Metric& m) { return m.name == name; });
-  return it == metrics.end() ? nullptr : &*it;
-}
-
 // A temporary file for an engine's result, removed with the object.
 class EngineResultFile {
  public:
@@ -155,7 +152,7 @@ void RunUnrecordedTiming(const CheckCommandOptions& options, Report* report) {
     step.duration_ms = ran->wall_ms;
     if (ran->signal == 0 && ran->exit_code == 0) timing = ReadEngineRun(result.path());
   }
-  const bool timed = timing.ok() && FindNamed(timing->metrics, "check.graphed_step_us") != nullptr;
+  const bool timed = timing.ok() && metric::FindIn(timing->metrics, metric::kCheckGraphedStepUs.name) != nullptr;
   if (timed) {
     UseUnrecordedTimes(timing->metrics, &report->metrics);
   } else {
@@ -255,7 +252,7 @@ int CheckModel(CheckCommandOptions& options, const CommandContext& context) {
     ShowProgress("timing eager and graphed steps without the recorder");
     RunUnrecordedTiming(options, &report);
   }
-  UseEngineTimesForTheForecast(&report.metrics);
+  analyzers::UseEngineTimesForTheForecast(&report.metrics);
 
   // Where the time went: graphcheck's own work (static checks, starting the engine, reading and analyzing the trace,
   // the report) is everything outside the engine process; inside it, what is not a pipeline step is starting
@@ -265,15 +262,12 @@ int CheckModel(CheckCommandOptions& options, const CommandContext& context) {
   if (run) {
     for (const Step& step : run->steps) engine_steps_ms += step.duration_ms;
   }
-  report.metrics.push_back(Metric{"check.total_ms", total_ms, "ms", "graphcheck check, wall time"});
+  report.metrics.push_back(metric::kCheckTotalMs.With(total_ms));
   double timing_run_ms = 0;
   for (const Step& step : report.steps) timing_run_ms += step.name == "timing-run" ? step.duration_ms : 0;
-  report.metrics.push_back(Metric{"check.tool_overhead_ms", total_ms - engine.wall_ms - timing_run_ms, "ms",
-                                  "graphcheck's own time outside the engine runs: static checks, trace analysis, "
-                                  "report"});
+  report.metrics.push_back(metric::kCheckToolOverheadMs.With(total_ms - engine.wall_ms - timing_run_ms));
   if (run) {
-    report.metrics.push_back(Metric{"check.engine_startup_ms", engine.wall_ms - engine_steps_ms, "ms",
-                                    "engine process time outside its steps: LibTorch and CUDA start, recorder, exit"});
+    report.metrics.push_back(metric::kCheckEngineStartupMs.With(engine.wall_ms - engine_steps_ms));
   }
   return EmitReport(report, *resolved);
 }
@@ -282,11 +276,12 @@ int CheckModel(CheckCommandOptions& options, const CommandContext& context) {
 
 void UseUnrecordedTimes(const std::vector<Metric>& unrecorded, std::vector<Metric>* metrics) {
   auto replaced = [](absl::string_view name) {
-    return absl::StartsWith(name, "check.eager_step_us") || absl::StartsWith(name, "check.graphed_step_us") ||
-           name == "check.speedup" || name == "check.eager_outside_graphable_us";
+    return absl::StartsWith(name, metric::kCheckEagerStepUs.name) ||
+           absl::StartsWith(name, metric::kCheckGraphedStepUs.name) || name == metric::kCheckSpeedup.name ||
+           name == metric::kCheckEagerOutsideGraphableUs.name;
   };
   std::optional<Metric> recorded_eager;
-  if (const Metric* eager = FindNamed(*metrics, "check.eager_step_us")) recorded_eager = *eager;
+  if (const Metric* eager = metric::FindIn(*metrics, metric::kCheckEagerStepUs.name)) recorded_eager = *eager;
   metrics->erase(std::remove_if(metrics->begin(), metrics->end(), [&](const Metric& m) { return replaced(m.name); }),
                  metrics->end());
   for (const Metric& m : unrecorded) {
@@ -295,47 +290,11 @@ void UseUnrecordedTimes(const std::vector<Metric>& unrecorded, std::vector<Metri
     if (absl::EndsWith(copy.name, "_step_us")) absl::StrAppend(&copy.description, ", run without the recorder");
     metrics->push_back(std::move(copy));
   }
-  const Metric* eager = FindNamed(unrecorded, "check.eager_step_us");
+  const Metric* eager = metric::FindIn(unrecorded, metric::kCheckEagerStepUs.name);
   if (recorded_eager && eager != nullptr && eager->value > 0) {
-    metrics->push_back(Metric{"check.recorded_eager_step_us", recorded_eager->value, "us",
-                              "eager step, median, in the run whose launches were recorded"});
-    metrics->push_back(Metric{"check.recorder_perturbation_ratio", recorded_eager->value / eager->value - 1, "ratio",
-                              "how much recording every launch lengthened the engine's eager step"});
+    metrics->push_back(metric::kCheckRecordedEagerStepUs.With(recorded_eager->value));
+    metrics->push_back(metric::kCheckRecorderPerturbationRatio.With(recorded_eager->value / eager->value - 1));
   }
-}
-
-void UseEngineTimesForTheForecast(std::vector<Metric>* metrics) {
-  metrics->erase(std::remove_if(metrics->begin(), metrics->end(),
-                                [](const Metric& m) {
-                                  return m.name == "graphed.speedup" || m.name == "graphed.forecast_error_ratio";
-                                }),
-                 metrics->end());
-  auto find = [&](absl::string_view name) { return FindNamed(*metrics, name); };
-  const Metric* forecast = find("launch.forecast_graphed_us");
-  if (forecast == nullptr) return;
-  double forecast_us = forecast->value;
-  std::vector<Metric> added;
-  // What stays eager (loss, optimizer), timed without the recorder, in place of the trace's recorded figure: it is
-  // the host path's (launch.forecast_graphed_us is the longer of the host and the GPU path).
-  const Metric* trace_outside = find("launch.outside_graphable_us");
-  const Metric* engine_outside = find("check.eager_outside_graphable_us");
-  const Metric* host_path = find("launch.forecast_host_path_us");
-  const Metric* gpu_path = find("launch.forecast_gpu_path_us");
-  if (trace_outside != nullptr && engine_outside != nullptr && host_path != nullptr && gpu_path != nullptr) {
-    forecast_us = std::max(host_path->value - trace_outside->value + engine_outside->value, gpu_path->value);
-    added.push_back(Metric{"check.forecast_graphed_us", forecast_us, "us",
-                           "the trace's forecast graphed step with check.eager_outside_graphable_us in place of "
-                           "launch.outside_graphable_us on its host path"});
-  }
-  if (const Metric* eager = find("check.eager_step_us")) {
-    added.push_back(Metric{"check.forecast_savings_us", std::max(0.0, eager->value - forecast_us), "us",
-                           "eager step timed by the engine - the trace's forecast graphed step"});
-  }
-  if (const Metric* graphed = find("check.graphed_step_us"); graphed != nullptr && graphed->value > 0) {
-    added.push_back(Metric{"check.forecast_error_ratio", (forecast_us - graphed->value) / graphed->value, "ratio",
-                           "(forecast graphed step - graphed step timed by the engine) / the timed one"});
-  }
-  metrics->insert(metrics->end(), added.begin(), added.end());
 }
 
 void AddCheckCommand(CLI::App* app, CommandContext* context) {

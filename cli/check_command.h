@@ -19,13 +19,6 @@ void AddCheckCommand(CLI::App* app, CommandContext* context);
 // builtin:mlp's eager step from ~700 to ~1200 us and its graphed step from ~285 to ~700 us.
 void UseUnrecordedTimes(const std::vector<Metric>& unrecorded, std::vector<Metric>* metrics);
 
-// One speedup per check report: the engine's CUDA-event step times (check.*) are the measurement. The trace's
-// graphed.speedup and graphed.forecast_error_ratio, computed from steps whose launches the recorder recorded (and so
-// lengthened), are dropped; the trace's forecast (launch.forecast_graphed_us) is compared with the engine's times
-// instead: check.forecast_graphed_us (with the unrecorded time outside the graphable parts, when the engine measured
-// it, in place of the trace's), check.forecast_savings_us and check.forecast_error_ratio.
-void UseEngineTimesForTheForecast(std::vector<Metric>* metrics);
-
 }  // namespace graphcheck
 
 #endif  // GRAPHCHECK_CLI_CHECK_COMMAND_H_

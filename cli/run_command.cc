@@ -10,6 +10,7 @@
 #include "cli/progress.h"
 #include "cli/recorded_program.h"
 #include "core/exit_code.h"
+#include "core/metrics.h"
 
 namespace graphcheck {
 namespace {
@@ -72,10 +73,8 @@ int Run(RunOptions& options, const CommandContext& context) {
   report.steps.push_back(Step{"program",
                               program->signal == 0 && program->exit_code == 0 ? StepStatus::kOk : StepStatus::kFailed,
                               program->wall_ms, DescribeProgramResult(*program)});
-  report.metrics.push_back(
-      Metric{"program.exit_code", static_cast<double>(program->exit_code), "code", "the program's own exit status"});
-  report.metrics.push_back(Metric{"program.signal", static_cast<double>(program->signal), "signal",
-                                  "the signal that ended the program, 0 if none"});
+  report.metrics.push_back(metric::kProgramExitCode.With(static_cast<double>(program->exit_code)));
+  report.metrics.push_back(metric::kProgramSignal.With(static_cast<double>(program->signal)));
   if (absl::Status s =
           AnalyzeTraceFilesInto(recorded->TraceFiles(), &program->stderr_lines, options.iteration, *resolved, &report);
       !s.ok()) {

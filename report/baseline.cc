@@ -11,6 +11,7 @@
 #include "absl/strings/strip.h"
 #include "core/exit_code.h"
 #include "core/fingerprint.h"
+#include "core/metrics.h"
 #include "core/utf8.h"
 #include "report/markdown.h"
 #include "report/where.h"
@@ -54,10 +55,10 @@ std::string ChangeText(const MetricChange& m) {
 }  // namespace
 
 std::vector<MetricThreshold> DefaultThresholds() {
-  return {{"graphed.speedup", 0.1},
-          {"launch.iteration_us", 0.1},
-          {"graphed.iteration_us", 0.1},
-          {"coverage.graphed_gpu_time_share", 0.1}};
+  return {{metric::kGraphedSpeedup.name, 0.1},
+          {metric::kLaunchIterationUs.name, 0.1},
+          {metric::kGraphedIterationUs.name, 0.1},
+          {metric::kCoverageGraphedGpuTimeShare.name, 0.1}};
 }
 
 absl::StatusOr<MetricThreshold> ParseThreshold(absl::string_view text) {

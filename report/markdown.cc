@@ -3,6 +3,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "core/metrics.h"
 #include "core/utf8.h"
 #include "report/coverage_table.h"
 #include "report/limits.h"
@@ -19,14 +20,14 @@ constexpr size_t kMaxFindingRows = 50;   // a comment stays readable, and far be
 
 // The metrics a reviewer wants at a glance, in this order (the first of each name; a multi-rank report's rank 0).
 constexpr const char* kKeyMetrics[] = {
-    "launch.iteration_us",
-    "graphed.iteration_us",
-    "graphed.speedup",
-    "check.speedup",
-    "launch.forecast_graphed_us",
-    "launch.forecast_savings_ratio",
-    "launch.kernels_per_iteration",
-    "launch.gpu_utilization",
+    metric::kLaunchIterationUs.name,
+    metric::kGraphedIterationUs.name,
+    metric::kGraphedSpeedup.name,
+    metric::kCheckSpeedup.name,
+    metric::kLaunchForecastGraphedUs.name,
+    metric::kLaunchForecastSavingsRatio.name,
+    metric::kLaunchKernelsPerIteration.name,
+    metric::kLaunchGpuUtilization.name,
 };
 
 // A table of escaped cells: the header cut at 80 characters, the cells at 120.

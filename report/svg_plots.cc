@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "core/fingerprint.h"
+#include "core/metrics.h"
 #include "core/utf8.h"
 #include "report/verdict.h"
 
@@ -354,9 +355,11 @@ void PlotStepTimes(const Report& report, pugi::xml_node parent) {
     return us ? us : FindMetric(report, trace);
   };
   const Bar bars[] = {
-      {"eager (measured)", "bar ph-eager", either("check.eager_step_us", "launch.iteration_us")},
-      {"graphed (forecast)", "bar ph-forecast", either("check.forecast_graphed_us", "launch.forecast_graphed_us")},
-      {"graphed (measured)", "bar ph-graphed", either("check.graphed_step_us", "graphed.iteration_us")},
+      {"eager (measured)", "bar ph-eager", either(metric::kCheckEagerStepUs.name, metric::kLaunchIterationUs.name)},
+      {"graphed (forecast)", "bar ph-forecast",
+       either(metric::kCheckForecastGraphedUs.name, metric::kLaunchForecastGraphedUs.name)},
+      {"graphed (measured)", "bar ph-graphed",
+       either(metric::kCheckGraphedStepUs.name, metric::kGraphedIterationUs.name)},
   };
   double max_us = 0;
   int shown = 0;

@@ -3,6 +3,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "core/metrics.h"
 
 namespace graphcheck {
 
@@ -22,12 +23,12 @@ Verdict ComputeVerdict(const Report& report) {
     verdict.headline =
         absl::StrCat("Not capturable: ", first.title.empty() ? first.message : first.title, " (", first.check_id, ")");
   }
-  const std::optional<double> eager = FindMetric(report, "launch.iteration_us");
-  const std::optional<double> graphed = FindMetric(report, "graphed.iteration_us");
-  const std::optional<double> speedup = FindMetric(report, "graphed.speedup");
-  const std::optional<double> engine_speedup = FindMetric(report, "check.speedup");
-  const std::optional<double> forecast = FindMetric(report, "launch.forecast_graphed_us");
-  const std::optional<double> forecast_ratio = FindMetric(report, "launch.forecast_savings_ratio");
+  const std::optional<double> eager = FindMetric(report, metric::kLaunchIterationUs.name);
+  const std::optional<double> graphed = FindMetric(report, metric::kGraphedIterationUs.name);
+  const std::optional<double> speedup = FindMetric(report, metric::kGraphedSpeedup.name);
+  const std::optional<double> engine_speedup = FindMetric(report, metric::kCheckSpeedup.name);
+  const std::optional<double> forecast = FindMetric(report, metric::kLaunchForecastGraphedUs.name);
+  const std::optional<double> forecast_ratio = FindMetric(report, metric::kLaunchForecastSavingsRatio.name);
   const bool graphs_ran = (graphed && speedup) || engine_speedup;
   if (report.incomplete) {
     verdict.capturability = Capturability::kIncomplete;

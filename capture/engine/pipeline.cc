@@ -24,6 +24,7 @@
 #include "capture/engine/numerics_snapshot.h"
 #include "capture/engine/rng_draws.h"
 #include "capture/engine/torch_edge.h"
+#include "core/metrics.h"
 
 namespace graphcheck {
 namespace {
@@ -98,13 +99,12 @@ Timing Summarize(std::vector<double> values) {
   return t;
 }
 
-void AddTimingMetrics(absl::string_view prefix, absl::string_view what, const Timing& t, std::vector<Metric>* out) {
-  out->push_back(
-      Metric{absl::StrCat(prefix, "_step_us"), t.median, "us", absl::StrCat(what, " step, median (CUDA events)")});
-  out->push_back(
-      Metric{absl::StrCat(prefix, "_step_us_p10"), t.p10, "us", absl::StrCat(what, " step, 10th percentile")});
-  out->push_back(
-      Metric{absl::StrCat(prefix, "_step_us_p90"), t.p90, "us", absl::StrCat(what, " step, 90th percentile")});
+// The median, 10th and 90th percentile of `t` as the three metrics given.
+void AddTimingMetrics(const metric::Spec& median, const metric::Spec& p10, const metric::Spec& p90, const Timing& t,
+                      std::vector<Metric>* out) {
+  out->push_back(median.With(t.median));
+  out->push_back(p10.With(t.p10));
+  out->push_back(p90.With(t.p90));
 }
 
 // The loss of a step: the first output itself when it is a scalar, else the mean of its squares.
@@ -399,38 +399,32 @@ struct RunFigures {
 void AddRunMetrics(const RunFigures& figures, EngineRun* out) {
   EngineRun& run = *out;
   const Timing eager = Summarize(figures.eager_us), graphed_timing = Summarize(figures.graphed_us);
-  if (!figures.eager_us.empty()) AddTimingMetrics("check.eager", "eager", eager, &run.metrics);
+  if (!figures.eager_us.empty())
+    AddTimingMetrics(metric::kCheckEagerStepUs, metric::kCheckEagerStepUsP10, metric::kCheckEagerStepUsP90, eager,
+                     &run.metrics);
   if (!figures.graphed_us.empty()) {
-    AddTimingMetrics("check.graphed", "graphed", graphed_timing, &run.metrics);
-    run.metrics.push_back(Metric{"check.speedup", eager.median / graphed_timing.median, "ratio",
-                                 "eager step time / graphed step time (medians)"});
+    AddTimingMetrics(metric::kCheckGraphedStepUs, metric::kCheckGraphedStepUsP10, metric::kCheckGraphedStepUsP90,
+                     graphed_timing, &run.metrics);
+    run.metrics.push_back(metric::kCheckSpeedup.With(eager.median / graphed_timing.median));
   }
   if (!figures.outside_graphable_us.empty()) {
-    run.metrics.push_back(Metric{"check.eager_outside_graphable_us", Summarize(figures.outside_graphable_us).median,
-                                 "us",
-                                 "eager step less the host time of its forward and backward (the loss, the optimizer "
-                                 "step): what stays eager when the forward and backward are graphed; median"});
+    run.metrics.push_back(metric::kCheckEagerOutsideGraphableUs.With(Summarize(figures.outside_graphable_us).median));
   }
   if (!run.eager_repeat_losses.empty() && run.eager_repeat_losses.size() == run.eager_losses.size()) {
     double spread = 0;
     for (size_t i = 0; i < run.eager_losses.size(); ++i) {
       spread = std::max(spread, std::fabs(run.eager_repeat_losses[i] - run.eager_losses[i]));
     }
-    run.metrics.push_back(Metric{"check.eager_repeat_loss_spread", spread, "loss",
-                                 "largest loss difference between the eager run and its repeat (0: bitwise equal)"});
+    run.metrics.push_back(metric::kCheckEagerRepeatLossSpread.With(spread));
   }
   if (!run.samples.empty()) {
-    run.metrics.push_back(
-        Metric{"check.numerics_tensors", static_cast<double>(run.samples.size()), "count",
-               "tensors compared between eager and graphed (outputs, gradients, parameters, buffers)"});
+    run.metrics.push_back(metric::kCheckNumericsTensors.With(static_cast<double>(run.samples.size())));
   }
   if (figures.graphs > 0) {
-    run.metrics.push_back(Metric{"check.graphs", static_cast<double>(figures.graphs), "count", "CUDA graphs captured"});
-    run.metrics.push_back(
-        Metric{"check.graph_nodes", static_cast<double>(figures.nodes), "count", "nodes in those graphs"});
-    run.metrics.push_back(Metric{"check.capture_ms", figures.capture_ms, "ms", "capture and instantiation, wall time"});
-    run.metrics.push_back(Metric{"check.graph_pool_bytes", static_cast<double>(figures.pool_bytes), "bytes",
-                                 "memory the caching allocator holds for the graphs' pool"});
+    run.metrics.push_back(metric::kCheckGraphs.With(static_cast<double>(figures.graphs)));
+    run.metrics.push_back(metric::kCheckGraphNodes.With(static_cast<double>(figures.nodes)));
+    run.metrics.push_back(metric::kCheckCaptureMs.With(figures.capture_ms));
+    run.metrics.push_back(metric::kCheckGraphPoolBytes.With(static_cast<double>(figures.pool_bytes)));
   }
 }
 
