@@ -2,8 +2,8 @@
 // is not in relaxed mode. Allocation is not a graph operation: CUDA refuses it, and a successful one would not be
 // repeated by replay.
 #include "absl/strings/str_cat.h"
-#include "analyzers/capture_problem_check.h"
 #include "analyzers/checks.h"
+#include "analyzers/internal/capture_problem_check.h"
 
 namespace graphcheck::analyzers {
 namespace {

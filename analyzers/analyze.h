@@ -15,7 +15,7 @@
 #include "analyzers/trace_analysis.h"
 #include "core/registry.h"
 #include "core/report.h"
-#include "core/trace/events.h"
+#include "trace/events.h"
 
 namespace graphcheck::analyzers {
 

@@ -5,9 +5,9 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/hash/hash.h"
-#include "analyzers/capture_errors.h"
+#include "analyzers/internal/capture_error_table.h"
 #include "analyzers/torch_ops.h"
-#include "core/trace/api_names.h"
+#include "trace/api_names.h"
 
 namespace graphcheck::analyzers {
 namespace {

@@ -23,7 +23,7 @@
 #include <vector>
 
 #include "absl/strings/string_view.h"
-#include "core/trace/events.h"
+#include "trace/events.h"
 
 namespace graphcheck::analyzers {
 

@@ -9,7 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "analyzers/checks.h"
 #include "analyzers/trace_analysis.h"
-#include "core/trace/python_frames.h"
+#include "trace/python_frames.h"
 
 namespace graphcheck::analyzers {
 namespace {

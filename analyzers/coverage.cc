@@ -13,13 +13,13 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
-#include "analyzers/capture_problem_check.h"
+#include "analyzers/internal/capture_problem_check.h"
 #include "analyzers/launch_metrics.h"
 #include "analyzers/trace_analysis.h"
 #include "core/metrics.h"
 #include "core/number_ranges.h"
-#include "core/trace/api_names.h"
-#include "core/trace/python_frames.h"
+#include "trace/api_names.h"
+#include "trace/python_frames.h"
 
 namespace graphcheck::analyzers {
 namespace {

@@ -2,7 +2,7 @@
 // Nsight Systems or Compute, another graphcheck). The program ran, but nothing was recorded about it.
 #include "absl/strings/str_cat.h"
 #include "analyzers/checks.h"
-#include "core/trace/events.h"
+#include "trace/events.h"
 
 namespace graphcheck::analyzers {
 namespace {

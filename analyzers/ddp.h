@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "analyzers/capture_windows.h"
-#include "core/trace/events.h"
+#include "trace/events.h"
 
 namespace graphcheck::analyzers {
 

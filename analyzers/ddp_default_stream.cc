@@ -9,7 +9,7 @@
 #include "analyzers/ddp.h"
 #include "analyzers/python_probe.h"
 #include "analyzers/trace_analysis.h"
-#include "core/trace/python_frames.h"
+#include "trace/python_frames.h"
 
 namespace graphcheck::analyzers {
 namespace {

@@ -6,8 +6,8 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
-#include "analyzers/capture_problem_check.h"
 #include "analyzers/checks.h"
+#include "analyzers/internal/capture_problem_check.h"
 #include "analyzers/step_signatures.h"
 
 namespace graphcheck::analyzers {

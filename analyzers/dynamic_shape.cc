@@ -9,12 +9,12 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "analyzers/capture_problem_check.h"
 #include "analyzers/checks.h"
+#include "analyzers/internal/capture_problem_check.h"
 #include "analyzers/python_probe.h"
 #include "analyzers/step_signatures.h"
 #include "analyzers/trace_analysis.h"
-#include "core/engine_run.h"
+#include "engine/run/engine_run.h"
 
 namespace graphcheck::analyzers {
 namespace {

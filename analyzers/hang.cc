@@ -18,7 +18,7 @@
 #include "analyzers/checks.h"
 #include "analyzers/collectives.h"
 #include "analyzers/trace_analysis.h"
-#include "core/trace/python_frames.h"
+#include "trace/python_frames.h"
 
 namespace graphcheck::analyzers {
 namespace {

@@ -24,7 +24,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 #include "analyzers/nvtx_index.h"
-#include "core/trace/events.h"
+#include "trace/events.h"
 
 namespace graphcheck::analyzers {
 

@@ -7,7 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "analyzers/trace_analysis.h"
 #include "core/metrics.h"
-#include "core/trace/api_names.h"
+#include "trace/api_names.h"
 
 namespace graphcheck::analyzers {
 namespace {
@@ -192,7 +192,7 @@ class StepAccumulator {
 
 double Quantile(std::vector<double> values, double q) {
   if (values.empty()) return 0;
-  // The nearest rank, as the engine's step timings take it (capture/engine/pipeline.cc): a value some step had.
+  // The nearest rank, as the engine's step timings take it (engine/pipeline.cc): a value some step had.
   const size_t rank = static_cast<size_t>(q * (values.size() - 1) + 0.5);
   std::nth_element(values.begin(), values.begin() + rank, values.end());
   return values[rank];

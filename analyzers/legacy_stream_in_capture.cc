@@ -2,8 +2,8 @@
 // cudaErrorStreamCaptureImplicit when the capturing stream is blocking; silently left out of the graph otherwise), or a
 // capture begun on the legacy stream.
 #include "absl/strings/str_cat.h"
-#include "analyzers/capture_problem_check.h"
 #include "analyzers/checks.h"
+#include "analyzers/internal/capture_problem_check.h"
 
 namespace graphcheck::analyzers {
 namespace {

@@ -25,7 +25,7 @@
 #include "analyzers/launch_metrics.h"
 #include "analyzers/nvtx_index.h"
 #include "core/report.h"
-#include "core/trace/events.h"
+#include "trace/events.h"
 
 namespace graphcheck::analyzers {
 

@@ -3,8 +3,8 @@
 // it is a latent blocker of that region (reported as a note). Copies outside the steps (loading weights at start-up)
 // are not reported.
 #include "absl/strings/str_cat.h"
-#include "analyzers/capture_problem_check.h"
 #include "analyzers/checks.h"
+#include "analyzers/internal/capture_problem_check.h"
 
 namespace graphcheck::analyzers {
 namespace {

@@ -9,10 +9,10 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "analyzers/capture_problem_check.h"
+#include "analyzers/internal/capture_problem_check.h"
 #include "analyzers/trace_analysis.h"
 #include "core/metrics.h"
-#include "core/trace/python_frames.h"
+#include "trace/python_frames.h"
 
 namespace graphcheck::analyzers {
 namespace {

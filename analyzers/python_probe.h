@@ -17,8 +17,8 @@
 #include "analyzers/stderr_messages.h"
 #include "core/finding.h"
 #include "core/report.h"
-#include "core/trace/events.h"
-#include "core/trace/python_frames.h"
+#include "trace/events.h"
+#include "trace/python_frames.h"
 
 namespace graphcheck::analyzers {
 

@@ -12,9 +12,9 @@
 #include "absl/hash/hash.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "analyzers/capture_problem_check.h"
 #include "analyzers/checks.h"
-#include "core/trace/python_frames.h"
+#include "analyzers/internal/capture_problem_check.h"
+#include "trace/python_frames.h"
 
 namespace graphcheck::analyzers {
 namespace {

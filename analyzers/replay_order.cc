@@ -13,7 +13,7 @@
 #include "analyzers/checks.h"
 #include "analyzers/python_probe.h"
 #include "analyzers/trace_analysis.h"
-#include "core/trace/api_names.h"
+#include "trace/api_names.h"
 
 namespace graphcheck::analyzers {
 namespace {

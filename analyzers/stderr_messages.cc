@@ -5,8 +5,8 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "analyzers/capture_errors.h"
 #include "analyzers/checks.h"
+#include "analyzers/internal/capture_error_table.h"
 #include "core/check.h"
 
 namespace graphcheck::analyzers {

@@ -4,7 +4,7 @@
 #include "absl/hash/hash.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "core/trace/api_names.h"
+#include "trace/api_names.h"
 
 namespace graphcheck::analyzers {
 namespace {

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "analyzers/iterations.h"
-#include "core/trace/events.h"
+#include "trace/events.h"
 
 namespace graphcheck::analyzers {
 

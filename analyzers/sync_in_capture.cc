@@ -1,8 +1,8 @@
 // sync-in-capture: a call that waits for the GPU (stream, event or device synchronize, a synchronous copy or memset)
 // ran inside a capture. CUDA refuses it (900) and invalidates the capture; the capture end then returns 901.
 #include "absl/strings/str_cat.h"
-#include "analyzers/capture_problem_check.h"
 #include "analyzers/checks.h"
+#include "analyzers/internal/capture_problem_check.h"
 
 namespace graphcheck::analyzers {
 namespace {

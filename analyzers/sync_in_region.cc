@@ -4,9 +4,9 @@
 // synchronizations of the graph machinery itself (torch.cuda.graph before it captures, make_graphed_callables' warmup,
 // torch.compile recording its graphs) are not the user's to remove, and are left out when the Python stack shows them.
 #include "absl/strings/str_cat.h"
-#include "analyzers/capture_problem_check.h"
 #include "analyzers/checks.h"
-#include "core/trace/api_names.h"
+#include "analyzers/internal/capture_problem_check.h"
+#include "trace/api_names.h"
 
 namespace graphcheck::analyzers {
 namespace {

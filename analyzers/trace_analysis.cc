@@ -7,7 +7,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "analyzers/torch_ops.h"
-#include "core/trace/python_frames.h"
+#include "trace/python_frames.h"
 
 namespace graphcheck::analyzers {
 namespace {

@@ -20,7 +20,7 @@
 #include "analyzers/python_probe.h"
 #include "core/check.h"
 #include "core/finding.h"
-#include "core/trace/events.h"
+#include "trace/events.h"
 
 namespace graphcheck::analyzers {
 

@@ -2,8 +2,8 @@
 // an event recorded in the capture) still had work that the capturing stream never waited for. Names the streams.
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "analyzers/capture_problem_check.h"
 #include "analyzers/checks.h"
+#include "analyzers/internal/capture_problem_check.h"
 
 namespace graphcheck::analyzers {
 namespace {

@@ -2,8 +2,8 @@
 // capturing stream, or any unsafe call (query, synchronize, allocation) from another thread during a global-mode
 // capture, such as NCCL's watchdog polling events or a garbage-collector finalizer freeing memory.
 #include "absl/strings/str_cat.h"
-#include "analyzers/capture_problem_check.h"
 #include "analyzers/checks.h"
+#include "analyzers/internal/capture_problem_check.h"
 
 namespace graphcheck::analyzers {
 namespace {

@@ -2,8 +2,8 @@
 // context creation, or a library handle or workspace allocation (cuBLAS, cuBLASLt, cuDNN) seen in the backtrace of an
 // allocation. Warmup did not run the captured code, or ran it on another stream.
 #include "absl/strings/str_cat.h"
-#include "analyzers/capture_problem_check.h"
 #include "analyzers/checks.h"
+#include "analyzers/internal/capture_problem_check.h"
 
 namespace graphcheck::analyzers {
 namespace {

@@ -19,9 +19,9 @@
 #include "analyzers/launch_metrics.h"
 #include "analyzers/trace_analysis.h"
 #include "cli/catalog.h"
-#include "core/trace/events.h"
-#include "core/trace/trace_reader.h"
-#include "core/trace/trace_writer.h"
+#include "trace/events.h"
+#include "trace/trace_reader.h"
+#include "trace/trace_writer.h"
 
 namespace graphcheck {
 namespace {

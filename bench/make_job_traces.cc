@@ -12,7 +12,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "core/trace/trace_writer.h"
+#include "trace/trace_writer.h"
 
 namespace graphcheck::trace {
 namespace {

@@ -17,7 +17,7 @@
 #include "analyzers/analyze.h"
 #include "cli/catalog.h"
 #include "core/file_io.h"
-#include "core/trace/trace_reader.h"
+#include "trace/trace_reader.h"
 
 namespace graphcheck {
 namespace {

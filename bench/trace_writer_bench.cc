@@ -9,8 +9,8 @@
 #include <memory>
 #include <string>
 
-#include "core/trace/trace_reader.h"
-#include "core/trace/trace_writer.h"
+#include "trace/trace_reader.h"
+#include "trace/trace_writer.h"
 
 namespace graphcheck::trace {
 namespace {

@@ -9,7 +9,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/synchronization/mutex.h"
-#include "core/trace/trace_writer.h"
+#include "trace/trace_writer.h"
 
 namespace graphcheck::capture {
 

@@ -10,7 +10,7 @@
 #include <array>
 #include <cstdint>
 
-#include "core/trace/events.h"
+#include "trace/events.h"
 
 namespace graphcheck::capture {
 

@@ -2,7 +2,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "core/trace/api_names.h"
+#include "trace/api_names.h"
 
 namespace graphcheck::capture {
 

@@ -12,13 +12,13 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "core/trace/events.h"
+#include "trace/events.h"
 
 namespace graphcheck::capture {
 
 absl::Status CuptiStatus(CUptiResult result, absl::string_view what);
 
-// A callback id of the runtime or driver domain that the recorder subscribes to (core/trace/api_names.h decides).
+// A callback id of the runtime or driver domain that the recorder subscribes to (trace/api_names.h decides).
 struct RecordedCallback {
   CUpti_CallbackId cbid = 0;
   std::string name;  // normalized: "cudaMemcpyAsync"

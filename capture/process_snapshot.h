@@ -10,7 +10,7 @@
 
 #include "absl/status/statusor.h"
 #include "core/environment.h"
-#include "core/trace/events.h"
+#include "trace/events.h"
 
 namespace graphcheck::capture {
 

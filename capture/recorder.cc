@@ -23,8 +23,8 @@
 #include "capture/crash_handler.h"
 #include "capture/internal/recorder_state.h"
 #include "capture/process_snapshot.h"
-#include "core/trace/api_names.h"
-#include "core/trace/python_frames.h"
+#include "trace/api_names.h"
+#include "trace/python_frames.h"
 
 namespace graphcheck::capture::internal {
 namespace {

@@ -9,8 +9,8 @@
 #include <string>
 
 #include "absl/status/status.h"
-#include "core/trace/events.h"
-#include "core/trace/launch_sampling.h"
+#include "trace/events.h"
+#include "trace/launch_sampling.h"
 
 namespace graphcheck::capture {
 

@@ -16,7 +16,7 @@
 #include "cli/catalog.h"
 #include "cli/progress.h"
 #include "core/file_io.h"
-#include "core/trace/trace_reader.h"
+#include "trace/trace_reader.h"
 
 namespace graphcheck {
 namespace {
@@ -29,8 +29,8 @@ struct AnalyzeOptions {
 };
 
 int Analyze(const AnalyzeOptions& options, const CommandContext& context) {
-  absl::StatusOr<ResolvedOutput> resolved = ResolveOutput(options.output);
-  if (!resolved.ok()) return FailWith(resolved.status());
+  absl::StatusOr<CommandSettings> settings = ResolveSettings(options.output);
+  if (!settings.ok()) return FailWith(settings.status());
   std::vector<std::string> stderr_lines;
   if (!options.stderr_path.empty()) {
     absl::StatusOr<std::string> text = ReadInputFile(options.stderr_path, kStderrInput);
@@ -40,11 +40,11 @@ int Analyze(const AnalyzeOptions& options, const CommandContext& context) {
   Report report = NewReport("analyze", context);
   if (!options.traces.empty()) report.subject = options.traces.front();
   if (absl::Status s = AnalyzeTraceFilesInto(options.traces, options.stderr_path.empty() ? nullptr : &stderr_lines,
-                                             options.iteration, *resolved, &report);
+                                             options.iteration, settings->checks, &report);
       !s.ok()) {
     return FailWith(s);
   }
-  return EmitReport(report, *resolved);
+  return EmitReport(report, settings->output);
 }
 
 }  // namespace
@@ -122,7 +122,7 @@ struct AnalyzedTrace {
 };
 
 AnalyzedTrace ReadAndAnalyze(const std::string& path, const analyzers::AnalysisSettings& settings, bool check_steps,
-                             const ResolvedOutput& resolved) {
+                             const CheckSettings& checks) {
   AnalyzedTrace out;
   absl::StatusOr<trace::Trace> trace = trace::ReadTrace(path);
   if (!trace.ok()) {
@@ -133,15 +133,15 @@ AnalyzedTrace ReadAndAnalyze(const std::string& path, const analyzers::AnalysisS
   out.read_warnings = trace->read_warnings;
   if (!trace->devices.empty()) out.gpu = trace->devices.front().gpu;
   out.selection = analyzers::CountStepSelection(*trace, settings.steps, check_steps);
-  out.result = analyzers::AnalyzeProcess(*trace, settings, BuiltinChecks(), resolved.selection, resolved.check_options);
+  out.result = analyzers::AnalyzeProcess(*trace, settings, BuiltinChecks(), checks.selection, checks.options);
   return out;
 }
 
 }  // namespace
 
 absl::Status AnalyzeTraceFilesInto(const std::vector<std::string>& paths, const std::vector<std::string>* stderr_lines,
-                                   const IterationFlags& flags, const ResolvedOutput& resolved, Report* report) {
-  absl::StatusOr<analyzers::AnalysisSettings> settings = AnalysisSettingsFrom(flags, resolved.check_options);
+                                   const IterationFlags& flags, const CheckSettings& checks, Report* report) {
+  absl::StatusOr<analyzers::AnalysisSettings> settings = AnalysisSettingsFrom(flags, checks.options);
   if (!settings.ok()) return settings.status();
   absl::StatusOr<std::vector<std::string>> files = ExpandTracePaths(paths);
   if (!files.ok()) return files.status();
@@ -152,7 +152,7 @@ absl::Status AnalyzeTraceFilesInto(const std::vector<std::string>& paths, const 
   std::atomic<size_t> next{0};
   auto work = [&] {
     for (size_t i = next++; i < files->size(); i = next++) {
-      analyzed[i] = ReadAndAnalyze((*files)[i], *settings, !flags.step_range.empty(), resolved);
+      analyzed[i] = ReadAndAnalyze((*files)[i], *settings, !flags.step_range.empty(), checks);
     }
   };
   std::vector<std::thread> workers;
@@ -185,8 +185,8 @@ absl::Status AnalyzeTraceFilesInto(const std::vector<std::string>& paths, const 
       processes.begin(), processes.end(), [](const analyzers::ProcessResult& a, const analyzers::ProcessResult& b) {
         return std::make_pair(a.summary.rank, a.summary.pid) < std::make_pair(b.summary.rank, b.summary.pid);
       });
-  analyzers::AnalysisResult result = analyzers::MergeProcesses(std::move(processes), stderr_lines, BuiltinChecks(),
-                                                               resolved.selection, resolved.check_options);
+  analyzers::AnalysisResult result =
+      analyzers::MergeProcesses(std::move(processes), stderr_lines, BuiltinChecks(), checks.selection, checks.options);
   const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   report->steps.push_back(
       Step{"analyze", StepStatus::kOk, ms,

@@ -23,7 +23,7 @@ void AddIterationFlags(CLI::App* command, IterationFlags* flags);
 // program's stderr lines (may be null) and adds the analyze step, the checks that ran, the findings, the metrics and
 // the GPU to `report`.
 absl::Status AnalyzeTraceFilesInto(const std::vector<std::string>& paths, const std::vector<std::string>* stderr_lines,
-                                   const IterationFlags& flags, const ResolvedOutput& resolved, Report* report);
+                                   const IterationFlags& flags, const CheckSettings& checks, Report* report);
 
 }  // namespace graphcheck
 

@@ -16,18 +16,18 @@
 #include "cli/program_runner.h"
 #include "cli/progress.h"
 #include "cli/recorded_program.h"
-#include "core/engine_run.h"
 #include "core/exit_code.h"
 #include "core/file_io.h"
 #include "core/metrics.h"
 #include "core/model_spec.h"
-#include "report/json.h"
+#include "engine/run/engine_run.h"
+#include "engine/run/engine_run_json.h"
 #include "report/output.h"
 
 namespace graphcheck {
 namespace {
 
-// The NVTX range the engine puts around every timed step (capture/engine/pipeline.h).
+// The NVTX range the engine puts around every timed step (engine/pipeline.h).
 constexpr char kEngineStepRange[] = "graphcheck:step";
 
 struct CheckCommandOptions {
@@ -167,8 +167,8 @@ void RunUnrecordedTiming(const CheckCommandOptions& options, Report* report) {
 
 int CheckModel(CheckCommandOptions& options, const CommandContext& context) {
   const auto start = std::chrono::steady_clock::now();
-  absl::StatusOr<ResolvedOutput> resolved = ResolveOutput(options.output);
-  if (!resolved.ok()) return FailWith(resolved.status());
+  absl::StatusOr<CommandSettings> settings = ResolveSettings(options.output);
+  if (!settings.ok()) return FailWith(settings.status());
   const EngineResultFile result;
   if (!result.created()) {
     return FailWith(absl::InternalError("cannot create a temporary file for the engine's result"));
@@ -182,7 +182,7 @@ int CheckModel(CheckCommandOptions& options, const CommandContext& context) {
   const Environment environment = Environment::FromCurrentProcess();
   CheckInputs static_inputs;
   static_inputs.Add(environment);
-  RunChecksInto(static_inputs, *resolved, "static-checks", &report);
+  RunChecksInto(static_inputs, settings->checks, "static-checks", &report);
 
   if (absl::Status driver = CheckGpuDriver(); !driver.ok()) {
     report.steps.push_back(Step{"engine", StepStatus::kSkipped, 0, std::string(driver.message())});
@@ -190,7 +190,7 @@ int CheckModel(CheckCommandOptions& options, const CommandContext& context) {
         Incomplete{kExitEnvironmentMissing,
                    absl::StrCat("only the static checks ran; the model needs a GPU to be checked: ", driver.message())};
     SortFindings(&report.findings);
-    return EmitReport(report, *resolved);
+    return EmitReport(report, settings->output);
   }
   if (access(command->front().c_str(), X_OK) != 0) {
     return FailWith(absl::FailedPreconditionError(
@@ -223,7 +223,7 @@ int CheckModel(CheckCommandOptions& options, const CommandContext& context) {
     report.numerics = run->samples;
     CheckInputs engine_inputs;
     engine_inputs.Add(*run);
-    RunChecksInto(engine_inputs, *resolved, "validate", &report);
+    RunChecksInto(engine_inputs, settings->checks, "validate", &report);
   } else {
     // A crash is a result too: the trace says what ran up to it.
     report.steps.push_back(Step{"engine", StepStatus::kFailed, engine.wall_ms, DescribeProgramResult(engine)});
@@ -240,7 +240,7 @@ int CheckModel(CheckCommandOptions& options, const CommandContext& context) {
     iteration.region = kEngineStepRange;
     iteration.region_must_match = false;  // an engine that stopped before its first step has none
   }
-  if (absl::Status s = AnalyzeTraceFilesInto(recorded->TraceFiles(), &messages, iteration, *resolved, &report);
+  if (absl::Status s = AnalyzeTraceFilesInto(recorded->TraceFiles(), &messages, iteration, settings->checks, &report);
       !s.ok()) {
     return FailWith(s);
   }
@@ -269,7 +269,7 @@ int CheckModel(CheckCommandOptions& options, const CommandContext& context) {
   if (run) {
     report.metrics.push_back(metric::kCheckEngineStartupMs.With(engine.wall_ms - engine_steps_ms));
   }
-  return EmitReport(report, *resolved);
+  return EmitReport(report, settings->output);
 }
 
 }  // namespace

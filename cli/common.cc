@@ -66,8 +66,10 @@ void AddOutputOptions(CLI::App* command, OutputOptions* output) {
   command->add_option("--check-option", output->check_options, "Set a check option: ID.NAME=VALUE (repeatable)");
 }
 
-absl::StatusOr<ResolvedOutput> ResolveOutput(const OutputOptions& output) {
-  ResolvedOutput resolved;
+absl::StatusOr<CommandSettings> ResolveSettings(const OutputOptions& output) {
+  CommandSettings settings;
+  CheckSettings& checks = settings.checks;
+  OutputSettings& resolved = settings.output;
   absl::StatusOr<std::optional<ConfigFile>> config =
       LoadConfigFile(output.config_file, std::filesystem::current_path().string(), BuiltinChecks());
   if (!config.ok()) return config.status();
@@ -79,20 +81,20 @@ absl::StatusOr<ResolvedOutput> ResolveOutput(const OutputOptions& output) {
                                                : !file.fail_on.empty() ? file.fail_on
                                                                        : "error");
   if (!fail_on.ok()) return fail_on.status();
-  const std::string checks =
+  const std::string globs =
       file.checks.empty() || output.checks.empty() ? file.checks + output.checks : file.checks + "," + output.checks;
-  absl::StatusOr<CheckSelection> selection = CheckSelection::Parse(checks);
+  absl::StatusOr<CheckSelection> selection = CheckSelection::Parse(globs);
   if (!selection.ok()) return selection.status();
   if (absl::Status s = selection->ValidateAgainst(BuiltinChecks()); !s.ok()) return s;
   if (!selection->SelectsAnyOf(BuiltinChecks())) {
     return absl::InvalidArgumentError(
-        absl::StrCat("--checks '", checks, "' selects no check (see graphcheck list-checks)"));
+        absl::StrCat("--checks '", globs, "' selects no check (see graphcheck list-checks)"));
   }
-  resolved.check_options = file.check_options;
+  checks.options = file.check_options;
   for (const std::string& assignment : output.check_options) {
-    if (absl::Status s = resolved.check_options.ParseAndSet(assignment); !s.ok()) return s;
+    if (absl::Status s = checks.options.ParseAndSet(assignment); !s.ok()) return s;
   }
-  if (absl::Status s = BuiltinChecks().ValidateOptions(resolved.check_options); !s.ok()) return s;
+  if (absl::Status s = BuiltinChecks().ValidateOptions(checks.options); !s.ok()) return s;
   resolved.thresholds = DefaultThresholds();
   for (const MetricThreshold& threshold : file.thresholds) SetThreshold(threshold, &resolved.thresholds);
   for (const std::string& text : output.max_regression) {
@@ -115,8 +117,8 @@ absl::StatusOr<ResolvedOutput> ResolveOutput(const OutputOptions& output) {
   resolved.render.sarif_paths = SarifPaths{SourceRoot(working_dir), working_dir.string()};
   resolved.render.color = *format == ReportFormat::kText && (output.output.empty() || output.output == "-") &&
                           isatty(STDOUT_FILENO) != 0 && std::getenv("NO_COLOR") == nullptr;
-  resolved.selection = *std::move(selection);
-  return resolved;
+  checks.selection = *std::move(selection);
+  return settings;
 }
 
 Report NewReport(absl::string_view mode, const CommandContext& context) {
@@ -129,7 +131,7 @@ Report NewReport(absl::string_view mode, const CommandContext& context) {
   return report;
 }
 
-int EmitReport(const Report& report, const ResolvedOutput& output) {
+int EmitReport(const Report& report, const OutputSettings& output) {
   EndProgress();
   Report final_report = report;
   ApplySeverityOverrides(output.severities, &final_report.findings);
@@ -148,13 +150,13 @@ int EmitReport(const Report& report, const ResolvedOutput& output) {
   return ExitCodeForComparison(diff, output);
 }
 
-ReportDiff CompareReports(Report before, Report now, const ResolvedOutput& output) {
+ReportDiff CompareReports(Report before, Report now, const OutputSettings& output) {
   ApplySeverityOverrides(output.severities, &before.findings);
   ApplySeverityOverrides(output.severities, &now.findings);
   return DiffReports(before, now, output.thresholds);
 }
 
-int ExitCodeForComparison(const ReportDiff& diff, const ResolvedOutput& output) {
+int ExitCodeForComparison(const ReportDiff& diff, const OutputSettings& output) {
   std::vector<std::string> reasons;
   const int exit_code = ExitCodeForDiff(diff, output.render.fail_on, &reasons);
   for (const std::string& reason : reasons) std::fprintf(stderr, "graphcheck: %s\n", PrintableText(reason).c_str());
@@ -184,9 +186,9 @@ void AddChecksRun(std::vector<std::string> ids, Report* report) {
   }
 }
 
-void RunChecksInto(const CheckInputs& inputs, const ResolvedOutput& resolved, absl::string_view step, Report* report) {
+void RunChecksInto(const CheckInputs& inputs, const CheckSettings& checks, absl::string_view step, Report* report) {
   const auto start = std::chrono::steady_clock::now();
-  CheckRun run = RunChecks(BuiltinChecks(), resolved.selection, resolved.check_options, inputs);
+  CheckRun run = RunChecks(BuiltinChecks(), checks.selection, checks.options, inputs);
   const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   report->steps.push_back(Step{std::string(step), StepStatus::kOk, ms, ""});
   AddChecksRun(std::move(run.checks_run), report);

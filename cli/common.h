@@ -31,16 +31,27 @@ struct OutputOptions {
   std::string config_file;                  // --config-file; "" = .graphcheck.yaml from the working directory up
 };
 
-// The options after validation against the catalog, with the configuration file's settings under them.
-struct ResolvedOutput {
-  RenderOptions render;
+// Which checks run and with which options: --checks and --check-option over the configuration file's.
+struct CheckSettings {
   CheckSelection selection;
-  CheckOptions check_options;
+  CheckOptions options;
+};
+
+// Where the report goes and in which format, and what fails the command: --format, -o, --fail-on, --baseline and
+// --max-regression over the configuration file's severities and thresholds.
+struct OutputSettings {
+  RenderOptions render;
   std::string path;
   std::vector<SeverityOverride> severities;
   std::optional<Report> baseline;
   std::string baseline_path;
   std::vector<MetricThreshold> thresholds;
+};
+
+// A subcommand's settings after validation against the catalogue, with the configuration file's under them.
+struct CommandSettings {
+  CheckSettings checks;
+  OutputSettings output;
 };
 
 // Every subcommand's registration gets this: the command line (for the report) and where to put the exit code.
@@ -59,23 +70,23 @@ void AddOutputOptions(CLI::App* command, OutputOptions* output);
 void AddFormatOptions(CLI::App* command, OutputOptions* output, const std::vector<std::string>& formats);
 void AddPolicyOptions(CLI::App* command, OutputOptions* output);
 // Validates before any work is done, so usage errors exit 2 at once.
-absl::StatusOr<ResolvedOutput> ResolveOutput(const OutputOptions& output);
+absl::StatusOr<CommandSettings> ResolveSettings(const OutputOptions& output);
 
 Report NewReport(absl::string_view mode, const CommandContext& context);
 // Applies the severity overrides, renders and writes the report; returns the exit code by the --fail-on policy, or
 // with --baseline by what is new or regressed against it (or 2 if it cannot be written).
-int EmitReport(const Report& report, const ResolvedOutput& output);
+int EmitReport(const Report& report, const OutputSettings& output);
 
 // The comparison of `now` with an earlier report, both with the severity overrides applied.
-ReportDiff CompareReports(Report before, Report now, const ResolvedOutput& output);
+ReportDiff CompareReports(Report before, Report now, const OutputSettings& output);
 // The exit code of a comparison (new findings at or above --fail-on, metric regressions), each reason on stderr.
-int ExitCodeForComparison(const ReportDiff& diff, const ResolvedOutput& output);
+int ExitCodeForComparison(const ReportDiff& diff, const OutputSettings& output);
 
 // Reads a JSON report; InvalidArgument naming the file when it is not one.
 absl::StatusOr<Report> ReadReportFile(const std::string& path);
 
 // Runs the selected checks over `inputs` as step STEP and adds the checks that ran and their findings to `report`.
-void RunChecksInto(const CheckInputs& inputs, const ResolvedOutput& resolved, absl::string_view step, Report* report);
+void RunChecksInto(const CheckInputs& inputs, const CheckSettings& checks, absl::string_view step, Report* report);
 
 // Adds `ids` to report->checks_run, skipping those already there.
 void AddChecksRun(std::vector<std::string> ids, Report* report);

@@ -14,18 +14,18 @@ struct DiffOptions {
 };
 
 int Diff(const DiffOptions& options) {
-  absl::StatusOr<ResolvedOutput> resolved = ResolveOutput(options.output);
-  if (!resolved.ok()) return FailWith(resolved.status());
+  absl::StatusOr<CommandSettings> settings = ResolveSettings(options.output);
+  if (!settings.ok()) return FailWith(settings.status());
   absl::StatusOr<Report> old_report = ReadReportFile(options.old_path);
   if (!old_report.ok()) return FailWith(old_report.status());
   absl::StatusOr<Report> new_report = ReadReportFile(options.new_path);
   if (!new_report.ok()) return FailWith(new_report.status());
-  const ReportDiff diff = CompareReports(*std::move(old_report), *std::move(new_report), *resolved);
-  const std::string text = resolved->render.format == ReportFormat::kJson       ? ReportDiffToJson(diff)
-                           : resolved->render.format == ReportFormat::kMarkdown ? RenderDiffMarkdown(diff)
-                                                                                : RenderDiffText(diff);
-  if (absl::Status status = WriteOutput(resolved->path, text); !status.ok()) return FailWith(status);
-  return ExitCodeForComparison(diff, *resolved);
+  const ReportDiff diff = CompareReports(*std::move(old_report), *std::move(new_report), settings->output);
+  const std::string text = settings->output.render.format == ReportFormat::kJson       ? ReportDiffToJson(diff)
+                           : settings->output.render.format == ReportFormat::kMarkdown ? RenderDiffMarkdown(diff)
+                                                                                       : RenderDiffText(diff);
+  if (absl::Status status = WriteOutput(settings->output.path, text); !status.ok()) return FailWith(status);
+  return ExitCodeForComparison(diff, settings->output);
 }
 
 }  // namespace

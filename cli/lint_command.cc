@@ -112,8 +112,8 @@ void PrintOrder(const CaptureOrder& order, const LintOptions& options) {
 }
 
 int Lint(const LintOptions& options, const CommandContext& context) {
-  absl::StatusOr<ResolvedOutput> resolved = ResolveOutput(options.output);
-  if (!resolved.ok()) return FailWith(resolved.status());
+  absl::StatusOr<CommandSettings> settings = ResolveSettings(options.output);
+  if (!settings.ok()) return FailWith(settings.status());
 
   // Read every input before running anything, so bad input exits 2 with no report.
   std::vector<ConfigDocument> documents;
@@ -145,22 +145,22 @@ int Lint(const LintOptions& options, const CommandContext& context) {
     const Environment environment = Environment::FromCurrentProcess();
     CheckInputs inputs;
     inputs.Add(environment);
-    RunChecksInto(inputs, *resolved, "lint-env", &report);
+    RunChecksInto(inputs, settings->checks, "lint-env", &report);
   }
   for (const ConfigDocument& document : documents) {
     CheckInputs inputs;
     inputs.Add(document);
-    RunChecksInto(inputs, *resolved, "lint-config", &report);
+    RunChecksInto(inputs, settings->checks, "lint-config", &report);
   }
   if (order->has_value()) {
     PrintOrder(**order, options);
     CheckInputs inputs;
     inputs.Add(**order);
-    RunChecksInto(inputs, *resolved, "lint-order", &report);
+    RunChecksInto(inputs, settings->checks, "lint-order", &report);
   }
   std::sort(report.checks_run.begin(), report.checks_run.end());
   SortFindings(&report.findings);
-  return EmitReport(report, *resolved);
+  return EmitReport(report, settings->output);
 }
 
 }  // namespace

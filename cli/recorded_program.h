@@ -8,8 +8,8 @@
 
 #include "absl/status/statusor.h"
 #include "cli/program_runner.h"
-#include "core/trace/events.h"
-#include "core/trace/launch_sampling.h"
+#include "trace/events.h"
+#include "trace/launch_sampling.h"
 
 namespace graphcheck {
 

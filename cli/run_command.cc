@@ -39,8 +39,8 @@ std::string ProgramFile(const std::vector<std::string>& command) {
 }
 
 int Run(RunOptions& options, const CommandContext& context) {
-  absl::StatusOr<ResolvedOutput> resolved = ResolveOutput(options.output);
-  if (!resolved.ok()) return FailWith(resolved.status());
+  absl::StatusOr<CommandSettings> settings = ResolveSettings(options.output);
+  if (!settings.ok()) return FailWith(settings.status());
   if (options.command.empty()) {
     return FailWith(absl::InvalidArgumentError("no program given: graphcheck run [options] -- CMD ARGS..."));
   }
@@ -75,12 +75,12 @@ int Run(RunOptions& options, const CommandContext& context) {
                               program->wall_ms, DescribeProgramResult(*program)});
   report.metrics.push_back(metric::kProgramExitCode.With(static_cast<double>(program->exit_code)));
   report.metrics.push_back(metric::kProgramSignal.With(static_cast<double>(program->signal)));
-  if (absl::Status s =
-          AnalyzeTraceFilesInto(recorded->TraceFiles(), &program->stderr_lines, options.iteration, *resolved, &report);
+  if (absl::Status s = AnalyzeTraceFilesInto(recorded->TraceFiles(), &program->stderr_lines, options.iteration,
+                                             settings->checks, &report);
       !s.ok()) {
     return FailWith(s);
   }
-  return EmitReport(report, *resolved);
+  return EmitReport(report, settings->output);
 }
 
 }  // namespace

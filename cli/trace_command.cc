@@ -9,10 +9,10 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "core/exit_code.h"
-#include "core/trace/trace_reader.h"
 #include "core/utf8.h"
 #include "report/chrome_trace.h"
 #include "report/output.h"
+#include "trace/trace_reader.h"
 
 namespace graphcheck {
 namespace {

@@ -145,7 +145,7 @@ inline constexpr Spec kShadowCostUs{"shadow.cost_us", "us",
                                     "host time a shadowed call or replay added, median: two eager runs, the restores "
                                     "and the comparison, which waits for the GPU"};
 
-// `graphcheck check`: the engine's timings and graphs (capture/engine/pipeline.cc) and the command's own
+// `graphcheck check`: the engine's timings and graphs (engine/pipeline.cc) and the command's own
 // (cli/check_command.cc)
 inline constexpr Spec kCheckEagerStepUs{"check.eager_step_us", "us", "eager step, median (CUDA events)"};
 inline constexpr Spec kCheckEagerStepUsP10{"check.eager_step_us_p10", "us", "eager step, 10th percentile"};

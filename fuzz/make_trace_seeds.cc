@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <string>
 
-#include "core/trace/trace_writer.h"
+#include "trace/trace_writer.h"
 
 namespace graphcheck::trace {
 namespace {

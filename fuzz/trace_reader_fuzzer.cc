@@ -9,7 +9,7 @@
 #include "absl/strings/string_view.h"
 #include "analyzers/analyze.h"
 #include "cli/catalog.h"
-#include "core/trace/trace_reader.h"
+#include "trace/trace_reader.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace graphcheck;  // NOLINT

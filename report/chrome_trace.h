@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "core/trace/events.h"
+#include "trace/events.h"
 
 namespace graphcheck {
 

@@ -8,6 +8,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "core/fingerprint.h"
+#include "core/json_fields.h"
 
 namespace graphcheck {
 
@@ -46,12 +47,6 @@ Timeline TimelineFromJson(const json& j) {
   if (j.contains("eager_step")) t.eager_step = j.at("eager_step").get<StepTimeline>();
   if (j.contains("graphed_step")) t.graphed_step = j.at("graphed_step").get<StepTimeline>();
   return t;
-}
-
-json GpuToJson(const GpuInfo& gpu) {
-  return json{{"name", gpu.name},
-              {"compute_capability", absl::StrCat(gpu.cc_major, ".", gpu.cc_minor)},
-              {"driver", gpu.driver}};
 }
 
 json LocationToJson(const Location& where) {
@@ -170,112 +165,6 @@ absl::StatusOr<Finding> FindingFromJson(const json& j) {
   return f;
 }
 
-absl::StatusOr<GpuInfo> GpuFromJson(const json& j) {
-  GpuInfo gpu;
-  gpu.name = j.at("name").get<std::string>();
-  const std::string cc = j.value("compute_capability", "0.0");
-  if (std::sscanf(cc.c_str(), "%d.%d", &gpu.cc_major, &gpu.cc_minor) != 2) {
-    return absl::InvalidArgumentError(absl::StrCat("bad compute_capability '", cc, "'"));
-  }
-  gpu.driver = j.value("driver", "");
-  return gpu;
-}
-
-absl::StatusOr<StepStatus> ParseStepStatus(const std::string& name) {
-  for (StepStatus s : {StepStatus::kOk, StepStatus::kFailed, StepStatus::kSkipped}) {
-    if (name == StepStatusName(s)) return s;
-  }
-  return absl::InvalidArgumentError(absl::StrCat("unknown step status '", name, "'"));
-}
-
-json StepToJson(const Step& s) {
-  return json{{"name", s.name},
-              {"status", std::string(StepStatusName(s.status))},
-              {"duration_ms", s.duration_ms},
-              {"message", s.message}};
-}
-
-absl::StatusOr<Step> StepFromJson(const json& s) {
-  absl::StatusOr<StepStatus> status = ParseStepStatus(s.at("status").get<std::string>());
-  if (!status.ok()) return status.status();
-  return Step{s.at("name").get<std::string>(), *status, s.value("duration_ms", 0.0), s.value("message", "")};
-}
-
-json MetricToJson(const Metric& m) {
-  return json{{"name", m.name}, {"value", m.value}, {"unit", m.unit}, {"description", m.description}};
-}
-
-Metric MetricFromJson(const json& m) {
-  return Metric{m.at("name").get<std::string>(), m.at("value").get<double>(), m.value("unit", ""),
-                m.value("description", "")};
-}
-
-// Losses and numerics may be NaN or infinite, which JSON cannot spell: they are written as null and read back as NaN.
-json NumberToJson(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
-double NumberFromJson(const json& v) { return v.is_null() ? std::nan("") : v.get<double>(); }
-
-json LossesToJson(const std::vector<double>& losses) {
-  json out = json::array();
-  for (double v : losses) out.push_back(NumberToJson(v));
-  return out;
-}
-
-std::vector<double> LossesFromJson(const json& j) {
-  std::vector<double> losses;
-  for (const json& v : j) losses.push_back(NumberFromJson(v));
-  return losses;
-}
-
-json SampleToJson(const NumericsSample& s) {
-  return json{{"name", s.name},
-              {"role", std::string(TensorRoleName(s.role))},
-              {"dtype", s.dtype},
-              {"numel", s.numel},
-              {"max_abs_error", NumberToJson(s.max_abs_error)},
-              {"worst_index", s.worst_index},
-              {"eager_at_worst", NumberToJson(s.eager_at_worst)},
-              {"graphed_at_worst", NumberToJson(s.graphed_at_worst)},
-              {"eager_abs_max", NumberToJson(s.eager_abs_max)},
-              {"eager_nonfinite", s.eager_nonfinite},
-              {"graphed_nonfinite", s.graphed_nonfinite},
-              {"eager_spread", NumberToJson(s.eager_spread)},
-              {"changed_in_eager", s.changed_in_eager},
-              {"changed_in_graphed", s.changed_in_graphed}};
-}
-
-absl::StatusOr<NumericsSample> SampleFromJson(const json& j) {
-  NumericsSample s;
-  s.name = j.at("name").get<std::string>();
-  absl::StatusOr<TensorRole> role = ParseTensorRole(j.at("role").get<std::string>());
-  if (!role.ok()) return role.status();
-  s.role = *role;
-  s.dtype = j.at("dtype").get<std::string>();
-  s.numel = j.at("numel").get<int64_t>();
-  s.max_abs_error = NumberFromJson(j.at("max_abs_error"));
-  s.worst_index = j.at("worst_index").get<int64_t>();
-  s.eager_at_worst = NumberFromJson(j.at("eager_at_worst"));
-  s.graphed_at_worst = NumberFromJson(j.at("graphed_at_worst"));
-  s.eager_abs_max = NumberFromJson(j.at("eager_abs_max"));
-  s.eager_nonfinite = j.at("eager_nonfinite").get<int64_t>();
-  s.graphed_nonfinite = j.at("graphed_nonfinite").get<int64_t>();
-  s.eager_spread = NumberFromJson(j.at("eager_spread"));
-  s.changed_in_eager = j.at("changed_in_eager").get<bool>();
-  s.changed_in_graphed = j.at("changed_in_graphed").get<bool>();
-  return s;
-}
-
-// Runs `parse` on `text`, turning nlohmann's exceptions into InvalidArgument naming `what`.
-template <typename T, typename Parse>
-absl::StatusOr<T> ParseJsonText(absl::string_view text, absl::string_view what, Parse parse) {
-  try {
-    return parse(json::parse(text.begin(), text.end()));
-  } catch (const json::parse_error& e) {
-    return absl::InvalidArgumentError(absl::StrCat("not valid JSON: ", e.what()));
-  } catch (const json::exception& e) {
-    return absl::InvalidArgumentError(absl::StrCat("not a valid ", what, ": ", e.what()));
-  }
-}
-
 absl::StatusOr<Report> ReportFromParsed(const json& j) {
   if (!j.is_object()) return absl::InvalidArgumentError("not a graphcheck report (top level is not an object)");
   const std::string schema = j.value("schema", "");
@@ -329,67 +218,6 @@ absl::StatusOr<Report> ReportFromParsed(const json& j) {
     }
   }
   return report;
-}
-
-absl::StatusOr<EngineRun> EngineRunFromParsed(const json& j) {
-  if (!j.is_object() || j.value("schema", "") != kEngineRunSchema) {
-    return absl::InvalidArgumentError(absl::StrCat("not an engine result of schema ", kEngineRunSchema));
-  }
-  EngineRun run;
-  run.model = j.at("model").get<std::string>();
-  run.scope = j.at("scope").get<std::string>();
-  run.compute_dtype = j.at("compute_dtype").get<std::string>();
-  for (const json& s : j.at("steps")) {
-    absl::StatusOr<Step> step = StepFromJson(s);
-    if (!step.ok()) return step.status();
-    run.steps.push_back(*std::move(step));
-  }
-  for (const json& m : j.at("metrics")) run.metrics.push_back(MetricFromJson(m));
-  run.eager_losses = LossesFromJson(j.at("eager_losses"));
-  run.graphed_losses = LossesFromJson(j.at("graphed_losses"));
-  run.eager_repeat_losses = LossesFromJson(j.at("eager_repeat_losses"));
-  run.deterministic_settings = j.at("deterministic_settings").get<bool>();
-  for (const json& s : j.at("samples")) {
-    absl::StatusOr<NumericsSample> sample = SampleFromJson(s);
-    if (!sample.ok()) return sample.status();
-    run.samples.push_back(*std::move(sample));
-  }
-  if (j.contains("rng_draws") && !j.at("rng_draws").is_null()) {
-    const json& r = j.at("rng_draws");
-    RngDraws draws;
-    draws.eager_redraw = NumberFromJson(r.at("eager_redraw"));
-    draws.eager_reseeded = NumberFromJson(r.at("eager_reseeded"));
-    draws.graphed_redraw = NumberFromJson(r.at("graphed_redraw"));
-    draws.graphed_vs_eager = NumberFromJson(r.at("graphed_vs_eager"));
-    draws.output_abs_max = NumberFromJson(r.at("output_abs_max"));
-    draws.eager_offset = r.at("eager_offset").get<uint64_t>();
-    draws.graphed_offset = r.at("graphed_offset").get<uint64_t>();
-    run.rng_draws = draws;
-  }
-  if (j.contains("shape_variation") && !j.at("shape_variation").is_null()) {
-    const json& v = j.at("shape_variation");
-    ShapeVariation variation;
-    variation.input = v.at("input").get<std::string>();
-    variation.dim = v.at("dim").get<int>();
-    variation.captured_size = v.at("captured_size").get<int64_t>();
-    for (const json& e : v.at("variants")) {
-      ShapeVariant variant;
-      variant.size = e.at("size").get<int64_t>();
-      variant.eager_ran = e.at("eager_ran").get<bool>();
-      variant.captured = e.at("captured").get<bool>();
-      variant.graph_nodes = e.at("graph_nodes").get<uint64_t>();
-      variant.pool_bytes = e.at("pool_bytes").get<uint64_t>();
-      variant.error = e.at("error").get<std::string>();
-      variation.variants.push_back(std::move(variant));
-    }
-    run.shape_variation = std::move(variation);
-  }
-  if (j.contains("gpu") && !j.at("gpu").is_null()) {
-    absl::StatusOr<GpuInfo> gpu = GpuFromJson(j.at("gpu"));
-    if (!gpu.ok()) return gpu.status();
-    run.gpu = *gpu;
-  }
-  return run;
 }
 
 }  // namespace
@@ -465,56 +293,6 @@ std::string ReportDiffToJson(const ReportDiff& diff) {
 
 absl::StatusOr<Report> ReportFromJson(absl::string_view text) {
   return ParseJsonText<Report>(text, "graphcheck report", ReportFromParsed);
-}
-
-std::string EngineRunToJson(const EngineRun& run) {
-  json steps = json::array();
-  for (const Step& s : run.steps) steps.push_back(StepToJson(s));
-  json metrics = json::array();
-  for (const Metric& m : run.metrics) metrics.push_back(MetricToJson(m));
-  json samples = json::array();
-  for (const NumericsSample& s : run.samples) samples.push_back(SampleToJson(s));
-  json out{{"schema", kEngineRunSchema},
-           {"model", run.model},
-           {"scope", run.scope},
-           {"compute_dtype", run.compute_dtype},
-           {"gpu", run.gpu ? GpuToJson(*run.gpu) : json(nullptr)},
-           {"steps", steps},
-           {"metrics", metrics},
-           {"eager_losses", LossesToJson(run.eager_losses)},
-           {"graphed_losses", LossesToJson(run.graphed_losses)},
-           {"eager_repeat_losses", LossesToJson(run.eager_repeat_losses)},
-           {"deterministic_settings", run.deterministic_settings},
-           {"samples", samples}};
-  if (run.rng_draws) {
-    const RngDraws& r = *run.rng_draws;
-    out["rng_draws"] = json{{"eager_redraw", NumberToJson(r.eager_redraw)},
-                            {"eager_reseeded", NumberToJson(r.eager_reseeded)},
-                            {"graphed_redraw", NumberToJson(r.graphed_redraw)},
-                            {"graphed_vs_eager", NumberToJson(r.graphed_vs_eager)},
-                            {"output_abs_max", NumberToJson(r.output_abs_max)},
-                            {"eager_offset", r.eager_offset},
-                            {"graphed_offset", r.graphed_offset}};
-  }
-  if (run.shape_variation) {
-    const ShapeVariation& v = *run.shape_variation;
-    json variants = json::array();
-    for (const ShapeVariant& e : v.variants) {
-      variants.push_back(json{{"size", e.size},
-                              {"eager_ran", e.eager_ran},
-                              {"captured", e.captured},
-                              {"graph_nodes", e.graph_nodes},
-                              {"pool_bytes", e.pool_bytes},
-                              {"error", e.error}});
-    }
-    out["shape_variation"] =
-        json{{"input", v.input}, {"dim", v.dim}, {"captured_size", v.captured_size}, {"variants", variants}};
-  }
-  return out.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
-}
-
-absl::StatusOr<EngineRun> EngineRunFromJson(absl::string_view text) {
-  return ParseJsonText<EngineRun>(text, "engine result", EngineRunFromParsed);
 }
 
 }  // namespace graphcheck

@@ -6,7 +6,6 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "core/engine_run.h"
 #include "core/report.h"
 #include "report/baseline.h"
 
@@ -23,11 +22,6 @@ absl::StatusOr<Report> ReportFromJson(absl::string_view text);
 // fingerprints) and the metrics that moved.
 inline constexpr char kDiffSchema[] = "graphcheck.diff/1";
 std::string ReportDiffToJson(const ReportDiff& diff);
-
-// The engine's result file (`graphcheck check` runs the engine as a child process and reads this back).
-inline constexpr char kEngineRunSchema[] = "graphcheck.engine-run/2";
-std::string EngineRunToJson(const EngineRun& run);
-absl::StatusOr<EngineRun> EngineRunFromJson(absl::string_view text);
 
 }  // namespace graphcheck
 

@@ -18,8 +18,8 @@ echo "sanitizer-tests: AddressSanitizer + UndefinedBehaviorSanitizer: $(($(date 
 
 start=$(date +%s)
 "$root/scripts/sanitizer-configure.sh" "$root/build-tsan" thread
-cmake --build "$root/build-tsan" -j "$jobs" --target core_tests
+cmake --build "$root/build-tsan" -j "$jobs" --target trace_tests
 # The writer's threaded tests (many threads appending, a fork during concurrent writes).
-TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 "$root/build-tsan/tests/core_tests" \
+TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 "$root/build-tsan/tests/trace_tests" \
   --gtest_filter='TraceFormatTest.ManyThreads*:TraceForkTest.*:TraceCrashTest.KilledMidWrite*'
 echo "sanitizer-tests: ThreadSanitizer: $(($(date +%s) - start)) s"

@@ -11,7 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/check.h"
 #include "core/environment.h"
-#include "core/trace/events.h"
+#include "trace/events.h"
 #include "validators/checks.h"
 
 namespace graphcheck {

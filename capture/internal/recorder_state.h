@@ -30,7 +30,7 @@
 #include "capture/probe_abi.h"
 #include "capture/python_stack.h"
 #include "capture/recorder.h"
-#include "core/trace/trace_writer.h"
+#include "trace/trace_writer.h"
 
 namespace graphcheck::capture::internal {
 

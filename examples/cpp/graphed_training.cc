@@ -9,7 +9,7 @@
 #include <torch/nn.h>
 #include <torch/optim.h>
 
-#include "capture/engine/graphed_callables.h"
+#include "engine/graphed_callables.h"
 
 int main() {
   if (!torch::cuda::is_available()) {

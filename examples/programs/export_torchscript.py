@@ -2,7 +2,7 @@
 
     python3 export_torchscript.py mlp|transformer|convnet OUT.pt
 
-The architectures match capture/engine/models.cc, so `graphcheck check OUT.pt --input ...` checks the same model as
+The architectures match engine/models.cc, so `graphcheck check OUT.pt --input ...` checks the same model as
 `graphcheck check builtin:NAME`, and bench/engine_vs_pytorch.py can time PyTorch's own make_graphed_callables on the
 very module graphcheck graphs.
 """

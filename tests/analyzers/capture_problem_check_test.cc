@@ -1,5 +1,5 @@
 // The wording shared by the capture checks: the capture a problem happened in, and the PyTorch operator clause.
-#include "analyzers/capture_problem_check.h"
+#include "analyzers/internal/capture_problem_check.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -2,7 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "analyzers/checks.h"
-#include "core/engine_run.h"
+#include "engine/run/engine_run.h"
 #include "tests/analyzers/trace_builder.h"
 
 namespace graphcheck::testing_trace {

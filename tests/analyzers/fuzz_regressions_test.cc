@@ -10,7 +10,7 @@
 #include "absl/strings/match.h"
 #include "analyzers/analyze.h"
 #include "cli/catalog.h"
-#include "core/trace/trace_reader.h"
+#include "trace/trace_reader.h"
 
 namespace graphcheck {
 namespace {

@@ -11,7 +11,7 @@
 
 #include "analyzers/analyze.h"
 #include "cli/catalog.h"
-#include "core/trace/trace_reader.h"
+#include "trace/trace_reader.h"
 
 namespace graphcheck {
 namespace {

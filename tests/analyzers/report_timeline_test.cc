@@ -4,7 +4,7 @@
 
 #include "analyzers/report_timeline.h"
 #include "analyzers/trace_analysis.h"
-#include "core/trace/trace_reader.h"
+#include "trace/trace_reader.h"
 
 namespace graphcheck::analyzers {
 namespace {

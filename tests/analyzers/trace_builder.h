@@ -10,7 +10,7 @@
 
 #include "analyzers/trace_analysis.h"
 #include "core/check.h"
-#include "core/trace/events.h"
+#include "trace/events.h"
 
 namespace graphcheck::testing_trace {
 

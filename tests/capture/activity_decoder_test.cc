@@ -6,7 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "absl/strings/str_cat.h"
-#include "core/trace/trace_reader.h"
+#include "trace/trace_reader.h"
 
 namespace graphcheck::capture {
 namespace {

@@ -15,8 +15,8 @@
 #include <gtest/gtest.h>
 
 #include "capture/crash_handler.h"
-#include "core/trace/trace_reader.h"
-#include "core/trace/trace_writer.h"
+#include "trace/trace_reader.h"
+#include "trace/trace_writer.h"
 
 namespace graphcheck::capture {
 namespace {

@@ -1,5 +1,5 @@
 """The Python probe and the C++ side agree on every number and layout they share: the probe's event kinds, capture
-origins and shadow subjects (python/probe/graphcheck_probe/bridge.py) are core/trace/events.h's enums, value for
+origins and shadow subjects (python/probe/graphcheck_probe/bridge.py) are trace/events.h's enums, value for
 value, its allocator actions are AllocatorEvent::Action's, and its ctypes records are capture/probe_abi.h's structs, field for field in order with the same C types. A
 kind added on one side only, or a field moved, fails here instead of writing events the analysis misreads.
 
@@ -37,7 +37,7 @@ def cpp_enum(text, name):
     return values
 
 
-events = read("core/trace/events.h")
+events = read("trace/events.h")
 for cpp, python in (("ProbeEventKind", bridge.EventKind), ("ProbeOrigin", bridge.Origin),
                     ("ShadowSubject", bridge.ShadowSubject)):
     expected = cpp_enum(events, cpp)

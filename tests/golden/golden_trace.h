@@ -11,8 +11,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "analyzers/analyze.h"
-#include "core/trace/events.h"
 #include "report/coverage_table.h"
+#include "trace/events.h"
 
 namespace graphcheck::golden {
 

@@ -16,9 +16,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
-#include "core/trace/trace_reader.h"
 #include "report/json.h"
 #include "tests/gpu/gpu_test_env.h"
+#include "trace/trace_reader.h"
 
 namespace graphcheck::gpu_test {
 

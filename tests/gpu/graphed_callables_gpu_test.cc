@@ -2,7 +2,7 @@
 // reproduces eager training of an identical model bitwise over 20 steps with deterministic kernels (the transformer
 // with dropout included), capture failures come back as a Status and leave the process usable, and the capture
 // options work.
-#include "capture/engine/graphed_callables.h"
+#include "engine/graphed_callables.h"
 
 #include <ATen/Context.h>
 
@@ -11,8 +11,8 @@
 #include <torch/cuda.h>
 #include <torch/optim.h>
 
-#include "capture/engine/models.h"
 #include "core/model_spec.h"
+#include "engine/models.h"
 #include "tests/gpu/gpu_test_env.h"
 
 namespace graphcheck {

@@ -19,10 +19,10 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "core/trace/trace_reader.h"
 #include "report/json.h"
 #include "tests/gpu/gpu_test_env.h"
 #include "tests/gpu/graphcheck_run.h"
+#include "trace/trace_reader.h"
 
 namespace graphcheck {
 namespace {

@@ -18,8 +18,8 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
-#include "core/trace/trace_reader.h"
 #include "tests/gpu/gpu_test_env.h"
+#include "trace/trace_reader.h"
 
 namespace graphcheck {
 namespace {

@@ -13,8 +13,8 @@
 #include <vector>
 
 #include "cli/check_docs.h"
-#include "core/engine_run.h"
 #include "core/environment.h"
+#include "engine/run/engine_run.h"
 
 namespace graphcheck {
 namespace {

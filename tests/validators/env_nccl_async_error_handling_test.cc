@@ -3,8 +3,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "core/trace/events.h"
 #include "tests/validators/env_checks_common.h"
+#include "trace/events.h"
 
 namespace graphcheck {
 namespace {

@@ -8,9 +8,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "core/trace/events.h"
 #include "tests/validators/numerics_test_util.h"
 #include "tests/validators/shadow_test_util.h"
+#include "trace/events.h"
 
 namespace graphcheck {
 namespace {

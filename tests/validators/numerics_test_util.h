@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "core/check.h"
-#include "core/engine_run.h"
+#include "engine/run/engine_run.h"
 
 namespace graphcheck {
 namespace testing_util {

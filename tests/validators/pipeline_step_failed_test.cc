@@ -3,7 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "core/engine_run.h"
+#include "engine/run/engine_run.h"
 
 namespace graphcheck {
 namespace {

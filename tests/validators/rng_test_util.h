@@ -3,7 +3,7 @@
 #ifndef GRAPHCHECK_TESTS_VALIDATORS_RNG_TEST_UTIL_H_
 #define GRAPHCHECK_TESTS_VALIDATORS_RNG_TEST_UTIL_H_
 
-#include "core/engine_run.h"
+#include "engine/run/engine_run.h"
 #include "tests/validators/numerics_test_util.h"
 
 namespace graphcheck {

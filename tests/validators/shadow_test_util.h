@@ -9,7 +9,7 @@
 
 #include "core/check.h"
 #include "core/finding.h"
-#include "core/trace/events.h"
+#include "trace/events.h"
 
 namespace graphcheck::testing_util {
 

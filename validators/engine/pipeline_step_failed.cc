@@ -5,7 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/check.h"
-#include "core/engine_run.h"
+#include "engine/run/engine_run.h"
 #include "validators/checks.h"
 
 namespace graphcheck {

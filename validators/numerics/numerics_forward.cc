@@ -11,9 +11,9 @@
 
 #include "absl/strings/str_format.h"
 #include "core/check.h"
-#include "core/engine_run.h"
-#include "core/trace/events.h"
-#include "core/trace/python_frames.h"
+#include "engine/run/engine_run.h"
+#include "trace/events.h"
+#include "trace/python_frames.h"
 #include "validators/checks.h"
 #include "validators/numerics/numerics_rule.h"
 #include "validators/numerics/shadow_verdict.h"

@@ -5,7 +5,7 @@
 #include <memory>
 
 #include "core/check.h"
-#include "core/engine_run.h"
+#include "engine/run/engine_run.h"
 #include "validators/checks.h"
 #include "validators/numerics/numerics_rule.h"
 

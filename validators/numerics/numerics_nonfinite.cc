@@ -7,7 +7,7 @@
 
 #include "absl/strings/str_format.h"
 #include "core/check.h"
-#include "core/engine_run.h"
+#include "engine/run/engine_run.h"
 #include "validators/checks.h"
 
 namespace graphcheck {

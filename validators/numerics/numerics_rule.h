@@ -22,7 +22,7 @@
 
 #include "absl/strings/string_view.h"
 #include "core/check.h"
-#include "core/engine_run.h"
+#include "engine/run/engine_run.h"
 
 namespace graphcheck {
 

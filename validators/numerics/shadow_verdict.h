@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "core/check.h"
-#include "core/trace/events.h"
+#include "trace/events.h"
 
 namespace graphcheck {
 

@@ -1,10 +1,10 @@
-// How the RNG validators read the engine's RngDraws (core/engine_run.h): whether the model's outputs depend on random
-// draws, and whether the graphs draw as eager does. A difference counts when it exceeds kNoiseFactor times eager's own
-// run-to-run difference after the same seed (0 with deterministic kernels, so any difference then counts).
+// How the RNG validators read the engine's RngDraws (engine/run/engine_run.h): whether the model's outputs depend on
+// random draws, and whether the graphs draw as eager does. A difference counts when it exceeds kNoiseFactor times
+// eager's own run-to-run difference after the same seed (0 with deterministic kernels, so any difference then counts).
 #ifndef GRAPHCHECK_VALIDATORS_RNG_RNG_DRAWS_RULE_H_
 #define GRAPHCHECK_VALIDATORS_RNG_RNG_DRAWS_RULE_H_
 
-#include "core/engine_run.h"
+#include "engine/run/engine_run.h"
 
 namespace graphcheck {
 

@@ -8,7 +8,7 @@
 
 #include "absl/strings/str_format.h"
 #include "core/check.h"
-#include "core/engine_run.h"
+#include "engine/run/engine_run.h"
 #include "validators/checks.h"
 #include "validators/numerics/numerics_rule.h"
 

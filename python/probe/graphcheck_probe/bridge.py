@@ -1,5 +1,5 @@
 """The probe's way into graphcheck's recorder: the event kinds and capture origins of the trace format
-(core/trace/events.h), and the records the injection library takes (capture/probe_abi.h) as ctypes structures.
+(trace/events.h), and the records the injection library takes (capture/probe_abi.h) as ctypes structures.
 
 The library is found once the CUDA driver has loaded it (CUDA_INJECTION64_PATH); the probe never loads it itself,
 since a second copy would be a second recorder. Every call is guarded: recording never raises into the program.
@@ -13,7 +13,7 @@ import time
 
 
 class EventKind(enum.IntEnum):
-    """core/trace/events.h: ProbeEventKind."""
+    """trace/events.h: ProbeEventKind."""
 
     CAPTURE_BEGIN = 1
     CAPTURE_END = 2
@@ -37,7 +37,7 @@ class EventKind(enum.IntEnum):
 
 
 class Origin(enum.IntEnum):
-    """core/trace/events.h: ProbeOrigin."""
+    """trace/events.h: ProbeOrigin."""
 
     UNKNOWN = 0
     USER = 1
@@ -50,7 +50,7 @@ class Origin(enum.IntEnum):
 
 
 class ShadowSubject(enum.IntEnum):
-    """core/trace/events.h: ShadowSubject."""
+    """trace/events.h: ShadowSubject."""
 
     MODULE_FORWARD = 0
     CAPTURED_REGION = 1

@@ -23,7 +23,7 @@ def is_probe_file(path):
 
 
 def is_program_file(path):
-    """The program's own source, as core/trace/python_frames.cc judges it: not a library, the standard library,
+    """The program's own source, as trace/python_frames.cc judges it: not a library, the standard library,
     generated code or the probe."""
     if not path or path.startswith("<") or is_probe_file(path):
         return False
