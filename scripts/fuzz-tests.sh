@@ -24,14 +24,17 @@ for trace in "$root"/examples/traces/*/trace.gctrace; do
   "$build/graphcheck" analyze "$trace" --format json --fail-on never -o "$work/report/$(basename "$(dirname "$trace")").json"
 done
 
-status=0
-run() {  # run FUZZER CORPUS [ARGS...]
+fuzz() {  # fuzz FUZZER CORPUS [ARGS...]: one fuzzer for $seconds; its exit status is the fuzzer's
   local fuzzer=$1 corpus=$2
   shift 2
-  echo "fuzz-tests: $fuzzer, $seconds s over $(ls "$corpus" | wc -l) seeds"
   # A fixed seed: CI walks the same mutations each run (as far as its time allows), so a red run is reproducible.
-  if ! "$build/fuzz/$fuzzer" -seed=1 -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
-      -artifact_prefix="$build/findings/$fuzzer-" "$@" "$corpus" >"$build/$fuzzer.log" 2>&1; then
+  "$build/fuzz/$fuzzer" -seed=1 -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+    -artifact_prefix="$build/findings/$fuzzer-" "$@" "$corpus" >"$build/$fuzzer.log" 2>&1
+}
+report() {  # report FUZZER STATUS: what it ran over, its statistics, and what it found
+  local fuzzer=$1 fuzz_status=$2
+  echo "fuzz-tests: $fuzzer, $seconds s over ${seeds[$fuzzer]} seeds"
+  if [ "$fuzz_status" != 0 ]; then
     tail -40 "$build/$fuzzer.log"
     echo "fuzz-tests: FAIL: $fuzzer found an input; see $build/findings/"
     status=1
@@ -39,8 +42,23 @@ run() {  # run FUZZER CORPUS [ARGS...]
   grep -E '^stat::(number_of_executed_units|peak_rss_mb)' "$build/$fuzzer.log" | tr '\n' ' '
   echo
 }
-run config_parser_fuzzer "$work/config"
-run trace_reader_fuzzer "$work/trace" -max_len=65536
-run report_reader_fuzzer "$work/report" -max_len=262144
-run stderr_messages_fuzzer "$work/stderr"
+
+# Two at a time (CI has two cores): each fuzzer is one process, and the pairs take half the time one after another.
+declare -A seeds=([config_parser_fuzzer]=$(ls "$work/config" | wc -l) [trace_reader_fuzzer]=$(ls "$work/trace" | wc -l)
+  [report_reader_fuzzer]=$(ls "$work/report" | wc -l) [stderr_messages_fuzzer]=$(ls "$work/stderr" | wc -l))
+status=0
+start=$(date +%s)
+fuzz config_parser_fuzzer "$work/config" & config_pid=$!
+fuzz trace_reader_fuzzer "$work/trace" -max_len=65536 & trace_pid=$!
+config_status=0; wait "$config_pid" || config_status=$?
+trace_status=0; wait "$trace_pid" || trace_status=$?
+fuzz report_reader_fuzzer "$work/report" -max_len=262144 & report_pid=$!
+fuzz stderr_messages_fuzzer "$work/stderr" & stderr_pid=$!
+report_status=0; wait "$report_pid" || report_status=$?
+stderr_status=0; wait "$stderr_pid" || stderr_status=$?
+report config_parser_fuzzer "$config_status"
+report trace_reader_fuzzer "$trace_status"
+report report_reader_fuzzer "$report_status"
+report stderr_messages_fuzzer "$stderr_status"
+echo "fuzz-tests: $(($(date +%s) - start)) s of fuzzing"
 exit "$status"

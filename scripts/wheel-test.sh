@@ -8,6 +8,8 @@
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 deps="$root/.deps"
+# The CMake build folder, beside build/ at the same depth so that ccache serves the compiles setup.sh made
+# (CMakeLists.txt); the wheel, the environments and the fake torch go inside it.
 out="$root/build-wheel"
 cuda_home="${CUDA_HOME:-/usr/local/cuda}"
 tool="${GRAPHCHECK_BUILD_DIR:-$root/build}/graphcheck"
@@ -18,7 +20,7 @@ python3 -m venv "$out/build-env"
 "$out/build-env/bin/pip" install --quiet --no-index --find-links "$deps/wheels" scikit-build-core
 rm -rf "$out/dist"
 "$out/build-env/bin/pip" wheel --quiet --no-build-isolation --no-deps -w "$out/dist" "$root" \
-  -Cbuild-dir="$out/cmake" -Ccmake.define.GRAPHCHECK_SITE_DIR="$deps/site" \
+  -Cbuild-dir="$out" -Ccmake.define.GRAPHCHECK_SITE_DIR="$deps/site" \
   -Ccmake.define.CUDAToolkit_ROOT="$cuda_home" -Ccmake.define.CMAKE_CUDA_COMPILER="$cuda_home/bin/nvcc"
 wheel=$(ls "$out"/dist/graphcheck-*.whl)
 echo "wheel-test: built $(basename "$wheel"), $(du -k "$wheel" | cut -f1) KiB"
