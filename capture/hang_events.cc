@@ -35,7 +35,7 @@ void Recorder::BeginWait(const CallbackEntry& entry, const CUpti_CallbackData* d
 void Recorder::OnHang(const HangWatch::Wait& wait) {
   trace::Hang hang;
   hang.thread_id = wait.thread_id;
-  if (const CUptiResult r = cuptiGetTimestamp(&hang.time_ns); r != CUPTI_SUCCESS) CallFailed("cuptiGetTimestamp", r);
+  hang.time_ns = Timestamp();
   hang.since_ns = wait.since_ns;
   hang.timeout_ns = options_.hang_timeout_ms * 1000000;
   hang.call = wait.call;

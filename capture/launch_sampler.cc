@@ -31,18 +31,15 @@ void Recorder::RunSampler() {
 }
 
 void Recorder::SetSamplingWindow(bool open) {
-  uint64_t now = 0;
   if (open) {
     if (activity_ != nullptr) {
       if (absl::Status s = activity_->Resume(); !s.ok()) StatusFailed(s);
     }
     window_open_.store(true);
     ApplyLaunchCallbacks();
-    cuptiGetTimestamp(&now);
-    writer_->WriteLaunchWindowEdge(/*open=*/true, now);
+    writer_->WriteLaunchWindowEdge(/*open=*/true, Timestamp());
   } else {
-    cuptiGetTimestamp(&now);
-    writer_->WriteLaunchWindowEdge(/*open=*/false, now);
+    writer_->WriteLaunchWindowEdge(/*open=*/false, Timestamp());
     window_open_.store(false);
     ApplyLaunchCallbacks();
     if (activity_ != nullptr) {

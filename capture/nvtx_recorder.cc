@@ -35,7 +35,7 @@ trace::StringId Recorder::NvtxMessage(const nvtxEventAttributes_t* attributes) {
 void Recorder::OnNvtx(CUpti_CallbackId cbid, const CUpti_NvtxData* data) {
   trace::NvtxEvent event;
   event.thread_id = CurrentThreadId();
-  cuptiGetTimestamp(&event.time_ns);
+  event.time_ns = Timestamp();
   auto domain_of = [this](nvtxDomainHandle_t domain) -> trace::StringId {
     absl::MutexLock lock(&mutex_);
     auto it = nvtx_domains_.find(reinterpret_cast<uintptr_t>(domain));

@@ -27,9 +27,7 @@ int Recorder::OnShadowComparison(const GraphcheckShadowRecord& record) {
   if (writer_ == nullptr || record.subject > static_cast<uint8_t>(trace::kMaxShadowSubject)) return 0;
   trace::ShadowComparison comparison;
   comparison.thread_id = CurrentThreadId();
-  if (const CUptiResult r = cuptiGetTimestamp(&comparison.time_ns); r != CUPTI_SUCCESS) {
-    CallFailed("cuptiGetTimestamp", r);
-  }
+  comparison.time_ns = Timestamp();
   comparison.module = record.module;
   comparison.call = record.call;
   comparison.numel = static_cast<int64_t>(record.numel);
@@ -58,11 +56,8 @@ int64_t Recorder::OnAllocatorHistory(const GraphcheckAllocations& batch) {
   if (writer_ == nullptr) return 0;
   // The allocator stamps its history with the wall clock in microseconds; the probe sent its own wall clock with the
   // batch, and the recorder's clock is read here, a few microseconds later: their difference moves every entry.
-  uint64_t now_ns = 0;
-  if (const CUptiResult r = cuptiGetTimestamp(&now_ns); r != CUPTI_SUCCESS) {
-    CallFailed("cuptiGetTimestamp", r);
-    return 0;
-  }
+  const uint64_t now_ns = Timestamp();
+  if (now_ns == 0) return 0;
   const int64_t offset_ns = static_cast<int64_t>(now_ns) - static_cast<int64_t>(batch.now_us * 1000);
   constexpr uint32_t kMaxAction = static_cast<uint32_t>(trace::AllocatorEvent::Action::kFree);
   int64_t written = 0;
@@ -90,7 +85,7 @@ int Recorder::OnProbeEvent(const GraphcheckProbeEvent& args) {
   event.kind = static_cast<trace::ProbeEventKind>(args.kind);
   event.origin = static_cast<trace::ProbeOrigin>(args.origin);
   event.thread_id = CurrentThreadId();
-  if (const CUptiResult r = cuptiGetTimestamp(&event.time_ns); r != CUPTI_SUCCESS) CallFailed("cuptiGetTimestamp", r);
+  event.time_ns = Timestamp();
   event.graph = args.graph;
   event.pool = args.pool;
   event.value = args.value;

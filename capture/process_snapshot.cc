@@ -39,7 +39,7 @@ trace::ProcessInfo CurrentProcess(uint32_t parent_pid) {
   process.rank = IntFromEnv("RANK");
   process.local_rank = IntFromEnv("LOCAL_RANK");
   process.world_size = IntFromEnv("WORLD_SIZE");
-  cuptiGetTimestamp(&process.start_ns);
+  if (cuptiGetTimestamp(&process.start_ns) != CUPTI_SUCCESS) process.start_ns = 0;  // 0: not known
   char host[256] = {0};
   if (gethostname(host, sizeof(host) - 1) == 0) process.hostname = host;
   std::ifstream cmdline("/proc/self/cmdline", std::ios::binary);

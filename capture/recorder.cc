@@ -35,10 +35,11 @@ constexpr uint32_t kMaxErrorRecords = 256;
 constexpr int kHangPollMs = 100;  // how often the hang watch looks at the waiting threads
 
 // CUPTI's clock, for the writer's loss times: losses line up with the events.
+// The writer's and the hang watch's clock, a plain function: 0 when CUPTI cannot read it (Recorder::Timestamp, for the
+// recorder's own records, also counts the failure; here that would recurse through CallFailed).
 uint64_t CuptiNow() {
   uint64_t now = 0;
-  cuptiGetTimestamp(&now);
-  return now;
+  return cuptiGetTimestamp(&now) == CUPTI_SUCCESS ? now : 0;
 }
 
 }  // namespace
@@ -646,6 +647,15 @@ void Recorder::CallFailed(const char* call, int code) {
   error.call = writer_->InternString(call);
   error.code = code;
   writer_->WriteRecorderError(error);
+}
+
+uint64_t Recorder::Timestamp() {
+  uint64_t now = 0;
+  if (const CUptiResult r = cuptiGetTimestamp(&now); r != CUPTI_SUCCESS) {
+    CallFailed("cuptiGetTimestamp", r);
+    return 0;
+  }
+  return now;
 }
 
 void Recorder::StatusFailed(const absl::Status& status) { CallFailed(std::string(status.message()).c_str(), 0); }

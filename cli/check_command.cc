@@ -165,6 +165,88 @@ void RunUnrecordedTiming(const CheckCommandOptions& options, Report* report) {
   report->steps.push_back(std::move(step));
 }
 
+// The report of a machine where the engine cannot run: the static checks, and why the rest did not.
+int EmitWithoutGpu(const absl::Status& driver, const CommandSettings& settings, Report* report) {
+  report->steps.push_back(Step{"engine", StepStatus::kSkipped, 0, std::string(driver.message())});
+  report->incomplete =
+      Incomplete{kExitEnvironmentMissing,
+                 absl::StrCat("only the static checks ran; the model needs a GPU to be checked: ", driver.message())};
+  SortFindings(&report->findings);
+  return EmitReport(*report, settings.output);
+}
+
+// The engine under the recorder, recording every launch: the pipeline is short and its kernels-per-step metric
+// counts the launches of every step.
+absl::StatusOr<RecordedProgram> RecordEngine(const CheckCommandOptions& options,
+                                             const std::vector<std::string>& command) {
+  RecordingOptions recording;
+  recording.trace_dir = options.trace_dir;
+  recording.inject_library = options.inject_library;
+  recording.launches = trace::LaunchRecording::kAll;
+  ShowProgress(
+      absl::StrCat("checking ", options.model, ": eager reference, warmup, capture, ", options.replays, " replays"));
+  return RecordedProgram::Run(command, recording);
+}
+
+// The engine's run merged into the report (GPU, steps, metrics, numerics) and the engine validators run over it; a
+// crashed engine is its failed step instead. Returns the run when the engine finished.
+absl::StatusOr<std::optional<EngineRun>> AddEngineRun(const ProgramResult& engine, const char* result_path,
+                                                      const CheckSettings& checks, Report* report) {
+  if (engine.signal != 0 || engine.exit_code != 0) {
+    // A crash is a result too: the trace says what ran up to it.
+    report->steps.push_back(Step{"engine", StepStatus::kFailed, engine.wall_ms, DescribeProgramResult(engine)});
+    return std::nullopt;
+  }
+  absl::StatusOr<EngineRun> run = ReadEngineRun(result_path);
+  if (!run.ok()) return run.status();
+  if (run->gpu) report->machine.gpu = run->gpu;
+  report->steps.insert(report->steps.end(), run->steps.begin(), run->steps.end());
+  report->metrics.insert(report->metrics.end(), run->metrics.begin(), run->metrics.end());
+  report->numerics = run->samples;
+  CheckInputs engine_inputs;
+  engine_inputs.Add(*run);
+  RunChecksInto(engine_inputs, checks, "validate", report);
+  return std::optional<EngineRun>(*std::move(run));
+}
+
+// The analyzers over the engine's trace, steps cut by its "graphcheck:step" ranges, and each finding attributed to
+// the pipeline step it happened in.
+absl::Status AnalyzeEngineTrace(const CheckCommandOptions& options, const RecordedProgram& recorded,
+                                const CheckSettings& checks, Report* report) {
+  // A failure LibTorch diagnosed before any CUDA call (a pageable copy it refused) leaves nothing in the trace but
+  // its message: the messages of failed steps join the engine's stderr for the known-message analyzer.
+  std::vector<std::string> messages = recorded.result().stderr_lines;
+  for (const Step& step : report->steps) {
+    if (step.status == StepStatus::kFailed) messages.push_back(step.message);
+  }
+  IterationFlags iteration = options.iteration;
+  if (iteration.region.empty()) {
+    iteration.region = kEngineStepRange;
+    iteration.region_must_match = false;  // an engine that stopped before its first step has none
+  }
+  if (absl::Status s = AnalyzeTraceFilesInto(recorded.TraceFiles(), &messages, iteration, checks, report); !s.ok()) {
+    return s;
+  }
+  AttributeFindingsToSteps(report);
+  SortFindings(&report->findings);
+  return absl::OkStatus();
+}
+
+// Where the time went: graphcheck's own work (static checks, starting the engine, reading and analyzing the trace,
+// the report) is everything outside the engine process; inside it, what is not a pipeline step is starting LibTorch
+// and CUDA and writing the result.
+void AddTimeMetrics(double total_ms, const ProgramResult& engine, const std::optional<EngineRun>& run, Report* report) {
+  double timing_run_ms = 0;
+  for (const Step& step : report->steps) timing_run_ms += step.name == "timing-run" ? step.duration_ms : 0;
+  report->metrics.push_back(metric::kCheckTotalMs.With(total_ms));
+  report->metrics.push_back(metric::kCheckToolOverheadMs.With(total_ms - engine.wall_ms - timing_run_ms));
+  if (run) {
+    double engine_steps_ms = 0;
+    for (const Step& step : run->steps) engine_steps_ms += step.duration_ms;
+    report->metrics.push_back(metric::kCheckEngineStartupMs.With(engine.wall_ms - engine_steps_ms));
+  }
+}
+
 int CheckModel(CheckCommandOptions& options, const CommandContext& context) {
   const auto start = std::chrono::steady_clock::now();
   absl::StatusOr<CommandSettings> settings = ResolveSettings(options.output);
@@ -173,102 +255,40 @@ int CheckModel(CheckCommandOptions& options, const CommandContext& context) {
   if (!result.created()) {
     return FailWith(absl::InternalError("cannot create a temporary file for the engine's result"));
   }
-  const char* result_path = result.path();
-  absl::StatusOr<std::vector<std::string>> command = EngineCommand(options, result_path);
+  absl::StatusOr<std::vector<std::string>> command = EngineCommand(options, result.path());
   if (!command.ok()) return FailWith(command.status());
 
   Report report = NewReport("check", context);
   report.subject = options.model;
-  const Environment environment = Environment::FromCurrentProcess();
   CheckInputs static_inputs;
-  static_inputs.Add(environment);
+  static_inputs.Add(Environment::FromCurrentProcess());
   RunChecksInto(static_inputs, settings->checks, "static-checks", &report);
-
-  if (absl::Status driver = CheckGpuDriver(); !driver.ok()) {
-    report.steps.push_back(Step{"engine", StepStatus::kSkipped, 0, std::string(driver.message())});
-    report.incomplete =
-        Incomplete{kExitEnvironmentMissing,
-                   absl::StrCat("only the static checks ran; the model needs a GPU to be checked: ", driver.message())};
-    SortFindings(&report.findings);
-    return EmitReport(report, settings->output);
-  }
+  if (absl::Status driver = CheckGpuDriver(); !driver.ok()) return EmitWithoutGpu(driver, *settings, &report);
   if (access(command->front().c_str(), X_OK) != 0) {
     return FailWith(absl::FailedPreconditionError(
         absl::StrCat("the engine is not at ", command->front(), " (build the graphcheck-engine target, or --engine)")));
   }
 
-  // Every launch: the pipeline is short and its kernels-per-step metric counts the launches of every step.
-  RecordingOptions recording;
-  recording.trace_dir = options.trace_dir;
-  recording.inject_library = options.inject_library;
-  recording.launches = trace::LaunchRecording::kAll;
-  ShowProgress(
-      absl::StrCat("checking ", options.model, ": eager reference, warmup, capture, ", options.replays, " replays"));
-  absl::StatusOr<RecordedProgram> recorded = RecordedProgram::Run(*command, recording);
+  absl::StatusOr<RecordedProgram> recorded = RecordEngine(options, *command);
   if (!recorded.ok()) return FailWith(recorded.status());
   const ProgramResult& engine = recorded->result();
   // The engine said why on stderr in one line: bad input (2) or no usable GPU (3). No report then.
   if (engine.signal == 0 && (engine.exit_code == kExitBadInput || engine.exit_code == kExitEnvironmentMissing)) {
     return engine.exit_code;
   }
-
-  std::optional<EngineRun> run;
-  if (engine.signal == 0 && engine.exit_code == 0) {
-    absl::StatusOr<EngineRun> read = ReadEngineRun(result_path);
-    if (!read.ok()) return FailWith(read.status());
-    run = *std::move(read);
-    if (run->gpu) report.machine.gpu = run->gpu;
-    report.steps.insert(report.steps.end(), run->steps.begin(), run->steps.end());
-    report.metrics.insert(report.metrics.end(), run->metrics.begin(), run->metrics.end());
-    report.numerics = run->samples;
-    CheckInputs engine_inputs;
-    engine_inputs.Add(*run);
-    RunChecksInto(engine_inputs, settings->checks, "validate", &report);
-  } else {
-    // A crash is a result too: the trace says what ran up to it.
-    report.steps.push_back(Step{"engine", StepStatus::kFailed, engine.wall_ms, DescribeProgramResult(engine)});
-  }
-
-  // A failure LibTorch diagnosed before any CUDA call (a pageable copy it refused) leaves nothing in the trace but
-  // its message: the messages of failed steps join the engine's stderr for the known-message analyzer.
-  std::vector<std::string> messages = engine.stderr_lines;
-  for (const Step& step : report.steps) {
-    if (step.status == StepStatus::kFailed) messages.push_back(step.message);
-  }
-  IterationFlags iteration = options.iteration;
-  if (iteration.region.empty()) {
-    iteration.region = kEngineStepRange;
-    iteration.region_must_match = false;  // an engine that stopped before its first step has none
-  }
-  if (absl::Status s = AnalyzeTraceFilesInto(recorded->TraceFiles(), &messages, iteration, settings->checks, &report);
-      !s.ok()) {
-    return FailWith(s);
-  }
-  AttributeFindingsToSteps(&report);
-  SortFindings(&report.findings);
+  absl::StatusOr<std::optional<EngineRun>> run = AddEngineRun(engine, result.path(), settings->checks, &report);
+  if (!run.ok()) return FailWith(run.status());
+  if (absl::Status s = AnalyzeEngineTrace(options, *recorded, settings->checks, &report); !s.ok()) return FailWith(s);
   // Only a run whose every step worked has graphs to time.
-  if (run &&
-      std::all_of(run->steps.begin(), run->steps.end(), [](const Step& s) { return s.status == StepStatus::kOk; })) {
+  const std::optional<EngineRun>& finished = *run;
+  if (finished && std::all_of(finished->steps.begin(), finished->steps.end(),
+                              [](const Step& s) { return s.status == StepStatus::kOk; })) {
     ShowProgress("timing eager and graphed steps without the recorder");
     RunUnrecordedTiming(options, &report);
   }
   analyzers::UseEngineTimesForTheForecast(&report.metrics);
-
-  // Where the time went: graphcheck's own work (static checks, starting the engine, reading and analyzing the trace,
-  // the report) is everything outside the engine process; inside it, what is not a pipeline step is starting
-  // LibTorch and CUDA and writing the result.
-  const double total_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-  double engine_steps_ms = 0;
-  if (run) {
-    for (const Step& step : run->steps) engine_steps_ms += step.duration_ms;
-  }
-  report.metrics.push_back(metric::kCheckTotalMs.With(total_ms));
-  double timing_run_ms = 0;
-  for (const Step& step : report.steps) timing_run_ms += step.name == "timing-run" ? step.duration_ms : 0;
-  report.metrics.push_back(metric::kCheckToolOverheadMs.With(total_ms - engine.wall_ms - timing_run_ms));
-  if (run) {
-    report.metrics.push_back(metric::kCheckEngineStartupMs.With(engine.wall_ms - engine_steps_ms));
-  }
+  AddTimeMetrics(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count(), engine,
+                 finished, &report);
   return EmitReport(report, settings->output);
 }
 

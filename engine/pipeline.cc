@@ -7,9 +7,8 @@
 #include <optional>
 
 #include <ATen/Context.h>
-#include <ATen/autocast_mode.h>
 #include <ATen/core/grad_mode.h>
-#include <ATen/cuda/CUDAEvent.h>
+#include <ATen/cuda/CUDAContext.h>
 #include <ATen/cuda/CUDAGraph.h>
 #include <c10/cuda/CUDAFunctions.h>
 #include <c10/cuda/CUDAGuard.h>
@@ -21,6 +20,7 @@
 #include "core/metrics.h"
 #include "engine/fused_optimizer.h"
 #include "engine/graphed_callables.h"
+#include "engine/internal/training_steps.h"
 #include "engine/models.h"
 #include "engine/numerics_snapshot.h"
 #include "engine/rng_draws.h"
@@ -28,8 +28,6 @@
 
 namespace graphcheck {
 namespace {
-
-using StepFn = std::function<at::Tensor(const std::vector<at::Tensor>&)>;  // one step on a batch; returns the loss
 
 constexpr int kDistinctBatches = 4;  // replays copy new data in, as a training loop does
 // Untimed eager steps before the eager reference, then a restart. Seen on an H100 with torchvision's
@@ -107,63 +105,6 @@ void AddTimingMetrics(const metric::Spec& median, const metric::Spec& p10, const
   out->push_back(p90.With(t.p90));
 }
 
-// The loss of a step: the first output itself when it is a scalar, else the mean of its squares.
-at::Tensor LossOf(const std::vector<at::Tensor>& outputs) {
-  TORCH_CHECK(!outputs.empty(), "the model returned no tensor");
-  const at::Tensor first = outputs.front().to(at::kFloat);
-  return first.dim() == 0 ? first : first.square().mean();
-}
-
-// Autocast on the forward only, with its cache off (a cache would hold casts made during capture).
-ForwardFn WithAutocast(ForwardFn forward, at::ScalarType dtype) {
-  return [forward = std::move(forward), dtype](const std::vector<at::Tensor>& inputs) {
-    const bool was_enabled = at::autocast::is_autocast_enabled(at::kCUDA);
-    const at::ScalarType was_dtype = at::autocast::get_autocast_dtype(at::kCUDA);
-    const bool was_cached = at::autocast::is_autocast_cache_enabled();
-    at::autocast::set_autocast_enabled(at::kCUDA, true);
-    at::autocast::set_autocast_dtype(at::kCUDA, dtype);
-    at::autocast::set_autocast_cache_enabled(false);
-    struct Restore {
-      bool enabled, cached;
-      at::ScalarType dtype;
-      ~Restore() {
-        at::autocast::set_autocast_enabled(at::kCUDA, enabled);
-        at::autocast::set_autocast_dtype(at::kCUDA, dtype);
-        at::autocast::set_autocast_cache_enabled(cached);
-      }
-    } restore{was_enabled, was_cached, was_dtype};
-    return forward(inputs);
-  };
-}
-
-// The parameters and buffers at a point in time, by name, so every run starts where the eager reference started.
-// Restoring copies into the tensors the module holds now: a forward that rebinds a buffer starts from its initial
-// value again too.
-class ModelState {
- public:
-  explicit ModelState(const Model& model) {
-    at::NoGradGuard no_grad;
-    for (NamedTensor& t : model.named_state()) {
-      t.tensor = t.tensor.detach().clone();
-      saved_.push_back(std::move(t));
-    }
-  }
-  void Restore(const Model& model) const {
-    at::NoGradGuard no_grad;
-    for (const NamedTensor& now : model.named_state()) {
-      for (const NamedTensor& saved : saved_) {
-        if (saved.role == now.role && saved.name == now.name && saved.tensor.sizes() == now.tensor.sizes()) {
-          now.tensor.detach().copy_(saved.tensor);
-        }
-      }
-    }
-  }
-  const std::vector<NamedTensor>& tensors() const { return saved_; }
-
- private:
-  std::vector<NamedTensor> saved_;
-};
-
 // Deterministic kernels, so that a second eager run can reproduce the first bitwise and graphed can be held to that
 // (validators/numerics/numerics_rule.h). TF32 off as well: it is a precision choice, not a determinism one, but it
 // makes float32 comparisons loose.
@@ -172,28 +113,6 @@ void AskForDeterministicKernels() {
   at::globalContext().setBenchmarkCuDNN(false);
   at::globalContext().setAllowTF32CuDNN(false);
   at::globalContext().setAllowTF32CuBLAS(false);
-}
-
-// `forward`, keeping detached clones of the outputs of its first call in `kept`.
-ForwardFn KeepingFirstOutputs(ForwardFn forward, std::vector<at::Tensor>* kept) {
-  return [forward = std::move(forward), kept](const std::vector<at::Tensor>& inputs) {
-    std::vector<at::Tensor> outputs = forward(inputs);
-    if (kept->empty()) {
-      at::NoGradGuard no_grad;
-      for (const at::Tensor& t : outputs) kept->push_back(t.detach().clone());
-    }
-    return outputs;
-  };
-}
-
-// `step`, filling `snapshot` after its first call with the first outputs that `first_outputs` kept and the gradients.
-StepFn SnapshottingFirstStep(StepFn step, const Model& model, const std::vector<at::Tensor>* first_outputs,
-                             RunSnapshot* snapshot) {
-  return [step = std::move(step), &model, first_outputs, snapshot](const std::vector<at::Tensor>& batch) {
-    at::Tensor loss = step(batch);
-    if (!snapshot->took_first_step) snapshot->TakeFirstStep(*first_outputs, model.named_state());
-    return loss;
-  };
 }
 
 // Resolves the inputs: --inputs, --input, or the built-in's defaults; InvalidArgument when they do not fit.
@@ -234,78 +153,6 @@ absl::StatusOr<std::vector<std::vector<at::Tensor>>> ResolveBatches(const CheckP
   std::vector<std::vector<at::Tensor>> batches;
   for (int k = 0; k < kDistinctBatches; ++k) batches.push_back(MakeInputs(specs, device, plan.seed + 1 + k));
   return batches;
-}
-
-// The forward and the backward inside NVTX ranges "graphcheck:graphable", when marked: the parts MakeGraphedCallables
-// graphs, so that the forecast from the eager steps keeps the loss and the optimizer step eager, as the graphed
-// steps run them (analyzers/launch_metrics.h).
-class GraphablePart {
- public:
-  // `host_us` (may be null) accumulates the part's host time.
-  GraphablePart(bool mark, double* host_us) : host_us_(host_us), start_(std::chrono::steady_clock::now()) {
-    if (mark) range_.emplace("graphable");
-  }
-  ~GraphablePart() {
-    if (host_us_ != nullptr) {
-      *host_us_ += std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start_).count();
-    }
-  }
-
- private:
-  std::optional<NvtxRange> range_;
-  double* host_us_;
-  std::chrono::steady_clock::time_point start_;
-};
-
-// One training (or evaluation) step of `forward`; returns the loss. Gradients are set to None between steps, as
-// PyTorch's zero_grad does, except inside a full-iteration graph, which must zero them in place. `graphable_host_us`
-// (may be null) accumulates the host time of the forward and the backward, the parts MakeGraphedCallables graphs.
-at::Tensor RunStep(const ForwardFn& forward, const std::vector<at::Tensor>& batch, FusedOptimizer* optimizer,
-                   bool grads_in_place = false, bool mark_graphable = false, double* graphable_host_us = nullptr) {
-  auto forward_part = [&] {
-    const GraphablePart part(mark_graphable, graphable_host_us);
-    return forward(batch);
-  };
-  if (optimizer == nullptr) return LossOf(forward_part()).detach();
-  optimizer->ZeroGrad(/*set_to_none=*/!grads_in_place);
-  at::Tensor loss = LossOf(forward_part());
-  {
-    const GraphablePart part(mark_graphable, graphable_host_us);
-    loss.backward();
-  }
-  optimizer->Step();
-  return loss.detach();
-}
-
-// Runs steps+1 steps and fills the losses (when given). With `step_us`, the steps after the first are timed and each is
-// an NVTX range kStepRange (the trace's iterations); without, none is (the eager repeat, which only measures numerics).
-absl::Status RunSteps(int steps, const std::vector<std::vector<at::Tensor>>& batches, const StepFn& step,
-                      std::vector<double>* step_us, std::vector<double>* losses) {
-  return CallTorch("step", [&] {
-    std::vector<at::cuda::CUDAEvent> events;
-    if (step_us != nullptr) {
-      for (int i = 0; i <= steps; ++i) events.emplace_back(cudaEventDefault);
-    }
-    std::vector<at::Tensor> loss_tensors;
-    for (int i = 0; i <= steps; ++i) {
-      if (step_us == nullptr) {
-        loss_tensors.push_back(step(batches[i % batches.size()]));
-        continue;
-      }
-      if (i > 0) events[i - 1].record();
-      NvtxRange range("step");
-      loss_tensors.push_back(step(batches[i % batches.size()]));
-    }
-    if (step_us != nullptr) events[steps].record();
-    // Losses come back through pinned memory: a pageable copy here would be the engine's own finding.
-    const at::Tensor all = at::empty({steps + 1}, at::TensorOptions(at::kDouble).pinned_memory(true));
-    all.copy_(at::stack(loss_tensors).to(at::kDouble), /*non_blocking=*/true);
-    c10::cuda::device_synchronize();
-    if (step_us != nullptr) {
-      for (int i = 1; i <= steps; ++i) step_us->push_back(1000.0 * events[i - 1].elapsed_time(events[i]));
-    }
-    if (losses != nullptr) losses->assign(all.data_ptr<double>(), all.data_ptr<double>() + all.numel());
-  });
 }
 
 // For --vary: at each size of the varied dimension, an eager forward and backward, then MakeGraphedCallables' graphs

@@ -32,7 +32,7 @@ declare -A may_include=(
 )
 for folder in "${!may_include[@]}"; do
   if [ "$folder" = engine ]; then
-    files=$(find "$root/engine" -maxdepth 1 \( -name '*.cc' -o -name '*.h' \))
+    files=$(find "$root/engine" -path "$root/engine/run" -prune -o \( -name '*.cc' -o -name '*.h' \) -print)
   else
     files=$(find "$root/$folder" \( -name '*.cc' -o -name '*.h' \))
   fi

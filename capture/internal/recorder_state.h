@@ -181,6 +181,8 @@ class Recorder {
   // A CUPTI or driver call of the recorder failed: counted in the trace, and written as an error record (the first
   // kMaxErrorRecords of them) naming the call and its code. Never stops the program.
   void CallFailed(const char* call, int code);
+  // CUPTI's clock, the one its activity records carry; 0 (a failed call, counted) when CUPTI cannot read it.
+  uint64_t Timestamp();
   void StatusFailed(const absl::Status& status);
   // The writer for callers outside the class (crash hooks); null before Start.
   friend trace::TraceWriter* RecorderWriter();
