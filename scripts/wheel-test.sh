@@ -19,8 +19,17 @@ fail() { echo "wheel-test: FAIL: $*" >&2; exit 1; }
 python3 -m venv "$out/build-env"
 "$out/build-env/bin/pip" install --quiet --no-index --find-links "$deps/wheels" scikit-build-core
 rm -rf "$out/dist"
+# The compilers of the CMake build (pip's environment would pick g++ over c++: another name, no cache hit).
+main_cache="${GRAPHCHECK_BUILD_DIR:-$root/build}/CMakeCache.txt"
+compilers=()
+if [ -f "$main_cache" ]; then
+  for lang in C CXX; do
+    compiler=$(sed -n "s/^CMAKE_${lang}_COMPILER:FILEPATH=//p" "$main_cache")
+    if [ -n "$compiler" ]; then compilers+=("-Ccmake.define.CMAKE_${lang}_COMPILER=$compiler"); fi
+  done
+fi
 "$out/build-env/bin/pip" wheel --quiet --no-build-isolation --no-deps -w "$out/dist" "$root" \
-  -Cbuild-dir="$out" -Ccmake.define.GRAPHCHECK_SITE_DIR="$deps/site" \
+  -Cbuild-dir="$out" -Ccmake.define.GRAPHCHECK_SITE_DIR="$deps/site" "${compilers[@]}" \
   -Ccmake.define.CUDAToolkit_ROOT="$cuda_home" -Ccmake.define.CMAKE_CUDA_COMPILER="$cuda_home/bin/nvcc"
 wheel=$(ls "$out"/dist/graphcheck-*.whl)
 echo "wheel-test: built $(basename "$wheel"), $(du -k "$wheel" | cut -f1) KiB"
