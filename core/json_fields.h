@@ -1,6 +1,8 @@
 // The JSON form of core's records that more than one file format holds: a run's steps and metrics, the GPU,
 // numerics samples, numbers that may be NaN or infinite, and the parse that turns nlohmann's exceptions into a Status.
 // The report format (report/json.h) and the engine's run format (engine/run/engine_run_json.h) are built from these.
+// The ...FromJson readers throw nlohmann's exceptions on a missing or mistyped field: call them only inside
+// ParseJsonText, which turns them into a Status, so that none leaves the format's reader.
 #ifndef GRAPHCHECK_CORE_JSON_FIELDS_H_
 #define GRAPHCHECK_CORE_JSON_FIELDS_H_
 
