@@ -13,7 +13,7 @@
 //   idle:    subscribed, nothing enabled.
 //   runtime, driver, others: the recorder's callbacks other than launches, of the runtime domain, the driver domain,
 //            or both (others: the steady state of --capture-only).
-//   closed-window: everything on, as in the recorder's first window, for 476 steps (20000 launches), then launches
+//   closed-window: everything on, as in the recorder's first window, for 317 steps (20000 launches), then launches
 //            and activity off: the steady state of the default, without the window's own cost.
 //   launch-window: the same window without kernel activity (only launch callbacks are turned on and off).
 //   finalized-window: the closed window, then CUPTI detached (activity flushed, unsubscribed, cuptiFinalize) and
@@ -156,7 +156,7 @@ bool RunSteady(const std::string& mode, double seconds) {
   if (activity_window || recording) switches.Activity(true);
   ChainStep step;
   if (window) {
-    constexpr long kFirstWindowSteps = 20000 / 42;  // the default's first window: 20000 launches of 42 per step
+    constexpr long kFirstWindowSteps = 20000 / 63;  // the default's first window: 20000 launches of 63 per step
     step.TimeBlock(kFirstWindowSteps);
     switches.Launches(false);
     if (activity_window) switches.Activity(false);

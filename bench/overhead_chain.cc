@@ -1,4 +1,4 @@
-// The C++ launch-bound step of the recorder-overhead benchmark (bench/chain_step.h, 42 kernels), unrecorded unless
+// The C++ launch-bound step of the recorder-overhead benchmark (bench/chain_step.h, 63 kernels), unrecorded unless
 // run under `graphcheck run`. usage: overhead_chain [SECONDS] (default 20); prints what ChainStep::RunTimed prints,
 // with the per-block lines when BLOCKS=1 is in the environment (to see where a recorder's cost falls).
 #include <cstdlib>

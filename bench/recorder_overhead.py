@@ -17,7 +17,11 @@ recorder costs per step once its first window is over).
 Run on a GPU machine after `source scripts/gpu-env.sh`:
   python3 bench/recorder_overhead.py --rounds 8 --seconds 6 --variants none,sampled,capture,again --save run.json
 Prints Markdown tables and the raw samples. `--load A.json B.json` prints the tables over the rounds of earlier runs
-(anywhere, no GPU needed)."""
+(anywhere, no GPU needed).
+
+Besides the wall clock, the steps print the CPU time per step of their other threads and of their parent
+(bench/thread_counters.h): wall time between identical processes differed by up to 30% on the lent machines, and these
+figures show the work a recorder adds off the launching thread through that noise."""
 import argparse
 import json
 import os
@@ -30,9 +34,10 @@ import tempfile
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BUILD = os.environ.get("GRAPHCHECK_BUILD_DIR", os.path.join(ROOT, "build"))
 GRAPHCHECK_FLAGS = {"sampled": [], "all": ["--launches", "all"], "capture": ["--capture-only"],
-                    "no-probe": ["--no-python-probe"]}
+                    "no-probe": ["--no-python-probe"], "all-no-probe": ["--launches", "all", "--no-python-probe"]}
 VARIANT_TITLES = {"sampled": "graphcheck (default)", "all": "--launches all", "capture": "--capture-only",
-                  "no-probe": "default without the Python probe", "profiler": "torch.profiler",
+                  "no-probe": "default without the Python probe",
+                  "all-no-probe": "--launches all without the Python probe", "profiler": "torch.profiler",
                   "again": "unrecorded again (A/A)"}
 
 
@@ -68,7 +73,11 @@ def variant_command(step, variant, args):
     return command
 
 
-FIGURES = {"us_per_step": "whole run", "us_per_step_steady": "steady (after the first 2 s)"}
+FIGURES = {"us_per_step": "whole run", "us_per_step_steady": "steady (after the first 2 s)",
+           "other_threads_cpu_us_per_step_steady": "steady, CPU us per step of the process's other threads",
+           "parent_cpu_us_per_step_steady": "steady, CPU us per step of the parent (graphcheck run or this script)"}
+# Figures near zero, shown as differences to the unrecorded process rather than ratios.
+DIFFERENCE_FIGURES = {"other_threads_cpu_us_per_step_steady", "parent_cpu_us_per_step_steady"}
 
 
 def measure(command):
@@ -119,6 +128,22 @@ def load_runs(paths):
     return samples
 
 
+def compare(figure, values, bases):
+    """Round by round, each value against the base of its round: the ratio, or for DIFFERENCE_FIGURES the
+    difference; rounds where either is missing are left out."""
+    rounds = [(v, b) for v, b in zip(values, bases) if v is not None and b is not None]
+    if figure in DIFFERENCE_FIGURES:
+        return [v - b for v, b in rounds]
+    return [v / b for v, b in rounds if b > 0]
+
+
+def fmt_range(changes, digits):
+    """'median [lowest, highest]', or '-' for none."""
+    if not changes:
+        return "-"
+    return f"{statistics.median(changes):.{digits}f} [{min(changes):.{digits}f}, {max(changes):.{digits}f}]"
+
+
 def print_table(steps, variants, samples, figure):
     print(f"\n{FIGURES[figure]}:\n")
     print("| step | none | " + " | ".join(f"{title(v)} | ratio" for v in variants) + " |")
@@ -128,10 +153,23 @@ def print_table(steps, variants, samples, figure):
         row = [step, fmt_median(none)]
         for variant in variants:
             values = [sample.get(figure) for sample in samples.get((step, variant), [])]
-            ratios = [v / n for v, n in zip(values, none) if v is not None and n is not None]
-            row += [fmt_median(values), f"{statistics.median(ratios):.3f} [{min(ratios):.3f}, {max(ratios):.3f}]"
-                    if ratios else "-"]
+            row += [fmt_median(values), fmt_range(compare(figure, values, none), 3)]
         print("| " + " | ".join(row) + " |")
+
+
+def print_pairs(step, pairs, samples):
+    """Each pair's variant against its base, process by process within each round: this takes out the drift of the
+    unrecorded processes, which the ratios of print_table carry."""
+    print(f"\n{step}, paired within each round (variant against base: median [lowest, highest]):\n")
+    print("| variant / base | " + " | ".join(FIGURES[f] for f in FIGURES) + " |")
+    print("|---|" + "---|" * len(FIGURES))
+    for variant, base in pairs:
+        cells = []
+        for figure in FIGURES:
+            values = [sample.get(figure) for sample in samples.get((step, variant), [])]
+            bases = [sample.get(figure) for sample in samples.get((step, base), [])]
+            cells.append(fmt_range(compare(figure, values, bases), 4))
+        print(f"| {title(variant)} / {title(base)} | " + " | ".join(cells) + " |")
 
 
 def main():
@@ -145,7 +183,13 @@ def main():
     parser.add_argument("--seed", type=int, default=0, help="seed of the per-round shuffle")
     parser.add_argument("--save", help="write the samples to this JSON file")
     parser.add_argument("--load", nargs="+", help="report over the samples of these saved runs instead of measuring")
+    parser.add_argument("--pairs", default="",
+                        help="VARIANT=BASE,...: also compare each VARIANT with BASE within each round (for example "
+                             "sampled=cupti:closed-window, the default after its window against CUPTI's floor)")
     args = parser.parse_args()
+    pairs = [tuple(pair.split("=", 1)) for pair in args.pairs.split(",") if pair]
+    if any(len(pair) != 2 for pair in pairs):
+        parser.error("--pairs: VARIANT=BASE,...")
     steps = args.steps.split(",")
     variants = [v for v in args.variants.split(",") if v != "none"]
     if args.load:
@@ -155,12 +199,16 @@ def main():
         samples = run_rounds(steps, variants, args)
         print(f"Each process ran its step for {args.seconds:g} s{' on CPUs ' + args.pin if args.pin else ''}"
               f"{', address randomization off' if args.no_aslr else ''}; {args.rounds} rounds.\n")
-    print("Variants shuffled per round. us per step: median over rounds; ratio: median over rounds of the ratio to "
-          "the unrecorded process of the same round [lowest, highest].")
+    print("Variants shuffled per round. Figures per step: median over rounds; ratio: median over rounds of the ratio "
+          "to the unrecorded process of the same round [lowest, highest] (for CPU us beside the launching thread: the "
+          "difference).")
     for figure in FIGURES:
         if any(figure in sample for values in samples.values() for sample in values):
             print_table(steps, variants, samples, figure)
-    print("\nraw samples (mean us/step per round, whole run / steady):")
+    for step in steps:
+        if pairs:
+            print_pairs(step, pairs, samples)
+    print("\nraw samples (per round, " + " / ".join(FIGURES) + "):")
     for (step, variant), values in sorted(samples.items()):
         print(f"  {step} {variant}: " + " ".join("/".join(fmt(v.get(f)) for f in FIGURES) for v in values))
 

@@ -34,7 +34,6 @@ constexpr size_t kActivityBufferBytes = 4 << 20;
 constexpr uint32_t kMaxErrorRecords = 256;
 constexpr int kHangPollMs = 100;  // how often the hang watch looks at the waiting threads
 
-// CUPTI's clock, for the writer's loss times: losses line up with the events.
 // The writer's and the hang watch's clock, a plain function: 0 when CUPTI cannot read it (Recorder::Timestamp, for the
 // recorder's own records, also counts the failure; here that would recurse through CallFailed).
 uint64_t CuptiNow() {
@@ -124,9 +123,7 @@ absl::Status Recorder::Start(const RecorderOptions& options) {
     window_open_.store(true);
     counting_launches_.store(true);
     ApplyLaunchCallbacks();
-    uint64_t now = 0;
-    cuptiGetTimestamp(&now);
-    writer_->WriteLaunchWindowEdge(/*open=*/true, now);
+    writer_->WriteLaunchWindowEdge(/*open=*/true, Timestamp());
     sampler_pid_ = getpid();
     sampler_ = new std::thread([this] { RunSampler(); });
   }
@@ -166,11 +163,7 @@ void Recorder::Stop() {
     sampler_->join();
     delete sampler_;
     sampler_ = nullptr;
-    if (window_open_.load()) {
-      uint64_t now = 0;
-      cuptiGetTimestamp(&now);
-      writer_->WriteLaunchWindowEdge(/*open=*/false, now);
-    }
+    if (window_open_.load()) writer_->WriteLaunchWindowEdge(/*open=*/false, Timestamp());
   }
   if (activity_ != nullptr) {
     for (const absl::Status& s : activity_->Close())
@@ -355,7 +348,7 @@ void Recorder::OnApi(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const C
       pending.launch = true;
       pending.launch_generation = generation;
     }
-    cuptiGetTimestamp(&pending.start_ns);
+    pending.start_ns = Timestamp();
     const bool capturing = active_captures_.load(std::memory_order_relaxed) > 0;
     if (capturing || entry.kind == ApiKind::kCaptureEnd || entry.kind == ApiKind::kStreamDestroy) {
       const DecodedCall call =
@@ -447,7 +440,7 @@ trace::ApiCallRecord Recorder::NewCallRecord(bool runtime, CUpti_CallbackId cbid
   trace::ApiCallRecord record;
   record.correlation_id = data->correlationId;
   record.start_ns = pending.start_ns;
-  cuptiGetTimestamp(&record.end_ns);
+  record.end_ns = Timestamp();
   record.thread_id = CurrentThreadId();
   NoteThreadName();
   record.name = entry.name;

@@ -5,6 +5,7 @@
 #   scripts/device-session.sh gpu-tests BINARY [FILTER]     another GPU test binary (recorder_gpu_test, ...)
 #   scripts/device-session.sh corpus [--only NAME...]       bench/clean_corpus, plain and under --shadow 4
 #   scripts/device-session.sh trace NAME PROGRAM MODE...    `graphcheck run` of one program, keeping its trace
+#   scripts/device-session.sh overhead ARGS...             bench/recorder_overhead.py ARGS, its samples saved
 #   scripts/device-session.sh megatron [FILTER]             megatron_gpu_test, Megatron-Core installed from .whl/
 #                                                           (scripts/fetch-megatron-wheels.sh; carry .whl)
 # Each stage runs under `timeout` (GRAPHCHECK_STAGE_TIMEOUT seconds, default 480): a hung NCCL job must not eat the
@@ -47,6 +48,12 @@ case "$stage" in
     status=$?
     tail -c 3000 "$out/$name.log"
     tar -C "$out" -czf "$out/$name.tgz" "$name" && rm -rf "$out/$name"
+    ;;
+  overhead)
+    timeout -k 10 "$limit" python3 "$root/bench/recorder_overhead.py" \
+      --save "$out/overhead.json" "$@" >"$out/overhead.log" 2>&1
+    status=$?
+    tail -c 9000 "$out/overhead.log"
     ;;
   megatron)
     # The folder's name holds "site-packages": graphcheck tells a library's frames from the program's by path.

@@ -1,4 +1,4 @@
-"""A launch-bound eager step: Linear(1024, 1024) then 20 x relu(x * 1.0001 + 0.001), batch 64 (42 kernels per step).
+"""A launch-bound eager step: Linear(1024, 1024) then 20 x relu(x * 1.0001 + 0.001), batch 64 (63 kernels per step).
 Each step is an NVTX range "step", so graphcheck can cut iterations and forecast what a CUDA graph would save."""
 import sys
 
