@@ -17,6 +17,7 @@ import time
 
 import torch
 
+
 def chain_step():
     linear = torch.nn.Linear(1024, 1024).cuda()
     x = torch.randn(64, 1024, device="cuda")
@@ -28,6 +29,7 @@ def chain_step():
             y = torch.relu(y * 1.0001 + 0.001)
         return y
     return step
+
 
 def mlp_step():
     model = torch.nn.Sequential(torch.nn.Linear(256, 512), torch.nn.ReLU(), torch.nn.Linear(512, 512),
@@ -42,7 +44,9 @@ def mlp_step():
         optimizer.step()
     return step
 
+
 SETTLE_SECONDS = 2  # bench/chain_step.h's kSettleSeconds
+
 
 def run_nanos(pid, skip_tid=None):
     """Nanoseconds the threads of `pid` have run on a CPU, without `skip_tid`; None when unreadable."""
@@ -56,9 +60,11 @@ def run_nanos(pid, skip_tid=None):
         return None
     return total
 
+
 def beside_cpu():
     """(ns run by this process's other threads, ns run by its parent)."""
     return run_nanos(os.getpid(), threading.get_native_id()), run_nanos(os.getppid())
+
 
 def time_blocks(step, seconds, block_seconds=0.25):
     """Returns {figure: value}: the mean us per step over all timed steps and of the slowest block; over the blocks
@@ -94,6 +100,7 @@ def time_blocks(step, seconds, block_seconds=0.25):
                 figures[name] = (end - begin) / 1e3 / steady_steps
     return figures
 
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("step", choices=["chain", "mlp"])
@@ -111,6 +118,7 @@ def main():
     for name, value in figures.items():
         print(f"{name} {value:.2f}", flush=True)
     print(f"max_rss_kb {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}", flush=True)
+
 
 if __name__ == "__main__":
     main()
