@@ -6,40 +6,37 @@
 #ifndef GRAPHCHECK_BENCH_THREAD_COUNTERS_H_
 #define GRAPHCHECK_BENCH_THREAD_COUNTERS_H_
 
-#include <dirent.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cstdint>
-#include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <string>
+#include <system_error>
 
 namespace graphcheck::bench {
 
-// Nanoseconds a task has run on a CPU: the first field of /proc/PID/task/TID/schedstat; -1 when unreadable.
-inline int64_t TaskRunNanos(const std::string& task_dir) {
-  FILE* file = std::fopen((task_dir + "/schedstat").c_str(), "r");
-  if (file == nullptr) return -1;
+// Nanoseconds a task has run on a CPU: the first field of TASK_DIR/schedstat; -1 when unreadable.
+inline int64_t TaskRunNanos(const std::filesystem::path& task_dir) {
+  std::ifstream schedstat(task_dir / "schedstat");
   long long nanos = -1;
-  if (std::fscanf(file, "%lld", &nanos) != 1) nanos = -1;
-  std::fclose(file);
+  if (!(schedstat >> nanos)) return -1;
   return nanos;
 }
 
 // Nanoseconds the threads of process `pid` have run, without thread `skip_tid` (0: none); -1 when unreadable.
 inline int64_t ProcessRunNanos(pid_t pid, pid_t skip_tid) {
-  const std::string tasks = "/proc/" + std::to_string(pid) + "/task";
-  DIR* dir = opendir(tasks.c_str());
-  if (dir == nullptr) return -1;
+  std::error_code error;
   int64_t total = 0;
-  while (const dirent* entry = readdir(dir)) {
-    if (entry->d_name[0] == '.') continue;
-    if (skip_tid != 0 && std::to_string(skip_tid) == entry->d_name) continue;
-    const int64_t nanos = TaskRunNanos(tasks + "/" + entry->d_name);
+  // Threads come and go while the folder is read: no exceptions, and a thread gone before its read counts nothing.
+  for (std::filesystem::directory_iterator task("/proc/" + std::to_string(pid) + "/task", error), end;
+       !error && task != end; task.increment(error)) {
+    if (skip_tid != 0 && task->path().filename() == std::to_string(skip_tid)) continue;
+    const int64_t nanos = TaskRunNanos(task->path());
     if (nanos > 0) total += nanos;
   }
-  closedir(dir);
-  return total;
+  return error ? -1 : total;
 }
 
 // CPU time spent beside the launching thread: by the process's other threads and by its parent.
