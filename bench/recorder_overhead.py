@@ -146,7 +146,8 @@ def fmt_range(changes, digits):
 
 def print_table(steps, variants, samples, figure):
     print(f"\n{FIGURES[figure]}:\n")
-    print("| step | none | " + " | ".join(f"{title(v)} | ratio" for v in variants) + " |")
+    change = "difference" if figure in DIFFERENCE_FIGURES else "ratio"
+    print("| step | none | " + " | ".join(f"{title(v)} | {change}" for v in variants) + " |")
     print("|---|---|" + "---|---|" * len(variants))
     for step in steps:
         none = [sample.get(figure) for sample in samples.get((step, "none"), [])]
@@ -205,8 +206,8 @@ def main():
     for figure in FIGURES:
         if any(figure in sample for values in samples.values() for sample in values):
             print_table(steps, variants, samples, figure)
-    for step in steps:
-        if pairs:
+    if pairs:
+        for step in steps:
             print_pairs(step, pairs, samples)
     print("\nraw samples (per round, " + " / ".join(FIGURES) + "):")
     for (step, variant), values in sorted(samples.items()):
