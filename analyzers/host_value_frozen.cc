@@ -79,7 +79,7 @@ class HostValueFrozenCheck : public CheckOf<TraceAnalysis> {
           "Give the optimizer its hyperparameter as a tensor on the GPU (torch.optim.Adam(params, "
           "lr=torch.tensor(0.01, device=\"cuda\"), capturable=True)): LR schedulers then update it in place and every "
           "replay reads the current value. Or step the optimizer outside the graph.";
-    } else {
+    } else if (first.origin == trace::ProbeOrigin::kGraphedCallables || first.origin == trace::ProbeOrigin::kUnknown) {
       finding.message = absl::StrFormat(
           "The forward of a module graphed by make_graphed_callables reads %s, which changed from %g to %g after "
           "capture: the graphs replay the %g they were captured with.",
@@ -87,6 +87,14 @@ class HostValueFrozenCheck : public CheckOf<TraceAnalysis> {
       finding.fix =
           "Keep a value the forward reads and the program changes in a tensor updated in place (a buffer: "
           "self.scale.fill_(value)), or call make_graphed_callables again after changing it.";
+    } else {
+      finding.message = absl::StrFormat(
+          "The forward of a module that ran inside the capture of the graph%s reads %s, which is %g at this replay: "
+          "the graph replays the %g it was captured with.",
+          trace::CapturedAt(trace, first.graph), name, now, captured);
+      finding.fix =
+          "Keep a value the forward reads and the program changes in a tensor updated in place (a buffer: "
+          "self.temperature.fill_(value)), which every replay reads; or capture the graph again after changing it.";
     }
     for (size_t i = 0; i < events.size() && i < 5; ++i) {
       finding.evidence.push_back(absl::StrFormat("%s: %g at capture, %g now", trace.String(events[i]->text),

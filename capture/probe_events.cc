@@ -16,9 +16,10 @@ namespace {
 constexpr char kFieldSeparator = '\x1f';
 constexpr char kFrameSeparator = '\x1e';
 constexpr size_t kMaxProbeText = 4096;  // bytes of a message kept (an exception text can hold a whole tensor)
+constexpr size_t kMaxTensorListText = size_t{1} << 20;  // bytes of a graph's named tensors (bridge.MAX_TENSOR_LIST)
 
-trace::StringId Text(trace::TraceWriter& writer, const char* s) {
-  return s == nullptr ? trace::StringId{0} : writer.InternString(absl::string_view(s).substr(0, kMaxProbeText));
+trace::StringId Text(trace::TraceWriter& writer, const char* s, size_t limit = kMaxProbeText) {
+  return s == nullptr ? trace::StringId{0} : writer.InternString(absl::string_view(s).substr(0, limit));
 }
 
 }  // namespace
@@ -91,7 +92,8 @@ int Recorder::OnProbeEvent(const GraphcheckProbeEvent& args) {
   event.value = args.value;
   event.value_now = args.value_now;
   event.type = Text(*writer_, args.type);
-  event.text = Text(*writer_, args.text);
+  event.text = Text(*writer_, args.text,
+                    event.kind == trace::ProbeEventKind::kGraphTensors ? kMaxTensorListText : kMaxProbeText);
   if (args.frames == nullptr) {
     event.stack = CapturePythonStack();
   } else {

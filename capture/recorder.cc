@@ -531,7 +531,22 @@ void Recorder::NoteCaptureEnd(const DecodedCall& call, trace::ApiCallRecord* rec
   if (record->return_code == 0 && call.out_graph != nullptr && *call.out_graph != nullptr) {
     record->graph_id = GraphId(*call.out_graph);
     record->node_count = NodeCount(*call.out_graph);
+    WriteGraphManifest(*call.out_graph, *record);
   }
+}
+
+// At the capture end's exit the graph is the program's until it instantiates and destroys it (PyTorch does both right
+// away), so this is the one moment to read it.
+void Recorder::WriteGraphManifest(CUgraph graph, const trace::ApiCallRecord& capture_end) {
+  static const GraphDriver driver = DriverGraphCalls();  // looked up at the first capture, once the driver is up
+  const uint64_t start_ns = Timestamp();
+  trace::GraphManifest manifest = ReadGraphManifest(
+      graph, driver, [this](absl::string_view reason) { return writer_->InternString(reason); });
+  manifest.thread_id = capture_end.thread_id;
+  manifest.time_ns = capture_end.end_ns;
+  manifest.graph_id = capture_end.graph_id;
+  manifest.read_ns = Timestamp() - start_ns;
+  writer_->WriteGraphManifest(manifest);
 }
 
 void Recorder::NoteGraph(ApiKind kind, const DecodedCall& call, trace::ApiCallRecord* record) {

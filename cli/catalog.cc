@@ -41,6 +41,11 @@ std::vector<std::unique_ptr<Check>> NewBuiltinChecks() {
            &analyzers::NewStaticInputReboundCheck,        // static-input-rebound
            &analyzers::NewHostValueFrozenCheck,           // host-value-frozen
            &analyzers::NewGradDetachedCheck,              // grad-detached
+           &analyzers::NewGradAliasesGraphCheck,          // grad-aliases-graph
+           &analyzers::NewGraphReadsFreedCheck,           // graph-reads-freed
+           &analyzers::NewTrainingModeFrozenCheck,        // training-mode-frozen
+           &analyzers::NewRngHostDrawCheck,               // rng-host-draw
+           &analyzers::NewGraphContractCheck,             // graph-contract
            &analyzers::NewReplayOrderCheck,               // replay-order
            &analyzers::NewRngUnregisteredGeneratorCheck,  // rng-unregistered-generator
            &analyzers::NewRngInferenceStateCheck,         // rng-inference-state

@@ -340,6 +340,16 @@ absl::string_view ProbeEventKindName(ProbeEventKind kind) {
       return "graph-alive";
     case ProbeEventKind::kMegatronGraphRecorded:
       return "megatron-graph-recorded";
+    case ProbeEventKind::kGraphTensors:
+      return "graph-tensors";
+    case ProbeEventKind::kTrainingModeChanged:
+      return "training-mode-changed";
+    case ProbeEventKind::kHostRandomDraw:
+      return "host-random-draw";
+    case ProbeEventKind::kGradAliased:
+      return "grad-aliased";
+    case ProbeEventKind::kTensorReleased:
+      return "tensor-released";
   }
   return "unknown";
 }

@@ -21,6 +21,7 @@
 #include "absl/strings/string_view.h"
 #include "core/environment.h"
 #include "core/numerics_sample.h"
+#include "trace/graph_manifest.h"
 
 namespace graphcheck::trace {
 
@@ -321,8 +322,10 @@ enum class ProbeEventKind : uint8_t {
   kOutputsInvalidated = 5,  // cudagraph trees freed outputs the program still held (the next access raises)
   kUncaughtException = 6,   // an exception ended the program or a thread: type, message, its traceback's frames
   // Since 1.4. A tensor a graph reads now lives elsewhere: a parameter or buffer of a module graphed by
-  // make_graphed_callables, or a local name that held a manual capture's static input. `type`: "parameter", "buffer"
-  // or "static-input"; `text`: its name; `value`: its address at capture; `value_now`: its address now.
+  // make_graphed_callables, or a local name that held a manual capture's static input; since 1.10 also a parameter
+  // or buffer of any module whose forward ran inside a capture (`origin`: who began it). `type`: "parameter",
+  // "buffer" or "static-input"; `text`: its name; `value`: its address at capture; `value_now`: its address now.
+  // Since 1.10, `pool`: 1 when the memory it had at capture has been freed (the graph reads freed memory).
   kStateRebound = 7,
   // Since 1.4. The program holds more references to a graph's output memory at each replay: outputs kept across
   // replays without a copy, which the next replay overwrites. `text`: the output's name; `value`: references held
@@ -369,8 +372,34 @@ enum class ProbeEventKind : uint8_t {
   // captures (the layers run eagerly until that call): `value`: the layer's number (from 1; 0 unknown). The stack is
   // the program's call that ran the layer. Sent once per process.
   kMegatronGraphRecorded = 19,
+  // Since 1.10, right after a capture-end event: the tensors the probe can name for the graph just captured (the
+  // parameters, buffers and gradients of the modules whose forward ran inside it, the state of optimizers that stepped
+  // inside it, a manual capture's static inputs and outputs) and the segments of its memory pool, as
+  // trace::ParseNamedTensors reads them from `text`. `graph`: the Python graph's id; `value`: the host values it baked
+  // in that the probe watches (numbers and training flags the captured code read, optimizer hyperparameters);
+  // `value_now`: the modules whose forward ran inside the capture.
+  kGraphTensors = 20,
+  // Since 1.10. A replay of a graph runs while modules whose forward reads their training flag are in another mode
+  // than at capture (a validation pass under model.eval() replaying training graphs). `graph`: the Python graph's
+  // id; `value`: 1 when those modules were captured in training mode; `value_now`: how many modules differ; `text`:
+  // their names, comma-separated (the first few).
+  kTrainingModeChanged = 21,
+  // Since 1.10. A random number was drawn on the host inside a capture: the graph replays the value drawn then.
+  // `graph`: the Python graph's id; `type`: the generator ("python-random", "numpy", "torch-cpu"); `text`: the call
+  // ("random.random"). The stack is the draw's when the probe saw the call, else the capture's end.
+  kHostRandomDraw = 22,
+  // Since 1.10. Before a graphed backward replays, parameters' .grad tensors live in the memory pool of its graphs
+  // (PyTorch's AccumulateGrad took the graph's static gradient output as .grad when it found none): the replay
+  // overwrites them, and accumulation then adds the new gradient to itself. `graph`: the graphed module's id;
+  // `value`: how many; `value_now`: the first .grad's address; `text`: their names, comma-separated (the first few).
+  // The stack is the program's call that ran the backward.
+  kGradAliased = 23,
+  // Since 1.10. The program dropped its last Python reference to a tensor a graph reads (`self.buf = torch.cat(...)`
+  // rebinding a module's buffer): its memory is freed when nothing else holds it. `graph`: the Python graph's id;
+  // `type`: its role; `text`: its name; `value`: its address. The stack is the line that dropped it.
+  kTensorReleased = 24,
 };
-inline constexpr uint8_t kMaxProbeEventKind = 19;
+inline constexpr uint8_t kMaxProbeEventKind = 24;
 // A number of a host-value-changed event (`value`, `value_now`), sent as its IEEE-754 bits.
 double HostValueNumber(uint64_t bits);
 absl::string_view ProbeEventKindName(ProbeEventKind kind);  // "capture-begin", ...
@@ -519,6 +548,7 @@ struct Trace {
   std::vector<Hang> hangs;                           // --hang-timeout (since 1.6): at most one per process
   std::vector<ThreadName> thread_names;              // since 1.7: one per thread that made a CUDA call
   std::vector<AllocatorEvent> allocations;           // since 1.9 (Python programs); sorted by time
+  std::vector<GraphManifest> graph_manifests;        // since 1.10: one per capture that made a graph; by time
   std::vector<std::string> read_warnings;  // damage the reader stepped over ("truncated record at offset 4096")
   TraceIntegrity integrity;
 

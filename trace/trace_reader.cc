@@ -243,6 +243,9 @@ class ChunkWalker {
       case RecordType::kThreadName:
         return internal::DecodeThreadName(payload, lenient_, &trace_->thread_names.emplace_back()) ||
                Drop(trace_->thread_names);
+      case RecordType::kGraphManifest:
+        return internal::DecodeGraphManifest(payload, lenient_, &trace_->graph_manifests.emplace_back()) ||
+               Drop(trace_->graph_manifests);
       case RecordType::kLaunchWindowEdge: {
         WindowEdgeEntry& entry = window_edges_.emplace_back();
         return internal::DecodeLaunchWindowEdge(payload, lenient_, &entry.edge, &entry.time_ns) || Drop(window_edges_);
@@ -439,6 +442,7 @@ absl::StatusOr<Trace> ReadFromSource(ByteSource& source, TraceFileStats* stats) 
   trace.probe_events.reserve(count(RecordType::kProbeEvent));
   trace.shadow_comparisons.reserve(count(RecordType::kShadowComparison));
   trace.allocations.reserve(count(RecordType::kAllocation));
+  trace.graph_manifests.reserve(count(RecordType::kGraphManifest));
   ChunkWalker(&source, lenient, ChunkWalker::Pass::kDecode, &trace, stats).Walk(data_offset, granularity);
   trace.integrity.chunks = stats->chunks;
 
@@ -450,6 +454,7 @@ absl::StatusOr<Trace> ReadFromSource(ByteSource& source, TraceFileStats* stats) 
   SortByTime(trace.probe_events, [](const ProbeEvent& p) { return p.time_ns; });
   SortByTime(trace.shadow_comparisons, [](const ShadowComparison& c) { return c.time_ns; });
   SortByTime(trace.allocations, [](const AllocatorEvent& a) { return a.time_ns; });
+  SortByTime(trace.graph_manifests, [](const GraphManifest& m) { return m.time_ns; });
   DeriveGraphLaunches(&trace);
   return trace;
 }

@@ -15,7 +15,7 @@
 namespace graphcheck::trace {
 
 // Record types this reader knows, plus one ([0]: unknown types).
-inline constexpr size_t kTraceRecordTypeSlots = 20;
+inline constexpr size_t kTraceRecordTypeSlots = 21;
 
 // What the file held, for `graphcheck trace dump` and for measuring the format's compactness.
 struct TraceFileStats {

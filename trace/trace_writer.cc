@@ -292,6 +292,11 @@ void TraceWriter::WriteHang(const Hang& hang) {
              [&](auto& e) { internal::EncodeHang(e, hang); });
 }
 
+void TraceWriter::WriteGraphManifest(const GraphManifest& manifest) {
+  AppendCold(CurrentThread(), static_cast<uint8_t>(internal::RecordType::kGraphManifest),
+             [&](auto& e) { internal::EncodeGraphManifest(e, manifest); });
+}
+
 void TraceWriter::WriteThreadName(const ThreadName& thread) {
   AppendCold(CurrentThread(), static_cast<uint8_t>(internal::RecordType::kThreadName),
              [&](auto& e) { internal::EncodeThreadName(e, thread); });

@@ -82,6 +82,8 @@ class TraceWriter {
   void WriteShadowComparison(const ShadowComparison& comparison);
   // Where a thread waited past --hang-timeout (then MarkEnd(TraceEnd::kHung)).
   void WriteHang(const Hang& hang);
+  // What a captured graph's nodes name of device memory, when its capture ended (format 1.10).
+  void WriteGraphManifest(const GraphManifest& manifest);
   // The name of a thread, once, at its first CUDA call.
   void WriteThreadName(const ThreadName& thread);
   // A sampling window of launch recording opens or closes at `time_ns` (LaunchRecording::kSampled).

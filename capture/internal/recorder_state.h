@@ -26,6 +26,7 @@
 #include "capture/backtrace.h"
 #include "capture/call_decoder.h"
 #include "capture/cupti_subscription.h"
+#include "capture/graph_manifest.h"
 #include "capture/hang_watch.h"
 #include "capture/probe_abi.h"
 #include "capture/python_stack.h"
@@ -166,6 +167,8 @@ class Recorder {
   uint64_t StreamId(CUcontext context, CUstream stream, bool per_thread);
   uint32_t GraphId(CUgraph graph);    // cuptiGetGraphId; 0 when it fails (counted)
   uint32_t NodeCount(CUgraph graph);  // cuGraphGetNodes; 0 when it fails (counted)
+  // What the graph a capture just made names of device memory, written as its manifest (graph_manifest.h).
+  void WriteGraphManifest(CUgraph graph, const trace::ApiCallRecord& capture_end);
   trace::HostMemory HostMemoryOf(const DecodedCall& call);
   bool WantsBacktrace(ApiKind kind, int32_t return_code, CaptureStatus status) const;
   // Whether this is a cudaGraphLaunch of a graph captured before the one the thread launched last (graph ids grow in

@@ -124,6 +124,8 @@ absl::string_view RecordTypeName(uint8_t type) {
       return "thread-name";
     case RecordType::kAllocation:
       return "allocation";
+    case RecordType::kGraphManifest:
+      return "graph-manifest";
   }
   return "unknown";
 }
@@ -331,6 +333,26 @@ bool DecodeHang(absl::string_view payload, bool lenient, Hang* out) {
 bool DecodeThreadName(absl::string_view payload, bool lenient, ThreadName* out) {
   Decoder d(payload);
   return d.Varint(&out->thread_id, kU32) && d.Varint(&out->name, kU32) && Finish(d, lenient);
+}
+
+bool DecodeGraphManifest(absl::string_view payload, bool lenient, GraphManifest* out) {
+  Decoder d(payload);
+  uint64_t count = 0;
+  if (!(d.Varint(&out->thread_id, kU32) && d.Varint(&out->time_ns) && d.Varint(&out->graph_id, kU32) &&
+        d.Varint(&out->kernel_nodes, kU32) && d.Varint(&out->copy_nodes, kU32) && d.Varint(&out->set_nodes, kU32) &&
+        d.Varint(&out->other_nodes, kU32) && d.Varint(&out->unread_nodes, kU32) &&
+        d.Varint(&out->unread_reason, kU32) && d.Varint(&out->uses_left_out, kU32) &&
+        d.Varint(&out->read_ns) && d.Varint(&count, kMaxGraphMemoryUses) && count * 3 <= d.remaining())) {  // a use takes at least 3 bytes
+    return false;
+  }
+  out->uses.resize(count);
+  uint64_t previous = 0;
+  for (GraphMemoryUse& use : out->uses) {
+    uint64_t delta;
+    if (!Enum(d, &use.access, 0, kMaxGraphMemoryAccess) || !d.Varint(&delta) || !d.Varint(&use.bytes)) return false;
+    use.address = previous = ApplyDelta(previous, delta);
+  }
+  return Finish(d, lenient);
 }
 
 bool DecodeLaunchWindowEdge(absl::string_view payload, bool lenient, WindowEdge* edge, uint64_t* time_ns) {

@@ -17,7 +17,7 @@ namespace graphcheck::trace::internal {
 // ---- File header: 64 bytes at offset 0, little-endian. ----
 inline constexpr char kFileMagic[8] = {'G', 'C', 'T', 'R', 'A', 'C', 'E', '\0'};
 inline constexpr uint16_t kMajorVersion = 1;  // readers refuse other majors
-inline constexpr uint16_t kMinorVersion = 9;  // newer minors only add record types / trailing record fields
+inline constexpr uint16_t kMinorVersion = 10;  // newer minors only add record types / trailing record fields
 inline constexpr size_t kFileHeaderBytes = 64;
 inline constexpr size_t kFileMagicOffset = 0;
 inline constexpr size_t kMajorOffset = 8;        // u16
@@ -74,8 +74,9 @@ enum class RecordType : uint8_t {
   kHang = 17,              // since 1.6
   kThreadName = 18,        // since 1.7
   kAllocation = 19,        // since 1.9
+  kGraphManifest = 20,     // since 1.10
 };
-inline constexpr uint8_t kMaxRecordType = 19;
+inline constexpr uint8_t kMaxRecordType = 20;
 absl::string_view RecordTypeName(uint8_t type);
 
 // Hot records (API calls, activity, NVTX) are bounded: every field is at most a 10-byte varint. The writer encodes
@@ -347,6 +348,30 @@ void EncodeHang(E& e, const Hang& h) {
   e.Varint(h.stack);
 }
 
+// The uses follow their count, by address: access, address as a delta from the previous use's, bytes.
+template <typename E>
+void EncodeGraphManifest(E& e, const GraphManifest& m) {
+  e.Varint(m.thread_id);
+  e.Varint(m.time_ns);
+  e.Varint(m.graph_id);
+  e.Varint(m.kernel_nodes);
+  e.Varint(m.copy_nodes);
+  e.Varint(m.set_nodes);
+  e.Varint(m.other_nodes);
+  e.Varint(m.unread_nodes);
+  e.Varint(m.unread_reason);
+  e.Varint(m.uses_left_out);
+  e.Varint(m.read_ns);
+  e.Varint(m.uses.size());
+  uint64_t previous = 0;
+  for (const GraphMemoryUse& use : m.uses) {
+    e.Byte(static_cast<uint8_t>(use.access));
+    e.Varint(DeltaZigZag(previous, use.address));
+    previous = use.address;
+    e.Varint(use.bytes);
+  }
+}
+
 // A sampling window opens (after launch recording is turned on) or closes (before it is turned off).
 enum class WindowEdge : uint8_t { kOpen = 0, kClose = 1 };
 template <typename E>
@@ -375,6 +400,7 @@ bool DecodeProbeEvent(absl::string_view payload, bool lenient, ProbeEvent* out);
 bool DecodeShadowComparison(absl::string_view payload, bool lenient, ShadowComparison* out);
 bool DecodeHang(absl::string_view payload, bool lenient, Hang* out);
 bool DecodeThreadName(absl::string_view payload, bool lenient, ThreadName* out);
+bool DecodeGraphManifest(absl::string_view payload, bool lenient, GraphManifest* out);
 bool DecodeLaunchWindowEdge(absl::string_view payload, bool lenient, WindowEdge* edge, uint64_t* time_ns);
 
 }  // namespace graphcheck::trace::internal

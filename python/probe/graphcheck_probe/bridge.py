@@ -34,6 +34,11 @@ class EventKind(enum.IntEnum):
     WAIT_END = 17
     GRAPH_ALIVE = 18
     MEGATRON_GRAPH_RECORDED = 19
+    GRAPH_TENSORS = 20
+    TRAINING_MODE_CHANGED = 21
+    HOST_RANDOM_DRAW = 22
+    GRAD_ALIASED = 23
+    TENSOR_RELEASED = 24
 
 
 class Origin(enum.IntEnum):
@@ -71,6 +76,7 @@ class AllocationBatch(ctypes.Structure):
 
 
 MAX_TEXT = 4096  # characters of one text field sent (an exception's text can hold a whole tensor)
+MAX_TENSOR_LIST = 1 << 20  # characters of a GRAPH_TENSORS list (capture/probe_events.cc keeps as many)
 _U64 = 0xFFFFFFFFFFFFFFFF
 
 
@@ -96,10 +102,10 @@ class ShadowRecord(ctypes.Structure):
                 ("random", ctypes.c_uint8), ("subject", ctypes.c_uint8), ("shadow_ns", ctypes.c_uint64)]
 
 
-def utf8(text):
+def utf8(text, limit=MAX_TEXT):
     if text is None:
         return None
-    return str(text)[:MAX_TEXT].replace("\0", " ").encode("utf-8", "replace")
+    return str(text)[:limit].replace("\0", " ").encode("utf-8", "replace")
 
 
 class Recorder:
@@ -135,15 +141,15 @@ class Recorder:
         return True
 
     def emit(self, kind, origin=Origin.UNKNOWN, graph=0, pool=0, value=0, value_now=0, type_name=None, text=None,
-             frames=None):
-        """One probe event; `frames`: an exception's frames as frames.encode() gives them, None for the calling
-        thread's Python stack (taken by the recorder)."""
+             frames=None, text_limit=MAX_TEXT):
+        """One probe event; `frames`: explicit frames as frames.exception_frames() or frames.encode_stack() give
+        them, None for the calling thread's Python stack (taken by the recorder)."""
         if self._event is None and not self._load():
             return
         try:
             record = ProbeEventRecord(ctypes.sizeof(ProbeEventRecord), int(kind), int(origin), graph & _U64,
-                                      pool & _U64, value & _U64, value_now & _U64, utf8(type_name), utf8(text),
-                                      utf8(frames))
+                                      pool & _U64, value & _U64, value_now & _U64, utf8(type_name),
+                                      utf8(text, text_limit), utf8(frames, MAX_TENSOR_LIST))
             self._event(ctypes.byref(record))
         except Exception:
             pass

@@ -59,6 +59,17 @@ def exception_frames(error, caller=None):
     return _FRAME.join("%s%s%d%s%s" % (f.filename, _FIELD, f.lineno or 0, _FIELD, f.name) for f in frames)
 
 
+def encode_stack(frame):
+    """`frame` and its callers, innermost first, without the probe's own frames, encoded for the recorder (as
+    exception_frames)."""
+    try:
+        stack = [f for f in reversed(traceback.extract_stack(frame)) if not is_probe_file(f.filename)]
+        stack = select(stack, lambda f: is_program_file(f.filename))
+    except Exception:
+        return None
+    return _FRAME.join("%s%s%d%s%s" % (f.filename, _FIELD, f.lineno or 0, _FIELD, f.name) for f in stack)
+
+
 def exception_text(error):
     try:
         return str(error)

@@ -2,8 +2,9 @@
 its names), and the hooks of uncaught exceptions. A hook never changes arguments or results and never raises into the
 program: if torch changed shape, that hook is simply not installed."""
 import sys
+import threading
 
-from . import bridge, frames, memory, origins, waits, watches
+from . import bridge, contract, frames, memory, origins, waits, watches
 from .bridge import EventKind, Origin
 
 shadow = None  # the --shadow comparer (shadow.Shadow), set by install() when GRAPHCHECK_SHADOW asks for one
@@ -38,26 +39,32 @@ def _patch_graphs(module):
         self._graphcheck_origin = origin
         watches.forget_graph(self)
         watches.capture_started(self, origin)
+        contract.capture_started(self, origin)
         try:
             return begin(self, *args, **kwargs)
         except BaseException as error:
+            contract.stop_capture()
             _record_exception(self, error, caller=sys._getframe(1))
             raise
 
     def capture_end(self, *args, **kwargs):
+        capture = contract.stop_capture()  # before CUDA's end: the forward hook and profile function end with it
         try:
             result = end(self, *args, **kwargs)
         except BaseException as error:
             _record_exception(self, error, caller=sys._getframe(1))
             raise
-        bridge.recorder.emit(EventKind.CAPTURE_END, graph=id(self), pool=origins.pool_key(self),
-                             value=origins.allocated_bytes(),
+        pool = origins.pool_key(self)
+        bridge.recorder.emit(EventKind.CAPTURE_END, graph=id(self), pool=pool, value=origins.allocated_bytes(),
                              value_now=getattr(self, "_graphcheck_allocated_at_begin", 0))
         waits.live_graphs.add(self)
         try:
+            stepped = watches.stepping_optimizers()
             host = watches.capture_ended(self, sys._getframe(1))
-            if host is not None:
-                watches.graph_watch(self).host = host
+            terms = contract.capture_ended(self, capture, sys._getframe(1), pool, stepped)
+            if host is not None or terms is not None:
+                graph_watch = watches.graph_watch(self)
+                graph_watch.host, graph_watch.contract = host, terms
                 watches.watch_replays(self, shadow)
         except Exception:
             pass
@@ -151,16 +158,35 @@ def _patch_optimizer(module):
 
 
 def _patch_module(module):
-    """torch.nn.modules.module: Module.zero_grad, which detaches gradients as the optimizer's does."""
+    """torch.nn.modules.module: Module.zero_grad, which detaches gradients as the optimizer's does, and Module.train
+    (which eval() calls), after which live graphs look at the modes they were captured in at their next replay."""
     module_class = module.Module
-    zero_grad = module_class.zero_grad
+    zero_grad, train = module_class.zero_grad, module_class.train
+    depth = threading.local()  # train() calls itself on every submodule: only the outermost call looks
 
     def module_zero_grad(self, *args, **kwargs):
         result = zero_grad(self, *args, **kwargs)
         watches.host_values_changed()
         return result
 
+    def module_train(self, *args, **kwargs):
+        outermost = not getattr(depth, "inside", False)
+        depth.inside = True
+        try:
+            return train(self, *args, **kwargs)
+        finally:
+            if outermost:
+                depth.inside = False
+                try:
+                    for armed in contract.modes_changed():
+                        graph = armed.graph_ref()
+                        if graph is not None:
+                            watches.watch_replays(graph, shadow)
+                except Exception:
+                    pass
+
     _replace(module_class, "zero_grad", module_zero_grad, zero_grad)
+    _replace(module_class, "train", module_train, train)
 
 
 def _patch_lr_scheduler(module):

@@ -19,7 +19,7 @@ import sys
 import threading
 import weakref
 
-from . import bridge, frames
+from . import bridge, contract, frames
 from .bridge import EventKind, Origin
 
 # Calls of a graphed module and replays of a watched graph that are looked at: the first FIRST_LOOKS, then the powers
@@ -67,11 +67,11 @@ def _emit_rebound(origin, graph_id, role, name, captured, now):
                          type_name=role, text=name)
 
 
-def _emit_host_change(graph_id, role, name, captured, now, attributed):
+def _emit_host_change(graph_id, role, name, captured, now, attributed, origin=Origin.UNKNOWN):
     """HOST_VALUE_CHANGED: numbers travel as their IEEE-754 bits, gradients as addresses (0: None); `attributed`: the
     calling thread's stack is the call that made the change (a scheduler's step(), zero_grad())."""
-    bridge.recorder.emit(EventKind.HOST_VALUE_CHANGED, graph=graph_id, pool=int(attributed), value=captured,
-                         value_now=now, type_name=role, text=name)
+    bridge.recorder.emit(EventKind.HOST_VALUE_CHANGED, origin=origin, graph=graph_id, pool=int(attributed),
+                         value=captured, value_now=now, type_name=role, text=name)
 
 
 def describe_shape(shape, dtype):
@@ -180,6 +180,7 @@ class ModuleWatch:
         self.buffers = {name: address(b) for name, b in module.named_buffers() if is_cuda_tensor(b)}
         self.attributes = _numeric_attributes(module)
         self.reported = set()
+        self.grads_aliased = []  # non-empty once a .grad in the graphs' pool was reported
         self.calls = 0
 
     def look(self):
@@ -207,7 +208,7 @@ class ModuleWatch:
                 self.reported.add(key)
                 label = "%s.%s" % (path, name) if path else "%s.%s" % (type(owner).__name__, name)
                 _emit_host_change(self.module_id, "module-attribute", label, bridge.double_bits(captured),
-                                  bridge.double_bits(now), attributed=False)
+                                  bridge.double_bits(now), attributed=False, origin=Origin.GRAPHED_CALLABLES)
 
 
 def watch_graphed_module(module, own_forward, shapes, shadow):
@@ -229,9 +230,14 @@ def watch_graphed_module(module, own_forward, shapes, shadow):
         if getattr(module, "training", None) != watch.training:  # make_graphed_callables runs the eager forward
             return graphed_forward(*args, **kwargs)
         if shadow is not None and watch.calls <= shadow.calls:
-            return shadow.module_call(module, watch, lambda: shapes.call(watch.module_id, graphed_forward, args, kwargs),
-                                      args, kwargs)
-        return shapes.call(watch.module_id, graphed_forward, args, kwargs)
+            result = shadow.module_call(module, watch,
+                                        lambda: shapes.call(watch.module_id, graphed_forward, args, kwargs), args,
+                                        kwargs)
+        else:
+            result = shapes.call(watch.module_id, graphed_forward, args, kwargs)
+        if watch.calls <= LAST_LOOK and due(watch.calls) and not watch.grads_aliased:
+            contract.watch_backward(result, watch.module, watch.module_id, watch.grads_aliased)
+        return result
 
     module.forward = forward
 
@@ -443,6 +449,12 @@ class HostStateWatch:
             _emit_host_change(self.graph_id, "grad", label, captured, 0 if grad is None else address(grad), attributed)
 
 
+def stepping_optimizers():
+    """The optimizers that stepped inside the capture under way on this thread (before capture_ended)."""
+    state = getattr(_capturing, "state", None)
+    return list(state.stepped) if state is not None else []
+
+
 def capture_started(graph, origin):
     try:
         _capturing.state = CaptureState(graph, origin)
@@ -495,6 +507,7 @@ class GraphWatch:
         self.capture = None  # CaptureWatch
         self.host = None  # HostStateWatch
         self.region = None  # shadow.Region, under --shadow
+        self.contract = None  # contract.Contract: the modules, modes and tensors its capture ran with
         self.grads_none_at_capture = []  # parameters (weak) without a .grad when the capture began
         self.replays = 0
 
@@ -517,26 +530,31 @@ def watch_replays(graph, shadow):
     must free its pool at once, not at the next cyclic collection) and calls the class's replay. `shadow`: the
     --shadow comparer, None when off."""
     watch = graph_watch(graph)
-    if (watch.capture is None and watch.host is None and watch.region is None) or "replay" in graph.__dict__:
+    watched = watch.capture, watch.host, watch.region, watch.contract
+    if all(w is None for w in watched) or "replay" in graph.__dict__:
         return
     replay, graph_ref = type(graph).replay, weakref.ref(graph)
 
     def replay_and_look(*args, **kwargs):
         this = graph_ref()
         watch.replays += 1
-        if due(watch.replays):
+        looking = due(watch.replays) and watch.replays <= LAST_LOOK
+        armed = watch.contract is not None and watch.contract.armed
+        if looking or armed:
             try:
-                if watch.capture is not None:
+                if looking and watch.capture is not None:
                     watch.capture.look(sys._getframe(1))
-                if watch.host is not None:
+                if looking and watch.host is not None:
                     watch.host.look()
+                if watch.contract is not None:
+                    watch.contract.look(modes_only=not looking)
             except Exception:
                 pass
         shadowed = 0 if shadow is None or watch.region is None else shadow.calls
         if watch.replays <= shadowed:
             return shadow.replay(this, watch, lambda: replay(this, *args, **kwargs))
         if watch.replays >= max(LAST_LOOK, shadowed) and this.__dict__.get("replay") is replay_and_look:
-            del this.replay
+            del this.replay  # Module.train() puts it back for the contract's next look at the modes
         return replay(this, *args, **kwargs)
 
     graph.replay = replay_and_look

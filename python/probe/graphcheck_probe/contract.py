@@ -1,0 +1,486 @@
+"""The host side of a graph's capture contract: what a capture ran and baked in, named for graphcheck's manifest and
+checked at the graph's replays. A graph reads fixed addresses and replays host values as they were at capture; this
+module knows, per captured graph:
+
+- the modules whose forward ran inside the capture (a global forward pre-hook, installed only while a capture is under
+  way on this thread): their training flag where their forward reads it, the Python numbers their forward reads, and
+  their parameters and buffers (address, and a weak reference to the memory);
+- the host random draws inside the capture (a profile function during the capture, and the generators' states at its
+  begin and end): the graph replays the value drawn at capture;
+- the segments of the graph's memory pool, and the .grad tensors and optimizer state that exist when it ends.
+
+At capture end the named tensors go to the recorder in one GRAPH_TENSORS event (the analysis joins them with the
+recorder's manifest of the graph's nodes). At the graph's replays (the first ones, then exponentially spaced ones, and
+the first replay after any Module.train()/eval()), a replay in another training mode, a parameter or buffer that now
+lives elsewhere (freed or not) and a changed number become events. make_graphed_callables' modules are watched by
+watches.ModuleWatch instead (it replays only in the training mode it captured and copies new .data in), except for
+their gradients: a .grad living in the graphs' pool before a graphed backward replays (PyTorch #181723) is checked
+in the backward itself.
+"""
+import bisect
+import random
+import sys
+import threading
+import weakref
+
+from . import bridge, frames
+from .bridge import EventKind, Origin
+
+MAX_TENSORS = 20000  # tensors named per capture
+MAX_MODULES = 4096  # modules noted per capture
+_MAX_NAMES = 8  # module or parameter names listed in one event
+# Origins whose modules this module watches at replays: not torch.compile's (its guards recompile on a changed mode
+# or attribute, and its captures run compiled code, not modules), not make_graphed_callables' (watches.ModuleWatch).
+_REPLAY_WATCHED = {Origin.USER, Origin.UNKNOWN, Origin.MEGATRON, Origin.MEGATRON_FULL_ITERATION}
+_NOT_NAMED = {Origin.CUDAGRAPH_TREES, Origin.CUDAGRAPH_TREES_INIT}
+# torch functions and Tensor methods that draw from a generator: on a CPU tensor, from the CPU one.
+_TORCH_DRAWS = {"rand", "randn", "randint", "randperm", "bernoulli", "normal", "multinomial", "poisson", "rand_like",
+                "randn_like", "randint_like", "random_", "uniform_", "normal_", "bernoulli_", "exponential_",
+                "geometric_", "cauchy_", "log_normal_"}
+
+_local = threading.local()  # .capture: the Capture under way on this thread
+_live = weakref.WeakSet()  # Contracts of graphs still alive with something to watch at replays
+_pools = {}  # pool key -> sorted [(start, end)] of its segments, for the gradient check
+
+
+def _torch():
+    return sys.modules.get("torch")
+
+
+def _address(tensor):
+    try:
+        return int(tensor.data_ptr())
+    except Exception:
+        return 0
+
+
+def _bytes(tensor):
+    try:
+        return int(tensor.numel()) * int(tensor.element_size())
+    except Exception:
+        return 0
+
+
+def _storage_ref(tensor):
+    """A weak reference to a tensor's memory: expired once the allocator may reuse it. None when unknown."""
+    try:
+        from torch.multiprocessing.reductions import StorageWeakRef
+
+        return StorageWeakRef(tensor.untyped_storage())
+    except Exception:
+        return None
+
+
+def _reads(module, name):
+    code = getattr(getattr(type(module), "forward", None), "__code__", None)
+    return code is not None and name in code.co_names
+
+
+def _mode_sensitive(module):
+    """Whether a module's own forward reads its training flag (dropout, batch norm, attention dropout, Megatron's
+    bias-dropout-add), leaving out dropout that drops nothing."""
+    if not _reads(module, "training"):
+        return False
+    p = getattr(module, "p", None)
+    return not (type(p) is float and p == 0.0 and type(module).__name__.endswith("Dropout"))
+
+
+def module_names(frame):
+    """id(module) -> "model.encoder.layers.0.dropout" for the modules the program's frame can name (its variables
+    and its module's globals)."""
+    names = {}
+    try:
+        Module = _torch().nn.Module
+        scopes = [frames.local_values(frame), frame.f_globals] if frames.is_function_frame(frame) else [
+            frame.f_globals]
+        for scope in scopes:
+            for variable, value in list(scope.items()):
+                if isinstance(value, Module) and not variable.startswith("__"):
+                    for name, sub in value.named_modules():
+                        names.setdefault(id(sub), "%s.%s" % (variable, name) if name else variable)
+    except Exception:
+        pass
+    return names
+
+
+class _RandomDraws:
+    """Host random draws during a capture: the call sites the profile function saw, and the generators' states."""
+
+    def __init__(self, graph_id):
+        self.graph_id = graph_id
+        self.seen = set()
+        self.torch_candidates = []  # encoded stacks of torch calls that may have drawn on the CPU
+        self.states = self._states()
+        self.previous_profile = sys.getprofile()
+        self.profiling = self.previous_profile is None  # a profiler of the program's own is never replaced
+        if self.profiling:
+            sys.setprofile(self._profile)
+
+    @staticmethod
+    def _states():
+        """A comparable snapshot of each host generator's state."""
+        states = {"python-random": random.getstate()}
+        numpy = sys.modules.get("numpy")
+        if numpy is not None:
+            try:
+                state = numpy.random.get_state()
+                states["numpy"] = (state[1].tobytes(), state[2])
+            except Exception:
+                pass
+        torch = _torch()
+        if torch is not None:
+            try:
+                states["torch-cpu"] = bytes(torch.get_rng_state().tolist())
+            except Exception:
+                pass
+        return states
+
+    def _profile(self, frame, event, arg):
+        if event != "c_call":
+            return
+        try:
+            owner = getattr(arg, "__self__", None)
+            name = getattr(arg, "__name__", "")
+            source = None
+            if owner is not None:
+                module = getattr(type(owner), "__module__", "") or ""
+                if isinstance(owner, random.Random):
+                    source = "python-random"
+                elif module.startswith("numpy.random"):
+                    source = "numpy"
+                elif name in _TORCH_DRAWS:
+                    torch = _torch()
+                    on_cpu = isinstance(owner, torch.Tensor) and owner.device.type == "cpu"
+                    if on_cpu or not isinstance(owner, torch.Tensor):
+                        key = (id(frame.f_code), frame.f_lineno)
+                        if key not in self.seen and len(self.torch_candidates) < 8:
+                            self.seen.add(key)
+                            self.torch_candidates.append(frames.encode_stack(frame))
+                    return
+            if source is None:
+                return
+            key = (id(frame.f_code), frame.f_lineno)
+            if key in self.seen:
+                return
+            self.seen.add(key)
+            label = "%s.%s" % ("random" if source == "python-random" else "numpy.random", name)
+            bridge.recorder.emit(EventKind.HOST_RANDOM_DRAW, graph=self.graph_id, type_name=source, text=label)
+        except Exception:
+            pass
+
+    def stop(self):
+        """Ends the profiling and sends the draws the generators' states show and the profile function did not name
+        (numpy's generators, torch's CPU generator, a capture under another profiler)."""
+        if self.profiling and sys.getprofile() == self._profile:
+            sys.setprofile(self.previous_profile)
+        named = {"python-random"} if self.profiling else set()
+        for source, before in self.states.items():
+            if source in named:
+                continue
+            try:
+                after = self._states().get(source)
+            except Exception:
+                continue
+            if after is None or after == before:
+                continue
+            stack = self.torch_candidates[0] if source == "torch-cpu" and self.torch_candidates else None
+            label = {"python-random": "random", "numpy": "numpy.random", "torch-cpu": "torch's CPU generator"}[source]
+            bridge.recorder.emit(EventKind.HOST_RANDOM_DRAW, graph=self.graph_id, type_name=source, text=label,
+                                 frames=stack)
+
+
+class Capture:
+    """A capture under way on this thread: the modules that run inside it and its host random draws."""
+
+    def __init__(self, graph, origin):
+        self.graph_id = id(graph)
+        self.origin = origin
+        self.thread = threading.get_ident()
+        self.modules = {}  # id -> module, in the order their forward first ran
+        self.hook = None
+        self.draws = None
+        if origin in _NOT_NAMED:
+            return
+        try:
+            self.hook = _torch().nn.modules.module.register_module_forward_pre_hook(self._ran)
+        except Exception:
+            self.hook = None
+        try:
+            self.draws = _RandomDraws(self.graph_id)
+        except Exception:
+            self.draws = None
+
+    def _ran(self, module, args):
+        if threading.get_ident() == self.thread and len(self.modules) < MAX_MODULES:
+            self.modules.setdefault(id(module), module)
+
+    def stop(self):
+        if self.hook is not None:
+            self.hook.remove()
+            self.hook = None
+        if self.draws is not None:
+            self.draws.stop()
+            self.draws = None
+
+
+class _Tensor:
+    """A named tensor a graph reads: where it was at capture, and how to find it now."""
+
+    __slots__ = ("owner", "attribute", "role", "name", "address", "storage", "finalizer")
+
+    def __init__(self, owner, attribute, role, name, tensor):
+        self.owner = weakref.ref(owner)
+        self.attribute = attribute
+        self.role = role
+        self.name = name
+        self.address = _address(tensor)
+        self.storage = _storage_ref(tensor)
+        self.finalizer = None
+
+    def now(self):
+        owner = self.owner()
+        return None if owner is None else getattr(owner, self.attribute, None)
+
+    def freed(self):
+        try:
+            return self.storage is not None and self.storage.expired()
+        except Exception:
+            return False
+
+
+def _released(graph_id, role, name, address):
+    """The program dropped its last Python reference to a tensor a graph reads: the line is the stack now."""
+    bridge.recorder.emit(EventKind.TENSOR_RELEASED, graph=graph_id, type_name=role, text=name, value=address)
+
+
+class Contract:
+    """What one graph's capture ran and baked in, checked at its replays."""
+
+    def __init__(self, graph, origin, modules, names):
+        self.graph_id = id(graph)
+        self.graph_ref = weakref.ref(graph)
+        self.origin = origin
+        self.watched = origin in _REPLAY_WATCHED
+        self.modes = []  # (module ref, name, training at capture) of modules whose forward reads the flag
+        self.attributes = []  # (module ref, label, attribute, value at capture)
+        self.tensors = []  # _Tensor
+        self.reported = set()
+        self.armed = False  # a Module.train() ran since the last look: the next replay looks at the modes
+        for module in modules:
+            name = names.get(id(module)) or type(module).__name__
+            if _mode_sensitive(module):
+                self.modes.append((weakref.ref(module), name, bool(getattr(module, "training", True))))
+            for attribute, value in vars(module).items():
+                if attribute.startswith("_") or type(value) not in (int, float) or not _reads(module, attribute):
+                    continue
+                self.attributes.append((weakref.ref(module), "%s.%s" % (name, attribute), attribute, value))
+            for role, table in (("parameter", "_parameters"), ("buffer", "_buffers")):
+                for attribute, tensor in (getattr(module, table, None) or {}).items():
+                    if tensor is None or len(self.tensors) >= MAX_TENSORS or not getattr(tensor, "is_cuda", False):
+                        continue
+                    self.tensors.append(_Tensor(module, attribute, role, "%s.%s" % (name, attribute), tensor))
+
+    def baked(self):
+        return len(self.modes) + len(self.attributes)
+
+    def watch_releases(self):
+        """Notes the line where the program drops the last Python reference to a tensor the graph reads."""
+        for entry in self.tensors:
+            tensor = entry.now()
+            if tensor is None:
+                continue
+            try:
+                entry.finalizer = weakref.finalize(tensor, _released, self.graph_id, entry.role, entry.name,
+                                                   entry.address)
+                entry.finalizer.atexit = False
+            except Exception:
+                pass
+
+    def look(self, modes_only=False):
+        self.armed = False
+        self._look_modes()
+        if modes_only:
+            return
+        self._look_tensors()
+        self._look_attributes()
+
+    def _look_modes(self):
+        differ, captured = [], None
+        for module_ref, name, training in self.modes:
+            module = module_ref()
+            if module is not None and bool(getattr(module, "training", training)) != training:
+                differ.append(name)
+                captured = training
+        key = ("mode", captured)
+        if not differ or key in self.reported:
+            return
+        self.reported.add(key)
+        shown = ", ".join(differ[:_MAX_NAMES]) + (", ..." if len(differ) > _MAX_NAMES else "")
+        bridge.recorder.emit(EventKind.TRAINING_MODE_CHANGED, origin=self.origin, graph=self.graph_id,
+                             value=int(captured), value_now=len(differ), text=shown)
+
+    def _look_tensors(self):
+        for entry in self.tensors:
+            if entry.name in self.reported:
+                continue
+            tensor = entry.now()
+            now = _address(tensor) if tensor is not None else 0
+            freed = entry.freed()
+            if now == entry.address and not freed:
+                continue
+            self.reported.add(entry.name)
+            bridge.recorder.emit(EventKind.STATE_REBOUND, origin=self.origin, graph=self.graph_id,
+                                 pool=int(freed), value=entry.address, value_now=now, type_name=entry.role,
+                                 text=entry.name)
+
+    def _look_attributes(self):
+        for module_ref, label, attribute, captured in self.attributes:
+            module = module_ref()
+            if module is None or label in self.reported:
+                continue
+            now = getattr(module, attribute, captured)
+            if type(now) in (int, float) and now != captured:
+                self.reported.add(label)
+                bridge.recorder.emit(EventKind.HOST_VALUE_CHANGED, origin=self.origin, graph=self.graph_id,
+                                     value=bridge.double_bits(captured), value_now=bridge.double_bits(now),
+                                     type_name="module-attribute", text=label)
+
+
+def capture_started(graph, origin):
+    stop_capture()
+    try:
+        _local.capture = Capture(graph, origin)
+    except Exception:
+        _local.capture = None
+
+
+def stop_capture():
+    """Ends what runs only during a capture (the forward hook, the profile function); returns the Capture."""
+    capture = getattr(_local, "capture", None)
+    _local.capture = None
+    if capture is not None:
+        try:
+            capture.stop()
+        except Exception:
+            pass
+    return capture
+
+
+def _pool_segments(graph):
+    """The (address, bytes) of the segments of a graph's memory pool."""
+    try:
+        torch = _torch()
+        pool = graph.pool()
+        segments = torch.cuda.memory.memory_snapshot(mempool_id=pool, include_traces=False)
+        return [(int(s["address"]), int(s["total_size"])) for s in segments]
+    except Exception:
+        return []
+
+
+def _optimizer_state(optimizers, parameter_names):
+    for optimizer in optimizers:
+        kind = type(optimizer).__name__
+        for parameter, state in list(getattr(optimizer, "state", {}).items()):
+            owner = parameter_names.get(id(parameter), "a parameter")
+            for key, value in list(state.items()) if isinstance(state, dict) else []:
+                if getattr(value, "is_cuda", False):
+                    yield "optimizer-state", "%s %s of %s" % (kind, key, owner), value
+
+
+def capture_ended(graph, capture, frame, pool_key, stepped):
+    """At a capture's end (after CUDAGraph.capture_end): sends the tensors it can name and returns the graph's
+    Contract when it has something to check at replays (else None). `capture`: what stop_capture() returned before
+    CUDA's capture end; `stepped`: the optimizers that stepped inside it."""
+    if capture is None or capture.graph_id != id(graph) or capture.origin in _NOT_NAMED:
+        return None
+    program = frames.program_frame(frame) or frame
+    names = module_names(program)
+    modules = list(capture.modules.values())
+    contract = Contract(graph, capture.origin, modules, names)
+    segments = _pool_segments(graph)
+    if pool_key and segments:
+        _pools[pool_key] = sorted((address, address + size) for address, size in segments)
+    lines = []
+    parameter_names = {}
+    for entry in contract.tensors:
+        tensor = entry.now()
+        if tensor is not None:
+            parameter_names[id(tensor)] = entry.name
+            lines.append((entry.role, entry.name, tensor))
+            grad = getattr(tensor, "grad", None) if entry.role == "parameter" else None
+            if grad is not None and getattr(grad, "is_cuda", False):
+                lines.append(("grad", entry.name, grad))
+    lines.extend(_optimizer_state(stepped, parameter_names))
+    text = ["%s\t%s\t%x\t%x" % (role, name.replace("\t", " ").replace("\n", " "), _address(t), _bytes(t))
+            for role, name, t in lines[:MAX_TENSORS]]
+    text.extend("pool\t\t%x\t%x" % segment for segment in segments)
+    bridge.recorder.emit(EventKind.GRAPH_TENSORS, origin=capture.origin, graph=id(graph), pool=pool_key,
+                         value=contract.baked(), value_now=len(modules), text="\n".join(text),
+                         text_limit=bridge.MAX_TENSOR_LIST)
+    if not contract.watched or not (contract.modes or contract.attributes or contract.tensors):
+        return None
+    contract.watch_releases()
+    _live.add(contract)
+    return contract
+
+
+def modes_changed():
+    """After the program's Module.train()/eval(): every live graph looks at its modes at its next replay. Returns the
+    contracts armed, whose graphs' replay hooks must be in place."""
+    armed = []
+    for contract in list(_live):
+        if contract.modes:
+            contract.armed = True
+            armed.append(contract)
+    return armed
+
+
+def in_pool(address):
+    """Whether `address` lies in the memory pool of a graph captured so far (the program's, make_graphed_callables',
+    Transformer Engine's or Megatron's; torch.compile's pools are its own)."""
+    for ranges in _pools.values():
+        index = bisect.bisect_right(ranges, (address, float("inf"))) - 1
+        if index >= 0 and ranges[index][0] <= address < ranges[index][1]:
+            return True
+    return False
+
+
+def watch_backward(outputs, module_ref, graph_id, reported):
+    """Hooks the backward of a graphed module's call (the node of its first output that has one): see
+    check_grads_before_backward."""
+    try:
+        torch = _torch()
+        leaves = torch.utils._pytree.tree_leaves(outputs)
+        node = next((t.grad_fn for t in leaves if isinstance(t, torch.Tensor) and t.grad_fn is not None), None)
+        if node is not None:
+            node.register_prehook(check_grads_before_backward(module_ref, graph_id, threading.get_ident(), reported))
+    except Exception:
+        pass
+
+
+def check_grads_before_backward(module_ref, graph_id, thread, reported):
+    """An autograd pre-hook for the backward node of a graphed module's output: its graphs will write their static
+    gradients, and a parameter's .grad that lives in their pool is overwritten (and then added to itself)."""
+
+    def prehook(grad_outputs):
+        module = module_ref()
+        if module is None or reported:
+            return None
+        try:
+            aliased = []
+            for name, parameter in module.named_parameters():
+                grad = parameter.grad
+                if grad is not None and getattr(grad, "is_cuda", False) and in_pool(_address(grad)):
+                    aliased.append((name, _address(grad)))
+            if aliased:
+                reported.append(True)
+                caller = sys._current_frames().get(thread)
+                shown = ", ".join(n for n, _ in aliased[:_MAX_NAMES]) + (", ..." if len(aliased) > _MAX_NAMES else "")
+                bridge.recorder.emit(EventKind.GRAD_ALIASED, origin=Origin.GRAPHED_CALLABLES, graph=graph_id,
+                                     value=len(aliased), value_now=aliased[0][1], text=shown,
+                                     frames=frames.encode_stack(caller) if caller is not None else None)
+        except Exception:
+            pass
+        return None
+
+    return prehook
