@@ -89,9 +89,11 @@ class HostValueFrozenCheck : public CheckOf<TraceAnalysis> {
           "self.scale.fill_(value)), or call make_graphed_callables again after changing it.";
     } else {
       finding.message = absl::StrFormat(
-          "The forward of a module that ran inside the capture of the graph%s reads %s, which is %g at this replay: "
-          "the graph replays the %g it was captured with.",
-          trace::CapturedAt(trace, first.graph), name, now, captured);
+          "%s, which the forward of a module that ran inside the capture of the graph%s reads: the graph replays the "
+          "%g it was captured with.",
+          first.pool == 1 ? absl::StrFormat("This line changes %s from %g to %g", name, captured, now)
+                          : absl::StrFormat("%s is %g at this replay", name, now),
+          trace::CapturedAt(trace, first.graph), captured);
       finding.fix =
           "Keep a value the forward reads and the program changes in a tensor updated in place (a buffer: "
           "self.temperature.fill_(value)), which every replay reads; or capture the graph again after changing it.";

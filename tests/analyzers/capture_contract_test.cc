@@ -261,8 +261,9 @@ TEST(HostValueFrozenTest, AnAttributeOfAModuleInsideAManualCaptureIsReported) {
   const std::vector<Finding> findings = Findings(analyzers::NewHostValueFrozenCheck(), b);
   ASSERT_THAT(findings, SizeIs(1));
   EXPECT_THAT(findings[0].message,
-              HasSubstr("a module that ran inside the capture of the graph (captured at /home/me/train.py:12 in "
-                        "body) reads model.temperature, which is 0.5 at this replay: the graph replays the 1"));
+              HasSubstr("model.temperature is 0.5 at this replay, which the forward of a module that ran inside the "
+                        "capture of the graph (captured at /home/me/train.py:12 in body) reads: the graph replays the "
+                        "1 it was captured with"));
 }
 
 }  // namespace

@@ -162,6 +162,18 @@ TEST_F(MegatronGpuTest, FullIterationGraphsWithoutASharedPoolAreGraphMemory) {
       << run.output;
 }
 
+// A validation pass (model.eval() and torch.no_grad()) through Megatron's schedule with per-layer graphs: Megatron
+// 0.19.2 replays the forward graphs captured in training mode, dropout included (Megatron-LM PR #6992). The probe
+// sees the layers' dropout in eval mode at the replay: training-mode-frozen at the validation call.
+TEST_F(MegatronGpuTest, AValidationPassThroughTrainingGraphsIsTrainingModeFrozen) {
+  const MegatronRun run = ExpectFlagged("validation-replay", "training-mode-frozen", Severity::kError);
+  if (const Finding* f = run.Find("training-mode-frozen")) {
+    EXPECT_THAT(f->message, ::testing::HasSubstr("Megatron's layer")) << f->message;
+    std::printf("FINDING validation-replay: %s | %s\n", f->message.c_str(), absl::StrJoin(f->evidence, " | ").c_str());
+  }
+  std::printf("FINDINGS validation-replay:\n%s", run.text.c_str());
+}
+
 // Pipeline parallel 2 with 2 virtual stages, on two GPUs (issue 35's replay order): each layer has a forward and a
 // backward graph per microbatch, all in Megatron's one pool, captured in the order the interleaved schedule ran them.
 // Replayed under the same schedule: no warning. Regrouped after the graphs were created (4 microbatches per virtual

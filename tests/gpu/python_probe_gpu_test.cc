@@ -33,6 +33,7 @@ using gpu_test::SourceDir;
 
 std::string ProgramPath() { return SourceDir() + "/tests/gpu/programs/probe_cases.py"; }
 std::string ReplayAuditPath() { return SourceDir() + "/tests/gpu/programs/replay_audit_cases.py"; }
+std::string ContractPath() { return SourceDir() + "/tests/gpu/programs/contract_cases.py"; }
 
 struct ProbeRun : gpu_test::GraphcheckRun {
   size_t ProbeEvents() const {
@@ -318,6 +319,48 @@ TEST_F(PythonProbeGpuTest, ReplayAuditTwinsAreSilent) {
     }
     std::printf("TWIN %s %s: shadow.cost_us %.1f; findings:\n%s", mode.c_str(), flags.c_str(),
                 run.Metric("shadow.cost_us"), run.text.c_str());
+  }
+}
+
+// The capture contract (issue 44): graphs that capture fine and then compute wrong because the program broke a term
+// of the contract in a way no pattern names, each at the program's line, with what it cost against eager.
+TEST_F(PythonProbeGpuTest, ContractBreachesAreNamedAtTheProgramsLine) {
+  for (const auto& [mode, check] : std::vector<std::pair<std::string, std::string>>{
+           {"eval-baked", "training-mode-frozen"},
+           {"attr-baked", "host-value-frozen"},
+           {"ema-swap", "address-drift"},
+           {"buffer-regrown", "graph-reads-freed"},
+           {"host-random", "rng-host-draw"},
+           {"grad-alias", "grad-aliases-graph"},
+           {"grad-alias-accum", "grad-aliases-graph"},
+           {"grad-alias-ckpt", "grad-aliases-graph"}}) {
+    SCOPED_TRACE(mode);
+    const ProbeRun run = ExpectFlagged(mode, check, Severity::kError, "", ContractPath());
+    const Finding* contract = run.Find("graph-contract");
+    ASSERT_NE(contract, nullptr) << run.text;  // the manifest of every graph, as a note
+    EXPECT_EQ(contract->severity, Severity::kNote);
+    if (const Finding* f = run.Find(check)) {
+      std::printf("CONTRACT %s: %s | %s\n", mode.c_str(), f->message.c_str(), absl::StrJoin(f->evidence, " | ").c_str());
+    }
+    std::printf("CONTRACT %s manifest: %s\nCONTRACT %s output:\n%s\n", mode.c_str(),
+                absl::StrJoin(contract->evidence, " | ").c_str(), mode.c_str(), run.output.c_str());
+  }
+}
+
+// Their clean twins: silent, and those compared with eager equal to it.
+TEST_F(PythonProbeGpuTest, ContractTwinsAreSilentAndComputeLikeEager) {
+  for (const char* mode : {"eval-captured", "attr-buffer", "ema-copy", "buffer-inplace", "cuda-random",
+                           "grad-precreated", "grad-accum-precreated", "grad-ckpt-precreated", "grad-set-to-none"}) {
+    SCOPED_TRACE(mode);
+    const ProbeRun run = RunMode(mode, "", ContractPath());
+    ASSERT_FALSE(run.report.steps.empty());
+    EXPECT_THAT(run.report.steps[0].message, ::testing::HasSubstr("exited with status 0")) << run.output;
+    EXPECT_THAT(run.Ids(Severity::kWarning), ::testing::IsEmpty()) << run.text;
+    const size_t at = run.output.find("vs eager: max difference ");
+    if (at != std::string::npos) {
+      EXPECT_LT(std::stod(run.output.substr(at + 25)), 1e-3) << run.output;
+    }
+    std::printf("CONTRACT-TWIN %s: %s\n", mode, run.output.c_str());
   }
 }
 

@@ -161,6 +161,23 @@ TEST(TraceFormatTest, EveryRecordTypeRoundTrips) {
                                  uint64_t{3} << 30};
   writer->WriteAllocation(freed);  // written out of order: the reader sorts by time
   writer->WriteAllocation(allocated);
+  GraphManifest manifest;
+  manifest.thread_id = 4242;
+  manifest.time_ns = 1'700'000'000'000'000'600ull;
+  manifest.graph_id = 12;
+  manifest.kernel_nodes = 40;
+  manifest.copy_nodes = 2;
+  manifest.set_nodes = 1;
+  manifest.other_nodes = 3;
+  manifest.unread_nodes = 1;
+  manifest.unread_reason = writer->InternString("cuFuncGetParamInfo returned 500");
+  manifest.uses_left_out = 7;
+  manifest.read_ns = 81'000;
+  manifest.uses = {{GraphMemoryUse::Access::kArgument, 0x7f5500000000, 0},
+                   {GraphMemoryUse::Access::kCopyRead, 0x7f5500001000, 4096},
+                   {GraphMemoryUse::Access::kSet, 0x7f5500001000, 512},
+                   {GraphMemoryUse::Access::kCopyWrite, 0x7f6600000000, 4096}};
+  writer->WriteGraphManifest(manifest);
   EXPECT_EQ(writer->records_dropped(), 0u);
 
   const Trace trace = MustRead(path);
@@ -200,6 +217,16 @@ TEST(TraceFormatTest, EveryRecordTypeRoundTrips) {
   EXPECT_EQ(trace.allocations[1].action, AllocatorEvent::Action::kFree);
   EXPECT_EQ(trace.allocations[1].device, 1u);
   EXPECT_EQ(trace.allocations[1].time_ns, freed.time_ns);
+  ASSERT_EQ(trace.graph_manifests.size(), 1u);
+  const GraphManifest& read = trace.graph_manifests[0];
+  EXPECT_EQ(std::tie(read.thread_id, read.time_ns, read.graph_id, read.kernel_nodes, read.copy_nodes, read.set_nodes,
+                     read.other_nodes, read.unread_nodes, read.uses_left_out, read.read_ns),
+            std::tie(manifest.thread_id, manifest.time_ns, manifest.graph_id, manifest.kernel_nodes,
+                     manifest.copy_nodes, manifest.set_nodes, manifest.other_nodes, manifest.unread_nodes,
+                     manifest.uses_left_out, manifest.read_ns));
+  EXPECT_EQ(trace.String(read.unread_reason), "cuFuncGetParamInfo returned 500");
+  EXPECT_EQ(read.uses, manifest.uses);
+  EXPECT_FALSE(read.Audited());
   ASSERT_EQ(trace.thread_names.size(), 1u);
   EXPECT_EQ(trace.thread_names[0].thread_id, 4244u);
   EXPECT_EQ(trace.ThreadNameOf(4244), "pt_nccl_watchdg");

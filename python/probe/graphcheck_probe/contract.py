@@ -39,6 +39,10 @@ _TORCH_DRAWS = {"rand", "randn", "randint", "randperm", "bernoulli", "normal", "
                 "geometric_", "cauchy_", "log_normal_"}
 
 _local = threading.local()  # .capture: the Capture under way on this thread
+# id(module) -> names of its attributes a live graph baked in: Module.__setattr__ (patches.py) reports a change at the
+# line that makes it. Ids of modules that died stay until their contract does; a new module with a reused id only
+# costs a look.
+watched_attributes = {}
 _live = weakref.WeakSet()  # Contracts of graphs still alive with something to watch at replays
 _pools = {}  # pool key -> sorted [(start, end)] of its segments, for the gradient check
 
@@ -59,6 +63,11 @@ def _bytes(tensor):
         return int(tensor.numel()) * int(tensor.element_size())
     except Exception:
         return 0
+
+
+def on_device(tensor):
+    """Whether a tensor lives on a CUDA device (what a graph can read); tests on a CPU replace it."""
+    return bool(getattr(tensor, "is_cuda", False))
 
 
 def _storage_ref(tensor):
@@ -141,23 +150,17 @@ class _RandomDraws:
         try:
             owner = getattr(arg, "__self__", None)
             name = getattr(arg, "__name__", "")
-            source = None
-            if owner is not None:
-                module = getattr(type(owner), "__module__", "") or ""
-                if isinstance(owner, random.Random):
-                    source = "python-random"
-                elif module.startswith("numpy.random"):
-                    source = "numpy"
-                elif name in _TORCH_DRAWS:
+            if isinstance(owner, random.Random):
+                source = "python-random"
+            elif owner is not None and (getattr(type(owner), "__module__", "") or "").startswith("numpy.random"):
+                source = "numpy"
+            else:
+                # torch.rand and the like (no __self__), or a Tensor's in-place draw: a candidate for a CPU draw,
+                # which the CPU generator's state at the capture's end confirms.
+                if name in _TORCH_DRAWS and len(self.torch_candidates) < 8:
                     torch = _torch()
-                    on_cpu = isinstance(owner, torch.Tensor) and owner.device.type == "cpu"
-                    if on_cpu or not isinstance(owner, torch.Tensor):
-                        key = (id(frame.f_code), frame.f_lineno)
-                        if key not in self.seen and len(self.torch_candidates) < 8:
-                            self.seen.add(key)
-                            self.torch_candidates.append(frames.encode_stack(frame))
-                    return
-            if source is None:
+                    if not isinstance(owner, torch.Tensor) or owner.device.type == "cpu":
+                        self.torch_candidates.append(frames.encode_stack(frame))
                 return
             key = (id(frame.f_code), frame.f_lineno)
             if key in self.seen:
@@ -276,7 +279,7 @@ class Contract:
                 self.attributes.append((weakref.ref(module), "%s.%s" % (name, attribute), attribute, value))
             for role, table in (("parameter", "_parameters"), ("buffer", "_buffers")):
                 for attribute, tensor in (getattr(module, table, None) or {}).items():
-                    if tensor is None or len(self.tensors) >= MAX_TENSORS or not getattr(tensor, "is_cuda", False):
+                    if tensor is None or len(self.tensors) >= MAX_TENSORS or not on_device(tensor):
                         continue
                     self.tensors.append(_Tensor(module, attribute, role, "%s.%s" % (name, attribute), tensor))
 
@@ -333,17 +336,26 @@ class Contract:
                                  pool=int(freed), value=entry.address, value_now=now, type_name=entry.role,
                                  text=entry.name)
 
-    def _look_attributes(self):
+    def _look_attributes(self, changed=None, name=None):
+        """A number a captured forward reads that changed: at a replay (all of them), or at the line that set one
+        (`changed`.`name`), whose stack the event then carries."""
         for module_ref, label, attribute, captured in self.attributes:
             module = module_ref()
-            if module is None or label in self.reported:
+            if module is None or label in self.reported or (changed is not None and
+                                                            (module is not changed or attribute != name)):
                 continue
             now = getattr(module, attribute, captured)
             if type(now) in (int, float) and now != captured:
                 self.reported.add(label)
                 bridge.recorder.emit(EventKind.HOST_VALUE_CHANGED, origin=self.origin, graph=self.graph_id,
-                                     value=bridge.double_bits(captured), value_now=bridge.double_bits(now),
-                                     type_name="module-attribute", text=label)
+                                     pool=int(changed is not None), value=bridge.double_bits(captured),
+                                     value_now=bridge.double_bits(now), type_name="module-attribute", text=label)
+
+    def watch_attributes(self):
+        for module_ref, _, attribute, _ in self.attributes:
+            module = module_ref()
+            if module is not None:
+                watched_attributes.setdefault(id(module), set()).add(attribute)
 
 
 def capture_started(graph, origin):
@@ -383,7 +395,7 @@ def _optimizer_state(optimizers, parameter_names):
         for parameter, state in list(getattr(optimizer, "state", {}).items()):
             owner = parameter_names.get(id(parameter), "a parameter")
             for key, value in list(state.items()) if isinstance(state, dict) else []:
-                if getattr(value, "is_cuda", False):
+                if on_device(value):
                     yield "optimizer-state", "%s %s of %s" % (kind, key, owner), value
 
 
@@ -408,7 +420,7 @@ def capture_ended(graph, capture, frame, pool_key, stepped):
             parameter_names[id(tensor)] = entry.name
             lines.append((entry.role, entry.name, tensor))
             grad = getattr(tensor, "grad", None) if entry.role == "parameter" else None
-            if grad is not None and getattr(grad, "is_cuda", False):
+            if grad is not None and on_device(grad):
                 lines.append(("grad", entry.name, grad))
     lines.extend(_optimizer_state(stepped, parameter_names))
     text = ["%s\t%s\t%x\t%x" % (role, name.replace("\t", " ").replace("\n", " "), _address(t), _bytes(t))
@@ -420,8 +432,18 @@ def capture_ended(graph, capture, frame, pool_key, stepped):
     if not contract.watched or not (contract.modes or contract.attributes or contract.tensors):
         return None
     contract.watch_releases()
+    contract.watch_attributes()
     _live.add(contract)
     return contract
+
+
+def attribute_set(module, name):
+    """After the program set `module`.`name`, a number a live graph baked in (watched_attributes said so)."""
+    for contract in list(_live):
+        try:
+            contract._look_attributes(changed=module, name=name)
+        except Exception:
+            pass
 
 
 def modes_changed():
@@ -470,7 +492,7 @@ def check_grads_before_backward(module_ref, graph_id, thread, reported):
             aliased = []
             for name, parameter in module.named_parameters():
                 grad = parameter.grad
-                if grad is not None and getattr(grad, "is_cuda", False) and in_pool(_address(grad)):
+                if grad is not None and on_device(grad) and in_pool(_address(grad)):
                     aliased.append((name, _address(grad)))
             if aliased:
                 reported.append(True)

@@ -158,8 +158,9 @@ def _patch_optimizer(module):
 
 
 def _patch_module(module):
-    """torch.nn.modules.module: Module.zero_grad, which detaches gradients as the optimizer's does, and Module.train
-    (which eval() calls), after which live graphs look at the modes they were captured in at their next replay."""
+    """torch.nn.modules.module: Module.zero_grad, which detaches gradients as the optimizer's does; Module.train
+    (which eval() calls), after which live graphs look at the modes they were captured in at their next replay; and
+    Module.__setattr__, where a number a live graph baked in is changed (one dictionary lookup per attribute set)."""
     module_class = module.Module
     zero_grad, train = module_class.zero_grad, module_class.train
     depth = threading.local()  # train() calls itself on every submodule: only the outermost call looks
@@ -185,8 +186,16 @@ def _patch_module(module):
                 except Exception:
                     pass
 
+    def module_setattr(self, name, value):
+        setattr_(self, name, value)
+        watched = contract.watched_attributes
+        if watched and name in watched.get(id(self), ()):
+            contract.attribute_set(self, name)
+
+    setattr_ = module_class.__setattr__
     _replace(module_class, "zero_grad", module_zero_grad, zero_grad)
     _replace(module_class, "train", module_train, train)
+    _replace(module_class, "__setattr__", module_setattr, setattr_)
 
 
 def _patch_lr_scheduler(module):

@@ -24,6 +24,8 @@ tests expect a finding at end in "# defect: MODE". scripts/fetch-megatron-wheels
   nan-check-full-iteration  full-iteration with the loss checked for NaN as Megatron-LM's pretrain_gpt.py does under
                        --check-for-nan-in-loss-and-grad (the rerun state machine's validate_result reads the verdict
                        on the host): the capture fails
+  validation-replay    local-schedule-clean with a validation pass (eval(), no_grad()) every 2 iterations: Megatron
+                       replays the training graphs (dropout on) in it
   no-shared-pool       full-iteration with cuda_graph_use_single_mempool=False and an evaluation every few iterations:
                        the training and the validation graph each get a private memory pool
   pipeline-clean       under torchrun on two GPUs: pipeline parallel 2 with 2 virtual stages per rank (a layer per
@@ -195,8 +197,8 @@ def train_schedule(full_iteration, check_for_nan=False, single_mempool=True, eva
         if evaluate_every and (step + 1) % evaluate_every == 0:
             model.eval()
             with torch.no_grad():
-                forward_backward(forward_step_func=step_func, data_iterator=data, model=model, num_microbatches=1,
-                                 seq_length=SEQ, micro_batch_size=BATCH, forward_only=True)
+                forward_backward(forward_step_func=step_func, data_iterator=data, model=model,  # defect: validation-replay
+                                 num_microbatches=1, seq_length=SEQ, micro_batch_size=BATCH, forward_only=True)
             model.train()
     print("loss after %d iterations: %.4f" % (STEPS, losses[0]["lm loss"].item()), flush=True)
     teardown()
@@ -284,6 +286,7 @@ MODES = {
     "sync-in-layer": lambda: train_layers(hook_layer=True),
     "nan-check-full-iteration": lambda: train_schedule(full_iteration=True, check_for_nan=True),
     "no-shared-pool": lambda: train_schedule(full_iteration=True, single_mempool=False, evaluate_every=2),
+    "validation-replay": lambda: train_schedule(full_iteration=False, evaluate_every=2),
     "pipeline-clean": train_pipeline,
     "pipeline-regrouped": lambda: train_pipeline(regroup_after_graphs=True),
 }
