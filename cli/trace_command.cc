@@ -82,6 +82,18 @@ std::string Summary(const std::string& path, const trace::Trace& t, const trace:
                         total_records == 0 ? 0.0 : static_cast<double>(total_bytes) / total_records);
   absl::StrAppend(&out, "\nwarnings: ", t.read_warnings.size(), "\n");
   for (const std::string& w : t.read_warnings) absl::StrAppend(&out, "  ", w, "\n");
+  absl::StrAppend(&out, "\ngraph manifests: ", t.graph_manifests.size(), "\n");
+  for (const trace::GraphManifest& m : t.graph_manifests) {
+    absl::StrAppendFormat(&out, "  graph %d at %d tid %d: %d kernels, %d copies, %d sets, %d other nodes; %d addresses%s; "
+                          "read in %.1f us%s\n",
+                          m.graph_id, m.time_ns, m.thread_id, m.kernel_nodes, m.copy_nodes, m.set_nodes, m.other_nodes,
+                          m.uses.size(),
+                          m.uses_left_out == 0 ? "" : absl::StrCat(" (", m.uses_left_out, " more left out)"),
+                          m.read_ns / 1e3,
+                          m.unread_nodes == 0 ? std::string()
+                                              : absl::StrCat("; NOT AUDITED: ", m.unread_nodes, " nodes unread (",
+                                                             PrintableText(t.String(m.unread_reason)), ")"));
+  }
   return out;
 }
 
@@ -144,6 +156,15 @@ std::string Listing(const trace::Trace& t, size_t limit) {
     absl::StrAppendFormat(&out, "thread %d: %s\n", thread.thread_id, PrintableText(t.String(thread.name)));
   }
   absl::StrAppend(&out, "memory activity: ", t.memory.size(), ", graph launches: ", t.graph_launches.size(), "\n");
+  for (const trace::GraphManifest& m : t.graph_manifests) {
+    absl::StrAppend(&out, "graph ", m.graph_id, " manifest (first ", std::min(limit, m.uses.size()), " of ",
+                    m.uses.size(), " addresses):\n");
+    for (size_t i = 0; i < std::min(limit, m.uses.size()); ++i) {
+      const trace::GraphMemoryUse& use = m.uses[i];
+      absl::StrAppendFormat(&out, "  0x%x %s%s\n", use.address, trace::GraphMemoryAccessName(use.access),
+                            use.bytes == 0 ? "" : absl::StrCat(" ", use.bytes, " bytes"));
+    }
+  }
   return out;
 }
 
