@@ -178,6 +178,17 @@ std::string Plural(uint64_t n, absl::string_view one, absl::string_view many) {
   return absl::StrCat(n, " ", n == 1 ? one : many);
 }
 
+// "3 parameters", "12 optimizer state tensors": a role of trace::NamedTensor counted.
+std::string RoleCount(uint64_t n, absl::string_view role) {
+  if (role == "grad") return Plural(n, "gradient", "gradients");
+  if (role == "optimizer-state") return Plural(n, "optimizer state tensor", "optimizer state tensors");
+  if (role == "static-input" || role == "static-output") {
+    return Plural(n, absl::StrCat(role == "static-input" ? "static input" : "static output"),
+                  absl::StrCat(role == "static-input" ? "static inputs" : "static outputs"));
+  }
+  return Plural(n, role, absl::StrCat(role, "s"));
+}
+
 }  // namespace
 
 std::vector<GraphContract> ReadGraphContracts(const TraceAnalysis& analysis) {
@@ -232,8 +243,7 @@ std::string DescribeContract(const trace::Trace& trace, const GraphContract& con
   const trace::GraphManifest& manifest = *contract.manifest;
   std::vector<std::string> parts;
   for (const GraphRoleUse& role : contract.named) {
-    parts.push_back(absl::StrCat(Plural(role.tensors, role.role, absl::StrCat(role.role, "s")), " (",
-                                 BytesText(role.bytes), ")"));
+    parts.push_back(absl::StrCat(RoleCount(role.tensors, role.role), " (", BytesText(role.bytes), ")"));
   }
   if (contract.program_blocks > 0) {
     parts.push_back(Plural(contract.program_blocks, "other block of the program's memory",

@@ -13,6 +13,8 @@ import math
 import torch
 import torchvision
 
+import _oracle as oracle
+
 NAME = "compile_reduce_overhead_infer"
 BATCH = 8
 STEPS = 30
@@ -21,8 +23,9 @@ STEPS = 30
 def main():
     torch.manual_seed(0)
     model = torchvision.models.mobilenet_v3_small(weights=None, num_classes=10).cuda().eval()
-    compiled = torch.compile(model, mode="reduce-overhead")
+    compiled = torch.compile(model, mode=oracle.compile_mode("reduce-overhead"))
     batches = [torch.randn(BATCH, 3, 64, 64, device="cuda") for _ in range(4)]
+    oracle.start()
 
     kept = []
     with torch.inference_mode():
@@ -41,6 +44,7 @@ def main():
         same = torch.allclose(preds[n], preds[2 * n], rtol=1e-3, atol=1e-3 * scale)
     print(f"outputs {tuple(preds.shape)} max |logit| {scale:.3e} repeat-consistent {same}", flush=True)
     assert math.isfinite(scale) and same
+    oracle.save(NAME, outputs=kept)
     print(f"OK {NAME}", flush=True)
 
 

@@ -15,6 +15,8 @@ import math
 import torch
 import torch.nn.functional as F
 
+import _oracle as oracle
+
 NAME = "compile_reduce_overhead_train"
 BATCH = 64
 STEPS = 30
@@ -33,10 +35,11 @@ class MLPWithLoss(torch.nn.Module):
 def main():
     torch.manual_seed(0)
     model = MLPWithLoss().cuda().train()
-    compiled = torch.compile(model, mode="reduce-overhead")
+    compiled = torch.compile(model, mode=oracle.compile_mode("reduce-overhead"))
     optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
     batches = [(torch.randn(BATCH, 128, device="cuda"), torch.randint(0, 10, (BATCH,), device="cuda"))
                for _ in range(4)]
+    oracle.start(model.parameters())
 
     for step in range(STEPS):
         x, y = batches[step % len(batches)]
@@ -52,6 +55,7 @@ def main():
     final = loss.item()  # the last step's output: no run came after it
     print(f"final loss {final:.4f}", flush=True)
     assert math.isfinite(final), final
+    oracle.save(NAME, loss=final, parameters=model.parameters())
     print(f"OK {NAME}", flush=True)
 
 

@@ -20,6 +20,8 @@ import torch
 import torch.distributed as dist
 from torch.nn.parallel import DistributedDataParallel
 
+import _oracle as oracle
+
 NAME = "ddp_one_rank_recipe"
 BATCH = 64
 WARMUP = 11
@@ -70,26 +72,38 @@ def main():
             torch.cuda.nvtx.range_pop()
     torch.cuda.current_stream().wait_stream(side)
 
-    graph = torch.cuda.CUDAGraph()
-    optimizer.zero_grad(set_to_none=True)
-    with torch.cuda.graph(graph):
-        static_loss = loss_fn(ddp(static_x), static_y)
-        static_loss.backward()
+    def train_step():
+        optimizer.zero_grad(set_to_none=True)
+        loss = loss_fn(ddp(static_x), static_y)
+        loss.backward()
         optimizer.step()
+        return loss
+
+    oracle.start(model.parameters())
+    if oracle.GRAPHS:
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            static_loss = train_step()
 
     for step in range(STEPS):
         x, y = batches[step % len(batches)]
         torch.cuda.nvtx.range_push("step")
         static_x.copy_(x)
         static_y.copy_(y)
-        graph.replay()
+        if oracle.GRAPHS:
+            graph.replay()
+        else:
+            static_loss = train_step()
         torch.cuda.nvtx.range_pop()
 
     torch.cuda.synchronize()
     final = static_loss.item()
     print(f"final loss {final:.4f} after {STEPS} replays", flush=True)
+    oracle.save(NAME, loss=final, parameters=model.parameters())
     # The graph holds NCCL work: free it (and what it wrote into) before the process group goes.
-    del graph, static_loss, static_x, static_y
+    if oracle.GRAPHS:
+        del graph
+    del static_loss, static_x, static_y
     torch.cuda.synchronize()
     dist.destroy_process_group()
     assert math.isfinite(final), final

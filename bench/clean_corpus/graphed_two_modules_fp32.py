@@ -15,6 +15,8 @@ import math
 import torch
 import torch.nn.functional as F
 
+import _oracle as oracle
+
 NAME = "graphed_two_modules_fp32"
 BATCH = 64
 HIDDEN = 512
@@ -34,7 +36,8 @@ def main():
 
     sample_x = torch.randn(BATCH, 128, device="cuda")
     sample_h = torch.randn(BATCH, HIDDEN, device="cuda", requires_grad=True)
-    backbone, head = torch.cuda.make_graphed_callables((backbone, head), ((sample_x,), (sample_h,)))
+    oracle.start(params)
+    backbone, head = oracle.make_graphed_callables((backbone, head), ((sample_x,), (sample_h,)))
 
     for step in range(STEPS):
         x, y = batches[step % len(batches)]
@@ -51,6 +54,7 @@ def main():
     print(f"final loss {final:.4f}", flush=True)
     assert math.isfinite(final), final
     assert all(p.grad is not None for p in params)
+    oracle.save(NAME, loss=final, parameters=params)
     print(f"OK {NAME}", flush=True)
 
 

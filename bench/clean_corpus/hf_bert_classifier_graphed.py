@@ -16,6 +16,8 @@ import torch
 import torch.nn.functional as F
 from transformers import BertConfig, BertForSequenceClassification
 
+import _oracle as oracle
+
 NAME = "hf_bert_classifier_graphed"
 BATCH = 8
 SEQ = 64
@@ -46,7 +48,8 @@ def main():
                for _ in range(4)]
 
     sample_ids = torch.randint(1, VOCAB, (BATCH, SEQ), device="cuda")
-    graphed = torch.cuda.make_graphed_callables(model, (sample_ids,))
+    oracle.start(model.parameters())
+    graphed = oracle.make_graphed_callables(model, (sample_ids,))
 
     for step in range(STEPS):
         ids, labels = batches[step % len(batches)]
@@ -62,6 +65,7 @@ def main():
     final = loss.item()
     print(f"final loss {final:.4f} attention {model.m.config._attn_implementation}", flush=True)
     assert math.isfinite(final), final
+    oracle.save(NAME, loss=final, parameters=model.parameters())
     print(f"OK {NAME}", flush=True)
 
 

@@ -21,6 +21,16 @@ shadow.calls_compared and shadow.calls_random), then `TOTAL errors=E warnings=W 
 failed_programs=F`: E, W, N summed over all runs; P the programs run; F the programs with at least one failed run
 (no report, a non-zero exit status, or no `OK <name>` line). The same table goes to OUT/corpus.md and the raw
 per-run summaries to OUT/corpus.json. Exits 0 always: it is a measurement.
+
+The oracle (_oracle.py; `--no-oracle` leaves it out): clean means the program computes what it would without graphs.
+Every program that makes graphs also runs without graphcheck and with its graphs removed (CORPUS_GRAPHS=0), from the
+same seeds and data, and the programs in RANDOM (their graphed code draws random numbers) a second time from another
+stream of the CUDA generator (CORPUS_RNG_STREAM=1). Each run saves what it computed in OUT/oracle/; the graphed run
+(the plain one) is held to the eager one: the last loss and the parameters' training update (|graphed - eager| over
+the size of eager's update), or an inference program's outputs (|graphed - eager| over eager's largest), each within
+a floor (ORACLE_FLOOR: what eager differs from itself by from run to run, atomics and all) or within twice eager's
+spread over the two generator streams, whichever is larger. The table's `oracle` column gives the figures; the
+TOTAL line adds `oracle_failed=K`. Eager runs go `--oracle-jobs` at a time (default 3; they are not timed).
 """
 import argparse
 import concurrent.futures
@@ -51,8 +61,25 @@ SHADOW = {
     "graphed_amp_fp16_dropout_mlp",
     "graphed_encoder_bf16_nodrop",
     "graphed_two_modules_fp32",
+    "graphed_grads_precreated",
+    "eval_graph_captured_in_eval",
+    "whole_step_temperature_buffer",
+    "whole_step_gpu_stochastic_depth",
 }
 SHADOW_METRICS = ("shadow.calls_compared", "shadow.replays_compared", "shadow.calls_drawing")
+# Programs whose graphed code draws random numbers (dropout, drop path, stochastic depth): held to eager's spread.
+RANDOM = {
+    "timm_resnet18_graphed_bf16",
+    "timm_vit_tiny_graphed_droppath",
+    "hf_gpt2_graphed_bf16",
+    "hf_bert_classifier_graphed",
+    "graphed_amp_fp16_dropout_mlp",
+    "whole_step_gpu_stochastic_depth",
+}
+NO_GRAPHS = {"eager_baseline_resnet"}  # nothing to remove: no oracle
+# Relative differences eager shows against itself from run to run (atomic adds in embedding backward, bf16): below
+# these a graphed run trains like eager whatever the spread.
+ORACLE_FLOOR = {"loss": 0.02, "update": 0.05, "outputs": 0.01}
 MESSAGE_CHARS = 160
 
 
@@ -112,6 +139,8 @@ def run_one(job, args, device):
         command = [timeout_bin, "--kill-after=15", str(args.timeout)] + command
     env = dict(os.environ)
     env["PYTHONUNBUFFERED"] = "1"
+    if args.oracle and not job["shadow"]:
+        env["CORPUS_ORACLE_DIR"] = os.path.join(args.out, "oracle")
     if device is not None:
         env["CUDA_VISIBLE_DEVICES"] = device
     start = time.monotonic()
@@ -248,6 +277,73 @@ def summarize(job, facts):
     return summary
 
 
+def run_eager(name, stream, args):
+    """The program with its graphs removed (CORPUS_GRAPHS=0), without graphcheck; `stream` 1: the CUDA generator on
+    another stream. Its output goes to OUT/<name>.eager<stream>.log."""
+    env = dict(os.environ, PYTHONUNBUFFERED="1", CORPUS_GRAPHS="0", CORPUS_RNG_STREAM=str(stream),
+               CORPUS_ORACLE_DIR=os.path.join(args.out, "oracle"))
+    command = [args.python, os.path.join(HERE, name + ".py")]
+    timeout_bin = shutil.which("timeout")
+    if timeout_bin:
+        command = [timeout_bin, "--kill-after=15", str(args.timeout)] + command
+    with open(os.path.join(args.out, f"{name}.eager{stream}.log"), "w") as log:
+        try:
+            return subprocess.run(command, stdout=log, stderr=subprocess.STDOUT, env=env, cwd=args.out,
+                                  timeout=args.timeout + 45).returncode
+        except (OSError, subprocess.SubprocessError) as error:
+            log.write(f"cannot run: {error}\n")
+            return None
+
+
+def oracle_figures(graphed, eager):
+    """Relative differences of `graphed` from `eager` (records of _oracle.save): the last loss, the parameters'
+    update, the outputs."""
+    figures = {}
+    if graphed.get("loss") is not None and eager.get("loss") is not None:
+        figures["loss"] = abs(graphed["loss"] - eager["loss"]) / max(abs(eager["loss"]), 1e-8)
+    if all(r.get(k) is not None for r in (graphed, eager) for k in ("initial", "final")):
+        update = float((eager["final"] - eager["initial"]).norm())
+        figures["update"] = float((graphed["final"] - eager["final"]).norm()) / max(update, 1e-12)
+    if graphed.get("outputs") is not None and eager.get("outputs") is not None:
+        if graphed["outputs"].shape == eager["outputs"].shape:
+            scale = float(eager["outputs"].abs().max())
+            figures["outputs"] = float((graphed["outputs"] - eager["outputs"]).abs().max()) / max(scale, 1e-8)
+        else:
+            figures["outputs"] = float("inf")
+    return figures
+
+
+def oracle_verdict(name, folder):
+    """Whether the graphed run of `name` computed what eager did: {"ok", "figures", "limits", "spread", "problem"}."""
+    import torch  # the GPU machine's; only the oracle needs it here
+
+    def load(variant):
+        try:
+            return torch.load(os.path.join(folder, f"{name}.{variant}.pt"), weights_only=False)
+        except Exception:  # noqa: BLE001 - a missing or broken record is a failed oracle, said below
+            return None
+
+    graphed, eager, other = load("graphed"), load("eager0"), load("eager1")
+    if graphed is None or eager is None:
+        missing = ", ".join(v for v, r in (("graphed", graphed), ("eager", eager)) if r is None)
+        return {"ok": False, "figures": {}, "limits": {}, "spread": {}, "problem": f"no {missing} record"}
+    figures = oracle_figures(graphed, eager)
+    spread = oracle_figures(other, eager) if other is not None else {}
+    limits = {k: max(ORACLE_FLOOR[k], 2 * spread.get(k, 0.0)) for k in figures}
+    ok = bool(figures) and all(figures[k] <= limits[k] for k in figures)
+    return {"ok": ok, "figures": figures, "limits": limits, "spread": spread,
+            "problem": "" if figures else "nothing to compare"}
+
+
+def oracle_cell(verdict):
+    if verdict is None:
+        return "-"
+    if verdict["problem"]:
+        return "FAIL " + verdict["problem"]
+    parts = [f"{k} {v:.2g}/{verdict['limits'][k]:.2g}" for k, v in sorted(verdict["figures"].items())]
+    return ("ok " if verdict["ok"] else "FAIL ") + " ".join(parts)
+
+
 def fmt_int(value):
     if value is None:
         return "-"
@@ -267,23 +363,26 @@ def row_cells(s):
     if not s["report_ok"]:
         ids = s.get("problem", "no report")
     return [s["program"], s["run"], exit_status, fmt_int(s["graphcheck_rc"]), "yes" if s["ok_line"] else "NO",
-            str(s["errors"]), str(s["warnings"]), str(s["notes"]), shadow, f"{s['wall_s']:.0f}", ids]
+            str(s["errors"]), str(s["warnings"]), str(s["notes"]), shadow, oracle_cell(s.get("oracle")),
+            f"{s['wall_s']:.0f}", ids]
 
 
-HEADERS = ["program", "run", "exit", "gc_rc", "ok", "E", "W", "N", "shadow cmp/rand", "s", "warning/error ids"]
+HEADERS = ["program", "run", "exit", "gc_rc", "ok", "E", "W", "N", "shadow cmp/rand",
+           "oracle (graphed vs eager / limit)", "s", "warning/error ids"]
 
 
 def totals(summaries):
     programs = sorted({s["program"] for s in summaries})
     failed = sorted({s["program"] for s in summaries if s["failed"]})
+    oracle_failed = sorted({s["program"] for s in summaries if s.get("oracle") and not s["oracle"]["ok"]})
     return {"errors": sum(s["errors"] for s in summaries), "warnings": sum(s["warnings"] for s in summaries),
             "notes": sum(s["notes"] for s in summaries), "programs": len(programs), "failed_programs": len(failed),
-            "failed": failed}
+            "failed": failed, "oracle_failed": oracle_failed}
 
 
 def total_line(t):
     return (f"TOTAL errors={t['errors']} warnings={t['warnings']} notes={t['notes']} programs={t['programs']} "
-            f"failed_programs={t['failed_programs']}")
+            f"failed_programs={t['failed_programs']} oracle_failed={len(t['oracle_failed'])}")
 
 
 def text_table(summaries):
@@ -332,6 +431,9 @@ def main():
     parser.add_argument("--timeout", type=int, default=120, help="seconds per run")
     parser.add_argument("--keep-traces", action="store_true", help="pass --trace-dir OUT/<name>-trace")
     parser.add_argument("--python", default="python3", help="the Python that runs the programs")
+    parser.add_argument("--no-oracle", dest="oracle", action="store_false",
+                        help="do not run the programs with their graphs removed and compare")
+    parser.add_argument("--oracle-jobs", type=int, default=3, help="eager runs at a time (they are not timed)")
     args = parser.parse_args()
     args.out = os.path.abspath(args.out)
     args.graphcheck = os.path.abspath(args.graphcheck) if os.sep in args.graphcheck else args.graphcheck
@@ -381,6 +483,16 @@ def main():
             except Exception as error:  # noqa: BLE001 - a measurement reports, it does not stop
                 summaries.append(summarize(job, {"json": "", "log": "", "rc": None, "wall_s": 0.0,
                                                  "start_error": f"{type(error).__name__}: {error}"}))
+
+    if args.oracle:
+        os.makedirs(os.path.join(args.out, "oracle"), exist_ok=True)
+        eager = [(n, stream) for n in names if n not in NO_GRAPHS for stream in ((0, 1) if n in RANDOM else (0,))]
+        print(f"oracle: {len(eager)} runs without graphs, {args.oracle_jobs} at a time", flush=True)
+        with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.oracle_jobs)) as pool:
+            list(pool.map(lambda e: run_eager(e[0], e[1], args), eager))
+        for s in summaries:
+            if s["run"] == "plain" and s["program"] not in NO_GRAPHS:
+                s["oracle"] = oracle_verdict(s["program"], os.path.join(args.out, "oracle"))
 
     t = totals(summaries)
     header = (f"graphcheck: `{args.graphcheck}`; {len(jobs)} runs of {len(names)} programs; "

@@ -1,0 +1,62 @@
+"""The clean corpus's oracle: a clean program computes what it would without CUDA graphs.
+
+Every program of the corpus runs with its graphs (under `graphcheck run`) and again with them removed
+(CORPUS_GRAPHS=0, without graphcheck), from the same seeds and the same data:
+- make_graphed_callables returns the callables as they are;
+- a program's own capture runs its step function eagerly wherever it would replay the graph (`GRAPHS` tells the
+  program which);
+- torch.compile runs without CUDA graphs (`compile_mode`).
+Each run saves what it computed (`save`: the last loss and the parameters before and after training, or an inference
+program's outputs) under CORPUS_ORACLE_DIR, and run_corpus.py holds the graphed run to the eager one. Programs whose
+graphed code draws random numbers (dropout) run the eager variant a second time with the CUDA generator moved to
+another stream once the model and data are made (CORPUS_RNG_STREAM=1, `start`): the graphed run draws other masks than
+eager, so it is held to eager's own spread over mask streams, not to eager itself.
+"""
+import os
+
+import torch
+
+GRAPHS = os.environ.get("CORPUS_GRAPHS", "1") != "0"
+_initial = None
+
+
+def make_graphed_callables(callables, sample_args, **kwargs):
+    """torch.cuda.make_graphed_callables, or the callables unchanged with the graphs removed."""
+    if GRAPHS:
+        return torch.cuda.make_graphed_callables(callables, sample_args, **kwargs)
+    return callables
+
+
+def compile_mode(mode):
+    """torch.compile's mode: the program's, or without CUDA graphs ("reduce-overhead" minus the graphs)."""
+    return mode if GRAPHS else "default"
+
+
+def _flat(tensors):
+    return torch.cat([t.detach().float().flatten().cpu() for t in tensors])
+
+
+def start(parameters=()):
+    """Right before training (the model and the data made): remembers the parameters, and in the spread run moves the
+    CUDA generator to another stream."""
+    global _initial
+    _initial = _flat(list(parameters)) if parameters else None
+    stream = int(os.environ.get("CORPUS_RNG_STREAM", "0"))
+    if stream:
+        torch.cuda.manual_seed(1000003 * stream)
+
+
+def save(name, loss=None, parameters=(), outputs=None):
+    """What the run computed, for run_corpus.py: the last loss, the parameters at start() and now, the outputs."""
+    folder = os.environ.get("CORPUS_ORACLE_DIR")
+    if not folder:
+        return
+    record = {
+        "graphs": GRAPHS,
+        "loss": None if loss is None else float(loss),
+        "initial": _initial,
+        "final": _flat(list(parameters)) if parameters else None,
+        "outputs": None if outputs is None else _flat(outputs if isinstance(outputs, (list, tuple)) else [outputs]),
+    }
+    variant = "graphed" if GRAPHS else "eager%s" % os.environ.get("CORPUS_RNG_STREAM", "0")
+    torch.save(record, os.path.join(folder, "%s.%s.pt" % (name, variant)))
