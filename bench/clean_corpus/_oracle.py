@@ -59,4 +59,5 @@ def save(name, loss=None, parameters=(), outputs=None):
         "outputs": None if outputs is None else _flat(outputs if isinstance(outputs, (list, tuple)) else [outputs]),
     }
     variant = "graphed" if GRAPHS else "eager%s" % os.environ.get("CORPUS_RNG_STREAM", "0")
+    os.makedirs(folder, exist_ok=True)
     torch.save(record, os.path.join(folder, "%s.%s.pt" % (name, variant)))

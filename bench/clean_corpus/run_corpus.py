@@ -452,6 +452,8 @@ def main():
         if args.shadow > 0 and name in SHADOW:
             jobs.append({"name": name, "shadow": True})
 
+    if args.oracle:
+        os.makedirs(os.path.join(args.out, "oracle"), exist_ok=True)
     gpus = gpu_count(args.python)
     parallel = max(1, min(args.jobs, gpus)) if gpus > 1 else 1
     devices = queue.Queue()
@@ -485,7 +487,6 @@ def main():
                                                  "start_error": f"{type(error).__name__}: {error}"}))
 
     if args.oracle:
-        os.makedirs(os.path.join(args.out, "oracle"), exist_ok=True)
         eager = [(n, stream) for n in names if n not in NO_GRAPHS for stream in ((0, 1) if n in RANDOM else (0,))]
         print(f"oracle: {len(eager)} runs without graphs, {args.oracle_jobs} at a time", flush=True)
         with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.oracle_jobs)) as pool:
@@ -493,6 +494,7 @@ def main():
         for s in summaries:
             if s["run"] == "plain" and s["program"] not in NO_GRAPHS:
                 s["oracle"] = oracle_verdict(s["program"], os.path.join(args.out, "oracle"))
+        shutil.rmtree(os.path.join(args.out, "oracle"), ignore_errors=True)  # parameters: tens of MB; verdicts kept
 
     t = totals(summaries)
     header = (f"graphcheck: `{args.graphcheck}`; {len(jobs)} runs of {len(names)} programs; "
