@@ -7,10 +7,11 @@ Every program of the corpus runs with its graphs (under `graphcheck run`) and ag
   program which);
 - torch.compile runs without CUDA graphs (`compile_mode`).
 Each run saves what it computed (`save`: the last loss and the parameters before and after training, or an inference
-program's outputs) under CORPUS_ORACLE_DIR, and run_corpus.py holds the graphed run to the eager one. Programs whose
-graphed code draws random numbers (dropout) run the eager variant a second time with the CUDA generator moved to
-another stream once the model and data are made (CORPUS_RNG_STREAM=1, `start`): the graphed run draws other masks than
-eager, so it is held to eager's own spread over mask streams, not to eager itself.
+program's outputs) under CORPUS_ORACLE_DIR, named by CORPUS_ORACLE_VARIANT, and run_corpus.py holds the graphed run to
+the eager one within eager's own spread: a second eager run, from the same seeds (kernels that add with atomics differ
+from run to run), or for programs whose graphed code draws random numbers (dropout) with the CUDA generator moved to
+another stream once the model and data are made (CORPUS_RNG_STREAM=1, `start`): the graphed run draws other masks
+than eager, so it is held to eager's spread over mask streams, not to eager itself.
 """
 import os
 
@@ -58,6 +59,6 @@ def save(name, loss=None, parameters=(), outputs=None):
         "final": _flat(list(parameters)) if parameters else None,
         "outputs": None if outputs is None else _flat(outputs if isinstance(outputs, (list, tuple)) else [outputs]),
     }
-    variant = "graphed" if GRAPHS else "eager%s" % os.environ.get("CORPUS_RNG_STREAM", "0")
+    variant = "graphed" if GRAPHS else os.environ.get("CORPUS_ORACLE_VARIANT", "eager")
     os.makedirs(folder, exist_ok=True)
     torch.save(record, os.path.join(folder, "%s.%s.pt" % (name, variant)))
