@@ -1,17 +1,20 @@
 // Entry points of libgraphcheck_inject.so. The CUDA driver loads the library named by CUDA_INJECTION64_PATH during
-// cuInit and calls InitializeInjection; `graphcheck run` sets that variable (and GRAPHCHECK_TRACE_DIR) for the
-// program it starts and for every process that program starts. graphcheck_probe_event, graphcheck_probe_shadow and
+// cuInit and calls InitializeInjection; `graphcheck run` sets that variable (and the settings of
+// trace/run_settings.h) for the program it starts and for every process that program starts. graphcheck_probe_event, graphcheck_probe_shadow and
 // graphcheck_probe_allocations are the Python probe's way in (python/probe/graphcheck_probe/bridge.py calls them
 // through ctypes once CUDA has loaded the library), each with a record of capture/probe_abi.h.
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 
 #include "capture/internal/recorder_state.h"
 #include "capture/probe_abi.h"
 #include "capture/recorder.h"
 
 extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) {
-  const absl::Status status = graphcheck::capture::StartRecorder({});
+  graphcheck::capture::RecorderOptions options;
+  static_cast<graphcheck::trace::RunSettings&>(options) = graphcheck::trace::RunSettingsFromEnvironment(std::getenv);
+  const absl::Status status = graphcheck::capture::StartRecorder(options);
   if (!status.ok()) {
     std::fprintf(stderr, "graphcheck: recorder not started: %s\n", std::string(status.message()).c_str());
     return 0;

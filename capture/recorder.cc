@@ -57,26 +57,7 @@ Recorder& TheRecorder() {
 
 absl::Status Recorder::Start(const RecorderOptions& options) {
   options_ = options;
-  if (options_.trace_dir.empty()) {
-    const char* dir = std::getenv("GRAPHCHECK_TRACE_DIR");
-    options_.trace_dir = dir != nullptr ? dir : ".";
-  }
-  if (const char* activity = std::getenv("GRAPHCHECK_ACTIVITY"); activity != nullptr && std::string(activity) == "0") {
-    options_.record_activity = false;
-  }
-  // `graphcheck run` validated these; a hand-set bad value keeps the default.
-  if (const char* launches = std::getenv("GRAPHCHECK_LAUNCHES"); launches != nullptr) {
-    trace::ParseLaunchRecording(launches, &options_.launches).IgnoreError();
-  }
-  if (const char* sampling = std::getenv("GRAPHCHECK_SAMPLING"); sampling != nullptr) {
-    trace::ParseSamplingSchedule(sampling, &options_.sampling).IgnoreError();
-  }
-  if (const char* step_range = std::getenv("GRAPHCHECK_STEP_RANGE"); step_range != nullptr) {
-    options_.step_range = step_range;
-  }
-  if (const char* timeout = std::getenv("GRAPHCHECK_HANG_TIMEOUT_MS"); timeout != nullptr) {
-    if (!absl::SimpleAtoi(timeout, &options_.hang_timeout_ms)) options_.hang_timeout_ms = 0;
-  }
+  if (options_.trace_dir.empty()) options_.trace_dir = ".";
   if (options_.launches == trace::LaunchRecording::kCaptureOnly) options_.record_activity = false;
   absl::InitializeSymbolizer("/proc/self/exe");
   python_ = PythonStackReader::Detect();

@@ -12,6 +12,7 @@
 #include <map>
 
 #include "absl/strings/str_cat.h"
+#include "trace/run_settings.h"
 
 namespace graphcheck {
 namespace {
@@ -76,25 +77,21 @@ absl::StatusOr<RecordedProgram> RecordedProgram::Run(const std::vector<std::stri
   } else {
     program.trace_dir_ = options.trace_dir;
   }
-  std::map<std::string, std::string> environment = {
-      {"CUDA_INJECTION64_PATH", options.inject_library},
-      {"GRAPHCHECK_TRACE_DIR", std::filesystem::absolute(program.trace_dir_).string()},
-  };
-  if (options.no_activity || options.launches == trace::LaunchRecording::kCaptureOnly) {
-    environment["GRAPHCHECK_ACTIVITY"] = "0";
-  }
-  environment["GRAPHCHECK_LAUNCHES"] = std::string(trace::LaunchRecordingName(options.launches));
-  environment["GRAPHCHECK_SAMPLING"] = options.sampling.ToString();
-  if (!options.step_range.empty()) environment["GRAPHCHECK_STEP_RANGE"] = options.step_range;
-  if (options.hang_timeout_s > 0) {
-    environment["GRAPHCHECK_HANG_TIMEOUT_MS"] = absl::StrCat(static_cast<uint64_t>(options.hang_timeout_s * 1000));
-  }
+  trace::RunSettings settings;
+  settings.trace_dir = std::filesystem::absolute(program.trace_dir_).string();
+  settings.record_activity = !options.no_activity && options.launches != trace::LaunchRecording::kCaptureOnly;
+  settings.launches = options.launches;
+  settings.sampling = options.sampling;
+  settings.step_range = options.step_range;
+  settings.hang_timeout_ms = options.hang_timeout_s > 0 ? static_cast<uint64_t>(options.hang_timeout_s * 1000) : 0;
+  settings.shadow_calls = options.python_probe ? options.shadow_calls : 0;
+  std::map<std::string, std::string> environment = trace::RunSettingsEnvironment(settings);
+  environment["CUDA_INJECTION64_PATH"] = options.inject_library;
   if (options.python_probe) {
     // Its sitecustomize starts the probe, then runs the program's own sitecustomize (the next one on the path).
     const std::string probe = ExecutableDir() + "/probe";
     const char* path = std::getenv("PYTHONPATH");
     environment["PYTHONPATH"] = path != nullptr && *path != '\0' ? absl::StrCat(probe, ":", path) : probe;
-    if (options.shadow_calls > 0) environment["GRAPHCHECK_SHADOW"] = absl::StrCat(options.shadow_calls);
   }
   if (const std::string cupti = LoadedLibraryPath("libcupti.so.13", "cuptiSubscribe"); !cupti.empty()) {
     environment["NVTX_INJECTION64_PATH"] = cupti;  // NVTX forwards ranges to CUPTI, which hands them to us

@@ -16,6 +16,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "capture/probe_abi.h"
+#include "trace/run_settings.h"
 #include "trace/trace_reader.h"
 
 namespace graphcheck {
@@ -24,7 +25,7 @@ namespace {
 TEST(InjectionSmokeTest, WritesATraceWithoutADriver) {
   const std::string dir = absl::StrCat(::testing::TempDir(), "/inject-smoke-", getpid());
   std::filesystem::create_directories(dir);
-  setenv("GRAPHCHECK_TRACE_DIR", dir.c_str(), 1);
+  setenv(trace::kTraceDirVariable, dir.c_str(), 1);
   setenv("CUDA_GRAPHCHECK_SMOKE", "1", 1);  // CUDA_*: recorded
   setenv("UNRELATED_SECRET", "x", 1);       // not recorded
   void* library = dlopen(GRAPHCHECK_INJECT_LIBRARY, RTLD_NOW | RTLD_LOCAL);

@@ -1,6 +1,7 @@
 """The Python probe and the C++ side agree on every number and layout they share: the probe's event kinds, capture
 origins and shadow subjects (python/probe/graphcheck_probe/bridge.py) are trace/events.h's enums, value for
-value, its allocator actions are AllocatorEvent::Action's, and its ctypes records are capture/probe_abi.h's structs, field for field in order with the same C types. A
+value, its allocator actions are AllocatorEvent::Action's, the environment variables it reads are
+trace/run_settings.h's, and its ctypes records are capture/probe_abi.h's structs, field for field in order with the same C types. A
 kind added on one side only, or a field moved, fails here instead of writing events the analysis misreads.
 
 usage: probe_abi_test.py SOURCE_DIR
@@ -51,6 +52,14 @@ check("the probe's allocator actions are AllocatorEvent::Action's",
                                                ("free", memory._ACTIONS["free_completed"]))} == actions, actions)
 largest = int(re.search(r"kMaxProbeEventKind = (\d+);", events).group(1))
 check("kMaxProbeEventKind is the probe's largest kind", largest == max(bridge.EventKind), largest)
+
+from graphcheck_probe import settings  # noqa: E402
+
+run_settings = dict(re.findall(r'inline constexpr char (k\w+Variable)\[\] = "(GRAPHCHECK_\w+)";',
+                               read("trace/run_settings.h")))
+for python_name, cpp_name in (("SHADOW", "kShadowVariable"), ("HANG_TIMEOUT_MS", "kHangTimeoutVariable")):
+    check("the probe's settings.%s is run_settings.h's %s" % (python_name, cpp_name),
+          getattr(settings, python_name) == run_settings.get(cpp_name), run_settings)
 
 C_TYPES = {"uint32_t": ctypes.c_uint32, "int32_t": ctypes.c_int32, "uint64_t": ctypes.c_uint64,
            "int64_t": ctypes.c_int64, "uint8_t": ctypes.c_uint8, "double": ctypes.c_double,

@@ -24,7 +24,7 @@ library (bridge.py), found once CUDA has loaded it; before that there is no capt
 import os
 import sys
 
-from . import bridge, patches
+from . import bridge, patches, settings
 
 
 def install():
@@ -33,15 +33,11 @@ def install():
     if isinstance(bridge.recorder, bridge.Recorder) or not library:
         return
     bridge.recorder = bridge.Recorder(library)
-    try:
-        shadow_calls = max(0, int(os.environ.get("GRAPHCHECK_SHADOW", "0")))
-    except ValueError:
-        shadow_calls = 0
-    if shadow_calls > 0:
+    if settings.shadow_calls() > 0:
         from . import shadow
 
-        patches.shadow = shadow.Shadow(shadow_calls)
-    if os.environ.get("GRAPHCHECK_HANG_TIMEOUT_MS"):
+        patches.shadow = shadow.Shadow(settings.shadow_calls())
+    if settings.hang_timeout_ms() > 0:
         from . import waits
 
         patches.PATCHES["torch.distributed.distributed_c10d"] = waits.patch_distributed
