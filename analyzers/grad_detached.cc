@@ -66,7 +66,9 @@ class GradDetachedCheck : public CheckOf<TraceAnalysis> {
       if (events.size() > 5) finding.evidence.push_back(absl::StrCat("and ", events.size() - 5, " more"));
       finding.fix =
           "Zero the gradients in place between replays (optimizer.zero_grad(set_to_none=False) or "
-          "model.zero_grad(set_to_none=False)), or capture the optimizer step inside the graph too.";
+          "model.zero_grad(set_to_none=False)), or capture the optimizer step inside the graph too. (This is for a "
+          "graph that computes the gradients itself; for modules graphed by make_graphed_callables, give the "
+          "parameters gradients of their own before graphing instead: see grad-aliases-graph.)";
       findings->push_back(std::move(finding));
     }
   }
