@@ -77,15 +77,16 @@ class AddressDriftCheck : public CheckOf<TraceAnalysis> {
       finding.where = ProbeEventLocation(trace, first);
       finding.where.key = names[0];
       const std::string again = graphed ? "call make_graphed_callables again" : "capture the graph again";
-      finding.fix = parameter
-                        ? absl::StrCat("Copy new values into the parameters the graph was captured with "
-                                       "(model.load_state_dict(state), which copies in place, or p.data.copy_(new) "
-                                       "instead of p.data = new; for EMA weights, swap them with p.data.copy_ and a "
-                                       "backup copy) instead of assigning new tensors; or ",
-                                       again, " after loading.")
-                        : absl::StrCat("Update buffers in place (buf.copy_(new), buf.add_(1)) instead of assigning new "
-                                       "tensors; or ",
-                                       again, " after the change.");
+      finding.fix = parameter ? absl::StrCat(
+                                    "Copy new values into the parameters the graph was captured with "
+                                    "(model.load_state_dict(state), which copies in place, or p.data.copy_(new) "
+                                    "instead of p.data = new; for EMA weights, swap them with p.data.copy_ and a "
+                                    "backup copy) instead of assigning new tensors; or ",
+                                    again, " after loading.")
+                              : absl::StrCat(
+                                    "Update buffers in place (buf.copy_(new), buf.add_(1)) instead of assigning new "
+                                    "tensors; or ",
+                                    again, " after the change.");
       findings->push_back(std::move(finding));
     }
   }

@@ -30,17 +30,17 @@ std::unique_ptr<Check> NewNoSpeedupCheck();                 // no-speedup
 std::unique_ptr<Check> NewGraphMemoryCheck();               // graph-memory
 std::unique_ptr<Check> NewMegatronGraphsNotCreatedCheck();  // megatron-graphs-not-created
 // state and RNG (from the Python probe's exceptions)
-std::unique_ptr<Check> NewOutputOverwrittenCheck();         // output-overwritten
-std::unique_ptr<Check> NewAddressDriftCheck();              // address-drift
-std::unique_ptr<Check> NewStaticInputReboundCheck();        // static-input-rebound
-std::unique_ptr<Check> NewHostValueFrozenCheck();           // host-value-frozen
-std::unique_ptr<Check> NewGradDetachedCheck();              // grad-detached
+std::unique_ptr<Check> NewOutputOverwrittenCheck();   // output-overwritten
+std::unique_ptr<Check> NewAddressDriftCheck();        // address-drift
+std::unique_ptr<Check> NewStaticInputReboundCheck();  // static-input-rebound
+std::unique_ptr<Check> NewHostValueFrozenCheck();     // host-value-frozen
+std::unique_ptr<Check> NewGradDetachedCheck();        // grad-detached
 // the capture contract (the graph's manifest and the probe's watches of what it baked in)
-std::unique_ptr<Check> NewGradAliasesGraphCheck();    // grad-aliases-graph
-std::unique_ptr<Check> NewGraphReadsFreedCheck();     // graph-reads-freed
-std::unique_ptr<Check> NewTrainingModeFrozenCheck();  // training-mode-frozen
-std::unique_ptr<Check> NewRngHostDrawCheck();         // rng-host-draw
-std::unique_ptr<Check> NewGraphContractCheck();       // graph-contract
+std::unique_ptr<Check> NewGradAliasesGraphCheck();          // grad-aliases-graph
+std::unique_ptr<Check> NewGraphReadsFreedCheck();           // graph-reads-freed
+std::unique_ptr<Check> NewTrainingModeFrozenCheck();        // training-mode-frozen
+std::unique_ptr<Check> NewRngHostDrawCheck();               // rng-host-draw
+std::unique_ptr<Check> NewGraphContractCheck();             // graph-contract
 std::unique_ptr<Check> NewReplayOrderCheck();               // replay-order
 std::unique_ptr<Check> NewRngUnregisteredGeneratorCheck();  // rng-unregistered-generator
 std::unique_ptr<Check> NewRngInferenceStateCheck();         // rng-inference-state

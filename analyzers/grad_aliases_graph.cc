@@ -35,16 +35,16 @@ class GradAliasesGraphCheck : public CheckOf<TraceAnalysis> {
       Finding finding = NewFinding();
       finding.message = absl::StrCat(
           "Before this backward, the .grad of ", event.value == 1 ? "" : absl::StrCat(event.value, " parameters: "),
-          names,
-          event.value == 1 ? " is" : " are",
-          " memory of the graphs make_graphed_callables made", trace::CapturedAt(trace, event.graph),
+          names, event.value == 1 ? " is" : " are", " memory of the graphs make_graphed_callables made",
+          trace::CapturedAt(trace, event.graph),
           ": PyTorch's AccumulateGrad took the graph's static gradient output as the .grad when it found none, so "
           "this replay overwrites it and then adds the new gradient to itself: the gradient doubles, and "
           "gradients accumulated over earlier micro-batches are lost.");
       finding.evidence.push_back(
           absl::StrFormat(".grad of %s at 0x%x, inside a graph's private memory pool", names, event.value_now));
-      finding.evidence.push_back("PyTorch issue #181723 (open); Transformer Engine fixed it in its own "
-                                 "make_graphed_callables (PR #2937)");
+      finding.evidence.push_back(
+          "PyTorch issue #181723 (open); Transformer Engine fixed it in its own "
+          "make_graphed_callables (PR #2937)");
       finding.where = ProbeEventLocation(trace, event);
       finding.fix =
           "Give the parameters gradients of their own before graphing: for p in model.parameters(): p.grad = "

@@ -20,7 +20,7 @@ using trace::NamedTensor;
 using trace::ProbeEvent;
 using trace::ProbeEventKind;
 
-constexpr size_t kMaxBlocksBelow = 64;       // distinct block addresses looked at below an address
+constexpr size_t kMaxBlocksBelow = 64;  // distinct block addresses looked at below an address
 constexpr uint64_t kMaxBlockBytes = uint64_t{1} << 40;
 
 // The caching allocator's blocks by address, each address's lives in time order.
@@ -214,9 +214,9 @@ std::vector<GraphContract> ReadGraphContracts(const TraceAnalysis& analysis) {
     auto manifest = manifests.find(contract.graph_id);
     if (manifest != manifests.end()) contract.manifest = manifest->second;
     contract.tensors = TensorsEvent(analysis, w);
-    const std::vector<NamedTensor> named =
-        contract.tensors != nullptr ? trace::ParseNamedTensors(trace.String(contract.tensors->text))
-                                    : std::vector<NamedTensor>{};
+    const std::vector<NamedTensor> named = contract.tensors != nullptr
+                                               ? trace::ParseNamedTensors(trace.String(contract.tensors->text))
+                                               : std::vector<NamedTensor>{};
     if (contract.manifest != nullptr) {
       // The graph is whole when its capture end is called.
       ResolveUses(trace, blocks, pools, named, trace.api_calls[windows[w].begin_call].start_ns, end.start_ns,
@@ -246,13 +246,13 @@ std::string DescribeContract(const trace::Trace& trace, const GraphContract& con
     parts.push_back(absl::StrCat(RoleCount(role.tensors, role.role), " (", BytesText(role.bytes), ")"));
   }
   if (contract.program_blocks > 0) {
-    parts.push_back(Plural(contract.program_blocks, "other block of the program's memory",
-                           "other blocks of the program's memory"));
+    parts.push_back(
+        Plural(contract.program_blocks, "other block of the program's memory", "other blocks of the program's memory"));
   }
-  std::string text = absl::StrCat(
-      Plural(manifest.kernel_nodes, "kernel", "kernels"), ", ", Plural(manifest.copy_nodes, "copy", "copies"), ", ",
-      Plural(manifest.set_nodes, "set", "sets"), "; names ",
-      parts.empty() ? std::string("nothing the program named") : absl::StrJoin(parts, ", "));
+  std::string text =
+      absl::StrCat(Plural(manifest.kernel_nodes, "kernel", "kernels"), ", ",
+                   Plural(manifest.copy_nodes, "copy", "copies"), ", ", Plural(manifest.set_nodes, "set", "sets"),
+                   "; names ", parts.empty() ? std::string("nothing the program named") : absl::StrJoin(parts, ", "));
   if (contract.pool_addresses > 0) absl::StrAppend(&text, "; ", contract.pool_addresses, " addresses in graph pools");
   if (contract.tensors != nullptr) {
     absl::StrAppend(&text, "; bakes in ", Plural(contract.tensors->value, "host value", "host values"),
@@ -260,10 +260,9 @@ std::string DescribeContract(const trace::Trace& trace, const GraphContract& con
   }
   if (!manifest.Audited()) {
     absl::StrAppend(&text, "; not audited: ",
-                    manifest.unread_nodes > 0
-                        ? absl::StrCat(Plural(manifest.unread_nodes, "node", "nodes"), " unread (",
-                                       trace.String(manifest.unread_reason), ")")
-                        : absl::StrCat(manifest.uses_left_out, " addresses left out"));
+                    manifest.unread_nodes > 0 ? absl::StrCat(Plural(manifest.unread_nodes, "node", "nodes"),
+                                                             " unread (", trace.String(manifest.unread_reason), ")")
+                                              : absl::StrCat(manifest.uses_left_out, " addresses left out"));
   }
   return text;
 }

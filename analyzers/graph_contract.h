@@ -28,8 +28,8 @@ struct GraphRoleUse {
 struct AllocatorBlock {
   uint64_t address = 0;
   uint64_t bytes = 0;
-  uint64_t alloc_ns = 0;              // 0: before the allocator's history begins
-  uint64_t free_ns = ~uint64_t{0};    // never freed in the trace
+  uint64_t alloc_ns = 0;            // 0: before the allocator's history begins
+  uint64_t free_ns = ~uint64_t{0};  // never freed in the trace
 };
 
 // Memory a graph names that the program freed while the graph was still replayed.
@@ -46,9 +46,9 @@ struct GraphContract {
   const trace::GraphManifest* manifest = nullptr;  // null: the recorder wrote none (traces before 1.10)
   const trace::ProbeEvent* tensors = nullptr;      // the probe's graph-tensors event; null without the probe
   std::vector<GraphRoleUse> named;                 // roles the graph names, in the probe's order
-  uint64_t pool_addresses = 0;   // addresses inside the graph's pool (its outputs, temporaries, static gradients)
-  uint64_t program_blocks = 0;   // blocks of the program's memory it names that the probe has no name for
-  std::vector<FreedUse> freed;   // by free time
+  uint64_t pool_addresses = 0;  // addresses inside the graph's pool (its outputs, temporaries, static gradients)
+  uint64_t program_blocks = 0;  // blocks of the program's memory it names that the probe has no name for
+  std::vector<FreedUse> freed;  // by free time
 };
 
 // Every capture that made a graph, in capture order.

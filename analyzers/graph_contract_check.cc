@@ -35,11 +35,10 @@ class GraphContractCheck : public CheckOf<TraceAnalysis> {
     for (const GraphContract& contract : contracts) {
       if (contract.manifest != nullptr && !contract.manifest->Audited()) ++unaudited;
       if (finding.evidence.size() == kMaxGraphLines) continue;
-      finding.evidence.push_back(absl::StrCat("graph ", contract.graph_id, CaptureSite(analysis, contract),
-                                              contract.origin == trace::ProbeOrigin::kUnknown
-                                                  ? ""
-                                                  : absl::StrCat(", by ", DescribeOrigin(contract.origin)),
-                                              ": ", DescribeContract(trace, contract)));
+      finding.evidence.push_back(absl::StrCat(
+          "graph ", contract.graph_id, CaptureSite(analysis, contract),
+          contract.origin == trace::ProbeOrigin::kUnknown ? "" : absl::StrCat(", by ", DescribeOrigin(contract.origin)),
+          ": ", DescribeContract(trace, contract)));
     }
     if (contracts.size() > kMaxGraphLines) {
       finding.evidence.push_back(absl::StrCat("and ", contracts.size() - kMaxGraphLines, " more graphs"));

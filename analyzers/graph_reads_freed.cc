@@ -80,9 +80,9 @@ class GraphReadsFreedCheck : public CheckOf<TraceAnalysis> {
         event.value_now != 0 ? "is a new tensor now" : "is gone", ", and the memory it had at capture was freed",
         released != nullptr ? " when this line dropped it" : "",
         ": every replay still reads and writes that memory, which the caching allocator hands to other tensors.");
-    finding.evidence.push_back(absl::StrFormat("%s %s: 0x%x at capture (freed), %s now", role, name, event.value,
-                                               event.value_now != 0 ? absl::StrFormat("0x%x", event.value_now)
-                                                                    : std::string("none")));
+    finding.evidence.push_back(
+        absl::StrFormat("%s %s: 0x%x at capture (freed), %s now", role, name, event.value,
+                        event.value_now != 0 ? absl::StrFormat("0x%x", event.value_now) : std::string("none")));
     if (released != nullptr) {
       const std::string replay = trace::ProgramSite(trace::PythonFrames(trace, event.stack));
       if (!replay.empty()) finding.evidence.push_back(absl::StrCat("the graph was replayed after it at ", replay));
@@ -100,15 +100,15 @@ class GraphReadsFreedCheck : public CheckOf<TraceAnalysis> {
     const trace::ApiCall& replay = trace.api_calls[freed.replay_call];
     Finding finding = NewFinding();
     finding.message = absl::StrCat(
-        "The graph", CaptureSite(analysis, contract), " names address ",
-        absl::StrFormat("0x%x", freed.address), ", inside a block of ", MibText(freed.block.bytes),
+        "The graph", CaptureSite(analysis, contract), " names address ", absl::StrFormat("0x%x", freed.address),
+        ", inside a block of ", MibText(freed.block.bytes),
         " the program allocated before the capture; the caching allocator freed that block ",
         absl::StrFormat("%.1f ms", (freed.block.free_ns - trace.api_calls[end_call].end_ns) / 1e6),
         " after the capture, and the graph was launched again after that: the launch reads and writes memory "
         "the allocator may have handed to another tensor.");
     finding.evidence.push_back(absl::StrFormat("block 0x%x (%d bytes) freed at %.3f s; graph %u launched at %.3f s",
-                                               freed.block.address, freed.block.bytes,
-                                               freed.block.free_ns / 1e9, contract.graph_id, replay.start_ns / 1e9));
+                                               freed.block.address, freed.block.bytes, freed.block.free_ns / 1e9,
+                                               contract.graph_id, replay.start_ns / 1e9));
     finding.where = analysis.Locate(freed.replay_call);
     if (FirstUserFrame(finding.where) == nullptr) finding.where = analysis.Locate(end_call);
     finding.fix = kFix;

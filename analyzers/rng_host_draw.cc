@@ -30,10 +30,10 @@ class RngHostDrawCheck : public CheckOf<TraceAnalysis> {
       if (!ReplayedAfter(analysis, event.graph, event.time_ns)) continue;
       const std::string source(trace.String(event.type));
       Finding finding = NewFinding();
-      finding.message = absl::StrCat(
-          "This line draws a random number on the host (", trace.String(event.text), ") inside the capture of a graph",
-          trace::CapturedAt(trace, event.graph),
-          ": the graph holds the value drawn at capture, so every replay makes the same choice.");
+      finding.message =
+          absl::StrCat("This line draws a random number on the host (", trace.String(event.text),
+                       ") inside the capture of a graph", trace::CapturedAt(trace, event.graph),
+                       ": the graph holds the value drawn at capture, so every replay makes the same choice.");
       finding.evidence.push_back(absl::StrCat("generator: ", source));
       finding.where = ProbeEventLocation(trace, event);
       finding.fix =

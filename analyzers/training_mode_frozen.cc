@@ -41,8 +41,8 @@ class TrainingModeFrozenCheck : public CheckOf<TraceAnalysis> {
                               "batch-norm statistics keep moving"
                             : "eval behaviour (no dropout, frozen batch-norm statistics) although the program trains",
           ".");
-      finding.evidence.push_back(absl::StrCat(captured_training ? "in eval mode now: " : "in training mode now: ",
-                                              trace.String(event.text)));
+      finding.evidence.push_back(
+          absl::StrCat(captured_training ? "in eval mode now: " : "in training mode now: ", trace.String(event.text)));
       finding.where = ProbeEventLocation(trace, event);
       finding.fix = captured_training
                         ? "Capture a separate graph in eval mode (under torch.no_grad()) for evaluation and replay "

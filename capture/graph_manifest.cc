@@ -16,8 +16,8 @@ namespace {
 
 using trace::GraphMemoryUse;
 
-constexpr int kMaxChildDepth = 8;        // child graphs inside child graphs
-constexpr size_t kMaxArguments = 4096;   // arguments asked for per kernel (CUDA allows 32764 bytes of them)
+constexpr int kMaxChildDepth = 8;       // child graphs inside child graphs
+constexpr size_t kMaxArguments = 4096;  // arguments asked for per kernel (CUDA allows 32764 bytes of them)
 constexpr uint64_t kLowestAddress = uint64_t{1} << 32;
 constexpr uint64_t kAddressLimit = uint64_t{1} << 48;
 
@@ -126,21 +126,19 @@ class ManifestReader {
     std::string reason;
     if (params.func == nullptr && params.kern == nullptr) {
       reason = "a kernel node names no function";
-    } else if (params.func != nullptr ? driver_.function_param_info == nullptr
-                                      : driver_.kernel_param_info == nullptr) {
+    } else if (params.func != nullptr ? driver_.function_param_info == nullptr : driver_.kernel_param_info == nullptr) {
       reason = params.func != nullptr ? "this driver has no cuFuncGetParamInfo (CUDA 12.4 or later)"
                                       : "this driver has no cuKernelGetParamInfo (CUDA 12.4 or later)";
     } else {
       for (size_t i = 0; i < kMaxArguments; ++i) {
         Argument argument;
-        const CUresult r =
-            params.func != nullptr
-                ? driver_.function_param_info(params.func, i, &argument.offset, &argument.bytes)
-                : driver_.kernel_param_info(params.kern, i, &argument.offset, &argument.bytes);
+        const CUresult r = params.func != nullptr
+                               ? driver_.function_param_info(params.func, i, &argument.offset, &argument.bytes)
+                               : driver_.kernel_param_info(params.kern, i, &argument.offset, &argument.bytes);
         if (r == CUDA_ERROR_INVALID_VALUE) break;  // past the last argument
         if (r != CUDA_SUCCESS) {
-          reason = absl::StrCat(params.func != nullptr ? "cuFuncGetParamInfo" : "cuKernelGetParamInfo", " returned ",
-                                r);
+          reason =
+              absl::StrCat(params.func != nullptr ? "cuFuncGetParamInfo" : "cuKernelGetParamInfo", " returned ", r);
           break;
         }
         arguments.push_back(argument);
@@ -186,7 +184,8 @@ class ManifestReader {
     if (const CUresult r = driver_.copy_params(node, &copy); r != CUDA_SUCCESS) {
       return Unread(absl::StrCat("cuGraphMemcpyNodeGetParams returned ", r));
     }
-    const uint64_t bytes = uint64_t{copy.WidthInBytes} * std::max<size_t>(copy.Height, 1) * std::max<size_t>(copy.Depth, 1);
+    const uint64_t bytes =
+        uint64_t{copy.WidthInBytes} * std::max<size_t>(copy.Height, 1) * std::max<size_t>(copy.Depth, 1);
     if (OnDevice(copy.srcMemoryType)) {
       uses_.push_back({GraphMemoryUse::Access::kCopyRead,
                        copy.srcDevice + copy.srcXInBytes + uint64_t{copy.srcY} * copy.srcPitch, bytes});

@@ -1,8 +1,9 @@
 // Entry points of libgraphcheck_inject.so. The CUDA driver loads the library named by CUDA_INJECTION64_PATH during
 // cuInit and calls InitializeInjection; `graphcheck run` sets that variable (and the settings of
-// trace/run_settings.h) for the program it starts and for every process that program starts. graphcheck_probe_event, graphcheck_probe_shadow and
-// graphcheck_probe_allocations are the Python probe's way in (python/probe/graphcheck_probe/bridge.py calls them
-// through ctypes once CUDA has loaded the library), each with a record of capture/probe_abi.h.
+// trace/run_settings.h) for the program it starts and for every process that program starts. graphcheck_probe_event,
+// graphcheck_probe_shadow and graphcheck_probe_allocations are the Python probe's way in
+// (python/probe/graphcheck_probe/bridge.py calls them through ctypes once CUDA has loaded the library), each with a
+// record of capture/probe_abi.h.
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>

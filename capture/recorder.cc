@@ -521,8 +521,8 @@ void Recorder::NoteCaptureEnd(const DecodedCall& call, trace::ApiCallRecord* rec
 void Recorder::WriteGraphManifest(CUgraph graph, const trace::ApiCallRecord& capture_end) {
   static const GraphDriver driver = DriverGraphCalls();  // looked up at the first capture, once the driver is up
   const uint64_t start_ns = Timestamp();
-  trace::GraphManifest manifest = ReadGraphManifest(
-      graph, driver, [this](absl::string_view reason) { return writer_->InternString(reason); });
+  trace::GraphManifest manifest =
+      ReadGraphManifest(graph, driver, [this](absl::string_view reason) { return writer_->InternString(reason); });
   manifest.thread_id = capture_end.thread_id;
   manifest.time_ns = capture_end.end_ns;
   manifest.graph_id = capture_end.graph_id;

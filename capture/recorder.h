@@ -9,9 +9,9 @@
 #include <string>
 
 #include "absl/status/status.h"
-#include "trace/run_settings.h"
 #include "trace/events.h"
 #include "trace/launch_sampling.h"
+#include "trace/run_settings.h"
 
 namespace graphcheck::capture {
 

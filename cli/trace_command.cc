@@ -84,15 +84,15 @@ std::string Summary(const std::string& path, const trace::Trace& t, const trace:
   for (const std::string& w : t.read_warnings) absl::StrAppend(&out, "  ", w, "\n");
   absl::StrAppend(&out, "\ngraph manifests: ", t.graph_manifests.size(), "\n");
   for (const trace::GraphManifest& m : t.graph_manifests) {
-    absl::StrAppendFormat(&out, "  graph %d at %d tid %d: %d kernels, %d copies, %d sets, %d other nodes; %d addresses%s; "
-                          "read in %.1f us%s\n",
-                          m.graph_id, m.time_ns, m.thread_id, m.kernel_nodes, m.copy_nodes, m.set_nodes, m.other_nodes,
-                          m.uses.size(),
-                          m.uses_left_out == 0 ? "" : absl::StrCat(" (", m.uses_left_out, " more left out)"),
-                          m.read_ns / 1e3,
-                          m.unread_nodes == 0 ? std::string()
-                                              : absl::StrCat("; NOT AUDITED: ", m.unread_nodes, " nodes unread (",
-                                                             PrintableText(t.String(m.unread_reason)), ")"));
+    absl::StrAppendFormat(
+        &out,
+        "  graph %d at %d tid %d: %d kernels, %d copies, %d sets, %d other nodes; %d addresses%s; "
+        "read in %.1f us%s\n",
+        m.graph_id, m.time_ns, m.thread_id, m.kernel_nodes, m.copy_nodes, m.set_nodes, m.other_nodes, m.uses.size(),
+        m.uses_left_out == 0 ? "" : absl::StrCat(" (", m.uses_left_out, " more left out)"), m.read_ns / 1e3,
+        m.unread_nodes == 0 ? std::string()
+                            : absl::StrCat("; NOT AUDITED: ", m.unread_nodes, " nodes unread (",
+                                           PrintableText(t.String(m.unread_reason)), ")"));
   }
   return out;
 }

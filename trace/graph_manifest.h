@@ -59,8 +59,8 @@ struct GraphManifest {
   // what the graph uses of memory is not audited.
   uint32_t unread_nodes = 0;
   StringId unread_reason = 0;
-  uint32_t uses_left_out = 0;  // beyond kMaxGraphMemoryUses
-  uint64_t read_ns = 0;        // host time the recorder took to read it (the manifest's cost per capture)
+  uint32_t uses_left_out = 0;        // beyond kMaxGraphMemoryUses
+  uint64_t read_ns = 0;              // host time the recorder took to read it (the manifest's cost per capture)
   std::vector<GraphMemoryUse> uses;  // by address, distinct (address, access)
 
   bool Audited() const { return unread_nodes == 0 && uses_left_out == 0; }

@@ -15,8 +15,8 @@
 namespace graphcheck::capture {
 namespace {
 
-using trace::GraphMemoryUse;
 using ::testing::ElementsAre;
+using trace::GraphMemoryUse;
 
 constexpr uint64_t kWeight = 0x7f0000100000;
 constexpr uint64_t kInput = 0x7f0000200000;

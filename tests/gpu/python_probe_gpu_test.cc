@@ -325,22 +325,23 @@ TEST_F(PythonProbeGpuTest, ReplayAuditTwinsAreSilent) {
 // The capture contract (issue 44): graphs that capture fine and then compute wrong because the program broke a term
 // of the contract in a way no pattern names, each at the program's line, with what it cost against eager.
 TEST_F(PythonProbeGpuTest, ContractBreachesAreNamedAtTheProgramsLine) {
-  for (const auto& [mode, check] : std::vector<std::pair<std::string, std::string>>{
-           {"eval-baked", "training-mode-frozen"},
-           {"attr-baked", "host-value-frozen"},
-           {"ema-swap", "address-drift"},
-           {"buffer-regrown", "graph-reads-freed"},
-           {"host-random", "rng-host-draw"},
-           {"grad-alias", "grad-aliases-graph"},
-           {"grad-alias-accum", "grad-aliases-graph"},
-           {"grad-alias-ckpt", "grad-aliases-graph"}}) {
+  for (const auto& [mode, check] :
+       std::vector<std::pair<std::string, std::string>>{{"eval-baked", "training-mode-frozen"},
+                                                        {"attr-baked", "host-value-frozen"},
+                                                        {"ema-swap", "address-drift"},
+                                                        {"buffer-regrown", "graph-reads-freed"},
+                                                        {"host-random", "rng-host-draw"},
+                                                        {"grad-alias", "grad-aliases-graph"},
+                                                        {"grad-alias-accum", "grad-aliases-graph"},
+                                                        {"grad-alias-ckpt", "grad-aliases-graph"}}) {
     SCOPED_TRACE(mode);
     const ProbeRun run = ExpectFlagged(mode, check, Severity::kError, "", ContractPath());
     const Finding* contract = run.Find("graph-contract");
     ASSERT_NE(contract, nullptr) << run.text;  // the manifest of every graph, as a note
     EXPECT_EQ(contract->severity, Severity::kNote);
     if (const Finding* f = run.Find(check)) {
-      std::printf("CONTRACT %s: %s | %s\n", mode.c_str(), f->message.c_str(), absl::StrJoin(f->evidence, " | ").c_str());
+      std::printf("CONTRACT %s: %s | %s\n", mode.c_str(), f->message.c_str(),
+                  absl::StrJoin(f->evidence, " | ").c_str());
     }
     std::printf("CONTRACT %s manifest: %s\nCONTRACT %s output:\n%s\n", mode.c_str(),
                 absl::StrJoin(contract->evidence, " | ").c_str(), mode.c_str(), run.output.c_str());

@@ -341,8 +341,8 @@ bool DecodeGraphManifest(absl::string_view payload, bool lenient, GraphManifest*
   if (!(d.Varint(&out->thread_id, kU32) && d.Varint(&out->time_ns) && d.Varint(&out->graph_id, kU32) &&
         d.Varint(&out->kernel_nodes, kU32) && d.Varint(&out->copy_nodes, kU32) && d.Varint(&out->set_nodes, kU32) &&
         d.Varint(&out->other_nodes, kU32) && d.Varint(&out->unread_nodes, kU32) &&
-        d.Varint(&out->unread_reason, kU32) && d.Varint(&out->uses_left_out, kU32) &&
-        d.Varint(&out->read_ns) && d.Varint(&count, kMaxGraphMemoryUses) && count * 3 <= d.remaining())) {  // a use takes at least 3 bytes
+        d.Varint(&out->unread_reason, kU32) && d.Varint(&out->uses_left_out, kU32) && d.Varint(&out->read_ns) &&
+        d.Varint(&count, kMaxGraphMemoryUses) && count * 3 <= d.remaining())) {  // a use takes at least 3 bytes
     return false;
   }
   out->uses.resize(count);
