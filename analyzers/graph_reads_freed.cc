@@ -103,7 +103,9 @@ class GraphReadsFreedCheck : public CheckOf<TraceAnalysis> {
         "The graph", CaptureSite(analysis, contract), " names address ", absl::StrFormat("0x%x", freed.address),
         ", inside a block of ", MibText(freed.block.bytes),
         " the program allocated before the capture; the caching allocator freed that block ",
-        absl::StrFormat("%.1f ms", (freed.block.free_ns - trace.api_calls[end_call].end_ns) / 1e6),
+        absl::StrFormat(
+            "%.1f ms",
+            (static_cast<double>(freed.block.free_ns) - static_cast<double>(trace.api_calls[end_call].start_ns)) / 1e6),
         " after the capture, and the graph was launched again after that: the launch reads and writes memory "
         "the allocator may have handed to another tensor.");
     finding.evidence.push_back(absl::StrFormat("block 0x%x (%d bytes) freed at %.3f s; graph %u launched at %.3f s",
