@@ -16,6 +16,7 @@
 #include "cli/catalog.h"
 #include "cli/progress.h"
 #include "core/file_io.h"
+#include "core/utf8.h"
 #include "trace/trace_reader.h"
 
 namespace graphcheck {
@@ -168,7 +169,7 @@ absl::Status AnalyzeTraceFilesInto(const std::vector<std::string>& paths, const 
     if (!trace.status.ok()) return trace.status;
     if (!trace.read_warnings.empty()) EndProgress();
     for (const std::string& warning : trace.read_warnings) {
-      std::fprintf(stderr, "graphcheck: warning: %s: %s\n", (*files)[i].c_str(), warning.c_str());
+      std::fprintf(stderr, "graphcheck: warning: %s: %s\n", LineText((*files)[i]).c_str(), LineText(warning).c_str());
     }
     warnings += trace.read_warnings.size();
     if (!report->machine.gpu && trace.gpu) report->machine.gpu = trace.gpu;

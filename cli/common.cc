@@ -10,6 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "cli/catalog.h"
 #include "cli/progress.h"
 #include "core/exit_code.h"
@@ -33,12 +34,27 @@ std::string SourceRoot(const std::filesystem::path& working_dir) {
   return working_dir.string();
 }
 
+// A --checks list that holds no pattern ("", ",,,") would select every check, as if it had not been given.
+std::string NoEmptySelection(std::string& spec) {
+  const std::vector<absl::string_view> patterns = absl::StrSplit(spec, ',', absl::SkipWhitespace());
+  return patterns.empty() ? std::string("selects no check (see graphcheck list-checks)") : std::string();
+}
+
 }  // namespace
+
+const CLI::Validator& OutputFile() {
+  static const CLI::Validator validator(
+      [](std::string& path) {
+        return path.empty() ? std::string("needs a file name ('-' for standard output)") : std::string();
+      },
+      "FILE");
+  return validator;
+}
 
 void AddFormatOptions(CLI::App* command, OutputOptions* output, const std::vector<std::string>& formats) {
   command->add_option("--format", output->format, absl::StrCat("Output format: ", absl::StrJoin(formats, ", ")))
       ->check(CLI::IsMember(formats));
-  command->add_option("-o,--output", output->output, "Write to FILE (default: stdout)");
+  command->add_option("-o,--output", output->output, "Write to FILE (default: stdout)")->check(OutputFile());
 }
 
 void AddPolicyOptions(CLI::App* command, OutputOptions* output) {
@@ -58,7 +74,8 @@ void AddRenderOptions(CLI::App* command, OutputOptions* output) {
   command->add_option("--baseline", output->baseline,
                       "A JSON report of an earlier run: fail only on findings that are new against it, or on metric "
                       "regressions beyond --max-regression");
-  command->add_option("--checks", output->checks, "Checks to run: comma list of globs, '-' excludes (default: all)");
+  command->add_option("--checks", output->checks, "Checks to run: comma list of globs, '-' excludes (default: all)")
+      ->check(CLI::Validator(NoEmptySelection, "GLOBS"));
 }
 
 void AddOutputOptions(CLI::App* command, OutputOptions* output) {
@@ -140,13 +157,13 @@ int EmitReport(const Report& report, const OutputSettings& output) {
   }
   if (final_report.incomplete) {
     std::fprintf(stderr, "graphcheck: the run did not complete (exit %d): %s\n", final_report.incomplete->exit_code,
-                 PrintableText(final_report.incomplete->reason).c_str());
+                 LineText(final_report.incomplete->reason).c_str());
     return final_report.incomplete->exit_code;  // a baseline cannot make a run that never happened pass
   }
   if (!output.baseline) return ExitCodeForReport(final_report, output.render.fail_on);
   const ReportDiff diff = CompareReports(*output.baseline, final_report, output);
   std::fprintf(stderr, "graphcheck: against baseline %s: %zu new, %zu gone, %zu metrics moved\n",
-               PrintableText(output.baseline_path).c_str(), diff.appeared.size(), diff.gone.size(), diff.moved.size());
+               LineText(output.baseline_path).c_str(), diff.appeared.size(), diff.gone.size(), diff.moved.size());
   return ExitCodeForComparison(diff, output);
 }
 
@@ -159,7 +176,14 @@ ReportDiff CompareReports(Report before, Report now, const OutputSettings& outpu
 int ExitCodeForComparison(const ReportDiff& diff, const OutputSettings& output) {
   std::vector<std::string> reasons;
   const int exit_code = ExitCodeForDiff(diff, output.render.fail_on, &reasons);
-  for (const std::string& reason : reasons) std::fprintf(stderr, "graphcheck: %s\n", PrintableText(reason).c_str());
+  // A run can hold 100,000 new findings: stderr names the first few, the report has them all.
+  constexpr size_t kMaxReasonLines = 20;
+  for (size_t i = 0; i < reasons.size() && i < kMaxReasonLines; ++i) {
+    std::fprintf(stderr, "graphcheck: %s\n", LineText(reasons[i]).c_str());
+  }
+  if (reasons.size() > kMaxReasonLines) {
+    std::fprintf(stderr, "graphcheck: ... and %zu more (the report lists them)\n", reasons.size() - kMaxReasonLines);
+  }
   return exit_code;
 }
 
@@ -174,7 +198,7 @@ absl::StatusOr<Report> ReadReportFile(const std::string& path) {
 int FailWith(const absl::Status& status) {
   EndProgress();
   // The message may quote the input (a path, bytes of a binary file): never let it drive the terminal.
-  std::fprintf(stderr, "graphcheck: error: %s\n", PrintableText(status.message()).c_str());
+  std::fprintf(stderr, "graphcheck: error: %s\n", LineText(status.message()).c_str());
   return ExitCodeForStatus(status);
 }
 

@@ -65,6 +65,8 @@ struct CommandContext {
 void AddRenderOptions(CLI::App* command, OutputOptions* output);
 // AddRenderOptions and --check-option: for the subcommands that run checks.
 void AddOutputOptions(CLI::App* command, OutputOptions* output);
+// The check of an option that names a file to write: not "" (which would write to standard output unasked).
+const CLI::Validator& OutputFile();
 // The parts of AddOutputOptions that `graphcheck diff` shares: --format among `formats`, -o, and --fail-on,
 // --max-regression and --config-file.
 void AddFormatOptions(CLI::App* command, OutputOptions* output, const std::vector<std::string>& formats);

@@ -78,6 +78,7 @@ class Parser {
     if (node.IsScalar()) {
       if (absl::Status s = CheckPattern(node, patterns.front()); !s.ok()) return s;
     }
+    if (patterns.empty()) return Error(node, "checks selects no check (see graphcheck list-checks)");
     config->checks = absl::StrJoin(patterns, ",");
     return absl::OkStatus();
   }

@@ -24,7 +24,7 @@ class ProgressLine {
   void Show(const std::string& stage) {
     if (!enabled_) return;
     std::lock_guard<std::mutex> lock(mutex_);
-    stage_ = PrintableText(stage);  // a command line may hold anything
+    stage_ = LineText(stage);  // a command line may hold anything
     if (!ticker_.joinable()) {
       stop_ = false;
       ticker_ = std::thread([this] { Tick(); });

@@ -30,7 +30,7 @@ struct DumpOptions {
 // Damage the reader stepped over is worth knowing but does not fail the command: the rest of the trace is good.
 void PrintWarnings(const std::string& path, const trace::Trace& trace) {
   for (const std::string& warning : trace.read_warnings) {
-    std::fprintf(stderr, "graphcheck: warning: %s: %s\n", path.c_str(), warning.c_str());
+    std::fprintf(stderr, "graphcheck: warning: %s: %s\n", LineText(path).c_str(), LineText(warning).c_str());
   }
 }
 
@@ -52,20 +52,20 @@ int Export(const ExportOptions& options) {
 
 std::string Summary(const std::string& path, const trace::Trace& t, const trace::TraceFileStats& stats) {
   std::string out =
-      absl::StrFormat("trace: %s\nformat: %d.%d, writer pid %d, %d chunks, %d bytes on disk\n", path,
+      absl::StrFormat("trace: %s\nformat: %d.%d, writer pid %d, %d chunks, %d bytes on disk\n", LineText(path),
                       stats.major_version, stats.minor_version, stats.writer_pid, stats.chunks, stats.file_bytes);
   const trace::ProcessInfo& p = t.process;
   absl::StrAppendFormat(&out, "process: pid %d, parent %d, rank %d, local rank %d, world size %d, host %s\n", p.pid,
-                        p.parent_pid, p.rank, p.local_rank, p.world_size, p.hostname);
-  absl::StrAppend(&out, "command: ", absl::StrJoin(p.command_line, " "), "\n");
+                        p.parent_pid, p.rank, p.local_rank, p.world_size, LineText(p.hostname));
+  absl::StrAppend(&out, "command: ", LineText(absl::StrJoin(p.command_line, " ")), "\n");
   for (const trace::DeviceInfo& d : t.devices) {
-    absl::StrAppendFormat(&out, "device %d: %s (compute capability %d.%d, driver %s)\n", d.index, d.gpu.name,
-                          d.gpu.cc_major, d.gpu.cc_minor, d.gpu.driver);
+    absl::StrAppendFormat(&out, "device %d: %s (compute capability %d.%d, driver %s)\n", d.index, LineText(d.gpu.name),
+                          d.gpu.cc_major, d.gpu.cc_minor, LineText(d.gpu.driver));
   }
   absl::StrAppend(&out, "recorder: ", t.recorder.subscribed ? "subscribed" : "NOT subscribed");
   if (!t.recorder.other_subscriber.empty())
-    absl::StrAppend(&out, " (other subscriber: ", t.recorder.other_subscriber, ")");
-  if (!t.recorder.message.empty()) absl::StrAppend(&out, ": ", t.recorder.message);
+    absl::StrAppend(&out, " (other subscriber: ", LineText(t.recorder.other_subscriber), ")");
+  if (!t.recorder.message.empty()) absl::StrAppend(&out, ": ", LineText(t.recorder.message));
   absl::StrAppend(&out, "\nenvironment: ", t.environment.variables().size(), " variables\n\n");
 
   absl::StrAppendFormat(&out, "%-16s %12s %14s %14s\n", "record", "count", "bytes", "bytes/record");
@@ -81,7 +81,7 @@ std::string Summary(const std::string& path, const trace::Trace& t, const trace:
   absl::StrAppendFormat(&out, "%-16s %12d %14d %14.1f\n", "total", total_records, total_bytes,
                         total_records == 0 ? 0.0 : static_cast<double>(total_bytes) / total_records);
   absl::StrAppend(&out, "\nwarnings: ", t.read_warnings.size(), "\n");
-  for (const std::string& w : t.read_warnings) absl::StrAppend(&out, "  ", w, "\n");
+  for (const std::string& w : t.read_warnings) absl::StrAppend(&out, "  ", LineText(w), "\n");
   absl::StrAppend(&out, "\ngraph manifests: ", t.graph_manifests.size(), "\n");
   for (const trace::GraphManifest& m : t.graph_manifests) {
     absl::StrAppendFormat(
@@ -92,7 +92,7 @@ std::string Summary(const std::string& path, const trace::Trace& t, const trace:
         m.uses_left_out == 0 ? "" : absl::StrCat(" (", m.uses_left_out, " more left out)"), m.read_ns / 1e3,
         m.unread_nodes == 0 ? std::string()
                             : absl::StrCat("; NOT AUDITED: ", m.unread_nodes, " nodes unread (",
-                                           PrintableText(t.String(m.unread_reason)), ")"));
+                                           LineText(t.String(m.unread_reason)), ")"));
   }
   return out;
 }
@@ -107,7 +107,7 @@ std::string Listing(const trace::Trace& t, size_t limit) {
                           c.end_ns - c.start_ns, c.thread_id, t.String(d.name), trace::ApiKindName(c.kind),
                           c.correlation_id, c.stream_id, d.return_code,
                           c.capture_status == trace::CaptureStatus::kNone ? "" : " capturing",
-                          d.kernel_name == 0 ? "" : absl::StrCat(" kernel ", PrintableText(t.String(d.kernel_name))));
+                          d.kernel_name == 0 ? "" : absl::StrCat(" kernel ", LineText(t.String(d.kernel_name))));
   }
   absl::StrAppend(&out, "kernels (first ", std::min(limit, t.kernels.size()), " of ", t.kernels.size(), "):\n");
   for (size_t i = 0; i < std::min(limit, t.kernels.size()); ++i) {
@@ -115,14 +115,14 @@ std::string Listing(const trace::Trace& t, size_t limit) {
     const trace::KernelShape& shape = t.Shape(k);
     absl::StrAppendFormat(&out, "  %d +%dns device %d stream %d corr %d graph %d %s\n", k.start_ns,
                           k.end_ns - k.start_ns, shape.device, k.stream_id, k.correlation_id, k.graph_id,
-                          PrintableText(t.String(shape.name)));
+                          LineText(t.String(shape.name)));
   }
   absl::StrAppend(&out, "nvtx (first ", std::min(limit, t.nvtx.size()), " of ", t.nvtx.size(), "):\n");
   for (size_t i = 0; i < std::min(limit, t.nvtx.size()); ++i) {
     const trace::NvtxEvent& n = t.nvtx[i];
     absl::StrAppendFormat(&out, "  %d tid %d kind %d range %d %s%s\n", n.time_ns, n.thread_id, static_cast<int>(n.kind),
-                          n.range_id, n.domain == 0 ? "" : absl::StrCat(PrintableText(t.String(n.domain)), ": "),
-                          PrintableText(t.String(n.message)));
+                          n.range_id, n.domain == 0 ? "" : absl::StrCat(LineText(t.String(n.domain)), ": "),
+                          LineText(t.String(n.message)));
   }
   absl::StrAppend(&out, "python probe events (first ", std::min(limit, t.probe_events.size()), " of ",
                   t.probe_events.size(), "):\n");
@@ -130,7 +130,7 @@ std::string Listing(const trace::Trace& t, size_t limit) {
     const trace::ProbeEvent& p = t.probe_events[i];
     absl::StrAppendFormat(&out, "  %d tid %d %s origin %s graph %d pool %d value %d %s %s\n", p.time_ns, p.thread_id,
                           trace::ProbeEventKindName(p.kind), trace::ProbeOriginName(p.origin), p.graph, p.pool, p.value,
-                          t.String(p.type), PrintableText(t.String(p.text).substr(0, 200)));
+                          LineText(t.String(p.type)), LineText(t.String(p.text).substr(0, 200)));
   }
   size_t frees = 0;
   for (const trace::AllocatorEvent& a : t.allocations) frees += a.action == trace::AllocatorEvent::Action::kFree;
@@ -140,20 +140,20 @@ std::string Listing(const trace::Trace& t, size_t limit) {
   for (size_t i = 0; i < std::min(limit, t.shadow_comparisons.size()); ++i) {
     const trace::ShadowComparison& c = t.shadow_comparisons[i];
     absl::StrAppendFormat(&out, "  %d tid %d %s %s %d %s %s (%s) max |graphed - eager| %g at [%d], spread %g%s\n",
-                          c.time_ns, c.thread_id, PrintableText(t.String(c.module_type)),
+                          c.time_ns, c.thread_id, LineText(t.String(c.module_type)),
                           c.subject == trace::ShadowSubject::kCapturedRegion ? "replay" : "call", c.call,
-                          PrintableText(t.String(c.name)), t.String(c.dtype), t.String(c.precision), c.max_abs_error,
+                          LineText(t.String(c.name)), LineText(t.String(c.dtype)), LineText(t.String(c.precision)), c.max_abs_error,
                           c.worst_index, c.eager_spread,
                           c.random       ? " (random: not compared)"
                           : c.draws == 0 ? ""
-                                         : absl::StrCat(" (drew: ", PrintableText(t.String(c.draws)), ")"));
+                                         : absl::StrCat(" (drew: ", LineText(t.String(c.draws)), ")"));
   }
   for (const trace::Hang& h : t.hangs) {
     absl::StrAppendFormat(&out, "hang: tid %d waited in %s on stream %d since %d, past %d ns; last graph %d\n",
-                          h.thread_id, t.String(h.call), h.stream_id, h.since_ns, h.timeout_ns, h.last_graph_id);
+                          h.thread_id, LineText(t.String(h.call)), h.stream_id, h.since_ns, h.timeout_ns, h.last_graph_id);
   }
   for (const trace::ThreadName& thread : t.thread_names) {
-    absl::StrAppendFormat(&out, "thread %d: %s\n", thread.thread_id, PrintableText(t.String(thread.name)));
+    absl::StrAppendFormat(&out, "thread %d: %s\n", thread.thread_id, LineText(t.String(thread.name)));
   }
   absl::StrAppend(&out, "memory activity: ", t.memory.size(), ", graph launches: ", t.graph_launches.size(), "\n");
   for (const trace::GraphManifest& m : t.graph_manifests) {
@@ -188,13 +188,17 @@ void AddTraceCommand(CLI::App* app, CommandContext* context) {
   CLI::App* export_command =
       trace->add_subcommand("export", "Convert traces to Chrome trace JSON (open in Perfetto or chrome://tracing)");
   export_command->add_option("TRACE", export_options->traces, "Trace files (one process each)")->required();
-  export_command->add_option("-o,--output", export_options->output, "Write the JSON to FILE (default: stdout)");
+  export_command->add_option("-o,--output", export_options->output, "Write the JSON to FILE (default: stdout)")
+      ->check(OutputFile());
   export_command->callback([export_options, context] { context->exit_code = Export(*export_options); });
 
   auto dump_options = std::make_shared<DumpOptions>();
   CLI::App* dump = trace->add_subcommand("dump", "Summarize a trace: record counts and sizes, process, warnings");
   dump->add_option("TRACE", dump_options->trace, "Trace file")->required();
-  dump->add_option("--limit", dump_options->limit, "Also list the first N events of each kind");
+  dump->add_option("--limit", dump_options->limit, "Also list the first N events of each kind")
+      ->check(CLI::Validator(
+          [](std::string& n) { return !n.empty() && n[0] == '-' ? std::string("must be 0 or more") : std::string(); },
+          "N"));
   dump->callback([dump_options, context] { context->exit_code = Dump(*dump_options); });
 }
 

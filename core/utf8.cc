@@ -61,6 +61,12 @@ std::string Filter(absl::string_view s, Keep keep, Replace replace) {
   return out;
 }
 
+// Unicode's bidirectional formatting characters (the Arabic letter mark, the directional marks, embeddings,
+// overrides and isolates): they reorder the text around them, so a path can display reversed (U+202E).
+bool IsBidiControl(uint32_t c) {
+  return c == 0x061c || c == 0x200e || c == 0x200f || (c >= 0x202a && c <= 0x202e) || (c >= 0x2066 && c <= 0x2069);
+}
+
 void AppendEscaped(std::string* out, uint32_t code_point) {
   if (code_point <= 0xff) {
     absl::StrAppendFormat(out, "\\x%02x", code_point);
@@ -78,13 +84,32 @@ std::string ToValidUtf8(absl::string_view s) {
 
 std::string PrintableText(absl::string_view s) {
   return Filter(
-      s, [](uint32_t c) { return c == '\n' || c == '\t' || (c >= 0x20 && c != 0x7f && !(c >= 0x80 && c <= 0x9f)); },
+      s,
+      [](uint32_t c) {
+        return c == '\n' || c == '\t' || (c >= 0x20 && c != 0x7f && !(c >= 0x80 && c <= 0x9f) && !IsBidiControl(c));
+      },
       [](std::string* out, uint32_t c, bool) { AppendEscaped(out, c); });
+}
+
+std::string LineText(absl::string_view s) {
+  return Filter(
+      s, [](uint32_t c) { return c == '\t' || (c >= 0x20 && c != 0x7f && !(c >= 0x80 && c <= 0x9f) && !IsBidiControl(c)); },
+      [](std::string* out, uint32_t c, bool) {
+        if (c == '\n') {
+          out->append("\\n");
+        } else {
+          AppendEscaped(out, c);
+        }
+      });
 }
 
 std::string XmlSafeText(absl::string_view s) {
   return Filter(
-      s, [](uint32_t c) { return c == '\n' || c == '\t' || c == '\r' || (c >= 0x20 && c != 0xfffe && c != 0xffff); },
+      s,
+      [](uint32_t c) {
+        return c == '\n' || c == '\t' || c == '\r' ||
+               (c >= 0x20 && c != 0xfffe && c != 0xffff && !IsBidiControl(c));
+      },
       [](std::string* out, uint32_t c, bool valid) {
         if (valid) {
           AppendEscaped(out, c);

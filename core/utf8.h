@@ -15,13 +15,18 @@ namespace graphcheck {
 // U+10FFFF, sequences cut short) replaced by U+FFFD.
 std::string ToValidUtf8(absl::string_view s);
 
-// For a terminal or a one-line error: invalid UTF-8 bytes, C0 controls other than newline and tab, DEL and the C1
-// controls (U+0080-U+009F, which some terminals obey) written as \xNN; everything else kept.
+// For a terminal: invalid UTF-8 bytes, C0 controls other than newline and tab, DEL and the C1 controls
+// (U+0080-U+009F, which some terminals obey) written as \xNN, and Unicode's bidirectional formatting characters
+// (U+202E and its kin, which make text display in another order than it reads) as \uNNNN; everything else kept.
 std::string PrintableText(absl::string_view s);
 
-// For XML 1.0 text and attributes (before the XML library escapes <, &, "): valid UTF-8, and the characters XML 1.0
-// cannot carry even escaped (C0 controls other than tab, newline and return; U+FFFE and U+FFFF) written as \xNN or
-// \uFFFE.
+// PrintableText for one line of a line-structured output (the text report, a one-line error): newlines written as
+// \n too, so that program text can never start a line of its own (a forged "error [check] ..." finding).
+std::string LineText(absl::string_view s);
+
+// For XML 1.0 text and attributes (before the XML library escapes <, &, "), and for HTML and Markdown: valid UTF-8,
+// the characters XML 1.0 cannot carry even escaped (C0 controls other than tab, newline and return; U+FFFE and
+// U+FFFF) written as \xNN or \uFFFE, and the bidirectional formatting characters as \uNNNN.
 std::string XmlSafeText(absl::string_view s);
 
 }  // namespace graphcheck

@@ -15,6 +15,7 @@
 #include "core/utf8.h"
 #include "report/markdown.h"
 #include "report/where.h"
+#include "report/limits.h"
 
 namespace graphcheck {
 namespace {
@@ -125,12 +126,16 @@ int ExitCodeForDiff(const ReportDiff& diff, FailOn fail_on, std::vector<std::str
 
 std::string RenderDiffText(const ReportDiff& diff) {
   std::string out;
+  const auto lines = [&](absl::string_view prefix, size_t count, auto line) {
+    for (size_t i = 0; i < count && i < kMaxFindingsShown; ++i) absl::StrAppend(&out, prefix, LineText(line(i)), "\n");
+    if (count > kMaxFindingsShown) absl::StrAppend(&out, "  ... and ", count - kMaxFindingsShown, " more\n");
+  };
   absl::StrAppend(&out, "appeared: ", diff.appeared.size(), "\n");
-  for (const Finding& f : diff.appeared) absl::StrAppend(&out, "  + ", PrintableText(FindingLine(f)), "\n");
+  lines("  + ", diff.appeared.size(), [&](size_t i) { return FindingLine(diff.appeared[i]); });
   absl::StrAppend(&out, "gone: ", diff.gone.size(), "\n");
-  for (const Finding& f : diff.gone) absl::StrAppend(&out, "  - ", PrintableText(FindingLine(f)), "\n");
+  lines("  - ", diff.gone.size(), [&](size_t i) { return FindingLine(diff.gone[i]); });
   absl::StrAppend(&out, "moved: ", diff.moved.size(), "\n");
-  for (const MetricChange& m : diff.moved) absl::StrAppend(&out, "  ", PrintableText(ChangeText(m)), "\n");
+  lines("  ", diff.moved.size(), [&](size_t i) { return ChangeText(diff.moved[i]); });
   return out;
 }
 

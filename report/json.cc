@@ -7,6 +7,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "core/exit_code.h"
 #include "core/fingerprint.h"
 #include "core/json_fields.h"
 
@@ -211,11 +212,15 @@ absl::StatusOr<Report> ReportFromParsed(const json& j) {
   }
   if (j.contains("incomplete") && !j.at("incomplete").is_null()) {
     const json& incomplete = j.at("incomplete");
-    report.incomplete = Incomplete{incomplete.at("exit_code").get<int>(), incomplete.value("reason", "")};
-    if (report.incomplete->exit_code <= 0 || report.incomplete->exit_code > 255) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("incomplete.exit_code ", report.incomplete->exit_code, " is not a failing exit code"));
+    // graphcheck's own exit codes only: `graphcheck report` exits with it again, and a stored 77, 124 or 3.7 must
+    // not become graphcheck's answer.
+    const json& code = incomplete.at("exit_code");
+    if (!code.is_number_integer() || code.get<int64_t>() < kExitFindings ||
+        code.get<int64_t>() > kExitEnvironmentMissing) {
+      return absl::InvalidArgumentError(absl::StrCat("incomplete.exit_code ", code.dump(),
+                                                     " is not one of graphcheck's failing exit codes (1, 2, 3)"));
     }
+    report.incomplete = Incomplete{code.get<int>(), incomplete.value("reason", "")};
   }
   return report;
 }

@@ -69,7 +69,7 @@ std::string MarkdownCoverage(const Coverage& coverage) {
 
 std::string MarkdownText(absl::string_view text, size_t max_chars) {
   std::string out;
-  const std::string valid = ToValidUtf8(text);
+  const std::string valid = XmlSafeText(text);  // valid UTF-8, no controls, no bidirectional overrides
   for (size_t i = 0; i < valid.size(); ++i) {
     const unsigned char c = valid[i];
     // Cut before a character that would pass the limit, never inside a UTF-8 sequence.

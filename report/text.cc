@@ -50,38 +50,38 @@ std::string RenderText(const Report& report, const TextOptions& options) {
   if (report.incomplete) {
     absl::StrAppend(&out, p.Severity(Severity::kError), " ",
                     p.Bold(absl::StrFormat("the run did not complete (exit %d): %s", report.incomplete->exit_code,
-                                           PrintableText(report.incomplete->reason))),
+                                           LineText(report.incomplete->reason))),
                     "\n\n");
   }
   const size_t shown = std::min(report.findings.size(), kMaxFindingsShown);
   for (size_t i = 0; i < shown; ++i) {
     const Finding& f = report.findings[i];
-    absl::StrAppend(&out, p.Severity(f.severity), " [", f.check_id, "] ", p.Bold(PrintableText(f.title)),
+    absl::StrAppend(&out, p.Severity(f.severity), " [", f.check_id, "] ", p.Bold(LineText(f.title)),
                     f.occurrences > 1 ? absl::StrCat(" (", f.occurrences, " times at this call site)") : "", "\n");
-    absl::StrAppend(&out, "  ", PrintableText(f.message), "\n");
-    const std::string where = PrintableText(absl::StrJoin(WhereParts(f.where), ", "));
+    absl::StrAppend(&out, "  ", LineText(f.message), "\n");
+    const std::string where = LineText(absl::StrJoin(WhereParts(f.where), ", "));
     if (!where.empty()) absl::StrAppend(&out, "  where: ", where, "\n");
     // The Python stack is what the user wrote; the C++ frames below it are how PyTorch got to the call.
     const int python_frames = std::min<int>(options.backtrace_frames, f.where.python.size());
     for (int i = 0; i < python_frames; ++i) {
-      absl::StrAppend(&out, "    py ", PrintableText(FrameText(f.where.python[i])), "\n");
+      absl::StrAppend(&out, "    py ", LineText(FrameText(f.where.python[i])), "\n");
     }
     const int frames = std::min<int>(options.backtrace_frames, f.where.backtrace.size());
-    for (int i = 0; i < frames; ++i) absl::StrAppend(&out, "    #", i, " ", PrintableText(f.where.backtrace[i]), "\n");
-    for (const std::string& e : f.evidence) absl::StrAppend(&out, "  - ", PrintableText(e), "\n");
+    for (int i = 0; i < frames; ++i) absl::StrAppend(&out, "    #", i, " ", LineText(f.where.backtrace[i]), "\n");
+    for (const std::string& e : f.evidence) absl::StrAppend(&out, "  - ", LineText(e), "\n");
     if (!f.consequences.empty()) {
       absl::StrAppend(&out, "  consequences:\n");
-      for (const std::string& c : f.consequences) absl::StrAppend(&out, "  - ", PrintableText(c), "\n");
+      for (const std::string& c : f.consequences) absl::StrAppend(&out, "  - ", LineText(c), "\n");
     }
-    if (!f.fix.empty()) absl::StrAppend(&out, "  fix: ", PrintableText(f.fix), "\n");
+    if (!f.fix.empty()) absl::StrAppend(&out, "  fix: ", LineText(f.fix), "\n");
     absl::StrAppend(&out, "\n");
   }
   if (shown < report.findings.size()) absl::StrAppend(&out, MoreFindingsLine(report.findings.size() - shown), "\n\n");
   if (!report.steps.empty()) {
     absl::StrAppend(&out, p.Bold("steps"), "\n");
     for (const Step& s : report.steps) {
-      absl::StrAppendFormat(&out, "  %-20s %-8s %10.1f ms  %s\n", PrintableText(s.name), StepStatusName(s.status),
-                            s.duration_ms, PrintableText(s.message));
+      absl::StrAppendFormat(&out, "  %-20s %-8s %10.1f ms  %s\n", LineText(s.name), StepStatusName(s.status),
+                            s.duration_ms, LineText(s.message));
     }
   }
   if (!report.numerics.empty()) {
@@ -98,7 +98,7 @@ std::string RenderText(const Report& report, const TextOptions& options) {
   if (!report.metrics.empty()) {
     absl::StrAppend(&out, p.Bold("metrics"), "\n");
     for (const Metric& m : report.metrics) {
-      absl::StrAppendFormat(&out, "  %-40s %14.3f %s\n", PrintableText(m.name), m.value, m.unit);
+      absl::StrAppendFormat(&out, "  %-40s %14.3f %s\n", LineText(m.name), m.value, m.unit);
     }
   }
   int counts[3] = {0, 0, 0};

@@ -52,6 +52,40 @@ bad "/dev/zero as a report" "$gc" report /dev/zero
 mkfifo "$work/fifo"
 bad "a FIFO as a trace" "$gc" analyze "$work/fifo"
 bad "a folder as a trace" "$gc" analyze "$work"
+# Selections of nothing and empty file names are usage errors, not "everything" or standard output.
+bad "--checks ''" "$gc" analyze "$trace" --checks ''
+bad "--checks ',,,'" "$gc" analyze "$trace" --checks ',,,'
+printf 'checks: []\n' >"$work/no-checks.yaml"
+bad "checks: [] in the configuration file" "$gc" analyze "$trace" --config-file "$work/no-checks.yaml"
+bad "-o ''" "$gc" analyze "$trace" -o ''
+bad "trace export -o ''" "$gc" trace export "$trace" -o ''
+bad "trace dump --limit -1" "$gc" trace dump "$trace" --limit -1
+"$gc" analyze "$trace" --format json -o "$work/base.json" --fail-on never 2>/dev/null
+python3 -c "import json, sys; r = json.load(open(sys.argv[1])); r['incomplete'] = {'exit_code': 77, 'reason': 'r'}
+json.dump(r, open(sys.argv[2], 'w'))" "$work/base.json" "$work/exit77.json"
+bad "a report whose stored exit code is not graphcheck's" "$gc" report "$work/exit77.json"
+# 500 new errors against a baseline: stderr names the first 20 and says how many more, the report has them all.
+python3 -c "import copy, json, sys
+r = json.load(open(sys.argv[1]))
+r['findings'] = [f for f in r['findings'] if f['severity'] == 'error'][:1]
+json.dump(dict(r, findings=[]), open(sys.argv[2], 'w'))
+many = []
+for i in range(500):
+    f = copy.deepcopy(r['findings'][0])
+    f['message'] = 'planted %d' % i
+    f['where'] = dict(f.get('where', {}), file='p%d.py' % i, line=i + 1)
+    many.append(f)
+json.dump(dict(r, findings=many), open(sys.argv[3], 'w'))" "$work/base.json" "$work/none.json" "$work/many.json"
+"$gc" diff "$work/none.json" "$work/many.json" >/dev/null 2>"$work/err"
+lines=$(wc -l <"$work/err")
+if [ "$lines" -le 22 ] && grep -q "and 480 more" "$work/err"; then pass "diff of 500 new errors: $lines stderr lines"; else
+  fail "diff of 500 new errors: $lines stderr lines: $(tail -c 300 "$work/err")"; fi
+# A trace's file name is program text too: printed with its controls escaped, never raw.
+mkdir -p "$work/named"
+cp "$trace" "$work/named/$(printf 'esc\033[31m\nname').gctrace"
+"$gc" analyze "$work/named/$(printf 'esc\033[31m\nname').gctrace" --fail-on never >/dev/null 2>"$work/err"
+if LC_ALL=C grep -q "$(printf '\033')" "$work/err"; then fail "a trace's file name reached stderr raw"; else
+  pass "a trace's file name is escaped on stderr"; fi
 
 # Traces that read but are damaged: a finding and exit 1, never "0 errors".
 for cut in 64 4096; do

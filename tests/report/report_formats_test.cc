@@ -9,7 +9,9 @@
 #include "core/exit_code.h"
 #include "core/file_io.h"
 #include "report/json.h"
+#include "report/html.h"
 #include "report/junit.h"
+#include "report/markdown.h"
 #include "report/output.h"
 #include "report/policy.h"
 #include "report/text.h"
@@ -82,6 +84,25 @@ TEST(ReportJsonTest, RejectsBadInputWithAReason) {
               HasSubstr("not a valid graphcheck report"));
 }
 
+// A report's stored exit code is graphcheck's own (`graphcheck report` exits with it again): 77, 124, 255, 3.7 or
+// 1e10 are not, and the report is refused as bad input rather than passed through.
+TEST(ReportJsonTest, AnIncompleteRunsExitCodeIsOneOfGraphchecks) {
+  Report report = SampleReport();
+  report.incomplete = Incomplete{3, "no GPU"};
+  const std::string json = ReportToJson(report);
+  ASSERT_TRUE(ReportFromJson(json).ok());
+  EXPECT_EQ(ReportFromJson(json)->incomplete->exit_code, 3);
+  for (const char* code : {"77", "124", "137", "255", "0", "-1", "3.7", "1e10"}) {
+    std::string bad = json;
+    const size_t at = bad.find("\"exit_code\": 3");
+    ASSERT_NE(at, std::string::npos) << json;
+    bad.replace(at, std::string("\"exit_code\": 3").size(), std::string("\"exit_code\": ") + code);
+    const absl::StatusOr<Report> read = ReportFromJson(bad);
+    EXPECT_FALSE(read.ok()) << code;
+    EXPECT_THAT(read.status().message(), HasSubstr("not one of graphcheck's failing exit codes")) << code;
+  }
+}
+
 TEST(ReportJsonTest, InvalidUtf8FromTheProgramDoesNotThrow) {
   Report report = SampleReport();
   report.findings[0].message = std::string("bad \xff\xfe utf8");
@@ -121,6 +142,23 @@ TEST(TextTest, ShowsWhereAndEscapesTerminalControls) {
   EXPECT_THAT(text, HasSubstr("\\x1b[31m"));
   EXPECT_THAT(text, Not(HasSubstr("\x1b")));  // no colour when not asked, and none smuggled in
   EXPECT_THAT(RenderText(SampleReport(), TextOptions{true, 6}), HasSubstr("\x1b[1;31merror"));
+}
+
+// Program text (a message, a Python file name) can neither start a line of its own in the text report (a forged
+// finding) nor reorder what a reader sees (U+202E RIGHT-TO-LEFT OVERRIDE) in any output meant for people.
+TEST(EscapingTest, ProgramTextCannotForgeALineOrReverseADisplay) {
+  Report report = SampleReport();
+  constexpr char kOverride[] = "\xE2\x80\xAE";  // U+202E
+  report.findings[0].message = "fine\nerror [fake-check] forged finding";
+  report.findings[0].where.python.push_back(SourceFrame{std::string("/home/me/") + kOverride + "yp.niart", 7, "f", true});
+  const std::string text = RenderText(report, TextOptions{});
+  EXPECT_THAT(text, Not(HasSubstr("\nerror [fake-check]")));
+  EXPECT_THAT(text, HasSubstr("fine\\nerror [fake-check] forged finding"));
+  EXPECT_THAT(text, HasSubstr("\\u202E"));
+  for (const std::string& out : {text, RenderHtml(report), RenderMarkdown(report),
+                                 RenderJunit(report, FailOn::kError)}) {
+    EXPECT_THAT(out, Not(HasSubstr(kOverride)));
+  }
 }
 
 TEST(PolicyTest, ExitCodesFollowFailOn) {
