@@ -29,8 +29,8 @@ namespace graphcheck::analyzers {
 class TraceAnalysis;
 
 struct CoverageLimits {
-  size_t steps = 2000;     // per-step rows kept (the totals and metrics use every counted step)
-  size_t remainders = 10;  // largest eager remainders kept
+  size_t steps = kMaxCoverageSteps;            // per-step rows kept (the totals and metrics use every counted step)
+  size_t remainders = kMaxCoverageRemainders;  // largest eager remainders kept
 };
 
 // Empty when the trace has no steps. `iterations` is the step selection the checks use.

@@ -16,9 +16,9 @@ namespace graphcheck::analyzers {
 class TraceAnalysis;
 
 struct TimelineLimits {
-  size_t run_steps = 2000;         // points of the per-step plot
-  size_t kernels_per_step = 2000;  // kernels of a drawn step
-  size_t launches_per_step = 2000;
+  size_t run_steps = kMaxTimelineRunSteps;    // points of the per-step plot
+  size_t kernels_per_step = kMaxStepKernels;  // kernels of a drawn step
+  size_t launches_per_step = kMaxStepLaunches;
 };
 
 // Empty when the trace has neither steps nor captures. `iterations` is the step range the checks use: eager steps

@@ -184,6 +184,15 @@ struct Coverage {
   }
 };
 
+// The most of each list a report holds (docs/report-schema.md): producers keep this many and count the rest in the
+// dropped_* fields, and a report read back is cut to them whatever it stores (report/bounded.h).
+inline constexpr size_t kMaxTimelineRunSteps = 2000;  // Timeline::run
+inline constexpr size_t kMaxStepKernels = 2000;       // StepTimeline::kernels
+inline constexpr size_t kMaxStepLaunches = 2000;      // StepTimeline::launches
+inline constexpr size_t kMaxHistogramBuckets = 200;   // Timeline::kernel_durations
+inline constexpr size_t kMaxCoverageSteps = 2000;     // Coverage::steps
+inline constexpr size_t kMaxCoverageRemainders = 10;  // Coverage::remainders
+
 // A run that stopped before its checks could run (graphcheck check on a machine without a GPU): the exit code it
 // ended with and why. Its report holds only what ran before, so it must never read as clean: the renderers say the
 // run did not complete and `graphcheck report` exits with the same code.

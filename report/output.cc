@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/file_io.h"
+#include "report/bounded.h"
 #include "report/html.h"
 #include "report/json.h"
 #include "report/junit.h"
@@ -26,7 +27,8 @@ absl::StatusOr<ReportFormat> ParseReportFormat(absl::string_view name) {
       absl::StrCat("unknown format '", name, "' (expected text, json, junit, sarif, markdown or html)"));
 }
 
-std::string RenderReport(const Report& report, const RenderOptions& options) {
+std::string RenderReport(const Report& unbounded, const RenderOptions& options) {
+  const Report report = BoundedReport(unbounded);
   switch (options.format) {
     case ReportFormat::kJson:
       return ReportToJson(report);

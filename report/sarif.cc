@@ -80,21 +80,23 @@ class Artifacts {
   const SarifPaths& paths_;
 };
 
+// Code scanning's ingestion wants a region with a start line on every result: a finding about a file as a whole
+// (a trace, a program) points at its first line.
 json PhysicalLocation(const Artifacts& artifacts, const std::string& file, int line, int column) {
-  json location{{"artifactLocation", artifacts.Location(file)}};
-  if (line > 0) {
-    location["region"] = {{"startLine", line}};
-    if (column > 0) location["region"]["startColumn"] = column;
-  }
+  json location{{"artifactLocation", artifacts.Location(file)}, {"region", {{"startLine", line > 0 ? line : 1}}}};
+  if (line > 0 && column > 0) location["region"]["startColumn"] = column;
   return location;
 }
+
+// Locations that name no file: "<command line>" (a flag linted from the command line), "<stdin>".
+bool NamesAFile(const std::string& file) { return !file.empty() && file.front() != '<'; }
 
 // Every result has a location (code scanning refuses a file with a result that has none): the finding's file or the
 // user's Python line, else the file the run was about (the trace, the program, the model, the report), else the
 // source root itself.
 json Locations(const Artifacts& artifacts, const Location& where, const std::string& subject) {
   json location = json::object();
-  if (!where.file.empty()) {
+  if (NamesAFile(where.file)) {
     location["physicalLocation"] = PhysicalLocation(artifacts, where.file, where.line, where.column);
   } else if (const SourceFrame* frame = FirstUserFrame(where); frame != nullptr && !frame->file.empty()) {
     location["physicalLocation"] = PhysicalLocation(artifacts, frame->file, frame->line, 0);

@@ -10,6 +10,7 @@
 #include "report/limits.h"
 #include "report/numerics_table.h"
 #include "report/text_table.h"
+#include "report/verdict.h"
 #include "report/where.h"
 
 namespace graphcheck {
@@ -52,6 +53,12 @@ std::string RenderText(const Report& report, const TextOptions& options) {
                     p.Bold(absl::StrFormat("the run did not complete (exit %d): %s", report.incomplete->exit_code,
                                            LineText(report.incomplete->reason))),
                     "\n\n");
+  } else {
+    // The verdict first, as the HTML and Markdown reports open with it.
+    const Verdict verdict = ComputeVerdict(report);
+    absl::StrAppend(&out, p.Bold(LineText(absl::StrCat("graphcheck ", report.mode, ": ", verdict.headline))), "\n");
+    if (!verdict.saving.empty()) absl::StrAppend(&out, "  ", LineText(verdict.saving), "\n");
+    absl::StrAppend(&out, "\n");
   }
   const size_t shown = std::min(report.findings.size(), kMaxFindingsShown);
   for (size_t i = 0; i < shown; ++i) {

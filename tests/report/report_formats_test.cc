@@ -8,8 +8,8 @@
 
 #include "core/exit_code.h"
 #include "core/file_io.h"
-#include "report/json.h"
 #include "report/html.h"
+#include "report/json.h"
 #include "report/junit.h"
 #include "report/markdown.h"
 #include "report/output.h"
@@ -132,6 +132,13 @@ TEST(JunitTest, WarningsFailWithFailOnWarning) {
   EXPECT_EQ(doc.child("testsuites").child("testsuite").attribute("failures").as_int(), 2);
 }
 
+// The text report, the default format, opens with the verdict line the HTML and Markdown reports open with.
+TEST(TextTest, OpensWithTheVerdict) {
+  const std::string text = RenderText(SampleReport(), TextOptions{});
+  EXPECT_EQ(text.substr(0, text.find('\n')),
+            "graphcheck run: Not capturable: synchronizing call during capture (sync-in-capture)");
+}
+
 TEST(TextTest, ShowsWhereAndEscapesTerminalControls) {
   const std::string text = RenderText(SampleReport(), TextOptions{});
   EXPECT_THAT(text, HasSubstr("error [sync-in-capture]"));
@@ -150,13 +157,14 @@ TEST(EscapingTest, ProgramTextCannotForgeALineOrReverseADisplay) {
   Report report = SampleReport();
   constexpr char kOverride[] = "\xE2\x80\xAE";  // U+202E
   report.findings[0].message = "fine\nerror [fake-check] forged finding";
-  report.findings[0].where.python.push_back(SourceFrame{std::string("/home/me/") + kOverride + "yp.niart", 7, "f", true});
+  report.findings[0].where.python.push_back(
+      SourceFrame{std::string("/home/me/") + kOverride + "yp.niart", 7, "f", true});
   const std::string text = RenderText(report, TextOptions{});
   EXPECT_THAT(text, Not(HasSubstr("\nerror [fake-check]")));
   EXPECT_THAT(text, HasSubstr("fine\\nerror [fake-check] forged finding"));
   EXPECT_THAT(text, HasSubstr("\\u202E"));
-  for (const std::string& out : {text, RenderHtml(report), RenderMarkdown(report),
-                                 RenderJunit(report, FailOn::kError)}) {
+  for (const std::string& out :
+       {text, RenderHtml(report), RenderMarkdown(report), RenderJunit(report, FailOn::kError)}) {
     EXPECT_THAT(out, Not(HasSubstr(kOverride)));
   }
 }

@@ -8,11 +8,13 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/exit_code.h"
+#include "report/bounded.h"
 #include "report/html.h"
 #include "report/json.h"
 #include "report/junit.h"
 #include "report/limits.h"
 #include "report/markdown.h"
+#include "report/output.h"
 #include "report/policy.h"
 #include "report/sarif.h"
 #include "report/text.h"
@@ -63,6 +65,25 @@ TEST(SarifLocationsTest, EveryResultHasOneRelativeToTheSourceRootWherePossible) 
   EXPECT_EQ(artifact(2), json({{"uri", "file:///usr/lib/python3/x.py"}}));  // outside the repository: absolute
   // A finding without a line of its own points at the file the run was about.
   EXPECT_EQ(artifact(3), json({{"uri", "traces/run.gctrace"}, {"uriBaseId", "%SRCROOT%"}}));
+  // Every result has a region with a start line, as code scanning's ingestion wants: the line, else the first.
+  for (const json& result : results) {
+    EXPECT_GE(result["locations"][0]["physicalLocation"]["region"]["startLine"].get<int>(), 1) << result.dump();
+  }
+  EXPECT_EQ(results[0]["locations"][0]["physicalLocation"]["region"]["startLine"], 7);
+}
+
+// A linted flag's "<command line>" is no file: the result points at the file the run was about instead.
+TEST(SarifLocationsTest, ACommandLineIsNotAFile) {
+  Report report = BaseReport();
+  report.subject = "/repo/megatron.yaml";
+  Finding f = FindingAt("config-static-shapes", "");
+  f.where.file = "<command line>";
+  f.where.key = "--cuda-graph-scope";
+  report.findings = {f};
+  const json run = json::parse(RenderSarif(report, nullptr, SarifPaths{"/repo", "/repo", ""}))["runs"][0];
+  const json& location = run["results"][0]["locations"][0];
+  EXPECT_EQ(location["physicalLocation"]["artifactLocation"]["uri"], "megatron.yaml");
+  EXPECT_EQ(location["logicalLocations"][0]["fullyQualifiedName"], "--cuda-graph-scope");
 }
 
 TEST(SarifLocationsTest, AReportThatNamesNoFilePointsAtTheDefaultArtifact) {
@@ -156,6 +177,57 @@ TEST(ReportLimitsTest, LargeFindingsKeepTheSarifFileUnderTheUploadLimit) {
   EXPECT_LT(kept, kMaxSarifResults);
   EXPECT_EQ(run["invocations"][0]["toolExecutionNotifications"][0]["message"]["text"],
             MoreFindingsLine(report.findings.size() - kept));
+}
+
+// Every format RenderReport writes, with what one rendering of `report` made in each.
+std::vector<std::pair<ReportFormat, std::string>> EveryFormat(const Report& report) {
+  std::vector<std::pair<ReportFormat, std::string>> outputs;
+  for (ReportFormat format : {ReportFormat::kText, ReportFormat::kJson, ReportFormat::kJunit, ReportFormat::kSarif,
+                              ReportFormat::kMarkdown, ReportFormat::kHtml}) {
+    RenderOptions options;
+    options.format = format;
+    outputs.emplace_back(format, RenderReport(report, options));
+  }
+  return outputs;
+}
+
+// Caps by size, not only by count: a 100 MB message, a 1 MB Python function name and a 2M-step timeline (whatever a
+// report file claims) make outputs under 10 MB in every format, the cut fields say so, and SARIF keeps the error.
+TEST(ReportLimitsTest, EveryFormatIsBoundedBySizeAndKeepsTheError) {
+  Report report = BaseReport();
+  Finding error = FindingAt("sync-in-capture", "/repo/train.py");
+  error.message = std::string(100 << 20, 'm');
+  error.where.python[0].function = std::string(1 << 20, 'f');
+  report.findings.push_back(error);
+  Finding note = FindingAt("launch-bound", "/repo/train.py");
+  note.severity = Severity::kNote;
+  report.findings.insert(report.findings.begin(), note);  // a report read back may list a note first
+  report.timeline = Timeline{};
+  report.timeline->run.resize(2000000, RunStepTime{"eager", 0, 1});
+  for (const auto& [format, output] : EveryFormat(report)) {
+    SCOPED_TRACE(static_cast<int>(format));
+    EXPECT_LT(output.size(), 10u << 20);
+    // Markdown's table cells are cut shorter still, with "...".
+    if (format != ReportFormat::kJunit) {
+      EXPECT_THAT(output, HasSubstr(format == ReportFormat::kMarkdown ? "m..." : "more bytes)"));
+    }
+  }
+  const json sarif = json::parse(EveryFormat(report)[3].second)["runs"][0];
+  ASSERT_EQ(sarif["results"].size(), 2u);
+  EXPECT_EQ(sarif["results"][0]["level"], "error");
+  const Report bounded = BoundedReport(report);
+  EXPECT_EQ(bounded.timeline->run.size(), kMaxTimelineRunSteps);
+  EXPECT_EQ(bounded.timeline->dropped_run_steps, 2000000 - kMaxTimelineRunSteps);
+  EXPECT_EQ(bounded.findings[0].severity, Severity::kError);
+  EXPECT_EQ(BoundedReport(bounded).findings[0].message, bounded.findings[0].message);  // a saved report re-rendered
+}
+
+TEST(ReportLimitsTest, ACutKeepsWholeCharacters) {
+  const std::string text =
+      "ab\xC3\xA9"
+      "cd";                                              // "abécd"
+  EXPECT_EQ(Bounded(text, 3), "ab ... (4 more bytes)");  // not half of é
+  EXPECT_EQ(Bounded(text, 64), text);
 }
 
 }  // namespace
