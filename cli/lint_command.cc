@@ -151,6 +151,12 @@ int Lint(const LintOptions& options, const CommandContext& context) {
     CheckInputs inputs;
     inputs.Add(document);
     RunChecksInto(inputs, settings->checks, "lint-config", &report);
+    if (!HasCudaGraphSetting(document) && !report.steps.empty()) {  // a clean lint of it says little: say so
+      report.steps.back().message = absl::StrCat(document.file(),
+                                                 ": no CUDA-graph setting found (cuda_graph_impl, cuda_graph_scope, "
+                                                 "enable_cuda_graph, external_cuda_graph, cuda_graph_warmup_steps): "
+                                                 "only the checks of its other settings and its environment applied");
+    }
   }
   if (order->has_value()) {
     PrintOrder(**order, options);

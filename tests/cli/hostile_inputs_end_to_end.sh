@@ -160,6 +160,13 @@ bad "a configuration with an escape byte" "$gc" lint --config "$work/esc.yaml"
 printf 'cuda_graph_impl: "local\n' >"$work/quote.yaml"
 bad "an unclosed quote" "$gc" lint --config "$work/quote.yaml"
 grep -q 'never closed' "$work/err" || fail "unclosed quote: $(cat "$work/err")"
+printf -- "--cuda-graph-impl 'local\n" >"$work/quote.args"
+bad "an unclosed quote in an arguments file" "$gc" lint --config "$work/quote.args"
+# A file with Megatron-looking sections but no CUDA-graph setting (Hydra, docker-compose) lints, and says so.
+printf 'services:\n  web:\n    image: nginx\n    environment:\n      - FOO=bar\n' >"$work/compose.yaml"
+"$gc" lint --config "$work/compose.yaml" --format json -o "$work/compose.json"
+json_has "a configuration without CUDA-graph settings says so" "$work/compose.json" \
+  "any('no CUDA-graph setting found' in s['message'] for s in r['steps'])"
 printf 'cuda_graph_impl: local\ncuda_graph_impl: none\n' >"$work/dup.yaml"
 bad "a duplicate key" "$gc" lint --config "$work/dup.yaml"
 grep -q "dup.yaml:2:1: duplicate key 'cuda_graph_impl'" "$work/err" || fail "duplicate key: $(cat "$work/err")"

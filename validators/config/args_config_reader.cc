@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "validators/config/config_readers.h"
 
 namespace graphcheck {
@@ -30,11 +31,12 @@ bool IsEnvironmentAssignment(absl::string_view word) {
 
 }  // namespace
 
-std::vector<Word> SplitWords(absl::string_view text) {
+absl::StatusOr<std::vector<Word>> SplitWords(absl::string_view text) {
   std::vector<Word> words;
   Word current;
   bool in_word = false;
   char quote = 0;
+  Position quote_opened;
   int line = 1;
   int column = 0;
   auto finish = [&] {
@@ -84,10 +86,15 @@ std::vector<Word> SplitWords(absl::string_view text) {
     } else if (c == '"' || c == '\'') {
       start();
       quote = c;
+      quote_opened = Position{line, column};
     } else {
       start();
       current.text.push_back(c);
     }
+  }
+  if (quote != 0) {
+    return absl::InvalidArgumentError(absl::StrCat(quote_opened.line, ":", quote_opened.column, ": the quote (",
+                                                   std::string(1, quote), ") opened here is never closed"));
   }
   finish();
   return words;

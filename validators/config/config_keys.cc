@@ -239,4 +239,14 @@ bool IsMegatronConfiguration(const ConfigDocument& document) {
                      [&](const ConfigEntry& entry) { return is_megatron_key(entry.key); });
 }
 
+bool HasCudaGraphSetting(const ConfigDocument& document) {
+  const ConfigKey* const kCudaGraphKeys[] = {&config_keys::kCudaGraphImpl, &config_keys::kCudaGraphScope,
+                                             &config_keys::kCudaGraphWarmupSteps, &config_keys::kEnableCudaGraph,
+                                             &config_keys::kExternalCudaGraph};
+  return std::any_of(std::begin(kCudaGraphKeys), std::end(kCudaGraphKeys), [&](const ConfigKey* key) {
+    const Setting setting = Lookup(document, *key);
+    return setting.applicable && setting.is_set();
+  });
+}
+
 }  // namespace graphcheck

@@ -51,6 +51,11 @@ Setting Lookup(const ConfigDocument& document, const ConfigKey& key);
 // graphcheck report) would otherwise lint clean.
 bool IsMegatronConfiguration(const ConfigDocument& document);
 
+// Whether the document sets any CUDA-graph setting (cuda_graph_impl, cuda_graph_scope, cuda_graph_warmup_steps,
+// enable_cuda_graph, external_cuda_graph): without one, only the environment and the checks of settings that matter
+// whatever graphs do had anything to read, and the lint says so.
+bool HasCudaGraphSetting(const ConfigDocument& document);
+
 // How to give `key` the value `value` in the document's own dialect: "set model.cpu_offloading: false",
 // "remove --cpu-offloading", "pass --no-check-for-nan-in-loss-and-grad", "pass --cuda-graph-impl local".
 std::string HowToSet(const ConfigDocument& document, const ConfigKey& key, absl::string_view value);

@@ -66,8 +66,10 @@ ConfigFormat ConfigFormatForPath(absl::string_view path) {
 
 absl::StatusOr<ConfigDocument> ParseConfigText(absl::string_view text, std::string file, ConfigFormat format) {
   if (format == ConfigFormat::kArgs) {
+    absl::StatusOr<std::vector<config_internal::Word>> words = config_internal::SplitWords(text);
+    if (!words.ok()) return absl::InvalidArgumentError(absl::StrCat(file, ":", words.status().message()));
     ConfigDocument document(std::move(file), ConfigDialect::kMcoreArgs);
-    config_internal::ReadArgs(config_internal::SplitWords(text), &document);
+    config_internal::ReadArgs(*words, &document);
     return document;
   }
   ConfigDocument document(std::move(file), ConfigDialect::kBridge);

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "validators/config/config_document.h"
 
@@ -25,8 +26,9 @@ struct Word {
   std::string text;
   Position position;
 };
-// Shell-like words of an arguments file: quotes, backslash escapes and line continuations, '#' comments.
-std::vector<Word> SplitWords(absl::string_view text);
+// Shell-like words of an arguments file: quotes, backslash escapes and line continuations, '#' comments. A quote that
+// is never closed is InvalidArgument "LINE:COLUMN: ..." (the shell would refuse the file too).
+absl::StatusOr<std::vector<Word>> SplitWords(absl::string_view text);
 void ReadArgs(const std::vector<Word>& words, ConfigDocument* document);
 
 // "model" + "cuda_graph_impl" -> "model.cuda_graph_impl"
