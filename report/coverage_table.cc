@@ -93,10 +93,14 @@ CellTable MakeCoverageStepTable(const Coverage& coverage, size_t max_rows) {
 CellTable MakeRemainderTable(const Coverage& coverage) {
   CellTable table;
   table.header = {"kernel", "GPU time", "of eager", "launches", "steps", "where", "reason", "why"};
+  const std::string* previous = nullptr;
   for (const EagerRemainder& r : coverage.remainders) {
+    // One reason for many call sites is said once: the rows below it say "as above".
+    const bool repeated = previous != nullptr && *previous == r.detail && !r.detail.empty();
     table.rows.push_back({ShortKernel(r.kernel), Us(r.gpu_us), Percent(r.gpu_us, coverage.total.eager_gpu_us),
                           absl::StrCat(r.launches), absl::StrCat(r.steps), RemainderWhere(r.where), r.reason,
-                          r.detail});
+                          repeated ? "as above" : r.detail});
+    previous = &r.detail;
   }
   table.omitted = coverage.more_remainders;
   return table;

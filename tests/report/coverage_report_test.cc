@@ -84,6 +84,17 @@ TEST(CoverageReportTest, EveryFormatShowsIt) {
   EXPECT_EQ(doc.select_nodes("//*[local-name()='rect'][contains(@class,'cov-eager')]").size(), 3u);
 }
 
+// One reason shared by several call sites is written once; the rows after it say "as above".
+TEST(CoverageReportTest, AReasonSharedByRowsIsWrittenOnce) {
+  Coverage c = MixedCoverage();
+  c.remainders.push_back(c.remainders[0]);
+  c.remainders[1].kernel = "softmax <fp16>";
+  const CellTable table = MakeRemainderTable(c);
+  ASSERT_EQ(table.rows.size(), 2u);
+  EXPECT_EQ(table.rows[0].back(), c.remainders[0].detail);
+  EXPECT_EQ(table.rows[1].back(), "as above");
+}
+
 TEST(CoverageReportTest, RoundTripsThroughJson) {
   const Report report = CoverageReport();
   const absl::StatusOr<Report> back = ReportFromJson(ReportToJson(report));
