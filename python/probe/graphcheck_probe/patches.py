@@ -189,13 +189,22 @@ def _patch_module(module):
     def module_setattr(self, name, value):
         setattr_(self, name, value)
         watched = contract.watched_attributes
-        if watched and name in watched.get(id(self), ()):
+        # Not while torch.compile traces a forward (it would trace this too): compiled code runs no captured module.
+        if watched and not _compiling() and name in watched.get(id(self), ()):
             contract.attribute_set(self, name)
 
     setattr_ = module_class.__setattr__
     _replace(module_class, "zero_grad", module_zero_grad, zero_grad)
     _replace(module_class, "train", module_train, train)
     _replace(module_class, "__setattr__", module_setattr, setattr_)
+
+
+def _compiling():
+    compiler = getattr(sys.modules.get("torch"), "compiler", None)
+    try:
+        return bool(compiler is not None and compiler.is_compiling())
+    except Exception:
+        return False
 
 
 def _patch_lr_scheduler(module):
