@@ -118,6 +118,7 @@ class _RandomDraws:
     def __init__(self, graph_id):
         self.graph_id = graph_id
         self.seen = set()
+        self.sent = set()  # the generators whose draws the profile function sent at their line
         self.torch_candidates = []  # encoded stacks of torch calls that may have drawn on the CPU
         self.states = self._states()
         self.previous_profile = sys.getprofile()
@@ -166,6 +167,7 @@ class _RandomDraws:
             if key in self.seen:
                 return
             self.seen.add(key)
+            self.sent.add(source)
             label = "%s.%s" % ("random" if source == "python-random" else "numpy.random", name)
             bridge.recorder.emit(EventKind.HOST_RANDOM_DRAW, graph=self.graph_id, type_name=source, text=label)
         except Exception:
@@ -176,9 +178,8 @@ class _RandomDraws:
         (numpy's generators, torch's CPU generator, a capture under another profiler)."""
         if self.profiling and sys.getprofile() == self._profile:
             sys.setprofile(self.previous_profile)
-        named = {"python-random"} if self.profiling else set()
         for source, before in self.states.items():
-            if source in named:
+            if source in self.sent:
                 continue
             try:
                 after = self._states().get(source)
