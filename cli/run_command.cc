@@ -95,7 +95,8 @@ void AddRunCommand(CLI::App* app, CommandContext* context) {
   command
       ->add_option("--launches", options->launches,
                    "Kernel launches recorded outside captures: 'sampled' (default: whole launches and GPU times "
-                   "in sampling windows, see --sampling), 'all' (every launch: launch-bound steps 22-37% slower on H100s, 20-30% on H200s, CUPTI's own cost), "
+                   "in sampling windows, see --sampling), 'all' (every launch: launch-bound steps 22-37% slower on "
+                   "H100s, 20-30% on H200s, CUPTI's own cost), "
                    "'capture' (none, and no GPU times; launches inside captures are always recorded)")
       ->capture_default_str();
   command

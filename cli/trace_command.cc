@@ -142,15 +142,16 @@ std::string Listing(const trace::Trace& t, size_t limit) {
     absl::StrAppendFormat(&out, "  %d tid %d %s %s %d %s %s (%s) max |graphed - eager| %g at [%d], spread %g%s\n",
                           c.time_ns, c.thread_id, LineText(t.String(c.module_type)),
                           c.subject == trace::ShadowSubject::kCapturedRegion ? "replay" : "call", c.call,
-                          LineText(t.String(c.name)), LineText(t.String(c.dtype)), LineText(t.String(c.precision)), c.max_abs_error,
-                          c.worst_index, c.eager_spread,
+                          LineText(t.String(c.name)), LineText(t.String(c.dtype)), LineText(t.String(c.precision)),
+                          c.max_abs_error, c.worst_index, c.eager_spread,
                           c.random       ? " (random: not compared)"
                           : c.draws == 0 ? ""
                                          : absl::StrCat(" (drew: ", LineText(t.String(c.draws)), ")"));
   }
   for (const trace::Hang& h : t.hangs) {
     absl::StrAppendFormat(&out, "hang: tid %d waited in %s on stream %d since %d, past %d ns; last graph %d\n",
-                          h.thread_id, LineText(t.String(h.call)), h.stream_id, h.since_ns, h.timeout_ns, h.last_graph_id);
+                          h.thread_id, LineText(t.String(h.call)), h.stream_id, h.since_ns, h.timeout_ns,
+                          h.last_graph_id);
   }
   for (const trace::ThreadName& thread : t.thread_names) {
     absl::StrAppendFormat(&out, "thread %d: %s\n", thread.thread_id, LineText(t.String(thread.name)));

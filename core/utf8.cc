@@ -93,7 +93,10 @@ std::string PrintableText(absl::string_view s) {
 
 std::string LineText(absl::string_view s) {
   return Filter(
-      s, [](uint32_t c) { return c == '\t' || (c >= 0x20 && c != 0x7f && !(c >= 0x80 && c <= 0x9f) && !IsBidiControl(c)); },
+      s,
+      [](uint32_t c) {
+        return c == '\t' || (c >= 0x20 && c != 0x7f && !(c >= 0x80 && c <= 0x9f) && !IsBidiControl(c));
+      },
       [](std::string* out, uint32_t c, bool) {
         if (c == '\n') {
           out->append("\\n");
@@ -107,8 +110,7 @@ std::string XmlSafeText(absl::string_view s) {
   return Filter(
       s,
       [](uint32_t c) {
-        return c == '\n' || c == '\t' || c == '\r' ||
-               (c >= 0x20 && c != 0xfffe && c != 0xffff && !IsBidiControl(c));
+        return c == '\n' || c == '\t' || c == '\r' || (c >= 0x20 && c != 0xfffe && c != 0xffff && !IsBidiControl(c));
       },
       [](std::string* out, uint32_t c, bool valid) {
         if (valid) {

@@ -13,9 +13,9 @@
 #include "core/fingerprint.h"
 #include "core/metrics.h"
 #include "core/utf8.h"
+#include "report/limits.h"
 #include "report/markdown.h"
 #include "report/where.h"
-#include "report/limits.h"
 
 namespace graphcheck {
 namespace {
