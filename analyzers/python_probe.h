@@ -1,4 +1,4 @@
-// What the Python probe recorded (trace::ProbeEvent, python/probe/graphcheck_probe.py), tied to the capture windows
+// What the Python probe recorded (trace::ProbeEvent, python/probe/graphcheck_probe/), tied to the capture windows
 // the recorder found: who began each capture (the program, make_graphed_callables, torch.compile's cudagraph trees,
 // Transformer Engine, Megatron), and the Python exceptions that left a capture or ended the program, each mapped to
 // the check it belongs to through the known-message table (stderr_messages.h). A trace recorded without the probe

@@ -1,7 +1,7 @@
 // Analysis throughput and memory: every built-in check and the launch metrics over a synthetic trace of 10 M events
 // (API calls, kernel and memory activity, NVTX), shaped like a launch-bound training loop with captures and replays,
 // written by TraceWriter to a real trace file and read back as `graphcheck analyze` reads it. Reports events/s
-// (target: >= 5 M/s on one core, DESIGN.md), the file's size and the process's peak resident memory.
+// (target: >= 5 M/s on one core), the file's size and the process's peak resident memory.
 //
 // `analysis_bench --write-trace PATH` only writes the file, for measuring `graphcheck analyze PATH` in a process of
 // its own (bench/analysis_memory.sh: peak memory against the trace size, target <= 2x).

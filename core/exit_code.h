@@ -1,4 +1,4 @@
-// Process exit codes, the same for every subcommand (DESIGN.md, Failure behaviour).
+// Process exit codes, the same for every subcommand (docs/architecture.md, Failure behaviour; the README's table).
 #ifndef GRAPHCHECK_CORE_EXIT_CODE_H_
 #define GRAPHCHECK_CORE_EXIT_CODE_H_
 

@@ -41,10 +41,6 @@ absl::StatusOr<InputSpec> ParseInputSpec(absl::string_view text) {
   return spec;
 }
 
-std::string FormatInputSpec(const InputSpec& spec) {
-  return absl::StrCat(spec.name, ":", absl::StrJoin(spec.shape, "x"), ":", spec.dtype);
-}
-
 absl::StatusOr<VariedDimension> ParseVariedDimension(absl::string_view text) {
   auto bad = [&](absl::string_view why) {
     return absl::InvalidArgumentError(
@@ -69,10 +65,6 @@ absl::StatusOr<VariedDimension> ParseVariedDimension(absl::string_view text) {
     varied.sizes.push_back(size);
   }
   return varied;
-}
-
-std::string FormatVariedDimension(const VariedDimension& varied) {
-  return absl::StrCat(varied.input, ":", varied.dim, "=", absl::StrJoin(varied.sizes, ","));
 }
 
 const std::vector<BuiltinModel>& BuiltinModels() {

@@ -27,7 +27,6 @@ struct InputSpec {
 const std::vector<std::string>& InputDtypes();
 // InvalidArgument naming the part that is wrong.
 absl::StatusOr<InputSpec> ParseInputSpec(absl::string_view text);
-std::string FormatInputSpec(const InputSpec& spec);  // the inverse of ParseInputSpec
 
 // `--vary NAME:DIM=SIZES`: the model's input NAME takes these sizes along dimension DIM (`x:0=16,32,64`), as a
 // training loop with a variable batch or sequence length feeds it.
@@ -40,7 +39,6 @@ struct VariedDimension {
 };
 // InvalidArgument naming the part that is wrong.
 absl::StatusOr<VariedDimension> ParseVariedDimension(absl::string_view text);
-std::string FormatVariedDimension(const VariedDimension& varied);  // the inverse of ParseVariedDimension
 
 struct BuiltinModel {
   std::string name;  // after "builtin:", e.g. "transformer", "defect/item-in-forward"

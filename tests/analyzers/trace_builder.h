@@ -114,7 +114,7 @@ class TraceBuilder {
     return static_cast<trace::PythonStackId>(trace_.python_stacks.size());
   }
 
-  // An event of the Python probe at `t` on `thread` (python/probe/graphcheck_probe.py writes these).
+  // An event of the Python probe at `t` on `thread` (python/probe/graphcheck_probe/ sends these).
   trace::ProbeEvent& Probe(uint64_t t, uint32_t thread, trace::ProbeEventKind kind, uint64_t graph = 0,
                            trace::ProbeOrigin origin = trace::ProbeOrigin::kUnknown) {
     trace::ProbeEvent& e = trace_.probe_events.emplace_back();

@@ -19,7 +19,10 @@ TEST(FusedOptimizerTest, SgdMomentumUpdate) {
   EXPECT_EQ(p.grad().abs().sum().item<double>(), 0);
 }
 
-TEST(FusedOptimizerTest, AdamFirstStepMovesByLearningRate) {
+// Reset forgets the moments and the step count. With a constant gradient every Adam step moves by lr whatever the
+// state, so the gradient flips sign after the first step: a second step would move by only ~0.05 lr (the moments
+// still remember +0.5), a first step after Reset by lr.
+TEST(FusedOptimizerTest, AdamResetStartsFromAFirstStep) {
   at::Tensor p = at::zeros({2}).requires_grad_();
   p.mutable_grad() = at::full({2}, 0.5);
   FusedOptimizer adam(FusedOptimizer::Kind::kAdam, {p});
@@ -27,8 +30,25 @@ TEST(FusedOptimizerTest, AdamFirstStepMovesByLearningRate) {
   EXPECT_NEAR(p[0].item<double>(), -1e-3, 1e-6);
   adam.Reset();
   p.detach().zero_();
-  adam.Step();  // after Reset the step count starts again: the same first step
-  EXPECT_NEAR(p[0].item<double>(), -1e-3, 1e-6);
+  p.mutable_grad() = at::full({2}, -0.5);
+  adam.Step();
+  EXPECT_NEAR(p[0].item<double>(), 1e-3, 1e-6);
+}
+
+// SGD's momentum buffer: a second step with the same gradient moves by (1 + momentum) lr g, a first step after Reset
+// by lr g again.
+TEST(FusedOptimizerTest, SgdResetForgetsTheMomentum) {
+  at::Tensor p = at::zeros({2}).requires_grad_();
+  p.mutable_grad() = at::ones({2});
+  FusedOptimizer sgd(FusedOptimizer::Kind::kSgd, {p});
+  sgd.Step();
+  EXPECT_NEAR(p[0].item<double>(), -0.01, 1e-7);
+  sgd.Step();
+  EXPECT_NEAR(p[0].item<double>(), -0.01 - 0.019, 1e-7);
+  sgd.Reset();
+  p.detach().zero_();
+  sgd.Step();
+  EXPECT_NEAR(p[0].item<double>(), -0.01, 1e-7);
 }
 
 TEST(FusedOptimizerTest, ParametersWithoutGradientsStayPut) {

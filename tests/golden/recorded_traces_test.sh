@@ -10,14 +10,30 @@ failures=0
 passes=0
 for dir in "$root"/examples/traces/*/; do
   name=$(basename "$dir")
-  actual=$("$gc" analyze "$dir"trace.gctrace --format json --fail-on never 2>/dev/null | python3 -c '
+  # The analysis must succeed and write a report that ran checks: an empty expected file (a clean trace) would
+  # otherwise pass for a binary that writes nothing.
+  json=$("$gc" analyze "$dir"trace.gctrace --format json --fail-on never 2>/dev/null)
+  rc=$?
+  if [ "$rc" != 0 ]; then
+    echo "FAIL: $name: analyze exited $rc"
+    failures=$((failures + 1))
+    continue
+  fi
+  actual=$(printf '%s' "$json" | python3 -c '
 import json, sys
 report = json.load(sys.stdin)
+if not report["checks_run"]:
+    sys.exit("no check ran")
 for f in report["findings"]:
     where = f["where"]
     user = [p for p in where.get("python", []) if p.get("user")]
     line = "%s:%d" % (user[0]["file"].rsplit("/", 1)[-1], user[0]["line"]) if user else "-"
     print(f["severity"], f["check_id"], where.get("api", "-"), where.get("torch_op", "-"), line)')
+  if [ $? != 0 ]; then
+    echo "FAIL: $name: the report could not be read"
+    failures=$((failures + 1))
+    continue
+  fi
   if [ "${GRAPHCHECK_UPDATE_GOLDEN:-0}" = 1 ]; then
     printf '%s\n' "$actual" >"$dir/expected.txt"
     continue
