@@ -143,6 +143,19 @@ graph, terms = capture(model.eval())
 model.eval()
 terms.look()
 check("clean twin: eval capture replayed in eval sends nothing", not recorder.of(EventKind.TRAINING_MODE_CHANGED))
+recorder, model = fresh()
+with torch.no_grad():
+    graph, terms = capture(model.eval())
+model.train()  # the program trains eagerly between evaluations through the eval graph
+graph.replay()
+check("clean twin: an eval inference graph replayed between training steps sends nothing",
+      not recorder.of(EventKind.TRAINING_MODE_CHANGED), recorder.events)
+recorder, model = fresh()
+graph, terms = capture(model.eval())
+model.train()
+graph.replay()
+check("a training graph captured in eval mode and replayed in training is sent",
+      [e["value"] for e in recorder.of(EventKind.TRAINING_MODE_CHANGED)] == [0], recorder.events)
 
 # Rebinding: new .data on a parameter, the old memory kept (an EMA backup), then freed.
 recorder, model = fresh()
@@ -216,6 +229,20 @@ graph, terms = capture(model, lambda: torch.rand((), generator=torch.Generator()
 check("clean twin: a private generator's draw moves no global state",
       not [d for d in recorder.of(EventKind.HOST_RANDOM_DRAW) if d["type_name"] == "torch-cpu"], recorder.events)
 check("the profile function is gone after the capture", sys.getprofile() is None, sys.getprofile())
+recorder, model = fresh()
+
+
+def other_thread_draws():
+    import threading
+
+    worker = threading.Thread(target=lambda: [random.random() for _ in range(10)])
+    worker.start()
+    worker.join()
+
+
+graph, terms = capture(model, other_thread_draws)
+check("clean twin: another thread's draws during the capture are not the capture's",
+      not recorder.of(EventKind.HOST_RANDOM_DRAW), recorder.events)
 
 # A .grad in a graph's pool before a graphed backward.
 recorder, model = fresh()

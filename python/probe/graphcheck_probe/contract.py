@@ -174,12 +174,14 @@ class _RandomDraws:
             pass
 
     def stop(self):
-        """Ends the profiling and sends the draws the generators' states show and the profile function did not name
-        (numpy's generators, torch's CPU generator, a capture under another profiler)."""
+        """Ends the profiling and sends the draws the generators' states show and the profile function did not name.
+        The states are the whole process's, so while the profile function watches this thread, only torch's CPU
+        generator is read from them, and only when this thread made a call that can draw from it: another thread's
+        draws are not the capture's. Under a profiler of the program's own every generator's state is read."""
         if self.profiling and sys.getprofile() == self._profile:
             sys.setprofile(self.previous_profile)
         for source, before in self.states.items():
-            if source in self.sent:
+            if source in self.sent or (self.profiling and (source != "torch-cpu" or not self.torch_candidates)):
                 continue
             try:
                 after = self._states().get(source)
@@ -200,6 +202,8 @@ class Capture:
         self.graph_id = id(graph)
         self.origin = origin
         self.thread = threading.get_ident()
+        torch = _torch()
+        self.grad_enabled = bool(torch is not None and torch.is_grad_enabled())  # a training graph, or inference
         self.modules = {}  # id -> module, in the order their forward first ran
         self.hook = None
         self.draws = None
@@ -260,10 +264,13 @@ def _released(graph_id, role, name, address):
 class Contract:
     """What one graph's capture ran and baked in, checked at its replays."""
 
-    def __init__(self, graph, origin, modules, names):
+    def __init__(self, graph, origin, modules, names, grad_enabled=True):
         self.graph_id = id(graph)
         self.graph_ref = weakref.ref(graph)
         self.origin = origin
+        # An inference graph (captured without autograd) captured in eval mode may be replayed while the program
+        # trains eagerly: its eval behaviour is what it is for. A training graph replayed in the other mode is not.
+        self.grad_enabled = grad_enabled
         self.watched = origin in _REPLAY_WATCHED
         self.modes = []  # (module ref, name, training at capture) of modules whose forward reads the flag
         self.attributes = []  # (module ref, label, attribute, value at capture)
@@ -312,9 +319,12 @@ class Contract:
         differ, captured = [], None
         for module_ref, name, training in self.modes:
             module = module_ref()
-            if module is not None and bool(getattr(module, "training", training)) != training:
-                differ.append(name)
-                captured = training
+            if module is None or bool(getattr(module, "training", training)) == training:
+                continue
+            if not training and not self.grad_enabled:
+                continue  # an eval inference graph replayed between training steps
+            differ.append(name)
+            captured = training
         key = ("mode", captured)
         if not differ or key in self.reported:
             return
@@ -409,7 +419,7 @@ def capture_ended(graph, capture, frame, pool_key, stepped):
     program = frames.program_frame(frame) or frame
     names = module_names(program)
     modules = list(capture.modules.values())
-    contract = Contract(graph, capture.origin, modules, names)
+    contract = Contract(graph, capture.origin, modules, names, capture.grad_enabled)
     segments = _pool_segments(graph)
     if pool_key and segments:
         _pools[pool_key] = sorted((address, address + size) for address, size in segments)
