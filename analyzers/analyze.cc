@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "analyzers/coverage.h"
 #include "analyzers/launch_metrics.h"
+#include "analyzers/ledger_comparison.h"
 #include "analyzers/memory_forecast.h"
 #include "analyzers/python_probe.h"
 #include "analyzers/report_timeline.h"
@@ -120,6 +121,33 @@ std::vector<RankResult> RankResults(const std::vector<ProcessResult>& processes,
   return ranks;
 }
 
+// A job's `hang` findings say what the ranks' collective ledgers show: where they part (a collective without its
+// partner is the usual wait of a graphed job), or that they agree, so that the wait is on something else.
+void CiteLedgersInHangs(const JobSummary& job, std::vector<Finding>* findings) {
+  const bool any_hang = std::any_of(findings->begin(), findings->end(),
+                                    [](const Finding& finding) { return finding.check_id == "hang"; });
+  if (!any_hang) return;
+  const std::vector<LedgerDivergence> divergences = CompareLedgers(job);
+  for (Finding& finding : *findings) {
+    if (finding.check_id != "hang" || finding.where.ranks.empty()) continue;
+    if (!divergences.empty()) {
+      absl::StrAppend(&finding.message, " The ranks' collective ledgers part (rank-divergent-collectives): ",
+                      DescribeDivergence(divergences.front()), ".");
+      finding.fix = absl::StrCat(
+          "Mend the parting rank-divergent-collectives names: the ranks must issue their "
+          "collective-bearing replays and collectives in the same order. ",
+          finding.fix);
+    } else {
+      absl::StrAppend(&finding.message, " Yet ", DescribeAgreement(job), ": no collective recorded lacks its partner.");
+      finding.fix =
+          "Look past the collectives: a rank that stopped or fell behind in work outside CUDA (data loading, a "
+          "Python thread, a file system), a kernel that waits on a flag or on a stream that never runs, or a "
+          "collective whose sizes differ across ranks (the ledger compares functions and order, not sizes). If the "
+          "wait is legitimate work, raise --hang-timeout.";
+    }
+  }
+}
+
 }  // namespace
 
 ProcessResult AnalyzeProcess(const trace::Trace& trace, const AnalysisSettings& settings, const CheckRegistry& registry,
@@ -212,6 +240,7 @@ AnalysisResult MergeProcesses(std::vector<ProcessResult> processes, const std::v
     take(std::move(run.checks_run), std::move(run.findings));
   }
   MergeAcrossProcesses(&result.findings);
+  if (job) CiteLedgersInHangs(summary, &result.findings);
   static const std::vector<std::string> kNoLines;
   FoldStderrFindings(stderr_lines != nullptr ? *stderr_lines : kNoLines, traces, &result.findings);
   SortFindings(&result.findings);

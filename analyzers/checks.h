@@ -50,10 +50,11 @@ std::unique_ptr<Check> NewCompileCudagraphSkippedCheck();  // compile-cudagraph-
 std::unique_ptr<Check> NewStderrMessagesCheck();  // stderr-messages
 std::unique_ptr<Check> NewCuptiBusyCheck();       // cupti-busy
 // distributed jobs (every process's summary)
-std::unique_ptr<Check> NewRankDivergentCaptureCheck();  // rank-divergent-capture
-std::unique_ptr<Check> NewHangCheck();                  // hang (--hang-timeout)
-std::unique_ptr<Check> NewDdpDefaultStreamCheck();      // ddp-default-stream
-std::unique_ptr<Check> NewDdpWarmupShortCheck();        // ddp-warmup-short
+std::unique_ptr<Check> NewRankDivergentCaptureCheck();      // rank-divergent-capture
+std::unique_ptr<Check> NewRankDivergentCollectivesCheck();  // rank-divergent-collectives
+std::unique_ptr<Check> NewHangCheck();                      // hang (--hang-timeout)
+std::unique_ptr<Check> NewDdpDefaultStreamCheck();          // ddp-default-stream
+std::unique_ptr<Check> NewDdpWarmupShortCheck();            // ddp-warmup-short
 // the trace itself
 std::unique_ptr<Check> NewTraceIncompleteCheck();  // trace-incomplete
 

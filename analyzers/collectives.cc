@@ -1,5 +1,6 @@
 #include "analyzers/collectives.h"
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 
@@ -17,6 +18,10 @@ std::vector<CollectiveRun> CollectivesBetween(const std::vector<DomainRange>& nc
     }
   }
   return runs;
+}
+
+bool IsNcclKernel(absl::string_view kernel_name) {
+  return absl::StrContains(kernel_name, "ncclDevKernel") || absl::StrContains(kernel_name, "ncclKernel");
 }
 
 std::string DescribeCollectives(const std::vector<CollectiveRun>& runs) {

@@ -28,6 +28,10 @@ struct CollectiveRun {
 // in call order and run-length encoded.
 std::vector<CollectiveRun> CollectivesBetween(const std::vector<DomainRange>& nccl, uint64_t start_ns, uint64_t end_ns);
 
+// Whether a kernel is one of NCCL's device kernels: ncclDevKernel_AllReduce_Sum_f32_RING_LL (NCCL 2.19+),
+// ncclKernel_... (earlier).
+bool IsNcclKernel(absl::string_view kernel_name);
+
 // "ncclAllReduce x12, ncclBroadcast"; "no NCCL call" for none.
 std::string DescribeCollectives(const std::vector<CollectiveRun>& runs);
 

@@ -23,11 +23,6 @@
 namespace graphcheck::analyzers {
 namespace {
 
-// NCCL's device kernels: ncclDevKernel_AllReduce_Sum_f32_RING_LL (NCCL 2.19+), ncclKernel_... (earlier).
-bool IsNcclKernel(absl::string_view name) {
-  return absl::StrContains(name, "ncclDevKernel") || absl::StrContains(name, "ncclKernel");
-}
-
 // What graph `graph_id`'s capture holds: the node count, its NCCL kernels (name -> launches) and the NCCL calls made
 // while it was open (collectives.h).
 struct CapturedGraph {

@@ -13,8 +13,10 @@ ProcessSummary SummarizeProcess(const TraceAnalysis& analysis) {
   summary.pid = trace.process.pid;
   const std::vector<CaptureWindow>& windows = analysis.captures().windows();
   const std::vector<DomainRange> nccl = analysis.nvtx().RangesInDomain("NCCL");
+  std::vector<uint32_t> capture_numbers(windows.size(), 0);
   for (size_t w = 0; w < windows.size(); ++w) {
     if (IsGraphMachinery(analysis.probe().Origin(w))) continue;
+    capture_numbers[w] = static_cast<uint32_t>(summary.captures.size() + 1);
     const CaptureWindow& window = windows[w];
     CaptureSummary& capture = summary.captures.emplace_back();
     if (window.end_call) {
@@ -31,6 +33,8 @@ ProcessSummary SummarizeProcess(const TraceAnalysis& analysis) {
       summary.megatron_layers.push_back(static_cast<int64_t>(trace.probe_events[*begin].value));
     }
   }
+  summary.ledger = BuildCollectiveLedger(analysis, capture_numbers);
+  summary.hung = !trace.hangs.empty();
   std::sort(summary.megatron_layers.begin(), summary.megatron_layers.end());
   summary.megatron_layers.erase(std::unique(summary.megatron_layers.begin(), summary.megatron_layers.end()),
                                 summary.megatron_layers.end());

@@ -1,14 +1,16 @@
 // What a distributed job's checks compare across processes, kept once each process's trace has been analyzed and
 // dropped (a job of hundreds of ranks is analyzed one trace at a time): who the process is (rank, world size, host)
 // and, for each CUDA graph capture in order, whether it made a graph, how many nodes, which kernels, and which NCCL
-// calls it issued; and which Megatron layers it graphed (its pipeline stage).
+// calls it issued; which Megatron layers it graphed (its pipeline stage); and its collective ledger.
 #ifndef GRAPHCHECK_ANALYZERS_JOB_SUMMARY_H_
 #define GRAPHCHECK_ANALYZERS_JOB_SUMMARY_H_
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "analyzers/collective_ledger.h"
 #include "analyzers/collectives.h"
 #include "analyzers/trace_analysis.h"
 #include "core/finding.h"
@@ -32,7 +34,15 @@ struct ProcessSummary {
   // The layers (numbered from 1) whose graphs Megatron Core's CudaGraphManager captured here, sorted, once each: a
   // pipeline-parallel job's ranks hold different layers and so capture different graphs by design.
   std::vector<int64_t> megatron_layers;
+  CollectiveLedger ledger;
+  bool hung = false;  // graphcheck ended it for waiting past --hang-timeout
 };
+
+// Which ranks must do the same collective work: those of one job (world size) that hold the same Megatron layers. The
+// ranks of a pipeline-parallel job hold different stages and capture different graphs by design (seen on two H100s:
+// pipeline parallel 2, where rank 0's fourth capture was a forward and rank 1's a backward).
+using JobStage = std::pair<int32_t, std::vector<int64_t>>;
+inline JobStage StageOf(const ProcessSummary& process) { return {process.world_size, process.megatron_layers}; }
 
 struct JobSummary {
   std::vector<ProcessSummary> processes;

@@ -19,10 +19,6 @@ namespace graphcheck::analyzers {
 namespace {
 
 using Signature = std::vector<std::tuple<bool, std::vector<CollectiveRun>, uint32_t, uint64_t>>;
-// Which ranks must capture alike: those of one job (world size) that hold the same Megatron layers. The ranks of a
-// pipeline-parallel job hold different stages and capture different graphs by design (seen on two H100s: pipeline
-// parallel 2, where rank 0's fourth capture was a forward and rank 1's a backward).
-using Stage = std::pair<int32_t, std::vector<int64_t>>;
 
 Signature SignatureOf(const ProcessSummary& process) {
   Signature signature;
@@ -75,10 +71,10 @@ class RankDivergentCaptureCheck : public CheckOf<JobSummary> {
  protected:
   void Read(const JobSummary& job, const BoundOptions& options, std::vector<Finding>* findings) const override {
     // Ranks by world size and pipeline stage, then by what they captured.
-    std::map<Stage, std::map<Signature, std::vector<const ProcessSummary*>>> jobs;
+    std::map<JobStage, std::map<Signature, std::vector<const ProcessSummary*>>> jobs;
     for (const ProcessSummary& process : job.processes) {
       if (process.rank >= 0) {
-        jobs[Stage{process.world_size, process.megatron_layers}][SignatureOf(process)].push_back(&process);
+        jobs[StageOf(process)][SignatureOf(process)].push_back(&process);
       }
     }
     for (auto& [stage, groups] : jobs) {

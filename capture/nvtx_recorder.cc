@@ -1,4 +1,5 @@
 // NVTX ranges, marks, domains and registered strings, decoded from CUPTI's NVTX callbacks into trace events.
+#include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 #include "capture/internal/recorder_state.h"
 
@@ -116,6 +117,7 @@ void Recorder::OnNvtx(CUpti_CallbackId cbid, const CUpti_NvtxData* data) {
       if (data->functionReturnValue != nullptr && p->name != nullptr) {
         const auto handle = *static_cast<const nvtxDomainHandle_t*>(data->functionReturnValue);
         const trace::StringId name = writer_->InternString(p->name);
+        if (absl::string_view(p->name) == "NCCL") nccl_domain_.store(name, std::memory_order_relaxed);
         absl::MutexLock lock(&mutex_);
         nvtx_domains_[reinterpret_cast<uintptr_t>(handle)] = name;
       }
@@ -140,6 +142,10 @@ void Recorder::OnNvtx(CUpti_CallbackId cbid, const CUpti_NvtxData* data) {
     if (event.kind == trace::NvtxEvent::Kind::kPush)
       first_steps_->OnPush(event.thread_id, event.message, t_state.launches);
     if (event.kind == trace::NvtxEvent::Kind::kPop) first_steps_->OnPop(event.thread_id, t_state.launches);
+  }
+  if (event.kind == trace::NvtxEvent::Kind::kPush && event.domain != 0 &&
+      event.domain == nccl_domain_.load(std::memory_order_relaxed)) {
+    nccl_calls_.fetch_add(1, std::memory_order_relaxed);
   }
   writer_->WriteNvtx(event);
 }

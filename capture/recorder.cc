@@ -378,6 +378,7 @@ void Recorder::OnApiExit(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, con
       runtime ? DecodeRuntimeCall(cbid, data->functionParams) : DecodeDriverCall(cbid, data->functionParams);
   const bool capturing = active_captures_.load(std::memory_order_relaxed) > 0;
   trace::ApiCallRecord record = NewCallRecord(runtime, cbid, entry, data, pending, call, capturing);
+  bool collective_launch = false;
   switch (entry.kind) {
     case ApiKind::kKernelLaunch:
       NoteKernelLaunch(data, capturing, &record);
@@ -397,7 +398,7 @@ void Recorder::OnApiExit(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, con
     case ApiKind::kGraphUpload:
     case ApiKind::kGraphExecDestroy:
     case ApiKind::kGraphDestroy:
-      NoteGraph(entry.kind, call, &record);
+      collective_launch = NoteGraph(entry.kind, call, &record);
       break;
     case ApiKind::kEventRecord:
     case ApiKind::kStreamWaitEvent:
@@ -411,7 +412,7 @@ void Recorder::OnApiExit(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, con
     default:
       break;
   }
-  AttachStacks(entry.kind, pending, &record);
+  AttachStacks(entry.kind, pending, collective_launch, &record);
   writer_->WriteApiCall(record);
 }
 
@@ -485,7 +486,8 @@ void Recorder::NoteCaptureBegin(const DecodedCall& call, trace::ApiCallRecord* r
   bool first = false;
   {
     absl::MutexLock lock(&mutex_);
-    captures_.push_back(ActiveCapture{id, call.stream, mode, record->thread_id});
+    captures_.push_back(
+        ActiveCapture{id, call.stream, mode, record->thread_id, nccl_calls_.load(std::memory_order_relaxed)});
     active_captures_.store(static_cast<int>(captures_.size()), std::memory_order_relaxed);
     first = captures_.size() == 1;
   }
@@ -494,12 +496,14 @@ void Recorder::NoteCaptureBegin(const DecodedCall& call, trace::ApiCallRecord* r
 
 void Recorder::NoteCaptureEnd(const DecodedCall& call, trace::ApiCallRecord* record) {
   bool last = false;
+  bool made_nccl_calls = false;
   {
     absl::MutexLock lock(&mutex_);
     for (auto it = captures_.begin(); it != captures_.end(); ++it) {
       if (it->stream == call.stream) {
         record->capture_id = it->id;
         record->capture_mode = it->mode;
+        made_nccl_calls = nccl_calls_.load(std::memory_order_relaxed) != it->nccl_calls_at_begin;
         captures_.erase(it);
         break;
       }
@@ -512,6 +516,10 @@ void Recorder::NoteCaptureEnd(const DecodedCall& call, trace::ApiCallRecord* rec
   if (record->return_code == 0 && call.out_graph != nullptr && *call.out_graph != nullptr) {
     record->graph_id = GraphId(*call.out_graph);
     record->node_count = NodeCount(*call.out_graph);
+    if (made_nccl_calls) {
+      absl::MutexLock lock(&mutex_);
+      collective_graphs_.insert(static_cast<uint32_t>(record->graph_id));
+    }
     WriteGraphManifest(*call.out_graph, *record);
   }
 }
@@ -530,9 +538,9 @@ void Recorder::WriteGraphManifest(CUgraph graph, const trace::ApiCallRecord& cap
   writer_->WriteGraphManifest(manifest);
 }
 
-void Recorder::NoteGraph(ApiKind kind, const DecodedCall& call, trace::ApiCallRecord* record) {
+bool Recorder::NoteGraph(ApiKind kind, const DecodedCall& call, trace::ApiCallRecord* record) {
   if (kind == ApiKind::kGraphInstantiate) {
-    if (call.graph == nullptr) return;
+    if (call.graph == nullptr) return false;
     const uint32_t graph_id = GraphId(call.graph);
     record->graph_id = graph_id;
     record->node_count = NodeCount(call.graph);
@@ -545,9 +553,12 @@ void Recorder::NoteGraph(ApiKind kind, const DecodedCall& call, trace::ApiCallRe
   } else {  // a launch, upload or destroy of an executable graph: the graph it was instantiated from
     absl::MutexLock lock(&mutex_);
     auto it = exec_graph_.find(call.exec);
-    if (it != exec_graph_.end()) record->graph_id = it->second;
-    if (kind == ApiKind::kGraphExecDestroy && it != exec_graph_.end()) exec_graph_.erase(it);
+    if (it == exec_graph_.end()) return false;
+    record->graph_id = it->second;
+    if (kind == ApiKind::kGraphExecDestroy) exec_graph_.erase(it);
+    return kind == ApiKind::kGraphLaunch && collective_graphs_.contains(static_cast<uint32_t>(record->graph_id));
   }
+  return false;
 }
 
 void Recorder::NoteCaptureFork(ApiKind kind, const DecodedCall& call, trace::ApiCallRecord* record) {
@@ -579,10 +590,11 @@ void Recorder::NoteCaptureFork(ApiKind kind, const DecodedCall& call, trace::Api
   }
 }
 
-void Recorder::AttachStacks(ApiKind kind, const PendingCall& pending, trace::ApiCallRecord* record) {
+void Recorder::AttachStacks(ApiKind kind, const PendingCall& pending, bool collective_launch,
+                            trace::ApiCallRecord* record) {
   const bool wants_backtrace = WantsBacktrace(kind, record->return_code, record->capture_status);
   if (wants_backtrace) record->backtrace = backtraces_.Capture(writer_.get());
-  if (wants_backtrace || LaunchesAnEarlierGraph(kind, record->graph_id)) {
+  if (wants_backtrace || LaunchesAnEarlierGraph(kind, record->graph_id) || collective_launch) {
     // A bounded wait (a synchronize, or under --hang-timeout a graph launch) took the thread's Python stack as it
     // entered the call, where the thread still is.
     record->python_stack = pending.waiting ? pending.python_stack : CapturePythonStack();

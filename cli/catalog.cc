@@ -55,10 +55,11 @@ std::vector<std::unique_ptr<Check>> NewBuiltinChecks() {
            &analyzers::NewStderrMessagesCheck,  // stderr-messages
            &analyzers::NewCuptiBusyCheck,       // cupti-busy
            // distributed jobs (every process's summary)
-           &analyzers::NewRankDivergentCaptureCheck,  // rank-divergent-capture
-           &analyzers::NewHangCheck,                  // hang (--hang-timeout)
-           &analyzers::NewDdpDefaultStreamCheck,      // ddp-default-stream
-           &analyzers::NewDdpWarmupShortCheck,        // ddp-warmup-short
+           &analyzers::NewRankDivergentCaptureCheck,      // rank-divergent-capture
+           &analyzers::NewRankDivergentCollectivesCheck,  // rank-divergent-collectives
+           &analyzers::NewHangCheck,                      // hang (--hang-timeout)
+           &analyzers::NewDdpDefaultStreamCheck,          // ddp-default-stream
+           &analyzers::NewDdpWarmupShortCheck,            // ddp-warmup-short
            // the trace itself
            &analyzers::NewTraceIncompleteCheck,  // trace-incomplete
            // environment (lint, run, analyze)

@@ -20,6 +20,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
 #include "capture/activity_decoder.h"
@@ -59,6 +60,7 @@ struct ActiveCapture {
   CUstream stream = nullptr;
   CaptureMode mode = CaptureMode::kUnknown;
   uint32_t thread_id = 0;
+  uint64_t nccl_calls_at_begin = 0;  // Recorder::nccl_calls_ when it began
 };
 
 // What the enter callback learned, for the exit callback of the same call.
@@ -147,12 +149,15 @@ class Recorder {
   // A capture begins or ends: the recorder's list of active captures, and the launch callbacks with it.
   void NoteCaptureBegin(const DecodedCall& call, trace::ApiCallRecord* record);
   void NoteCaptureEnd(const DecodedCall& call, trace::ApiCallRecord* record);
-  // Instantiate, launch, upload or destroy: the graph id (an executable graph's is the graph it came from).
-  void NoteGraph(ApiKind kind, const DecodedCall& call, trace::ApiCallRecord* record);
+  // Instantiate, launch, upload or destroy: the graph id (an executable graph's is the graph it came from). Returns
+  // whether a launch launches a graph whose capture made NCCL calls.
+  bool NoteGraph(ApiKind kind, const DecodedCall& call, trace::ApiCallRecord* record);
   // During a capture, an event record or a stream wait: which stream forks into or joins which capture.
   void NoteCaptureFork(ApiKind kind, const DecodedCall& call, trace::ApiCallRecord* record);
-  // The host backtrace and Python stack the call's kind and outcome ask for.
-  void AttachStacks(ApiKind kind, const PendingCall& pending, trace::ApiCallRecord* record);
+  // The host backtrace and Python stack the call's kind and outcome ask for. A launch of a graph that holds NCCL
+  // collectives gets the Python stack: the ranks' collective ledgers name each replay's line (a replay made on one
+  // rank only is the usual cause of a graphed job's hang), at about 3.5 us a launch, graphs without collectives free.
+  void AttachStacks(ApiKind kind, const PendingCall& pending, bool collective_launch, trace::ApiCallRecord* record);
   void OnNvtx(CUpti_CallbackId cbid, const CUpti_NvtxData* data);
   // Writes the calling thread's name once per thread and trace.
   void NoteThreadName();
@@ -225,6 +230,11 @@ class Recorder {
   absl::flat_hash_map<CUgraphExec, uint32_t> exec_graph_ ABSL_GUARDED_BY(mutex_);  // exec -> source graph id
   absl::flat_hash_map<CUevent, uint64_t> event_streams_ ABSL_GUARDED_BY(mutex_);   // recorded during capture
   absl::flat_hash_map<uintptr_t, trace::StringId> nvtx_domains_ ABSL_GUARDED_BY(mutex_);
+  // NCCL's NVTX domain ("NCCL", each of its API calls a push range) and its calls so far: a capture during which the
+  // count grew made a graph that holds collectives (collective_graphs_, by graph id).
+  std::atomic<trace::StringId> nccl_domain_{0};
+  std::atomic<uint64_t> nccl_calls_{0};
+  absl::flat_hash_set<uint32_t> collective_graphs_ ABSL_GUARDED_BY(mutex_);
   absl::flat_hash_map<uintptr_t, trace::StringId> nvtx_registered_ ABSL_GUARDED_BY(mutex_);
 };
 

@@ -70,9 +70,9 @@ TEST(CatalogTest, ListsEveryCheckOnce) {
                "grad-detached", "graph-contract", "graph-memory", "graph-reads-freed", "hang", "host-value-frozen",
                "launch-bound", "legacy-stream-in-capture", "megatron-graphs-not-created", "no-speedup",
                "numerics-forward", "numerics-grad", "numerics-loss", "numerics-nonfinite", "output-overwritten",
-               "pageable-memcpy", "pipeline-step-failed", "rank-divergent-capture", "recapture-churn",
-               "replay-mismatch", "replay-order", "rng-eager-mismatch", "rng-frozen-mask", "rng-host-draw",
-               "rng-inference-state", "rng-unregistered-generator", "schedule-order", "state-elided",
+               "pageable-memcpy", "pipeline-step-failed", "rank-divergent-capture", "rank-divergent-collectives",
+               "recapture-churn", "replay-mismatch", "replay-order", "rng-eager-mismatch", "rng-frozen-mask",
+               "rng-host-draw", "rng-inference-state", "rng-unregistered-generator", "schedule-order", "state-elided",
                "static-input-rebound", "stderr-messages", "sync-in-capture", "sync-in-region", "trace-incomplete",
                "training-mode-frozen", "unjoined-stream", "unsafe-api-in-capture", "warmup-insufficient"));
   // A second registration of the catalogue into the same registry is refused, not silently doubled.
