@@ -140,10 +140,11 @@ void CiteLedgersInHangs(const JobSummary& job, std::vector<Finding>* findings) {
     } else {
       absl::StrAppend(&finding.message, " Yet ", DescribeAgreement(job), ": no collective recorded lacks its partner.");
       finding.fix =
-          "Look past the collectives: a rank that stopped or fell behind in work outside CUDA (data loading, a "
-          "Python thread, a file system), a kernel that waits on a flag or on a stream that never runs, or a "
-          "collective whose sizes differ across ranks (the ledger compares functions and order, not sizes). If the "
-          "wait is legitimate work, raise --hang-timeout.";
+          "Look past the order of the collectives: ranks that captured different graphs (rank-divergent-capture), "
+          "a collective whose sizes differ across ranks (the ledger compares functions and order, not sizes), a "
+          "rank that stopped or fell behind in work outside CUDA (data loading, a Python thread, a file system), "
+          "or a kernel that waits on a flag or on a stream that never runs. If the wait is legitimate work, raise "
+          "--hang-timeout.";
     }
   }
 }

@@ -5,8 +5,12 @@
 // `hang`, the captured step's first kernel is an NCCL all-reduce (its ncclAllReduce call an NVTX range of NCCL's
 // domain, as NCCL records it) and, as in a job whose ranks captured different
 // collectives, every other rank ends waiting in cudaStreamSynchronize after its last replay, ended by
-// --hang-timeout. For bench/job_merge.sh (the 256-rank analysis) and tests/cli/job_end_to_end.sh.
-//   make_job_traces DIR RANKS STEPS [DIVERGENT [hang]]
+// --hang-timeout. With `extra-replay`, the captured step holds an all-reduce (as with `hang`) and every rank replays
+// it STEPS times from train.py:48, each replay followed by an eager all-reduce of the loss from train.py:60 (a ledger
+// of 2 x STEPS entries), and rank DIVERGENT replays it once more after every 10th step from train.py:52, "to log a
+// fresh loss"; its first 8 steps run eagerly. For bench/job_merge.sh (the 256-rank analysis), bench/ledger_scale.sh and tests/cli/job_end_to_end.sh.
+//   make_job_traces DIR RANKS STEPS [DIVERGENT [hang|extra-replay]]
+#include <algorithm>
 #include <cstdio>
 #include <string>
 
@@ -81,17 +85,52 @@ class RankWriter {
     return call;
   }
 
+  // A cudaGraphLaunch of graph 1 with its GPU span, made from train.py at `line` (0: no Python stack).
+  void Replay(uint32_t line) {
+    ApiCallRecord replay = Call(ApiKind::kGraphLaunch, "cudaGraphLaunch");
+    replay.graph_id = 1;
+    if (line != 0) replay.python_stack = StackAt(line, line == 52 ? "log_loss" : "train_step");
+    w_->WriteApiCall(replay);
+    w_->WriteGraphLaunch({replay.correlation_id, replay.start_ns + 3'000, replay.start_ns + 60'000, 0, kStream, 2});
+    t_ += 100'000;
+  }
+  // An eager ncclAllReduce (NCCL's NVTX range) announced by the probe as torch.distributed.all_reduce at `line`.
+  void EagerAllReduce(uint32_t line) {
+    ProbeEvent wait;
+    wait.kind = ProbeEventKind::kWaitBegin;
+    wait.thread_id = kThread;
+    wait.time_ns = t_++;
+    wait.text = w_->InternString("torch.distributed.all_reduce");
+    wait.stack = StackAt(line, "train_step");
+    w_->WriteProbeEvent(wait);
+    const StringId nccl = w_->InternString("NCCL");
+    Nvtx(NvtxEvent::Kind::kPush, w_->InternString("ncclAllReduce"), nccl);
+    Nvtx(NvtxEvent::Kind::kPop, 0, nccl);
+    wait.kind = ProbeEventKind::kWaitEnd;
+    wait.time_ns = t_++;
+    wait.stack = 0;
+    w_->WriteProbeEvent(wait);
+  }
+
   uint64_t& time() { return t_; }
 
  private:
   TraceWriter* w_;
   StringId launch_ = 0;
+  PythonStackId StackAt(uint32_t line, const char* function) {
+    return w_->AddPythonStack({{w_->InternString("/job/train.py"), line, w_->InternString(function)}});
+  }
+
   StringId kernels_[kLaunchesPerStep + 1] = {};
   uint64_t t_ = 1'000'000'000;
   uint64_t correlation_ = 0;
 };
 
-int WriteRank(const std::string& dir, int rank, int ranks, int steps, bool divergent, bool hang) {
+enum class Mode { kCaptureDiverges, kHang, kExtraReplay };
+
+int WriteRank(const std::string& dir, int rank, int ranks, int steps, bool divergent, Mode mode) {
+  const bool hang = mode == Mode::kHang;
+  const bool nccl = mode != Mode::kCaptureDiverges;
   ProcessInfo process;
   process.pid = 10000 + rank;
   process.parent_pid = 9999;
@@ -110,9 +149,11 @@ int WriteRank(const std::string& dir, int rank, int ranks, int steps, bool diver
   Environment environment;
   environment.Set("CUDA_LAUNCH_BLOCKING", "1");
   w.WriteEnvironment(environment);
-  RankWriter out(&w, hang);
+  RankWriter out(&w, nccl);
   const StringId step = w.InternString("train_step");
-  for (int s = 0; s < steps; ++s) {
+  const bool ledger = mode == Mode::kExtraReplay;
+  const int eager_steps = ledger ? std::min(steps, 8) : steps;  // the ledger's job: its replays are the steps
+  for (int s = 0; s < eager_steps; ++s) {
     out.Nvtx(NvtxEvent::Kind::kPush, step);
     out.Step(false, 0, kLaunchesPerStep);
     out.Nvtx(NvtxEvent::Kind::kPop, 0);
@@ -121,8 +162,8 @@ int WriteRank(const std::string& dir, int rank, int ranks, int steps, bool diver
   ApiCallRecord begin = out.Call(ApiKind::kCaptureBegin, "cudaStreamBeginCapture");
   begin.capture_mode = CaptureMode::kGlobal;
   w.WriteApiCall(begin);
-  const int captured = kLaunchesPerStep + (divergent ? 1 : 0);
-  if (hang) {
+  const int captured = kLaunchesPerStep + (divergent && mode != Mode::kExtraReplay ? 1 : 0);
+  if (nccl) {
     const StringId nccl = w.InternString("NCCL");
     out.Nvtx(NvtxEvent::Kind::kPush, w.InternString("ncclAllReduce"), nccl);
     out.Nvtx(NvtxEvent::Kind::kPop, 0, nccl);
@@ -134,14 +175,13 @@ int WriteRank(const std::string& dir, int rank, int ranks, int steps, bool diver
   end.graph_id = 1;
   end.node_count = static_cast<uint32_t>(captured);
   w.WriteApiCall(end);
-  for (int r = 0; r < kReplays; ++r) {
+  const int replays = ledger ? steps : kReplays;
+  for (int r = 1; r <= replays; ++r) {
     out.Nvtx(NvtxEvent::Kind::kPush, step);
-    ApiCallRecord replay = out.Call(ApiKind::kGraphLaunch, "cudaGraphLaunch");
-    replay.graph_id = 1;
-    w.WriteApiCall(replay);
-    w.WriteGraphLaunch({replay.correlation_id, replay.start_ns + 3'000, replay.start_ns + 60'000, 0, kStream, 2});
-    out.time() += 100'000;
+    out.Replay(ledger ? 48 : 0);
+    if (ledger) out.EagerAllReduce(60);
     out.Nvtx(NvtxEvent::Kind::kPop, 0);
+    if (ledger && divergent && r % 10 == 0) out.Replay(52);
   }
   if (hang && !divergent) {
     Hang waited;
@@ -167,14 +207,19 @@ int main(int argc, char** argv) {
   int ranks = 0;
   int steps = 0;
   int divergent = -1;
-  const bool hang = argc == 6 && std::string(argv[5]) == "hang";
+  using graphcheck::trace::Mode;
+  const std::string mode_name = argc == 6 ? argv[5] : "";
+  const Mode mode = mode_name == "hang"           ? Mode::kHang
+                    : mode_name == "extra-replay" ? Mode::kExtraReplay
+                                                  : Mode::kCaptureDiverges;
   if (argc < 4 || argc > 6 || !absl::SimpleAtoi(argv[2], &ranks) || !absl::SimpleAtoi(argv[3], &steps) ||
-      (argc >= 5 && !absl::SimpleAtoi(argv[4], &divergent)) || (argc == 6 && !hang) || ranks < 1 || steps < 0) {
-    std::fprintf(stderr, "usage: %s DIR RANKS STEPS [DIVERGENT [hang]]\n", argv[0]);
+      (argc >= 5 && !absl::SimpleAtoi(argv[4], &divergent)) || (argc == 6 && mode == Mode::kCaptureDiverges) ||
+      ranks < 1 || steps < 0) {
+    std::fprintf(stderr, "usage: %s DIR RANKS STEPS [DIVERGENT [hang|extra-replay]]\n", argv[0]);
     return 2;
   }
   for (int rank = 0; rank < ranks; ++rank) {
-    if (graphcheck::trace::WriteRank(argv[1], rank, ranks, steps, rank == divergent, hang) != 0) return 1;
+    if (graphcheck::trace::WriteRank(argv[1], rank, ranks, steps, rank == divergent, mode) != 0) return 1;
   }
   return 0;
 }

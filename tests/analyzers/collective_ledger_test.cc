@@ -292,7 +292,7 @@ TEST(RankDivergentCollectivesTest, HangSaysWhenTheLedgersAgree) {
   EXPECT_EQ(findings[0].check_id, "hang");
   EXPECT_THAT(findings[0].message, HasSubstr("Yet the 2 ranks' collective ledgers agree: each made 5 "
                                              "collective-bearing graph replay(s) and 0 eager collective(s)"));
-  EXPECT_THAT(findings[0].fix, HasSubstr("Look past the collectives"));
+  EXPECT_THAT(findings[0].fix, HasSubstr("Look past the order of the collectives"));
 }
 
 TEST(RankDivergentCollectivesTest, EightRanksNameTheOneThatParts) {

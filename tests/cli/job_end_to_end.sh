@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # A distributed job's traces analyzed as one: `graphcheck analyze DIR` over 4 synthetic ranks (bench/make_job_traces)
 # of which rank 2 captured one kernel more. One report: the finding every rank shares once, naming ranks 0-3; the
-# divergent rank named by rank-divergent-capture; the job's metrics, not one set per rank. Then the same job hung.
+# divergent rank named by rank-divergent-capture; the job's metrics, not one set per rank. Then the same job hung, and
+# a job whose ranks replay their collective-bearing graph a different number of times.
 set -u
 gc=${1:?graphcheck binary}
 make=${2:?make_job_traces binary}
@@ -52,6 +53,33 @@ checks = [
     ("rank 2 named as divergent", [f["where"].get("ranks") for f in r["findings"]
                                    if f["check_id"] == "rank-divergent-capture"] == [[2]]),
     ("no trace-incomplete for the hung ranks", not any(f["check_id"] == "trace-incomplete" for f in r["findings"])),
+    # Every rank replayed its one all-reduce graph 20 times: the collectives paired up, the captures did not.
+    ("it says the ledgers agree", hangs and "Yet the 4 ranks' collective ledgers agree: each made 20 "
+     "collective-bearing graph replay(s)" in hangs[0]["message"] and "rank-divergent-capture" in hangs[0]["fix"]),
+]
+for name, ok in checks:
+    print(("ok   " if ok else "FAIL ") + name)
+sys.exit(0 if all(ok for _, ok in checks) else 1)
+PY
+# A job whose rank 1 replays its all-reduce graph once more every 10 steps, from another line: named at both lines,
+# with the counts, on both ranks' report; the clean twin (no divergent rank) is silent.
+mkdir -p "$work/extra" "$work/twin"
+"$make" "$work/extra" 4 40 1 extra-replay || { echo "FAIL: make_job_traces extra-replay"; exit 1; }
+"$make" "$work/twin" 4 40 -1 extra-replay || { echo "FAIL: make_job_traces extra-replay twin"; exit 1; }
+"$gc" analyze "$work/extra" --format json -o "$work/extra.json" --fail-on never 2>"$work/err"
+"$gc" analyze "$work/twin" --format json -o "$work/twin.json" --fail-on never 2>"$work/err"
+python3 - "$work/extra.json" "$work/twin.json" <<'PY' || failures=1
+import json, sys
+extra = [f for f in json.load(open(sys.argv[1]))["findings"] if f["check_id"] == "rank-divergent-collectives"]
+twin = [f for f in json.load(open(sys.argv[2]))["findings"] if f["check_id"] == "rank-divergent-collectives"]
+message = extra[0]["message"] if len(extra) == 1 else ""
+checks = [
+    ("one rank-divergent-collectives finding for rank 1", [f["where"].get("ranks") for f in extra] == [[1]]),
+    ("at both lines", "at /job/train.py:52 in log_loss (that graph's 11th replay)" in message and
+     "at /job/train.py:48 in train_step (that graph's 11th replay)" in message),
+    ("with the counts", extra and "rank 1 replayed the graph of capture 1 (ncclAllReduce) 44 time(s), rank 0 40"
+     in extra[0]["evidence"]),
+    ("the clean twin is silent", twin == []),
 ]
 for name, ok in checks:
     print(("ok   " if ok else "FAIL ") + name)

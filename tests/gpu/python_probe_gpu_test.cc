@@ -461,6 +461,44 @@ TEST_F(PythonProbeGpuTest, DdpUnderTorchrunNamesTheRanks) {
   std::printf("DDP x%d ddp-divergent:\n%s", gpus, divergent.text.c_str());
 }
 
+// The ranks' collective ledgers (rank-divergent-collectives), on a job of one rank per GPU: rank 0 replaying its step
+// once more every 10 steps is named at its extra replay's line with the counts, and the hang it leads to cites it; an
+// eager all-reduce before the replay on rank 1 and after it on rank 0 is named at rank 1's line; captures holding a
+// broadcast before the backward on one rank and after it on the other are rank-divergent-capture; the same job
+// logging its loss after the replay on every rank is silent. Skipped on one GPU.
+TEST_F(PythonProbeGpuTest, CollectiveLedgersNameWhereTheRanksPart) {
+  const int gpus = gpu_test::GpuCount();
+  if (gpus < 2) GTEST_SKIP() << "needs 2 GPUs (nvidia-h100-x2): NCCL refuses two ranks on one GPU";
+  const std::string torchrun = absl::StrCat("torchrun --standalone --nproc_per_node ", gpus);
+  const std::string bounded = "--hang-timeout 30";
+  for (const char* mode : {"ddp-extra-replay", "ddp-log-order"}) {
+    SCOPED_TRACE(mode);
+    const ProbeRun run = RunMode(mode, bounded, ProgramPath(), torchrun);
+    const Finding* finding = run.Find("rank-divergent-collectives");
+    ASSERT_NE(finding, nullptr) << run.text << run.output;
+    EXPECT_EQ(finding->severity, Severity::kError);
+    ExpectAtDefectLine(*finding, mode);
+    if (std::string(mode) == "ddp-extra-replay") {
+      EXPECT_THAT(finding->evidence, ::testing::Contains(::testing::HasSubstr("30 time(s), rank 0 33"))) << run.text;
+    }
+    if (const Finding* hang = run.Find("hang")) {
+      EXPECT_THAT(hang->message, ::testing::HasSubstr("collective ledgers part")) << run.text;
+    }
+    std::printf("LEDGER x%d %s:\n%s", gpus, mode, run.text.c_str());
+  }
+  const ProbeRun reordered = RunMode("ddp-capture-order", bounded, ProgramPath(), torchrun);
+  const Finding* capture = reordered.Find("rank-divergent-capture");
+  ASSERT_NE(capture, nullptr) << reordered.text;
+  EXPECT_THAT(capture->message, ::testing::HasSubstr("ncclBroadcast")) << reordered.text;
+  std::printf("LEDGER x%d ddp-capture-order:\n%s", gpus, reordered.text.c_str());
+
+  const ProbeRun twin = RunMode("ddp-log-loss", bounded, ProgramPath(), torchrun);
+  ASSERT_FALSE(twin.report.steps.empty());
+  EXPECT_THAT(twin.report.steps[0].message, ::testing::HasSubstr("exited with status 0")) << twin.output;
+  EXPECT_THAT(twin.Ids(Severity::kWarning), ::testing::IsEmpty()) << twin.text;
+  std::printf("LEDGER x%d ddp-log-loss:\n%s", gpus, twin.text.c_str());
+}
+
 // Waits outside CUDA that stall a job of one rank per GPU, ended by --hang-timeout and named at the line each rank
 // waits at: the teardown of a communicator whose graph is still alive (every rank), and a barrier rank 1 skipped
 // (rank 0). Skipped on one GPU.

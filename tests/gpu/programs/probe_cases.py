@@ -37,6 +37,13 @@ Lines the tests expect a finding at end in "# defect: MODE"; the tests read them
   ddp-graph-alive    the recipe ending with destroy_process_group while the graph that holds the all-reduces is alive
                      (needs torchrun and a GPU per rank: every rank waits in the teardown)
   ddp-skip-barrier   the recipe where rank 1 skips the barrier before the teardown (rank 0 waits in it for ever)
+  ddp-extra-replay   the recipe where rank 0 replays the step once more after every 10th step "to log a fresh loss":
+                     its extra all-reduces meet rank 1's next step's, and its last ones no partner
+  ddp-log-order      the recipe with the loss all-reduced eagerly every 10th step, before the replay on rank 1 and
+                     after it on rank 0: the eager all-reduce meets the graph's
+  ddp-log-loss       clean: the loss all-reduced eagerly after the replay every 10th step, on every rank
+  ddp-capture-order  the recipe where every rank broadcasts a flag inside the capture, rank 1 before the backward and
+                     rank 0 after it: the captures hold their collectives in another order
 """
 import contextlib
 import sys
@@ -349,13 +356,16 @@ def inference_generator():
 
 
 def ddp_training(model_name="mlp", on_default_stream=False, warmup=11, steps=30, divergent_rank=None, baseline=0,
-                 teardown="clean"):
+                 teardown="clean", extra_replay_rank=None, log_loss=None, broadcast_first_rank=None):
     """Whole-step capture of DistributedDataParallel training (forward, backward with DDP's all-reduce, optimizer
     step), then replays on new batches copied into the static inputs, each replay an NVTX "step" (and `baseline`
     eager steps before the capture, for the speedup). A capture that fails ends the program (status 1), as it would a
     training job. `teardown`: "clean" deletes the graph before destroy_process_group (a graph holding NCCL work keeps
     the communicator from being torn down), "graph-alive" keeps it, "skip-barrier" has rank 1 skip the barrier before
-    the teardown."""
+    the teardown. `extra_replay_rank`: that rank replays once more after every 10th step. `log_loss`: every 10th step
+    all-reduces the loss eagerly, "after" the replay on every rank or in "rank-order" (before it on rank 1).
+    `broadcast_first_rank`: every rank broadcasts a flag inside the capture, that rank before the backward, the others
+    after the optimizer step."""
     import faulthandler
     import os
 
@@ -413,21 +423,36 @@ def ddp_training(model_name="mlp", on_default_stream=False, warmup=11, steps=30,
     try:
         with torch.cuda.graph(graph):
             static_loss = loss_fn(ddp(static_x), static_y)  # defect: ddp-warmup-short
+            flag = torch.ones(1, device="cuda")
+            if broadcast_first_rank is not None and dist.get_rank() == broadcast_first_rank:
+                dist.broadcast(flag, src=0)  # defect: ddp-capture-order
             static_loss.backward()
             optimizer.step()
+            if broadcast_first_rank is not None and dist.get_rank() != broadcast_first_rank:
+                dist.broadcast(flag, src=0)
             if dist.get_rank() == divergent_rank:
                 dist.all_reduce(static_loss.detach().clone())
     except Exception as error:
         print("capture failed:", type(error).__name__, str(error).splitlines()[0], flush=True)
         dist.destroy_process_group()  # as PyTorch asks before exiting (bounded under --hang-timeout if NCCL stalls)
         sys.exit(1)
-    for _ in range(steps):
+    logged = torch.zeros(1, device="cuda")
+    for step in range(1, steps + 1):
         nvtx.range_push("step")
         x, y = make_batch()
         static_x.copy_(x)
         static_y.copy_(y)
+        log_before = log_loss == "rank-order" and dist.get_rank() == 1 and step % 10 == 0
+        if log_before:
+            logged.copy_(static_loss.detach())
+            dist.all_reduce(logged)  # defect: ddp-log-order
         graph.replay()
         nvtx.range_pop()
+        if log_loss is not None and step % 10 == 0 and not log_before:
+            logged.copy_(static_loss.detach())
+            dist.all_reduce(logged)
+        if dist.get_rank() == extra_replay_rank and step % 10 == 0:
+            graph.replay()  # defect: ddp-extra-replay
     torch.cuda.synchronize()
     print("loss after %d replays: %.4f" % (steps, static_loss.item()), flush=True)
     if teardown == "graph-alive":
@@ -460,7 +485,11 @@ MODES = {"hf-bert-eager-mask": hf_bert_eager_mask, "tensor-cuda": tensor_cuda, "
          "ddp-skip-barrier": lambda: ddp_training(teardown="skip-barrier"),
          "ddp-default-stream": lambda: ddp_training(on_default_stream=True),
          "ddp-warmup-short": lambda: ddp_training(warmup=2),
-         "ddp-divergent": lambda: ddp_training(divergent_rank=1)}
+         "ddp-divergent": lambda: ddp_training(divergent_rank=1),
+         "ddp-extra-replay": lambda: ddp_training(extra_replay_rank=0),
+         "ddp-log-order": lambda: ddp_training(log_loss="rank-order"),
+         "ddp-log-loss": lambda: ddp_training(log_loss="after"),
+         "ddp-capture-order": lambda: ddp_training(broadcast_first_rank=1)}
 
 if __name__ == "__main__":
     MODES[sys.argv[1]]()
