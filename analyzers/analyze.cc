@@ -188,6 +188,7 @@ ProcessResult AnalyzeProcess(const trace::Trace& trace, const AnalysisSettings& 
     ProgramStop& stop = result.stops.emplace_back();
     stop.check_id = exception.check_id;
     stop.where = ProbeEventLocation(trace, event);
+    stop.details = ExceptionDetails(trace.String(event.text));
     if (trace.process.pid != 0) stop.where.pid = trace.process.pid;
     if (trace.process.rank >= 0) stop.where.ranks = {trace.process.rank};
   }

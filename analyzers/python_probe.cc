@@ -9,6 +9,8 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 #include "analyzers/internal/capture_problem_check.h"
 #include "analyzers/trace_analysis.h"
 #include "core/metrics.h"
@@ -21,6 +23,7 @@ using trace::ProbeEvent;
 using trace::ProbeEventKind;
 
 constexpr size_t kQuotedExceptionBytes = 300;
+constexpr size_t kQuotedExceptionLines = 12;  // of a known message's details
 
 // Whether PyTorch's graph code raised it: the innermost frame (PythonFrames leaves out the probe's own wrappers of
 // graph methods) is torch/cuda/graphs.py.
@@ -334,6 +337,10 @@ void ReportPythonExceptions(const TraceAnalysis& analysis, const Finding& protot
     if (const std::string at = trace::RaisedAt(finding.where.python); !at.empty()) {
       finding.evidence.push_back(absl::StrCat(trace.String(event.type), " raised ", at));
     }
+    // A known message's further lines are its details (Megatron's argument mismatches, with the shapes).
+    if (exception.rule != nullptr) {
+      for (std::string& line : ExceptionDetails(trace.String(event.text))) finding.evidence.push_back(std::move(line));
+    }
     // What the same capture raised after it (capture_end failing because the body did).
     for (const PythonException& later : probe.exceptions()) {
       if (later.event > exception.event && exception.probe_begin && later.probe_begin == exception.probe_begin) {
@@ -445,6 +452,19 @@ bool HoldsActivationsForBackward(trace::ProbeOrigin origin) {
 }
 
 bool IsGraphMachinery(trace::ProbeOrigin origin) { return origin == trace::ProbeOrigin::kCudagraphTreesInit; }
+
+std::vector<std::string> ExceptionDetails(absl::string_view text) {
+  std::vector<std::string> details;
+  std::vector<absl::string_view> lines = absl::StrSplit(text, '\n');
+  for (size_t i = 1; i < lines.size() && details.size() < kQuotedExceptionLines; ++i) {
+    const absl::string_view line = absl::StripAsciiWhitespace(lines[i]);
+    if (line.empty()) continue;
+    details.push_back(
+        absl::StrCat(line.substr(0, kQuotedExceptionBytes), line.size() > kQuotedExceptionBytes ? " ..." : ""));
+  }
+  if (details.size() == kQuotedExceptionLines) details.back() = "...";
+  return details;
+}
 
 std::string ExceptionText(const trace::Trace& trace, const trace::ProbeEvent& event) {
   const absl::string_view text = trace.String(event.text);

@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/string_view.h"
+
 #include "analyzers/capture_windows.h"
 #include "analyzers/nvtx_index.h"
 #include "analyzers/stderr_messages.h"
@@ -116,6 +118,9 @@ Location ProbeEventLocation(const trace::Trace& trace, const trace::ProbeEvent& 
 
 // "RuntimeError: CUDA error: ..." of an exception event, shortened for a message.
 std::string ExceptionText(const trace::Trace& trace, const trace::ProbeEvent& event);
+// The lines after an exception's first, trimmed, bounded in number and length: the details of a known message
+// (Megatron's "CUDA graph argument mismatch:" lists each argument's received and expected shape).
+std::vector<std::string> ExceptionDetails(absl::string_view text);
 
 }  // namespace graphcheck::analyzers
 

@@ -288,6 +288,7 @@ void FoldStderrFindings(const std::vector<std::string>& stderr_lines, const Trac
                              [&](const ProgramStop& s) { return s.check_id == line.check_id; });
     if (stop != traces.stops.end()) {
       line.evidence.push_back(absl::StrCat("stderr line ", line.where.line, "; the program stopped on it"));
+      line.evidence.insert(line.evidence.end(), stop->details.begin(), stop->details.end());
       line.where = stop->where;
     }
     if (rule != nullptr && rule->trace_decides && traces.recorded) {

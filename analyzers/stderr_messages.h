@@ -50,8 +50,9 @@ struct ProgramOutput {
 
 // Where a program stopped on an uncaught Python exception a rule knows, as the Python probe recorded it raising.
 struct ProgramStop {
-  std::string check_id;  // the rule's check
-  Location where;        // the raise site's frames, the process's pid and rank
+  std::string check_id;              // the rule's check
+  Location where;                    // the raise site's frames, the process's pid and rank
+  std::vector<std::string> details;  // the exception's further lines (ExceptionDetails)
 };
 
 // What the traces of the run showed, for folding.

@@ -8,7 +8,8 @@
 // --hang-timeout. With `extra-replay`, the captured step holds an all-reduce (as with `hang`) and every rank replays
 // it STEPS times from train.py:48, each replay followed by an eager all-reduce of the loss from train.py:60 (a ledger
 // of 2 x STEPS entries), and rank DIVERGENT replays it once more after every 10th step from train.py:52, "to log a
-// fresh loss"; its first 8 steps run eagerly. For bench/job_merge.sh (the 256-rank analysis), bench/ledger_scale.sh and tests/cli/job_end_to_end.sh.
+// fresh loss"; its first 8 steps run eagerly. For bench/job_merge.sh (the 256-rank analysis), bench/ledger_scale.sh and
+// tests/cli/job_end_to_end.sh.
 //   make_job_traces DIR RANKS STEPS [DIVERGENT [hang|extra-replay]]
 #include <algorithm>
 #include <cstdio>

@@ -8,8 +8,10 @@
 
 #include <map>
 
+#include "analyzers/analyze.h"
 #include "analyzers/checks.h"
 #include "analyzers/trace_analysis.h"
+#include "cli/catalog.h"
 #include "tests/analyzers/probe_test_util.h"
 
 namespace graphcheck::testing_trace {
@@ -142,6 +144,43 @@ TEST(PythonProbeTest, AnUncaughtExceptionNoRuleKnowsIsNotAFinding) {
   const analyzers::TraceAnalysis analysis(trace);
   ASSERT_THAT(analysis.probe().exceptions(), SizeIs(1));
   EXPECT_FALSE(analysis.probe().exceptions()[0].reported);
+}
+
+// Megatron Core refusing a call no layer graph matches, which ends the program: the probe asked the runners how the
+// call differs (origins.megatron_mismatches), and the finding the stderr line makes, placed where the program stopped,
+// quotes their answers with the shapes.
+TEST(PythonProbeTest, TheDetailsOfTheExceptionAProgramStoppedOnAreEvidence) {
+  const std::string refusal =
+      "`cudagraph_created` is set to True but no matching cudagraph runners were found. This module has 2 existing "
+      "runners. Use `get_mismatch_errors` to debug mismatches.";
+  TraceBuilder b;
+  b.Exception(2000, 1, ProbeEventKind::kUncaughtException, 0, "AssertionError",
+              refusal +
+                  "\nrunner 1 of 2:\n  - Tensor mismatch at args[0]: Received shape torch.Size([48, 4, 128]) "
+                  "but expected torch.Size([64, 4, 128])\n\nrunner 2 of 2:\n  - Value mismatch at "
+                  "kwargs['inference_context']: None vs <object>",
+              b.PythonStack({{"/home/me/train.py", 88, "step"}}));
+  const trace::Trace trace = b.Build();
+  const std::vector<std::string> stderr_lines = {"[rank0]: AssertionError: " + refusal};
+  const std::vector<Finding> findings =
+      analyzers::AnalyzeTraces({&trace}, &stderr_lines, BuiltinChecks(),
+                               *CheckSelection::Parse("dynamic-shape,stderr-messages"), CheckOptions())
+          .findings;
+  ASSERT_THAT(findings, SizeIs(1));
+  EXPECT_EQ(findings[0].check_id, "dynamic-shape");
+  ASSERT_NE(FirstUserFrame(findings[0].where), nullptr);
+  EXPECT_EQ(FirstUserFrame(findings[0].where)->line, 88);
+  EXPECT_THAT(findings[0].evidence, Contains("runner 1 of 2:"));
+  EXPECT_THAT(findings[0].evidence,
+              Contains("- Tensor mismatch at args[0]: Received shape torch.Size([48, 4, 128]) but "
+                       "expected torch.Size([64, 4, 128])"));
+  EXPECT_THAT(findings[0].evidence, Contains("- Value mismatch at kwargs['inference_context']: None vs <object>"));
+  // Details are trimmed, empty lines skipped, and at most 12 kept (the last "...").
+  EXPECT_THAT(analyzers::ExceptionDetails("first\n  second \n\nthird"), testing::ElementsAre("second", "third"));
+  std::string many = "head";
+  for (int i = 0; i < 40; ++i) many += "\nline";
+  EXPECT_THAT(analyzers::ExceptionDetails(many), SizeIs(12));
+  EXPECT_EQ(analyzers::ExceptionDetails(many).back(), "...");
 }
 
 TEST(PythonProbeTest, CudagraphTreesPoolCaptureIsNotAnEmptyGraph) {

@@ -248,6 +248,35 @@ with tempfile.TemporaryDirectory() as work:
     check("captures begun by Transformer Engine and Megatron", origins == ["transformer-engine", "megatron",
                                                                          "megatron"], dump.stdout)
 
+    # Megatron Core refusing a call none of a layer's graphs matches names no mismatch; the probe asks the runners, and
+    # the exception the trace keeps says how the call differs.
+    refused = os.path.join(work, "refused.py")
+    with open(refused, "w") as f:
+        f.write("import ctypes, os\n"
+                "ctypes.CDLL(os.environ['CUDA_INJECTION64_PATH']).InitializeInjection()\n"
+                "from megatron.core.transformer import cuda_graphs\n"
+                "manager = cuda_graphs.CudaGraphManager([(64, 4, 128), (32, 4, 128)])\n"
+                "manager.get_runner(((48, 4, 128),), {})\n")
+    before = set(os.listdir(traces))
+    ran = subprocess.run([sys.executable, refused], env=env, capture_output=True, text=True, timeout=60)
+    check("the refused call ends the program", ran.returncode == 1 and "no matching cudagraph runners" in ran.stderr,
+          ran.stdout + ran.stderr)
+    refused_traces = [os.path.join(traces, n) for n in os.listdir(traces) if n not in before]
+    refused_stderr = os.path.join(work, "refused.stderr")
+    with open(refused_stderr, "w") as f:
+        f.write(ran.stderr)
+    refused_report = os.path.join(work, "refused.json")
+    subprocess.run([graphcheck, "analyze", refused_traces[0], "--stderr", refused_stderr, "--format", "json", "-o",
+                    refused_report, "--fail-on", "never"], capture_output=True, text=True)
+    with open(refused_report) as f:
+        shape = [x for x in json.load(f)["findings"] if x["check_id"] == "dynamic-shape"]
+    evidence = shape[0]["evidence"] if shape else []
+    check("dynamic-shape quotes the runners' mismatches, at the refused call's line",
+          "runner 1 of 2:" in evidence and
+          "- Tensor mismatch at args[0]: Received shape (48, 4, 128) but expected (64, 4, 128)" in evidence and
+          "- Tensor mismatch at args[0]: Received shape (48, 4, 128) but expected (32, 4, 128)" in evidence and
+          ("refused.py", 5) in user_frames(shape[0]), shape)
+
     # A graph the program deletes is freed at once, under --shadow and --hang-timeout too: the probe holds no reference
     # to it (a snapshot of the capturing function's variables held one, and NCCL's teardown waited on the graph for
     # ever on two H100s).

@@ -90,3 +90,38 @@ def allocated_bytes():
         return int(sys.modules["torch.cuda.memory"].memory_allocated())
     except Exception:
         return 0
+
+
+_MEGATRON_NO_RUNNER = "no matching cudagraph runners"
+_MISMATCH_RUNNERS = 4  # runners asked
+_MISMATCH_LINES = 8  # lines kept of each runner's answer
+
+
+def megatron_mismatches(error):
+    """Megatron Core refuses a call that none of a layer's graphs matches ("`cudagraph_created` is set to True but no
+    matching cudagraph runners were found ... Use `get_mismatch_errors` to debug mismatches") without saying how the
+    call differs. Its runners can say: the frame that raised holds the manager (`self`, with its `cudagraph_runners`)
+    and the call's `args` and `kwargs`. Returns what each runner answers, as lines to append to the exception's text
+    ("\\nrunner 1 of 2:\\n  - Tensor mismatch at args[0]: Received shape ... but expected ..."); "" for another error
+    or when the runners cannot be asked."""
+    try:
+        if _MEGATRON_NO_RUNNER not in str(error):
+            return ""
+        asked = None
+        tb = error.__traceback__
+        while tb is not None:
+            variables = frames.local_values(tb.tb_frame)
+            runners = getattr(variables.get("self"), "cudagraph_runners", None)
+            if isinstance(runners, list) and "args" in variables and "kwargs" in variables:
+                asked = runners, variables["args"], variables["kwargs"]
+            tb = tb.tb_next
+        if asked is None:
+            return ""
+        runners, args, kwargs = asked
+        lines = []
+        for number, runner in enumerate(runners[:_MISMATCH_RUNNERS], 1):
+            lines.append("runner %d of %d:" % (number, len(runners)))
+            lines.extend(str(line) for line in runner.get_mismatch_errors(args, kwargs)[:_MISMATCH_LINES])
+        return "\n" + "\n".join(lines) if lines else ""
+    except Exception:  # a Megatron of another shape: the exception as it is
+        return ""

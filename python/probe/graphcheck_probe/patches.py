@@ -11,8 +11,9 @@ shadow = None  # the --shadow comparer (shadow.Shadow), set by install() when GR
 
 
 def _record_exception(graph, error, kind=EventKind.CAPTURE_EXCEPTION, caller=None):
+    text = frames.exception_text(error) + origins.megatron_mismatches(error)
     bridge.recorder.emit(kind, graph=0 if graph is None else id(graph), type_name=frames.exception_type(error),
-                         text=frames.exception_text(error), frames=frames.exception_frames(error, caller))
+                         text=text, frames=frames.exception_frames(error, caller))
 
 
 def _replace(owner, name, hook, original):
