@@ -2,7 +2,29 @@
 
 #include <algorithm>
 
+#include "absl/strings/str_cat.h"
+
 namespace graphcheck::analyzers {
+namespace {
+
+std::string HowItStopped(const trace::Trace& trace) {
+  switch (trace.integrity.end) {
+    case trace::TraceEnd::kCrashed:
+      return absl::StrCat("crashed (signal ", trace.integrity.signal, ")");
+    case trace::TraceEnd::kRunning:
+      return "was killed (its trace has no end)";
+    case trace::TraceEnd::kHung:
+      return "waited past --hang-timeout and was ended";
+    default:
+      break;
+  }
+  const bool uncaught = std::any_of(
+      trace.probe_events.begin(), trace.probe_events.end(),
+      [](const trace::ProbeEvent& event) { return event.kind == trace::ProbeEventKind::kUncaughtException; });
+  return uncaught ? "stopped on an uncaught exception" : "";
+}
+
+}  // namespace
 
 ProcessSummary SummarizeProcess(const TraceAnalysis& analysis) {
   const trace::Trace& trace = analysis.trace();
@@ -35,6 +57,10 @@ ProcessSummary SummarizeProcess(const TraceAnalysis& analysis) {
   }
   summary.ledger = BuildCollectiveLedger(analysis, capture_numbers);
   summary.hung = !trace.hangs.empty();
+  summary.ledger_lossy = std::any_of(
+      trace.integrity.losses.begin(), trace.integrity.losses.end(),
+      [](const trace::LossCount& loss) { return loss.kind == trace::LossKind::kWriterDropped && loss.count > 0; });
+  summary.stopped = HowItStopped(trace);
   std::sort(summary.megatron_layers.begin(), summary.megatron_layers.end());
   summary.megatron_layers.erase(std::unique(summary.megatron_layers.begin(), summary.megatron_layers.end()),
                                 summary.megatron_layers.end());

@@ -35,7 +35,11 @@ struct ProcessSummary {
   // pipeline-parallel job's ranks hold different layers and so capture different graphs by design.
   std::vector<int64_t> megatron_layers;
   CollectiveLedger ledger;
-  bool hung = false;  // graphcheck ended it for waiting past --hang-timeout
+  bool ledger_lossy = false;  // the writer dropped records: the ledger may miss entries
+  bool hung = false;          // graphcheck ended it for waiting past --hang-timeout
+  // How the process stopped when not by a clean exit: "crashed (signal 11)", "stopped on an uncaught exception", ...;
+  // "" for a clean exit.
+  std::string stopped;
 };
 
 // Which ranks must do the same collective work: those of one job (world size) that hold the same Megatron layers. The

@@ -134,7 +134,9 @@ std::string DescribeSide(const LedgerSide& side, const LedgerDivergence& diverge
     const uint64_t made = divergence.compared == Compared::kReplays ? ledger.replays
                           : divergence.compared == Compared::kEager ? ledger.eager
                                                                     : ledger.total();
-    return absl::StrCat(RanksText(ranks), " made no more (", made, " in all)");
+    const std::string& stopped = side.process->stopped;
+    return absl::StrCat(RanksText(ranks), " made no more (", made, " in all)",
+                        stopped.empty() ? "" : absl::StrCat(": its process ", stopped));
   }
   const CollectiveLedger& ledger = side.process->ledger;
   const LedgerEntry& entry = *side.entry;
@@ -163,7 +165,8 @@ std::vector<int32_t> Ranks(const std::vector<const ProcessSummary*>& processes) 
 std::vector<LedgerDivergence> CompareLedgers(const JobSummary& job) {
   std::map<JobStage, std::map<LedgerSignature, std::vector<const ProcessSummary*>>> stages;
   for (const ProcessSummary& process : job.processes) {
-    if (process.rank >= 0 && process.world_size > 1) {
+    // A ledger whose trace lost records may miss entries: not compared.
+    if (process.rank >= 0 && process.world_size > 1 && !process.ledger_lossy) {
       stages[StageOf(process)][SignatureOf(process.ledger)].push_back(&process);
     }
   }

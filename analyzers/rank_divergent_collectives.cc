@@ -105,6 +105,14 @@ class RankDivergentCollectivesCheck : public CheckOf<JobSummary> {
                                                 ledger.truncated ? " (first runs kept)" : ""));
       }
       finding.fix = FixFor(divergence.kind);
+      // A rank whose ledger ended because its process stopped: the parting follows from the stop.
+      for (const LedgerSide* side : {&divergence.divergent, &divergence.reference}) {
+        if (!side->entry && !side->process->stopped.empty() && !side->process->hung) {
+          finding.fix = absl::StrCat("Rank ", side->process->rank, "'s process ", side->process->stopped,
+                                     " where the others went on: fix what stopped it (its own findings); the other "
+                                     "ranks' collectives after that have no partner.");
+        }
+      }
       findings->push_back(std::move(finding));
     }
   }

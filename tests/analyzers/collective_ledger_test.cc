@@ -77,6 +77,13 @@ class RankProgram {
     hang.stack = b_.PythonStack({{"/job/train.py", line, "main"}});
     b_.trace().integrity.end = trace::TraceEnd::kHung;
   }
+  // The program dies of an exception nothing caught (the probe's event).
+  void Die() {
+    b_.Exception(Tick(), kMain, trace::ProbeEventKind::kUncaughtException, 0, "RuntimeError", "data ran out",
+                 b_.PythonStack({{"/job/train.py", 99, "main"}}));
+  }
+  // The trace writer could not place some records: the ledger may miss entries.
+  void LoseRecords() { b_.trace().integrity.losses.push_back({trace::LossKind::kWriterDropped, 10, 0}); }
   trace::Trace Build() { return b_.Build(); }
 
  private:
@@ -263,6 +270,29 @@ TEST(RankDivergentCollectivesTest, ComparesGraphsByTheirCollectivesNotTheirCaptu
   });
   EXPECT_THAT(Divergences(other_collectives), IsEmpty());
   EXPECT_THAT(Analyze(other_collectives, "rank-divergent-capture").findings, SizeIs(1));
+}
+
+// A rank that stopped early leaves the others' collectives without partners: the parting says so, and the fix is
+// what stopped it. A rank whose trace lost records is not compared.
+TEST(RankDivergentCollectivesTest, ARankThatStoppedOrLostRecordsIsSaidSo) {
+  const Job stopped = BuildJob(4, [](int rank, RankProgram& p) {
+    p.Capture(12, 30, {"ncclAllReduce"});
+    for (int step = 0; step < (rank == 2 ? 5 : 8); ++step) p.Replay(12, 48);
+    if (rank == 2) p.Die();
+  });
+  const std::vector<Finding> findings = Divergences(stopped);
+  ASSERT_THAT(findings, SizeIs(1));
+  EXPECT_EQ(findings[0].where.ranks, (std::vector<int32_t>{2}));
+  EXPECT_THAT(findings[0].message,
+              HasSubstr("rank 2 made no more (5 in all): its process stopped on an uncaught exception"));
+  EXPECT_THAT(findings[0].fix, HasSubstr("Rank 2's process stopped on an uncaught exception where the others went on"));
+
+  const Job lossy = BuildJob(4, [](int rank, RankProgram& p) {
+    p.Capture(12, 30, {"ncclAllReduce"});
+    for (int step = 0; step < (rank == 2 ? 5 : 8); ++step) p.Replay(12, 48);
+    if (rank == 2) p.LoseRecords();
+  });
+  EXPECT_THAT(Divergences(lossy), IsEmpty());
 }
 
 TEST(RankDivergentCollectivesTest, HangCitesTheParting) {
