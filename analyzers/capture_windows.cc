@@ -5,12 +5,27 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/hash/hash.h"
+#include "absl/strings/str_cat.h"
 #include "analyzers/internal/capture_error_table.h"
 #include "analyzers/torch_ops.h"
 #include "trace/api_names.h"
 
 namespace graphcheck::analyzers {
 namespace {
+
+absl::string_view ModeName(trace::CaptureMode mode) {
+  switch (mode) {
+    case trace::CaptureMode::kGlobal:
+      return "global";
+    case trace::CaptureMode::kThreadLocal:
+      return "thread-local";
+    case trace::CaptureMode::kRelaxed:
+      return "relaxed";
+    case trace::CaptureMode::kUnknown:
+      break;
+  }
+  return "unknown";
+}
 
 using trace::ApiCall;
 using trace::ApiKind;
@@ -323,6 +338,11 @@ absl::string_view CauseCheckId(CaptureCause cause) {
 OpenSpan OpenSpanOf(const trace::Trace& trace, const CaptureWindow& window) {
   return {trace.api_calls[window.begin_call].start_ns,
           window.end_call ? trace.api_calls[*window.end_call].start_ns : UINT64_MAX};
+}
+
+std::string DescribeCapture(const trace::Trace& trace, const CaptureWindow& window) {
+  return absl::StrCat("the capture on stream ", window.stream_id, " (thread ", window.thread_id, ", ",
+                      ModeName(window.mode), " mode)");
 }
 
 }  // namespace graphcheck::analyzers

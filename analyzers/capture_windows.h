@@ -98,6 +98,9 @@ class CaptureAnalysis {
   std::vector<CaptureProblem> problems_;
 };
 
+// "the capture on stream 7 (thread 3, global mode)".
+std::string DescribeCapture(const trace::Trace& trace, const CaptureWindow& window);
+
 }  // namespace graphcheck::analyzers
 
 #endif  // GRAPHCHECK_ANALYZERS_CAPTURE_WINDOWS_H_

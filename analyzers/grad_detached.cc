@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "analyzers/checks.h"
+#include "analyzers/probe_findings.h"
 #include "analyzers/python_probe.h"
 #include "analyzers/trace_analysis.h"
 

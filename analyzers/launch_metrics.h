@@ -11,29 +11,13 @@
 #include <vector>
 
 #include "analyzers/iterations.h"
+#include "analyzers/launch_model.h"
 #include "core/check.h"
 #include "core/report.h"
 
 namespace graphcheck::analyzers {
 
 class TraceAnalysis;
-
-struct LaunchModel {
-  double graph_launch_us = 2.5;  // one cudaGraphLaunch, host and device
-  double graph_node_us = 0.1;    // per node
-  double short_kernel_us = 10;   // kernels shorter than this are "short"
-  // Fewer eager steps than this (after the step range, which leaves out the first, warmup step) give no forecast: the
-  // first steps of a short program are dominated by first-call work (library handles, module loads, allocator
-  // growth), and a forecast from them says "a saving of 100%".
-  size_t min_forecast_steps = 4;
-  // NVTX ranges inside a step that mark the parts a graph would replay (graphcheck check marks forward and backward,
-  // whose optimizer step and loss stay eager); a step without them is graphed whole.
-  std::string graphable_range = "graphcheck:graphable";
-};
-
-// launch-bound's model options, and reading them back with the iteration options.
-std::vector<CheckOption> LaunchModelCheckOptions();
-LaunchModel LaunchModelFrom(const BoundOptions& options);
 
 // One speedup per check report: the engine's CUDA-event step times (check.*) are the measurement. The trace's
 // graphed.speedup and graphed.forecast_error_ratio, computed from steps whose launches the recorder recorded (and so

@@ -7,6 +7,7 @@
 // (kept in a list without .clone(): every entry is the same memory, holding the last replay's values).
 #include "absl/strings/str_cat.h"
 #include "analyzers/checks.h"
+#include "analyzers/probe_findings.h"
 #include "analyzers/python_probe.h"
 #include "analyzers/trace_analysis.h"
 

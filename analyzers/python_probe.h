@@ -24,8 +24,6 @@
 
 namespace graphcheck::analyzers {
 
-class TraceAnalysis;  // trace_analysis.h
-
 // An exception the probe saw leave a capture (its body, capture_begin or capture_end) or end the program or a thread.
 struct PythonException {
   size_t event = 0;                   // index into Trace::probe_events
@@ -61,17 +59,9 @@ class ProbeIndex {
   bool cudagraph_trees_ = false;
 };
 
-// The findings of the Python exceptions (ProbeIndex) that the known-message table maps to `prototype.check_id` and
-// that are reported on their own: where the exception was raised (its traceback's frames, the user's first), what it
-// says, the capture it left and who began it, and the table's meaning and fix. `prototype` is the check's NewFinding().
-void ReportPythonExceptions(const TraceAnalysis& analysis, const Finding& prototype, std::vector<Finding>* findings);
 // When the finding's Python stack left the program for a third-party library (not PyTorch): an evidence line naming
 // the library's line and the program's line that called it, and what the program can do about it in the fix.
 void AddLibraryAdvice(Finding* finding);
-
-// Evidence lines for the exceptions that left capture window `window` but are not reported on their own (the window's
-// CUDA calls show the root cause).
-std::vector<std::string> ExceptionEvidence(const TraceAnalysis& analysis, size_t window);
 
 // torch.compile's CUDA graphs as report metrics (none unless cudagraph trees recorded or inductor skipped graphs): the
 // graphs recorded, the program's lines whose calls recorded them, their launches, and inductor's skips.
@@ -85,10 +75,6 @@ std::vector<Metric> ShadowMetrics(const trace::Trace& trace);
 // The stretches in which the probe ran its own eager work under --shadow (AUDIT_BEGIN to AUDIT_END on one thread),
 // sorted by start; a begin left open ends with the trace.
 std::vector<TimeInterval> AuditSpans(const trace::Trace& trace);
-
-// Whether the CUDA graph that the capture of Python graph `graph` (a probe event's graph id) made was launched after
-// `time_ns`: a change to what the graph baked in matters only if it is replayed afterwards.
-bool ReplayedAfter(const TraceAnalysis& analysis, uint64_t graph, uint64_t time_ns);
 
 // "torch.compile's cudagraph trees" and the like, for messages.
 std::string DescribeOrigin(trace::ProbeOrigin origin);

@@ -5,6 +5,7 @@
 // generators' states at its begin and end); no --shadow run is needed.
 #include "absl/strings/str_cat.h"
 #include "analyzers/checks.h"
+#include "analyzers/probe_findings.h"
 #include "analyzers/python_probe.h"
 #include "analyzers/trace_analysis.h"
 

@@ -4,6 +4,7 @@
 // CUDA generator not in capture mode"). The Python probe records that exception where the program raised it, caught
 // or not; the program's stderr gives the same diagnosis through the stderr-messages table.
 #include "analyzers/checks.h"
+#include "analyzers/probe_findings.h"
 #include "analyzers/trace_analysis.h"
 
 namespace graphcheck::analyzers {

@@ -15,7 +15,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "analyzers/capture_windows.h"
 #include "analyzers/iterations.h"
-#include "analyzers/launch_metrics.h"
+#include "analyzers/launch_model.h"
 #include "analyzers/nvtx_index.h"
 #include "analyzers/python_probe.h"
 #include "core/check.h"
@@ -87,18 +87,6 @@ bool CalledByGraphMachinery(const trace::Trace& trace, const trace::ApiCall& cal
 inline CheckInputs& AddTrace(const TraceAnalysis& analysis, CheckInputs* inputs) {
   return inputs->Add(analysis.trace()).Add(analysis);
 }
-
-// A check whose findings are only the Python exceptions that the known-message table maps to its id
-// (ReportPythonExceptions): it declares its CheckInfo, nothing else.
-class PythonExceptionCheck : public CheckOf<TraceAnalysis> {
- public:
-  using CheckOf::CheckOf;
-
- protected:
-  void Read(const TraceAnalysis& analysis, const BoundOptions& options, std::vector<Finding>* findings) const final {
-    ReportPythonExceptions(analysis, NewFinding(), findings);
-  }
-};
 
 // Calls grouped by call site (API name and backtrace), so a defect repeated every step is one finding.
 class CallSites {

@@ -5,21 +5,10 @@
 #ifndef GRAPHCHECK_CAPTURE_RECORDER_H_
 #define GRAPHCHECK_CAPTURE_RECORDER_H_
 
-#include <cstdint>
-#include <string>
-
 #include "absl/status/status.h"
-#include "trace/events.h"
-#include "trace/launch_sampling.h"
-#include "trace/run_settings.h"
+#include "capture/recorder_options.h"
 
 namespace graphcheck::capture {
-
-// What the recorder records (trace/run_settings.h: `graphcheck run`'s settings, which InitializeInjection reads from
-// the environment it set), and how often it flushes GPU activity records. A capture-only run records no activity.
-struct RecorderOptions : trace::RunSettings {
-  uint32_t activity_flush_period_ms = 250;
-};
 
 // Starts recording this process (idempotent). A CUPTI subscriber already present is recorded in the trace
 // (cupti-busy) and is not an error: the program runs on.

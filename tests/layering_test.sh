@@ -5,9 +5,24 @@
 # 2. Each folder includes only the folders below it in the flow: core < trace < engine/run < report, validators,
 #    analyzers < cli; capture/ and engine/ sit beside them, on core and trace or core and engine/run.
 # 3. A folder's internal/ is included from that folder only.
+# 4. No include cycle inside a folder, between its modules (a header and its .cc): tests/include_cycles.py.
 set -u
 root=${1:?source dir}
 status=0
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+
+# The cycle rule must see a cycle planted in a folder: b.cc includes a.h, a.cc includes b.h.
+planted=$(mktemp -d)
+trap 'rm -rf "$planted"' EXIT
+mkdir -p "$planted/x"
+printf '#include "x/b.h"\n' >"$planted/x/a.cc"
+printf '#include "x/a.h"\n' >"$planted/x/b.cc"
+touch "$planted/x/a.h" "$planted/x/b.h"
+if python3 "$here/include_cycles.py" "$planted" x >/dev/null; then
+  echo "layering: the include-cycle rule missed a planted cycle"
+  status=1
+fi
+python3 "$here/include_cycles.py" "$root" core trace engine capture report validators analyzers cli || status=1
 
 gpu_free="core trace engine/run analyzers report cli validators"
 for folder in $gpu_free; do

@@ -2,24 +2,11 @@
 
 #include "absl/strings/str_cat.h"
 #include "analyzers/internal/capture_error_table.h"
+#include "analyzers/probe_findings.h"
 #include "analyzers/torch_ops.h"
 
 namespace graphcheck::analyzers {
 namespace {
-
-absl::string_view ModeName(trace::CaptureMode mode) {
-  switch (mode) {
-    case trace::CaptureMode::kGlobal:
-      return "global";
-    case trace::CaptureMode::kThreadLocal:
-      return "thread-local";
-    case trace::CaptureMode::kRelaxed:
-      return "relaxed";
-    case trace::CaptureMode::kUnknown:
-      break;
-  }
-  return "unknown";
-}
 
 std::string DescribeConsequence(const trace::Trace& trace, const Consequence& c) {
   if (c.return_code < 0) {
@@ -33,11 +20,6 @@ std::string DescribeConsequence(const trace::Trace& trace, const Consequence& c)
 }
 
 }  // namespace
-
-std::string DescribeCapture(const trace::Trace& trace, const CaptureWindow& window) {
-  return absl::StrCat("the capture on stream ", window.stream_id, " (thread ", window.thread_id, ", ",
-                      ModeName(window.mode), " mode)");
-}
 
 std::string OperatorClause(const Location& where) {
   if (where.torch_op.empty()) return "";

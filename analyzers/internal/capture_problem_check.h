@@ -24,8 +24,6 @@ class CaptureProblemCheck : public CheckOf<TraceAnalysis> {
   CaptureCause cause_;
 };
 
-// "the capture on stream 7 (thread 3, global mode)".
-std::string DescribeCapture(const trace::Trace& trace, const CaptureWindow& window);
 // " (aten::_local_scalar_dense: Tensor.item(), ...)" for a finding whose backtrace shows an operator; "" otherwise.
 std::string OperatorClause(const Location& where);
 

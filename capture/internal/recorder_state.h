@@ -31,7 +31,7 @@
 #include "capture/hang_watch.h"
 #include "capture/probe_abi.h"
 #include "capture/python_stack.h"
-#include "capture/recorder.h"
+#include "capture/recorder_options.h"
 #include "trace/trace_writer.h"
 
 namespace graphcheck::capture::internal {
