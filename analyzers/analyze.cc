@@ -9,6 +9,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
+#include "analyzers/checks.h"
 #include "analyzers/coverage.h"
 #include "analyzers/launch_metrics.h"
 #include "analyzers/ledger_comparison.h"
@@ -139,6 +140,8 @@ void CiteLedgersInHangs(const JobSummary& job, std::vector<Finding>* findings) {
           finding.fix);
     } else {
       absl::StrAppend(&finding.message, " Yet ", DescribeAgreement(job), ": no collective recorded lacks its partner.");
+      // A wait the hang check explained itself (a teardown held up by live graphs) keeps its fix.
+      if (finding.fix != kHangFixWithoutCause) continue;
       finding.fix =
           "Look past the order of the collectives: ranks that captured different graphs (rank-divergent-capture), "
           "a collective whose sizes differ across ranks (the ledger compares functions and order, not sizes), a "

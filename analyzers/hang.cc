@@ -169,16 +169,19 @@ class HangCheck : public CheckOf<TraceAnalysis> {
           held_by_live_graphs
               ? "Delete the graphs that hold collectives (del graph, or graph.reset()) and synchronize before "
                 "torch.distributed.destroy_process_group()."
-              : "In a job, compare the ranks: one that captured other collectives (rank-divergent-capture), failed a "
-                "capture, skipped a barrier or collective, or stopped before the others leaves the rest waiting. In "
-                "one process, look for a kernel that waits on a flag or on another stream that never runs. If the "
-                "wait is legitimate work, raise --hang-timeout.";
+              : kHangFixWithoutCause;
       findings->push_back(std::move(finding));
     }
   }
 };
 
 }  // namespace
+
+const char kHangFixWithoutCause[] =
+    "In a job, compare the ranks: one that captured other collectives (rank-divergent-capture), failed a capture, "
+    "skipped a barrier or collective, or stopped before the others leaves the rest waiting. In one process, look for "
+    "a kernel that waits on a flag or on another stream that never runs. If the wait is legitimate work, raise "
+    "--hang-timeout.";
 
 std::unique_ptr<Check> NewHangCheck() { return std::make_unique<HangCheck>(); }
 

@@ -57,12 +57,17 @@ class Cursor {
   const LedgerEntry& entry() const { return ledger_.entries[run_]; }
   uint64_t key() const { return ledger_.KeyOf(entry().kind, entry().what); }
   uint64_t left() const { return entry().count - used_; }
+  // The program line the entry was made at ("" for a thread's name or none).
+  const std::string& line() const {
+    static const std::string kNone;
+    return ledger_.site_frames[entry().site].file.empty() ? kNone : ledger_.sites[entry().site];
+  }
+  LedgerSide Side(const ProcessSummary* process) const { return {process, entry(), occurrence()}; }
   // The next unit's occurrence among this rank's entries of the same work, from 1.
   uint64_t occurrence() const {
     auto it = seen_.find(key());
     return (it == seen_.end() ? 0 : it->second) + 1;
   }
-  const std::string& site() const { return ledger_.sites[entry().site]; }
   void Advance(uint64_t units) {
     seen_[key()] += units;
     used_ += units;
@@ -98,12 +103,16 @@ bool Walk(const ProcessSummary& a, const ProcessSummary& b, LedgerDivergence* di
       break;
     }
     if (x_ended && y_ended) break;
-    const bool sites_known = !x_ended && !y_ended && x.entry().site != 0 && y.entry().site != 0;
-    if (x_ended || y_ended || x.key() != y.key() || (sites_known && x.site() != y.site())) {
+    // Sites are not compared: NCCL pairs calls by order alone, and a thread's name carries its device
+    // ("pt_autograd_0" on rank 0, "pt_autograd_1" on rank 1: seen on two H200s).
+    if (x_ended || y_ended || x.key() != y.key()) {
       divergence->position = position;
-      if (!x_ended) divergence->divergent = {&a, x.entry(), x.occurrence()};
-      if (!y_ended) divergence->reference = {&b, y.entry(), y.occurrence()};
+      if (!x_ended) divergence->divergent = x.Side(&a);
+      if (!y_ended) divergence->reference = y.Side(&b);
       return true;
+    }
+    if (!divergence->fork && !x.line().empty() && !y.line().empty() && x.line() != y.line()) {
+      divergence->fork = LedgerFork{position, x.Side(&a), y.Side(&b)};
     }
     const uint64_t units = std::min(x.left(), y.left());
     x.Advance(units);
@@ -205,16 +214,31 @@ std::vector<LedgerDivergence> CompareLedgers(const JobSummary& job) {
 }
 
 std::string DescribeDivergence(const LedgerDivergence& divergence) {
-  const std::string head = absl::StrCat(RanksText(divergence.ranks), " of ", divergence.world_size, " and ",
-                                        RanksText(divergence.reference_ranks), " part at their ",
-                                        Ordinal(divergence.position + 1), " ", UnitOf(divergence.compared));
+  const std::string ranks = RanksText(divergence.ranks);
+  const std::string reference_ranks = RanksText(divergence.reference_ranks);
   if (divergence.past_kept) {
-    return absl::StrCat(RanksText(divergence.ranks), " of ", divergence.world_size, " and ",
-                        RanksText(divergence.reference_ranks), " agree on their first ", divergence.position, " ",
-                        UnitOf(divergence.compared), "s (all the ledger keeps) and part later");
+    return absl::StrCat(ranks, " of ", divergence.world_size, " and ", reference_ranks, " agree on their first ",
+                        divergence.position, " ", UnitOf(divergence.compared),
+                        "s (all the ledger keeps) and part later");
   }
-  return absl::StrCat(head, ": ", DescribeSide(divergence.divergent, divergence, false), ", where ",
-                      DescribeSide(divergence.reference, divergence, true));
+  const std::string parting = absl::StrCat(DescribeSide(divergence.divergent, divergence, false), ", where ",
+                                           DescribeSide(divergence.reference, divergence, true));
+  if (!divergence.fork) {
+    return absl::StrCat(ranks, " of ", divergence.world_size, " and ", reference_ranks, " part at their ",
+                        Ordinal(divergence.position + 1), " ", UnitOf(divergence.compared), ": ", parting);
+  }
+  // The fork's sides are the same work (their entries agree up to the parting), made at other lines.
+  const LedgerFork& fork = *divergence.fork;
+  const CollectiveLedger& ledger = fork.divergent.process->ledger;
+  const LedgerEntry& entry = *fork.divergent.entry;
+  const std::string work = entry.kind == LedgerEntry::Kind::kReplay
+                               ? absl::StrCat(Ordinal(fork.divergent.occurrence), " replay of ", ledger.GraphText(entry.what))
+                               : absl::StrCat(Ordinal(fork.divergent.occurrence), " eager ", ledger.names[entry.what]);
+  return absl::StrCat(ranks, " of ", divergence.world_size, " and ", reference_ranks,
+                      " went different ways at their ", Ordinal(fork.position + 1), " ", UnitOf(divergence.compared),
+                      ", the ", work, ": ", ranks, " made it", ledger.SiteText(entry.site), ", ", reference_ranks,
+                      fork.reference.process->ledger.SiteText(fork.reference.entry->site),
+                      ". Their ledgers part at the ", Ordinal(divergence.position + 1), ": ", parting);
 }
 
 std::vector<std::string> ReplayCountDifferences(const LedgerDivergence& divergence) {

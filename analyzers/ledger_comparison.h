@@ -13,7 +13,9 @@
 //   ledger does not know the communicator (NCCL's NVTX ranges do not say), so this kind names a cause only when the
 //   job hung.
 // Where the eager collectives agree, the walk compares whole sequences (the parting of a skipped replay is where an
-// eager collective meets it); else only the entries that differ.
+// eager collective meets it); else only the entries that differ. Entries pair by what they are, not where they were
+// made (NCCL pairs by order alone); the first pair made from different program lines before the parting is kept as
+// the fork, the likely cause.
 // Cost: O(ranks x kept entries); the walk uses the runs, not every replay.
 #ifndef GRAPHCHECK_ANALYZERS_LEDGER_COMPARISON_H_
 #define GRAPHCHECK_ANALYZERS_LEDGER_COMPARISON_H_
@@ -34,6 +36,14 @@ struct LedgerSide {
   uint64_t occurrence = 0;           // that entry's work's how-manyth occurrence on this rank, from 1
 };
 
+// Where two ranks did the same work from different program lines, before their ledgers part: the likely cause (a
+// replay more on one rank pairs with the next step's replay on the other, and the counts part only at the end).
+struct LedgerFork {
+  uint64_t position = 0;  // 0-based, among the entries compared
+  LedgerSide divergent;
+  LedgerSide reference;
+};
+
 struct LedgerDivergence {
   enum class Kind { kReplays, kInterleaving, kEager };
   Kind kind = Kind::kReplays;
@@ -46,13 +56,16 @@ struct LedgerDivergence {
   bool past_kept = false;  // the ledgers part past the entries kept: `position` is where those end, entries unknown
   LedgerSide divergent;
   LedgerSide reference;
+  std::optional<LedgerFork> fork;  // the first same work from other program lines before the parting
 };
 
 // Every parting in `job`, by stage; none when the ranks' ledgers agree.
 std::vector<LedgerDivergence> CompareLedgers(const JobSummary& job);
 
-// One sentence: "rank 0 of 2's 11th collective-bearing graph replay was a replay of the graph captured at train.py:41
-// (ncclAllReduce x4) at train.py:52 in log, where rank 1's was ... at train.py:48 in step".
+// One sentence: "rank 1 of 2 and rank 0 part at their 47th collective-bearing graph replay: rank 1 made no more (46 in
+// all), where rank 0's was a replay of the graph captured at train.py:41 (ncclAllReduce x4) at train.py:48 in step
+// (that graph's 31st replay); they first went different ways at their 27th: rank 1's was ... at train.py:48 in step
+// (...), where rank 0's was ... at train.py:52 in log (...)".
 std::string DescribeDivergence(const LedgerDivergence& divergence);
 
 // The graphs whose replay counts differ between the two sides: "rank 0 replayed the graph captured at train.py:41

@@ -30,17 +30,19 @@ bool ExplainedByCaptures(const LedgerDivergence& divergence) {
   return mine.capture != 0 && mine.capture == theirs.capture && !(mine == theirs);
 }
 
-// The side to point at: the one whose line never shows in the other side's ledger (the extra replay's, not the
-// step's), else the parting ranks'.
+// The side to point at: of the fork's sides (else the parting's), the one whose program line never shows in the
+// other side's ledger (the extra replay's, not the step's); else the parting ranks'.
 const LedgerSide& SideToShow(const LedgerDivergence& divergence) {
-  for (const LedgerSide* side : {&divergence.divergent, &divergence.reference}) {
-    const LedgerSide& other = side == &divergence.divergent ? divergence.reference : divergence.divergent;
-    if (!side->entry || side->entry->site == 0) continue;
-    const std::vector<std::string>& their_sites = other.process->ledger.sites;
-    const std::string& site = side->process->ledger.sites[side->entry->site];
-    if (std::find(their_sites.begin(), their_sites.end(), site) == their_sites.end()) return *side;
+  const LedgerSide* sides[2] = {&divergence.divergent, &divergence.reference};
+  if (divergence.fork) sides[0] = &divergence.fork->divergent, sides[1] = &divergence.fork->reference;
+  for (int i = 0; i < 2; ++i) {
+    const LedgerSide& side = *sides[i];
+    if (!side.entry || side.process->ledger.site_frames[side.entry->site].file.empty()) continue;
+    const std::vector<std::string>& their_sites = sides[1 - i]->process->ledger.sites;
+    const std::string& site = side.process->ledger.sites[side.entry->site];
+    if (std::find(their_sites.begin(), their_sites.end(), site) == their_sites.end()) return side;
   }
-  return divergence.divergent;
+  return *sides[0];
 }
 
 const char* FixFor(Kind kind) {

@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 
 #include <functional>
+#include <string>
+#include <vector>
 
 #include "analyzers/analyze.h"
 #include "analyzers/job_summary.h"
@@ -34,13 +36,15 @@ class RankProgram {
     b_.trace().process.rank = rank;
     b_.trace().process.world_size = world_size;
     b_.trace().process.pid = 1000 + static_cast<uint32_t>(rank);
-    b_.trace().thread_names.push_back({kAutograd, b_.Intern("pt_autograd_0")});
+    // As on two H200s: DDP's reducer thread is named after the rank's device, so the ranks' names differ.
+    b_.trace().thread_names.push_back({kAutograd, b_.Intern("pt_autograd_" + std::to_string(rank))});
   }
 
   // A capture at `line` of the program's setup() that issues `collectives` (NCCL calls from the autograd thread, as
   // DDP's reducer makes them) and makes CUDA graph `graph_id`.
   void Capture(uint64_t graph_id, uint32_t line, const std::vector<std::string>& collectives) {
     const uint64_t capture_id = ++captures_;
+    b_.Probe(Tick(), kMain, trace::ProbeEventKind::kCaptureBegin, PythonGraph(graph_id), trace::ProbeOrigin::kUser);
     b_.Begin(Tick(), kMain, kStream7).python_stack = b_.PythonStack({{"/job/train.py", line, "setup"}});
     TraceBuilder::In(b_.Launch(Tick(), kMain, kStream7, "gemm"), capture_id);
     for (const std::string& name : collectives) {
@@ -48,6 +52,7 @@ class RankProgram {
       b_.Pop(Tick(), kAutograd, "NCCL");
     }
     b_.End(Tick(), kMain, kStream7, capture_id, 0, 1 + static_cast<uint32_t>(collectives.size())).graph_id = graph_id;
+    b_.Probe(Tick(), kMain, trace::ProbeEventKind::kCaptureEnd, PythonGraph(graph_id));
   }
   // A replay of `graph_id` from the program's `function` at `line` (0: no Python stack, as without the recorder's
   // launch stacks).
@@ -66,14 +71,22 @@ class RankProgram {
     b_.Pop(Tick(), thread, "NCCL");
     if (line != 0) b_.Probe(Tick(), thread, trace::ProbeEventKind::kWaitEnd);
   }
-  // graphcheck ended the process in a synchronize at `line`.
-  void Hang(uint32_t line) {
+  // The program waits in torch.distributed.destroy_process_group at `line` with CUDA graph `graph_id` alive (the
+  // probe's events), and graphcheck ends it.
+  void TeardownWithLiveGraph(uint64_t graph_id, uint32_t line) {
+    b_.Probe(Tick(), kMain, trace::ProbeEventKind::kGraphAlive, PythonGraph(graph_id));
+    b_.Probe(Tick(), kMain, trace::ProbeEventKind::kWaitBegin).text =
+        b_.Intern("torch.distributed.destroy_process_group");
+    Hang(line, "torch.distributed.destroy_process_group");
+  }
+  // graphcheck ended the process in `call` at `line`.
+  void Hang(uint32_t line, const std::string& call = "cudaStreamSynchronize") {
     trace::Hang& hang = b_.trace().hangs.emplace_back();
     hang.thread_id = kMain;
     hang.since_ns = Tick();
     hang.time_ns = hang.since_ns + 31'000'000'000ull;
     hang.timeout_ns = 30'000'000'000ull;
-    hang.call = b_.Intern("cudaStreamSynchronize");
+    hang.call = b_.Intern(call);
     hang.stack = b_.PythonStack({{"/job/train.py", line, "main"}});
     b_.trace().integrity.end = trace::TraceEnd::kHung;
   }
@@ -88,6 +101,8 @@ class RankProgram {
 
  private:
   uint64_t Tick() { return now_ += 10'000; }
+  // The Python object id the probe reports for CUDA graph `graph_id`.
+  static uint64_t PythonGraph(uint64_t graph_id) { return 0x7f0000 + graph_id; }
   TraceBuilder b_;
   uint64_t now_ = 0;
   uint64_t captures_ = 0;
@@ -180,9 +195,12 @@ TEST(RankDivergentCollectivesTest, NamesTheExtraReplayAtBothRanksLinesWithTheCou
   EXPECT_EQ(f.check_id, "rank-divergent-collectives");
   EXPECT_EQ(f.severity, Severity::kError);
   EXPECT_EQ(f.where.ranks, (std::vector<int32_t>{0, 1}));  // two ranks, no majority: both
-  EXPECT_THAT(f.message, HasSubstr("part at their 11th collective-bearing graph replay"));
-  EXPECT_THAT(f.message, HasSubstr("at /job/train.py:52 in log (that graph's 11th replay)"));
-  EXPECT_THAT(f.message, HasSubstr("at /job/train.py:48 in step (that graph's 11th replay)"));
+  // NCCL pairs rank 0's extra replay with rank 1's next step: the ledgers part only at the end, and the fork before
+  // it is where the ranks went different ways.
+  EXPECT_THAT(f.message, HasSubstr("went different ways at their 11th collective-bearing graph replay, the 11th replay "
+                                   "of the graph captured at /job/train.py:30 in setup (ncclAllReduce x4): rank 1 made "
+                                   "it at /job/train.py:48 in step, rank 0 at /job/train.py:52 in log"));
+  EXPECT_THAT(f.message, HasSubstr("Their ledgers part at the 41st: rank 1 made no more (40 in all)"));
   // The line to fix is rank 0's extra replay, not the step both ranks run.
   ASSERT_NE(FirstUserFrame(f.where), nullptr);
   EXPECT_EQ(FirstUserFrame(f.where)->line, 52);
@@ -323,6 +341,21 @@ TEST(RankDivergentCollectivesTest, HangSaysWhenTheLedgersAgree) {
   EXPECT_THAT(findings[0].message, HasSubstr("Yet the 2 ranks' collective ledgers agree: each made 5 "
                                              "collective-bearing graph replay(s) and 0 eager collective(s)"));
   EXPECT_THAT(findings[0].fix, HasSubstr("Look past the order of the collectives"));
+}
+
+// Seen on two H200s (ddp-graph-alive): every rank waits in destroy_process_group while its all-reduce graph is alive.
+// The ledgers agree, and the hang keeps its own cause's fix.
+TEST(RankDivergentCollectivesTest, AgreeingLedgersKeepTheFixOfAHangWithItsOwnCause) {
+  Job job = BuildJob(2, [](int rank, RankProgram& p) {
+    p.Capture(12, 30, {"ncclAllReduce"});
+    for (int step = 0; step < 5; ++step) p.Replay(12, 48);
+    p.TeardownWithLiveGraph(12, 90);
+  });
+  const std::vector<Finding> findings = Analyze(job, "hang,rank-divergent-collectives").findings;
+  ASSERT_THAT(findings, SizeIs(1));
+  EXPECT_THAT(findings[0].message, HasSubstr("still alive at the wait"));
+  EXPECT_THAT(findings[0].message, HasSubstr("Yet the 2 ranks' collective ledgers agree"));
+  EXPECT_THAT(findings[0].fix, HasSubstr("before torch.distributed.destroy_process_group()"));
 }
 
 TEST(RankDivergentCollectivesTest, EightRanksNameTheOneThatParts) {

@@ -302,6 +302,25 @@ with tempfile.TemporaryDirectory() as work:
     ran = subprocess.run([sys.executable, deleted], env=watched_env, capture_output=True, text=True, timeout=60)
     check("a graph the program deletes is freed", ran.stdout.strip() == "freed", ran.stdout + ran.stderr)
 
+    # A graph the program resets is no longer announced alive before destroy_process_group: it holds no NCCL work
+    # (Megatron's local graphs, reset before the teardown on two H200s).
+    reset = os.path.join(work, "reset.py")
+    with open(reset, "w") as f:
+        f.write(textwrap.dedent('''\
+            import ctypes, os
+            ctypes.CDLL(os.environ["CUDA_INJECTION64_PATH"]).InitializeInjection()
+            import torch
+            from graphcheck_probe import waits
+            kept, reset = torch.cuda.CUDAGraph(), torch.cuda.CUDAGraph()
+            for graph in (kept, reset):
+                with torch.cuda.graph(graph):
+                    pass
+            reset.reset()
+            print(kept in waits.live_graphs, reset in waits.live_graphs)
+        '''))
+    ran = subprocess.run([sys.executable, reset], env=watched_env, capture_output=True, text=True, timeout=60)
+    check("a reset graph is not announced alive", ran.stdout.strip() == "True False", ran.stdout + ran.stderr)
+
     # A program that makes no capture: the same output with and without the probe, and no probe event.
     quiet = os.path.join(work, "quiet.py")
     with open(quiet, "w") as f:

@@ -75,8 +75,8 @@ twin = [f for f in json.load(open(sys.argv[2]))["findings"] if f["check_id"] == 
 message = extra[0]["message"] if len(extra) == 1 else ""
 checks = [
     ("one rank-divergent-collectives finding for rank 1", [f["where"].get("ranks") for f in extra] == [[1]]),
-    ("at both lines", "at /job/train.py:52 in log_loss (that graph's 11th replay)" in message and
-     "at /job/train.py:48 in train_step (that graph's 11th replay)" in message),
+    ("at both lines", "the 11th replay of the graph of capture 1 (ncclAllReduce): rank 1 made it at "
+     "/job/train.py:52 in log_loss, ranks 0,2-3 at /job/train.py:48 in train_step" in message),
     ("with the counts", extra and "rank 1 replayed the graph of capture 1 (ncclAllReduce) 44 time(s), rank 0 40"
      in extra[0]["evidence"]),
     ("the clean twin is silent", twin == []),

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Golden test over the traces graphcheck recorded on a GPU machine (examples/traces/*/trace.gctrace): the findings
-# (severity, check id, call, torch operator, the user's Python file:line) of `graphcheck analyze` must equal
-# examples/traces/*/expected.txt.
+# Golden test over the traces graphcheck recorded on a GPU machine (examples/traces/*/trace.gctrace, or a job's
+# folder of traces, one per process, where there is no trace.gctrace): the findings (severity, check id, call, torch
+# operator, the user's Python file:line) of `graphcheck analyze` must equal examples/traces/*/expected.txt.
 # GRAPHCHECK_UPDATE_GOLDEN=1 rewrites the expected files; review the diff.
 set -u
 gc=${1:?graphcheck binary}
@@ -12,7 +12,9 @@ for dir in "$root"/examples/traces/*/; do
   name=$(basename "$dir")
   # The analysis must succeed and write a report that ran checks: an empty expected file (a clean trace) would
   # otherwise pass for a binary that writes nothing.
-  json=$("$gc" analyze "$dir"trace.gctrace --format json --fail-on never 2>/dev/null)
+  input="$dir"trace.gctrace
+  [ -e "$input" ] || input="$dir"
+  json=$("$gc" analyze "$input" --format json --fail-on never 2>/dev/null)
   rc=$?
   if [ "$rc" != 0 ]; then
     echo "FAIL: $name: analyze exited $rc"

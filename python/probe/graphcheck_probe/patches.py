@@ -24,10 +24,10 @@ def _replace(owner, name, hook, original):
 
 
 def _patch_graphs(module):
-    """torch.cuda.graphs: CUDAGraph.capture_begin / capture_end, the torch.cuda.graph context (and the graphs it
+    """torch.cuda.graphs: CUDAGraph.capture_begin / capture_end / reset, the torch.cuda.graph context (and the graphs it
     captures) and make_graphed_callables (and the callables it graphs)."""
     graph_class = module.CUDAGraph
-    begin, end = graph_class.capture_begin, graph_class.capture_end
+    begin, end, reset = graph_class.capture_begin, graph_class.capture_end, graph_class.reset
     context_enter, context_exit = module.graph.__enter__, module.graph.__exit__
     make_graphed = module.make_graphed_callables
 
@@ -70,6 +70,11 @@ def _patch_graphs(module):
         except Exception:
             pass
         return result
+
+    def graph_reset(self, *args, **kwargs):
+        # A reset graph holds no work: NCCL's teardown does not wait on it, so it is not announced as alive.
+        waits.live_graphs.discard(self)
+        return reset(self, *args, **kwargs)
 
     def graph_enter(self):
         result = context_enter(self)
@@ -127,6 +132,7 @@ def _patch_graphs(module):
 
     _replace(graph_class, "capture_begin", capture_begin, begin)
     _replace(graph_class, "capture_end", capture_end, end)
+    _replace(graph_class, "reset", graph_reset, reset)
     graph_enter.__wrapped__ = context_enter
     module.graph.__enter__ = graph_enter
     graph_exit.__wrapped__ = context_exit

@@ -34,6 +34,14 @@ tests expect a finding at end in "# defect: MODE". scripts/fetch-megatron-wheels
   pipeline-regrouped   pipeline-clean, then the schedule regrouped after the graphs were created
                        (microbatch_group_size_per_vp_stage 2 -> 4): the layers replay their graphs in another order
                        than the one they were captured in, which the shared pool requires
+  tensor-parallel-clean  under torchrun on two GPUs: tensor parallel 2, per-layer graphs as local-clean (each holds
+                       the tensor-parallel all-reduces of its layer; the embedding's and the loss's run eagerly),
+                       dropout off, weights and two batches (used in turn) from CPU generators; rank 0 prints the
+                       loss of every iteration; the graphs are reset before the teardown
+  tensor-parallel-eager  tensor-parallel-clean with cuda_graph_impl="none": the eager twin, from the same seeds
+  tensor-parallel-graphs-alive  tensor-parallel-clean without resetting the graphs: they stay alive holding the
+                       tensor-parallel communicator's all-reduces, and destroy_process_group() waits for ever (seen
+                       on two H200s)
 """
 import os
 import socket
@@ -53,7 +61,7 @@ from megatron.core.pipeline_parallel import get_forward_backward_func
 from megatron.core.rerun_state_machine import RerunMode, get_rerun_state_machine, initialize_rerun_state_machine
 from megatron.core.tensor_parallel.random import model_parallel_cuda_manual_seed
 from megatron.core.transformer import TransformerConfig
-from megatron.core.transformer.cuda_graphs import create_cudagraphs
+from megatron.core.transformer.cuda_graphs import CudaGraphManager, create_cudagraphs
 
 # Logits of 8 x 256 x 8192 floats are 64 MiB: a validation graph in a pool of its own holds several of them, more
 # than graph-memory's default threshold (64 MiB avoidable).
@@ -80,16 +88,19 @@ def initialize(use_cudagraphable_rng=True):
 def teardown():
     torch.cuda.synchronize()
     parallel_state.destroy_model_parallel()
-    torch.distributed.destroy_process_group()
+    torch.distributed.destroy_process_group()  # defect: tensor-parallel-graphs-alive
 
 
-def build_model(**cuda_graphs):
-    """The GPT (2 layers, dropout on, so that the graphs draw random numbers) in Megatron's DDP, and an Adam stepping
-    on its gradient buffers (FP32Optimizer copies param.main_grad into param.grad, as Megatron's optimizers do). DDP
-    is built under a side stream, as the seeds' recipe for graphed DDP says: the gradient accumulators it keeps
-    belong to the stream they were made on, and a capture must not reach the default stream."""
-    config = TransformerConfig(num_layers=2, hidden_size=256, num_attention_heads=4, hidden_dropout=0.1,
-                               attention_dropout=0.1, cuda_graph_modules=[], **cuda_graphs)
+def build_model(lr=1e-4, **config_fields):
+    """The GPT (2 layers, dropout on unless `config_fields` turn it off, so that the graphs draw random numbers) in
+    Megatron's DDP, and an Adam stepping on its gradient buffers (FP32Optimizer copies param.main_grad into
+    param.grad, as Megatron's optimizers do). DDP is built under a side stream, as the seeds' recipe for graphed DDP
+    says: the gradient accumulators it keeps belong to the stream they were made on, and a capture must not reach the
+    default stream."""
+    fields = dict(num_layers=2, hidden_size=256, num_attention_heads=4, hidden_dropout=0.1, attention_dropout=0.1,
+                  cuda_graph_modules=[])
+    fields.update(config_fields)
+    config = TransformerConfig(**fields)
     spec = get_gpt_layer_local_spec()
     gpt = GPTModel(config=config, transformer_layer_spec=spec, vocab_size=VOCAB,  # defect: rng-tracker
                    max_sequence_length=SEQ)
@@ -98,13 +109,18 @@ def build_model(**cuda_graphs):
     with torch.cuda.stream(side):
         model = DistributedDataParallel(config=config, ddp_config=DistributedDataParallelConfig(), module=gpt.cuda())
     torch.cuda.current_stream().wait_stream(side)
-    optimizer = FP32Optimizer(torch.optim.Adam(model.parameters(), lr=1e-4), OptimizerConfig(lr=1e-4, clip_grad=0.0),
+    optimizer = FP32Optimizer(torch.optim.Adam(model.parameters(), lr=lr), OptimizerConfig(lr=lr, clip_grad=0.0),
                               lambda _: None)
     return config, model, optimizer
 
 
-def make_batch(seq=SEQ):
-    tokens = torch.randint(0, VOCAB, (BATCH, seq), device="cuda")
+def make_batch(seq=SEQ, generator=None):
+    """Random tokens from the default CUDA generator, or from `generator` (a CPU one) where the run must not depend
+    on what else drew from the default generator."""
+    if generator is None:
+        tokens = torch.randint(0, VOCAB, (BATCH, seq), device="cuda")
+    else:
+        tokens = torch.randint(0, VOCAB, (BATCH, seq), generator=generator).cuda()
     return {"tokens": tokens, "labels": torch.roll(tokens, -1, dims=1),
             "position_ids": torch.arange(seq, device="cuda").repeat(BATCH, 1),
             "loss_mask": torch.ones(BATCH, seq, device="cuda")}
@@ -204,14 +220,74 @@ def train_schedule(full_iteration, check_for_nan=False, single_mempool=True, eva
     teardown()
 
 
-def initialize_pipeline():
-    """One process per GPU under torchrun: pipeline parallel 2, 2 virtual stages per rank, the graph-safe RNG."""
+def initialize_job(**parallel_sizes):
+    """One process per GPU under torchrun: Megatron's model-parallel groups of `parallel_sizes`, the graph-safe RNG
+    (the default generator gets the same seed on every tensor-parallel rank, so the ranks draw the same batches)."""
     device = int(os.environ["LOCAL_RANK"])
     torch.cuda.set_device(device)
     torch.distributed.init_process_group("nccl", device_id=torch.device("cuda", device))
-    parallel_state.initialize_model_parallel(tensor_model_parallel_size=1, pipeline_model_parallel_size=2,
-                                             virtual_pipeline_model_parallel_size=2)
+    parallel_state.initialize_model_parallel(**parallel_sizes)
     model_parallel_cuda_manual_seed(123, use_cudagraphable_rng=True)
+
+
+def initialize_pipeline():
+    initialize_job(tensor_model_parallel_size=1, pipeline_model_parallel_size=2, virtual_pipeline_model_parallel_size=2)
+
+
+def train_tensor_parallel(graphed=True, reset_graphs=True):
+    """Tensor parallel 2 on two GPUs: each layer's column- and row-parallel linears all-reduce inside its graphs, the
+    vocabulary-parallel embedding and loss all-reduce eagerly. Without dropout, on two fixed batches in turn (the
+    same on both ranks, from a CPU generator) and a learning rate the loss falls with, the graphed run and its eager
+    twin (graphed=False) compute the same losses, which rank 0 prints for the test to compare."""
+    initialize_job(tensor_model_parallel_size=2, pipeline_model_parallel_size=1)
+    impl = dict(cuda_graph_impl="local", cuda_graph_warmup_steps=2) if graphed else dict(cuda_graph_impl="none")
+    _, model, optimizer = build_model(tensor_model_parallel_size=2, hidden_dropout=0.0, attention_dropout=0.0,
+                                      lr=1e-3, **impl)
+    set_weights(model, seed=100 + torch.distributed.get_rank())
+    generator = torch.Generator().manual_seed(7)
+    fixed = [make_batch(generator=generator) for _ in range(2)]
+    losses = []
+    for step in range(STEPS):
+        nvtx.range_push("step")
+        model.zero_grad_buffer()
+        optimizer.zero_grad()
+        loss = language_model_loss(model, fixed[step % 2])
+        loss.backward()
+        model.finish_grad_sync()
+        optimizer.step()
+        nvtx.range_pop()
+        losses.append(loss.detach())
+        if step == 0 and graphed:
+            create_cudagraphs()
+    if torch.distributed.get_rank() == 0:
+        print("losses: " + " ".join("%.6f" % l.item() for l in losses), flush=True)
+    if graphed and reset_graphs:
+        reset_layer_graphs(model)
+    teardown()
+
+
+def reset_layer_graphs(model):
+    """Resets every graph of the model's layers before the teardown. Megatron's delete_cuda_graphs() walks
+    _CudagraphGlobalRecord.cudagraph_record, which create_cudagraphs() empties once the graphs exist (0.19.2), so it
+    frees none of them: they stay alive holding the tensor-parallel all-reduces (4 graphs alive at
+    destroy_process_group on two H200s)."""
+    for module in model.modules():
+        if isinstance(module, CudaGraphManager):
+            for runner in module.cudagraph_runners:
+                for graph in (runner.fwd_graph, runner.bwd_graph):
+                    if graph is not None:
+                        graph.reset()
+
+
+def set_weights(model, seed):
+    """Overwrites every matrix of the model with values from a CPU generator, so that the graphed run and its eager
+    twin start from the same weights whatever their construction drew (their first losses, both computed eagerly,
+    differed by 7e-4 on two H200s)."""
+    generator = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for parameter in model.parameters():
+            if parameter.dim() >= 2:
+                parameter.copy_(torch.randn(parameter.shape, generator=generator) * 0.02)
 
 
 def build_pipeline_chunks():
@@ -289,6 +365,9 @@ MODES = {
     "validation-replay": lambda: train_schedule(full_iteration=False, evaluate_every=2),
     "pipeline-clean": train_pipeline,
     "pipeline-regrouped": lambda: train_pipeline(regroup_after_graphs=True),
+    "tensor-parallel-clean": train_tensor_parallel,
+    "tensor-parallel-eager": lambda: train_tensor_parallel(graphed=False),
+    "tensor-parallel-graphs-alive": lambda: train_tensor_parallel(reset_graphs=False),
 }
 
 if __name__ == "__main__":
