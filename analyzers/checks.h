@@ -55,8 +55,8 @@ std::unique_ptr<Check> NewRankDivergentCollectivesCheck();  // rank-divergent-co
 std::unique_ptr<Check> NewHangCheck();                      // hang (--hang-timeout)
 // The fix `hang` gives when the trace shows no cause of the wait (the job's collective ledgers may name one).
 extern const char kHangFixWithoutCause[];
-std::unique_ptr<Check> NewDdpDefaultStreamCheck();          // ddp-default-stream
-std::unique_ptr<Check> NewDdpWarmupShortCheck();            // ddp-warmup-short
+std::unique_ptr<Check> NewDdpDefaultStreamCheck();  // ddp-default-stream
+std::unique_ptr<Check> NewDdpWarmupShortCheck();    // ddp-warmup-short
 // the trace itself
 std::unique_ptr<Check> NewTraceIncompleteCheck();  // trace-incomplete
 

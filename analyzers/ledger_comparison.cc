@@ -231,12 +231,13 @@ std::string DescribeDivergence(const LedgerDivergence& divergence) {
   const LedgerFork& fork = *divergence.fork;
   const CollectiveLedger& ledger = fork.divergent.process->ledger;
   const LedgerEntry& entry = *fork.divergent.entry;
-  const std::string work = entry.kind == LedgerEntry::Kind::kReplay
-                               ? absl::StrCat(Ordinal(fork.divergent.occurrence), " replay of ", ledger.GraphText(entry.what))
-                               : absl::StrCat(Ordinal(fork.divergent.occurrence), " eager ", ledger.names[entry.what]);
-  return absl::StrCat(ranks, " of ", divergence.world_size, " and ", reference_ranks,
-                      " went different ways at their ", Ordinal(fork.position + 1), " ", UnitOf(divergence.compared),
-                      ", the ", work, ": ", ranks, " made it", ledger.SiteText(entry.site), ", ", reference_ranks,
+  const std::string work =
+      entry.kind == LedgerEntry::Kind::kReplay
+          ? absl::StrCat(Ordinal(fork.divergent.occurrence), " replay of ", ledger.GraphText(entry.what))
+          : absl::StrCat(Ordinal(fork.divergent.occurrence), " eager ", ledger.names[entry.what]);
+  return absl::StrCat(ranks, " of ", divergence.world_size, " and ", reference_ranks, " went different ways at their ",
+                      Ordinal(fork.position + 1), " ", UnitOf(divergence.compared), ", the ", work, ": ", ranks,
+                      " made it", ledger.SiteText(entry.site), ", ", reference_ranks,
                       fork.reference.process->ledger.SiteText(fork.reference.entry->site),
                       ". Their ledgers part at the ", Ordinal(divergence.position + 1), ": ", parting);
 }

@@ -1,6 +1,7 @@
 #include "cli/trace_command.h"
 
 #include <cstdio>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -8,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "analyzers/trace_analysis.h"
 #include "core/exit_code.h"
 #include "core/utf8.h"
 #include "report/chrome_trace.h"
@@ -44,7 +46,15 @@ int Export(const ExportOptions& options) {
   }
   std::vector<const trace::Trace*> pointers;
   for (const trace::Trace& t : traces) pointers.push_back(&t);
-  if (absl::Status status = WriteOutput(options.output, TraceToChromeJson(pointers)); !status.ok()) {
+  // The capture-time context of replayed kernels comes from the analysis layer (report/ sits beside it): one
+  // analysis per trace, whose NVTX index is built at its first question.
+  std::map<const trace::Trace*, std::unique_ptr<analyzers::TraceAnalysis>> analyses;
+  const CallLocator locate = [&analyses](const trace::Trace& trace, size_t call) {
+    std::unique_ptr<analyzers::TraceAnalysis>& analysis = analyses[&trace];
+    if (analysis == nullptr) analysis = std::make_unique<analyzers::TraceAnalysis>(trace);
+    return analysis->Locate(call);
+  };
+  if (absl::Status status = WriteOutput(options.output, TraceToChromeJson(pointers, locate)); !status.ok()) {
     return FailWith(status);
   }
   return kExitClean;
@@ -113,8 +123,9 @@ std::string Listing(const trace::Trace& t, size_t limit) {
   for (size_t i = 0; i < std::min(limit, t.kernels.size()); ++i) {
     const trace::KernelActivity& k = t.kernels[i];
     const trace::KernelShape& shape = t.Shape(k);
-    absl::StrAppendFormat(&out, "  %d +%dns device %d stream %d corr %d graph %d %s\n", k.start_ns,
+    absl::StrAppendFormat(&out, "  %d +%dns device %d stream %d corr %d graph %d%s %s\n", k.start_ns,
                           k.end_ns - k.start_ns, shape.device, k.stream_id, k.correlation_id, k.graph_id,
+                          k.graph_id == 0 ? "" : absl::StrCat(" node ", shape.graph_node_id),
                           LineText(t.String(shape.name)));
   }
   absl::StrAppend(&out, "nvtx (first ", std::min(limit, t.nvtx.size()), " of ", t.nvtx.size(), "):\n");

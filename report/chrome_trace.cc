@@ -7,12 +7,15 @@
 #include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "trace/captured_nodes.h"
+#include "trace/python_frames.h"
 
 namespace graphcheck {
 namespace {
@@ -58,7 +61,8 @@ class JsonEvents {
 // Exports one trace as one Chrome process.
 class ProcessExport {
  public:
-  ProcessExport(const Trace& trace, int64_t pid, JsonEvents* events) : trace_(trace), pid_(pid), events_(*events) {}
+  ProcessExport(const Trace& trace, int64_t pid, const CallLocator& locate, JsonEvents* events)
+      : trace_(trace), pid_(pid), locate_(locate), events_(*events), captured_nodes_(trace) {}
 
   void Run() {
     Metadata();
@@ -149,7 +153,11 @@ class ProcessExport {
       const int64_t track = StreamTrack(shape.device, k.stream_id);
       json e = Slice(trace_.String(shape.name), "kernel", track, k.start_ns, k.end_ns);
       e["args"] = {{"grid", shape.grid}, {"block", shape.block}, {"correlation", k.correlation_id}};
-      if (k.graph_id != 0) e["args"]["graph"] = k.graph_id;
+      if (k.graph_id != 0) {
+        e["args"]["graph"] = k.graph_id;
+        e["args"]["node"] = shape.graph_node_id;
+        if (const std::optional<size_t> launch = captured_nodes_.LaunchOf(k)) e["args"]["captured"] = Captured(*launch);
+      }
       events_.Add(e);
       Flow(k.correlation_id, track, k.start_ns);
     }
@@ -169,6 +177,28 @@ class ProcessExport {
       events_.Add(e);
       Flow(g.correlation_id, track, g.start_ns);
     }
+  }
+
+  // Where the capture-time launch `call` was made, once per call (a graph's nodes run at every replay).
+  const json& Captured(size_t call) {
+    auto [it, added] = captured_.try_emplace(call);
+    if (!added) return it->second;
+    const ApiCall& launch = trace_.api_calls[call];
+    json& captured = it->second;
+    captured["call"] = trace_.String(trace_.Detail(launch).name);
+    captured["correlation"] = launch.correlation_id;
+    captured["thread"] = launch.thread_id;
+    if (locate_) {
+      const Location where = locate_(trace_, call);
+      if (!where.python.empty()) captured["python"] = trace::ProgramSite(where.python);
+      if (!where.torch_op.empty()) captured["op"] = where.torch_op;
+      if (!where.nvtx_path.empty()) captured["nvtx"] = where.nvtx_path;
+    } else if (const std::string site =
+                   trace::ProgramSite(trace::PythonFrames(trace_, trace_.Detail(launch).python_stack));
+               !site.empty()) {
+      captured["python"] = site;
+    }
+    return captured;
   }
 
   // Capture begin to capture end on the same stream; a capture never ended runs to the end of the trace.
@@ -258,7 +288,10 @@ class ProcessExport {
 
   const Trace& trace_;
   const int64_t pid_;
+  const CallLocator& locate_;
   JsonEvents& events_;
+  const trace::CapturedNodes captured_nodes_;
+  absl::flat_hash_map<size_t, json> captured_;              // capture-time launch call -> its "captured" argument
   absl::flat_hash_map<uint64_t, const ApiCall*> launches_;  // correlation id -> API call
   std::map<std::pair<uint32_t, uint64_t>, int64_t> stream_tracks_;
   std::map<uint64_t, int64_t> capture_tracks_;
@@ -281,7 +314,7 @@ uint64_t EarliestTime(const std::vector<const Trace*>& traces) {
 
 }  // namespace
 
-std::string TraceToChromeJson(const std::vector<const trace::Trace*>& traces) {
+std::string TraceToChromeJson(const std::vector<const trace::Trace*>& traces, const CallLocator& locate) {
   JsonEvents events(EarliestTime(traces));
   std::set<int64_t> pids;
   int64_t next_synthetic = kSyntheticPidBase;
@@ -292,7 +325,7 @@ std::string TraceToChromeJson(const std::vector<const trace::Trace*>& traces) {
       pid = next_synthetic;
     }
     pids.insert(pid);
-    ProcessExport(*t, pid, &events).Run();
+    ProcessExport(*t, pid, locate, &events).Run();
   }
   return std::move(events).Finish();
 }

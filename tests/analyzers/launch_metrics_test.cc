@@ -3,10 +3,15 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdio>
 #include <map>
+#include <string>
+#include <vector>
 
 #include "analyzers/trace_analysis.h"
 #include "tests/analyzers/launch_test_util.h"
+#include "trace/trace_reader.h"
 
 namespace graphcheck::testing_trace {
 namespace {
@@ -199,6 +204,37 @@ TEST(LaunchMetricsTest, NoStepsNoMetrics) {
   TraceBuilder b;
   b.Launch(1000, 1, 7, "once");
   EXPECT_TRUE(Metrics(b.Build()).empty());
+}
+
+// Replayed kernels count once in a graphed step's GPU busy time (issue 47; trace analysers that add them to the
+// replay's own span count them twice or drop them). On examples/traces/eager_then_graphed (an H100, 12 replays of a
+// graph of 105 kernels, the kernels only, no graph-level records): graphed.gpu_busy_us, the median over the graphed
+// steps, is the median time from a replay's first kernel start to its last kernel end, computed here from the kernel
+// records alone, plus the little eager work of the step (its input copies): not the sum of the two.
+TEST(LaunchMetricsTest, AReplaysKernelsCountOnceInTheGraphedStepsBusyTime) {
+  absl::StatusOr<trace::Trace> trace =
+      trace::ReadTrace(std::string(GRAPHCHECK_SOURCE_DIR) + "/examples/traces/eager_then_graphed/trace.gctrace");
+  ASSERT_TRUE(trace.ok()) << trace.status();
+  std::map<uint64_t, std::pair<uint64_t, uint64_t>> replays;  // graph launch correlation -> first start, last end
+  for (const trace::KernelActivity& kernel : trace->kernels) {
+    if (kernel.graph_id == 0) continue;
+    auto [it, added] = replays.try_emplace(kernel.correlation_id, kernel.start_ns, kernel.end_ns);
+    it->second.first = std::min(it->second.first, kernel.start_ns);
+    it->second.second = std::max(it->second.second, kernel.end_ns);
+  }
+  ASSERT_EQ(replays.size(), 12u);
+  std::vector<double> spans_us;
+  for (const auto& [correlation, span] : replays) spans_us.push_back((span.second - span.first) / 1e3);
+  std::sort(spans_us.begin(), spans_us.end());
+  const double median_span_us = (spans_us[5] + spans_us[6]) / 2;
+
+  const std::map<std::string, double> metrics = Metrics(*trace);
+  ASSERT_TRUE(metrics.count("graphed.gpu_busy_us"));
+  const double busy_us = metrics.at("graphed.gpu_busy_us");
+  EXPECT_GE(busy_us, median_span_us);
+  EXPECT_LE(busy_us, 1.02 * median_span_us) << "replayed kernels counted twice, or the step's eager work is large";
+  std::printf("eager_then_graphed: graphed.gpu_busy_us %.1f us, median replay span from kernel records %.1f us\n",
+              busy_us, median_span_us);
 }
 
 }  // namespace

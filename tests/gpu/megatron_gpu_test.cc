@@ -273,10 +273,11 @@ TEST_F(MegatronGpuTest, TensorParallelLayersAreCleanAndTrainLikeEager) {
   }
   EXPECT_LT(worst, 1e-4) << "graphed " << absl::StrJoin(graphed_losses, " ") << " eager "
                          << absl::StrJoin(eager_losses, " ");
-  std::printf("CLEAN tensor-parallel-clean: %zu captures, largest relative loss difference from eager %.2e "
-              "(graphed %s; eager %s); findings:\n%s",
-              CaptureBegins(graphed).size(), worst, absl::StrJoin(graphed_losses, " ").c_str(),
-              absl::StrJoin(eager_losses, " ").c_str(), graphed.text.c_str());
+  std::printf(
+      "CLEAN tensor-parallel-clean: %zu captures, largest relative loss difference from eager %.2e "
+      "(graphed %s; eager %s); findings:\n%s",
+      CaptureBegins(graphed).size(), worst, absl::StrJoin(graphed_losses, " ").c_str(),
+      absl::StrJoin(eager_losses, " ").c_str(), graphed.text.c_str());
 
   const MegatronRun expandable =
       RunMode("tensor-parallel-clean", "env PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True " + torchrun, bounded);

@@ -156,6 +156,75 @@ TEST(ChromeTraceTest, SeveralTracesBecomeSeveralProcesses) {
   EXPECT_NE(starts[0]["id"], starts[1]["id"]);
 }
 
+// A capture of one kernel at train.py:12 and a replay of it: the replayed kernel, inside its replay on the stream's
+// track, names the capture-time launch, its line, and with a locator (the analysis layer's, in cli) the operator and
+// NVTX range.
+TEST(ChromeTraceTest, AReplayedKernelNamesWhereItsNodeWasCaptured) {
+  Trace t;
+  t.process.pid = 4321;
+  ApiCallRecord begin = Call(t, "cudaStreamBeginCapture", ApiKind::kCaptureBegin, 1'000, 2'000, 9, 100);
+  begin.capture_status = trace::CaptureStatus::kActive;
+  begin.capture_id = 1;
+  t.AddCall(begin);
+  ApiCallRecord launch = Call(t, "cudaLaunchKernel", ApiKind::kKernelLaunch, 3'000, 4'000, 9, 100);
+  launch.capture_status = trace::CaptureStatus::kActive;
+  launch.capture_id = 1;
+  launch.correlation_id = 60;
+  launch.kernel_name = t.Intern("gemm");
+  t.python_stacks.push_back({{{t.Intern("/home/me/train.py"), 12, t.Intern("step")}}});
+  launch.python_stack = static_cast<trace::PythonStackId>(t.python_stacks.size());
+  t.AddCall(launch);
+  ApiCallRecord end = Call(t, "cudaStreamEndCapture", ApiKind::kCaptureEnd, 5'000, 6'000, 9, 100);
+  end.capture_status = trace::CaptureStatus::kActive;
+  end.capture_id = 1;
+  end.graph_id = 1;
+  t.AddCall(end);
+  ApiCallRecord replay = Call(t, "cudaGraphLaunch", ApiKind::kGraphLaunch, 10'000, 11'000, 7, 100);
+  replay.correlation_id = 70;
+  replay.graph_id = 1;
+  t.AddCall(replay);
+  trace::KernelRecord k;
+  k.name = t.Intern("gemm");
+  k.correlation_id = 70;
+  k.start_ns = kT0 + 12'000;
+  k.end_ns = kT0 + 15'000;
+  k.stream_id = 7;
+  k.graph_id = 2;
+  k.graph_node_id = (uint64_t{2} << 32) + 0;
+  t.AddKernel(k);
+  trace::DeriveGraphLaunches(&t);  // as the reader does for traces without CUPTI's graph-level records
+
+  auto replayed = [](const json& doc) {
+    for (const json& e : doc["traceEvents"]) {
+      if (e.value("cat", "") == "kernel") return e;
+    }
+    return json();
+  };
+  const json plain = replayed(json::parse(TraceToChromeJson({&t})))["args"]["captured"];
+  EXPECT_EQ(plain["call"], "cudaLaunchKernel");
+  EXPECT_EQ(plain["correlation"], 60);
+  EXPECT_EQ(plain["python"], "/home/me/train.py:12 in step");
+  EXPECT_FALSE(plain.contains("op"));
+
+  const CallLocator locate = [](const Trace&, size_t) {
+    Location where;
+    where.python = {{"/home/me/train.py", 12, "step", true}};
+    where.torch_op = "aten::mm";
+    where.nvtx_path = "train_step/forward";
+    return where;
+  };
+  const json doc = json::parse(TraceToChromeJson({&t}, locate));
+  const json located = replayed(doc)["args"]["captured"];
+  EXPECT_EQ(located["op"], "aten::mm");
+  EXPECT_EQ(located["nvtx"], "train_step/forward");
+  EXPECT_EQ(located["python"], "/home/me/train.py:12 in step");
+  // Under its replay: the replay's slice, derived from its kernels, spans the kernel on the same track.
+  const std::vector<json> graphs = Find(doc, "X", "graph");
+  ASSERT_EQ(graphs.size(), 1u);
+  EXPECT_EQ(graphs[0]["tid"], replayed(doc)["tid"]);
+  EXPECT_LE(graphs[0]["ts"].get<double>(), replayed(doc)["ts"].get<double>());
+}
+
 TEST(ChromeTraceTest, EmptyInputIsAnEmptyValidTrace) {
   const json doc = json::parse(TraceToChromeJson({}));
   EXPECT_TRUE(doc["traceEvents"].empty());
