@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "analyzers/trace_analysis.h"
 #include "core/metrics.h"
+#include "core/quantile.h"
 #include "trace/api_names.h"
 
 namespace graphcheck::analyzers {
@@ -128,6 +129,8 @@ class StepAccumulator {
   // Per field, the median over the steps: one slow step (a page fault, a host stall: 66 ms among 3 ms steps on an
   // H100) moves a mean far from every step, and the report's headline times are medians too. The step time's 10th
   // and 90th percentiles give the spread.
+  const std::vector<StepStats>& per_step() const { return per_step_; }
+
   StepStats Median() const {
     StepStats median;
     median.steps = per_step_.size();
@@ -190,12 +193,14 @@ class StepAccumulator {
 
 }  // namespace
 
-double Quantile(std::vector<double> values, double q) {
-  if (values.empty()) return 0;
-  // The nearest rank, as the engine's step timings take it (engine/pipeline.cc): a value some step had.
-  const size_t rank = static_cast<size_t>(q * (values.size() - 1) + 0.5);
-  std::nth_element(values.begin(), values.begin() + rank, values.end());
-  return values[rank];
+std::vector<double> StepTimesUs(const TraceAnalysis& analysis, const std::vector<Iteration>& steps) {
+  const LaunchModel model;
+  StepAccumulator accumulator(analysis, model);
+  for (const Iteration& step : steps) accumulator.Add(step);
+  std::vector<double> times;
+  times.reserve(steps.size());
+  for (const StepStats& step : accumulator.per_step()) times.push_back(step.step_us);
+  return times;
 }
 
 LaunchStats ComputeLaunchStats(const TraceAnalysis& analysis, const IterationOptions& iterations,

@@ -13,6 +13,7 @@
 #include "analyzers/iterations.h"
 #include "analyzers/launch_model.h"
 #include "core/check.h"
+#include "core/quantile.h"
 #include "core/report.h"
 
 namespace graphcheck::analyzers {
@@ -25,9 +26,6 @@ class TraceAnalysis;
 // instead: check.forecast_graphed_us (with the unrecorded time outside the graphable parts, when the engine measured
 // it, in place of the trace's), check.forecast_savings_us and check.forecast_error_ratio.
 void UseEngineTimesForTheForecast(std::vector<Metric>* metrics);
-
-// The nearest-rank quantile q (0..1) of `values`, 0 when there are none.
-double Quantile(std::vector<double> values, double q);
 
 // Per-step medians (each field's median over the steps). Times in microseconds.
 struct StepStats {
@@ -101,6 +99,10 @@ struct LaunchStats {
 
 LaunchStats ComputeLaunchStats(const TraceAnalysis& analysis, const IterationOptions& iterations,
                                const LaunchModel& model);
+// Each step's time, as the step metrics take it (their medians and quantiles are of these): the longer of the step's
+// host span and the GPU span of its own work (the kernels it launched, the graphs it replayed), so that a GPU-bound
+// step whose host ran ahead is not its host span. The report's plots use the same (report_timeline.h).
+std::vector<double> StepTimesUs(const TraceAnalysis& analysis, const std::vector<Iteration>& steps);
 // Metric names: launch.* for eager steps and the forecast, graphed.* for replayed steps (see docs/analyzers.md).
 // Empty when no steps were found.
 std::vector<Metric> LaunchMetrics(const LaunchStats& stats);

@@ -5,7 +5,9 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "analyzers/launch_metrics.h"
 #include "analyzers/trace_analysis.h"
+#include "core/quantile.h"
 
 namespace graphcheck::analyzers {
 namespace {
@@ -18,16 +20,26 @@ bool IsLaunch(const ApiCall& call) {
          call.capture_status == trace::CaptureStatus::kNone;
 }
 
-// The step of median duration, so that the drawn step is a typical one rather than the first (cold) or an outlier.
-std::optional<Iteration> MedianStep(std::vector<Iteration> steps) {
+// The step of median time (core/quantile.h's rank), so that the drawn step is a typical one
+// rather than the first (cold) or an outlier, and its time is the median the metrics report.
+struct TimedStep {
+  const Iteration* step = nullptr;
+  double time_us = 0;
+};
+std::optional<TimedStep> MedianStep(const TraceAnalysis& analysis, const std::vector<Iteration>& steps) {
   if (steps.empty()) return std::nullopt;
-  std::sort(steps.begin(), steps.end(),
-            [](const Iteration& a, const Iteration& b) { return a.end_ns - a.start_ns < b.end_ns - b.start_ns; });
-  return steps[steps.size() / 2];
+  const std::vector<double> times = StepTimesUs(analysis, steps);
+  std::vector<TimedStep> timed;
+  for (size_t i = 0; i < steps.size(); ++i) timed.push_back({&steps[i], times[i]});
+  const size_t rank = QuantileRank(timed.size(), 0.5);
+  std::nth_element(timed.begin(), timed.begin() + rank, timed.end(),
+                   [](const TimedStep& a, const TimedStep& b) { return a.time_us < b.time_us; });
+  return timed[rank];
 }
 
-StepTimeline DrawStep(const trace::Trace& trace, const Iteration& step, absl::string_view kind,
+StepTimeline DrawStep(const trace::Trace& trace, const TimedStep& timed, absl::string_view kind,
                       const TimelineLimits& limits) {
+  const Iteration& step = *timed.step;
   StepTimeline drawn;
   drawn.label = absl::StrCat(kind, " step ", step.index);
   // Kernels launched one by one share their launch's correlation id, and so do the kernels a graph launch replays.
@@ -55,7 +67,8 @@ StepTimeline DrawStep(const trace::Trace& trace, const Iteration& step, absl::st
   }
   std::sort(drawn.kernels.begin(), drawn.kernels.end(),
             [](const TimelineKernel& a, const TimelineKernel& b) { return a.start_us < b.start_us; });
-  drawn.duration_us = (end_ns - step.start_ns) / 1e3;
+  drawn.duration_us = timed.time_us;
+  drawn.extent_us = (end_ns - step.start_ns) / 1e3;
   return drawn;
 }
 
@@ -113,17 +126,21 @@ std::optional<Timeline> BuildTimeline(const TraceAnalysis& analysis, const Itera
   struct Span {
     const char* phase;
     uint64_t start_ns;
-    uint64_t end_ns;
+    double duration_us;  // steps: their time as the step metrics take it; captures: their host span
   };
   std::vector<Span> spans;
-  for (const Iteration& step : all.eager) {
+  const std::vector<double> eager_us = StepTimesUs(analysis, all.eager);
+  for (size_t i = 0; i < all.eager.size(); ++i) {
+    const Iteration& step = all.eager[i];
     const bool in_range = step.index >= iterations.first && (!iterations.last || step.index < *iterations.last);
-    spans.push_back({in_range ? "eager" : "warmup", step.start_ns, step.end_ns});
+    spans.push_back({in_range ? "eager" : "warmup", step.start_ns, eager_us[i]});
   }
-  for (const Iteration& step : all.graphed) spans.push_back({"graphed", step.start_ns, step.end_ns});
+  const std::vector<double> graphed_us = StepTimesUs(analysis, all.graphed);
+  for (size_t i = 0; i < all.graphed.size(); ++i) spans.push_back({"graphed", all.graphed[i].start_ns, graphed_us[i]});
   for (const CaptureWindow& window : analysis.captures().windows()) {
     if (!window.end_call) continue;
-    spans.push_back({"capture", trace.api_calls[window.begin_call].start_ns, trace.api_calls[*window.end_call].end_ns});
+    const uint64_t start_ns = trace.api_calls[window.begin_call].start_ns;
+    spans.push_back({"capture", start_ns, (trace.api_calls[*window.end_call].end_ns - start_ns) / 1e3});
   }
   if (spans.empty()) return std::nullopt;
   std::sort(spans.begin(), spans.end(), [](const Span& a, const Span& b) { return a.start_ns < b.start_ns; });
@@ -137,11 +154,14 @@ std::optional<Timeline> BuildTimeline(const TraceAnalysis& analysis, const Itera
       ++timeline.dropped_run_steps;
       continue;
     }
-    timeline.run.push_back({span.phase, (span.start_ns - origin) / 1e3, (span.end_ns - span.start_ns) / 1e3});
+    timeline.run.push_back({span.phase, (span.start_ns - origin) / 1e3, span.duration_us});
   }
   const std::vector<Iteration> eager = LaunchRecorded(selected.eager);
-  if (std::optional<Iteration> step = MedianStep(eager)) timeline.eager_step = DrawStep(trace, *step, "eager", limits);
-  if (std::optional<Iteration> step = MedianStep(LaunchRecorded(selected.graphed))) {
+  if (std::optional<TimedStep> step = MedianStep(analysis, eager)) {
+    timeline.eager_step = DrawStep(trace, *step, "eager", limits);
+  }
+  const std::vector<Iteration> graphed = LaunchRecorded(selected.graphed);
+  if (std::optional<TimedStep> step = MedianStep(analysis, graphed)) {
     timeline.graphed_step = DrawStep(trace, *step, "graphed", limits);
   }
   timeline.kernel_durations = Histogram(KernelDurations(analysis, eager));

@@ -71,14 +71,19 @@ struct TimelineLaunch {
 // One step drawn whole: its kernels per stream and its launch calls.
 struct StepTimeline {
   std::string label;  // "eager step 3"
+  // The step's time as the step metrics take it (analyzers/launch_metrics.h, StepTimesUs): the drawn step is the one
+  // of median time, so this is the median the metrics report.
   double duration_us = 0;
+  // From the step's start to the end of its last kernel: longer than duration_us where the GPU ran the step's work
+  // behind its launches (a GPU-bound step whose host ran ahead). The drawing's width.
+  double extent_us = 0;
   std::vector<TimelineKernel> kernels;  // by start
   std::vector<TimelineLaunch> launches;
   uint64_t dropped_kernels = 0;  // beyond the cap
   uint64_t dropped_launches = 0;
 
   bool operator==(const StepTimeline& o) const {
-    return label == o.label && duration_us == o.duration_us && kernels == o.kernels && launches == o.launches &&
+    return label == o.label && duration_us == o.duration_us && extent_us == o.extent_us && kernels == o.kernels && launches == o.launches &&
            dropped_kernels == o.dropped_kernels && dropped_launches == o.dropped_launches;
   }
 };

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <functional>
 #include <optional>
+#include <utility>
 
 #include <ATen/Context.h>
 #include <ATen/core/grad_mode.h>
@@ -18,6 +19,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "core/metrics.h"
+#include "core/quantile.h"
 #include "engine/fused_optimizer.h"
 #include "engine/graphed_callables.h"
 #include "engine/internal/training_steps.h"
@@ -89,11 +91,9 @@ struct Timing {
 Timing Summarize(std::vector<double> values) {
   Timing t;
   if (values.empty()) return t;
-  std::sort(values.begin(), values.end());
-  auto at = [&](double q) { return values[static_cast<size_t>(q * (values.size() - 1) + 0.5)]; };
-  t.median = at(0.5);
-  t.p10 = at(0.1);
-  t.p90 = at(0.9);
+  t.median = Quantile(values, 0.5);
+  t.p10 = Quantile(values, 0.1);
+  t.p90 = Quantile(std::move(values), 0.9);
   return t;
 }
 

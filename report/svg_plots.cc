@@ -149,9 +149,14 @@ double DrawStepRows(Plot& plot, const StepTimeline& step, double top, double sca
   for (const TimelineKernel& k : step.kernels) stream_rows.emplace(k.stream, 0);
   int row = 1;
   for (auto& [stream, index] : stream_rows) index = row++;
+  // The step's time is the metrics' median; where its kernels ran behind its launches, the drawing is wider.
+  const std::string behind =
+      step.extent_us > 1.05 * step.duration_us
+          ? absl::StrCat(" (its kernels ran behind its launches, until ", FormatUs(step.extent_us), ")")
+          : "";
   plot.Label(0, top + 11,
-             absl::StrFormat("%s: %s, %d kernels", step.label, FormatUs(step.duration_us),
-                             step.kernels.size() + step.dropped_kernels),
+             absl::StrFormat("%s: %s step time, %d kernels%s", step.label, FormatUs(step.duration_us),
+                             step.kernels.size() + step.dropped_kernels, behind),
              "start", "heading");
   top += 16;
   plot.Label(kLabelWidth - 6, top + 10, "CPU launch calls", "end");
@@ -255,11 +260,14 @@ void PlotStepTimelines(const Timeline& timeline, pugi::xml_node parent) {
   double max_us = 0;
   double height = 30;
   for (const StepTimeline* step : steps) {
-    max_us = std::max(max_us, step->duration_us);
+    max_us = std::max({max_us, step->duration_us, step->extent_us});
     height += 16 + (1 + StreamCount(*step)) * kRowHeight + 8;
   }
+  const char* which = steps.size() == 2 ? "One eager step and one graphed step on the same time scale"
+                      : timeline.eager_step ? "One eager step"
+                                            : "One graphed step";
   Plot plot(parent,
-            absl::StrCat("One eager step and one graphed step on the same time scale (", timeline.process,
+            absl::StrCat(which, " (", timeline.process, ", the step of median time",
                          "): kernels per stream, and the CPU's launch calls whose gaps the GPU waits for"),
             height);
   const double right = kWidth - 20;

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The HTML report of a real run (examples/traces/eager_then_graphed) and one full of hostile program strings, opened
 # in headless Chromium (html_in_browser.py): no console error, no network request, no script, the plots drawn, the
-# strings shown as text. Saves the first report's screenshot as report-graphed-training.png in the working directory
+# strings shown as text, and one value for the graphed step time (302 us) in the verdict and the drawn step (the
+# every-step plot's points, tooltips only, are held to it in tests/analyzers/report_timeline_test.cc). Saves the first report's screenshot as report-graphed-training.png in the working directory
 # (docs/images/ holds one). Skips (77) without chromium.
 set -u
 gc=${1:?graphcheck binary}
@@ -23,7 +24,8 @@ json.dump(report, open(sys.argv[2], "w"))
 PY
 "$gc" report "$work/hostile.json" --format html -o "$work/hostile.html"
 python3 "$root/tests/report/html_in_browser.py" "$work/real.html" --expect-figures 4 \
-  --expect-text "Capturable: graphed steps ran with no error" --screenshot report-graphed-training.png
+  --expect-text "Capturable: graphed steps ran with no error" --screenshot report-graphed-training.png \
+  --expect-text "graphed steps took 302.4 us" --expect-text "graphed step 6: 302 us step time"
 real=$?
 [ $real = 77 ] && exit 77
 python3 "$root/tests/report/html_in_browser.py" "$work/hostile.html" --expect-figures 4 \

@@ -75,9 +75,9 @@ Report SampleReport() {
   Timeline timeline;
   timeline.process = "pid 852";
   timeline.run = {{"warmup", 0, 5000}, {"eager", 5000, 1000}, {"capture", 6000, 800}, {"graphed", 7000, 400}};
-  StepTimeline eager{"eager step 1", 1000, {{"gemm", 7, 10, 50}, {"relu", 7, 70, 5}}, {{0, 8}, {60, 8}}, 0, 0};
+  StepTimeline eager{"eager step 1", 1000, 1000, {{"gemm", 7, 10, 50}, {"relu", 7, 70, 5}}, {{0, 8}, {60, 8}}, 0, 0};
   timeline.eager_step = eager;
-  StepTimeline graphed{"graphed step 0", 400, {{"gemm", 9, 5, 50}}, {{0, 3}}, 12, 0};
+  StepTimeline graphed{"graphed step 0", 400, 400, {{"gemm", 9, 5, 50}}, {{0, 3}}, 12, 0};
   timeline.graphed_step = graphed;
   timeline.kernel_durations = {{1, 2, 30}, {2, 5, 10}, {50, 100, 1}};
   report.timeline = timeline;
