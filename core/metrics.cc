@@ -1,5 +1,8 @@
 #include "core/metrics.h"
 
+#include <algorithm>
+
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/strip.h"
 
@@ -91,9 +94,12 @@ const Metric* FindIn(const std::vector<Metric>& metrics, absl::string_view name)
 }
 
 const Spec* Find(absl::string_view name) {
-  if (absl::StartsWith(name, "pid")) {
+  // A job's per-process prefix: "pid852." (or "rank0.").
+  for (absl::string_view scope : {"pid", "rank"}) {
+    if (!absl::StartsWith(name, scope)) continue;
     const size_t dot = name.find('.');
-    if (dot != absl::string_view::npos) name.remove_prefix(dot + 1);
+    const absl::string_view number = name.substr(scope.size(), dot == absl::string_view::npos ? 0 : dot - scope.size());
+    if (!number.empty() && std::all_of(number.begin(), number.end(), absl::ascii_isdigit)) name.remove_prefix(dot + 1);
   }
   if (!absl::ConsumeSuffix(&name, ".min")) absl::ConsumeSuffix(&name, ".max");
   for (const Spec* spec : All()) {

@@ -4,6 +4,7 @@
 #ifndef GRAPHCHECK_CORE_METRICS_H_
 #define GRAPHCHECK_CORE_METRICS_H_
 
+#include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
@@ -13,10 +14,14 @@
 
 namespace graphcheck::metric {
 
+// Which way a metric improves: what `diff` and `--baseline` call a regression.
+enum class Better : uint8_t { kLower, kHigher };
+
 struct Spec {
   const char* name;
   const char* unit;
   const char* description;
+  Better better = Better::kLower;  // times, counts, errors: lower; speedups, savings, shares graphed: higher
 
   Metric With(double value) const { return Metric{name, value, unit, description}; }
   // A description that says where this value came from (which steps, which ranges).
@@ -45,7 +50,8 @@ inline constexpr Spec kLaunchGpuBusyUs{"launch.gpu_busy_us", "us",
                                        "GPU busy time per step (union of kernel intervals), median"};
 inline constexpr Spec kLaunchGpuIdleUs{"launch.gpu_idle_us", "us",
                                        "GPU idle time per step (gaps between kernels), median"};
-inline constexpr Spec kLaunchGpuUtilization{"launch.gpu_utilization", "ratio", "GPU busy time / step time"};
+inline constexpr Spec kLaunchGpuUtilization{"launch.gpu_utilization", "ratio", "GPU busy time / step time",
+                                            Better::kHigher};
 inline constexpr Spec kLaunchLaunchDelayUs{"launch.launch_delay_us", "us", "mean of kernel start - launch call start"};
 inline constexpr Spec kLaunchShortKernelsPerIteration{"launch.short_kernels_per_iteration", "count",
                                                       "kernels shorter than short-kernel-us"};
@@ -55,9 +61,9 @@ inline constexpr Spec kLaunchForecastGraphedUs{
     "per-node cost + the GPU busy of what stays eager) and the host path (graph launches + the part of the step "
     "outside graphcheck:graphable ranges, which stays eager)"};
 inline constexpr Spec kLaunchForecastSavingsUs{"launch.forecast_savings_us", "us",
-                                               "eager step time - forecast graphed time"};
+                                               "eager step time - forecast graphed time", Better::kHigher};
 inline constexpr Spec kLaunchForecastSavingsRatio{"launch.forecast_savings_ratio", "ratio",
-                                                  "forecast savings / eager step time"};
+                                                  "forecast savings / eager step time", Better::kHigher};
 inline constexpr Spec kLaunchOutsideGraphableUs{
     "launch.outside_graphable_us", "us",
     "step time outside its graphcheck:graphable ranges (loss, optimizer, host work): stays eager"};
@@ -75,7 +81,8 @@ inline constexpr Spec kGraphedIterationUsP90{"graphed.iteration_us_p90", "us", "
 inline constexpr Spec kGraphedGraphLaunchesPerIteration{"graphed.graph_launches_per_iteration", "count",
                                                         "graph launches per step"};
 inline constexpr Spec kGraphedGpuBusyUs{"graphed.gpu_busy_us", "us", "GPU busy time per graphed step"};
-inline constexpr Spec kGraphedSpeedup{"graphed.speedup", "ratio", "eager step time / graphed step time"};
+inline constexpr Spec kGraphedSpeedup{"graphed.speedup", "ratio", "eager step time / graphed step time",
+                                      Better::kHigher};
 inline constexpr Spec kGraphedForecastErrorRatio{"graphed.forecast_error_ratio", "ratio",
                                                  "(forecast graphed - measured graphed) / measured graphed"};
 
@@ -87,10 +94,11 @@ inline constexpr Spec kCoverageStepsWithoutRecords{
     "steps left out of coverage: launch recording was off there (sampled recording)"};
 inline constexpr Spec kCoverageGraphedKernelShare{
     "coverage.graphed_kernel_share", "ratio",
-    "share of the counted steps' kernels replayed from CUDA graphs (the rest launched one by one)"};
+    "share of the counted steps' kernels replayed from CUDA graphs (the rest launched one by one)", Better::kHigher};
 inline constexpr Spec kCoverageGraphedGpuTimeShare{
     "coverage.graphed_gpu_time_share", "ratio",
-    "share of the counted steps' GPU time spent in CUDA graph replays (the rest in kernels launched one by one)"};
+    "share of the counted steps' GPU time spent in CUDA graph replays (the rest in kernels launched one by one)",
+    Better::kHigher};
 inline constexpr Spec kCoverageEagerGpuUs{"coverage.eager_gpu_us", "us",
                                           "GPU time of the kernels launched one by one per counted step (median)"};
 
@@ -153,7 +161,8 @@ inline constexpr Spec kCheckEagerStepUsP90{"check.eager_step_us_p90", "us", "eag
 inline constexpr Spec kCheckGraphedStepUs{"check.graphed_step_us", "us", "graphed step, median (CUDA events)"};
 inline constexpr Spec kCheckGraphedStepUsP10{"check.graphed_step_us_p10", "us", "graphed step, 10th percentile"};
 inline constexpr Spec kCheckGraphedStepUsP90{"check.graphed_step_us_p90", "us", "graphed step, 90th percentile"};
-inline constexpr Spec kCheckSpeedup{"check.speedup", "ratio", "eager step time / graphed step time (medians)"};
+inline constexpr Spec kCheckSpeedup{"check.speedup", "ratio", "eager step time / graphed step time (medians)",
+                                    Better::kHigher};
 inline constexpr Spec kCheckEagerOutsideGraphableUs{
     "check.eager_outside_graphable_us", "us",
     "eager step less the host time of its forward and backward (the loss, the optimizer step): what stays eager when "
@@ -183,7 +192,8 @@ inline constexpr Spec kCheckForecastGraphedUs{"check.forecast_graphed_us", "us",
                                               "the trace's forecast graphed step with check.eager_outside_graphable_us "
                                               "in place of launch.outside_graphable_us on its host path"};
 inline constexpr Spec kCheckForecastSavingsUs{"check.forecast_savings_us", "us",
-                                              "eager step timed by the engine - the trace's forecast graphed step"};
+                                              "eager step timed by the engine - the trace's forecast graphed step",
+                                              Better::kHigher};
 inline constexpr Spec kCheckForecastErrorRatio{
     "check.forecast_error_ratio", "ratio",
     "(forecast graphed step - graphed step timed by the engine) / the timed one"};

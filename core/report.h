@@ -83,8 +83,8 @@ struct StepTimeline {
   uint64_t dropped_launches = 0;
 
   bool operator==(const StepTimeline& o) const {
-    return label == o.label && duration_us == o.duration_us && extent_us == o.extent_us && kernels == o.kernels && launches == o.launches &&
-           dropped_kernels == o.dropped_kernels && dropped_launches == o.dropped_launches;
+    return label == o.label && duration_us == o.duration_us && extent_us == o.extent_us && kernels == o.kernels &&
+           launches == o.launches && dropped_kernels == o.dropped_kernels && dropped_launches == o.dropped_launches;
   }
 };
 

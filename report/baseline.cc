@@ -88,8 +88,8 @@ void SetThreshold(MetricThreshold threshold, std::vector<MetricThreshold>* thres
 }
 
 bool HigherIsBetter(absl::string_view metric) {
-  return absl::StrContains(metric, "speedup") || absl::StrContains(metric, "utilization") ||
-         absl::StrContains(metric, "savings") || absl::StrContains(metric, "coverage.graphed_");
+  const metric::Spec* spec = metric::Find(metric);
+  return spec != nullptr && spec->better == metric::Better::kHigher;
 }
 
 ReportDiff DiffReports(const Report& old_report, const Report& new_report,

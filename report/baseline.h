@@ -29,6 +29,7 @@ std::vector<MetricThreshold> DefaultThresholds();
 // replace earlier ones, so command-line values win over the configuration file's and the defaults.
 absl::StatusOr<MetricThreshold> ParseThreshold(absl::string_view text);
 void SetThreshold(MetricThreshold threshold, std::vector<MetricThreshold>* thresholds);
+// Whether `metric` (a catalogue name, with a job's scope) improves upwards: its catalogue entry's direction.
 bool HigherIsBetter(absl::string_view metric);
 
 struct MetricChange {

@@ -18,8 +18,8 @@ namespace graphcheck {
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(SourceFrame, file, line, function, user)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(TimelineKernel, name, stream, start_us, duration_us)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(TimelineLaunch, start_us, duration_us)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(StepTimeline, label, duration_us, extent_us, kernels, launches, dropped_kernels,
-                                                dropped_launches)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(StepTimeline, label, duration_us, extent_us, kernels, launches,
+                                                dropped_kernels, dropped_launches)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(RunStepTime, phase, start_us, duration_us)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(HistogramBucket, lower_us, upper_us, count)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(CoverageShare, origin, kernels, gpu_us)

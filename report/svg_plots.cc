@@ -263,7 +263,7 @@ void PlotStepTimelines(const Timeline& timeline, pugi::xml_node parent) {
     max_us = std::max({max_us, step->duration_us, step->extent_us});
     height += 16 + (1 + StreamCount(*step)) * kRowHeight + 8;
   }
-  const char* which = steps.size() == 2 ? "One eager step and one graphed step on the same time scale"
+  const char* which = steps.size() == 2     ? "One eager step and one graphed step on the same time scale"
                       : timeline.eager_step ? "One eager step"
                                             : "One graphed step";
   Plot plot(parent,

@@ -5,6 +5,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "absl/strings/match.h"
+
 #include <filesystem>
 #include <set>
 #include <string>
@@ -55,4 +57,20 @@ TEST(MetricCatalogueTest, EveryMetricOfTheShippedTracesIsCatalogued) {
 }
 
 }  // namespace
+// Which way each metric improves is its catalogue entry's field (diff and --baseline read it, not the name): the
+// speedups, the savings, the GPU utilization and the shares replayed from graphs improve upwards, everything else
+// downwards. A new speedup or saving added without its direction fails here.
+TEST(MetricCatalogueTest, EachMetricSaysWhichWayItImproves) {
+  for (const metric::Spec* spec : metric::All()) {
+    const std::string name = spec->name;
+    const bool upwards = absl::StrContains(name, "speedup") || absl::StrContains(name, "savings") ||
+                         absl::StrContains(name, "utilization") || absl::StartsWith(name, "coverage.graphed_");
+    EXPECT_EQ(spec->better == metric::Better::kHigher, upwards) << name;
+  }
+  EXPECT_EQ(metric::Find("pid852.graphed.speedup"), &metric::kGraphedSpeedup);
+  EXPECT_EQ(metric::Find("rank3.coverage.graphed_kernel_share.megatron"), &metric::kCoverageGraphedKernelShare);
+  EXPECT_EQ(metric::Find("graphed.speedup.max"), &metric::kGraphedSpeedup);
+  EXPECT_EQ(metric::Find("pidx.graphed.speedup"), nullptr);
+}
+
 }  // namespace graphcheck

@@ -78,7 +78,8 @@ TEST(ReportTimelineTest, TheDrawnStepsTimeIsTheMetricsMedian) {
       for (const RunStepTime& step : timeline->run) {
         if (step.phase == "graphed") plotted.push_back(step.duration_us);
       }
-      EXPECT_NEAR(Quantile(plotted, 0.5), metrics.at("graphed.iteration_us"), 0.01 * metrics.at("graphed.iteration_us"));
+      EXPECT_NEAR(Quantile(plotted, 0.5), metrics.at("graphed.iteration_us"),
+                  0.01 * metrics.at("graphed.iteration_us"));
     }
     if (timeline->eager_step) {
       EXPECT_DOUBLE_EQ(timeline->eager_step->duration_us, metrics.at("launch.iteration_us"));
