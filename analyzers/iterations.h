@@ -59,6 +59,9 @@ struct Iterations {
   bool eager_by_repetition = false;  // the eager steps are a guess from the launch sequence, not NVTX ranges
   std::vector<Iteration> eager;      // selected by the step range
   std::vector<Iteration> graphed;
+  // Steps that replay graphs and also launch at least half of those graphs' kernels one by one (an eager reference
+  // run beside the replay): neither eager nor graphed steps, left out of both.
+  size_t reruns = 0;
 };
 
 // The Python probe's own eager work under --shadow (its audit spans: python_probe.h's AuditSpans) is not the
