@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "analyzers/python_probe.h"
+#include "trace/captured_nodes.h"
 
 namespace graphcheck::analyzers {
 namespace {
@@ -194,18 +195,13 @@ std::string GraphedStepsByRepetition(const trace::Trace& trace, size_t from, std
   return found;
 }
 
-// The kernels each captured graph holds, by name: the launches inside the capture that made it, by its graph id.
+// The kernels each captured graph holds, by name.
 using KernelCounts = absl::flat_hash_map<trace::StringId, size_t>;
 absl::flat_hash_map<uint64_t, KernelCounts> CapturedKernels(const trace::Trace& trace) {
-  absl::flat_hash_map<uint64_t, KernelCounts> by_capture;
   absl::flat_hash_map<uint64_t, KernelCounts> by_graph;
-  for (const ApiCall& call : trace.api_calls) {
-    const trace::CallDetail& detail = trace.Detail(call);
-    if (call.kind == ApiKind::kKernelLaunch && call.capture_status == trace::CaptureStatus::kActive) {
-      ++by_capture[call.capture_id][detail.kernel_name];
-    } else if (call.kind == ApiKind::kCaptureEnd && detail.graph_id != 0) {
-      if (auto it = by_capture.find(call.capture_id); it != by_capture.end()) by_graph[detail.graph_id] = it->second;
-    }
+  for (const auto& [graph, calls] : trace::KernelLaunchesByGraph(trace)) {
+    KernelCounts& counts = by_graph[graph];
+    for (size_t call : calls) ++counts[trace.Detail(trace.api_calls[call]).kernel_name];
   }
   return by_graph;
 }

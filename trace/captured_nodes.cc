@@ -11,28 +11,35 @@ namespace {
 
 using GraphKernel = std::pair<uint32_t, std::string>;  // (graph id, kernel name)
 
-// Each successful capture's kernel launches, by the graph its end made and the kernel's name, in call order.
+// KernelLaunchesByGraph, by the kernel's name too.
 absl::flat_hash_map<GraphKernel, std::vector<size_t>> CapturedLaunches(const Trace& trace) {
-  absl::flat_hash_map<uint64_t, uint32_t> graph_of_capture;  // capture id -> graph id
-  for (const ApiCall& call : trace.api_calls) {
-    const CallDetail& detail = trace.Detail(call);
-    if (call.kind == ApiKind::kCaptureEnd && detail.return_code == 0 && detail.graph_id != 0 && call.capture_id != 0) {
-      graph_of_capture[call.capture_id] = detail.graph_id;
-    }
-  }
   absl::flat_hash_map<GraphKernel, std::vector<size_t>> launches;
-  for (size_t i = 0; i < trace.api_calls.size(); ++i) {
-    const ApiCall& call = trace.api_calls[i];
-    if (call.kind != ApiKind::kKernelLaunch || call.capture_status != CaptureStatus::kActive) continue;
-    const CallDetail& detail = trace.Detail(call);
-    const auto graph = graph_of_capture.find(call.capture_id);
-    if (graph == graph_of_capture.end() || detail.return_code != 0) continue;
-    launches[{graph->second, std::string(trace.String(detail.kernel_name))}].push_back(i);
+  for (const auto& [graph, calls] : KernelLaunchesByGraph(trace)) {
+    for (size_t call : calls) {
+      launches[{graph, std::string(trace.String(trace.Detail(trace.api_calls[call]).kernel_name))}].push_back(call);
+    }
   }
   return launches;
 }
 
 }  // namespace
+
+absl::flat_hash_map<uint32_t, std::vector<size_t>> KernelLaunchesByGraph(const Trace& trace) {
+  absl::flat_hash_map<uint64_t, std::vector<size_t>> by_capture;  // capture id -> its kernel launches
+  absl::flat_hash_map<uint32_t, std::vector<size_t>> by_graph;
+  for (size_t i = 0; i < trace.api_calls.size(); ++i) {
+    const ApiCall& call = trace.api_calls[i];
+    const CallDetail& detail = trace.Detail(call);
+    if (call.kind == ApiKind::kKernelLaunch && call.capture_status == CaptureStatus::kActive &&
+        detail.return_code == 0) {
+      by_capture[call.capture_id].push_back(i);
+    } else if (call.kind == ApiKind::kCaptureEnd && detail.return_code == 0 && detail.graph_id != 0 &&
+               call.capture_id != 0) {
+      if (auto it = by_capture.find(call.capture_id); it != by_capture.end()) by_graph[detail.graph_id] = it->second;
+    }
+  }
+  return by_graph;
+}
 
 CapturedNodes::CapturedNodes(const Trace& trace) : trace_(trace) {
   absl::flat_hash_map<uint64_t, uint32_t> graph_of_launch;  // graph launch's correlation id -> captured graph id

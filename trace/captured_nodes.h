@@ -18,11 +18,16 @@
 #include <cstdint>
 #include <optional>
 #include <utility>
+#include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "trace/events.h"
 
 namespace graphcheck::trace {
+
+// Each successful capture's kernel launches (indices into trace.api_calls, in call order), by the id of the graph its
+// end made: what each captured graph holds.
+absl::flat_hash_map<uint32_t, std::vector<size_t>> KernelLaunchesByGraph(const Trace& trace);
 
 class CapturedNodes {
  public:
