@@ -146,6 +146,11 @@ absl::Status AnalyzeTraceFilesInto(const std::vector<std::string>& paths, const 
   if (!settings.ok()) return settings.status();
   absl::StatusOr<std::vector<std::string>> files = ExpandTracePaths(paths);
   if (!files.ok()) return files.status();
+  // The file the report is about, where SARIF points a finding with no line of its own: a folder given (a job's)
+  // names its first trace, since code scanning shows a file, not a folder.
+  if (std::error_code error; report->subject.empty() || std::filesystem::is_directory(report->subject, error)) {
+    report->subject = files->front();
+  }
   const auto start = std::chrono::steady_clock::now();
   // Each trace is read, analyzed and dropped by one of a few workers, so memory holds a few traces whatever the job's
   // size. A trace that cannot be read fails the whole analysis before any report is written.

@@ -85,6 +85,16 @@ for name, ok in checks:
     print(("ok   " if ok else "FAIL ") + name)
 sys.exit(0 if all(ok for _, ok in checks) else 1)
 PY
+# SARIF of a job's folder: every result points at a file (a trace, or the program's line), never at the folder.
+"$gc" analyze "$work/extra" --format sarif -o "$work/extra.sarif" --fail-on never 2>"$work/err"
+python3 - "$work/extra.sarif" "$work/extra" <<'PY' || failures=1
+import json, sys
+results = json.load(open(sys.argv[1]))["runs"][0]["results"]
+uris = [r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in results]
+ok = results and all(u.endswith(".gctrace") or u.endswith(".py") for u in uris)
+print(("ok   " if ok else "FAIL ") + "SARIF of a job's folder points at files: " + ", ".join(sorted(set(uris))))
+sys.exit(0 if ok else 1)
+PY
 "$gc" analyze "$work/empty-folder" >/dev/null 2>"$work/err"; rc=$?
 [ "$rc" = 2 ] || { echo "FAIL: a missing folder: exit $rc"; failures=1; }
 mkdir "$work/empty"
