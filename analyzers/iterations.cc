@@ -320,8 +320,14 @@ Iterations FindIterations(const trace::Trace& trace, const NvtxIndex& nvtx, cons
   const std::string region = automatic ? nvtx.MostRepeatedOutermostRange(kMinRepeatedRanges) : options.region;
   if (!region.empty()) {
     std::vector<Iteration> steps;
+    // Steps do not overlap: a range that begins before the last step ends (another thread's range of the same name, or
+    // a damaged trace's duplicated records) is no step of its own. Overlapping steps would count their calls again,
+    // each (a trace whose chunks were duplicated 160 times took 1.1 GB and 22 s to analyze).
+    uint64_t last_end = 0;
     for (const TimeInterval& range : nvtx.RangesNamed(region)) {
+      if (!steps.empty() && range.start_ns < last_end) continue;
       steps.push_back(MakeIteration(trace, range.start_ns, range.end_ns));
+      last_end = range.end_ns;
     }
     const size_t from = steps.empty() ? 0 : steps.back().end_call;
     SortByReplay(trace, std::move(steps), &result);
