@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# The HTML report of a real run (examples/traces/eager_then_graphed) and one full of hostile program strings, opened
-# in headless Chromium (html_in_browser.py): no console error, no network request, no script, the plots drawn, the
-# strings shown as text, and one value for the graphed step time (302 us) in the verdict and the drawn step (the
-# every-step plot's points, tooltips only, are held to it in tests/analyzers/report_timeline_test.cc). Saves the first report's screenshot as report-graphed-training.png in the working directory
-# (docs/images/ holds one). Skips (77) without chromium.
+# The HTML report of a real run (examples/traces/eager_then_graphed), of a two-rank job and one full of hostile
+# program strings, opened in headless Chromium (html_in_browser.py): no console error, no network request, no script,
+# the plots drawn, the strings shown as text, and one value for the graphed step time (302 us) in the verdict and the
+# drawn step (the every-step plot's points, tooltips only, are held to it in tests/analyzers/report_timeline_test.cc).
+# Saves the first report's screenshot as report-graphed-training.png in the working directory (docs/images/ holds
+# one). Skips (77) without chromium.
 set -u
 gc=${1:?graphcheck binary}
 root=${2:?source dir}
@@ -31,4 +32,12 @@ real=$?
 python3 "$root/tests/report/html_in_browser.py" "$work/hostile.html" --expect-figures 4 \
   --expect-text '<script>alert("x")</script> ]]> <img src=http://example.invalid/x.png>'
 hostile=$?
-[ $real = 0 ] && [ $hostile = 0 ]
+# A two-rank job's report (examples/traces/two_rank_extra_replay): the verdict, the ranks side by side, and rank 0's
+# drawn graphed step with one time in its heading.
+"$gc" analyze "$root/examples/traces/two_rank_extra_replay" --format json -o "$work/job.json" --fail-on never
+"$gc" report "$work/job.json" --format html -o "$work/job.html"
+python3 "$root/tests/report/html_in_browser.py" "$work/job.html" --expect-figures 2 \
+  --expect-text "Not capturable: A process waited longer than --hang-timeout (hang)" \
+  --expect-text "Ranks side by side" --expect-text "graphed step 9: 90.1 us step time"
+job=$?
+[ $real = 0 ] && [ $hostile = 0 ] && [ $job = 0 ]
