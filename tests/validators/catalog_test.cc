@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "cli/check_docs.h"
 #include "core/environment.h"
 #include "engine/run/engine_run.h"
@@ -51,6 +52,29 @@ TEST(CatalogTest, EveryPageNamesTheCheckFileAndItsTest) {
     EXPECT_THAT(ReadSourceFile(match[1]), ::testing::HasSubstr("\"" + id + "\"")) << id << ": " << match[1];
     EXPECT_FALSE(ReadSourceFile(match[2]).empty()) << id << ": " << match[2] << " does not exist";
   }
+}
+
+// A check whose file only describes what another file finds names that file too: every check made from
+// CaptureProblemCheck reports the failed captures whose cause `Classify` in analyzers/capture_windows.cc gave it, and
+// its page says so (a newcomer looking for warmup-insufficient's logic needed 4 steps to reach it).
+TEST(CatalogTest, APageNamesTheFileThatHoldsItsLogic) {
+  const std::regex source_line("\\*\\*Source:\\*\\* `([^`]+)`");
+  const std::regex logic_line("\\*\\*Logic:\\*\\* `([^`]+)`");
+  size_t pages_with_logic = 0;
+  for (const auto& [id, text] : CheckDocPages()) {
+    std::smatch source;
+    ASSERT_TRUE(std::regex_search(text, source, source_line)) << id;
+    std::smatch logic;
+    const bool has_logic = std::regex_search(text, logic, logic_line);
+    if (absl::StrContains(ReadSourceFile(source[1]), "public CaptureProblemCheck")) {
+      EXPECT_TRUE(has_logic && logic[1] == "analyzers/capture_windows.cc") << id << " names no **Logic:** file";
+    }
+    if (has_logic) {
+      ++pages_with_logic;
+      EXPECT_FALSE(ReadSourceFile(logic[1]).empty()) << id << ": " << logic[1] << " does not exist";
+    }
+  }
+  EXPECT_EQ(pages_with_logic, 8u);
 }
 
 // Every built-in check, once, from the one catalogue (cli/catalog.cc).
