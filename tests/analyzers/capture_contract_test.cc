@@ -1,16 +1,14 @@
 // The capture contract's checks over the Python probe's events and the recorder's graph manifests:
-// grad-aliases-graph, training-mode-frozen, rng-host-draw, graph-reads-freed, graph-contract, and address-drift's and
-// host-value-frozen's findings on graphs other than make_graphed_callables'. Each planted defect is flagged at the
-// line its event carries; each clean case (no event, no replay after the change, memory of the graph's own pool, a
-// block still allocated) is left alone.
-#include <cstring>
-
+// grad-aliases-graph, training-mode-frozen, graph-reads-freed, graph-contract, and address-drift's and
+// host-value-frozen's findings on graphs other than make_graphed_callables' (rng-host-draw: rng_host_draw_test.cc).
+// Each planted defect is flagged at the line its event carries; each clean case (no event, no replay after the change,
+// memory of the graph's own pool, a block still allocated) is left alone.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "analyzers/checks.h"
 #include "analyzers/graph_contract.h"
-#include "tests/analyzers/probe_test_util.h"
+#include "tests/analyzers/contract_test_util.h"
 
 namespace graphcheck::testing_trace {
 namespace {
@@ -18,48 +16,6 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 using ::testing::SizeIs;
-
-constexpr uint64_t kCudaGraph = 55;
-constexpr uint64_t kWeight = 0x7f0000100000;
-constexpr uint64_t kBuffer = 0x7f0000200000;
-constexpr uint64_t kPoolSegment = 0x7f0000800000;
-
-uint64_t Bits(double value) {
-  uint64_t bits;
-  std::memcpy(&bits, &value, sizeof(bits));
-  return bits;
-}
-
-// The program's capture (Python graph kGraph, CUDA graph kCudaGraph) at train.py:12, its manifest naming a weight, a
-// buffer and an address of its pool, and the probe's names for them.
-void Capture(TraceBuilder& b, ProbeOrigin origin = ProbeOrigin::kUser) {
-  b.Probe(900, 1, ProbeEventKind::kCaptureBegin, kGraph, origin).stack = TrainPyStack(b, 12);
-  b.Begin(1000, 1, kStream);
-  TraceBuilder::In(b.Launch(2000, 1, kStream, "gemm"), kCaptureId);
-  b.End(3000, 1, kStream, kCaptureId, 0, 1).graph_id = kCudaGraph;
-  b.Probe(3500, 1, ProbeEventKind::kCaptureEnd, kGraph);
-  trace::ProbeEvent& tensors = b.Probe(3600, 1, ProbeEventKind::kGraphTensors, kGraph, origin);
-  tensors.text = b.Intern(
-      "parameter\tmodel.fc.weight\t7f0000100000\t40000\n"
-      "buffer\tmodel.buf\t7f0000200000\t400\n"
-      "pool\t\t7f0000800000\t200000\n");
-  tensors.value = 3;
-  tensors.value_now = 2;
-  trace::GraphManifest& manifest = b.trace().graph_manifests.emplace_back();
-  manifest.graph_id = kCudaGraph;
-  manifest.time_ns = 3000;
-  manifest.kernel_nodes = 1;
-  manifest.uses = {{trace::GraphMemoryUse::Access::kArgument, kWeight, 0},
-                   {trace::GraphMemoryUse::Access::kArgument, kBuffer + 0x10, 0},
-                   {trace::GraphMemoryUse::Access::kArgument, kPoolSegment + 0x100, 0},
-                   {trace::GraphMemoryUse::Access::kArgument, 0x7f0000500000, 0}};
-}
-
-void Allocation(TraceBuilder& b, uint64_t t, trace::AllocatorEvent::Action action, uint64_t address, uint64_t bytes) {
-  b.trace().allocations.push_back({action, 0, t, address, bytes});
-}
-
-std::vector<Finding> Findings(std::unique_ptr<Check> check, TraceBuilder& b) { return RunCheck(*check, b.Build()); }
 
 TEST(GradAliasesGraphTest, AGradInTheGraphsPoolIsReportedAtTheBackward) {
   TraceBuilder b;
@@ -120,29 +76,6 @@ TEST(TrainingModeFrozenTest, NoEventNoFinding) {
   Capture(b);
   b.Replay(5100, 1, kStream, kCudaGraph, 10, 100);
   EXPECT_THAT(Findings(analyzers::NewTrainingModeFrozenCheck(), b), IsEmpty());
-}
-
-TEST(RngHostDrawTest, ADrawInsideAReplayedCaptureIsReportedAtItsLine) {
-  TraceBuilder b;
-  Capture(b);
-  trace::ProbeEvent& e = b.Probe(2500, 1, ProbeEventKind::kHostRandomDraw, kGraph);
-  e.type = b.Intern("python-random");
-  e.text = b.Intern("random.random");
-  e.stack = TrainPyStack(b, 30);
-  b.Replay(5000, 1, kStream, kCudaGraph, 10, 100);
-  const std::vector<Finding> findings = Findings(analyzers::NewRngHostDrawCheck(), b);
-  ASSERT_THAT(findings, SizeIs(1));
-  EXPECT_THAT(findings[0].message, HasSubstr("(random.random) inside the capture of a graph (captured at"));
-  EXPECT_EQ(FirstUserFrame(findings[0].where)->line, 30u);
-  EXPECT_EQ(findings[0].evidence[0], "generator: python-random");
-}
-
-TEST(RngHostDrawTest, AGraphNeverReplayedIsLeftAlone) {
-  TraceBuilder b;
-  Capture(b);
-  trace::ProbeEvent& e = b.Probe(2500, 1, ProbeEventKind::kHostRandomDraw, kGraph);
-  e.type = b.Intern("torch-cpu");
-  EXPECT_THAT(Findings(analyzers::NewRngHostDrawCheck(), b), IsEmpty());
 }
 
 TEST(GraphReadsFreedTest, ANamedBufferFreedIsReportedWhereItWasDropped) {

@@ -145,6 +145,16 @@ with tempfile.TemporaryDirectory() as work:
         "GRAPHCHECK_TRACE_DIR": traces,
         "LD_LIBRARY_PATH": stub_dir + os.pathsep + env.get("LD_LIBRARY_PATH", ""),
     })
+
+    def run_program(name, source, run_env=env, timeout=60):
+        """Writes `source` to NAME in the work folder and runs it: the run, and the traces it wrote."""
+        path = os.path.join(work, name)
+        with open(path, "w") as f:
+            f.write(source)
+        before = set(os.listdir(traces))
+        ran = subprocess.run([sys.executable, path], env=run_env, capture_output=True, text=True, timeout=timeout)
+        return ran, sorted(os.path.join(traces, n) for n in os.listdir(traces) if n not in before)
+
     run = subprocess.run([sys.executable, program], env=env, capture_output=True, text=True, timeout=120)
     check("the program ran to its uncaught exception", run.returncode == 1, run.stderr)
     check("the program's own sitecustomize ran after the probe's", "sitecustomize chained: yes" in run.stdout,
@@ -199,13 +209,8 @@ with tempfile.TemporaryDirectory() as work:
                                             "output-overwritten", "pageable-memcpy"], sorted(by_id))
 
     # State moved after capture: one finding each, at the call or replay that first read stale memory.
-    state_program = os.path.join(work, "state.py")
-    with open(state_program, "w") as f:
-        f.write(STATE_PROGRAM)
-    before = set(os.listdir(traces))
-    ran = subprocess.run([sys.executable, state_program], env=env, capture_output=True, text=True, timeout=120)
+    ran, state_trace = run_program("state.py", STATE_PROGRAM, timeout=120)
     check("the state program ran", ran.returncode == 0 and ran.stdout == "done\n", ran.stdout + ran.stderr)
-    state_trace = [os.path.join(traces, n) for n in os.listdir(traces) if n not in before]
     check("the state program's trace", len(state_trace) == 1, state_trace)
     report = subprocess.run([graphcheck, "analyze", state_trace[0], "--format", "json", "--fail-on", "never"],
                             capture_output=True, text=True)
@@ -229,19 +234,15 @@ with tempfile.TemporaryDirectory() as work:
 
     # Captures begun by Transformer Engine's and Megatron Core's graph code (stand-ins at their real module paths): the
     # probe names who began them.
-    frameworks = os.path.join(work, "frameworks.py")
-    with open(frameworks, "w") as f:
-        f.write("import ctypes, os\n"
-                "ctypes.CDLL(os.environ['CUDA_INJECTION64_PATH']).InitializeInjection()\n"
-                "from transformer_engine.pytorch import graph as te_graph\n"
-                "from megatron.core.transformer import cuda_graphs\n"
-                "te_graph.make_graphed_callables(lambda x: x, (1,))\n"
-                "cuda_graphs.create_cudagraphs([lambda: None, lambda: None])\n"
-                "print('captured')\n")
-    before = set(os.listdir(traces))
-    ran = subprocess.run([sys.executable, frameworks], env=env, capture_output=True, text=True, timeout=60)
+    ran, framework_traces = run_program("frameworks.py",
+                                        "import ctypes, os\n"
+                                        "ctypes.CDLL(os.environ['CUDA_INJECTION64_PATH']).InitializeInjection()\n"
+                                        "from transformer_engine.pytorch import graph as te_graph\n"
+                                        "from megatron.core.transformer import cuda_graphs\n"
+                                        "te_graph.make_graphed_callables(lambda x: x, (1,))\n"
+                                        "cuda_graphs.create_cudagraphs([lambda: None, lambda: None])\n"
+                                        "print('captured')\n")
     check("the frameworks program ran", ran.returncode == 0 and ran.stdout == "captured\n", ran.stdout + ran.stderr)
-    framework_traces = [os.path.join(traces, n) for n in os.listdir(traces) if n not in before]
     dump = subprocess.run([graphcheck, "trace", "dump", framework_traces[0], "--limit", "100"], capture_output=True,
                           text=True)
     origins = [e.split()[5] for e in dump.stdout.splitlines() if " origin " in e and e.split()[3] == "capture-begin"]
@@ -250,18 +251,14 @@ with tempfile.TemporaryDirectory() as work:
 
     # Megatron Core refusing a call none of a layer's graphs matches names no mismatch; the probe asks the runners, and
     # the exception the trace keeps says how the call differs.
-    refused = os.path.join(work, "refused.py")
-    with open(refused, "w") as f:
-        f.write("import ctypes, os\n"
-                "ctypes.CDLL(os.environ['CUDA_INJECTION64_PATH']).InitializeInjection()\n"
-                "from megatron.core.transformer import cuda_graphs\n"
-                "manager = cuda_graphs.CudaGraphManager([(64, 4, 128), (32, 4, 128)])\n"
-                "manager.get_runner(((48, 4, 128),), {})\n")
-    before = set(os.listdir(traces))
-    ran = subprocess.run([sys.executable, refused], env=env, capture_output=True, text=True, timeout=60)
+    ran, refused_traces = run_program("refused.py",
+                                      "import ctypes, os\n"
+                                      "ctypes.CDLL(os.environ['CUDA_INJECTION64_PATH']).InitializeInjection()\n"
+                                      "from megatron.core.transformer import cuda_graphs\n"
+                                      "manager = cuda_graphs.CudaGraphManager([(64, 4, 128), (32, 4, 128)])\n"
+                                      "manager.get_runner(((48, 4, 128),), {})\n")
     check("the refused call ends the program", ran.returncode == 1 and "no matching cudagraph runners" in ran.stderr,
           ran.stdout + ran.stderr)
-    refused_traces = [os.path.join(traces, n) for n in os.listdir(traces) if n not in before]
     refused_stderr = os.path.join(work, "refused.stderr")
     with open(refused_stderr, "w") as f:
         f.write(ran.stderr)
@@ -280,9 +277,8 @@ with tempfile.TemporaryDirectory() as work:
     # A graph the program deletes is freed at once, under --shadow and --hang-timeout too: the probe holds no reference
     # to it (a snapshot of the capturing function's variables held one, and NCCL's teardown waited on the graph for
     # ever on two H100s).
-    deleted = os.path.join(work, "deleted.py")
-    with open(deleted, "w") as f:
-        f.write(textwrap.dedent('''\
+    watched_env = dict(env, GRAPHCHECK_SHADOW="2", GRAPHCHECK_HANG_TIMEOUT_MS="60000")
+    ran, _ = run_program("deleted.py", textwrap.dedent('''\
             import ctypes, os, weakref
             ctypes.CDLL(os.environ["CUDA_INJECTION64_PATH"]).InitializeInjection()
             import torch
@@ -297,16 +293,12 @@ with tempfile.TemporaryDirectory() as work:
                 del graph
                 print("freed" if ref() is None else "alive")
             main()
-        '''))
-    watched_env = dict(env, GRAPHCHECK_SHADOW="2", GRAPHCHECK_HANG_TIMEOUT_MS="60000")
-    ran = subprocess.run([sys.executable, deleted], env=watched_env, capture_output=True, text=True, timeout=60)
+        '''), run_env=watched_env)
     check("a graph the program deletes is freed", ran.stdout.strip() == "freed", ran.stdout + ran.stderr)
 
     # A graph the program resets is no longer announced alive before destroy_process_group: it holds no NCCL work
     # (Megatron's local graphs, reset before the teardown on two H200s).
-    reset = os.path.join(work, "reset.py")
-    with open(reset, "w") as f:
-        f.write(textwrap.dedent('''\
+    ran, _ = run_program("reset.py", textwrap.dedent('''\
             import ctypes, os
             ctypes.CDLL(os.environ["CUDA_INJECTION64_PATH"]).InitializeInjection()
             import torch
@@ -317,8 +309,7 @@ with tempfile.TemporaryDirectory() as work:
                     pass
             reset.reset()
             print(kept in waits.live_graphs, reset in waits.live_graphs)
-        '''))
-    ran = subprocess.run([sys.executable, reset], env=watched_env, capture_output=True, text=True, timeout=60)
+        '''), run_env=watched_env)
     check("a reset graph is not announced alive", ran.stdout.strip() == "True False", ran.stdout + ran.stderr)
 
     # A program that makes no capture: the same output with and without the probe, and no probe event.
@@ -341,12 +332,10 @@ with tempfile.TemporaryDirectory() as work:
           quiet_dump.stdout)
 
     # CUDA_INJECTION64_PATH naming another tool's library (Nsight's, say): the probe records nothing and never raises.
-    other = os.path.join(work, "other.py")
-    with open(other, "w") as f:
-        f.write("import ctypes\nctypes.CDLL('libm.so.6')\nimport torch\n"
-                "g = torch.cuda.CUDAGraph()\nwith torch.cuda.graph(g):\n    pass\nprint('captured')\n")
-    other_env = dict(env, CUDA_INJECTION64_PATH="libm.so.6")
-    ran = subprocess.run([sys.executable, other], env=other_env, capture_output=True, text=True, timeout=60)
+    ran, _ = run_program("other.py",
+                         "import ctypes\nctypes.CDLL('libm.so.6')\nimport torch\n"
+                         "g = torch.cuda.CUDAGraph()\nwith torch.cuda.graph(g):\n    pass\nprint('captured')\n",
+                         run_env=dict(env, CUDA_INJECTION64_PATH="libm.so.6"))
     check("another tool's injection library: the program runs untouched",
           ran.returncode == 0 and ran.stdout == "captured\n" and ran.stderr == "", ran.stdout + ran.stderr)
 
