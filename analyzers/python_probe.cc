@@ -203,21 +203,29 @@ std::vector<Metric> ProbeMetrics(const trace::Trace& trace, const ProbeIndex& pr
 std::vector<Metric> ShadowMetrics(const trace::Trace& trace) {
   std::vector<Metric> metrics;
   if (trace.shadow_comparisons.empty()) return metrics;
-  // One call's (or replay's) tensors share its time and draws: count them by (subject, owner, call).
+  // One call's (or replay's, or backward's) tensors share its time and draws: count them by (subject, owner, call).
+  // A backward's two subjects, its gradients and their accumulation, are one backward.
+  auto kind = [](trace::ShadowSubject s) {
+    return s == trace::ShadowSubject::kGradAccumulation ? trace::ShadowSubject::kModuleBackward : s;
+  };
   std::map<std::tuple<trace::ShadowSubject, uint64_t, uint32_t>, const trace::ShadowComparison*> calls;
   uint64_t tensors = 0;
   for (const trace::ShadowComparison& c : trace.shadow_comparisons) {
-    calls.emplace(std::make_tuple(c.subject, c.module, c.call), &c);
+    auto [it, added] = calls.emplace(std::make_tuple(kind(c.subject), c.module, c.call), &c);
+    if (!added && it->second->random && !c.random) it->second = &c;  // a backward's accumulation is always compared
     tensors += !c.random;
   }
-  uint64_t module_calls = 0, replays = 0, random = 0, drawing = 0;
+  uint64_t module_calls = 0, replays = 0, backwards = 0, random = 0, drawing = 0;
   std::vector<uint64_t> costs;
   for (const auto& [key, c] : calls) {
     if (c->random) {
       ++random;
       continue;
     }
-    ++(c->subject == trace::ShadowSubject::kCapturedRegion ? replays : module_calls);
+    const trace::ShadowSubject subject = std::get<0>(key);
+    ++(subject == trace::ShadowSubject::kCapturedRegion   ? replays
+       : subject == trace::ShadowSubject::kModuleBackward ? backwards
+                                                          : module_calls);
     drawing += c->draws != 0 && !trace.String(c->draws).empty();
     costs.push_back(c->shadow_ns);
   }
@@ -226,6 +234,7 @@ std::vector<Metric> ShadowMetrics(const trace::Trace& trace) {
   };
   count(metric::kShadowCallsCompared, module_calls);
   count(metric::kShadowReplaysCompared, replays);
+  count(metric::kShadowBackwardsCompared, backwards);
   count(metric::kShadowCallsDrawing, drawing);
   count(metric::kShadowCallsRandom, random);
   count(metric::kShadowTensorsCompared, tensors);

@@ -47,6 +47,7 @@ struct GraphcheckShadowRecord {
   uint8_t random;
   uint8_t subject;  // trace::ShadowSubject
   uint64_t shadow_ns;
+  const char* frames;  // as GraphcheckProbeEvent's: a backward's caller, sent from autograd's thread; null: this thread
 };
 
 // One entry of PyTorch's CUDA caching-allocator history (trace::AllocatorEvent).

@@ -1,8 +1,9 @@
 // Events of the Python probe (python/probe/graphcheck_probe): the probe calls graphcheck_probe_event, under --shadow
 // graphcheck_probe_shadow, and at exit graphcheck_probe_allocations (injection.cc) through ctypes, and the recorder
 // writes them into the process's trace on its own clock and thread ids, so they interleave with the CUDA calls they
-// explain. Exceptions come with the frames of their traceback (the raise site); every other event with the calling
-// thread's Python stack, taken as for CUDA calls.
+// explain. Exceptions come with the frames of their traceback (the raise site), a backward's comparisons with the
+// frames of the thread that called the backward; every other event with the calling thread's Python stack, taken as
+// for CUDA calls.
 #include <vector>
 
 #include "absl/strings/numbers.h"
@@ -23,6 +24,20 @@ trace::StringId Text(trace::TraceWriter& writer, const char* s, size_t limit = k
 }
 
 }  // namespace
+
+trace::PythonStackId Recorder::ProbeStack(const char* frames) {
+  if (frames == nullptr) return CapturePythonStack();
+  std::vector<trace::PythonFrameRef> parsed;
+  for (absl::string_view frame : absl::StrSplit(frames, kFrameSeparator, absl::SkipEmpty())) {
+    if (parsed.size() == kMaxPythonFrames) break;
+    const std::vector<absl::string_view> fields = absl::StrSplit(frame, kFieldSeparator);
+    if (fields.size() != 3) continue;
+    uint32_t line = 0;
+    if (!absl::SimpleAtoi(fields[1], &line)) line = 0;
+    parsed.push_back({writer_->InternString(fields[0]), line, writer_->InternString(fields[2])});
+  }
+  return writer_->AddPythonStack(parsed);
+}
 
 int Recorder::OnShadowComparison(const GraphcheckShadowRecord& record) {
   if (writer_ == nullptr || record.subject > static_cast<uint8_t>(trace::kMaxShadowSubject)) return 0;
@@ -48,7 +63,7 @@ int Recorder::OnShadowComparison(const GraphcheckShadowRecord& record) {
   comparison.dtype = Text(*writer_, record.dtype);
   comparison.precision = Text(*writer_, record.precision);
   comparison.draws = Text(*writer_, record.draws);
-  comparison.stack = CapturePythonStack();
+  comparison.stack = ProbeStack(record.frames);
   writer_->WriteShadowComparison(comparison);
   return 1;
 }
@@ -94,20 +109,7 @@ int Recorder::OnProbeEvent(const GraphcheckProbeEvent& args) {
   event.type = Text(*writer_, args.type);
   event.text = Text(*writer_, args.text,
                     event.kind == trace::ProbeEventKind::kGraphTensors ? kMaxTensorListText : kMaxProbeText);
-  if (args.frames == nullptr) {
-    event.stack = CapturePythonStack();
-  } else {
-    std::vector<trace::PythonFrameRef> frames;
-    for (absl::string_view frame : absl::StrSplit(args.frames, kFrameSeparator, absl::SkipEmpty())) {
-      if (frames.size() == kMaxPythonFrames) break;
-      const std::vector<absl::string_view> fields = absl::StrSplit(frame, kFieldSeparator);
-      if (fields.size() != 3) continue;
-      uint32_t line = 0;
-      if (!absl::SimpleAtoi(fields[1], &line)) line = 0;
-      frames.push_back({writer_->InternString(fields[0]), line, writer_->InternString(fields[2])});
-    }
-    event.stack = writer_->AddPythonStack(frames);
-  }
+  event.stack = ProbeStack(args.frames);
   writer_->WriteProbeEvent(event);
   if (hang_watch_ != nullptr) WatchProbeWait(event);
   return 1;

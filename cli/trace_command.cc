@@ -29,6 +29,21 @@ struct DumpOptions {
   size_t limit = 0;
 };
 
+// What one shadow comparison's `call` counts.
+const char* ShadowSubjectLabel(trace::ShadowSubject subject) {
+  switch (subject) {
+    case trace::ShadowSubject::kModuleForward:
+      return "call";
+    case trace::ShadowSubject::kCapturedRegion:
+      return "replay";
+    case trace::ShadowSubject::kModuleBackward:
+      return "backward of call";
+    case trace::ShadowSubject::kGradAccumulation:
+      return "accumulation of call";
+  }
+  return "call";
+}
+
 // Damage the reader stepped over is worth knowing but does not fail the command: the rest of the trace is good.
 void PrintWarnings(const std::string& path, const trace::Trace& trace) {
   for (const std::string& warning : trace.read_warnings) {
@@ -151,10 +166,9 @@ std::string Listing(const trace::Trace& t, size_t limit) {
   for (size_t i = 0; i < std::min(limit, t.shadow_comparisons.size()); ++i) {
     const trace::ShadowComparison& c = t.shadow_comparisons[i];
     absl::StrAppendFormat(&out, "  %d tid %d %s %s %d %s %s (%s) max |graphed - eager| %g at [%d], spread %g%s\n",
-                          c.time_ns, c.thread_id, LineText(t.String(c.module_type)),
-                          c.subject == trace::ShadowSubject::kCapturedRegion ? "replay" : "call", c.call,
-                          LineText(t.String(c.name)), LineText(t.String(c.dtype)), LineText(t.String(c.precision)),
-                          c.max_abs_error, c.worst_index, c.eager_spread,
+                          c.time_ns, c.thread_id, LineText(t.String(c.module_type)), ShadowSubjectLabel(c.subject),
+                          c.call, LineText(t.String(c.name)), LineText(t.String(c.dtype)),
+                          LineText(t.String(c.precision)), c.max_abs_error, c.worst_index, c.eager_spread,
                           c.random       ? " (random: not compared)"
                           : c.draws == 0 ? ""
                                          : absl::StrCat(" (drew: ", LineText(t.String(c.draws)), ")"));

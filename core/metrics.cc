@@ -55,6 +55,7 @@ const std::vector<const Spec*>& All() {
                                                                                    &kCompileReplayGpuShare,
                                                                                    &kShadowCallsCompared,
                                                                                    &kShadowReplaysCompared,
+                                                                                   &kShadowBackwardsCompared,
                                                                                    &kShadowCallsDrawing,
                                                                                    &kShadowCallsRandom,
                                                                                    &kShadowTensorsCompared,

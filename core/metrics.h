@@ -140,6 +140,10 @@ inline constexpr Spec kShadowCallsCompared{
 inline constexpr Spec kShadowReplaysCompared{
     "shadow.replays_compared", "count",
     "replays of the program's captures compared with their captured call run eagerly (replay-mismatch)"};
+inline constexpr Spec kShadowBackwardsCompared{
+    "shadow.backwards_compared", "count",
+    "backwards of graphed modules whose parameters' gradients were compared with their eager backward's, and whose "
+    ".grad was checked to be what the backward accumulated (--shadow; numerics-grad)"};
 inline constexpr Spec kShadowCallsDrawing{
     "shadow.calls_drawing", "count",
     "of the calls and replays compared, those whose eager code drew random numbers (every source put back)"};

@@ -442,8 +442,14 @@ struct ProbeEvent {
 enum class ShadowSubject : uint8_t {
   kModuleForward = 0,   // an output of a module graphed by make_graphed_callables against its eager forward
   kCapturedRegion = 1,  // a tensor a replay of the program's own capture wrote, against its body's call run eagerly
+  // Since 1.11, a parameter's gradient from the backward graph of a module graphed by make_graphed_callables, against
+  // the gradient of its eager forward's outputs for the same output gradients.
+  kModuleBackward = 2,
+  // Since 1.11, a parameter's .grad right after that backward accumulated into it, against .grad before the backward
+  // plus the gradient PyTorch's AccumulateGrad received: equal bit for bit unless something wrote into .grad's memory.
+  kGradAccumulation = 3,
 };
-inline constexpr uint8_t kMaxShadowSubject = 1;
+inline constexpr uint8_t kMaxShadowSubject = 3;
 
 // Since format 1.6: one output of a module graphed by make_graphed_callables, compared by the Python probe under
 // `graphcheck run --shadow N` on one of the module's first N graphed calls: the module's own eager forward ran on the
@@ -459,7 +465,7 @@ struct ShadowComparison : NumericsFigures {
   StringId name = 0;         // "output 0", "output 1.logits": the output's place in what forward returned
   StringId dtype = 0;        // "float32", ...; under autocast the output's own dtype
   StringId precision = 0;    // "float32", "tf32", "bfloat16", "float16": the math that computed it (autocast, TF32)
-  PythonStackId stack = 0;   // the program's call of the module
+  PythonStackId stack = 0;   // the program's call of the module; for the backward subjects, its call of the backward
   // The values are not comparable and the probe sent only this: before 1.8, the eager forward advanced the CUDA
   // generator (graph and eager drew different random numbers); since 1.8, which puts every random source back before
   // each eager run, the graph and its eager code advanced the CUDA generator by different amounts (a kernel that

@@ -182,6 +182,9 @@ class Recorder {
   static bool LaunchesAnEarlierGraph(ApiKind kind, uint32_t graph_id);
   // The calling thread's Python stack, interned (0 when the program is not CPython or the thread runs no Python).
   trace::PythonStackId CapturePythonStack();
+  // A probe record's stack: the frames it sent ("file\x1fline\x1ffunction" joined by \x1e, innermost first), or
+  // when it sent none the calling thread's.
+  trace::PythonStackId ProbeStack(const char* frames);
   // The calling thread enters a synchronizing call the hang watch bounds; OnHang runs on the watcher thread.
   void BeginWait(const CallbackEntry& entry, const CUpti_CallbackData* data, bool runtime, PendingCall* pending);
   void OnHang(const HangWatch::Wait& wait);

@@ -365,6 +365,52 @@ TEST_F(PythonProbeGpuTest, ContractTwinsAreSilentAndComputeLikeEager) {
   }
 }
 
+// The shadow compares what training keeps (issue 44, item 3): each graphed backward's parameter gradients against
+// its eager backward's, and each .grad after accumulation against .grad before plus the gradient received.
+TEST_F(PythonProbeGpuTest, ShadowComparesTheGradientsTrainingKeeps) {
+  // The gradients and accumulations --shadow compared in a run: (compared, differing) per subject.
+  auto tally = [](const ProbeRun& run, trace::ShadowSubject subject) {
+    std::pair<int, int> counts{0, 0};
+    for (const trace::Trace& t : run.traces) {
+      for (const trace::ShadowComparison& c : t.shadow_comparisons) {
+        if (c.subject != subject || c.random) continue;
+        ++counts.first;
+        counts.second += c.max_abs_error > 0;
+      }
+    }
+    return counts;
+  };
+  // A gradient-reversal coefficient the backward reads on the host, annealed: only the gradients show it.
+  const ProbeRun reversal =
+      ExpectFlagged("grad-scale-global", "numerics-grad", Severity::kError, "--shadow 4", ContractPath());
+  if (const Finding* f = reversal.Find("numerics-grad")) {
+    std::printf("SHADOW-GRAD grad-scale-global: %s | %s\n", f->message.c_str(),
+                absl::StrJoin(f->evidence, " | ").c_str());
+  }
+  EXPECT_EQ(reversal.Find("numerics-forward"), nullptr) << reversal.text;
+  // Its twin, and the clean make_graphed_callables recipe: compared, silent.
+  for (const char* mode : {"grad-scale-fixed", "grad-precreated", "grad-accum-precreated"}) {
+    SCOPED_TRACE(mode);
+    const ProbeRun run = RunMode(mode, "--shadow 4", ContractPath());
+    EXPECT_THAT(run.Ids(Severity::kWarning), ::testing::IsEmpty()) << run.text;
+    const auto gradients = tally(run, trace::ShadowSubject::kModuleBackward);
+    const auto accumulations = tally(run, trace::ShadowSubject::kGradAccumulation);
+    EXPECT_GT(gradients.first, 0) << run.text;
+    EXPECT_GT(accumulations.first, 0) << run.text;
+    EXPECT_EQ(accumulations.second, 0) << run.text;
+    std::printf("SHADOW-GRAD %s: %d gradients compared, %d accumulations compared (%d differ)\n", mode, gradients.first,
+                accumulations.first, accumulations.second);
+  }
+  // PyTorch #181723: the shadow measures the doubled .grad; grad-aliases-graph names the cause, once.
+  const ProbeRun aliased =
+      ExpectFlagged("grad-alias", "grad-aliases-graph", Severity::kError, "--shadow 4", ContractPath());
+  EXPECT_EQ(aliased.Find("numerics-grad"), nullptr) << aliased.text;
+  const auto accumulations = tally(aliased, trace::ShadowSubject::kGradAccumulation);
+  EXPECT_GT(accumulations.second, 0) << aliased.text;
+  std::printf("SHADOW-GRAD grad-alias: %d accumulations compared, %d differ\n", accumulations.first,
+              accumulations.second);
+}
+
 // --hang-timeout: a replayed graph that spins for a minute, then a synchronize. The recorder ends the process after
 // 3 s (exit status 124) and the report says where it waited and on which graph. (An NCCL collective in the graph
 // needs two ranks: with one, NCCL launches no kernel for an all-reduce.)

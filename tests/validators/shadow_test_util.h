@@ -50,8 +50,10 @@ class ShadowTrace {
     return *this;
   }
   // Comparisons from here on are of replays of the program's captures.
-  ShadowTrace& Region() {
-    subject_ = trace::ShadowSubject::kCapturedRegion;
+  ShadowTrace& Region() { return Subject(trace::ShadowSubject::kCapturedRegion); }
+  // Comparisons from here on are of `subject`.
+  ShadowTrace& Subject(trace::ShadowSubject subject) {
+    subject_ = subject;
     return *this;
   }
   trace::Trace& trace() { return trace_; }

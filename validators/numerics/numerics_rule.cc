@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <string>
+#include <utility>
 
 #include "absl/strings/str_format.h"
 #include "absl/strings/string_view.h"
@@ -95,6 +97,13 @@ NumericsRule NumericsRule::ForReplay(absl::string_view precision, const std::vec
   return rule;
 }
 
+NumericsRule NumericsRule::Exact(std::string why) {
+  NumericsRule rule;
+  rule.bitwise_ = true;
+  rule.bitwise_reason_ = std::move(why);
+  return rule;
+}
+
 void NumericsRule::PoolRoleSpreads(const std::vector<NumericsSample>& samples, const std::vector<TensorRole>& roles) {
   for (const NumericsSample& s : samples) {
     if (std::find(roles.begin(), roles.end(), s.role) == roles.end() || !(s.eager_spread > 0) ||
@@ -118,6 +127,7 @@ double NumericsRule::Allowed(double scale, double spread) const {
 }
 
 std::string NumericsRule::Describe() const {
+  if (bitwise_ && !bitwise_reason_.empty()) return bitwise_reason_;
   if (bitwise_) {
     return "deterministic kernels, and a second eager run reproduced the first bitwise: graphed must equal eager "
            "bitwise";

@@ -43,6 +43,9 @@ class NumericsRule {
   // nondeterminism), and each role's largest relative spread is allowed every tensor of that role.
   static NumericsRule ForReplay(absl::string_view precision, const std::vector<NumericsSample>& tensors,
                                 const BoundOptions& options);
+  // The rule for a value that exact arithmetic determines (a .grad after accumulation, against .grad before plus the
+  // gradient added): bitwise, for the reason `why` that Describe gives.
+  static NumericsRule Exact(std::string why);
 
   bool bitwise() const { return bitwise_; }
   // The largest |graphed - eager| allowed for values of magnitude `scale` whose eager repeat differed by `spread`
@@ -59,7 +62,8 @@ class NumericsRule {
   void PoolRoleSpreads(const std::vector<NumericsSample>& samples, const std::vector<TensorRole>& roles);
 
   bool bitwise_ = false;
-  std::string precision_;  // "float32", "tf32", "bfloat16", "float16"
+  std::string bitwise_reason_;  // Exact's; empty: the engine's deterministic kernels
+  std::string precision_;       // "float32", "tf32", "bfloat16", "float16"
   double rtol_ = 0, atol_ = 0, spread_factor_ = 0;
   bool repeat_ran_ = false;
   bool spread_is_noise_ = false;  // the repeat's first step agrees with eager's within atol + rtol

@@ -43,15 +43,33 @@ std::vector<NumericsSample> Samples(const trace::Trace& trace,
   for (const trace::ShadowComparison* c : call) {
     NumericsSample& s = samples.emplace_back();
     static_cast<NumericsFigures&>(s) = *c;
-    if (c->subject == trace::ShadowSubject::kCapturedRegion) {
-      std::tie(s.role, s.name) = RoleAndName(trace.String(c->name));
-    } else {
+    if (c->subject == trace::ShadowSubject::kModuleForward) {
       s.role = TensorRole::kOutput;
       s.name = std::string(trace.String(c->name));
+    } else {
+      std::tie(s.role, s.name) = RoleAndName(trace.String(c->name));
     }
     s.dtype = std::string(trace.String(c->dtype));
   }
   return samples;
+}
+
+// The rule a call's comparisons of `subject` are judged by.
+NumericsRule RuleFor(const trace::Trace& trace, trace::ShadowSubject subject,
+                     const std::vector<const trace::ShadowComparison*>& call,
+                     const std::vector<NumericsSample>& samples, const BoundOptions& options) {
+  switch (subject) {
+    case trace::ShadowSubject::kCapturedRegion:
+      return NumericsRule::ForReplay(LoosestPrecision(trace, call), samples, options);
+    case trace::ShadowSubject::kGradAccumulation:
+      return NumericsRule::Exact(
+          "accumulation is exact: .grad after the backward must equal .grad before it plus the gradient "
+          "AccumulateGrad received, bit for bit");
+    case trace::ShadowSubject::kModuleForward:
+    case trace::ShadowSubject::kModuleBackward:
+      break;
+  }
+  return NumericsRule(trace.String(call.front()->precision), samples, options);
 }
 
 }  // namespace
@@ -81,9 +99,7 @@ std::vector<ShadowVerdict> JudgeShadowComparisons(const trace::Trace& trace, tra
     double worst_excess = 0;
     for (const auto& [call, tensors] : calls[owner]) {
       const std::vector<NumericsSample> samples = Samples(trace, tensors);
-      const NumericsRule rule = subject == trace::ShadowSubject::kCapturedRegion
-                                    ? NumericsRule::ForReplay(LoosestPrecision(trace, tensors), samples, options)
-                                    : NumericsRule(trace.String(tensors.front()->precision), samples, options);
+      const NumericsRule rule = RuleFor(trace, subject, tensors, samples, options);
       const std::vector<SampleMismatch> mismatches = FindMismatches(
           samples, rule, {TensorRole::kOutput, TensorRole::kGradient, TensorRole::kParameter, TensorRole::kBuffer});
       ++verdict.compared;

@@ -1,7 +1,8 @@
 // What `graphcheck run --shadow`'s comparisons (trace::ShadowComparison) say, grouped the way the checks report them:
 // per compared module or graph, each compared call or replay judged with the numerics rule. Shared by
-// numerics-forward (graphed modules' forwards), replay-mismatch (replays of the program's own captures) and
-// rng-frozen-mask (either, where the eager run drew random numbers on the host, which a capture freezes).
+// numerics-forward (graphed modules' forwards), numerics-grad (their backwards and what they accumulate into .grad),
+// replay-mismatch (replays of the program's own captures) and rng-frozen-mask (a forward or a replay whose eager run
+// drew random numbers on the host, which a capture freezes).
 #ifndef GRAPHCHECK_VALIDATORS_NUMERICS_SHADOW_VERDICT_H_
 #define GRAPHCHECK_VALIDATORS_NUMERICS_SHADOW_VERDICT_H_
 

@@ -59,6 +59,8 @@ class ShadowSubject(enum.IntEnum):
 
     MODULE_FORWARD = 0
     CAPTURED_REGION = 1
+    MODULE_BACKWARD = 2
+    GRAD_ACCUMULATION = 3
 
 
 class AllocationRecord(ctypes.Structure):
@@ -99,7 +101,8 @@ class ShadowRecord(ctypes.Structure):
                 ("eager_at_worst", ctypes.c_double), ("graphed_at_worst", ctypes.c_double),
                 ("eager_abs_max", ctypes.c_double), ("eager_spread", ctypes.c_double),
                 ("eager_nonfinite", ctypes.c_uint64), ("graphed_nonfinite", ctypes.c_uint64),
-                ("random", ctypes.c_uint8), ("subject", ctypes.c_uint8), ("shadow_ns", ctypes.c_uint64)]
+                ("random", ctypes.c_uint8), ("subject", ctypes.c_uint8), ("shadow_ns", ctypes.c_uint64),
+                ("frames", ctypes.c_char_p)]
 
 
 def utf8(text, limit=MAX_TEXT):

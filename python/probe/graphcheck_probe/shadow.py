@@ -24,7 +24,7 @@ import random as python_random
 import sys
 import time
 
-from . import bridge, frames, watches
+from . import bridge, frames, shadow_grads, watches
 from .bridge import EventKind, ShadowRecord, ShadowSubject
 
 _MAX_OUTPUTS = 64  # outputs of one module call compared
@@ -117,16 +117,19 @@ def _comparable(torch, graphed, eager, repeat):
             and not graphed.is_complex() and graphed.dtype != torch.bool)
 
 
-def _send(subject, owner, owner_type, call, name, tensor, figures, draws, shadow_ns, torch):
-    """One comparison; `figures` None: not comparable (the graph and its eager code drew differently)."""
+def _send(subject, owner, owner_type, call, name, tensor, figures, draws, shadow_ns, torch, stack=None,
+          precision=None):
+    """One comparison; `figures` None: not comparable (the graph and its eager code drew differently). `stack`: the
+    encoded frames to name (None: the calling thread's); `precision`: the math it was computed in, when not the one
+    in effect now."""
     random = figures is None
     if random:
         figures = dict(numel=tensor.numel(), worst_index=-1, eager_spread=-1.0)
     record = ShadowRecord(call=call, module=owner, module_type=bridge.utf8(owner_type), name=bridge.utf8(name),
                           dtype=bridge.utf8(str(tensor.dtype).replace("torch.", "")),
-                          precision=bridge.utf8(_precision(torch, tensor.dtype)),
+                          precision=bridge.utf8(precision or _precision(torch, tensor.dtype)),
                           draws=bridge.utf8(",".join(sorted(draws))), random=int(random), subject=int(subject),
-                          shadow_ns=shadow_ns, **figures)
+                          shadow_ns=shadow_ns, frames=stack, **figures)
     bridge.recorder.shadow(record)
 
 
@@ -354,8 +357,9 @@ class Shadow:
             self._audit(EventKind.AUDIT_END, watch.module_id)
         eager, repeat = (dict(_named_tensors(run, "output", [])) for run in runs)
         differ = _draws_differ(torch, drawn, after_replay, eager_generator)
+        outputs = _named_tensors(graphed, "output", [])
         compared = []
-        for name, tensor in _named_tensors(graphed, "output", []):
+        for name, tensor in outputs:
             first, second = eager.get(name), repeat.get(name)
             if tensor.is_floating_point() and _comparable(torch, tensor, first, second):
                 compared.append((name, tensor, None if differ else _compare(torch, tensor, first, second)))
@@ -363,6 +367,21 @@ class Shadow:
         for name, tensor, figures in compared:
             _send(ShadowSubject.MODULE_FORWARD, watch.module_id, type(module).__name__, watch.calls, name, tensor,
                   figures, drawn, elapsed, torch)
+        self._watch_backward(torch, module, watch, outputs, (eager, repeat), drawn, differ)
+
+    def _watch_backward(self, torch, module, watch, outputs, runs, drawn, differ):
+        """Keeps the eager runs for this call's backward (shadow_grads.py), when it will have one."""
+        node = shadow_grads.comparable_call(torch, outputs)
+        if node is None:
+            return
+        owner, owner_type, call = watch.module_id, type(module).__name__, watch.calls
+
+        def send(subject, name, tensor, figures, draws, elapsed, stack, precision):
+            _send(subject, owner, owner_type, call, name, tensor, figures, draws, elapsed, torch, stack, precision)
+
+        shadow_grads.GradientShadow(torch, module, node, outputs, runs, drawn, differ,
+                                    _precision(torch, torch.float32), send,
+                                    lambda graphed, eager, repeat: _compare(torch, graphed, eager, repeat))
 
     # --- the program's captures ----------------------------------------------------------------------------------
 

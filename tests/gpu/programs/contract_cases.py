@@ -21,6 +21,10 @@ from eager's ("vs eager: max difference D"), so the effect of each defect is mea
   grad-accum-precreated  clean: grad-alias-accum with the grads created before graphing
   grad-ckpt-precreated   clean: grad-alias-ckpt with the grads created before graphing
   grad-set-to-none   clean: make_graphed_callables with zero_grad(set_to_none=True) before each backward
+  grad-scale-global  make_graphed_callables of a model with a gradient-reversal layer whose backward multiplies by a
+                     module-level coefficient the program anneals each step: the backward graph keeps the value it
+                     had at capture (only --shadow sees it: the forward is the identity)
+  grad-scale-fixed   clean: the same with the coefficient left alone
 """
 import copy
 import random
@@ -311,6 +315,63 @@ def gpt2_checkpointed(precreate, steps=4):
     print("GPT-2 checkpointed losses", [round(l, 4) for l in losses], flush=True)
 
 
+GRADIENT_SCALE = [1.0]  # the reversal's coefficient, read on the host in backward
+
+
+class ReverseGradient(torch.autograd.Function):
+    """Identity forward; the backward multiplies by -GRADIENT_SCALE[0] (domain-adversarial training's layer)."""
+
+    @staticmethod
+    def forward(ctx, x):
+        return x.view_as(x)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return -GRADIENT_SCALE[0] * grad
+
+
+class Adversarial(torch.nn.Module):
+    """A feature extractor and a domain head behind a gradient-reversal layer."""
+
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.features = torch.nn.Sequential(torch.nn.Linear(64, 128), torch.nn.ReLU())
+        self.domain = torch.nn.Linear(128, 2)
+
+    def forward(self, x):
+        return self.domain(ReverseGradient.apply(self.features(x)))
+
+
+def gradient_reversal(anneal, steps=4):
+    """make_graphed_callables of Adversarial; the program sets the coefficient before each step (1/(1+step) when
+    annealing), and trains an eager twin on the same batches with the same schedule."""
+    model = Adversarial().cuda()
+    eager = copy.deepcopy(model)
+    for p in model.parameters():
+        p.grad = torch.zeros_like(p)
+    torch.manual_seed(1)
+    batches = [(torch.randn(32, 64, device="cuda"), torch.randint(0, 2, (32,), device="cuda")) for _ in range(steps)]
+    graphed = torch.cuda.make_graphed_callables(model, (batches[0][0].clone(),))
+    grads = {}
+    for name, net, call in (("graphed", model, graphed), ("eager", eager, eager)):
+        optimizer = torch.optim.SGD(net.parameters(), lr=0.05)
+        grads[name] = []
+        for step, (x, y) in enumerate(batches):
+            GRADIENT_SCALE[0] = 1.0 / (1 + step) if anneal else 1.0
+            nvtx.range_push("step")
+            optimizer.zero_grad(set_to_none=False)
+            loss = torch.nn.functional.cross_entropy(call(x), y)
+            if name == "eager":
+                loss.backward()
+            else:
+                loss.backward()  # defect: grad-scale-global
+            grads[name].append(net.features[0].weight.grad.clone())
+            optimizer.step()
+            nvtx.range_pop()
+    report("feature gradients", grads["graphed"], grads["eager"])
+
+
 MODES = {
     "eval-baked": lambda: inference(eval_first=False),
     "eval-captured": lambda: inference(eval_first=True),
@@ -329,6 +390,8 @@ MODES = {
     "grad-accum-precreated": lambda: graphed_mlp_training(precreate=True, accumulate=4),
     "grad-ckpt-precreated": lambda: gpt2_checkpointed(precreate=True),
     "grad-set-to-none": lambda: graphed_mlp_training(precreate=False, set_to_none=True),
+    "grad-scale-global": lambda: gradient_reversal(anneal=True),
+    "grad-scale-fixed": lambda: gradient_reversal(anneal=False),
 }
 
 if __name__ == "__main__":

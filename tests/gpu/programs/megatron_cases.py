@@ -243,7 +243,7 @@ def train_tensor_parallel(graphed=True, reset_graphs=True):
     impl = dict(cuda_graph_impl="local", cuda_graph_warmup_steps=2) if graphed else dict(cuda_graph_impl="none")
     _, model, optimizer = build_model(tensor_model_parallel_size=2, hidden_dropout=0.0, attention_dropout=0.0,
                                       lr=1e-3, **impl)
-    set_weights(model, seed=100 + torch.distributed.get_rank())
+    set_weights(model, torch.distributed.get_rank())
     generator = torch.Generator().manual_seed(7)
     fixed = [make_batch(generator=generator) for _ in range(2)]
     losses = []
@@ -279,14 +279,17 @@ def reset_layer_graphs(model):
                         graph.reset()
 
 
-def set_weights(model, seed):
-    """Overwrites every matrix of the model with values from a CPU generator, so that the graphed run and its eager
+def set_weights(model, rank):
+    """Overwrites every matrix of the model with values from CPU generators, so that the graphed run and its eager
     twin start from the same weights whatever their construction drew (their first losses, both computed eagerly,
-    differed by 7e-4 on two H200s)."""
-    generator = torch.Generator().manual_seed(seed)
+    differed by 7e-4 on two H200s). A tensor-parallel shard draws from its rank's generator; a matrix every rank
+    holds whole (the position embedding) draws from one generator all ranks share, so the ranks agree on it."""
+    shared = torch.Generator().manual_seed(100)
+    own = torch.Generator().manual_seed(200 + rank)
     with torch.no_grad():
         for parameter in model.parameters():
             if parameter.dim() >= 2:
+                generator = own if getattr(parameter, "tensor_model_parallel", False) else shared
                 parameter.copy_(torch.randn(parameter.shape, generator=generator) * 0.02)
 
 
