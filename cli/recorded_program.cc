@@ -85,6 +85,7 @@ absl::StatusOr<RecordedProgram> RecordedProgram::Run(const std::vector<std::stri
   settings.step_range = options.step_range;
   settings.hang_timeout_ms = options.hang_timeout_s > 0 ? static_cast<uint64_t>(options.hang_timeout_s * 1000) : 0;
   settings.shadow_calls = options.python_probe ? options.shadow_calls : 0;
+  settings.module_calls = options.python_probe ? options.module_calls : 0;
   std::map<std::string, std::string> environment = trace::RunSettingsEnvironment(settings);
   environment["CUDA_INJECTION64_PATH"] = options.inject_library;
   if (options.python_probe) {

@@ -22,6 +22,7 @@ struct RecordingOptions {
   // The probe compares each module graphed by make_graphed_callables with its eager forward on its first N calls
   // (--shadow); 0: never.
   int shadow_calls = 0;
+  uint32_t module_calls = 0;  // --plan: the outermost module calls the probe records; 0 off
   // The recorder ends a process whose thread waits longer than this in a synchronizing CUDA call (--hang-timeout);
   // 0: no bound.
   double hang_timeout_s = 0;

@@ -15,6 +15,9 @@
 namespace graphcheck {
 namespace {
 
+// The outermost module calls `--plan` records: enough for the shape distribution of a long serving run.
+constexpr uint32_t kPlanModuleCalls = 100000;
+
 struct RunOptions {
   std::vector<std::string> command;
   std::string trace_dir;  // kept when given
@@ -22,6 +25,7 @@ struct RunOptions {
   bool no_activity = false;
   bool no_python_probe = false;
   int shadow_calls = 0;
+  bool plan = false;
   double hang_timeout_s = 0;
   bool capture_only = false;
   std::string launches = "sampled";
@@ -53,6 +57,10 @@ int Run(RunOptions& options, const CommandContext& context) {
     return FailWith(absl::InvalidArgumentError("--shadow needs the Python probe: drop --no-python-probe"));
   }
   recording.shadow_calls = options.shadow_calls;
+  if (options.plan && options.no_python_probe) {
+    return FailWith(absl::InvalidArgumentError("--plan needs the Python probe: drop --no-python-probe"));
+  }
+  recording.module_calls = options.plan ? kPlanModuleCalls : 0;
   recording.hang_timeout_s = options.hang_timeout_s;
   recording.step_range = options.iteration.region;
   if (absl::Status s =
@@ -118,6 +126,9 @@ void AddRunCommand(CLI::App* app, CommandContext* context) {
                    "compared call costs about two eager forwards): numerics-forward in a running program. 0 (the "
                    "default): off")
       ->check(CLI::Range(0, 1000));
+  command->add_flag("--plan", options->plan,
+                    "Record what `graphcheck plan` needs: each of the program's outermost module calls with its "
+                    "input shapes (the first 100000; a Python call per module call)");
   command
       ->add_option("--hang-timeout", options->hang_timeout_s,
                    "SECONDS: a process whose thread waits longer than this in a CUDA synchronize (a collective "

@@ -350,6 +350,10 @@ absl::string_view ProbeEventKindName(ProbeEventKind kind) {
       return "grad-aliased";
     case ProbeEventKind::kTensorReleased:
       return "tensor-released";
+    case ProbeEventKind::kModuleCallBegin:
+      return "module-call-begin";
+    case ProbeEventKind::kModuleCallEnd:
+      return "module-call-end";
   }
   return "unknown";
 }

@@ -398,8 +398,15 @@ enum class ProbeEventKind : uint8_t {
   // rebinding a module's buffer): its memory is freed when nothing else holds it. `graph`: the Python graph's id;
   // `type`: its role; `text`: its name; `value`: its address. The stack is the line that dropped it.
   kTensorReleased = 24,
+  // Since 1.11, under `graphcheck run --plan`: one of the program's outermost module calls (a module called from no
+  // other module's forward) begins and ends, outside captures. `graph`: the module's Python id; `value`: the call's
+  // number, from 1 (the two events of one call carry the same); at the end, `text`: the module's class, then one
+  // "name=shape" per tensor input ("0=32x128", "input_ids=8x512"; 0-d tensors "scalar"), tab-separated. The stack
+  // at the begin is the program's call.
+  kModuleCallBegin = 25,
+  kModuleCallEnd = 26,
 };
-inline constexpr uint8_t kMaxProbeEventKind = 24;
+inline constexpr uint8_t kMaxProbeEventKind = 26;
 // A number of a host-value-changed event (`value`, `value_now`), sent as its IEEE-754 bits.
 double HostValueNumber(uint64_t bits);
 absl::string_view ProbeEventKindName(ProbeEventKind kind);  // "capture-begin", ...

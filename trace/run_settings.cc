@@ -15,6 +15,7 @@ std::map<std::string, std::string> RunSettingsEnvironment(const RunSettings& set
       {kStepRangeVariable, settings.step_range},
       {kHangTimeoutVariable, absl::StrCat(settings.hang_timeout_ms)},
       {kShadowVariable, absl::StrCat(settings.shadow_calls)},
+      {kModuleCallsVariable, absl::StrCat(settings.module_calls)},
   };
   return environment;
 }
@@ -39,6 +40,9 @@ RunSettings RunSettingsFromEnvironment(const std::function<const char*(const cha
   }
   if (const char* shadow = get_variable(kShadowVariable); shadow != nullptr) {
     if (!absl::SimpleAtoi(shadow, &settings.shadow_calls)) settings.shadow_calls = 0;
+  }
+  if (const char* calls = get_variable(kModuleCallsVariable); calls != nullptr) {
+    if (!absl::SimpleAtoi(calls, &settings.module_calls)) settings.module_calls = 0;
   }
   return settings;
 }

@@ -22,6 +22,7 @@ inline constexpr char kSamplingVariable[] = "GRAPHCHECK_SAMPLING";
 inline constexpr char kStepRangeVariable[] = "GRAPHCHECK_STEP_RANGE";
 inline constexpr char kHangTimeoutVariable[] = "GRAPHCHECK_HANG_TIMEOUT_MS";
 inline constexpr char kShadowVariable[] = "GRAPHCHECK_SHADOW";
+inline constexpr char kModuleCallsVariable[] = "GRAPHCHECK_MODULE_CALLS";
 
 struct RunSettings {
   std::string trace_dir;  // where the trace files go; empty: the working directory
@@ -32,6 +33,8 @@ struct RunSettings {
   std::string step_range;                                // the NVTX range of one step (--region)
   uint64_t hang_timeout_ms = 0;                          // --hang-timeout; 0: no bound
   uint32_t shadow_calls = 0;                             // --shadow N, read by the Python probe; 0: off
+  // --plan: the outermost module calls the Python probe records with their input shapes (the first N); 0: off.
+  uint32_t module_calls = 0;
 };
 
 // The variables that carry `settings` (defaults included, so a recorded program never inherits another run's).

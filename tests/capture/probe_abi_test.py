@@ -57,7 +57,8 @@ from graphcheck_probe import settings  # noqa: E402
 
 run_settings = dict(re.findall(r'inline constexpr char (k\w+Variable)\[\] = "(GRAPHCHECK_\w+)";',
                                read("trace/run_settings.h")))
-for python_name, cpp_name in (("SHADOW", "kShadowVariable"), ("HANG_TIMEOUT_MS", "kHangTimeoutVariable")):
+for python_name, cpp_name in (("SHADOW", "kShadowVariable"), ("HANG_TIMEOUT_MS", "kHangTimeoutVariable"),
+                              ("MODULE_CALLS", "kModuleCallsVariable")):
     check("the probe's settings.%s is run_settings.h's %s" % (python_name, cpp_name),
           getattr(settings, python_name) == run_settings.get(cpp_name), run_settings)
 

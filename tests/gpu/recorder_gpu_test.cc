@@ -517,8 +517,8 @@ TEST_F(RecorderPythonGpuTest, PythonTrainingProgramRunsToCompletion) {
 // launch of its graph node and the program's line in step() that launched it (the recorder takes Python stacks at
 // launches inside captures; the shipped traces predate that).
 TEST_F(RecorderPythonGpuTest, ExportedReplayedKernelsNameTheirCaptureLine) {
-  const std::string name = absl::StrCat("py-graphed-export-", getpid());
-  const std::string dir = absl::StrCat(::testing::TempDir(), "/gpu-", name);
+  const std::string name = "py-graphed-export";
+  const std::string dir = absl::StrCat(::testing::TempDir(), "/gpu-", name, "-", getpid());  // RunUnderGraphcheck's
   Recorded r = RunUnderGraphcheck(name, absl::StrCat("python3 ", SourceDir(), "/examples/programs/graphed_training.py"),
                                   "--sampling 20000:0:0:0");
   ASSERT_GE(r.traces.size(), 1u);

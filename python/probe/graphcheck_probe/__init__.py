@@ -37,6 +37,16 @@ def install():
         from . import shadow
 
         patches.shadow = shadow.Shadow(settings.shadow_calls())
+    if settings.module_calls() > 0:
+        from . import module_calls
+
+        patch_module = patches.PATCHES["torch.nn.modules.module"]
+
+        def patch_module_and_record_calls(module):
+            patch_module(module)
+            module_calls.install(module, sys.modules["torch"], settings.module_calls())
+
+        patches.PATCHES["torch.nn.modules.module"] = patch_module_and_record_calls
     if settings.hang_timeout_ms() > 0:
         from . import waits
 

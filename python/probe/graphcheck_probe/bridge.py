@@ -39,6 +39,8 @@ class EventKind(enum.IntEnum):
     HOST_RANDOM_DRAW = 22
     GRAD_ALIASED = 23
     TENSOR_RELEASED = 24
+    MODULE_CALL_BEGIN = 25
+    MODULE_CALL_END = 26
 
 
 class Origin(enum.IntEnum):
@@ -158,7 +160,8 @@ class Recorder:
             pass
 
     def shadow(self, record):
-        """One ShadowRecord (its `size` is filled here); the recorder takes the calling thread's Python stack."""
+        """One ShadowRecord (its `size` is filled here); without `frames` the recorder takes the calling thread's
+        Python stack."""
         if self._shadow is None and not self._load():
             return
         try:

@@ -4,6 +4,7 @@ import os
 
 SHADOW = "GRAPHCHECK_SHADOW"
 HANG_TIMEOUT_MS = "GRAPHCHECK_HANG_TIMEOUT_MS"
+MODULE_CALLS = "GRAPHCHECK_MODULE_CALLS"
 
 
 def _count(name):
@@ -21,3 +22,8 @@ def shadow_calls():
 def hang_timeout_ms():
     """--hang-timeout: 0 when the waits are not bounded."""
     return _count(HANG_TIMEOUT_MS)
+
+
+def module_calls():
+    """--plan: the outermost module calls recorded with their input shapes; 0: off."""
+    return _count(MODULE_CALLS)

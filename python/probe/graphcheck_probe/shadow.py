@@ -129,7 +129,7 @@ def _send(subject, owner, owner_type, call, name, tensor, figures, draws, shadow
                           dtype=bridge.utf8(str(tensor.dtype).replace("torch.", "")),
                           precision=bridge.utf8(precision or _precision(torch, tensor.dtype)),
                           draws=bridge.utf8(",".join(sorted(draws))), random=int(random), subject=int(subject),
-                          shadow_ns=shadow_ns, frames=stack, **figures)
+                          shadow_ns=shadow_ns, frames=bridge.utf8(stack, bridge.MAX_TENSOR_LIST), **figures)
     bridge.recorder.shadow(record)
 
 
