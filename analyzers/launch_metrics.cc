@@ -193,13 +193,17 @@ class StepAccumulator {
 
 }  // namespace
 
-std::vector<double> StepTimesUs(const TraceAnalysis& analysis, const std::vector<Iteration>& steps) {
-  const LaunchModel model;
+std::vector<StepStats> PerStepStats(const TraceAnalysis& analysis, const std::vector<Iteration>& steps,
+                                    const LaunchModel& model) {
   StepAccumulator accumulator(analysis, model);
   for (const Iteration& step : steps) accumulator.Add(step);
+  return accumulator.per_step();
+}
+
+std::vector<double> StepTimesUs(const TraceAnalysis& analysis, const std::vector<Iteration>& steps) {
   std::vector<double> times;
   times.reserve(steps.size());
-  for (const StepStats& step : accumulator.per_step()) times.push_back(step.step_us);
+  for (const StepStats& step : PerStepStats(analysis, steps, LaunchModel())) times.push_back(step.step_us);
   return times;
 }
 

@@ -103,6 +103,10 @@ LaunchStats ComputeLaunchStats(const TraceAnalysis& analysis, const IterationOpt
 // host span and the GPU span of its own work (the kernels it launched, the graphs it replayed), so that a GPU-bound
 // step whose host ran ahead is not its host span. The report's plots use the same (report_timeline.h).
 std::vector<double> StepTimesUs(const TraceAnalysis& analysis, const std::vector<Iteration>& steps);
+// Each of `steps`' own figures (steps = 1 in each), from which the medians are taken: any span of the program can be
+// measured as a step (graphcheck plan measures module calls).
+std::vector<StepStats> PerStepStats(const TraceAnalysis& analysis, const std::vector<Iteration>& steps,
+                                    const LaunchModel& model);
 // Metric names: launch.* for eager steps and the forecast, graphed.* for replayed steps (see docs/analyzers.md).
 // Empty when no steps were found.
 std::vector<Metric> LaunchMetrics(const LaunchStats& stats);

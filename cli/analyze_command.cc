@@ -59,31 +59,6 @@ void AddIterationFlags(CLI::App* command, IterationFlags* flags) {
 
 namespace {
 
-// The traces behind the paths given: files as they are, folders searched (with their subfolders) for *.gctrace, so
-// that `graphcheck analyze DIR...` takes every rank of a job, each node's folder or all of them. Sorted, no repeats.
-absl::StatusOr<std::vector<std::string>> ExpandTracePaths(const std::vector<std::string>& paths) {
-  std::vector<std::string> files;
-  for (const std::string& path : paths) {
-    std::error_code error;
-    if (!std::filesystem::is_directory(path, error)) {
-      files.push_back(path);
-      continue;
-    }
-    const size_t before = files.size();
-    for (auto it = std::filesystem::recursive_directory_iterator(path, error);
-         !error && it != std::filesystem::recursive_directory_iterator(); it.increment(error)) {
-      if (it->path().extension() == ".gctrace" && it->is_regular_file(error)) files.push_back(it->path().string());
-    }
-    if (error) return absl::InvalidArgumentError(absl::StrCat("cannot list folder '", path, "': ", error.message()));
-    if (files.size() == before) {
-      return absl::InvalidArgumentError(absl::StrCat("folder '", path, "' holds no .gctrace file"));
-    }
-  }
-  std::sort(files.begin(), files.end());
-  files.erase(std::unique(files.begin(), files.end()), files.end());
-  return files;
-}
-
 // How many traces are analyzed at once: one per core, at most 8 (each holds its trace in memory);
 // GRAPHCHECK_ANALYSIS_THREADS overrides.
 size_t AnalysisThreads(size_t traces) {
@@ -139,6 +114,29 @@ AnalyzedTrace ReadAndAnalyze(const std::string& path, const analyzers::AnalysisS
 }
 
 }  // namespace
+
+absl::StatusOr<std::vector<std::string>> ExpandTracePaths(const std::vector<std::string>& paths) {
+  std::vector<std::string> files;
+  for (const std::string& path : paths) {
+    std::error_code error;
+    if (!std::filesystem::is_directory(path, error)) {
+      files.push_back(path);
+      continue;
+    }
+    const size_t before = files.size();
+    for (auto it = std::filesystem::recursive_directory_iterator(path, error);
+         !error && it != std::filesystem::recursive_directory_iterator(); it.increment(error)) {
+      if (it->path().extension() == ".gctrace" && it->is_regular_file(error)) files.push_back(it->path().string());
+    }
+    if (error) return absl::InvalidArgumentError(absl::StrCat("cannot list folder '", path, "': ", error.message()));
+    if (files.size() == before) {
+      return absl::InvalidArgumentError(absl::StrCat("folder '", path, "' holds no .gctrace file"));
+    }
+  }
+  std::sort(files.begin(), files.end());
+  files.erase(std::unique(files.begin(), files.end()), files.end());
+  return files;
+}
 
 absl::Status AnalyzeTraceFilesInto(const std::vector<std::string>& paths, const std::vector<std::string>* stderr_lines,
                                    const IterationFlags& flags, const CheckSettings& checks, Report* report) {

@@ -19,6 +19,10 @@ struct IterationFlags {
 };
 void AddIterationFlags(CLI::App* command, IterationFlags* flags);
 
+// The traces behind the paths given: files as they are, folders searched (with their subfolders) for *.gctrace, so
+// that `graphcheck analyze DIR...` takes every rank of a job, each node's folder or all of them. Sorted, no repeats.
+absl::StatusOr<std::vector<std::string>> ExpandTracePaths(const std::vector<std::string>& paths);
+
 // Reads every trace (InvalidArgument naming the file when one is not a graphcheck trace), analyzes them with the
 // program's stderr lines (may be null) and adds the analyze step, the checks that ran, the findings, the metrics and
 // the GPU to `report`.

@@ -19,6 +19,7 @@
 #include "cli/common.h"
 #include "cli/diff_command.h"
 #include "cli/lint_command.h"
+#include "cli/plan_command.h"
 #include "cli/report_command.h"
 #include "cli/run_command.h"
 #include "cli/trace_command.h"
@@ -57,6 +58,7 @@ int main(int argc, char** argv) {
   graphcheck::AddCheckCommand(&app, &context);
   graphcheck::AddTraceCommand(&app, &context);
   graphcheck::AddAnalyzeCommand(&app, &context);
+  graphcheck::AddPlanCommand(&app, &context);
 
   // Bare `graphcheck`: the help, on stdout, and the usage exit code (no command ran; a script that forgot its command
   // must not pass).

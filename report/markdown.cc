@@ -30,21 +30,6 @@ constexpr const char* kKeyMetrics[] = {
     metric::kLaunchGpuUtilization.name,
 };
 
-// A table of escaped cells: the header cut at 80 characters, the cells at 120.
-std::string MarkdownTable(const std::vector<std::string>& header, const std::vector<std::vector<std::string>>& rows) {
-  std::string out = "|";
-  for (const std::string& cell : header) absl::StrAppend(&out, " ", MarkdownText(cell, 80), " |");
-  absl::StrAppend(&out, "\n|");
-  for (size_t i = 0; i < header.size(); ++i) absl::StrAppend(&out, "---|");
-  absl::StrAppend(&out, "\n");
-  for (const std::vector<std::string>& row : rows) {
-    absl::StrAppend(&out, "|");
-    for (const std::string& cell : row) absl::StrAppend(&out, " ", MarkdownText(cell, 120), " |");
-    absl::StrAppend(&out, "\n");
-  }
-  return out;
-}
-
 // The headline in the open, the steps and the eager remainders folded.
 std::string MarkdownCoverage(const Coverage& coverage) {
   std::string out = "**CUDA graph coverage:**";
@@ -116,6 +101,20 @@ std::string MarkdownText(absl::string_view text, size_t max_chars) {
           out += static_cast<char>(c);
         }
     }
+  }
+  return out;
+}
+
+std::string MarkdownTable(const std::vector<std::string>& header, const std::vector<std::vector<std::string>>& rows) {
+  std::string out = "|";
+  for (const std::string& cell : header) absl::StrAppend(&out, " ", MarkdownText(cell, 80), " |");
+  absl::StrAppend(&out, "\n|");
+  for (size_t i = 0; i < header.size(); ++i) absl::StrAppend(&out, "---|");
+  absl::StrAppend(&out, "\n");
+  for (const std::vector<std::string>& row : rows) {
+    absl::StrAppend(&out, "|");
+    for (const std::string& cell : row) absl::StrAppend(&out, " ", MarkdownText(cell, 120), " |");
+    absl::StrAppend(&out, "\n");
   }
   return out;
 }
