@@ -249,8 +249,15 @@ std::vector<size_t> ChooseBuckets(const std::vector<PlanSize>& sizes, size_t cou
   return buckets;
 }
 
+// What every set's figures depend on besides its buckets.
+struct RegionFacts {
+  size_t calls = 0;
+  double calls_per_step = 1;
+  uint64_t workspace_bytes = 0;  // cuBLAS's workspaces, which the first capture on PyTorch's capture stream allocates
+};
+
 BucketSet CostBuckets(const std::string& name, const std::vector<PlanSize>& sizes, const std::vector<size_t>& chosen,
-                      size_t all_calls, double calls_per_step, const PlanModel& model) {
+                      const RegionFacts& facts, const PlanModel& model) {
   BucketSet set;
   set.name = name;
   double covered = 0, own_gpu = 0, saving = 0, eager = 0;
@@ -270,6 +277,10 @@ BucketSet CostBuckets(const std::string& name, const std::vector<PlanSize>& size
       break;
     }
   }
+  if (largest_pool > 0) {
+    set.shared_pool_bytes += facts.workspace_bytes;
+    set.private_pools_bytes += facts.workspace_bytes;
+  }
   size_t bucket = 0;
   for (size_t i = 0; i < sizes.size(); ++i) {
     const PlanSize& s = sizes[i];
@@ -285,10 +296,10 @@ BucketSet CostBuckets(const std::string& name, const std::vector<PlanSize>& size
     set.padding_gpu_us += s.calls * std::max(0.0, b.gpu_busy_us - s.gpu_busy_us);
     saving += s.calls * (s.eager_us - graphed_us);
   }
-  set.calls_covered = all_calls == 0 ? 0 : covered / all_calls;
+  set.calls_covered = facts.calls == 0 ? 0 : covered / facts.calls;
   set.padding_share = own_gpu > 0 ? set.padding_gpu_us / own_gpu : 0;
-  set.saving_per_call_us = all_calls == 0 ? 0 : saving / all_calls;
-  set.saving_per_step_us = set.saving_per_call_us * calls_per_step;
+  set.saving_per_call_us = facts.calls == 0 ? 0 : saving / facts.calls;
+  set.saving_per_step_us = set.saving_per_call_us * facts.calls_per_step;
   set.saving_share = eager > 0 ? saving / eager : 0;
   set.net_saving_us = saving - set.capture_us;
   return set;
@@ -307,14 +318,14 @@ size_t CoveredEnd(const std::vector<PlanSize>& sizes, double quantile) {
   return sizes.size() - 1;
 }
 
-std::vector<BucketSet> ProposeSets(const std::vector<PlanSize>& sizes, size_t all_calls, double calls_per_step,
+std::vector<BucketSet> ProposeSets(const std::vector<PlanSize>& sizes, const RegionFacts& facts,
                                    const PlanModel& model) {
   const std::vector<PlanSize> covered(sizes.begin(), sizes.begin() + CoveredEnd(sizes, model.covered_quantile) + 1);
   const size_t few = std::min(model.few_buckets, covered.size());
   const size_t many = std::min(model.many_buckets, covered.size());
   size_t balanced = many;
   for (size_t k = 1; k <= many; ++k) {
-    const BucketSet trial = CostBuckets("", sizes, ChooseBuckets(covered, k), all_calls, calls_per_step, model);
+    const BucketSet trial = CostBuckets("", sizes, ChooseBuckets(covered, k), facts, model);
     if (trial.padding_share <= model.balanced_padding_share) {
       balanced = std::max(k, few);
       break;
@@ -323,7 +334,7 @@ std::vector<BucketSet> ProposeSets(const std::vector<PlanSize>& sizes, size_t al
   std::vector<BucketSet> sets;
   for (const auto& [name, count] :
        std::vector<std::pair<std::string, size_t>>{{"few", few}, {"balanced", balanced}, {"many", many}}) {
-    BucketSet set = CostBuckets(name, sizes, ChooseBuckets(covered, count), all_calls, calls_per_step, model);
+    BucketSet set = CostBuckets(name, sizes, ChooseBuckets(covered, count), facts, model);
     if (!sets.empty() && sets.back().buckets == set.buckets) {
       sets.back().name = absl::StrCat(sets.back().name, ", ", name);
       continue;
@@ -417,7 +428,8 @@ std::vector<RegionPlan> PlanTrace(const trace::Trace& trace, const std::string& 
     }
     region.sizes = MeasureSizes(analysis, group, call_sizes, model, unmeasured);
     if (region.sizes.size() > kMaxSizes) region.sizes.resize(kMaxSizes);
-    region.sets = ProposeSets(region.sizes, region.calls, region.calls_per_step, model);
+    region.sets =
+        ProposeSets(region.sizes, RegionFacts{region.calls, region.calls_per_step, CublasWorkspaceBytes(trace)}, model);
     Judge(&region);
   }
   return regions;
@@ -442,7 +454,7 @@ absl::StatusOr<CapturePlan> PlanCaptures(const std::vector<const trace::Trace*>&
     }
   }
   if (plan.regions.empty()) {
-    return absl::FailedPreconditionError(
+    return absl::InvalidArgumentError(
         "no module calls in the trace: record the program with `graphcheck run --plan -- python ...`");
   }
   std::stable_sort(plan.regions.begin(), plan.regions.end(),
@@ -473,7 +485,8 @@ absl::StatusOr<CapturePlan> PlanCaptures(const std::vector<const trace::Trace*>&
                       "covered calls' GPU time",
                       model.covered_quantile, 100 * model.balanced_padding_share),
       "pools: each bucket's is its largest call's allocations replayed through the caching allocator's model "
-      "(memory_forecast); one shared pool is the largest bucket's plus what each other bucket's call left allocated"};
+      "(memory_forecast); one shared pool is the largest bucket's plus what each other bucket's call left allocated; "
+      "the first capture adds cuBLAS's workspaces once"};
   return plan;
 }
 

@@ -32,7 +32,7 @@ struct PlanModel {
   size_t many_buckets = 16;
 };
 
-// FailedPrecondition when no trace holds module calls (recorded without --plan).
+// InvalidArgument (bad input, exit 2) when no trace holds module calls (recorded without --plan).
 absl::StatusOr<CapturePlan> PlanCaptures(const std::vector<const trace::Trace*>& traces, const PlanModel& model);
 
 }  // namespace graphcheck::analyzers

@@ -113,25 +113,6 @@ struct LiveBlock {
   uint64_t bytes = 0;  // rounded as the allocator rounds
 };
 
-// What the cuBLAS workspaces of one stream take, when the trace's kernels include cuBLAS's: PyTorch 2.11 gives cuBLAS
-// and cuBLASLt a workspace each per (handle, stream), 32 MiB on compute capability 9.0 and later (seen on an H100:
-// two 32 MiB blocks in each training graph's pool); below 9.0 its default CUBLAS_WORKSPACE_CONFIG, ":4096:2:16:8"
-// (8 MiB and 128 KiB) each, not measured.
-uint64_t CublasWorkspaceBytes(const trace::Trace& trace) {
-  bool cublas = false;
-  for (const trace::KernelShape& shape : trace.kernel_shapes) {
-    const std::string name = absl::AsciiStrToLower(trace.String(shape.name));
-    if (absl::StrContains(name, "gemm") || absl::StrContains(name, "cublas") || absl::StrContains(name, "nvjet")) {
-      cublas = true;
-      break;
-    }
-  }
-  if (!cublas) return 0;
-  int cc_major = 0;
-  for (const trace::DeviceInfo& device : trace.devices) cc_major = std::max(cc_major, device.gpu.cc_major);
-  return 2 * (cc_major >= 9 ? uint64_t{32} << 20 : (uint64_t{8} << 20) + (uint64_t{128} << 10));
-}
-
 }  // namespace
 
 PoolForecast ForecastPool(const std::vector<AllocatorEvent>& events, const std::vector<TimeInterval>& regions) {
@@ -173,6 +154,21 @@ PoolForecast ForecastPool(const std::vector<AllocatorEvent>& events, const std::
   for (const auto& [device, model] : pools) forecast.pool_bytes += model.reserved();
   forecast.outliving_bytes = live_bytes;
   return forecast;
+}
+
+uint64_t CublasWorkspaceBytes(const trace::Trace& trace) {
+  bool cublas = false;
+  for (const trace::KernelShape& shape : trace.kernel_shapes) {
+    const std::string name = absl::AsciiStrToLower(trace.String(shape.name));
+    if (absl::StrContains(name, "gemm") || absl::StrContains(name, "cublas") || absl::StrContains(name, "nvjet")) {
+      cublas = true;
+      break;
+    }
+  }
+  if (!cublas) return 0;
+  int cc_major = 0;
+  for (const trace::DeviceInfo& device : trace.devices) cc_major = std::max(cc_major, device.gpu.cc_major);
+  return 2 * (cc_major >= 9 ? uint64_t{32} << 20 : (uint64_t{8} << 20) + (uint64_t{128} << 10));
 }
 
 std::optional<MemoryForecast> ForecastGraphMemory(const TraceAnalysis& analysis, const IterationOptions& steps,

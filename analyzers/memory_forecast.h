@@ -55,6 +55,12 @@ struct MemoryForecast {
   uint64_t PrivatePoolsBytes() const { return private_pools_bytes + workspace_bytes; }
 };
 
+// What the cuBLAS workspaces of one stream take, when the trace's kernels include cuBLAS's: PyTorch 2.11 gives cuBLAS
+// and cuBLASLt a workspace each per (handle, stream), 32 MiB on compute capability 9.0 and later (seen on an H100:
+// two 32 MiB blocks in each training graph's pool); below 9.0 its default CUBLAS_WORKSPACE_CONFIG, ":4096:2:16:8"
+// (8 MiB and 128 KiB) each, not measured. 0 when no cuBLAS kernel ran.
+uint64_t CublasWorkspaceBytes(const trace::Trace& trace);
+
 // nullopt when the trace has no allocator history or it covers no eager step.
 std::optional<MemoryForecast> ForecastGraphMemory(const TraceAnalysis& analysis, const IterationOptions& steps,
                                                   const LaunchModel& model);

@@ -129,7 +129,7 @@ TEST(CapturePlanTest, ATraceWithoutModuleCallsSaysHowToRecordOne) {
   const trace::Trace trace = b.Build();
   absl::StatusOr<CapturePlan> plan = PlanCaptures({&trace}, PlanModel());
   ASSERT_FALSE(plan.ok());
-  EXPECT_EQ(plan.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(plan.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(std::string(plan.status().message()), HasSubstr("graphcheck run --plan"));
 }
 

@@ -1,0 +1,180 @@
+"""The GPU check of `graphcheck plan` (issue 47): a serving loop whose batch sizes come from Poisson arrivals, batched
+up to 64, through a small Hugging Face GPT-2 (2 layers, built from its config, eval, no_grad).
+
+  record            the eager loop, once over the requests: run it under `graphcheck run --plan`
+  verify PLAN.json  captures the plan's balanced bucket set (largest first, one shared pool, 3 warmup calls each),
+                    replays the same requests padded to their buckets, and measures what the plan forecast: the saving
+                    per call (the eager loop against the graphed loop, a synchronize after each call as a server
+                    returns each batch), the padding (each bucket's replay GPU time against a graph of each exact size),
+                    the pool memory (reserved bytes before and after the captures, shared and one pool per bucket) and
+                    the start-up time. Prints one JSON object: plan, measured, and their ratio per figure.
+"""
+import json
+import math
+import sys
+import time
+
+import numpy as np
+import torch
+from transformers import GPT2Config, GPT2LMHeadModel
+
+SEQ, VOCAB, MAX_BATCH, CALLS = 32, 1000, 64, 600
+
+
+def requests():
+    """Batch sizes: arrivals per tick are Poisson with a rate that swings between 8 and 48, queued and served up to 64
+    at a time."""
+    rng = np.random.default_rng(0)
+    sizes, queue, tick = [], 0, 0
+    while len(sizes) < CALLS:
+        rate = 8 + 40 * (1 + math.sin(2 * math.pi * tick / 100)) / 2
+        queue += int(rng.poisson(rate))
+        tick += 1
+        if queue == 0:
+            continue
+        batch = min(queue, MAX_BATCH)
+        queue -= batch
+        sizes.append(batch)
+    return sizes
+
+
+def build():
+    torch.manual_seed(0)
+    config = GPT2Config(n_layer=2, n_head=4, n_embd=128, vocab_size=VOCAB, n_positions=SEQ)
+    model = GPT2LMHeadModel(config).cuda().eval()
+    ids = torch.randint(0, VOCAB, (MAX_BATCH, SEQ), device="cuda")
+    return model, ids
+
+
+def eager_loop(model, ids, sizes):
+    for b in sizes:
+        model(ids[:b]).logits.argmax(-1)
+        torch.cuda.synchronize()
+
+
+def record():
+    model, ids = build()
+    with torch.no_grad():
+        eager_loop(model, ids, requests())
+    print("OK record", flush=True)
+
+
+def capture(model, ids, sizes, shared):
+    """Graphs of the sizes, largest first: warmup (3 calls on a side stream) for all, then the captures, into one pool
+    when `shared`. Returns the graphs, the reserved bytes the captures added and the seconds it all took."""
+    torch.cuda.synchronize()
+    started = time.perf_counter()
+    static = {b: ids[:b].clone() for b in sizes}
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        for b in sorted(sizes, reverse=True):
+            for _ in range(3):
+                model(static[b])
+    torch.cuda.current_stream().wait_stream(side)
+    torch.cuda.synchronize()
+    warm = time.perf_counter()
+    reserved = torch.cuda.memory_reserved()
+    pool = torch.cuda.graph_pool_handle() if shared else None
+    graphs = {}
+    for b in sorted(sizes, reverse=True):
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph, pool=pool):
+            out = model(static[b]).logits
+        graphs[b] = (graph, static[b], out)
+    torch.cuda.synchronize()
+    return graphs, torch.cuda.memory_reserved() - reserved, time.perf_counter() - started, warm - started
+
+
+def replay_gpu_us(graph, replays=20):
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    graph.replay()
+    start.record()
+    for _ in range(replays):
+        graph.replay()
+    end.record()
+    torch.cuda.synchronize()
+    return start.elapsed_time(end) * 1e3 / replays
+
+
+def loop_us(fn, sizes, passes=3):
+    """The fastest of `passes` runs of fn over the requests, per call."""
+    best = float("inf")
+    for _ in range(passes):
+        torch.cuda.synchronize()
+        started = time.perf_counter()
+        fn(sizes)
+        torch.cuda.synchronize()
+        best = min(best, (time.perf_counter() - started) / len(sizes) * 1e6)
+    return best
+
+
+def ratio(measured, planned):
+    return None if not planned else measured / planned
+
+
+def verify(path):
+    plan = json.load(open(path))
+    region = plan["regions"][0]
+    chosen = next(s for s in region["sets"] if "balanced" in s["name"])
+    buckets = sorted(chosen["buckets"])
+    sizes = requests()
+    model, ids = build()
+    with torch.no_grad():
+        eager_loop(model, ids, sizes[:20])  # libraries loaded, kernels chosen
+        eager_us = loop_us(lambda s: eager_loop(model, ids, s), sizes)
+
+        graphs, shared_bytes, capture_s, warmup_s = capture(model, ids, buckets, shared=True)
+
+        def bucket_of(b):
+            return next((k for k in buckets if k >= b), None)
+
+        def graphed_loop(requested):
+            for b in requested:
+                k = bucket_of(b)
+                if k is None:
+                    model(ids[:b]).logits.argmax(-1)
+                else:
+                    graph, static, out = graphs[k]
+                    static[:b].copy_(ids[:b])
+                    graph.replay()
+                    out[:b].argmax(-1)
+                torch.cuda.synchronize()
+
+        graphed_us = loop_us(graphed_loop, sizes)
+        bucket_gpu = {k: replay_gpu_us(graphs[k][0]) for k in buckets}
+        private_graphs, private_bytes, _, _ = capture(model, ids, buckets, shared=False)
+        del private_graphs
+        exact_graphs, _, _, _ = capture(model, ids, sorted(set(sizes)), shared=True)
+        exact_gpu = {b: replay_gpu_us(exact_graphs[b][0]) for b in exact_graphs}
+    covered = [b for b in sizes if bucket_of(b) is not None]
+    padding_us = sum(bucket_gpu[bucket_of(b)] - exact_gpu[b] for b in covered)
+    own_us = sum(exact_gpu[b] for b in covered)
+    measured = {
+        "saving_per_call_us": eager_us - graphed_us,
+        "padding_share": padding_us / own_us,
+        "shared_pool_bytes": shared_bytes,
+        "private_pools_bytes": private_bytes,
+        "capture_us": capture_s * 1e6,
+        "calls_covered": len(covered) / len(sizes),
+    }
+    result = {
+        "gpu": torch.cuda.get_device_name(),
+        "buckets": buckets,
+        "calls": len(sizes),
+        "sizes": len(set(sizes)),
+        "eager_us_per_call": eager_us,
+        "graphed_us_per_call": graphed_us,
+        "warmup_s": warmup_s,
+        "plan": {k: chosen[k] for k in measured},
+        "measured": measured,
+        "measured_over_plan": {k: ratio(measured[k], chosen[k]) for k in measured},
+    }
+    print(json.dumps(result, indent=2), flush=True)
+
+
+if __name__ == "__main__":
+    if sys.argv[1] == "record":
+        record()
+    else:
+        verify(sys.argv[2])
