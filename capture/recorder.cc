@@ -594,7 +594,10 @@ void Recorder::AttachStacks(ApiKind kind, const PendingCall& pending, bool colle
                             trace::ApiCallRecord* record) {
   const bool wants_backtrace = WantsBacktrace(kind, record->return_code, record->capture_status);
   if (wants_backtrace) record->backtrace = backtraces_.Capture(writer_.get());
-  if (wants_backtrace || LaunchesAnEarlierGraph(kind, record->graph_id) || collective_launch) {
+  // A kernel launched inside a capture gets the Python stack (not the backtrace, which costs more and says less): it
+  // names the program's line on every replay of its node (`graphcheck trace export`). A capture launches each once.
+  const bool captured_launch = kind == ApiKind::kKernelLaunch && record->capture_status != CaptureStatus::kNone;
+  if (wants_backtrace || captured_launch || LaunchesAnEarlierGraph(kind, record->graph_id) || collective_launch) {
     // A bounded wait (a synchronize, or under --hang-timeout a graph launch) took the thread's Python stack as it
     // entered the call, where the thread still is.
     record->python_stack = pending.waiting ? pending.python_stack : CapturePythonStack();

@@ -158,8 +158,11 @@ def verify(path):
         "capture_us": capture_s * 1e6,
         "calls_covered": len(covered) / len(sizes),
     }
+    planned_eager = sum(s["calls"] * s["eager_us"] for s in region["sizes"]) / region["calls"]
     result = {
         "gpu": torch.cuda.get_device_name(),
+        "plan_eager_us_per_call": planned_eager,
+        "plan_graphed_us_per_call": planned_eager - chosen["saving_per_call_us"],
         "buckets": buckets,
         "calls": len(sizes),
         "sizes": len(set(sizes)),

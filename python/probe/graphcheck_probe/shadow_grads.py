@@ -28,6 +28,17 @@ from .bridge import ShadowSubject
 _MAX_PARAMETERS = 256  # parameters of one call compared
 
 
+class _Described:
+    """What a record needs of a tensor (its element count and dtype), without holding the tensor."""
+
+    def __init__(self, tensor):
+        self._numel = tensor.numel()
+        self.dtype = tensor.dtype
+
+    def numel(self):
+        return self._numel
+
+
 def comparable_call(torch, graphed_outputs):
     """Whether a graphed call's gradients can be shadowed: grad mode on, an output with a backward node, and no
     process group."""
@@ -137,8 +148,10 @@ class GradientShadow:
                     figures = self.compare(graph_grad, eager, repeat)
                 else:
                     continue
-                self.records.append((ShadowSubject.MODULE_BACKWARD, name, graph_grad, figures, self.draws,
-                                     self.precision))
+                # Not the tensor itself: a reference held past this hook would stop AccumulateGrad from taking it
+                # as .grad (PyTorch #181723's aliasing would not form under --shadow).
+                self.records.append((ShadowSubject.MODULE_BACKWARD, name, _Described(graph_grad), figures,
+                                     self.draws, self.precision))
         except Exception:
             pass
         return None
@@ -161,7 +174,7 @@ class GradientShadow:
             if expected is not None and grad is not None and grad.shape == expected.shape:
                 # Exact arithmetic: eager's spread is 0, and the math is the gradient's own dtype.
                 self.records.append((ShadowSubject.GRAD_ACCUMULATION, "gradient %s" % self.names[id(parameter)],
-                                     grad, self.compare(grad, expected, expected), "", None))
+                                     _Described(grad), self.compare(grad, expected, expected), "", None))
         except Exception:
             pass
 
