@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Golden test over the traces graphcheck recorded on a GPU machine (examples/traces/*/trace.gctrace, or a job's
 # folder of traces, one per process, where there is no trace.gctrace): the findings (severity, check id, call, torch
-# operator, the user's Python file:line) of `graphcheck analyze` must equal examples/traces/*/expected.txt.
-# GRAPHCHECK_UPDATE_GOLDEN=1 rewrites the expected files; review the diff.
+# operator, the user's Python file:line) of `graphcheck analyze` must equal examples/traces/*/expected.txt; and where
+# a trace was recorded with `graphcheck run --plan`, `graphcheck plan` must print examples/traces/*/plan.txt (from its
+# second line: the first names the path given). GRAPHCHECK_UPDATE_GOLDEN=1 rewrites the expected files; review the diff.
 set -u
 gc=${1:?graphcheck binary}
 root=${2:?source dir}
@@ -35,6 +36,17 @@ for f in report["findings"]:
     echo "FAIL: $name: the report could not be read"
     failures=$((failures + 1))
     continue
+  fi
+  if [ -e "$dir/plan.txt" ]; then
+    plan=$("$gc" plan "$input" | tail -n +2)
+    if [ "${GRAPHCHECK_UPDATE_GOLDEN:-0}" = 1 ]; then
+      printf 'graphcheck plan: %s\n%s\n' "examples/traces/$name" "$plan" >"$dir/plan.txt"
+    elif [ "$plan" != "$(tail -n +2 "$dir/plan.txt")" ]; then
+      echo "FAIL: $name: graphcheck plan"
+      diff <(tail -n +2 "$dir/plan.txt") <(printf '%s\n' "$plan")
+      failures=$((failures + 1))
+      continue
+    fi
   fi
   if [ "${GRAPHCHECK_UPDATE_GOLDEN:-0}" = 1 ]; then
     printf '%s\n' "$actual" >"$dir/expected.txt"
