@@ -143,6 +143,15 @@ std::string PhaseClass(const std::string& phase) {
   return "phase ph-other";
 }
 
+// How wide a step is drawn: its extent, and never narrower than what it holds (a report written before extent_us
+// existed reads it as 0, and its kernels that ran behind the launches would be drawn past the axis).
+double DrawnExtentUs(const StepTimeline& step) {
+  double extent = std::max(step.duration_us, step.extent_us);
+  for (const TimelineKernel& k : step.kernels) extent = std::max(extent, k.start_us + k.duration_us);
+  for (const TimelineLaunch& l : step.launches) extent = std::max(extent, l.start_us + l.duration_us);
+  return extent;
+}
+
 // Draws one step's rows (CPU launches, then one per stream) from `top`; returns the y below them.
 double DrawStepRows(Plot& plot, const StepTimeline& step, double top, double scale) {
   std::map<uint64_t, int> stream_rows;
@@ -150,9 +159,10 @@ double DrawStepRows(Plot& plot, const StepTimeline& step, double top, double sca
   int row = 1;
   for (auto& [stream, index] : stream_rows) index = row++;
   // The step's time is the metrics' median; where its kernels ran behind its launches, the drawing is wider.
+  const double extent_us = DrawnExtentUs(step);
   const std::string behind =
-      step.extent_us > 1.05 * step.duration_us
-          ? absl::StrCat(" (its kernels ran behind its launches, until ", FormatUs(step.extent_us), ")")
+      extent_us > 1.05 * step.duration_us
+          ? absl::StrCat(" (its kernels ran behind its launches, until ", FormatUs(extent_us), ")")
           : "";
   plot.Label(0, top + 11,
              absl::StrFormat("%s: %s step time, %d kernels%s", step.label, FormatUs(step.duration_us),
@@ -260,7 +270,7 @@ void PlotStepTimelines(const Timeline& timeline, pugi::xml_node parent) {
   double max_us = 0;
   double height = 30;
   for (const StepTimeline* step : steps) {
-    max_us = std::max({max_us, step->duration_us, step->extent_us});
+    max_us = std::max(max_us, DrawnExtentUs(*step));
     height += 16 + (1 + StreamCount(*step)) * kRowHeight + 8;
   }
   const char* which = steps.size() == 2     ? "One eager step and one graphed step on the same time scale"

@@ -85,5 +85,27 @@ TEST(StepPlotTest, LinearAxisEndsOnATickAtOrAboveTheLongestBar) {
   }
 }
 
+TEST(StepPlotTest, AStepFromAReportWithoutItsExtentIsDrawnWideEnoughForItsKernels) {
+  // A report written before extent_us: a GPU-bound step of 300 us whose last kernel ended at 1.4 ms.
+  Timeline timeline;
+  StepTimeline& step = timeline.graphed_step.emplace();
+  step.label = "graphed step 6";
+  step.duration_us = 300;
+  step.kernels = {{"gemm", 7, 10, 200}, {"gemm", 7, 1000, 400}};
+  step.launches = {{0, 5}, {5, 5}};
+  pugi::xml_document doc;
+  PlotStepTimelines(timeline, doc.append_child("body"));
+  const Drawing drawing = Read(doc, /*vertical=*/false);
+  double last_tick = 0;
+  for (const auto& [label, x] : drawing.tick_lines) last_tick = std::max(last_tick, x);
+  for (pugi::xpath_node rect : doc.select_nodes("//rect")) {
+    const pugi::xml_node r = rect.node();
+    EXPECT_LE(r.attribute("x").as_double() + r.attribute("width").as_double(), last_tick + 0.01);
+  }
+  std::string text;
+  for (pugi::xpath_node label : doc.select_nodes("//text")) text += std::string(label.node().text().get()) + "\n";
+  EXPECT_THAT(text, ::testing::HasSubstr("300 us step time, 2 kernels (its kernels ran behind its launches, until"));
+}
+
 }  // namespace
 }  // namespace graphcheck
