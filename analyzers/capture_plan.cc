@@ -270,8 +270,8 @@ BucketSet CostBuckets(const std::string& name, const std::vector<PlanSize>& size
     set.private_pools_bytes += bucket.pool_bytes;
     largest_pool = std::max(largest_pool, bucket.pool_bytes);
     outliving += bucket.outliving_bytes;
-    set.capture_us += model.capture_fixed_us + (model.warmup_calls + 1) * bucket.eager_us +
-                      bucket.nodes * model.instantiate_node_us;
+    set.capture_us +=
+        model.capture_fixed_us + (model.warmup_calls + 1) * bucket.eager_us + bucket.nodes * model.instantiate_node_us;
   }
   // One shared pool, the largest bucket captured first: the others reuse its freed blocks and keep their outputs.
   for (size_t b : chosen) {
@@ -426,8 +426,7 @@ std::vector<RegionPlan> PlanTrace(const trace::Trace& trace, const std::string& 
     }
     region.sizes = MeasureSizes(analysis, group, call_sizes, model, unmeasured);
     if (region.sizes.size() > kMaxSizes) region.sizes.resize(kMaxSizes);
-    region.sets =
-        ProposeSets(region.sizes, RegionFacts{region.calls, region.calls_per_step}, model);
+    region.sets = ProposeSets(region.sizes, RegionFacts{region.calls, region.calls_per_step}, model);
     Judge(&region);
   }
   return regions;

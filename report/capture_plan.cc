@@ -1,7 +1,6 @@
 #include "report/capture_plan.h"
 
 #include <algorithm>
-#include <sstream>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -11,6 +10,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "core/utf8.h"
+#include "report/html.h"
 #include "report/markdown.h"
 #include "report/text_table.h"
 
@@ -178,19 +178,10 @@ void AddTable(pugi::xml_node parent, const std::vector<std::string>& header,
 
 std::string RenderHtml(const CapturePlan& plan) {
   pugi::xml_document doc;
-  doc.append_child(pugi::node_doctype).set_value("html");
-  pugi::xml_node html = doc.append_child("html");
-  html.append_attribute("lang") = "en";
-  pugi::xml_node head = html.append_child("head");
-  head.append_child("meta").append_attribute("charset") = "utf-8";
-  AddText(head, "title", "graphcheck plan");
-  head.append_child("style")
-      .append_child(pugi::node_pcdata)
-      .set_value(
-          "body{font:14px/1.45 system-ui,sans-serif;max-width:1100px;margin:0 auto;padding:16px 24px}"
-          "table{border-collapse:collapse;margin:8px 0}th,td{text-align:left;padding:3px 8px;"
-          "border-bottom:1px solid #e6e9ef}.verdict{font-weight:600}");
-  pugi::xml_node body = html.append_child("body");
+  pugi::xml_node body = StartHtml(&doc, "graphcheck plan",
+                                  "body{font:14px/1.45 system-ui,sans-serif;max-width:1100px;margin:0 auto;"
+                                  "padding:16px 24px}table{border-collapse:collapse;margin:8px 0}th,td{text-align:"
+                                  "left;padding:3px 8px;border-bottom:1px solid #e6e9ef}.verdict{font-weight:600}");
   AddText(body, "h1", absl::StrCat("graphcheck plan: ", plan.subject));
   for (const RegionPlan& region : plan.regions) {
     pugi::xml_node section = body.append_child("section");
@@ -210,9 +201,7 @@ std::string RenderHtml(const CapturePlan& plan) {
   AddText(model, "summary", "Model");
   pugi::xml_node lines = model.append_child("ul");
   for (const std::string& line : plan.model) AddText(lines, "li", line);
-  std::ostringstream out;
-  doc.save(out, " ", pugi::format_indent | pugi::format_no_empty_element_tags, pugi::encoding_utf8);
-  return out.str();
+  return HtmlText(doc);
 }
 
 }  // namespace

@@ -319,16 +319,26 @@ void AddMetrics(const Report& report, pugi::xml_node body) {
 
 }  // namespace
 
-std::string RenderHtml(const Report& report) {
-  pugi::xml_document doc;
-  doc.append_child(pugi::node_doctype).set_value("html");
-  pugi::xml_node html = doc.append_child("html");
+pugi::xml_node StartHtml(pugi::xml_document* doc, const std::string& title, const char* style) {
+  doc->append_child(pugi::node_doctype).set_value("html");
+  pugi::xml_node html = doc->append_child("html");
   html.append_attribute("lang") = "en";
   pugi::xml_node head = html.append_child("head");
   head.append_child("meta").append_attribute("charset") = "utf-8";
-  Add(head, "title", absl::StrCat("graphcheck ", report.mode, " report"));
-  head.append_child("style").append_child(pugi::node_pcdata).set_value(kStyle);
-  pugi::xml_node body = html.append_child("body");
+  Add(head, "title", title);
+  head.append_child("style").append_child(pugi::node_pcdata).set_value(style);
+  return html.append_child("body");
+}
+
+std::string HtmlText(const pugi::xml_document& doc) {
+  std::ostringstream out;
+  doc.save(out, " ", pugi::format_indent | pugi::format_no_empty_element_tags, pugi::encoding_utf8);
+  return out.str();
+}
+
+std::string RenderHtml(const Report& report) {
+  pugi::xml_document doc;
+  pugi::xml_node body = StartHtml(&doc, absl::StrCat("graphcheck ", report.mode, " report"), kStyle);
   AddHeader(report, body);
   AddVerdict(report, body);
   AddPlots(report, body);
@@ -338,10 +348,7 @@ std::string RenderHtml(const Report& report) {
   AddSteps(report, body);
   AddNumerics(report, body);
   AddMetrics(report, body);
-  std::ostringstream out;
-  // No empty-element tags: an HTML parser reads <div/> as an open <div>.
-  doc.save(out, " ", pugi::format_indent | pugi::format_no_empty_element_tags, pugi::encoding_utf8);
-  return out.str();
+  return HtmlText(doc);
 }
 
 }  // namespace graphcheck

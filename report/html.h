@@ -7,11 +7,19 @@
 
 #include <string>
 
+#include <pugixml.hpp>
+
 #include "core/report.h"
 
 namespace graphcheck {
 
 std::string RenderHtml(const Report& report);
+
+// An HTML document in `doc` with its head (charset, `title`, the style sheet `style`, which must hold no '<', '>' or
+// '&'): returns its body. Shared with graphcheck plan's HTML (report/capture_plan.h).
+pugi::xml_node StartHtml(pugi::xml_document* doc, const std::string& title, const char* style);
+// The document as text, with no empty-element tags: an HTML parser reads <div/> as an open <div>.
+std::string HtmlText(const pugi::xml_document& doc);
 
 }  // namespace graphcheck
 

@@ -548,9 +548,10 @@ TEST_F(RecorderPythonGpuTest, ExportedReplayedKernelsNameTheirCaptureLine) {
   EXPECT_EQ(replayed, 10u * 28u);
   EXPECT_GE(at_line, replayed / 4) << "replayed kernels named at the capture's line in step()";
   EXPECT_EQ(at_line, by_thread[named_thread]) << "every kernel the program's thread launched at capture is named";
-  std::printf("EXPORT graphed_training: %zu replayed kernels, %zu named at their capture line in step(), launched at "
-              "capture by %zu threads; e.g. %s\n",
-              replayed, at_line, by_thread.size(), example.c_str());
+  std::printf(
+      "EXPORT graphed_training: %zu replayed kernels, %zu named at their capture line in step(), launched at "
+      "capture by %zu threads; e.g. %s\n",
+      replayed, at_line, by_thread.size(), example.c_str());
 }
 
 // A child forked after CUDA work (a DataLoader worker) gets its own trace; the parent's trace keeps its own records,

@@ -26,8 +26,9 @@ TEST(RunSettingsTest, WhatIsWrittenReadsBack) {
   settings.step_range = "train step";
   settings.hang_timeout_ms = 600000;
   settings.shadow_calls = 4;
+  settings.module_calls = 100000;
   const std::map<std::string, std::string> environment = RunSettingsEnvironment(settings);
-  EXPECT_EQ(environment.size(), 7u);
+  EXPECT_EQ(environment.size(), 8u);
   EXPECT_EQ(environment.at(kLaunchesVariable), "capture-only");
   const RunSettings read = Read(environment);
   EXPECT_EQ(read.trace_dir, settings.trace_dir);
@@ -37,6 +38,7 @@ TEST(RunSettingsTest, WhatIsWrittenReadsBack) {
   EXPECT_EQ(read.step_range, settings.step_range);
   EXPECT_EQ(read.hang_timeout_ms, 600000u);
   EXPECT_EQ(read.shadow_calls, 4u);
+  EXPECT_EQ(read.module_calls, 100000u);
 }
 
 TEST(RunSettingsTest, DefaultsRoundTripAndAnEmptyEnvironmentIsTheDefault) {
@@ -47,6 +49,7 @@ TEST(RunSettingsTest, DefaultsRoundTripAndAnEmptyEnvironmentIsTheDefault) {
   EXPECT_EQ(read.sampling.ToString(), defaults.sampling.ToString());
   EXPECT_EQ(read.hang_timeout_ms, 0u);
   EXPECT_EQ(read.shadow_calls, 0u);
+  EXPECT_EQ(read.module_calls, 0u);
   EXPECT_EQ(Read({}).launches, LaunchRecording::kSampled);
   EXPECT_TRUE(Read({}).trace_dir.empty());
 }

@@ -56,12 +56,13 @@ def comparable_call(torch, graphed_outputs):
 class GradientShadow:
     """The backward of one shadowed call: `runs` are the two eager forwards' outputs by name, `graphed` the graphed
     call's; `differ` when the graph and eager drew random numbers differently; `send(subject, name, tensor, figures,
-    draws, elapsed_ns, stack)` sends one record."""
+    draws, elapsed_ns, stack, precision)` sends one record."""
 
     def __init__(self, torch, module, node, graphed, runs, draws, differ, precision, send, compare):
         self.torch = torch
-        self.node = node
-        self.graphed = [(name, t) for name, t in graphed if t.grad_fn is node]
+        # By output index, not the tensors: the node's hooks hold this object, and a tensor held here would hold
+        # the node back.
+        self.graphed = [(name, t.output_nr) for name, t in graphed if t.grad_fn is node]
         self.runs = runs
         self.draws = draws
         self.differ = differ
@@ -69,9 +70,10 @@ class GradientShadow:
         self.send = send
         self.compare = compare
         self.names = {id(p): name for name, p in module.named_parameters()}
+        self.parameters = self._parameters(node)
         self.thread = threading.get_ident()
         self.handles = []
-        self.records = []  # (subject, name, tensor, figures, draws, precision)
+        self.records = []  # (subject, name, _Described tensor, figures, draws, precision)
         self.before = {}  # id(parameter) -> .grad before the backward (None: none)
         self.expected = {}  # id(parameter) -> .grad before plus the gradient AccumulateGrad received
         self.eager = [{}, {}]  # per eager run: id(parameter) -> its gradient
@@ -80,11 +82,11 @@ class GradientShadow:
         self.handles.append(node.register_prehook(self._before_backward))
         self.handles.append(node.register_hook(self._after_backward))
 
-    def _parameters(self):
-        """The parameters this node sends gradients to, with their gradient accumulators and the node's input
-        index."""
+    def _parameters(self, node):
+        """The parameters `node` sends gradients to, with their gradient accumulators and the node's input index (the
+        node itself is not kept: its hooks hold this object)."""
         found = []
-        for index, (next_node, _) in enumerate(self.node.next_functions):
+        for index, (next_node, _) in enumerate(node.next_functions):
             variable = getattr(next_node, "variable", None)
             if variable is not None and id(variable) in self.names and len(found) < _MAX_PARAMETERS:
                 found.append((index, variable, next_node))
@@ -96,7 +98,7 @@ class GradientShadow:
             self.started = time.perf_counter_ns()
             caller = sys._current_frames().get(self.thread)
             self.stack = frames.encode_stack(caller) if caller is not None else None
-            parameters = self._parameters()
+            parameters = self.parameters
             for _, parameter, _ in parameters:
                 grad = parameter.grad
                 self.before[id(parameter)] = None if grad is None else grad.detach().clone()
@@ -116,8 +118,8 @@ class GradientShadow:
         if self.differ:
             return
         pairs = []
-        for name, tensor in self.graphed:
-            grad = grad_outputs[tensor.output_nr] if tensor.output_nr < len(grad_outputs) else None
+        for name, index in self.graphed:
+            grad = grad_outputs[index] if index < len(grad_outputs) else None
             if grad is not None:
                 pairs.append((name, grad))
         for run, into in zip(self.runs, self.eager):
@@ -136,7 +138,7 @@ class GradientShadow:
     def _after_backward(self, grad_inputs, grad_outputs):
         """The gradients the backward graph returned, against eager's."""
         try:
-            for index, parameter, _ in self._parameters():
+            for index, parameter, _ in self.parameters:
                 graph_grad = grad_inputs[index] if index < len(grad_inputs) else None
                 if graph_grad is None:
                     continue
@@ -183,7 +185,7 @@ class GradientShadow:
         elapsed = time.perf_counter_ns() - self.started
         for subject, name, tensor, figures, draws, precision in self.records:
             self.send(subject, name, tensor, figures, draws, elapsed, self.stack, precision)
-        self.records, self.before, self.expected, self.eager = [], {}, {}, [{}, {}]
+        self.records, self.before, self.expected, self.eager, self.parameters = [], {}, {}, [{}, {}], []
 
     def _remove(self):
         for handle in self.handles:
