@@ -28,7 +28,7 @@ CapturePlan TwoSetPlan() {
     s.gpu_busy_us = size;
     s.nodes = 40;
     s.measured = size != 16;
-    s.pool_bytes = uint64_t{size} << 20;
+    s.pool_bytes = static_cast<uint64_t>(size) << 20;
   }
   for (const char* name : {"few", "balanced"}) {
     BucketSet& set = region.sets.emplace_back();
