@@ -13,6 +13,7 @@
 #include "cli/catalog.h"
 #include "cli/check_docs.h"
 #include "core/exit_code.h"
+#include "core/metrics.h"
 
 namespace graphcheck {
 namespace {
@@ -42,6 +43,27 @@ int ListChecks(const std::string& format) {
     const CheckInfo& info = check->info();
     std::printf("%-42s %-8s %-14s %s\n", info.id.c_str(), std::string(SeverityName(info.default_severity)).c_str(),
                 std::string(CheckAreaName(info.area)).c_str(), info.title.c_str());
+  }
+  return kExitClean;
+}
+
+// The metric catalogue (core/metrics.h), for scripts that read reports (the Python benchmarks): each metric's name,
+// unit, which way it improves and what it measures.
+int ListMetrics(const std::string& format) {
+  if (format == "json") {
+    nlohmann::json out = nlohmann::json::array();
+    for (const metric::Spec* spec : metric::All()) {
+      out.push_back({{"name", spec->name},
+                     {"unit", spec->unit},
+                     {"better", spec->better == metric::Better::kHigher ? "higher" : "lower"},
+                     {"description", spec->description}});
+    }
+    std::printf("%s\n", out.dump(2).c_str());
+    return kExitClean;
+  }
+  for (const metric::Spec* spec : metric::All()) {
+    std::printf("%-48s %-6s %-6s %s\n", spec->name, spec->unit,
+                spec->better == metric::Better::kHigher ? "higher" : "lower", spec->description);
   }
   return kExitClean;
 }
@@ -102,6 +124,14 @@ void AddListChecksCommand(CLI::App* app, CommandContext* context) {
   CLI::App* command = app->add_subcommand("list-checks", "List every check with its id, severity and area");
   command->add_option("--format", *format, "text or json")->check(CLI::IsMember({"text", "json"}));
   command->callback([format, context] { context->exit_code = ListChecks(*format); });
+}
+
+void AddListMetricsCommand(CLI::App* app, CommandContext* context) {
+  auto format = std::make_shared<std::string>("text");
+  CLI::App* command =
+      app->add_subcommand("list-metrics", "List every metric a report can carry: name, unit, which way it improves");
+  command->add_option("--format", *format, "text or json")->check(CLI::IsMember({"text", "json"}));
+  command->callback([format, context] { context->exit_code = ListMetrics(*format); });
 }
 
 void AddExplainCommand(CLI::App* app, CommandContext* context) {

@@ -7,6 +7,7 @@
 namespace graphcheck {
 
 void AddListChecksCommand(CLI::App* app, CommandContext* context);
+void AddListMetricsCommand(CLI::App* app, CommandContext* context);
 void AddExplainCommand(CLI::App* app, CommandContext* context);
 
 }  // namespace graphcheck

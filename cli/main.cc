@@ -50,6 +50,7 @@ int main(int argc, char** argv) {
   graphcheck::CommandContext context;
   context.argv.assign(argv, argv + argc);
   graphcheck::AddListChecksCommand(&app, &context);
+  graphcheck::AddListMetricsCommand(&app, &context);
   graphcheck::AddExplainCommand(&app, &context);
   graphcheck::AddLintCommand(&app, &context);
   graphcheck::AddReportCommand(&app, &context);

@@ -209,7 +209,8 @@ inline constexpr Spec kProgramSignal{"program.signal", "signal", "the signal tha
 // The metric named `name` in `metrics`, or null.
 const Metric* FindIn(const std::vector<Metric>& metrics, absl::string_view name);
 
-// Every spec above, in this order.
+// Every spec above, in this order: generated from this file by core/CMakeLists.txt (core/metric_list.inc), so a
+// new entry is never left out. `graphcheck list-metrics --format json` exports the catalogue for scripts.
 const std::vector<const Spec*>& All();
 // The spec of `name`, without a "pidN." prefix, a ".min" / ".max" suffix or a coverage maker; null when none.
 const Spec* Find(absl::string_view name);

@@ -85,6 +85,19 @@ if cmp -s "$work/r.json" "$work/r2.json"; then passes=$((passes + 1)); else echo
 "$gc" list-checks --format json >"$work/checks.json"; expect list-checks 0 $?
 python3 -c "import json,sys; ids=[c['id'] for c in json.load(open(sys.argv[1]))]; assert 'env-launch-blocking' in ids" \
   "$work/checks.json" && passes=$((passes + 1)) || { echo "FAIL: list-checks json"; failures=$((failures + 1)); }
+# list-metrics: the catalogue, with each metric's direction; every metric of a shipped trace's report is in it.
+"$gc" list-metrics --format json >"$work/metrics.json"; expect list-metrics 0 $?
+"$gc" analyze "$(dirname "$0")/../../examples/traces/eager_then_graphed/trace.gctrace" --format json --fail-on never \
+  -o "$work/analyzed.json"; expect analyze-shipped 0 $?
+python3 -c "
+import json, sys
+catalogue = {m['name']: m for m in json.load(open(sys.argv[1]))}
+assert catalogue['graphed.speedup']['better'] == 'higher' and catalogue['launch.iteration_us']['unit'] == 'us'
+report = json.load(open(sys.argv[2]))
+assert report['metrics'], 'the report has no metrics'
+missing = [m['name'] for m in report['metrics'] if m['name'] not in catalogue and m['name'].rsplit('.', 1)[0] not in catalogue]
+assert not missing, missing" "$work/metrics.json" "$work/analyzed.json" && passes=$((passes + 1)) ||
+  { echo "FAIL: list-metrics json"; failures=$((failures + 1)); }
 # explain: plain text by default, the Markdown page with --format markdown.
 "$gc" explain env-launch-blocking >"$work/out"; expect explain 0 $?
 contains explain "$work/out" "^Fix$"
