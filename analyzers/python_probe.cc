@@ -71,9 +71,30 @@ std::vector<std::optional<size_t>> MatchWindows(const trace::Trace& trace, const
   return begin_of_window;
 }
 
+// The probe's backward-begin and backward-end events paired by number; a begin left open ends with the trace.
+std::vector<BackwardCall> BackwardCalls(const trace::Trace& trace) {
+  std::vector<BackwardCall> calls;
+  std::map<uint64_t, size_t> open;  // backward number -> index into calls
+  for (const ProbeEvent& event : trace.probe_events) {
+    if (event.kind == ProbeEventKind::kBackwardBegin) {
+      open[event.value] = calls.size();
+      calls.push_back({event.time_ns, ~uint64_t{0}, event.thread_id, event.stack});
+    } else if (event.kind == ProbeEventKind::kBackwardEnd) {
+      auto it = open.find(event.value);
+      if (it == open.end()) continue;
+      calls[it->second].end_ns = event.time_ns;
+      open.erase(it);
+    }
+  }
+  std::sort(calls.begin(), calls.end(),
+            [](const BackwardCall& a, const BackwardCall& b) { return a.start_ns < b.start_ns; });
+  return calls;
+}
+
 }  // namespace
 
 ProbeIndex::ProbeIndex(const trace::Trace& trace, const CaptureAnalysis& captures) {
+  backwards_ = BackwardCalls(trace);
   const std::vector<CaptureWindow>& windows = captures.windows();
   window_begin_ = MatchWindows(trace, windows);
   window_origin_.assign(windows.size(), trace::ProbeOrigin::kUnknown);
@@ -138,6 +159,17 @@ ProbeIndex::ProbeIndex(const trace::Trace& trace, const CaptureAnalysis& capture
 
 trace::ProbeOrigin ProbeIndex::Origin(size_t window) const {
   return window < window_origin_.size() ? window_origin_[window] : trace::ProbeOrigin::kUnknown;
+}
+
+const BackwardCall* ProbeIndex::BackwardAround(uint64_t time_ns, uint32_t thread_id) const {
+  // The latest backward begun by then that is still running: threads rarely run backward() at the same time.
+  auto it = std::upper_bound(backwards_.begin(), backwards_.end(), time_ns,
+                             [](uint64_t t, const BackwardCall& b) { return t < b.start_ns; });
+  while (it != backwards_.begin()) {
+    --it;
+    if (time_ns < it->end_ns) return it->thread_id != thread_id ? &*it : nullptr;
+  }
+  return nullptr;
 }
 
 bool ProbeIndex::HasException(size_t window) const {

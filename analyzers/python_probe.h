@@ -37,6 +37,14 @@ struct PythonException {
   bool reported = false;
 };
 
+// The program's outermost torch.autograd.backward() on one thread, from the probe's backward-begin to its end.
+struct BackwardCall {
+  uint64_t start_ns = 0;
+  uint64_t end_ns = 0;
+  uint32_t thread_id = 0;
+  trace::PythonStackId stack = 0;  // the program's call
+};
+
 class ProbeIndex {
  public:
   ProbeIndex(const trace::Trace& trace, const CaptureAnalysis& captures);
@@ -51,11 +59,15 @@ class ProbeIndex {
   bool HasException(size_t window) const;
   // Whether torch.compile's cudagraph trees recorded any graph in this process.
   bool cudagraph_trees() const { return cudagraph_trees_; }
+  // The backward() a call made at `time_ns` on `thread_id` ran under, when that thread is not the one that called
+  // backward() (autograd's own threads run the CUDA backward and no Python); null otherwise.
+  const BackwardCall* BackwardAround(uint64_t time_ns, uint32_t thread_id) const;
 
  private:
   std::vector<std::optional<size_t>> window_begin_;  // per capture window
   std::vector<trace::ProbeOrigin> window_origin_;    // per capture window
   std::vector<PythonException> exceptions_;
+  std::vector<BackwardCall> backwards_;  // by start
   bool cudagraph_trees_ = false;
 };
 

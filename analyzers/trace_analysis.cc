@@ -116,6 +116,12 @@ Location TraceAnalysis::Locate(size_t call) const {
   if (frames.size() > kLocationFrames) frames.resize(kLocationFrames);
   where.backtrace = std::move(frames);
   where.python = trace::PythonFrames(trace_, trace_.Detail(c).python_stack);
+  if (where.python.empty() && !trace_.probe_events.empty()) {
+    // A call on autograd's own thread, which runs no Python: the program's backward() it ran under.
+    if (const BackwardCall* backward = probe().BackwardAround(c.start_ns, c.thread_id)) {
+      where.python = trace::PythonFrames(trace_, backward->stack);
+    }
+  }
   if (trace_.process.pid != 0) where.pid = trace_.process.pid;
   return where;
 }

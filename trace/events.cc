@@ -354,6 +354,10 @@ absl::string_view ProbeEventKindName(ProbeEventKind kind) {
       return "module-call-begin";
     case ProbeEventKind::kModuleCallEnd:
       return "module-call-end";
+    case ProbeEventKind::kBackwardBegin:
+      return "backward-begin";
+    case ProbeEventKind::kBackwardEnd:
+      return "backward-end";
   }
   return "unknown";
 }

@@ -405,8 +405,13 @@ enum class ProbeEventKind : uint8_t {
   // at the begin is the program's call.
   kModuleCallBegin = 25,
   kModuleCallEnd = 26,
+  // Since 1.11: the program's outermost torch.autograd.backward() (loss.backward()) on this thread begins and ends.
+  // The CUDA backward runs on autograd's own threads, which run no Python: their calls are located at this call.
+  // `value`: the backward's number, from 1 (both events). The stack at the begin is the program's call.
+  kBackwardBegin = 27,
+  kBackwardEnd = 28,
 };
-inline constexpr uint8_t kMaxProbeEventKind = 26;
+inline constexpr uint8_t kMaxProbeEventKind = 28;
 // A number of a host-value-changed event (`value`, `value_now`), sent as its IEEE-754 bits.
 double HostValueNumber(uint64_t bits);
 absl::string_view ProbeEventKindName(ProbeEventKind kind);  // "capture-begin", ...

@@ -54,6 +54,27 @@ TEST(TraceAnalysisTest, LocatesNoPythonFramesForACallWithoutAStack) {
   EXPECT_TRUE(analyzers::TraceAnalysis(trace).Locate(0).python.empty());
 }
 
+// autograd runs a CUDA backward on its own threads, which run no Python: their calls are located at the program's
+// backward() they ran under (the probe's backward-begin and backward-end on the calling thread).
+TEST(TraceAnalysisTest, LocatesACallOnAutogradsThreadAtTheProgramsBackward) {
+  TraceBuilder b;
+  const trace::PythonStackId backward = b.PythonStack({{"/home/me/train.py", 51, "step"}});
+  b.Probe(1'000, 1, trace::ProbeEventKind::kBackwardBegin).value = 1;
+  b.trace().probe_events.back().stack = backward;
+  b.Call(1'500, 7, "cudaStreamSynchronize", ApiKind::kStreamSynchronize, 7);  // autograd's thread, inside
+  ApiCall& own = b.Call(1'600, 1, "cudaStreamSynchronize", ApiKind::kStreamSynchronize, 7);  // the caller's thread
+  own.python_stack = b.PythonStack({{"/home/me/train.py", 77, "hook"}});
+  b.Probe(2'000, 1, trace::ProbeEventKind::kBackwardEnd).value = 1;
+  b.Call(2'500, 7, "cudaStreamSynchronize", ApiKind::kStreamSynchronize, 7);  // after it
+  const trace::Trace trace = b.Build();
+  const analyzers::TraceAnalysis analysis(trace);
+  ASSERT_EQ(analysis.Locate(0).python.size(), 1u);
+  EXPECT_EQ(analysis.Locate(0).python[0], (SourceFrame{"/home/me/train.py", 51, "step", true}));
+  ASSERT_EQ(analysis.Locate(1).python.size(), 1u);
+  EXPECT_EQ(analysis.Locate(1).python[0].line, 77);  // a call with its own stack keeps it
+  EXPECT_TRUE(analysis.Locate(2).python.empty());
+}
+
 TEST(TraceAnalysisTest, CallSitesGroupOneSiteAcrossSteps) {
   TraceBuilder b;
   const trace::BacktraceId here = b.Backtrace({"cudaStreamSynchronize", "train.py:step"});

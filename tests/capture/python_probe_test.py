@@ -43,6 +43,8 @@ PROGRAM = textwrap.dedent('''\
     graphed = torch.cuda.make_graphed_callables(lambda x: x, (1,))
     graphed(1)
     graphed(2)
+    import torch.autograd
+    torch.autograd.backward(None, reentrant=True)
     from torch._inductor import cudagraph_trees
     manager = cudagraph_trees.CUDAGraphTreeManager()
     node = cudagraph_trees.CUDAGraphNode(5)
@@ -179,6 +181,8 @@ with tempfile.TemporaryDirectory() as work:
           "allocator history: 1 allocations, 1 frees" in dump.stdout, dump.stdout[-2000:])
     check("capture ends with their pool", [e[9] for e in events if e[3] == "capture-end"][:1] == ["7"], events)
     check("the exceptions", kinds.count("capture-exception") == 2 and kinds.count("uncaught-exception") == 1, kinds)
+    check("the outermost backward() only, begun and ended",
+          kinds.count("backward-begin") == 1 and kinds.count("backward-end") == 1, kinds)
     check("the skip reason and the invalidated outputs",
           kinds.count("compile-skip") == 1 and kinds.count("outputs-invalidated") == 1, kinds)
 

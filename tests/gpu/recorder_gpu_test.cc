@@ -527,11 +527,11 @@ TEST_F(RecorderPythonGpuTest, ExportedReplayedKernelsNameTheirCaptureLine) {
             0);
   std::ifstream in(exported);
   const nlohmann::json doc = nlohmann::json::parse(in);
-  // Kernels launched by the program's thread (forward, loss, optimizer) carry its line; the backward's run on
-  // autograd's own thread, which runs no Python, and are named by thread.
+  // Kernels launched by the program's thread (forward, loss, optimizer) carry their line; the backward's, launched
+  // by autograd's own thread, which runs no Python, carry the program's loss.backward() line (the probe's backward
+  // events). Seen on an H200 before the backward events: 140 of 280, the program's thread's.
   size_t replayed = 0, at_line = 0;
   std::map<int64_t, size_t> by_thread;
-  int64_t named_thread = -1;
   std::string example;
   for (const nlohmann::json& e : doc["traceEvents"]) {
     if (e.value("cat", "") != "kernel" || !e["args"].contains("graph")) continue;
@@ -541,13 +541,12 @@ TEST_F(RecorderPythonGpuTest, ExportedReplayedKernelsNameTheirCaptureLine) {
     const std::string python = captured.value("python", "");
     if (absl::StrContains(python, "graphed_training.py:") && absl::StrContains(python, " in step")) {
       ++at_line;
-      named_thread = captured.value("thread", int64_t{0});
       if (example.empty()) example = absl::StrCat(e.value("name", "").substr(0, 60), " <- ", captured.dump());
     }
   }
   EXPECT_EQ(replayed, 10u * 28u);
-  EXPECT_GE(at_line, replayed / 4) << "replayed kernels named at the capture's line in step()";
-  EXPECT_EQ(at_line, by_thread[named_thread]) << "every kernel the program's thread launched at capture is named";
+  EXPECT_EQ(by_thread.size(), 2u) << "the program's thread and autograd's";
+  EXPECT_EQ(at_line, replayed) << "every replayed kernel named at its line in step()";
   std::printf(
       "EXPORT graphed_training: %zu replayed kernels, %zu named at their capture line in step(), launched at "
       "capture by %zu threads; e.g. %s\n",

@@ -41,6 +41,8 @@ class EventKind(enum.IntEnum):
     TENSOR_RELEASED = 24
     MODULE_CALL_BEGIN = 25
     MODULE_CALL_END = 26
+    BACKWARD_BEGIN = 27
+    BACKWARD_END = 28
 
 
 class Origin(enum.IntEnum):

@@ -164,6 +164,38 @@ def _patch_optimizer(module):
     _replace(optimizer_class, "zero_grad", optimizer_zero_grad, zero_grad)
 
 
+_backward = threading.local()  # per thread: the depth of torch.autograd.backward() calls
+_backwards = [0]  # outermost backward() calls so far, in the process
+
+
+def _patch_autograd(module):
+    """torch.autograd: backward(), which Tensor.backward() calls. The CUDA backward runs on autograd's own threads,
+    which run no Python: the outermost call on a thread is announced (begin and end, its stack the program's call)
+    so that their CUDA calls are located at the program's `loss.backward()`."""
+    original = getattr(module, "backward", None)
+    if original is None or getattr(original, "__wrapped__", None) is not None:
+        return
+
+    def backward(*args, **kwargs):
+        compiler = getattr(sys.modules.get("torch"), "compiler", None)
+        depth = getattr(_backward, "depth", 0)
+        if depth > 0 or (compiler is not None and compiler.is_compiling()):
+            return original(*args, **kwargs)
+        _backwards[0] += 1
+        number = _backwards[0]
+        _backward.depth = 1
+        bridge.recorder.emit(EventKind.BACKWARD_BEGIN, value=number)
+        try:
+            return original(*args, **kwargs)
+        finally:
+            _backward.depth = 0
+            bridge.recorder.emit(EventKind.BACKWARD_END, value=number)
+
+    backward.__wrapped__ = original
+    backward.__doc__ = original.__doc__
+    module.backward = backward
+
+
 def _patch_module(module):
     """torch.nn.modules.module: Module.zero_grad, which detaches gradients as the optimizer's does; Module.train
     (which eval() calls), after which live graphs look at the modes they were captured in at their next replay; and
@@ -336,6 +368,7 @@ PATCHES = {
     "torch.optim.optimizer": _patch_optimizer,
     "torch.optim.lr_scheduler": _patch_lr_scheduler,
     "torch.nn.modules.module": _patch_module,
+    "torch.autograd": _patch_autograd,
     "torch.nn.parallel.distributed": _patch_ddp,
     "torch._inductor.cudagraph_utils": _patch_cudagraph_utils,
     "torch._inductor.cudagraph_trees": _patch_cudagraph_trees,
