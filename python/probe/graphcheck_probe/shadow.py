@@ -1,7 +1,8 @@
 """`graphcheck run --shadow N` (GRAPHCHECK_SHADOW=N): graphs against the eager code they were captured from.
 
 - Modules graphed by make_graphed_callables: on each module's first N graphed calls, the module's own eager forward
-  runs twice on the same input, and each output is compared with the graphed call's.
+  runs twice on the same input, and each output is compared with the graphed call's; in training, the call's backward
+  is compared too (shadow_grads.py: the gradients the backward graph returns, and what it accumulates into .grad).
 - The program's own captures (`with torch.cuda.graph(g): ...`): on the graph's first N replays, the capture's body
   (from the program's source, run in a copy of the capturing frame's variables as they were when the capture ended)
   runs eagerly twice from the state the replay starts from; every tensor it writes in place (parameters, optimizer
