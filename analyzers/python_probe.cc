@@ -162,10 +162,11 @@ trace::ProbeOrigin ProbeIndex::Origin(size_t window) const {
 }
 
 const BackwardCall* ProbeIndex::BackwardAround(uint64_t time_ns, uint32_t thread_id) const {
-  // The latest backward begun by then that is still running: threads rarely run backward() at the same time.
+  // The latest backward begun by then, if it is still running, or the one before it (two threads' backward() calls
+  // overlap, as DDP's ranks in one process could): a bounded look, whatever the number of backward() calls.
   auto it = std::upper_bound(backwards_.begin(), backwards_.end(), time_ns,
                              [](uint64_t t, const BackwardCall& b) { return t < b.start_ns; });
-  while (it != backwards_.begin()) {
+  for (int looked = 0; looked < 2 && it != backwards_.begin(); ++looked) {
     --it;
     if (time_ns < it->end_ns) return it->thread_id != thread_id ? &*it : nullptr;
   }
