@@ -95,19 +95,6 @@ std::string StructureKey(const ModuleCall& call) {
   return key;
 }
 
-// A call as a step: the API calls that began inside it, on any thread (autograd's own threads launch too).
-Iteration AsStep(const trace::Trace& trace, const ModuleCall& call) {
-  auto by_start = [](const trace::ApiCall& c, uint64_t t) { return c.start_ns < t; };
-  Iteration step;
-  step.start_ns = call.start_ns;
-  step.end_ns = call.end_ns;
-  step.first_call = std::lower_bound(trace.api_calls.begin(), trace.api_calls.end(), call.start_ns, by_start) -
-                    trace.api_calls.begin();
-  step.end_call =
-      std::lower_bound(trace.api_calls.begin(), trace.api_calls.end(), call.end_ns, by_start) - trace.api_calls.begin();
-  return step;
-}
-
 struct Dimension {
   size_t input = 0;
   size_t dim = 0;
@@ -150,7 +137,8 @@ std::vector<PlanSize> MeasureSizes(const TraceAnalysis& analysis, const std::vec
                                    const std::vector<int64_t>& call_sizes, const PlanModel& model, size_t* unmeasured) {
   const trace::Trace& trace = analysis.trace();
   std::vector<Iteration> steps;
-  for (const ModuleCall* call : calls) steps.push_back(AsStep(trace, *call));
+  // A call as a step: the API calls that began inside it, on any thread (autograd's own threads launch too).
+  for (const ModuleCall* call : calls) steps.push_back(MakeIteration(trace, call->start_ns, call->end_ns));
   const std::vector<StepStats> stats = PerStepStats(analysis, steps, model.launch);
   struct Samples {
     std::vector<double> host_unrecorded, host_recorded, gpu_busy, nodes;

@@ -73,15 +73,6 @@ size_t FirstCallAtOrAfter(const trace::Trace& trace, uint64_t time_ns) {
          trace.api_calls.begin();
 }
 
-Iteration MakeIteration(const trace::Trace& trace, uint64_t start_ns, uint64_t end_ns) {
-  Iteration it;
-  it.start_ns = start_ns;
-  it.end_ns = end_ns;
-  it.first_call = FirstCallAtOrAfter(trace, start_ns);
-  it.end_call = FirstCallAtOrAfter(trace, end_ns);
-  return it;
-}
-
 // Steps anchored on the launches in [from, to) that `key_of` gives a key; returns the anchor's description.
 template <typename KeyOf>
 std::string StepsByRepetition(const trace::Trace& trace, size_t from, size_t to, KeyOf key_of,
@@ -150,6 +141,15 @@ void Select(const IterationOptions& options, std::vector<Iteration>* steps) {
 }
 
 }  // namespace
+
+Iteration MakeIteration(const trace::Trace& trace, uint64_t start_ns, uint64_t end_ns) {
+  Iteration it;
+  it.start_ns = start_ns;
+  it.end_ns = end_ns;
+  it.first_call = FirstCallAtOrAfter(trace, start_ns);
+  it.end_call = FirstCallAtOrAfter(trace, end_ns);
+  return it;
+}
 
 std::string IterationOptions::Key() const {
   return absl::StrCat(region, "\x1f", first, ":", last ? absl::StrCat(*last) : "");

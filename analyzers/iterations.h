@@ -51,6 +51,9 @@ struct Iteration {
   bool launches_recorded = true;
 };
 
+// The span [start_ns, end_ns) as a step: the API calls that began inside it, on any thread.
+Iteration MakeIteration(const trace::Trace& trace, uint64_t start_ns, uint64_t end_ns);
+
 // The steps whose launches were all recorded.
 std::vector<Iteration> LaunchRecorded(const std::vector<Iteration>& steps);
 

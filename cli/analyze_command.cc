@@ -171,9 +171,7 @@ absl::Status AnalyzeTraceFilesInto(const std::vector<std::string>& paths, const 
     AnalyzedTrace& trace = analyzed[i];
     if (!trace.status.ok()) return trace.status;
     if (!trace.read_warnings.empty()) EndProgress();
-    for (const std::string& warning : trace.read_warnings) {
-      std::fprintf(stderr, "graphcheck: warning: %s: %s\n", LineText((*files)[i]).c_str(), LineText(warning).c_str());
-    }
+    PrintReadWarnings((*files)[i], trace.read_warnings);
     warnings += trace.read_warnings.size();
     if (!report->machine.gpu && trace.gpu) report->machine.gpu = trace.gpu;
     selections.push_back(std::move(trace.selection));

@@ -195,6 +195,12 @@ absl::StatusOr<Report> ReadReportFile(const std::string& path) {
   return report;
 }
 
+void PrintReadWarnings(const std::string& path, const std::vector<std::string>& warnings) {
+  for (const std::string& warning : warnings) {
+    std::fprintf(stderr, "graphcheck: warning: %s: %s\n", LineText(path).c_str(), LineText(warning).c_str());
+  }
+}
+
 int FailWith(const absl::Status& status) {
   EndProgress();
   // The message may quote the input (a path, bytes of a binary file): never let it drive the terminal.

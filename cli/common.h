@@ -93,6 +93,10 @@ void RunChecksInto(const CheckInputs& inputs, const CheckSettings& checks, absl:
 // Adds `ids` to report->checks_run, skipping those already there.
 void AddChecksRun(std::vector<std::string> ids, Report* report);
 
+// Damage the trace reader stepped over in `path`, one "graphcheck: warning: PATH: WARNING" line each on stderr: worth
+// knowing, but the rest of the trace is good and the command goes on.
+void PrintReadWarnings(const std::string& path, const std::vector<std::string>& warnings);
+
 // Prints "graphcheck: error: MESSAGE" and returns the exit code for the status.
 int FailWith(const absl::Status& status);
 

@@ -29,9 +29,7 @@ int Plan(const PlanOptions& options) {
   for (const std::string& path : *files) {
     absl::StatusOr<trace::Trace> trace = trace::ReadTrace(path);
     if (!trace.ok()) return FailWith(absl::InvalidArgumentError(absl::StrCat(path, ": ", trace.status().message())));
-    for (const std::string& warning : trace->read_warnings) {
-      std::fprintf(stderr, "graphcheck: warning: %s: %s\n", LineText(path).c_str(), LineText(warning).c_str());
-    }
+    PrintReadWarnings(path, trace->read_warnings);
     traces.push_back(*std::move(trace));
   }
   std::vector<const trace::Trace*> pointers;

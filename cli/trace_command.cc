@@ -44,19 +44,12 @@ const char* ShadowSubjectLabel(trace::ShadowSubject subject) {
   return "call";
 }
 
-// Damage the reader stepped over is worth knowing but does not fail the command: the rest of the trace is good.
-void PrintWarnings(const std::string& path, const trace::Trace& trace) {
-  for (const std::string& warning : trace.read_warnings) {
-    std::fprintf(stderr, "graphcheck: warning: %s: %s\n", LineText(path).c_str(), LineText(warning).c_str());
-  }
-}
-
 int Export(const ExportOptions& options) {
   std::vector<trace::Trace> traces;
   for (const std::string& path : options.traces) {
     absl::StatusOr<trace::Trace> trace = trace::ReadTrace(path);
     if (!trace.ok()) return FailWith(trace.status());
-    PrintWarnings(path, *trace);
+    PrintReadWarnings(path, trace->read_warnings);
     traces.push_back(*std::move(trace));
   }
   std::vector<const trace::Trace*> pointers;

@@ -57,6 +57,7 @@ class ShadowTrace {
     return *this;
   }
   trace::Trace& trace() { return trace_; }
+  const trace::Trace& trace() const { return trace_; }
 
   std::vector<Finding> Run(const Check& check, const CheckOptions& options = {}) const {
     CheckInputs inputs;

@@ -52,21 +52,23 @@ constexpr char kAccumulationFix[] =
     "torch.cuda.make_graphed_callables, then zero_grad(set_to_none=False)), or zero with set_to_none=True; never "
     "make a .grad a view of a graph's output or of memory a graph writes.";
 
-// The modules whose forwards already differ (numerics-forward) or whose .grad the probe saw in a graph's pool
-// (grad-aliases-graph): their cause is named there.
-std::set<uint64_t> ModulesNamedElsewhere(const trace::Trace& trace, const BoundOptions& options,
-                                         trace::ShadowSubject subject) {
-  std::set<uint64_t> named;
+// The modules whose forwards already differ (numerics-forward names the cause of their gradients too).
+std::set<uint64_t> ForwardsThatDiffer(const trace::Trace& trace, const BoundOptions& options) {
+  std::set<uint64_t> modules;
   for (const ShadowVerdict& forward :
        JudgeShadowComparisons(trace, trace::ShadowSubject::kModuleForward, /*host_draws=*/false, options)) {
-    if (forward.differing > 0) named.insert(forward.owner);
+    if (forward.differing > 0) modules.insert(forward.owner);
   }
-  if (subject == trace::ShadowSubject::kGradAccumulation) {
-    for (const trace::ProbeEvent& e : trace.probe_events) {
-      if (e.kind == trace::ProbeEventKind::kGradAliased) named.insert(e.graph);
-    }
+  return modules;
+}
+
+// The modules whose .grad the probe saw in a graph's pool before a backward (grad-aliases-graph names that cause).
+std::set<uint64_t> GradsInAPool(const trace::Trace& trace) {
+  std::set<uint64_t> modules;
+  for (const trace::ProbeEvent& e : trace.probe_events) {
+    if (e.kind == trace::ProbeEventKind::kGradAliased) modules.insert(e.graph);
   }
-  return named;
+  return modules;
 }
 
 }  // namespace
@@ -106,13 +108,15 @@ void NumericsGradCheck::CheckEngineRun(const EngineRun& run, const BoundOptions&
 
 void NumericsGradCheck::CheckShadowBackwards(const trace::Trace& trace, const BoundOptions& options,
                                              std::vector<Finding>* findings) const {
+  const std::set<uint64_t> forwards_differ = ForwardsThatDiffer(trace, options);
+  const std::set<uint64_t> grads_in_pool = GradsInAPool(trace);
   for (const trace::ShadowSubject subject :
        {trace::ShadowSubject::kModuleBackward, trace::ShadowSubject::kGradAccumulation}) {
-    const std::set<uint64_t> named = ModulesNamedElsewhere(trace, options, subject);
     for (const ShadowVerdict& verdict : JudgeShadowComparisons(trace, subject, /*host_draws=*/false, options)) {
-      if (verdict.differing > 0 && named.count(verdict.owner) == 0) {
-        findings->push_back(Describe(trace, verdict));
-      }
+      const bool named_elsewhere =
+          forwards_differ.count(verdict.owner) > 0 ||
+          (subject == trace::ShadowSubject::kGradAccumulation && grads_in_pool.count(verdict.owner) > 0);
+      if (verdict.differing > 0 && !named_elsewhere) findings->push_back(Describe(trace, verdict));
     }
   }
 }
