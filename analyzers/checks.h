@@ -38,6 +38,7 @@ std::unique_ptr<Check> NewGradDetachedCheck();        // grad-detached
 // the capture contract (the graph's manifest and the probe's watches of what it baked in)
 std::unique_ptr<Check> NewGradAliasesGraphCheck();          // grad-aliases-graph
 std::unique_ptr<Check> NewGraphReadsFreedCheck();           // graph-reads-freed
+std::unique_ptr<Check> NewStateMadeInCaptureCheck();        // state-made-in-capture
 std::unique_ptr<Check> NewTrainingModeFrozenCheck();        // training-mode-frozen
 std::unique_ptr<Check> NewRngHostDrawCheck();               // rng-host-draw
 std::unique_ptr<Check> NewGraphContractCheck();             // graph-contract

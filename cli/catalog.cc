@@ -43,6 +43,7 @@ std::vector<std::unique_ptr<Check>> NewBuiltinChecks() {
            &analyzers::NewGradDetachedCheck,              // grad-detached
            &analyzers::NewGradAliasesGraphCheck,          // grad-aliases-graph
            &analyzers::NewGraphReadsFreedCheck,           // graph-reads-freed
+           &analyzers::NewStateMadeInCaptureCheck,        // state-made-in-capture
            &analyzers::NewTrainingModeFrozenCheck,        // training-mode-frozen
            &analyzers::NewRngHostDrawCheck,               // rng-host-draw
            &analyzers::NewGraphContractCheck,             // graph-contract

@@ -410,8 +410,15 @@ enum class ProbeEventKind : uint8_t {
   // `value`: the backward's number, from 1 (both events). The stack at the begin is the program's call.
   kBackwardBegin = 27,
   kBackwardEnd = 28,
+  // Since 1.12, at a capture's end: state the program keeps across steps was made inside the capture, in the graph's
+  // memory pool, so every replay makes it again from what it was at capture. `graph`: the Python graph's id; `type`:
+  // "parameter" or "buffer" (the captured code replaced a module's tensor: `self.ema = self.ema * 0.9 + ...`; `text`
+  // its name, `value` the address it had before, `pool` that tensor's bytes, the stack the line that replaced it) or
+  // "optimizer-state" (an optimizer's first step inside the capture created it: `text` the first few names,
+  // comma-separated, `pool` how many tensors, the stack the program's step()); `value_now`: the (first) address now.
+  kStateMadeInCapture = 29,
 };
-inline constexpr uint8_t kMaxProbeEventKind = 28;
+inline constexpr uint8_t kMaxProbeEventKind = 29;
 // A number of a host-value-changed event (`value`, `value_now`), sent as its IEEE-754 bits.
 double HostValueNumber(uint64_t bits);
 absl::string_view ProbeEventKindName(ProbeEventKind kind);  // "capture-begin", ...

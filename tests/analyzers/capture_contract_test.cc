@@ -1,6 +1,7 @@
 // The capture contract's checks over the Python probe's events and the recorder's graph manifests:
-// grad-aliases-graph, training-mode-frozen, graph-reads-freed, graph-contract, and address-drift's and
-// host-value-frozen's findings on graphs other than make_graphed_callables' (rng-host-draw: rng_host_draw_test.cc).
+// grad-aliases-graph, training-mode-frozen, graph-reads-freed, state-made-in-capture, graph-contract, and
+// address-drift's and host-value-frozen's findings on graphs other than make_graphed_callables' (rng-host-draw:
+// rng_host_draw_test.cc).
 // Each planted defect is flagged at the line its event carries; each clean case (no event, no replay after the change,
 // memory of the graph's own pool, a block still allocated) is left alone.
 #include <gmock/gmock.h>
@@ -120,6 +121,60 @@ TEST(GraphReadsFreedTest, PoolMemoryABlockStillAllocatedOrNoReplayAfterTheFreeAr
   Allocation(b, 4000, trace::AllocatorEvent::Action::kFree, kPoolSegment + 0x100, 512);
   Allocation(b, 9000, trace::AllocatorEvent::Action::kFree, 0x7f0000500000, 4096);  // at teardown
   EXPECT_THAT(Findings(analyzers::NewGraphReadsFreedCheck(), b), IsEmpty());
+}
+
+// A state-made-in-capture event for the capture's graph: `type` replaced (or created) at train.py:`line`.
+trace::ProbeEvent& StateMade(TraceBuilder& b, const char* type, const char* text, uint64_t before, uint64_t bytes,
+                             int line) {
+  trace::ProbeEvent& e = b.Probe(3700, 1, ProbeEventKind::kStateMadeInCapture, kGraph);
+  e.type = b.Intern(type);
+  e.text = b.Intern(text);
+  e.value = before;
+  e.pool = bytes;
+  e.value_now = kPoolSegment + 0x300;
+  e.stack = TrainPyStack(b, line);
+  return e;
+}
+
+TEST(StateMadeInCaptureTest, ABufferReplacedInsideTheCaptureThatTheGraphReadsIsReportedAtItsLine) {
+  TraceBuilder b;
+  Capture(b);
+  StateMade(b, "buffer", "model.buf", kBuffer, 0x400, 52);
+  StateMade(b, "buffer", "model.other", kBuffer + 0x400, 0x400, 53);  // not read by the graph: not listed
+  b.Replay(5000, 1, kStream, kCudaGraph, 10, 100);
+  const std::vector<Finding> findings = Findings(analyzers::NewStateMadeInCaptureCheck(), b);
+  ASSERT_THAT(findings, SizeIs(1));
+  EXPECT_EQ(findings[0].severity, Severity::kError);
+  EXPECT_THAT(findings[0].message,
+              HasSubstr("This line replaces the buffer model.buf inside the capture (captured at"));
+  EXPECT_THAT(findings[0].message, HasSubstr("every replay computes it again from the value before the capture"));
+  EXPECT_THAT(findings[0].evidence[0], ::testing::EndsWith("read by the graph: buffer model.buf"));
+  EXPECT_THAT(findings[0].fix, HasSubstr("self.ema.mul_(0.9)"));
+  EXPECT_EQ(FirstUserFrame(findings[0].where)->line, 52u);
+}
+
+TEST(StateMadeInCaptureTest, OptimizerStateCreatedByAFirstStepInsideTheCaptureIsReportedAtTheStep) {
+  TraceBuilder b;
+  Capture(b);
+  StateMade(b, "optimizer-state", "Adam exp_avg of model.fc.weight, Adam exp_avg_sq of model.fc.weight", 0, 3, 40);
+  const std::vector<Finding> findings = Findings(analyzers::NewStateMadeInCaptureCheck(), b);
+  ASSERT_THAT(findings, SizeIs(1));
+  EXPECT_THAT(findings[0].message, HasSubstr("created the optimizer's state there (3 tensors"));
+  EXPECT_THAT(findings[0].evidence[0], HasSubstr("Adam exp_avg of model.fc.weight"));
+  EXPECT_THAT(findings[0].fix, HasSubstr("optimizer.step() included"));
+  EXPECT_EQ(FirstUserFrame(findings[0].where)->line, 40u);
+}
+
+TEST(StateMadeInCaptureTest, AReplacedTensorTheGraphDoesNotReadOrNoEventIsLeftAlone) {
+  TraceBuilder b;
+  Capture(b);
+  StateMade(b, "buffer", "model.cache", 0x7f0000900000, 0x400, 52);  // a cache rebuilt from scratch
+  b.Replay(5000, 1, kStream, kCudaGraph, 10, 100);
+  EXPECT_THAT(Findings(analyzers::NewStateMadeInCaptureCheck(), b), IsEmpty());
+  TraceBuilder clean;
+  Capture(clean);
+  clean.Replay(5000, 1, kStream, kCudaGraph, 10, 100);
+  EXPECT_THAT(Findings(analyzers::NewStateMadeInCaptureCheck(), clean), IsEmpty());
 }
 
 TEST(GraphContractTest, OneLinePerGraphSaysWhatItNamesAndBakesIn) {

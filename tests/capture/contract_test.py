@@ -6,7 +6,8 @@ the device's (contract.on_device is replaced), and the recorder is a list.
 Each planted defect must send its event at the program's line (here, this file's), and each clean twin must send
 none: a module captured in training mode replayed after eval(); a parameter given new .data (kept, and freed); a
 buffer regrown with torch.cat; a Python number the forward reads changed; host random draws (Python's random, torch's
-CPU generator) inside the capture; a .grad in a graph pool before a graphed backward.
+CPU generator) inside the capture; a buffer replaced and optimizer state created inside the capture; a .grad in a
+graph pool before a graphed backward.
 
 usage: contract_test.py PROBE_DIR [TORCH_SITE_DIR]   (torch from the environment, or from TORCH_SITE_DIR)
 """
@@ -88,8 +89,9 @@ def line_of(text):
     return next(i + 1 for i, line in enumerate(lines) if text in line and "line_of(" not in line)
 
 
-def capture(model, body=None):
-    """Runs `model` (and `body`) between the contract's capture begin and end; returns (graph, its Contract)."""
+def capture(model, body=None, stepped=()):
+    """Runs `model` (and `body`) between the contract's capture begin and end; returns (graph, its Contract).
+    `stepped`: the optimizers that stepped inside it."""
     graph = Graph()
     x = torch.randn(2, 4)
     contract.capture_started(graph, Origin.USER)
@@ -98,7 +100,7 @@ def capture(model, body=None):
     if body is not None:
         body()
     taken = contract.stop_capture()
-    terms = contract.capture_ended(graph, taken, sys._getframe(0), 0, [])
+    terms = contract.capture_ended(graph, taken, sys._getframe(0), 0, list(stepped))
     watches.graph_watch(graph).contract = terms  # as patches' capture_end does
     return graph, terms
 
@@ -243,6 +245,58 @@ def other_thread_draws():
 graph, terms = capture(model, other_thread_draws)
 check("clean twin: another thread's draws during the capture are not the capture's",
       not recorder.of(EventKind.HOST_RANDOM_DRAW), recorder.events)
+
+# State made inside the capture, in the graph's pool (here: the tensors the stand-in pool covers).
+pool_of = []  # the tensors whose memory the next capture's "pool" holds
+contract._pool_segments = lambda graph: [(t.data_ptr(), max(t.numel() * t.element_size(), 1)) for t in pool_of()]
+recorder, model = fresh()
+pool_of = lambda: [model.buf]
+graph, terms = capture(model, lambda: setattr(model, "buf", model.buf * 0.9 + 1))  # replace the buffer inside
+made = recorder.of(EventKind.STATE_MADE_IN_CAPTURE)
+check("a buffer replaced inside the capture is sent at its line, with the address it had before",
+      len(made) == 1 and made[0]["type_name"] == "buffer" and made[0]["text"] == "model.buf" and
+      made[0]["value"] != made[0]["value_now"] and made[0]["pool"] == 16 and
+      made[0]["line"] == line_of("# replace the buffer inside"), made)
+recorder, model = fresh()
+pool_of = lambda: [model.buf]
+graph, terms = capture(model, lambda: model.buf.mul_(0.9).add_(1))
+check("clean twin: a buffer updated in place inside the capture sends nothing",
+      not recorder.of(EventKind.STATE_MADE_IN_CAPTURE), recorder.events)
+recorder, model = fresh()
+outside = torch.zeros(4)
+pool_of = lambda: []
+graph, terms = capture(model, lambda: setattr(model, "buf", outside))
+check("clean twin: a buffer replaced with a tensor outside the graph's pool sends nothing",
+      not recorder.of(EventKind.STATE_MADE_IN_CAPTURE), recorder.events)
+from torch.optim.optimizer import register_optimizer_step_pre_hook  # noqa: E402
+
+hook = register_optimizer_step_pre_hook(contract.optimizer_stepping)
+
+
+def sgd_step(optimizer):
+    model.lin.weight.grad = torch.ones(4, 4)
+    model.lin.bias.grad = torch.ones(4)
+    optimizer.step()  # the optimizer's step
+
+
+recorder, model = fresh()
+optimizer = torch.optim.SGD(model.lin.parameters(), lr=0.1, momentum=0.9)
+pool_of = lambda: [s["momentum_buffer"] for s in optimizer.state.values()]
+graph, terms = capture(model, lambda: sgd_step(optimizer), [optimizer])  # its first step, inside the capture
+made = recorder.of(EventKind.STATE_MADE_IN_CAPTURE)
+check("optimizer state made by a first step inside the capture is sent at the step",
+      len(made) == 1 and made[0]["type_name"] == "optimizer-state" and made[0]["pool"] == 2 and
+      "SGD momentum_buffer of model.lin.weight" in made[0]["text"] and
+      made[0]["line"] == line_of("# the optimizer's step"), made)
+recorder, model = fresh()
+optimizer = torch.optim.SGD(model.lin.parameters(), lr=0.1, momentum=0.9)
+sgd_step(optimizer)  # warm-up
+pool_of = lambda: [s["momentum_buffer"] for s in optimizer.state.values()]
+graph, terms = capture(model, lambda: sgd_step(optimizer), [optimizer])
+check("clean twin: optimizer state made in the warm-up sends nothing",
+      not recorder.of(EventKind.STATE_MADE_IN_CAPTURE), recorder.events)
+hook.remove()
+pool_of = lambda: []
 
 # A .grad in a graph's pool before a graphed backward.
 recorder, model = fresh()

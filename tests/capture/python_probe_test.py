@@ -235,6 +235,12 @@ with tempfile.TemporaryDirectory() as work:
     held = state_by_id.get("output-overwritten", [{}])[0]
     check("output-overwritten names the kept output", "`static_y`" in held.get("message", "")
           and where(held) == ("state.py", STATE_LINES["replay"]), held)
+    dump = subprocess.run([graphcheck, "trace", "dump", state_trace[0], "--limit", "1000"], capture_output=True,
+                          text=True).stdout
+    tensors = [line for line in dump.splitlines() if "graph-tensors" in line]
+    check("a manual capture's manifest names its static input and output before the capture ends",
+          any("static-input" in line and "static_x" in line and "static-output" in line and "static_y" in line
+              for line in tensors), tensors)
 
     # Captures begun by Transformer Engine's and Megatron Core's graph code (stand-ins at their real module paths): the
     # probe names who began them.

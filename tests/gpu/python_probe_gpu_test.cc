@@ -333,12 +333,21 @@ TEST_F(PythonProbeGpuTest, ContractBreachesAreNamedAtTheProgramsLine) {
                                                         {"host-random", "rng-host-draw"},
                                                         {"grad-alias", "grad-aliases-graph"},
                                                         {"grad-alias-accum", "grad-aliases-graph"},
-                                                        {"grad-alias-ckpt", "grad-aliases-graph"}}) {
+                                                        {"grad-alias-ckpt", "grad-aliases-graph"},
+                                                        {"state-replaced", "state-made-in-capture"},
+                                                        {"optim-state-in-capture", "state-made-in-capture"}}) {
     SCOPED_TRACE(mode);
     const ProbeRun run = ExpectFlagged(mode, check, Severity::kError, "", ContractPath());
     const Finding* contract = run.Find("graph-contract");
     ASSERT_NE(contract, nullptr) << run.text;  // the manifest of every graph, as a note
     EXPECT_EQ(contract->severity, Severity::kNote);
+    // A manual capture's static input and output, by name: `static_out = model(static_x)` in its body, or
+    // `static_loss = step()` (a whole step reads its input inside step()).
+    const std::string manifest = absl::StrJoin(contract->evidence, " | ");
+    if (mode == "eval-baked" || mode == "ema-swap" || mode == "buffer-regrown") {
+      EXPECT_THAT(manifest, ::testing::HasSubstr("1 static input")) << run.text;
+    }
+    if (!absl::StartsWith(mode, "grad-")) EXPECT_THAT(manifest, ::testing::HasSubstr("1 static output")) << run.text;
     if (const Finding* f = run.Find(check)) {
       std::printf("CONTRACT %s: %s | %s\n", mode.c_str(), f->message.c_str(),
                   absl::StrJoin(f->evidence, " | ").c_str());
@@ -350,8 +359,9 @@ TEST_F(PythonProbeGpuTest, ContractBreachesAreNamedAtTheProgramsLine) {
 
 // Their clean twins: silent, and those compared with eager equal to it.
 TEST_F(PythonProbeGpuTest, ContractTwinsAreSilentAndComputeLikeEager) {
-  for (const char* mode : {"eval-captured", "attr-buffer", "ema-copy", "buffer-inplace", "cuda-random",
-                           "grad-precreated", "grad-accum-precreated", "grad-ckpt-precreated", "grad-set-to-none"}) {
+  for (const char* mode :
+       {"eval-captured", "attr-buffer", "ema-copy", "buffer-inplace", "cuda-random", "grad-precreated",
+        "grad-accum-precreated", "grad-ckpt-precreated", "grad-set-to-none", "state-in-place", "optim-state-warmed"}) {
     SCOPED_TRACE(mode);
     const ProbeRun run = RunMode(mode, "", ContractPath());
     ASSERT_FALSE(run.report.steps.empty());

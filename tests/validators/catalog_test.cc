@@ -82,23 +82,24 @@ TEST(CatalogTest, ListsEveryCheckOnce) {
   std::vector<std::string> ids;
   for (const Check* check : BuiltinChecks().All()) ids.push_back(check->info().id);
   EXPECT_THAT(
-      ids, ::testing::ElementsAre(
-               "address-drift", "alloc-in-capture", "capture-error", "compile-cudagraph-skipped",
-               "config-cpu-offloading", "config-delayed-wgrad", "config-expandable-segments-nccl-register",
-               "config-full-iteration-impl", "config-full-iteration-nan-check", "config-moe-preprocess-requires-router",
-               "config-moe-recompute-router", "config-moe-scope-dropless", "config-moe-scope-exclusive",
-               "config-moe-scope-without-moe", "config-static-shapes", "config-te-rng-tracker",
-               "config-unknown-cuda-graph-value", "cupti-busy", "ddp-default-stream", "ddp-warmup-short",
-               "dynamic-control-flow", "dynamic-shape", "empty-graph", "env-expandable-segments-nccl-register",
-               "env-launch-blocking", "env-nccl-async-error-handling", "env-no-caching-allocator", "grad-aliases-graph",
-               "grad-detached", "graph-contract", "graph-memory", "graph-reads-freed", "hang", "host-value-frozen",
-               "launch-bound", "legacy-stream-in-capture", "megatron-graphs-not-created", "no-speedup",
-               "numerics-forward", "numerics-grad", "numerics-loss", "numerics-nonfinite", "output-overwritten",
-               "pageable-memcpy", "pipeline-step-failed", "rank-divergent-capture", "rank-divergent-collectives",
-               "recapture-churn", "replay-mismatch", "replay-order", "rng-eager-mismatch", "rng-frozen-mask",
-               "rng-host-draw", "rng-inference-state", "rng-unregistered-generator", "schedule-order", "state-elided",
-               "static-input-rebound", "stderr-messages", "sync-in-capture", "sync-in-region", "trace-incomplete",
-               "training-mode-frozen", "unjoined-stream", "unsafe-api-in-capture", "warmup-insufficient"));
+      ids,
+      ::testing::ElementsAre(
+          "address-drift", "alloc-in-capture", "capture-error", "compile-cudagraph-skipped", "config-cpu-offloading",
+          "config-delayed-wgrad", "config-expandable-segments-nccl-register", "config-full-iteration-impl",
+          "config-full-iteration-nan-check", "config-moe-preprocess-requires-router", "config-moe-recompute-router",
+          "config-moe-scope-dropless", "config-moe-scope-exclusive", "config-moe-scope-without-moe",
+          "config-static-shapes", "config-te-rng-tracker", "config-unknown-cuda-graph-value", "cupti-busy",
+          "ddp-default-stream", "ddp-warmup-short", "dynamic-control-flow", "dynamic-shape", "empty-graph",
+          "env-expandable-segments-nccl-register", "env-launch-blocking", "env-nccl-async-error-handling",
+          "env-no-caching-allocator", "grad-aliases-graph", "grad-detached", "graph-contract", "graph-memory",
+          "graph-reads-freed", "hang", "host-value-frozen", "launch-bound", "legacy-stream-in-capture",
+          "megatron-graphs-not-created", "no-speedup", "numerics-forward", "numerics-grad", "numerics-loss",
+          "numerics-nonfinite", "output-overwritten", "pageable-memcpy", "pipeline-step-failed",
+          "rank-divergent-capture", "rank-divergent-collectives", "recapture-churn", "replay-mismatch", "replay-order",
+          "rng-eager-mismatch", "rng-frozen-mask", "rng-host-draw", "rng-inference-state", "rng-unregistered-generator",
+          "schedule-order", "state-elided", "state-made-in-capture", "static-input-rebound", "stderr-messages",
+          "sync-in-capture", "sync-in-region", "trace-incomplete", "training-mode-frozen", "unjoined-stream",
+          "unsafe-api-in-capture", "warmup-insufficient"));
   // A second registration of the catalogue into the same registry is refused, not silently doubled.
   CheckRegistry registry;
   ASSERT_TRUE(registry.AddAll(NewBuiltinChecks()).ok());

@@ -43,6 +43,7 @@ class EventKind(enum.IntEnum):
     MODULE_CALL_END = 26
     BACKWARD_BEGIN = 27
     BACKWARD_END = 28
+    STATE_MADE_IN_CAPTURE = 29
 
 
 class Origin(enum.IntEnum):

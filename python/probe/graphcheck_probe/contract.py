@@ -7,7 +7,11 @@ module knows, per captured graph:
   their parameters and buffers (address, and a weak reference to the memory);
 - the host random draws inside the capture (a profile function during the capture, and the generators' states at its
   begin and end): the graph replays the value drawn at capture;
-- the segments of the graph's memory pool, and the .grad tensors and optimizer state that exist when it ends.
+- the segments of the graph's memory pool, and the .grad tensors and optimizer state that exist when it ends;
+- state the program keeps that the capture made in the graph's pool: a parameter or buffer the captured code replaced
+  (Module.__setattr__ inside the capture, `self.ema = self.ema * 0.9 + ...`), and optimizer state an optimizer's
+  first step inside the capture created. The graph replays the making too: each replay starts from the state as it
+  was at capture.
 
 At capture end the named tensors go to the recorder in one GRAPH_TENSORS event (the analysis joins them with the
 recorder's manifest of the graph's nodes). At the graph's replays (the first ones, then exponentially spaced ones, and
@@ -28,6 +32,7 @@ from .bridge import EventKind, Origin
 
 MAX_TENSORS = 20000  # tensors named per capture
 MAX_MODULES = 4096  # modules noted per capture
+MAX_REPLACED = 32  # parameters and buffers replaced inside a capture, noted per capture
 _MAX_NAMES = 8  # module or parameter names listed in one event
 # Origins whose modules this module watches at replays: not torch.compile's (its guards recompile on a changed mode
 # or attribute, and its captures run compiled code, not modules), not make_graphed_callables' (watches.ModuleWatch).
@@ -205,6 +210,10 @@ class Capture:
         torch = _torch()
         self.grad_enabled = bool(torch is not None and torch.is_grad_enabled())  # a training graph, or inference
         self.modules = {}  # id -> module, in the order their forward first ran
+        # (id(module), attribute) -> (module ref, attribute, role, address, bytes, stack) of a parameter or buffer
+        # the captured code replaced, as it was before, and the line that replaced it first
+        self.replaced = {}
+        self.state_before = {}  # id(optimizer) -> (ids of the parameters with state, the stack of its step)
         self.hook = None
         self.draws = None
         if origin in _NOT_NAMED:
@@ -221,6 +230,23 @@ class Capture:
     def _ran(self, module, args):
         if threading.get_ident() == self.thread and len(self.modules) < MAX_MODULES:
             self.modules.setdefault(id(module), module)
+
+    def state_replacing(self, module, name):
+        key = (id(module), name)
+        if key in self.replaced or len(self.replaced) >= MAX_REPLACED:
+            return
+        for role, table in (("parameter", "_parameters"), ("buffer", "_buffers")):
+            tensors = module.__dict__.get(table)
+            old = tensors.get(name) if tensors else None
+            if old is not None and on_device(old):
+                self.replaced[key] = (weakref.ref(module), name, role, _address(old), _bytes(old),
+                                      frames.encode_stack(sys._getframe(1)))
+                return
+
+    def optimizer_stepping(self, optimizer):
+        if id(optimizer) not in self.state_before:
+            self.state_before[id(optimizer)] = ({id(p) for p in list(getattr(optimizer, "state", {}))},
+                                                frames.encode_stack(sys._getframe(1)))
 
     def stop(self):
         if self.hook is not None:
@@ -400,10 +426,14 @@ def _pool_segments(graph):
         return []
 
 
-def _optimizer_state(optimizers, parameter_names):
+def _optimizer_state(optimizers, parameter_names, left_out=()):
+    """("optimizer-state", "Adam exp_avg of model.fc.weight", tensor) for the device state of `optimizers`, but that
+    of the parameters whose ids are in `left_out`."""
     for optimizer in optimizers:
         kind = type(optimizer).__name__
         for parameter, state in list(getattr(optimizer, "state", {}).items()):
+            if id(parameter) in left_out:
+                continue
             owner = parameter_names.get(id(parameter), "a parameter")
             for key, value in list(state.items()) if isinstance(state, dict) else []:
                 if on_device(value):
@@ -434,12 +464,15 @@ def capture_ended(graph, capture, frame, pool_key, stepped):
             if grad is not None and on_device(grad):
                 lines.append(("grad", entry.name, grad))
     lines.extend(_optimizer_state(stepped, parameter_names))
+    lines.extend(graph.__dict__.pop("_graphcheck_static_tensors", ()))
     text = ["%s\t%s\t%x\t%x" % (role, name.replace("\t", " ").replace("\n", " "), _address(t), _bytes(t))
             for role, name, t in lines[:MAX_TENSORS]]
     text.extend("pool\t\t%x\t%x" % segment for segment in segments)
     bridge.recorder.emit(EventKind.GRAPH_TENSORS, origin=capture.origin, graph=id(graph), pool=pool_key,
                          value=contract.baked(), value_now=len(modules), text="\n".join(text),
                          text_limit=bridge.MAX_TENSOR_LIST)
+    ranges = sorted((address, address + size) for address, size in segments)
+    _send_state_made(capture, names, ranges, stepped, parameter_names)
     if not contract.watched or not (contract.modes or contract.attributes or contract.tensors):
         return None
     contract.watch_releases()
@@ -468,14 +501,59 @@ def modes_changed():
     return armed
 
 
+def _inside(ranges, address):
+    """Whether `address` lies in one of the sorted (start, end) `ranges`."""
+    index = bisect.bisect_right(ranges, (address, float("inf"))) - 1
+    return index >= 0 and ranges[index][0] <= address < ranges[index][1]
+
+
 def in_pool(address):
     """Whether `address` lies in the memory pool of a graph captured so far (the program's, make_graphed_callables',
     Transformer Engine's or Megatron's; torch.compile's pools are its own)."""
-    for ranges in _pools.values():
-        index = bisect.bisect_right(ranges, (address, float("inf"))) - 1
-        if index >= 0 and ranges[index][0] <= address < ranges[index][1]:
-            return True
-    return False
+    return any(_inside(ranges, address) for ranges in _pools.values())
+
+
+def state_set(module, name):
+    """Before the program sets `module`.`name`: inside a capture on this thread, a parameter or buffer it replaces is
+    noted (capture_ended judges it)."""
+    capture = getattr(_local, "capture", None)
+    if capture is not None and capture.origin not in _NOT_NAMED:
+        capture.state_replacing(module, name)
+
+
+def optimizer_stepping(optimizer, args, kwargs):
+    """torch.optim's global step pre-hook: inside a capture on this thread, which parameters have state before the
+    optimizer's first step in it."""
+    capture = getattr(_local, "capture", None)
+    if capture is not None and capture.origin not in _NOT_NAMED:
+        try:
+            capture.optimizer_stepping(optimizer)
+        except Exception:
+            pass
+
+
+def _send_state_made(capture, names, ranges, stepped, parameter_names):
+    """Sends the state the program keeps that the capture made in the graph's pool (`ranges`, its segments): the
+    parameters and buffers its code replaced, and the optimizer state created by a first step inside it."""
+    for module_ref, attribute, role, address, size, stack in capture.replaced.values():
+        module = module_ref()
+        tensor = getattr(module, attribute, None) if module is not None else None
+        now = _address(tensor) if tensor is not None else 0
+        if now and _inside(ranges, now):
+            name = "%s.%s" % (names.get(id(module)) or type(module).__name__, attribute)
+            bridge.recorder.emit(EventKind.STATE_MADE_IN_CAPTURE, origin=capture.origin, graph=capture.graph_id,
+                                 type_name=role, text=name, value=address, value_now=now, pool=size, frames=stack)
+    for optimizer in stepped:
+        before = capture.state_before.get(id(optimizer))
+        if before is None:
+            continue
+        made = [(label, tensor) for _, label, tensor in _optimizer_state([optimizer], parameter_names, before[0])
+                if _inside(ranges, _address(tensor))]
+        if made:
+            shown = ", ".join(label for label, _ in made[:_MAX_NAMES]) + (", ..." if len(made) > _MAX_NAMES else "")
+            bridge.recorder.emit(EventKind.STATE_MADE_IN_CAPTURE, origin=capture.origin, graph=capture.graph_id,
+                                 type_name="optimizer-state", text=shown, value_now=_address(made[0][1]),
+                                 pool=len(made), frames=before[1])
 
 
 def watch_backward(outputs, module_ref, graph_id, reported):

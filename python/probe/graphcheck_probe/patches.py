@@ -90,14 +90,26 @@ def _patch_graphs(module):
     def graph_exit(self, exc_type, exc, tb):
         if exc is not None:
             _record_exception(getattr(self, "cuda_graph", None), exc, caller=sys._getframe(1))
-        result = context_exit(self, exc_type, exc, tb)
         watch = self.__dict__.pop("_graphcheck_watch", None)
+        named = False
+        if exc is None and watch is not None:
+            try:  # the body's static inputs and outputs, before the capture ends: its manifest names them
+                named = watch[0].end(sys._getframe(1))
+                if named:
+                    self.cuda_graph._graphcheck_static_tensors = watch[0].named_tensors(sys._getframe(1))
+            except Exception:
+                pass
+        try:
+            result = context_exit(self, exc_type, exc, tb)
+        except BaseException:
+            getattr(self, "cuda_graph", None).__dict__.pop("_graphcheck_static_tensors", None)
+            raise
         if exc is None and watch is not None:
             try:
                 capture, with_line = watch
                 frame = sys._getframe(1)
                 graph_watch = watches.graph_watch(self.cuda_graph)
-                if capture.end(frame):
+                if named:
                     graph_watch.capture = capture
                 if shadow is not None:
                     graph_watch.region = shadow.region(self.cuda_graph, frame, with_line)
@@ -160,6 +172,7 @@ def _patch_optimizer(module):
         return result
 
     module.register_optimizer_step_pre_hook(watches.optimizer_stepping)
+    module.register_optimizer_step_pre_hook(contract.optimizer_stepping)
     _replace(optimizer_class, "__init__", __init__, init)
     _replace(optimizer_class, "zero_grad", optimizer_zero_grad, zero_grad)
 
@@ -199,7 +212,8 @@ def _patch_autograd(module):
 def _patch_module(module):
     """torch.nn.modules.module: Module.zero_grad, which detaches gradients as the optimizer's does; Module.train
     (which eval() calls), after which live graphs look at the modes they were captured in at their next replay; and
-    Module.__setattr__, where a number a live graph baked in is changed (one dictionary lookup per attribute set)."""
+    Module.__setattr__, where a number a live graph baked in is changed and a parameter or buffer replaced inside a
+    capture is noted (a thread-local look and a dictionary lookup per attribute set)."""
     module_class = module.Module
     zero_grad, train = module_class.zero_grad, module_class.train
     depth = threading.local()  # train() calls itself on every submodule: only the outermost call looks
@@ -226,6 +240,7 @@ def _patch_module(module):
                     pass
 
     def module_setattr(self, name, value):
+        contract.state_set(self, name)
         setattr_(self, name, value)
         watched = contract.watched_attributes
         # Not while torch.compile traces a forward (it would trace this too): compiled code runs no captured module.

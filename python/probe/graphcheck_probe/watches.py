@@ -300,6 +300,13 @@ class CaptureWatch:
         self.before = None
         return bool(self.inputs or self.outputs)
 
+    def named_tensors(self, frame):
+        """("static-input" or "static-output", name, tensor) for what end() found, for the graph's manifest."""
+        values = frames.local_values(frame)
+        named = [("static-input", name, values[name]) for name in self.inputs if is_cuda_tensor(values.get(name))]
+        named.extend(("static-output", name, tensor) for name, tensor in self.outputs.items())
+        return named
+
     def look(self, frame):
         if frame.f_code is self.code:
             values = frames.local_values(frame)

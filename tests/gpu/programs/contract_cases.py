@@ -21,6 +21,12 @@ from eager's ("vs eager: max difference D"), so the effect of each defect is mea
   grad-accum-precreated  clean: grad-alias-accum with the grads created before graphing
   grad-ckpt-precreated   clean: grad-alias-ckpt with the grads created before graphing
   grad-set-to-none   clean: make_graphed_callables with zero_grad(set_to_none=True) before each backward
+  state-replaced     a whole training step whose forward replaces a running-mean buffer (self.center = ...) inside
+                     the capture: each replay starts again from the value before the capture
+  state-in-place     clean: the buffer updated in place
+  optim-state-in-capture  a whole training step whose warm-up did not step the optimizer: Adam's state is created
+                     inside the capture, and each replay resets it
+  optim-state-warmed clean: the warm-up steps the optimizer too
   grad-scale-global  make_graphed_callables of a model with a gradient-reversal layer whose backward multiplies by a
                      module-level coefficient the program anneals each step: the backward graph keeps the value it
                      had at capture (only --shadow sees it: the forward is the identity)
@@ -98,21 +104,31 @@ class Tempered(torch.nn.Module):
         return self.body(x) / self.temperature
 
 
-def whole_step(model, forward, steps=STEPS, between=None):
+def whole_step(model, forward, steps=STEPS, between=None, warm_optimizer=True, eager=False):
     """A whole training step (forward, loss, backward, Adam) captured and replayed; `between(step)` runs before each
-    replay. Returns the model and the losses."""
+    replay. `warm_optimizer`: the warm-up steps the optimizer too; `eager`: the same steps run without a graph.
+    Returns the losses."""
     optimizer = torch.optim.Adam(model.parameters(), lr=torch.tensor(1e-3, device="cuda"), capturable=True)
     static_x = torch.randn(32, 64, device="cuda")
     static_y = torch.randn(32, 8, device="cuda")
 
-    def step():
+    def step(update=True):
         optimizer.zero_grad(set_to_none=True)
         loss = torch.nn.functional.mse_loss(forward(static_x), static_y)
         loss.backward()
-        optimizer.step()
+        if update:
+            optimizer.step()  # defect: optim-state-in-capture
         return loss
 
-    side_stream_warmup(step)
+    side_stream_warmup(lambda: step(update=warm_optimizer))
+    if eager:
+        losses = []
+        for i in range(steps):
+            static_x.copy_(torch.randn(32, 64, device="cuda"))
+            if between is not None:
+                between(i)
+            losses.append(step().detach().clone())
+        return losses
     graph = torch.cuda.CUDAGraph()
     optimizer.zero_grad(set_to_none=True)
     with torch.cuda.graph(graph):
@@ -209,6 +225,40 @@ def window(in_place):
             expected.append(model(static_x))
             nvtx.range_pop()
     report("window replays", outputs, expected)
+
+
+class Centered(torch.nn.Module):
+    """An MLP on its inputs centred by a running mean of the batches it saw (a registered buffer)."""
+
+    def __init__(self, in_place):
+        super().__init__()
+        self.body = torch.nn.Sequential(torch.nn.Linear(64, 64), torch.nn.ReLU(), torch.nn.Linear(64, 8))
+        self.register_buffer("center", torch.zeros(64))
+        self.in_place = in_place
+
+    def forward(self, x):
+        mean = x.detach().mean(0)
+        if self.in_place:
+            self.center.mul_(0.9).add_(mean, alpha=0.1)
+        else:
+            self.center = self.center * 0.9 + mean * 0.1  # defect: state-replaced
+        return self.body(x - self.center)
+
+
+def kept_state(make_model, **options):
+    """A whole step of make_model()'s graphed, and the same steps run eagerly from the same seeds: the losses and the
+    state the model keeps compared."""
+    runs = []
+    for eager in (False, True):
+        torch.manual_seed(0)
+        model = make_model().cuda()
+        losses = whole_step(model, model, eager=eager, **options)
+        runs.append(losses + [t.detach().clone() for t in model.state_dict().values()])
+    report("kept state", runs[0], runs[1])
+
+
+def small_mlp():
+    return torch.nn.Sequential(torch.nn.Linear(64, 128), torch.nn.ReLU(), torch.nn.Linear(128, 8))
 
 
 class StochasticDepth(torch.nn.Module):
@@ -390,6 +440,10 @@ MODES = {
     "grad-accum-precreated": lambda: graphed_mlp_training(precreate=True, accumulate=4),
     "grad-ckpt-precreated": lambda: gpt2_checkpointed(precreate=True),
     "grad-set-to-none": lambda: graphed_mlp_training(precreate=False, set_to_none=True),
+    "state-replaced": lambda: kept_state(lambda: Centered(in_place=False)),
+    "state-in-place": lambda: kept_state(lambda: Centered(in_place=True)),
+    "optim-state-in-capture": lambda: kept_state(small_mlp, warm_optimizer=False),
+    "optim-state-warmed": lambda: kept_state(small_mlp),
     "grad-scale-global": lambda: gradient_reversal(anneal=True),
     "grad-scale-fixed": lambda: gradient_reversal(anneal=False),
 }
