@@ -4,7 +4,10 @@
 // Phase modes run each phase in ~0.1 s blocks for SECONDS (default 2) and print "phase NAME MEDIAN_US MIN_US" (us
 // per step), in one process, so that the 5-13% by which identical processes differ does not hide a switch's cost
 // (time drift within a process still does, by a few percent):
-//   attach: the step runs unrecorded first; then CUPTI is subscribed and each switch turned on and off in turn.
+//   attach: the step runs unrecorded first; then CUPTI is subscribed and each switch turned on and off in turn,
+//           then the launches learnt through CUPTI's activity API alone (runtime and driver API records, with and
+//           without kernel records, no callback on launches) against the launch callbacks once more (issue 47's
+//           "cheapest way to see launches"), and again the launch callbacks for the spread of one phase's figure.
 //   early:  like `graphcheck run`: subscription, every recorded callback and kernel activity are on before the CUDA
 //           context exists (the recorder's first window); then they are turned off in turn.
 // Steady modes set their switches before the context exists, then run the step for SECONDS (default 10) like
@@ -93,18 +96,18 @@ class Switches {
     RuntimeOthers(on);
     DriverOthers(on);
   }
+  // The recorder's kernel, copy and set records.
   void Activity(bool on) {
-    if (activity_ == nullptr) {
-      auto activity = ActivityRecording::Create(
-          {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMSET}, &GiveBuffer,
-          &DropBuffer, 250);
-      if (!activity.ok()) Die(activity.status());
-      activity_ = *std::move(activity);
-      if (!on) activity_->Pause().IgnoreError();
-    } else if (on) {
-      activity_->Resume().IgnoreError();
+    Toggle({CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMSET}, on,
+           &activity_);
+  }
+  // A record of every runtime API call (kind, thread, times, correlation id), and of every driver API call with
+  // `driver`: what the launch callbacks learn, but the stack, delivered in buffers.
+  void ApiActivity(bool on, bool driver) {
+    if (driver) {
+      Toggle({CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_ACTIVITY_KIND_DRIVER}, on, &api_activity_);
     } else {
-      activity_->Pause().IgnoreError();
+      Toggle({CUPTI_ACTIVITY_KIND_RUNTIME}, on, &runtime_activity_);
     }
   }
 
@@ -112,6 +115,17 @@ class Switches {
   static void Die(const absl::Status& status) {
     std::fprintf(stderr, "cupti_switch_costs: %s\n", std::string(status.message()).c_str());
     std::exit(1);
+  }
+  static void Toggle(const std::vector<CUpti_ActivityKind>& kinds, bool on,
+                     std::unique_ptr<ActivityRecording>* recording) {
+    if (*recording == nullptr) {
+      if (!on) return;
+      auto created = ActivityRecording::Create(kinds, &GiveBuffer, &DropBuffer, 250);
+      if (!created.ok()) Die(created.status());
+      *recording = *std::move(created);
+    } else if (absl::Status s = on ? (*recording)->Resume() : (*recording)->Pause(); !s.ok()) {
+      Die(s);
+    }
   }
   void Enable(const CallbackIds& set, bool on) {
     for (const auto& [domain, cbid] : set) {
@@ -122,6 +136,8 @@ class Switches {
   CallbackSets callbacks_;
   std::unique_ptr<CuptiSubscription> subscription_;
   std::unique_ptr<ActivityRecording> activity_;
+  std::unique_ptr<ActivityRecording> runtime_activity_;
+  std::unique_ptr<ActivityRecording> api_activity_;
 };
 
 void Phase(ChainStep& step, const char* name, double seconds) {
@@ -209,6 +225,19 @@ int Main(int argc, char** argv) {
     switches.Launches(true);
     switches.Activity(true);
     phase("+launches +activity");
+    // The same launches without a launch callback: runtime (and driver) API records beside the kernel records.
+    switches.Launches(false);
+    switches.ApiActivity(true, /*driver=*/false);
+    phase("runtime api +activity");
+    switches.Activity(false);
+    phase("runtime api alone");
+    switches.ApiActivity(false, false);
+    switches.ApiActivity(true, /*driver=*/true);
+    switches.Activity(true);
+    phase("runtime+driver api +activity");
+    switches.ApiActivity(false, true);
+    switches.Launches(true);
+    phase("+launches +activity again");
   } else {
     phase("window (all on)");
   }
