@@ -23,6 +23,8 @@
 //            attached again with the callbacks other than launches: whether a detach undoes what the window left.
 //   recording: everything on for the whole run, as in a window that never closes: CUPTI's own cost while launches are
 //            recorded, the floor under `graphcheck run --launches all`.
+//   api-recording, api-driver-recording: the same launches learnt without a launch callback, through runtime API
+//            records (and driver API records) beside the kernel records, for the whole run.
 // The callbacks do nothing: this is CUPTI's own cost.
 #include <cupti.h>
 
@@ -160,7 +162,8 @@ bool RunSteady(const std::string& mode, double seconds) {
   const bool finalized = mode == "finalized-window";
   const bool activity_window = mode == "closed-window" || finalized;
   const bool window = activity_window || mode == "launch-window";
-  const bool recording = mode == "recording";
+  const bool api_records = mode == "api-recording" || mode == "api-driver-recording";
+  const bool recording = mode == "recording" || api_records;
   const bool runtime = mode == "runtime" || mode == "others" || window || recording;
   const bool driver = mode == "driver" || mode == "others" || window || recording;
   if (!runtime && !driver && mode != "idle") return false;
@@ -168,7 +171,8 @@ bool RunSteady(const std::string& mode, double seconds) {
   switches.Subscribe();
   if (runtime) switches.RuntimeOthers(true);
   if (driver) switches.DriverOthers(true);
-  if (window || recording) switches.Launches(true);
+  if ((window || recording) && !api_records) switches.Launches(true);
+  if (api_records) switches.ApiActivity(true, /*driver=*/mode == "api-driver-recording");
   if (activity_window || recording) switches.Activity(true);
   ChainStep step;
   if (window) {
@@ -194,7 +198,8 @@ int Main(int argc, char** argv) {
     if (RunSteady(mode, seconds)) return 0;
     std::fprintf(stderr,
                  "usage: cupti_switch_costs "
-                 "attach|early|idle|runtime|driver|others|closed-window|launch-window|finalized-window|recording "
+                 "attach|early|idle|runtime|driver|others|closed-window|launch-window|finalized-window|recording|"
+                 "api-recording|api-driver-recording "
                  "[SECONDS]\n");
     return 2;
   }
