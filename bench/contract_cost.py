@@ -1,8 +1,9 @@
 """What the Python probe's capture contract costs on the host, measured with real torch on the CPU (no GPU needed):
 the capture's forward with the contract's forward hook and profile function on against off, building a graph's
 contract and its named-tensor list at capture end, and one audited replay's look. After the audit window (the first
-8 replays, then powers of two up to the 4096th) the replay hook is gone and a replay costs nothing extra; the last
-line checks that on a stand-in graph.
+8 replays, then powers of two up to the 4096th) the replay hook is gone and a replay costs nothing extra; a line checks
+that on a stand-in graph. The last line gives what the probe's Module.__setattr__ adds to an attribute set outside
+captures (it notes a parameter or buffer replaced inside one, and a number a live graph baked in).
 
 usage: PYTHONPATH=build/probe:.deps/site python3 bench/contract_cost.py [--layers 12] [--repeat 20]
 Prints one line per figure (median of --repeat, in microseconds).
@@ -90,6 +91,24 @@ def main():
     for _ in range(watches.LAST_LOOK):
         graph.replay()
     print(f"replay hook after {watches.LAST_LOOK} replays: {'gone' if 'replay' not in graph.__dict__ else 'STILL THERE'}")
+    setattr_ns = setattr_cost(args.repeat)
+    print(f"Module.__setattr__ outside captures: {setattr_ns[0]:.0f} ns unpatched, {setattr_ns[1]:.0f} ns under the "
+          f"probe (+{setattr_ns[1] - setattr_ns[0]:.0f} ns per attribute set)")
+
+
+def setattr_cost(repeat):
+    """ns per Module.__setattr__ before and after the probe patches it (then it stays patched)."""
+    from graphcheck_probe import patches
+
+    module = torch.nn.Linear(4, 4)
+
+    def set_attributes():
+        for _ in range(1000):
+            module.scale = 1.0
+
+    before = median_us(set_attributes, repeat)
+    patches.apply(patches._patch_module, sys.modules["torch.nn.modules.module"])
+    return before, median_us(set_attributes, repeat)  # us per 1000 sets: ns per set
 
 
 if __name__ == "__main__":

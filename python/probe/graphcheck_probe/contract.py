@@ -44,6 +44,7 @@ _TORCH_DRAWS = {"rand", "randn", "randint", "randperm", "bernoulli", "normal", "
                 "geometric_", "cauchy_", "log_normal_"}
 
 _local = threading.local()  # .capture: the Capture under way on this thread
+capturing = set()  # the threads with a Capture under way: one look tells Module.__setattr__ there is none
 # id(module) -> names of its attributes a live graph baked in: Module.__setattr__ (patches.py) reports a change at the
 # line that makes it. Ids of modules that died stay until their contract does; a new module with a reused id only
 # costs a look.
@@ -399,6 +400,7 @@ def capture_started(graph, origin):
     stop_capture()
     try:
         _local.capture = Capture(graph, origin)
+        capturing.add(threading.get_ident())
     except Exception:
         _local.capture = None
 
@@ -407,6 +409,7 @@ def stop_capture():
     """Ends what runs only during a capture (the forward hook, the profile function); returns the Capture."""
     capture = getattr(_local, "capture", None)
     _local.capture = None
+    capturing.discard(threading.get_ident())
     if capture is not None:
         try:
             capture.stop()

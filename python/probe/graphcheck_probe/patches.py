@@ -240,7 +240,8 @@ def _patch_module(module):
                     pass
 
     def module_setattr(self, name, value):
-        contract.state_set(self, name)
+        if contract.capturing:
+            contract.state_set(self, name)
         setattr_(self, name, value)
         watched = contract.watched_attributes
         # Not while torch.compile traces a forward (it would trace this too): compiled code runs no captured module.
