@@ -2,6 +2,8 @@
 up to 64, through a small Hugging Face GPT-2 (2 layers, built from its config, eval, no_grad).
 
   record            the eager loop, once over the requests: run it under `graphcheck run --plan`
+  timing            per call: the loop as recorded, its calls without a synchronize each, the synchronizes alone
+                    (where a recorder's cost on the loop goes)
   verify PLAN.json  captures the plan's balanced bucket set (largest first, one shared pool, 3 warmup calls each),
                     replays the same requests padded to their buckets, and measures what the plan forecast: the saving
                     per call (the eager loop against the graphed loop, a synchronize after each call as a server
@@ -62,6 +64,27 @@ def record():
         elapsed = time.perf_counter() - started
     print("eager loop: %.1f us per call over %d calls" % (elapsed / len(sizes) * 1e6, len(sizes)), flush=True)
     print("OK record", flush=True)
+
+
+def timing():
+    """Where a recorder's cost on the eager loop goes: per call, the loop as recorded (a synchronize after each
+    call), the same calls with one synchronize at the end, and the synchronizes alone."""
+    model, ids = build()
+    sizes = requests()
+    with torch.no_grad():
+        eager_loop(model, ids, sizes[:20])
+
+        def unsynchronized(requested):
+            for b in requested:
+                model(ids[:b]).logits.argmax(-1)
+
+        def synchronizes(requested):
+            for _ in requested:
+                torch.cuda.synchronize()
+
+        figures = {"synchronized": loop_us(lambda s: eager_loop(model, ids, s), sizes),
+                   "unsynchronized": loop_us(unsynchronized, sizes), "synchronize alone": loop_us(synchronizes, sizes)}
+    print("timing: " + ", ".join("%s %.1f us per call" % item for item in figures.items()), flush=True)
 
 
 def capture(model, ids, sizes, shared):
@@ -184,5 +207,7 @@ def verify(path):
 if __name__ == "__main__":
     if sys.argv[1] == "record":
         record()
+    elif sys.argv[1] == "timing":
+        timing()
     else:
         verify(sys.argv[2])
