@@ -136,8 +136,16 @@ TEST_F(MegatronGpuTest, GraphsRecordedButNeverCreatedAreReported) {
 
 // A graphed layer called with another sequence length than it captured: Megatron 0.19.2 (pipeline parallel 1) finds no
 // runner for the arguments and raises; the finding is dynamic-shape at the call.
+// Megatron's own message says only "Use `get_mismatch_errors`": the probe asks the layer's runners, and the finding
+// quotes how the call differs (issue 45).
 TEST_F(MegatronGpuTest, ALayerCalledWithOtherShapesIsDynamicShape) {
-  ExpectFlagged("arg-mismatch", "dynamic-shape", Severity::kError);
+  const MegatronRun run = ExpectFlagged("arg-mismatch", "dynamic-shape", Severity::kError);
+  if (const Finding* f = run.Find("dynamic-shape")) {
+    const std::string evidence = absl::StrJoin(f->evidence, "\n");
+    EXPECT_THAT(evidence, ::testing::HasSubstr("runner 1 of")) << evidence;
+    EXPECT_THAT(evidence, ::testing::HasSubstr("Received shape")) << evidence;
+    std::printf("EVIDENCE arg-mismatch:\n%s\n", evidence.c_str());
+  }
 }
 
 // A forward hook that reads a number on the host runs inside the layer's capture: sync-in-capture at the hook's line.
