@@ -263,6 +263,11 @@ graph, terms = capture(model, lambda: model.buf.mul_(0.9).add_(1))
 check("clean twin: a buffer updated in place inside the capture sends nothing",
       not recorder.of(EventKind.STATE_MADE_IN_CAPTURE), recorder.events)
 recorder, model = fresh()
+pool_of = lambda: [model.buf]
+graph, terms = capture(model, lambda: setattr(model, "buf", torch.mul(model.buf, 0.9, out=model.buf)))
+check("clean twin: a buffer set to itself, written in place (spectral_norm's power iteration), sends nothing",
+      not recorder.of(EventKind.STATE_MADE_IN_CAPTURE), recorder.events)
+recorder, model = fresh()
 outside = torch.zeros(4)
 pool_of = lambda: []
 graph, terms = capture(model, lambda: setattr(model, "buf", outside))

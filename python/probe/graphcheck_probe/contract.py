@@ -542,7 +542,9 @@ def _send_state_made(capture, names, ranges, stepped, parameter_names):
         module = module_ref()
         tensor = getattr(module, attribute, None) if module is not None else None
         now = _address(tensor) if tensor is not None else 0
-        if now and _inside(ranges, now):
+        # The same tensor set again (spectral_norm's power iteration: self._u = normalize(..., out=self._u)) is an
+        # update in place.
+        if now and now != address and _inside(ranges, now):
             name = "%s.%s" % (names.get(id(module)) or type(module).__name__, attribute)
             bridge.recorder.emit(EventKind.STATE_MADE_IN_CAPTURE, origin=capture.origin, graph=capture.graph_id,
                                  type_name=role, text=name, value=address, value_now=now, pool=size, frames=stack)
