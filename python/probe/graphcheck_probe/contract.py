@@ -454,8 +454,9 @@ def capture_ended(graph, capture, frame, pool_key, stepped):
     modules = list(capture.modules.values())
     contract = Contract(graph, capture.origin, modules, names, capture.grad_enabled)
     segments = _pool_segments(graph)
-    if pool_key and segments:
-        _pools[pool_key] = sorted((address, address + size) for address, size in segments)
+    ranges = sorted((address, address + size) for address, size in segments)
+    if pool_key and ranges:
+        _pools[pool_key] = ranges
     lines = []
     parameter_names = {}
     for entry in contract.tensors:
@@ -474,7 +475,6 @@ def capture_ended(graph, capture, frame, pool_key, stepped):
     bridge.recorder.emit(EventKind.GRAPH_TENSORS, origin=capture.origin, graph=id(graph), pool=pool_key,
                          value=contract.baked(), value_now=len(modules), text="\n".join(text),
                          text_limit=bridge.MAX_TENSOR_LIST)
-    ranges = sorted((address, address + size) for address, size in segments)
     _send_state_made(capture, names, ranges, stepped, parameter_names)
     if not contract.watched or not (contract.modes or contract.attributes or contract.tensors):
         return None

@@ -91,25 +91,26 @@ def _patch_graphs(module):
         if exc is not None:
             _record_exception(getattr(self, "cuda_graph", None), exc, caller=sys._getframe(1))
         watch = self.__dict__.pop("_graphcheck_watch", None)
-        named = False
+        has_statics = False
         if exc is None and watch is not None:
             try:  # the body's static inputs and outputs, before the capture ends: its manifest names them
-                named = watch[0].end(sys._getframe(1))
-                if named:
+                has_statics = watch[0].end(sys._getframe(1))
+                if has_statics:
                     self.cuda_graph._graphcheck_static_tensors = watch[0].named_tensors(sys._getframe(1))
             except Exception:
                 pass
         try:
             result = context_exit(self, exc_type, exc, tb)
         except BaseException:
-            getattr(self, "cuda_graph", None).__dict__.pop("_graphcheck_static_tensors", None)
+            if has_statics:  # the capture failed: nothing names them
+                self.cuda_graph.__dict__.pop("_graphcheck_static_tensors", None)
             raise
         if exc is None and watch is not None:
             try:
                 capture, with_line = watch
                 frame = sys._getframe(1)
                 graph_watch = watches.graph_watch(self.cuda_graph)
-                if named:
+                if has_statics:
                     graph_watch.capture = capture
                 if shadow is not None:
                     graph_watch.region = shadow.region(self.cuda_graph, frame, with_line)
