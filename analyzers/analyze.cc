@@ -9,18 +9,46 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
+#include "analysis/coverage.h"
+#include "analysis/launch_metrics.h"
+#include "analysis/ledger_comparison.h"
+#include "analysis/memory_forecast.h"
+#include "analysis/python_probe.h"
+#include "analysis/report_timeline.h"
+#include "analysis/trace_analysis.h"
 #include "analyzers/checks.h"
-#include "analyzers/coverage.h"
-#include "analyzers/launch_metrics.h"
-#include "analyzers/ledger_comparison.h"
-#include "analyzers/memory_forecast.h"
-#include "analyzers/python_probe.h"
-#include "analyzers/report_timeline.h"
 #include "analyzers/stderr_messages.h"
-#include "analyzers/trace_analysis.h"
 #include "core/fingerprint.h"
 
 namespace graphcheck::analyzers {
+
+using analysis::AddTrace;
+using analysis::AnalysisSettings;
+using analysis::BuildTimeline;
+using analysis::CaptureSummary;
+using analysis::CompareLedgers;
+using analysis::ComputeCoverage;
+using analysis::ComputeLaunchStats;
+using analysis::CoverageMetrics;
+using analysis::DescribeAgreement;
+using analysis::DescribeDivergence;
+using analysis::ExceptionDetails;
+using analysis::ForecastGraphMemory;
+using analysis::IterationOptions;
+using analysis::JobSummary;
+using analysis::LaunchMetrics;
+using analysis::LedgerDivergence;
+using analysis::MemoryForecast;
+using analysis::MemoryForecastMetrics;
+using analysis::ProbeEventLocation;
+using analysis::ProbeMetrics;
+using analysis::ProcessSummary;
+using analysis::ProgramOutput;
+using analysis::PythonException;
+using analysis::ShadowMetrics;
+using analysis::SummarizeProcess;
+using analysis::TraceAnalysis;
+
 namespace {
 
 // Ranks whose metric differs from the median by more than this are shown by name.

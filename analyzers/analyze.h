@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
-#include "analyzers/job_summary.h"
+#include "analysis/job_summary.h"
+#include "analysis/trace_analysis.h"
 #include "analyzers/stderr_messages.h"
-#include "analyzers/trace_analysis.h"
 #include "core/registry.h"
 #include "core/report.h"
 #include "trace/events.h"
@@ -23,8 +23,8 @@ struct AnalysisResult {
   std::vector<std::string> checks_run;  // sorted, unique
   std::vector<Finding> findings;        // sorted as SortFindings does
   std::vector<Metric> metrics;
-  std::optional<Timeline> timeline;  // plot data of the first trace that has steps (analyzers/report_timeline.h)
-  std::optional<Coverage> coverage;  // graph coverage of the first trace that has steps (analyzers/coverage.h)
+  std::optional<Timeline> timeline;  // plot data of the first trace that has steps (analysis/report_timeline.h)
+  std::optional<Coverage> coverage;  // graph coverage of the first trace that has steps (analysis/coverage.h)
   std::vector<RankResult> ranks;     // a distributed job's ranks (see MergeProcesses); empty otherwise
 };
 
@@ -35,13 +35,14 @@ struct ProcessResult {
   std::vector<Metric> metrics;    // launch and probe metrics, not yet named by process
   std::optional<Timeline> timeline;
   std::optional<Coverage> coverage;
-  ProcessSummary summary;          // for the checks that compare processes (rank-divergent-capture)
-  std::vector<ProgramStop> stops;  // the uncaught exceptions a rule knows, for FoldStderrFindings
+  analysis::ProcessSummary summary;  // for the checks that compare processes (rank-divergent-capture)
+  std::vector<ProgramStop> stops;    // the uncaught exceptions a rule knows, for FoldStderrFindings
 };
 
 // `settings`: the steps and launch model every check and metric of this analysis reads.
-ProcessResult AnalyzeProcess(const trace::Trace& trace, const AnalysisSettings& settings, const CheckRegistry& registry,
-                             const CheckSelection& selection, const CheckOptions& options);
+ProcessResult AnalyzeProcess(const trace::Trace& trace, const analysis::AnalysisSettings& settings,
+                             const CheckRegistry& registry, const CheckSelection& selection,
+                             const CheckOptions& options);
 
 // Joins the processes' results, in the order given (by rank, then pid, for a stable report), with the stderr
 // checks and the job checks:

@@ -2,11 +2,19 @@
 // errors that have an explanation are reported by the check of their root cause (sync-in-capture, unjoined-stream,
 // ...) with the error as a consequence; this check reports the rest, naming the code and what usually causes it.
 #include "absl/strings/str_cat.h"
+#include "analysis/capture_error_table.h"
 #include "analyzers/checks.h"
-#include "analyzers/internal/capture_error_table.h"
 #include "analyzers/internal/capture_problem_check.h"
 
 namespace graphcheck::analyzers {
+
+using analysis::CaptureCause;
+using analysis::CaptureErrorCode;
+using analysis::CaptureProblem;
+using analysis::DescribeReturnCode;
+using analysis::FindCaptureError;
+using analysis::TraceAnalysis;
+
 namespace {
 
 class CaptureErrorCheck : public CaptureProblemCheck {

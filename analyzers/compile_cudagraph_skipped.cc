@@ -7,11 +7,14 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "analysis/trace_analysis.h"
 #include "analyzers/checks.h"
-#include "analyzers/trace_analysis.h"
 #include "trace/python_frames.h"
 
 namespace graphcheck::analyzers {
+
+using analysis::TraceAnalysis;
+
 namespace {
 
 constexpr size_t kQuotedReasonBytes = 400;

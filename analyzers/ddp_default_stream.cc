@@ -5,13 +5,24 @@
 // DDP built on the default stream, 11 warmup iterations, capture failed at cudaStreamWaitEvent on the legacy stream;
 // built under torch.cuda.stream(side), the same program captured and replayed.
 #include "absl/strings/str_cat.h"
+#include "analysis/ddp.h"
+#include "analysis/python_probe.h"
+#include "analysis/trace_analysis.h"
 #include "analyzers/checks.h"
-#include "analyzers/ddp.h"
-#include "analyzers/python_probe.h"
-#include "analyzers/trace_analysis.h"
 #include "trace/python_frames.h"
 
 namespace graphcheck::analyzers {
+
+using analysis::CaptureCause;
+using analysis::CaptureProblem;
+using analysis::DdpCapturedForward;
+using analysis::DdpModule;
+using analysis::DdpModules;
+using analysis::DescribeProblem;
+using analysis::FirstProblemIn;
+using analysis::ProbeEventLocation;
+using analysis::TraceAnalysis;
+
 namespace {
 
 class DdpDefaultStreamCheck : public CheckOf<TraceAnalysis> {

@@ -4,12 +4,22 @@
 // after 0, 1, 2, 5 and 10 warmup iterations failed (cudaEventSynchronize inside the capture) and after 11 succeeded:
 // the seeds' recipe warms up 11 iterations on a side stream.
 #include "absl/strings/str_cat.h"
+#include "analysis/ddp.h"
+#include "analysis/python_probe.h"
+#include "analysis/trace_analysis.h"
 #include "analyzers/checks.h"
-#include "analyzers/ddp.h"
-#include "analyzers/python_probe.h"
-#include "analyzers/trace_analysis.h"
 
 namespace graphcheck::analyzers {
+
+using analysis::CaptureProblem;
+using analysis::DdpCapturedForward;
+using analysis::DdpModule;
+using analysis::DdpModules;
+using analysis::DescribeProblem;
+using analysis::FirstProblemIn;
+using analysis::ProbeEventLocation;
+using analysis::TraceAnalysis;
+
 namespace {
 
 class DdpWarmupShortCheck : public CheckOf<TraceAnalysis> {

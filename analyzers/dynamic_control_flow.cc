@@ -6,11 +6,26 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "analysis/step_signatures.h"
 #include "analyzers/checks.h"
 #include "analyzers/internal/capture_problem_check.h"
-#include "analyzers/step_signatures.h"
 
 namespace graphcheck::analyzers {
+
+using analysis::CaptureWindow;
+using analysis::DescribeOperation;
+using analysis::FirstDifference;
+using analysis::Iteration;
+using analysis::Iterations;
+using analysis::LaunchRecorded;
+using analysis::MostCommonStep;
+using analysis::SameOperation;
+using analysis::SignSteps;
+using analysis::StepOperations;
+using analysis::StepSignatures;
+using analysis::TraceAnalysis;
+using analysis::TrustedSteps;
+
 namespace {
 
 class DynamicControlFlowCheck : public CheckOf<TraceAnalysis> {

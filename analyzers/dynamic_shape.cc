@@ -9,14 +9,30 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "analysis/python_probe.h"
+#include "analysis/step_signatures.h"
+#include "analysis/trace_analysis.h"
 #include "analyzers/checks.h"
 #include "analyzers/internal/capture_problem_check.h"
-#include "analyzers/python_probe.h"
-#include "analyzers/step_signatures.h"
-#include "analyzers/trace_analysis.h"
 #include "engine/run/engine_run.h"
 
 namespace graphcheck::analyzers {
+
+using analysis::DescribeOperation;
+using analysis::FirstDifference;
+using analysis::Iteration;
+using analysis::Iterations;
+using analysis::LaunchRecorded;
+using analysis::MostCommonStep;
+using analysis::OperatorClause;
+using analysis::ProbeEventLocation;
+using analysis::SameShape;
+using analysis::SignSteps;
+using analysis::StepOperations;
+using analysis::StepSignatures;
+using analysis::TraceAnalysis;
+using analysis::TrustedSteps;
+
 namespace {
 
 class DynamicShapeCheck : public CheckOf<TraceAnalysis, EngineRun> {

@@ -9,6 +9,13 @@
 #include "analyzers/internal/capture_problem_check.h"
 
 namespace graphcheck::analyzers {
+
+using analysis::CallSites;
+using analysis::CaptureWindow;
+using analysis::DescribeCapture;
+using analysis::IsGraphMachinery;
+using analysis::TraceAnalysis;
+
 namespace {
 
 class EmptyGraphCheck : public CheckOf<TraceAnalysis> {

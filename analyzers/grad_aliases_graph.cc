@@ -7,11 +7,15 @@
 // backward on the module's first calls, whether any .grad lies in a graph pool.
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "analysis/python_probe.h"
+#include "analysis/trace_analysis.h"
 #include "analyzers/checks.h"
-#include "analyzers/python_probe.h"
-#include "analyzers/trace_analysis.h"
 
 namespace graphcheck::analyzers {
+
+using analysis::ProbeEventLocation;
+using analysis::TraceAnalysis;
+
 namespace {
 
 class GradAliasesGraphCheck : public CheckOf<TraceAnalysis> {

@@ -3,12 +3,20 @@
 // the probe watches. A graph whose nodes could not be read (an unknown kernel, a driver without cuFuncGetParamInfo)
 // is said to be not audited, with the reason: the checks of its memory then know less.
 #include "absl/strings/str_cat.h"
+#include "analysis/graph_contract.h"
+#include "analysis/python_probe.h"
+#include "analysis/trace_analysis.h"
 #include "analyzers/checks.h"
-#include "analyzers/graph_contract.h"
-#include "analyzers/python_probe.h"
-#include "analyzers/trace_analysis.h"
 
 namespace graphcheck::analyzers {
+
+using analysis::CaptureSite;
+using analysis::DescribeContract;
+using analysis::DescribeOrigin;
+using analysis::GraphContract;
+using analysis::ReadGraphContracts;
+using analysis::TraceAnalysis;
+
 namespace {
 
 constexpr size_t kMaxGraphLines = 20;

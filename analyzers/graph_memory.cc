@@ -16,12 +16,21 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "analysis/memory_forecast.h"
+#include "analysis/python_probe.h"
+#include "analysis/trace_analysis.h"
 #include "analyzers/checks.h"
-#include "analyzers/memory_forecast.h"
-#include "analyzers/python_probe.h"
-#include "analyzers/trace_analysis.h"
 
 namespace graphcheck::analyzers {
+
+using analysis::BytesLeftAllocated;
+using analysis::CaptureWindow;
+using analysis::MibText;
+using analysis::ProbeEventLocation;
+using analysis::ProbeIndex;
+using analysis::ProgramPoolOf;
+using analysis::TraceAnalysis;
+
 namespace {
 
 using trace::ApiKind;

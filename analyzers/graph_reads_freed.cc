@@ -12,13 +12,22 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "analysis/graph_contract.h"
+#include "analysis/memory_forecast.h"
+#include "analysis/python_probe.h"
+#include "analysis/trace_analysis.h"
 #include "analyzers/checks.h"
-#include "analyzers/graph_contract.h"
-#include "analyzers/memory_forecast.h"
-#include "analyzers/python_probe.h"
-#include "analyzers/trace_analysis.h"
 
 namespace graphcheck::analyzers {
+
+using analysis::CaptureSite;
+using analysis::FreedUse;
+using analysis::GraphContract;
+using analysis::MibText;
+using analysis::ProbeEventLocation;
+using analysis::ReadGraphContracts;
+using analysis::TraceAnalysis;
+
 namespace {
 
 using trace::ProbeEvent;

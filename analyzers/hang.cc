@@ -15,12 +15,22 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "analysis/collectives.h"
+#include "analysis/trace_analysis.h"
 #include "analyzers/checks.h"
-#include "analyzers/collectives.h"
-#include "analyzers/trace_analysis.h"
 #include "trace/python_frames.h"
 
 namespace graphcheck::analyzers {
+
+using analysis::CaptureWindow;
+using analysis::CollectiveRun;
+using analysis::CollectivesBetween;
+using analysis::DescribeCollectives;
+using analysis::IsNcclKernel;
+using analysis::OpenSpan;
+using analysis::OpenSpanOf;
+using analysis::TraceAnalysis;
+
 namespace {
 
 // What graph `graph_id`'s capture holds: the node count, its NCCL kernels (name -> launches) and the NCCL calls made

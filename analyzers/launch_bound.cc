@@ -8,12 +8,24 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "analysis/launch_metrics.h"
+#include "analysis/memory_forecast.h"
+#include "analysis/trace_analysis.h"
 #include "analyzers/checks.h"
-#include "analyzers/launch_metrics.h"
-#include "analyzers/memory_forecast.h"
-#include "analyzers/trace_analysis.h"
 
 namespace graphcheck::analyzers {
+
+using analysis::ComputeLaunchStats;
+using analysis::ForecastGraphMemory;
+using analysis::IterationOptions;
+using analysis::LaunchModel;
+using analysis::LaunchModelCheckOptions;
+using analysis::LaunchStats;
+using analysis::MemoryForecast;
+using analysis::MibText;
+using analysis::StepStats;
+using analysis::TraceAnalysis;
+
 namespace {
 
 std::vector<CheckOption> LaunchBoundOptions() {

@@ -6,6 +6,12 @@
 #include "analyzers/internal/capture_problem_check.h"
 
 namespace graphcheck::analyzers {
+
+using analysis::CaptureCause;
+using analysis::CaptureProblem;
+using analysis::OperatorClause;
+using analysis::TraceAnalysis;
+
 namespace {
 
 class LegacyStreamInCaptureCheck : public CaptureProblemCheck {

@@ -5,11 +5,20 @@
 #include <vector>
 
 #include "absl/strings/str_format.h"
+#include "analysis/launch_metrics.h"
+#include "analysis/trace_analysis.h"
 #include "analyzers/checks.h"
-#include "analyzers/launch_metrics.h"
-#include "analyzers/trace_analysis.h"
 
 namespace graphcheck::analyzers {
+
+using analysis::ComputeLaunchStats;
+using analysis::Iteration;
+using analysis::Iterations;
+using analysis::LaunchModel;
+using analysis::LaunchRecorded;
+using analysis::LaunchStats;
+using analysis::TraceAnalysis;
+
 namespace {
 
 std::vector<CheckOption> NoSpeedupOptions() {

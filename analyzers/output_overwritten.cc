@@ -6,12 +6,16 @@
 // captures (torch.cuda.graph), it records a static output to which the program holds more references at each replay
 // (kept in a list without .clone(): every entry is the same memory, holding the last replay's values).
 #include "absl/strings/str_cat.h"
+#include "analysis/python_probe.h"
+#include "analysis/trace_analysis.h"
 #include "analyzers/checks.h"
 #include "analyzers/probe_findings.h"
-#include "analyzers/python_probe.h"
-#include "analyzers/trace_analysis.h"
 
 namespace graphcheck::analyzers {
+
+using analysis::ProbeEventLocation;
+using analysis::TraceAnalysis;
+
 namespace {
 
 class OutputOverwrittenCheck : public CheckOf<TraceAnalysis> {

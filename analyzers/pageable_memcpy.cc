@@ -7,6 +7,15 @@
 #include "analyzers/internal/capture_problem_check.h"
 
 namespace graphcheck::analyzers {
+
+using analysis::CallSites;
+using analysis::CaptureCause;
+using analysis::CaptureProblem;
+using analysis::Iterations;
+using analysis::OperatorClause;
+using analysis::StepCallSites;
+using analysis::TraceAnalysis;
+
 namespace {
 
 constexpr char kFix[] =

@@ -4,10 +4,21 @@
 #include <set>
 
 #include "absl/strings/str_cat.h"
-#include "analyzers/python_probe.h"
+#include "analysis/python_probe.h"
 #include "trace/python_frames.h"
 
 namespace graphcheck::analyzers {
+
+using analysis::AddLibraryAdvice;
+using analysis::CaptureWindow;
+using analysis::DescribeCapture;
+using analysis::DescribeOrigin;
+using analysis::ExceptionDetails;
+using analysis::ExceptionText;
+using analysis::ProbeEventLocation;
+using analysis::ProbeIndex;
+using analysis::PythonException;
+using analysis::TraceAnalysis;
 
 void ReportPythonExceptions(const TraceAnalysis& analysis, const Finding& prototype, std::vector<Finding>* findings) {
   const trace::Trace& trace = analysis.trace();

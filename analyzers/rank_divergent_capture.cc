@@ -12,10 +12,19 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "analysis/job_summary.h"
 #include "analyzers/checks.h"
-#include "analyzers/job_summary.h"
 
 namespace graphcheck::analyzers {
+
+using analysis::CaptureSummary;
+using analysis::CollectiveRun;
+using analysis::DescribeCollectives;
+using analysis::JobStage;
+using analysis::JobSummary;
+using analysis::ProcessSummary;
+using analysis::StageOf;
+
 namespace {
 
 using Signature = std::vector<std::tuple<bool, std::vector<CollectiveRun>, uint32_t, uint64_t>>;

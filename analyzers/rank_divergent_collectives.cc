@@ -9,10 +9,22 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "analysis/ledger_comparison.h"
 #include "analyzers/checks.h"
-#include "analyzers/ledger_comparison.h"
 
 namespace graphcheck::analyzers {
+
+using analysis::CollectiveLedger;
+using analysis::CompareLedgers;
+using analysis::DescribeDivergence;
+using analysis::JobSummary;
+using analysis::LedgerDivergence;
+using analysis::LedgerEntry;
+using analysis::LedgerGraph;
+using analysis::LedgerSide;
+using analysis::ProcessSummary;
+using analysis::ReplayCountDifferences;
+
 namespace {
 
 using Kind = LedgerDivergence::Kind;

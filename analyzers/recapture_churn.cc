@@ -17,6 +17,12 @@
 #include "trace/python_frames.h"
 
 namespace graphcheck::analyzers {
+
+using analysis::CaptureWindow;
+using analysis::IsGraphMachinery;
+using analysis::ProbeIndex;
+using analysis::TraceAnalysis;
+
 namespace {
 
 class RecaptureChurnCheck : public CheckOf<TraceAnalysis> {

@@ -10,12 +10,20 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "analysis/python_probe.h"
+#include "analysis/trace_analysis.h"
 #include "analyzers/checks.h"
-#include "analyzers/python_probe.h"
-#include "analyzers/trace_analysis.h"
 #include "trace/api_names.h"
 
 namespace graphcheck::analyzers {
+
+using analysis::CaptureWindow;
+using analysis::HoldsActivationsForBackward;
+using analysis::LibraryGraphName;
+using analysis::ProbeIndex;
+using analysis::ProgramPoolOf;
+using analysis::TraceAnalysis;
+
 namespace {
 
 struct PooledGraph {

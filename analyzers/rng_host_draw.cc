@@ -4,12 +4,16 @@
 // replay. The Python probe sees the draw during the capture (a profile function while the capture runs, and the
 // generators' states at its begin and end); no --shadow run is needed.
 #include "absl/strings/str_cat.h"
+#include "analysis/python_probe.h"
+#include "analysis/trace_analysis.h"
 #include "analyzers/checks.h"
 #include "analyzers/probe_findings.h"
-#include "analyzers/python_probe.h"
-#include "analyzers/trace_analysis.h"
 
 namespace graphcheck::analyzers {
+
+using analysis::ProbeEventLocation;
+using analysis::TraceAnalysis;
+
 namespace {
 
 class RngHostDrawCheck : public CheckOf<TraceAnalysis> {

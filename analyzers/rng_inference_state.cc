@@ -3,9 +3,9 @@
 // Known from the exception the Python probe saw leave torch/cuda/graphs.py; the message alone (in stderr) is any
 // in-place update of an inference tensor and proves nothing about generators. torch 2.11 accepts such state (on an
 // H100: generator state cloned, registered or first captured under inference mode replays with fresh draws).
+#include "analysis/trace_analysis.h"
 #include "analyzers/checks.h"
 #include "analyzers/probe_findings.h"
-#include "analyzers/trace_analysis.h"
 
 namespace graphcheck::analyzers {
 namespace {

@@ -3,9 +3,9 @@
 // (graph.register_generator_state), or PyTorch raises before CUDA sees anything ("Attempt to increase offset for a
 // CUDA generator not in capture mode"). The Python probe records that exception where the program raised it, caught
 // or not; the program's stderr gives the same diagnosis through the stderr-messages table.
+#include "analysis/trace_analysis.h"
 #include "analyzers/checks.h"
 #include "analyzers/probe_findings.h"
-#include "analyzers/trace_analysis.h"
 
 namespace graphcheck::analyzers {
 namespace {

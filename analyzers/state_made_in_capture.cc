@@ -15,12 +15,18 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "analysis/graph_contract.h"
+#include "analysis/python_probe.h"
+#include "analysis/trace_analysis.h"
 #include "analyzers/checks.h"
-#include "analyzers/graph_contract.h"
-#include "analyzers/python_probe.h"
-#include "analyzers/trace_analysis.h"
 
 namespace graphcheck::analyzers {
+
+using analysis::GraphContract;
+using analysis::ProbeEventLocation;
+using analysis::ReadGraphContracts;
+using analysis::TraceAnalysis;
+
 namespace {
 
 using trace::ProbeEvent;

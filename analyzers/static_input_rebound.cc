@@ -5,11 +5,15 @@
 // the capture's body (the names it read that held CUDA tensors) and compares them at replays from the same function.
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "analysis/python_probe.h"
+#include "analysis/trace_analysis.h"
 #include "analyzers/checks.h"
-#include "analyzers/python_probe.h"
-#include "analyzers/trace_analysis.h"
 
 namespace graphcheck::analyzers {
+
+using analysis::ProbeEventLocation;
+using analysis::TraceAnalysis;
+
 namespace {
 
 class StaticInputReboundCheck : public CheckOf<TraceAnalysis> {

@@ -5,6 +5,12 @@
 #include "analyzers/internal/capture_problem_check.h"
 
 namespace graphcheck::analyzers {
+
+using analysis::CaptureCause;
+using analysis::CaptureProblem;
+using analysis::OperatorClause;
+using analysis::TraceAnalysis;
+
 namespace {
 
 class SyncInCaptureCheck : public CaptureProblemCheck {

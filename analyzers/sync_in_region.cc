@@ -9,6 +9,14 @@
 #include "trace/api_names.h"
 
 namespace graphcheck::analyzers {
+
+using analysis::CalledByGraphMachinery;
+using analysis::CallSites;
+using analysis::Iterations;
+using analysis::OperatorClause;
+using analysis::StepCallSites;
+using analysis::TraceAnalysis;
+
 namespace {
 
 class SyncInRegionCheck : public CheckOf<TraceAnalysis> {

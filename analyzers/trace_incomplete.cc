@@ -9,10 +9,14 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "analysis/trace_analysis.h"
 #include "analyzers/checks.h"
-#include "analyzers/trace_analysis.h"
 
 namespace graphcheck::analyzers {
+
+using analysis::CaptureWindow;
+using analysis::TraceAnalysis;
+
 namespace {
 
 constexpr size_t kShownWarnings = 5;

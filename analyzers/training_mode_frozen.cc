@@ -5,11 +5,16 @@
 // Python probe notes, for each capture, the modules whose forward ran inside it and read their training flag, and
 // compares them at the graph's first replays and at the first replay after every Module.train()/eval().
 #include "absl/strings/str_cat.h"
+#include "analysis/python_probe.h"
+#include "analysis/trace_analysis.h"
 #include "analyzers/checks.h"
-#include "analyzers/python_probe.h"
-#include "analyzers/trace_analysis.h"
 
 namespace graphcheck::analyzers {
+
+using analysis::LibraryGraphName;
+using analysis::ProbeEventLocation;
+using analysis::TraceAnalysis;
+
 namespace {
 
 class TrainingModeFrozenCheck : public CheckOf<TraceAnalysis> {

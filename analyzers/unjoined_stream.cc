@@ -6,6 +6,11 @@
 #include "analyzers/internal/capture_problem_check.h"
 
 namespace graphcheck::analyzers {
+
+using analysis::CaptureCause;
+using analysis::CaptureProblem;
+using analysis::TraceAnalysis;
+
 namespace {
 
 class UnjoinedStreamCheck : public CaptureProblemCheck {

@@ -14,10 +14,10 @@
 #include <string>
 #include <vector>
 
+#include "analysis/capture_windows.h"
+#include "analysis/launch_metrics.h"
+#include "analysis/trace_analysis.h"
 #include "analyzers/analyze.h"
-#include "analyzers/capture_windows.h"
-#include "analyzers/launch_metrics.h"
-#include "analyzers/trace_analysis.h"
 #include "cli/catalog.h"
 #include "trace/events.h"
 #include "trace/trace_reader.h"
@@ -208,7 +208,7 @@ BENCHMARK(BM_AllAnalyzers)->Unit(benchmark::kMillisecond)->Iterations(3);
 void BM_CaptureWindows(benchmark::State& state) {
   const trace::Trace& t = SyntheticTrace();
   for (auto _ : state) {
-    analyzers::CaptureAnalysis captures(t);
+    analysis::CaptureAnalysis captures(t);
     benchmark::DoNotOptimize(captures);
   }
   ReportCounters(state, t);
@@ -218,9 +218,9 @@ BENCHMARK(BM_CaptureWindows)->Unit(benchmark::kMillisecond)->Iterations(3);
 void BM_LaunchStats(benchmark::State& state) {
   const trace::Trace& t = SyntheticTrace();
   for (auto _ : state) {
-    const analyzers::TraceAnalysis analysis(t);
+    const analysis::TraceAnalysis analysis(t);
     benchmark::DoNotOptimize(
-        analyzers::ComputeLaunchStats(analysis, analyzers::IterationOptions(), analyzers::LaunchModel()));
+        analysis::ComputeLaunchStats(analysis, analysis::IterationOptions(), analysis::LaunchModel()));
   }
   ReportCounters(state, t);
 }

@@ -33,7 +33,7 @@ PAIR_STEPS = {"gpu-bound": 50}
 CHILD_TIMEOUT_S = 120
 STDERR_TAIL_LINES = 20
 
-# The report's metrics this benchmark reads (analyzers/launch_metrics.cc); any may be missing.
+# The report's metrics this benchmark reads (analysis/launch_metrics.cc); any may be missing.
 METRICS = ["launch.iteration_us", "launch.forecast_graphed_us", "launch.forecast_savings_us",
            "launch.forecast_savings_ratio", "launch.unperturbed_iterations", "launch.recorded_iteration_us",
            "launch.recorder_perturbation_ratio", "launch.gpu_busy_us", "launch.kernels_per_iteration"]

@@ -11,8 +11,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "analysis/iterations.h"
 #include "analyzers/analyze.h"
-#include "analyzers/iterations.h"
 #include "cli/catalog.h"
 #include "cli/progress.h"
 #include "core/file_io.h"
@@ -73,17 +73,17 @@ size_t AnalysisThreads(size_t traces) {
 
 // The analysis' settings, made once: the steps from --region and --step-range, the launch model from launch-bound's
 // options.
-absl::StatusOr<analyzers::AnalysisSettings> AnalysisSettingsFrom(const IterationFlags& flags,
-                                                                 const CheckOptions& check_options) {
-  analyzers::AnalysisSettings settings;
+absl::StatusOr<analysis::AnalysisSettings> AnalysisSettingsFrom(const IterationFlags& flags,
+                                                                const CheckOptions& check_options) {
+  analysis::AnalysisSettings settings;
   settings.steps.region = flags.region;
   if (!flags.step_range.empty()) {
-    if (absl::Status s = analyzers::ParseStepRange(flags.step_range, &settings.steps); !s.ok()) {
+    if (absl::Status s = analysis::ParseStepRange(flags.step_range, &settings.steps); !s.ok()) {
       return absl::InvalidArgumentError(absl::StrCat("--step-range: ", s.message()));
     }
   }
   if (const Check* launch_bound = BuiltinChecks().Find("launch-bound")) {
-    settings.launch = analyzers::LaunchModelFrom(BoundOptions(launch_bound->info(), check_options));
+    settings.launch = analysis::LaunchModelFrom(BoundOptions(launch_bound->info(), check_options));
   }
   return settings;
 }
@@ -92,12 +92,12 @@ absl::StatusOr<analyzers::AnalysisSettings> AnalysisSettingsFrom(const Iteration
 struct AnalyzedTrace {
   absl::Status status;
   analyzers::ProcessResult result;
-  analyzers::StepSelectionCount selection;
+  analysis::StepSelectionCount selection;
   std::vector<std::string> read_warnings;
   std::optional<GpuInfo> gpu;
 };
 
-AnalyzedTrace ReadAndAnalyze(const std::string& path, const analyzers::AnalysisSettings& settings, bool check_steps,
+AnalyzedTrace ReadAndAnalyze(const std::string& path, const analysis::AnalysisSettings& settings, bool check_steps,
                              const CheckSettings& checks) {
   AnalyzedTrace out;
   absl::StatusOr<trace::Trace> trace = trace::ReadTrace(path);
@@ -108,7 +108,7 @@ AnalyzedTrace ReadAndAnalyze(const std::string& path, const analyzers::AnalysisS
   // Damage the reader stepped over goes to stderr and the step's message too (trace-incomplete reports it as well).
   out.read_warnings = trace->read_warnings;
   if (!trace->devices.empty()) out.gpu = trace->devices.front().gpu;
-  out.selection = analyzers::CountStepSelection(*trace, settings.steps, check_steps);
+  out.selection = analysis::CountStepSelection(*trace, settings.steps, check_steps);
   out.result = analyzers::AnalyzeProcess(*trace, settings, BuiltinChecks(), checks.selection, checks.options);
   return out;
 }
@@ -140,7 +140,7 @@ absl::StatusOr<std::vector<std::string>> ExpandTracePaths(const std::vector<std:
 
 absl::Status AnalyzeTraceFilesInto(const std::vector<std::string>& paths, const std::vector<std::string>* stderr_lines,
                                    const IterationFlags& flags, const CheckSettings& checks, Report* report) {
-  absl::StatusOr<analyzers::AnalysisSettings> settings = AnalysisSettingsFrom(flags, checks.options);
+  absl::StatusOr<analysis::AnalysisSettings> settings = AnalysisSettingsFrom(flags, checks.options);
   if (!settings.ok()) return settings.status();
   absl::StatusOr<std::vector<std::string>> files = ExpandTracePaths(paths);
   if (!files.ok()) return files.status();
@@ -165,7 +165,7 @@ absl::Status AnalyzeTraceFilesInto(const std::vector<std::string>& paths, const 
   work();
   for (std::thread& worker : workers) worker.join();
   std::vector<analyzers::ProcessResult> processes;
-  std::vector<analyzers::StepSelectionCount> selections;
+  std::vector<analysis::StepSelectionCount> selections;
   size_t warnings = 0;
   for (size_t i = 0; i < analyzed.size(); ++i) {
     AnalyzedTrace& trace = analyzed[i];
@@ -177,9 +177,9 @@ absl::Status AnalyzeTraceFilesInto(const std::vector<std::string>& paths, const 
     selections.push_back(std::move(trace.selection));
     processes.push_back(std::move(trace.result));
   }
-  analyzers::IterationOptions judged = settings->steps;
+  analysis::IterationOptions judged = settings->steps;
   if (!flags.region_must_match) judged.region.clear();
-  if (absl::Status s = analyzers::JudgeStepSelection(selections, judged, !flags.step_range.empty()); !s.ok()) {
+  if (absl::Status s = analysis::JudgeStepSelection(selections, judged, !flags.step_range.empty()); !s.ok()) {
     return s;
   }
   // By rank, then pid: the same report whichever order the files were found in.

@@ -11,7 +11,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "analyzers/launch_metrics.h"
+#include "analysis/launch_metrics.h"
 #include "cli/analyze_command.h"
 #include "cli/program_runner.h"
 #include "cli/progress.h"
@@ -286,7 +286,7 @@ int CheckModel(CheckCommandOptions& options, const CommandContext& context) {
     ShowProgress("timing eager and graphed steps without the recorder");
     RunUnrecordedTiming(options, &report);
   }
-  analyzers::UseEngineTimesForTheForecast(&report.metrics);
+  analysis::UseEngineTimesForTheForecast(&report.metrics);
   AddTimeMetrics(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count(), engine,
                  finished, &report);
   return EmitReport(report, settings->output);

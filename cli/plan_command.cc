@@ -6,7 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "analyzers/capture_plan.h"
+#include "analysis/capture_plan.h"
 #include "cli/analyze_command.h"
 #include "core/utf8.h"
 #include "report/capture_plan.h"
@@ -34,7 +34,7 @@ int Plan(const PlanOptions& options) {
   }
   std::vector<const trace::Trace*> pointers;
   for (const trace::Trace& t : traces) pointers.push_back(&t);
-  absl::StatusOr<CapturePlan> plan = analyzers::PlanCaptures(pointers, analyzers::PlanModel());
+  absl::StatusOr<CapturePlan> plan = analysis::PlanCaptures(pointers, analysis::PlanModel());
   if (!plan.ok()) return FailWith(plan.status());
   plan->subject = options.traces.size() == 1 ? options.traces.front() : absl::StrJoin(options.traces, " ");
   const std::string text = RenderCapturePlan(*plan, settings->output.render.format);

@@ -9,7 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "analyzers/trace_analysis.h"
+#include "analysis/trace_analysis.h"
 #include "core/exit_code.h"
 #include "core/utf8.h"
 #include "report/chrome_trace.h"
@@ -56,10 +56,10 @@ int Export(const ExportOptions& options) {
   for (const trace::Trace& t : traces) pointers.push_back(&t);
   // The capture-time context of replayed kernels comes from the analysis layer (report/ sits beside it): one
   // analysis per trace, whose NVTX index is built at its first question.
-  std::map<const trace::Trace*, std::unique_ptr<analyzers::TraceAnalysis>> analyses;
+  std::map<const trace::Trace*, std::unique_ptr<analysis::TraceAnalysis>> analyses;
   const CallLocator locate = [&analyses](const trace::Trace& trace, size_t call) {
-    std::unique_ptr<analyzers::TraceAnalysis>& analysis = analyses[&trace];
-    if (analysis == nullptr) analysis = std::make_unique<analyzers::TraceAnalysis>(trace);
+    std::unique_ptr<analysis::TraceAnalysis>& analysis = analyses[&trace];
+    if (analysis == nullptr) analysis = std::make_unique<analysis::TraceAnalysis>(trace);
     return analysis->Locate(call);
   };
   if (absl::Status status = WriteOutput(options.output, TraceToChromeJson(pointers, locate)); !status.ok()) {

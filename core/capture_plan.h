@@ -1,6 +1,6 @@
 // `graphcheck plan`'s result: for each region of an eager run whose input shapes vary, the sizes seen and two or three
 // sets of shape buckets to capture, each with what it covers, wastes in padding, holds in pool memory, costs at
-// start-up and saves. Made by analyzers/capture_plan.cc from a trace recorded with `graphcheck run --plan`, rendered
+// start-up and saves. Made by analysis/capture_plan.cc from a trace recorded with `graphcheck run --plan`, rendered
 // by report/capture_plan.cc.
 #ifndef GRAPHCHECK_CORE_CAPTURE_PLAN_H_
 #define GRAPHCHECK_CORE_CAPTURE_PLAN_H_

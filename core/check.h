@@ -87,7 +87,7 @@ class BoundOptions {
 };
 
 // What checks can look at: at most one input of each type, owned by the caller. The layer that makes an input
-// defines its type (trace::Trace, analyzers::TraceAnalysis, analyzers::JobSummary, ConfigDocument, EngineRun, ...);
+// defines its type (trace::Trace, analysis::TraceAnalysis, analysis::JobSummary, ConfigDocument, EngineRun, ...);
 // core carries them without naming them.
 class CheckInputs {
  public:

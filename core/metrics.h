@@ -28,7 +28,7 @@ struct Spec {
   Metric With(double value, std::string described) const { return Metric{name, value, unit, std::move(described)}; }
 };
 
-// eager steps and what graphs would save (analyzers/launch_metrics.cc)
+// eager steps and what graphs would save (analysis/launch_metrics.cc)
 inline constexpr Spec kLaunchIterations{"launch.iterations", "count", "eager steps with launches recorded"};
 inline constexpr Spec kLaunchIterationUs{"launch.iteration_us", "us", "eager step time the forecast uses, median"};
 inline constexpr Spec kLaunchIterationUsP10{"launch.iteration_us_p10", "us",
@@ -73,7 +73,7 @@ inline constexpr Spec kLaunchForecastGpuPathUs{"launch.forecast_gpu_path_us", "u
                                                "the graphed step's GPU path: the graphs' GPU busy time, node costs and "
                                                "launches + the GPU busy time of the kernels that stay eager"};
 
-// the steps that replayed graphs (analyzers/launch_metrics.cc)
+// the steps that replayed graphs (analysis/launch_metrics.cc)
 inline constexpr Spec kGraphedIterations{"graphed.iterations", "count", "graphed steps analyzed"};
 inline constexpr Spec kGraphedIterationUs{"graphed.iteration_us", "us", "measured graphed step time, median"};
 inline constexpr Spec kGraphedIterationUsP10{"graphed.iteration_us_p10", "us", "graphed step time, 10th percentile"};
@@ -86,7 +86,7 @@ inline constexpr Spec kGraphedSpeedup{"graphed.speedup", "ratio", "eager step ti
 inline constexpr Spec kGraphedForecastErrorRatio{"graphed.forecast_error_ratio", "ratio",
                                                  "(forecast graphed - measured graphed) / measured graphed"};
 
-// what share of the steps ran in graphs (analyzers/coverage.cc); per maker: NAME.ORIGIN
+// what share of the steps ran in graphs (analysis/coverage.cc); per maker: NAME.ORIGIN
 inline constexpr Spec kCoverageSteps{"coverage.steps", "count",
                                      "steps with kernel records that coverage is computed over"};
 inline constexpr Spec kCoverageStepsWithoutRecords{
@@ -102,7 +102,7 @@ inline constexpr Spec kCoverageGraphedGpuTimeShare{
 inline constexpr Spec kCoverageEagerGpuUs{"coverage.eager_gpu_us", "us",
                                           "GPU time of the kernels launched one by one per counted step (median)"};
 
-// the memory forecast (analyzers/memory_forecast.cc)
+// the memory forecast (analysis/memory_forecast.cc)
 inline constexpr Spec kMemoryForecastSteps{"memory.forecast_steps", "count",
                                            "eager steps the caching allocator's history covers"};
 inline constexpr Spec kMemoryForecastPoolBytes{"memory.forecast_pool_bytes", "bytes",
@@ -120,7 +120,7 @@ inline constexpr Spec kMemoryForecastPrivatePoolsBytes{
     "memory.forecast_private_pools_bytes", "bytes",
     "forecast: the same ranges graphed each into its own private pool, summed"};
 
-// torch.compile's cudagraph trees (analyzers/python_probe.cc)
+// torch.compile's cudagraph trees (analysis/python_probe.cc)
 inline constexpr Spec kCompileRecordings{"compile.recordings", "count",
                                          "graphs torch.compile's cudagraph trees recorded"};
 inline constexpr Spec kCompileRecordingCallSites{"compile.recording_call_sites", "count",
@@ -133,7 +133,7 @@ inline constexpr Spec kCompileReplayGpuShare{"compile.replay_gpu_share", "ratio"
                                              "share of the recorded GPU time spent in replays of torch.compile's "
                                              "graphs (the rest: kernels launched one by one, other graphs)"};
 
-// --shadow's comparisons (analyzers/python_probe.cc)
+// --shadow's comparisons (analysis/python_probe.cc)
 inline constexpr Spec kShadowCallsCompared{
     "shadow.calls_compared", "count",
     "calls of graphed modules compared with their eager forward (--shadow; numerics-forward)"};

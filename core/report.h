@@ -46,7 +46,7 @@ struct Metric {
   }
 };
 
-// Plot data for the HTML report, from one process's trace (analyzers/report_timeline.h). It travels in the JSON
+// Plot data for the HTML report, from one process's trace (analysis/report_timeline.h). It travels in the JSON
 // report so that `graphcheck report FILE.json --format html` draws the same plots. Bounded in size: what was left out
 // is counted in the dropped_* fields. Times are microseconds.
 struct TimelineKernel {
@@ -71,7 +71,7 @@ struct TimelineLaunch {
 // One step drawn whole: its kernels per stream and its launch calls.
 struct StepTimeline {
   std::string label;  // "eager step 3"
-  // The step's time as the step metrics take it (analyzers/launch_metrics.h, StepTimesUs): the drawn step is the one
+  // The step's time as the step metrics take it (analysis/launch_metrics.h, StepTimesUs): the drawn step is the one
   // of median time, so this is the median the metrics report.
   double duration_us = 0;
   // From the step's start to the end of its last kernel: longer than duration_us where the GPU ran the step's work
@@ -124,7 +124,7 @@ struct Timeline {
   }
 };
 
-// How much of a process's steps ran as CUDA graph replays (analyzers/coverage.h): kernels and GPU time replayed from
+// How much of a process's steps ran as CUDA graph replays (analysis/coverage.h): kernels and GPU time replayed from
 // graphs, by who made the graphs, against kernels launched one by one (eager). Times are microseconds.
 struct CoverageShare {
   // Who made the graphs: "user", "make_graphed_callables", "cudagraph-trees", "transformer-engine", "megatron",

@@ -21,7 +21,7 @@ void PlotRunSteps(const Timeline& timeline, pugi::xml_node parent);
 // check.forecast_graphed_us) where present, as the verdict uses them; else the trace's (launch.iteration_us,
 // graphed.iteration_us, launch.forecast_graphed_us). Linear axes end on a tick at or above the longest bar.
 void PlotStepTimes(const Report& report, pugi::xml_node parent);
-// Graph coverage (analyzers/coverage.h): a stacked bar per counted step of its GPU time, graph replays by who made the
+// Graph coverage (analysis/coverage.h): a stacked bar per counted step of its GPU time, graph replays by who made the
 // graphs below, kernels launched one by one on top, on a linear axis that ends on a tick at or above the tallest bar.
 void PlotCoverage(const Coverage& coverage, pugi::xml_node parent);
 

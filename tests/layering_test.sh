@@ -3,7 +3,8 @@
 # 1. Only capture/ and the engine (engine/, not engine/run/) include CUDA, CUPTI, NVTX or LibTorch headers: every
 #    other folder builds and tests on a machine with no GPU stack.
 # 2. Each folder includes only the folders below it in the flow: core < trace < engine/run < report, validators,
-#    analyzers < cli; capture/ and engine/ sit beside them, on core and trace or core and engine/run.
+#    analysis < analyzers < cli (analysis/ is what the checks of analyzers/ share); capture/ and engine/ sit beside
+#    them, on core and trace or core and engine/run.
 # 3. A folder's internal/ is included from that folder only.
 # 4. No include cycle inside a folder, between its modules (a header and its .cc): tests/include_cycles.py.
 set -u
@@ -22,9 +23,9 @@ if python3 "$here/include_cycles.py" "$planted" x >/dev/null; then
   echo "layering: the include-cycle rule missed a planted cycle"
   status=1
 fi
-python3 "$here/include_cycles.py" "$root" core trace engine capture report validators analyzers cli || status=1
+python3 "$here/include_cycles.py" "$root" core trace engine capture report validators analysis analyzers cli || status=1
 
-gpu_free="core trace engine/run analyzers report cli validators"
+gpu_free="core trace engine/run analysis analyzers report cli validators"
 for folder in $gpu_free; do
   bad=$(grep -rnE '^\s*#\s*include\s*[<"](cuda|cupti|nvtx3?/|generated_cuda|torch/|ATen/|c10/)' "$root/$folder" 2>/dev/null)
   if [ -n "$bad" ]; then
@@ -42,8 +43,9 @@ declare -A may_include=(
   [capture]="core trace capture"
   [report]="core trace report"
   [validators]="core trace engine/run validators"
-  [analyzers]="core trace engine/run analyzers"
-  [cli]="core trace engine/run report validators analyzers cli"
+  [analysis]="core trace engine/run analysis"
+  [analyzers]="core trace engine/run analysis analyzers"
+  [cli]="core trace engine/run report validators analysis analyzers cli"
 )
 for folder in "${!may_include[@]}"; do
   if [ "$folder" = engine ]; then

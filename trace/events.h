@@ -524,7 +524,7 @@ struct ThreadName {
 // Since format 1.9: one allocation or free of PyTorch's CUDA caching allocator, from its own history
 // (torch.cuda.memory._record_memory_history, turned on by the Python probe at CUDA's first use and read at exit), on
 // the recorder's clock. The allocator reuses its cached blocks, so these, not cudaMalloc calls, tell what a region of
-// the program holds live: analyzers/memory_forecast.h forecasts a graph's private pool from them.
+// the program holds live: analysis/memory_forecast.h forecasts a graph's private pool from them.
 struct AllocatorEvent {
   enum class Action : uint8_t {
     kAlloc = 0,  // a block handed to a tensor

@@ -8,7 +8,7 @@
 //   or buffer, a parameter's .grad, optimizer state, the graph's own pool), sent with its capture-end event
 //   (ProbeEventKind::kGraphTensors, python/probe/graphcheck_probe/contract.py).
 //
-// The analysis joins the two (analyzers/graph_contract.h).
+// The analysis joins the two (analysis/graph_contract.h).
 #ifndef GRAPHCHECK_TRACE_GRAPH_MANIFEST_H_
 #define GRAPHCHECK_TRACE_GRAPH_MANIFEST_H_
 

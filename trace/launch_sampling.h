@@ -29,7 +29,7 @@ namespace graphcheck::trace {
 // the context exists, costs nothing once closed.
 //
 // The first window also closes once the program completed first_steps steps (FirstStepsCounter), so that a short
-// program still runs most of its steps unrecorded and the forecast has their true time (analyzers/launch_metrics.h:
+// program still runs most of its steps unrecorded and the forecast has their true time (analysis/launch_metrics.h:
 // recording lengthened a 337 us launch-bound step by 15% on an H100).
 struct SamplingSchedule {
   uint32_t first_launches = 20000;

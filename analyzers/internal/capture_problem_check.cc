@@ -1,11 +1,22 @@
 #include "analyzers/internal/capture_problem_check.h"
 
 #include "absl/strings/str_cat.h"
-#include "analyzers/internal/capture_error_table.h"
+#include "analysis/capture_error_table.h"
+#include "analysis/torch_ops.h"
 #include "analyzers/probe_findings.h"
-#include "analyzers/torch_ops.h"
 
 namespace graphcheck::analyzers {
+
+using analysis::AddLibraryAdvice;
+using analysis::CaptureAnalysis;
+using analysis::CaptureProblem;
+using analysis::CaptureWindow;
+using analysis::Consequence;
+using analysis::DescribeCall;
+using analysis::DescribeCapture;
+using analysis::DescribeReturnCode;
+using analysis::TraceAnalysis;
+
 namespace {
 
 std::string DescribeConsequence(const trace::Trace& trace, const Consequence& c) {
@@ -20,13 +31,6 @@ std::string DescribeConsequence(const trace::Trace& trace, const Consequence& c)
 }
 
 }  // namespace
-
-std::string OperatorClause(const Location& where) {
-  if (where.torch_op.empty()) return "";
-  const absl::string_view spelling = PythonSpelling(where.torch_op);
-  return spelling.empty() ? absl::StrCat(" (", where.torch_op, ")")
-                          : absl::StrCat(" (", where.torch_op, ": ", spelling, ")");
-}
 
 void CaptureProblemCheck::Read(const TraceAnalysis& analysis, const BoundOptions& options,
                                std::vector<Finding>* findings) const {

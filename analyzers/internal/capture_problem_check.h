@@ -6,26 +6,26 @@
 
 #include <vector>
 
-#include "analyzers/capture_windows.h"
-#include "analyzers/trace_analysis.h"
+#include "analysis/capture_windows.h"
+#include "analysis/torch_ops.h"
+#include "analysis/trace_analysis.h"
 
 namespace graphcheck::analyzers {
 
-class CaptureProblemCheck : public CheckOf<TraceAnalysis> {
+class CaptureProblemCheck : public CheckOf<analysis::TraceAnalysis> {
  public:
-  CaptureProblemCheck(CheckInfo info, CaptureCause cause) : CheckOf(std::move(info)), cause_(cause) {}
+  CaptureProblemCheck(CheckInfo info, analysis::CaptureCause cause) : CheckOf(std::move(info)), cause_(cause) {}
 
  protected:
-  void Read(const TraceAnalysis& analysis, const BoundOptions& options, std::vector<Finding>* findings) const override;
+  void Read(const analysis::TraceAnalysis& analysis, const BoundOptions& options,
+            std::vector<Finding>* findings) const override;
   // Sets message and fix, and may add evidence. `finding` already has where, severity and the common evidence.
-  virtual void Describe(const TraceAnalysis& analysis, const CaptureProblem& problem, Finding* finding) const = 0;
+  virtual void Describe(const analysis::TraceAnalysis& analysis, const analysis::CaptureProblem& problem,
+                        Finding* finding) const = 0;
 
  private:
-  CaptureCause cause_;
+  analysis::CaptureCause cause_;
 };
-
-// " (aten::_local_scalar_dense: Tensor.item(), ...)" for a finding whose backtrace shows an operator; "" otherwise.
-std::string OperatorClause(const Location& where);
 
 }  // namespace graphcheck::analyzers
 

@@ -15,7 +15,7 @@ namespace {
 
 // The forward and the backward inside NVTX ranges "graphcheck:graphable", when marked: the parts MakeGraphedCallables
 // graphs, so that the forecast from the eager steps keeps the loss and the optimizer step eager, as the graphed
-// steps run them (analyzers/launch_metrics.h).
+// steps run them (analysis/launch_metrics.h).
 class GraphablePart {
  public:
   // `host_us` (may be null) accumulates the part's host time.

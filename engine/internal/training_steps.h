@@ -49,7 +49,7 @@ StepFn SnapshottingFirstStep(StepFn step, const Model& model, const std::vector<
 // PyTorch's zero_grad does, except inside a full-iteration graph, which must zero them in place. With
 // `mark_graphable`, the forward and the backward run inside NVTX ranges "graphcheck:graphable": the parts
 // MakeGraphedCallables graphs, so that the forecast from the eager steps keeps the loss and the optimizer step eager,
-// as the graphed steps run them (analyzers/launch_metrics.h). `graphable_host_us` (may be null) accumulates the host
+// as the graphed steps run them (analysis/launch_metrics.h). `graphable_host_us` (may be null) accumulates the host
 // time of those two parts.
 at::Tensor RunStep(const ForwardFn& forward, const std::vector<at::Tensor>& batch, FusedOptimizer* optimizer,
                    bool grads_in_place = false, bool mark_graphable = false, double* graphable_host_us = nullptr);

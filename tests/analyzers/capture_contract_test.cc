@@ -7,8 +7,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "analysis/graph_contract.h"
 #include "analyzers/checks.h"
-#include "analyzers/graph_contract.h"
 #include "tests/analyzers/contract_test_util.h"
 
 namespace graphcheck::testing_trace {
@@ -182,12 +182,12 @@ TEST(GraphContractTest, OneLinePerGraphSaysWhatItNamesAndBakesIn) {
   Allocation(b, 100, trace::AllocatorEvent::Action::kAlloc, 0x7f0000500000, 4096);
   Capture(b);
   const trace::Trace trace = b.Build();
-  const analyzers::TraceAnalysis analysis(trace);
-  const std::vector<analyzers::GraphContract> contracts = analyzers::ReadGraphContracts(analysis);
+  const analysis::TraceAnalysis analysis(trace);
+  const std::vector<analysis::GraphContract> contracts = analysis::ReadGraphContracts(analysis);
   ASSERT_THAT(contracts, SizeIs(1));
   EXPECT_EQ(contracts[0].pool_addresses, 1u);
   EXPECT_EQ(contracts[0].program_blocks, 1u);
-  EXPECT_EQ(analyzers::DescribeContract(trace, contracts[0]),
+  EXPECT_EQ(analysis::DescribeContract(trace, contracts[0]),
             "1 kernel, 0 copies, 0 sets; names 1 parameter (256 KiB), 1 buffer (1 KiB), 1 other block of the "
             "program's memory; 1 addresses in graph pools; bakes in 3 host values the probe watches, from 2 modules");
   const std::vector<Finding> findings = RunCheck(*analyzers::NewGraphContractCheck(), trace);

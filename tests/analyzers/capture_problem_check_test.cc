@@ -16,9 +16,9 @@ TEST(CaptureProblemCheckTest, DescribesTheCaptureByStreamThreadAndMode) {
   b.Begin(1000, 3, kStream, CaptureMode::kThreadLocal);
   b.End(2000, 3, kStream, kCaptureId, 0, 1);
   const trace::Trace trace = b.Build();
-  const analyzers::CaptureAnalysis captures(trace);
+  const analysis::CaptureAnalysis captures(trace);
   ASSERT_EQ(captures.windows().size(), 1u);
-  const std::string text = analyzers::DescribeCapture(trace, captures.windows()[0]);
+  const std::string text = analysis::DescribeCapture(trace, captures.windows()[0]);
   EXPECT_THAT(text, HasSubstr("stream 7"));
   EXPECT_THAT(text, HasSubstr("thread 3"));
   EXPECT_THAT(text, HasSubstr("thread-local"));
@@ -26,9 +26,9 @@ TEST(CaptureProblemCheckTest, DescribesTheCaptureByStreamThreadAndMode) {
 
 TEST(CaptureProblemCheckTest, OperatorClauseNamesWhatTheUserWrote) {
   Location where;
-  EXPECT_EQ(analyzers::OperatorClause(where), "");
+  EXPECT_EQ(analysis::OperatorClause(where), "");
   where.torch_op = "aten::_local_scalar_dense";
-  EXPECT_THAT(analyzers::OperatorClause(where), HasSubstr("Tensor.item()"));
+  EXPECT_THAT(analysis::OperatorClause(where), HasSubstr("Tensor.item()"));
 }
 
 }  // namespace

@@ -2,9 +2,9 @@
 #include <gtest/gtest.h>
 
 #include "absl/strings/match.h"
+#include "analysis/launch_metrics.h"
+#include "analysis/trace_analysis.h"
 #include "analyzers/checks.h"
-#include "analyzers/launch_metrics.h"
-#include "analyzers/trace_analysis.h"
 #include "tests/analyzers/launch_test_util.h"
 
 namespace graphcheck::testing_trace {
@@ -88,11 +88,11 @@ TEST(LaunchBoundTest, TooFewStepsGiveNoForecastAndSaySo) {
   EXPECT_EQ(findings[0].severity, Severity::kNote);
   EXPECT_THAT(findings[0].message,
               HasSubstr("Only 2 eager step(s) were recorded after the first: too few to forecast"));
-  const analyzers::TraceAnalysis analysis(trace);
-  const analyzers::LaunchStats stats =
-      analyzers::ComputeLaunchStats(analysis, analyzers::IterationOptions(), analyzers::LaunchModel());
+  const analysis::TraceAnalysis analysis(trace);
+  const analysis::LaunchStats stats =
+      analysis::ComputeLaunchStats(analysis, analysis::IterationOptions(), analysis::LaunchModel());
   EXPECT_FALSE(stats.forecast);
-  for (const Metric& m : analyzers::LaunchMetrics(stats)) EXPECT_FALSE(absl::StrContains(m.name, "forecast"));
+  for (const Metric& m : analysis::LaunchMetrics(stats)) EXPECT_FALSE(absl::StrContains(m.name, "forecast"));
 }
 
 }  // namespace

@@ -8,8 +8,8 @@
 
 #include <vector>
 
+#include "analysis/trace_analysis.h"
 #include "analyzers/checks.h"
-#include "analyzers/trace_analysis.h"
 #include "tests/analyzers/probe_test_util.h"
 
 namespace graphcheck::testing_trace {
@@ -106,7 +106,7 @@ TEST(ProbeFindingsTest, AnUncaughtExceptionNoRuleKnowsIsNotAFinding) {
   b.Exception(2000, 1, ProbeEventKind::kUncaughtException, 0, "KeyError", "'lr'",
               b.PythonStack({{"/home/me/train.py", 5, "<module>"}}));
   const trace::Trace trace = b.Build();
-  const analyzers::TraceAnalysis analysis(trace);
+  const analysis::TraceAnalysis analysis(trace);
   ASSERT_THAT(analysis.probe().exceptions(), SizeIs(1));
   EXPECT_FALSE(analysis.probe().exceptions()[0].reported);
 }

@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "analysis/job_summary.h"
 #include "analyzers/analyze.h"
-#include "analyzers/job_summary.h"
 #include "cli/catalog.h"
 #include "tests/analyzers/trace_builder.h"
 
@@ -118,8 +118,8 @@ inline analyzers::AnalysisResult Analyze(const Job& job, const std::string& chec
 
 inline std::vector<Finding> Divergences(const Job& job) { return Analyze(job, "rank-divergent-collectives").findings; }
 
-inline analyzers::ProcessSummary Summary(const trace::Trace& trace) {
-  return analyzers::SummarizeProcess(analyzers::TraceAnalysis(trace));
+inline analysis::ProcessSummary Summary(const trace::Trace& trace) {
+  return analysis::SummarizeProcess(analysis::TraceAnalysis(trace));
 }
 
 // The job: both ranks capture a step whose backward all-reduces four buckets, and replay it 40 times at

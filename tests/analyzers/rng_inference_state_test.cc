@@ -47,7 +47,7 @@ TEST(RngInferenceStateTest, TheProgramsOwnInferenceTensorIsNotAGeneratorProblem)
   const trace::Trace trace = CaughtExceptionInCapture(kInferenceUpdate);  // raised in the body, in torch/_tensor.py
   EXPECT_THAT(RunCheck(analyzers::NewRngInferenceStateCheck(), trace), IsEmpty());
   EXPECT_THAT(RunCheck(analyzers::NewCaptureErrorCheck(), trace), SizeIs(1));
-  EXPECT_EQ(analyzers::MatchKnownMessage(kInferenceUpdate), nullptr);  // a line of stderr says nothing of graphs
+  EXPECT_EQ(analysis::MatchKnownMessage(kInferenceUpdate), nullptr);  // a line of stderr says nothing of graphs
 }
 
 }  // namespace

@@ -7,6 +7,13 @@
 #include "cli/catalog.h"
 
 namespace graphcheck::analyzers {
+
+using analysis::kStderrFile;
+using analysis::MatchKnownMessage;
+using analysis::ProgramOutput;
+using analysis::StderrRule;
+using analysis::StderrRules;
+
 namespace {
 
 using ::testing::HasSubstr;

@@ -25,8 +25,8 @@ trace::Trace Steps(bool sync_inside) {
   return b.Build();
 }
 
-analyzers::AnalysisSettings Region() {
-  analyzers::AnalysisSettings settings;
+analysis::AnalysisSettings Region() {
+  analysis::AnalysisSettings settings;
   settings.steps.region = "step";
   return settings;
 }

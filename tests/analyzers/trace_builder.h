@@ -8,7 +8,7 @@
 #include <tuple>
 #include <vector>
 
-#include "analyzers/trace_analysis.h"
+#include "analysis/trace_analysis.h"
 #include "core/check.h"
 #include "trace/events.h"
 
@@ -196,17 +196,17 @@ inline std::vector<std::string> ItemFrames() {
 
 // Runs `check` on `trace` analyzed with `settings` (the steps and launch model the command line would give).
 inline std::vector<Finding> RunCheck(const Check& check, const trace::Trace& trace,
-                                     const analyzers::AnalysisSettings& settings, const CheckOptions& options = {}) {
-  const analyzers::TraceAnalysis analysis(trace, settings);
+                                     const analysis::AnalysisSettings& settings, const CheckOptions& options = {}) {
+  const analysis::TraceAnalysis analysis(trace, settings);
   CheckInputs inputs;
-  analyzers::AddTrace(analysis, &inputs);
+  analysis::AddTrace(analysis, &inputs);
   std::vector<Finding> findings;
   check.Run(inputs, BoundOptions(check.info(), options), &findings);
   return findings;
 }
 
 inline std::vector<Finding> RunCheck(const Check& check, const trace::Trace& trace, const CheckOptions& options = {}) {
-  return RunCheck(check, trace, analyzers::AnalysisSettings(), options);
+  return RunCheck(check, trace, analysis::AnalysisSettings(), options);
 }
 
 inline std::vector<Finding> RunCheck(const std::unique_ptr<Check>& check, const trace::Trace& trace,
@@ -215,7 +215,7 @@ inline std::vector<Finding> RunCheck(const std::unique_ptr<Check>& check, const 
 }
 
 inline std::vector<Finding> RunCheck(const std::unique_ptr<Check>& check, const trace::Trace& trace,
-                                     const analyzers::AnalysisSettings& settings, const CheckOptions& options = {}) {
+                                     const analysis::AnalysisSettings& settings, const CheckOptions& options = {}) {
   return RunCheck(*check, trace, settings, options);
 }
 

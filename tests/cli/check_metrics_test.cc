@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <map>
 
-#include "analyzers/launch_metrics.h"
+#include "analysis/launch_metrics.h"
 #include "cli/check_command.h"
 
 namespace graphcheck {
@@ -25,7 +25,7 @@ TEST(CheckMetricsTest, TheForecastIsComparedWithTheEnginesTimes) {
       {"graphed.speedup", 26.6, "ratio", ""},    {"graphed.forecast_error_ratio", -0.54, "ratio", ""},
       {"check.eager_step_us", 20500, "us", ""},  {"check.graphed_step_us", 4360, "us", ""},
       {"check.speedup", 4.7, "ratio", ""}};
-  analyzers::UseEngineTimesForTheForecast(&metrics);
+  analysis::UseEngineTimesForTheForecast(&metrics);
   const std::map<std::string, double> v = Values(metrics);
   EXPECT_EQ(v.count("graphed.speedup"), 0u);
   EXPECT_EQ(v.count("graphed.forecast_error_ratio"), 0u);
@@ -53,7 +53,7 @@ TEST(CheckMetricsTest, TimesWithoutTheRecorderReplaceTheRecordedOnes) {
                                           {"check.eager_outside_graphable_us", 80, "us", ""},
                                           {"check.graph_nodes", 99, "count", ""}};
   UseUnrecordedTimes(unrecorded, &metrics);
-  analyzers::UseEngineTimesForTheForecast(&metrics);
+  analysis::UseEngineTimesForTheForecast(&metrics);
   const std::map<std::string, double> v = Values(metrics);
   EXPECT_DOUBLE_EQ(v.at("check.eager_step_us"), 700);
   EXPECT_DOUBLE_EQ(v.at("check.eager_step_us_p10"), 680);
@@ -80,7 +80,7 @@ TEST(CheckMetricsTest, TheUnrecordedEagerRestChangesOnlyTheHostPath) {
                                  {"launch.outside_graphable_us", 1000, "us", ""},
                                  {"launch.forecast_host_path_us", 1100, "us", ""},
                                  {"launch.forecast_gpu_path_us", 1750, "us", ""}};
-  analyzers::UseEngineTimesForTheForecast(&metrics);
+  analysis::UseEngineTimesForTheForecast(&metrics);
   const std::map<std::string, double> v = Values(metrics);
   EXPECT_DOUBLE_EQ(v.at("check.forecast_graphed_us"), 1750);
   EXPECT_DOUBLE_EQ(v.at("check.forecast_error_ratio"), (1750.0 - 1800) / 1800);
@@ -88,7 +88,7 @@ TEST(CheckMetricsTest, TheUnrecordedEagerRestChangesOnlyTheHostPath) {
 
 TEST(CheckMetricsTest, NoForecastNothingAdded) {
   std::vector<Metric> metrics = {{"check.eager_step_us", 20500, "us", ""}, {"graphed.speedup", 3, "ratio", ""}};
-  analyzers::UseEngineTimesForTheForecast(&metrics);
+  analysis::UseEngineTimesForTheForecast(&metrics);
   const std::map<std::string, double> v = Values(metrics);
   EXPECT_EQ(v.size(), 1u);
   EXPECT_EQ(v.count("check.eager_step_us"), 1u);

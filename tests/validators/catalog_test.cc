@@ -55,7 +55,7 @@ TEST(CatalogTest, EveryPageNamesTheCheckFileAndItsTest) {
 }
 
 // A check whose file only describes what another file finds names that file too: every check made from
-// CaptureProblemCheck reports the failed captures whose cause `Classify` in analyzers/capture_windows.cc gave it, and
+// CaptureProblemCheck reports the failed captures whose cause `Classify` in analysis/capture_windows.cc gave it, and
 // its page says so (a newcomer looking for warmup-insufficient's logic needed 4 steps to reach it).
 TEST(CatalogTest, APageNamesTheFileThatHoldsItsLogic) {
   const std::regex source_line("\\*\\*Source:\\*\\* `([^`]+)`");
@@ -67,7 +67,7 @@ TEST(CatalogTest, APageNamesTheFileThatHoldsItsLogic) {
     std::smatch logic;
     const bool has_logic = std::regex_search(text, logic, logic_line);
     if (absl::StrContains(ReadSourceFile(source[1]), "public CaptureProblemCheck")) {
-      EXPECT_TRUE(has_logic && logic[1] == "analyzers/capture_windows.cc") << id << " names no **Logic:** file";
+      EXPECT_TRUE(has_logic && logic[1] == "analysis/capture_windows.cc") << id << " names no **Logic:** file";
     }
     if (has_logic) {
       ++pages_with_logic;

@@ -1,4 +1,4 @@
-"""PyTorch's CUDA caching-allocator history, for graphcheck's memory forecast (analyzers/memory_forecast.h): what the
+"""PyTorch's CUDA caching-allocator history, for graphcheck's memory forecast (analysis/memory_forecast.h): what the
 program's steps hold live, which no cudaMalloc call shows once the allocator caches its blocks. Turned on right after
 the program first initializes CUDA through torch, read once when the program exits, and handed to the recorder in
 one batch (bridge.Recorder.allocations). Entries carry no stacks (context=None), which keeps the cost of each

@@ -1,0 +1,43 @@
+// DistributedDataParallel as the Python probe saw it (format 1.7): each DDP module, the stream it was constructed on,
+// and its forwards that ran inside a capture, each tied to the capture window it ran in and to what failed there.
+// ddp-default-stream and ddp-warmup-short read it.
+#ifndef GRAPHCHECK_ANALYSIS_DDP_H_
+#define GRAPHCHECK_ANALYSIS_DDP_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "analysis/capture_windows.h"
+#include "trace/events.h"
+
+namespace graphcheck::analysis {
+
+class TraceAnalysis;  // trace_analysis.h
+
+struct DdpCapturedForward {
+  const trace::ProbeEvent* event = nullptr;
+  std::optional<size_t> window;  // the capture window it ran in
+};
+
+struct DdpModule {
+  uint64_t id = 0;                                 // the module's Python id
+  const trace::ProbeEvent* constructed = nullptr;  // null when the probe did not see the constructor
+  std::vector<DdpCapturedForward> captured_forwards;
+};
+
+// In order of first appearance.
+std::vector<DdpModule> DdpModules(const TraceAnalysis& analysis);
+
+// The first capture problem of capture window `window` (of `cause` when given); null when none.
+const CaptureProblem* FirstProblemIn(const CaptureAnalysis& captures, size_t window,
+                                     std::optional<CaptureCause> cause = std::nullopt);
+
+// "cudaEventSynchronize failed with 900 (sync-in-capture)": a problem's first call, for evidence.
+std::string DescribeProblem(const trace::Trace& trace, const CaptureProblem& problem);
+
+}  // namespace graphcheck::analysis
+
+#endif  // GRAPHCHECK_ANALYSIS_DDP_H_

@@ -1,0 +1,270 @@
+// Each captured graph's contract, joined from the recorder's manifest, the probe's names, the allocator's history and
+// the graph's launches (graph_contract.h).
+#include "analysis/graph_contract.h"
+
+#include <algorithm>
+#include <map>
+#include <utility>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "analysis/python_probe.h"
+
+namespace graphcheck::analysis {
+namespace {
+
+using trace::NamedTensor;
+using trace::ProbeEvent;
+using trace::ProbeEventKind;
+
+constexpr size_t kMaxBlocksBelow = 64;  // distinct block addresses looked at below an address
+constexpr uint64_t kMaxBlockBytes = uint64_t{1} << 40;
+
+// The caching allocator's blocks by address, each address's lives in time order.
+class AllocatorBlocks {
+ public:
+  explicit AllocatorBlocks(const std::vector<trace::AllocatorEvent>& events) {
+    absl::flat_hash_map<uint64_t, AllocatorBlock> open;
+    for (const trace::AllocatorEvent& event : events) {
+      if (event.action == trace::AllocatorEvent::Action::kAlloc) {
+        open[event.address] = AllocatorBlock{event.address, event.bytes, event.time_ns, ~uint64_t{0}};
+        continue;
+      }
+      auto it = open.find(event.address);
+      AllocatorBlock block = it != open.end() ? it->second : AllocatorBlock{event.address, event.bytes, 0, 0};
+      if (it != open.end()) open.erase(it);
+      block.free_ns = event.time_ns;
+      lives_[block.address].push_back(block);
+    }
+    for (const auto& [address, block] : open) lives_[address].push_back(block);
+    for (auto& [address, lives] : lives_) {
+      std::sort(lives.begin(), lives.end(),
+                [](const AllocatorBlock& a, const AllocatorBlock& b) { return a.alloc_ns < b.alloc_ns; });
+    }
+  }
+
+  // The block holding `address` at `time_ns`.
+  std::optional<AllocatorBlock> At(uint64_t address, uint64_t time_ns) const {
+    auto it = lives_.upper_bound(address);
+    for (size_t looked = 0; it != lives_.begin() && looked < kMaxBlocksBelow; ++looked) {
+      --it;
+      const std::vector<AllocatorBlock>& lives = it->second;
+      auto life = std::upper_bound(lives.begin(), lives.end(), time_ns,
+                                   [](uint64_t t, const AllocatorBlock& b) { return t < b.alloc_ns; });
+      if (life == lives.begin()) continue;
+      --life;
+      if (time_ns < life->free_ns && address < life->address + std::min(life->bytes, kMaxBlockBytes)) return *life;
+    }
+    return std::nullopt;
+  }
+
+ private:
+  std::map<uint64_t, std::vector<AllocatorBlock>> lives_;
+};
+
+// Address ranges with what they are called, for lookups by address.
+class NamedRanges {
+ public:
+  void Add(const NamedTensor* tensor) { ranges_.push_back(tensor); }
+  void Sort() {
+    std::sort(ranges_.begin(), ranges_.end(),
+              [](const NamedTensor* a, const NamedTensor* b) { return a->address < b->address; });
+  }
+  const NamedTensor* Find(uint64_t address) const {
+    auto it = std::upper_bound(ranges_.begin(), ranges_.end(), address,
+                               [](uint64_t a, const NamedTensor* t) { return a < t->address; });
+    // Tensors may overlap (a .grad and a view of it): look a few below.
+    for (size_t looked = 0; it != ranges_.begin() && looked < 8; ++looked) {
+      --it;
+      if (address < (*it)->address + std::max<uint64_t>((*it)->bytes, 1)) return *it;
+    }
+    return nullptr;
+  }
+
+ private:
+  std::vector<const NamedTensor*> ranges_;
+};
+
+// The probe's graph-tensors event of capture window `window`: the first after its capture-end event for its graph.
+const ProbeEvent* TensorsEvent(const TraceAnalysis& analysis, size_t window) {
+  const trace::Trace& trace = analysis.trace();
+  const std::optional<size_t> end = ProbeCaptureEnd(trace, analysis.probe(), window);
+  if (!end) return nullptr;
+  const uint64_t graph = trace.probe_events[*end].graph;
+  for (size_t i = *end + 1; i < trace.probe_events.size() && i < *end + 64; ++i) {
+    const ProbeEvent& event = trace.probe_events[i];
+    if (event.kind == ProbeEventKind::kGraphTensors && event.graph == graph) return &event;
+    if (event.kind == ProbeEventKind::kCaptureEnd && event.graph == graph) break;
+  }
+  return nullptr;
+}
+
+// Every pool segment any graph's probe event names: memory of graphs, never the program's own.
+std::vector<NamedTensor> PoolSegments(const trace::Trace& trace) {
+  std::vector<NamedTensor> pools;
+  for (const ProbeEvent& event : trace.probe_events) {
+    if (event.kind != ProbeEventKind::kGraphTensors) continue;
+    for (NamedTensor& tensor : trace::ParseNamedTensors(trace.String(event.text))) {
+      if (tensor.role == "pool") pools.push_back(std::move(tensor));
+    }
+  }
+  return pools;
+}
+
+// The first launch of graph `graph_id` that starts after `time_ns`.
+std::optional<size_t> LaunchAfter(const trace::Trace& trace, uint32_t graph_id, uint64_t time_ns) {
+  auto first = std::upper_bound(trace.api_calls.begin(), trace.api_calls.end(), time_ns,
+                                [](uint64_t t, const trace::ApiCall& c) { return t < c.start_ns; });
+  for (auto it = first; it != trace.api_calls.end(); ++it) {
+    if (it->kind == trace::ApiKind::kGraphLaunch && trace.Detail(*it).graph_id == graph_id) {
+      return static_cast<size_t>(it - trace.api_calls.begin());
+    }
+  }
+  return std::nullopt;
+}
+
+// The graph's names by role, its pool addresses, and the program's blocks it names that the probe did not name,
+// with those freed while it was still launched.
+void ResolveUses(const trace::Trace& trace, const AllocatorBlocks& blocks, const NamedRanges& pools,
+                 const std::vector<NamedTensor>& named, uint64_t begin_ns, uint64_t end_ns, GraphContract* contract) {
+  NamedRanges names;
+  for (const NamedTensor& tensor : named) {
+    if (tensor.role != "pool") names.Add(&tensor);
+  }
+  names.Sort();
+  absl::flat_hash_set<const NamedTensor*> seen_named;
+  absl::flat_hash_set<uint64_t> seen_blocks;
+  const bool library_managed = contract->origin == trace::ProbeOrigin::kCudagraphTrees ||
+                               contract->origin == trace::ProbeOrigin::kCudagraphTreesInit;
+  for (const trace::GraphMemoryUse& use : contract->manifest->uses) {
+    if (const NamedTensor* tensor = names.Find(use.address)) {
+      if (!seen_named.insert(tensor).second) continue;
+      auto role = std::find_if(contract->named.begin(), contract->named.end(),
+                               [&](const GraphRoleUse& r) { return r.role == tensor->role; });
+      if (role == contract->named.end()) role = contract->named.insert(role, GraphRoleUse{tensor->role, 0, 0});
+      ++role->tensors;
+      role->bytes += tensor->bytes;
+      continue;
+    }
+    if (pools.Find(use.address) != nullptr) {
+      ++contract->pool_addresses;
+      continue;
+    }
+    const std::optional<AllocatorBlock> block = blocks.At(use.address, end_ns);
+    // What the capture itself allocated is the graph's pool, whoever frees it later.
+    if (!block || (block->alloc_ns >= begin_ns && block->alloc_ns <= end_ns)) continue;
+    if (!seen_blocks.insert(block->address).second) continue;
+    ++contract->program_blocks;
+    if (block->free_ns == ~uint64_t{0} || library_managed) continue;
+    if (const std::optional<size_t> replay = LaunchAfter(trace, contract->graph_id, block->free_ns)) {
+      contract->freed.push_back(FreedUse{*block, use.address, *replay});
+    }
+  }
+  std::sort(contract->freed.begin(), contract->freed.end(),
+            [](const FreedUse& a, const FreedUse& b) { return a.block.free_ns < b.block.free_ns; });
+}
+
+std::string BytesText(uint64_t bytes) {
+  if (bytes < 1024) return absl::StrCat(bytes, " bytes");
+  if (bytes < (uint64_t{1} << 20)) return absl::StrFormat("%.0f KiB", bytes / 1024.0);
+  return bytes < (uint64_t{10} << 20) ? absl::StrFormat("%.1f MiB", bytes / 1048576.0)
+                                      : absl::StrFormat("%.0f MiB", bytes / 1048576.0);
+}
+
+std::string Plural(uint64_t n, absl::string_view one, absl::string_view many) {
+  return absl::StrCat(n, " ", n == 1 ? one : many);
+}
+
+// "3 parameters", "12 optimizer state tensors": a role of trace::NamedTensor counted.
+std::string RoleCount(uint64_t n, absl::string_view role) {
+  if (role == "grad") return Plural(n, "gradient", "gradients");
+  if (role == "optimizer-state") return Plural(n, "optimizer state tensor", "optimizer state tensors");
+  if (role == "static-input" || role == "static-output") {
+    return Plural(n, absl::StrCat(role == "static-input" ? "static input" : "static output"),
+                  absl::StrCat(role == "static-input" ? "static inputs" : "static outputs"));
+  }
+  return Plural(n, role, absl::StrCat(role, "s"));
+}
+
+}  // namespace
+
+std::vector<GraphContract> ReadGraphContracts(const TraceAnalysis& analysis) {
+  const trace::Trace& trace = analysis.trace();
+  absl::flat_hash_map<uint32_t, const trace::GraphManifest*> manifests;
+  for (const trace::GraphManifest& manifest : trace.graph_manifests) manifests.emplace(manifest.graph_id, &manifest);
+  const AllocatorBlocks blocks(trace.allocations);
+  const std::vector<NamedTensor> pool_segments = PoolSegments(trace);
+  NamedRanges pools;
+  for (const NamedTensor& segment : pool_segments) pools.Add(&segment);
+  pools.Sort();
+
+  std::vector<GraphContract> contracts;
+  const std::vector<CaptureWindow>& windows = analysis.captures().windows();
+  for (size_t w = 0; w < windows.size(); ++w) {
+    if (!windows[w].end_call) continue;
+    const trace::ApiCall& end = trace.api_calls[*windows[w].end_call];
+    GraphContract contract;
+    contract.window = w;
+    contract.graph_id = static_cast<uint32_t>(trace.Detail(end).graph_id);
+    if (contract.graph_id == 0) continue;  // the capture made no graph
+    contract.origin = analysis.probe().Origin(w);
+    auto manifest = manifests.find(contract.graph_id);
+    if (manifest != manifests.end()) contract.manifest = manifest->second;
+    contract.tensors = TensorsEvent(analysis, w);
+    const std::vector<NamedTensor> named = contract.tensors != nullptr
+                                               ? trace::ParseNamedTensors(trace.String(contract.tensors->text))
+                                               : std::vector<NamedTensor>{};
+    if (contract.manifest != nullptr) {
+      // The graph is whole when its capture end is called.
+      ResolveUses(trace, blocks, pools, named, trace.api_calls[windows[w].begin_call].start_ns, end.start_ns,
+                  &contract);
+    }
+    contracts.push_back(std::move(contract));
+  }
+  return contracts;
+}
+
+std::string CaptureSite(const TraceAnalysis& analysis, const GraphContract& contract) {
+  const trace::Trace& trace = analysis.trace();
+  if (const std::optional<size_t> begin = analysis.probe().BeginEvent(contract.window)) {
+    const std::string site = trace::CapturedAt(trace, trace.probe_events[*begin].graph);
+    if (!site.empty()) return site;
+  }
+  const std::string site =
+      trace::ProgramSite(analysis.Locate(*analysis.captures().windows()[contract.window].end_call).python);
+  return site.empty() ? "" : absl::StrCat(" (captured at ", site, ")");
+}
+
+std::string DescribeContract(const trace::Trace& trace, const GraphContract& contract) {
+  if (contract.manifest == nullptr) return "no manifest recorded (a trace before format 1.10)";
+  const trace::GraphManifest& manifest = *contract.manifest;
+  std::vector<std::string> parts;
+  for (const GraphRoleUse& role : contract.named) {
+    parts.push_back(absl::StrCat(RoleCount(role.tensors, role.role), " (", BytesText(role.bytes), ")"));
+  }
+  if (contract.program_blocks > 0) {
+    parts.push_back(
+        Plural(contract.program_blocks, "other block of the program's memory", "other blocks of the program's memory"));
+  }
+  std::string text =
+      absl::StrCat(Plural(manifest.kernel_nodes, "kernel", "kernels"), ", ",
+                   Plural(manifest.copy_nodes, "copy", "copies"), ", ", Plural(manifest.set_nodes, "set", "sets"),
+                   "; names ", parts.empty() ? std::string("nothing the program named") : absl::StrJoin(parts, ", "));
+  if (contract.pool_addresses > 0) absl::StrAppend(&text, "; ", contract.pool_addresses, " addresses in graph pools");
+  if (contract.tensors != nullptr) {
+    absl::StrAppend(&text, "; bakes in ", Plural(contract.tensors->value, "host value", "host values"),
+                    " the probe watches, from ", Plural(contract.tensors->value_now, "module", "modules"));
+  }
+  if (!manifest.Audited()) {
+    absl::StrAppend(&text, "; not audited: ",
+                    manifest.unread_nodes > 0 ? absl::StrCat(Plural(manifest.unread_nodes, "node", "nodes"),
+                                                             " unread (", trace.String(manifest.unread_reason), ")")
+                                              : absl::StrCat(manifest.uses_left_out, " addresses left out"));
+  }
+  return text;
+}
+
+}  // namespace graphcheck::analysis

@@ -1,0 +1,287 @@
+#include "analysis/ledger_comparison.h"
+
+#include <algorithm>
+#include <map>
+#include <tuple>
+#include <utility>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+
+namespace graphcheck::analysis {
+namespace {
+
+using Kind = LedgerDivergence::Kind;
+using Compared = LedgerDivergence::Compared;
+
+// "1st", "2nd", "3rd", "11th", "22nd".
+std::string Ordinal(uint64_t n) {
+  const uint64_t tens = n % 100;
+  const char* suffix = "th";
+  if (tens < 11 || tens > 13) {
+    switch (n % 10) {
+      case 1:
+        suffix = "st";
+        break;
+      case 2:
+        suffix = "nd";
+        break;
+      case 3:
+        suffix = "rd";
+        break;
+      default:
+        break;
+    }
+  }
+  return absl::StrCat(n, suffix);
+}
+
+bool Compares(Compared compared, LedgerEntry::Kind entry) {
+  switch (compared) {
+    case Compared::kReplays:
+      return entry == LedgerEntry::Kind::kReplay;
+    case Compared::kEager:
+      return entry == LedgerEntry::Kind::kEager;
+    case Compared::kAll:
+      return true;
+  }
+  return true;
+}
+
+// Walks one ledger's kept runs of the entries a kind compares, one unit at a time in bulk.
+class Cursor {
+ public:
+  Cursor(const CollectiveLedger& ledger, Compared compared) : ledger_(ledger), compared_(compared) { SkipOthers(); }
+
+  bool done() const { return run_ >= ledger_.entries.size(); }
+  const LedgerEntry& entry() const { return ledger_.entries[run_]; }
+  uint64_t key() const { return ledger_.KeyOf(entry().kind, entry().what); }
+  uint64_t left() const { return entry().count - used_; }
+  // The program line the entry was made at ("" for a thread's name or none).
+  const std::string& line() const {
+    static const std::string kNone;
+    return ledger_.site_frames[entry().site].file.empty() ? kNone : ledger_.sites[entry().site];
+  }
+  LedgerSide Side(const ProcessSummary* process) const { return {process, entry(), occurrence()}; }
+  // The next unit's occurrence among this rank's entries of the same work, from 1.
+  uint64_t occurrence() const {
+    auto it = seen_.find(key());
+    return (it == seen_.end() ? 0 : it->second) + 1;
+  }
+  void Advance(uint64_t units) {
+    seen_[key()] += units;
+    used_ += units;
+    if (used_ == entry().count) {
+      ++run_;
+      used_ = 0;
+      SkipOthers();
+    }
+  }
+
+ private:
+  void SkipOthers() {
+    while (run_ < ledger_.entries.size() && !Compares(compared_, ledger_.entries[run_].kind)) ++run_;
+  }
+  const CollectiveLedger& ledger_;
+  const Compared compared_;
+  size_t run_ = 0;
+  uint64_t used_ = 0;
+  absl::flat_hash_map<uint64_t, uint64_t> seen_;
+};
+
+// Walks `a` against `b` to where they part; false when their kept entries agree to the end of both.
+bool Walk(const ProcessSummary& a, const ProcessSummary& b, LedgerDivergence* divergence) {
+  Cursor x(a.ledger, divergence->compared);
+  Cursor y(b.ledger, divergence->compared);
+  uint64_t position = 0;
+  while (true) {
+    const bool x_ended = x.done();
+    const bool y_ended = y.done();
+    // A ledger whose kept runs ran out while it went on: the rest is not known (the fingerprints say it differs).
+    if ((x_ended && a.ledger.truncated) || (y_ended && b.ledger.truncated)) {
+      divergence->past_kept = true;
+      break;
+    }
+    if (x_ended && y_ended) break;
+    // Sites are not compared: NCCL pairs calls by order alone, and a thread's name carries its device
+    // ("pt_autograd_0" on rank 0, "pt_autograd_1" on rank 1: seen on two H200s).
+    if (x_ended || y_ended || x.key() != y.key()) {
+      divergence->position = position;
+      if (!x_ended) divergence->divergent = x.Side(&a);
+      if (!y_ended) divergence->reference = y.Side(&b);
+      return true;
+    }
+    if (!divergence->fork && !x.line().empty() && !y.line().empty() && x.line() != y.line()) {
+      divergence->fork = LedgerFork{position, x.Side(&a), y.Side(&b)};
+    }
+    const uint64_t units = std::min(x.left(), y.left());
+    x.Advance(units);
+    y.Advance(units);
+    position += units;
+  }
+  divergence->position = position;
+  return divergence->past_kept;
+}
+
+// What a walk counts, for the messages.
+const char* UnitOf(Compared compared) {
+  switch (compared) {
+    case Compared::kReplays:
+      return "collective-bearing graph replay";
+    case Compared::kEager:
+      return "eager collective";
+    case Compared::kAll:
+      return "collective-bearing replay or eager collective";
+  }
+  return "";
+}
+
+std::string DescribeSide(const LedgerSide& side, const LedgerDivergence& divergence, bool reference) {
+  const std::vector<int32_t>& ranks = reference ? divergence.reference_ranks : divergence.ranks;
+  if (!side.entry) {
+    const CollectiveLedger& ledger = side.process->ledger;
+    const uint64_t made = divergence.compared == Compared::kReplays ? ledger.replays
+                          : divergence.compared == Compared::kEager ? ledger.eager
+                                                                    : ledger.total();
+    const std::string& stopped = side.process->stopped;
+    return absl::StrCat(RanksText(ranks), " made no more (", made, " in all)",
+                        stopped.empty() ? "" : absl::StrCat(": its process ", stopped));
+  }
+  const CollectiveLedger& ledger = side.process->ledger;
+  const LedgerEntry& entry = *side.entry;
+  const std::string what = entry.kind == LedgerEntry::Kind::kReplay
+                               ? absl::StrCat(" (that graph's ", Ordinal(side.occurrence), " replay)")
+                               : absl::StrCat(" (its ", Ordinal(side.occurrence), " ", ledger.names[entry.what], ")");
+  return absl::StrCat(RanksText(ranks), "'s was ", ledger.Describe(entry), ledger.SiteText(entry.site), what);
+}
+
+// The groups of one stage's ranks, by what their ledgers hold.
+using LedgerSignature = std::tuple<uint64_t, uint64_t, uint64_t>;
+
+LedgerSignature SignatureOf(const CollectiveLedger& ledger) {
+  return {ledger.replay_fingerprint, ledger.eager_fingerprint, ledger.all_fingerprint};
+}
+
+std::vector<int32_t> Ranks(const std::vector<const ProcessSummary*>& processes) {
+  std::vector<int32_t> ranks;
+  for (const ProcessSummary* p : processes) ranks.push_back(p->rank);
+  std::sort(ranks.begin(), ranks.end());
+  return ranks;
+}
+
+}  // namespace
+
+std::vector<LedgerDivergence> CompareLedgers(const JobSummary& job) {
+  std::map<JobStage, std::map<LedgerSignature, std::vector<const ProcessSummary*>>> stages;
+  for (const ProcessSummary& process : job.processes) {
+    // A ledger whose trace lost records may miss entries: not compared.
+    if (process.rank >= 0 && process.world_size > 1 && !process.ledger_lossy) {
+      stages[StageOf(process)][SignatureOf(process.ledger)].push_back(&process);
+    }
+  }
+  std::vector<LedgerDivergence> divergences;
+  for (const auto& [stage, groups] : stages) {
+    if (groups.size() < 2) continue;
+    // The reference: the ledger of the most ranks (ties: the group holding the lowest rank).
+    auto rank_order = [](const auto& group) {
+      return std::make_tuple(group.second.size(), -Ranks(group.second).front());
+    };
+    const auto reference = std::max_element(
+        groups.begin(), groups.end(), [&](const auto& a, const auto& b) { return rank_order(a) < rank_order(b); });
+    const ProcessSummary& expected = *reference->second.front();
+    for (const auto& [signature, processes] : groups) {
+      if (&processes == &reference->second) continue;
+      const ProcessSummary& actual = *processes.front();
+      LedgerDivergence divergence;
+      divergence.kind = actual.ledger.replay_fingerprint != expected.ledger.replay_fingerprint ? Kind::kReplays
+                        : actual.ledger.eager_fingerprint == expected.ledger.eager_fingerprint ? Kind::kInterleaving
+                                                                                               : Kind::kEager;
+      const bool eager_agree = actual.ledger.eager_fingerprint == expected.ledger.eager_fingerprint;
+      const bool no_eager = eager_agree && actual.ledger.eager == 0;
+      divergence.compared = no_eager                          ? Compared::kReplays
+                            : eager_agree                     ? Compared::kAll
+                            : divergence.kind == Kind::kEager ? Compared::kEager
+                                                              : Compared::kReplays;
+      divergence.world_size = stage.first;
+      divergence.ranks = Ranks(processes);
+      divergence.reference_ranks = Ranks(reference->second);
+      divergence.divergent.process = &actual;
+      divergence.reference.process = &expected;
+      if (Walk(actual, expected, &divergence)) divergences.push_back(std::move(divergence));
+    }
+  }
+  return divergences;
+}
+
+std::string DescribeDivergence(const LedgerDivergence& divergence) {
+  const std::string ranks = RanksText(divergence.ranks);
+  const std::string reference_ranks = RanksText(divergence.reference_ranks);
+  if (divergence.past_kept) {
+    return absl::StrCat(ranks, " of ", divergence.world_size, " and ", reference_ranks, " agree on their first ",
+                        divergence.position, " ", UnitOf(divergence.compared),
+                        "s (all the ledger keeps) and part later");
+  }
+  const std::string parting = absl::StrCat(DescribeSide(divergence.divergent, divergence, false), ", where ",
+                                           DescribeSide(divergence.reference, divergence, true));
+  if (!divergence.fork) {
+    return absl::StrCat(ranks, " of ", divergence.world_size, " and ", reference_ranks, " part at their ",
+                        Ordinal(divergence.position + 1), " ", UnitOf(divergence.compared), ": ", parting);
+  }
+  // The fork's sides are the same work (their entries agree up to the parting), made at other lines.
+  const LedgerFork& fork = *divergence.fork;
+  const CollectiveLedger& ledger = fork.divergent.process->ledger;
+  const LedgerEntry& entry = *fork.divergent.entry;
+  const std::string work =
+      entry.kind == LedgerEntry::Kind::kReplay
+          ? absl::StrCat(Ordinal(fork.divergent.occurrence), " replay of ", ledger.GraphText(entry.what))
+          : absl::StrCat(Ordinal(fork.divergent.occurrence), " eager ", ledger.names[entry.what]);
+  return absl::StrCat(ranks, " of ", divergence.world_size, " and ", reference_ranks, " went different ways at their ",
+                      Ordinal(fork.position + 1), " ", UnitOf(divergence.compared), ", the ", work, ": ", ranks,
+                      " made it", ledger.SiteText(entry.site), ", ", reference_ranks,
+                      fork.reference.process->ledger.SiteText(fork.reference.entry->site),
+                      ". Their ledgers part at the ", Ordinal(divergence.position + 1), ": ", parting);
+}
+
+std::vector<std::string> ReplayCountDifferences(const LedgerDivergence& divergence) {
+  const ProcessSummary& mine = *divergence.divergent.process;
+  const ProcessSummary& theirs = *divergence.reference.process;
+  std::vector<std::string> lines;
+  auto add = [&](const CollectiveLedger& ledger, uint32_t graph, uint64_t my_count, uint64_t their_count) {
+    lines.push_back(absl::StrCat("rank ", mine.rank, " replayed ", ledger.GraphText(graph), " ", my_count,
+                                 " time(s), rank ", theirs.rank, " ", their_count));
+  };
+  // Graphs pair up by what they hold, in capture order.
+  std::vector<bool> paired(theirs.ledger.graphs.size(), false);
+  for (uint32_t g = 0; g < mine.ledger.graphs.size(); ++g) {
+    const LedgerGraph& graph = mine.ledger.graphs[g];
+    uint64_t other = 0;
+    for (size_t h = 0; h < theirs.ledger.graphs.size(); ++h) {
+      if (!paired[h] && theirs.ledger.graphs[h] == graph) {
+        paired[h] = true;
+        other = theirs.ledger.graphs[h].replays;
+        break;
+      }
+    }
+    if (other != graph.replays) add(mine.ledger, g, graph.replays, other);
+  }
+  for (uint32_t h = 0; h < theirs.ledger.graphs.size(); ++h) {
+    if (!paired[h] && theirs.ledger.graphs[h].replays > 0) add(theirs.ledger, h, 0, theirs.ledger.graphs[h].replays);
+  }
+  return lines;
+}
+
+std::string DescribeAgreement(const JobSummary& job) {
+  const ProcessSummary* first = nullptr;
+  size_t ranks = 0;
+  for (const ProcessSummary& process : job.processes) {
+    if (process.rank < 0) continue;
+    ++ranks;
+    if (first == nullptr) first = &process;
+  }
+  if (first == nullptr) return "";
+  return absl::StrCat("the ", ranks, " ranks' collective ledgers agree: each made ", first->ledger.replays,
+                      " collective-bearing graph replay(s) and ", first->ledger.eager,
+                      " eager collective(s), in the same order");
+}
+
+}  // namespace graphcheck::analysis
