@@ -171,7 +171,6 @@ int EmitWithoutGpu(const absl::Status& driver, const CommandSettings& settings, 
   report->incomplete =
       Incomplete{kExitEnvironmentMissing,
                  absl::StrCat("only the static checks ran; the model needs a GPU to be checked: ", driver.message())};
-  SortFindings(&report->findings);
   return EmitReport(*report, settings.output);
 }
 
@@ -228,7 +227,6 @@ absl::Status AnalyzeEngineTrace(const CheckCommandOptions& options, const Record
     return s;
   }
   AttributeFindingsToSteps(report);
-  SortFindings(&report->findings);
   return absl::OkStatus();
 }
 

@@ -148,10 +148,16 @@ Report NewReport(absl::string_view mode, const CommandContext& context) {
   return report;
 }
 
+void FinishReport(const std::vector<SeverityOverride>& severities, Report* report) {
+  ApplySeverityOverrides(severities, &report->findings);
+  SortFindings(&report->findings);
+  std::sort(report->checks_run.begin(), report->checks_run.end());
+}
+
 int EmitReport(const Report& report, const OutputSettings& output) {
   EndProgress();
   Report final_report = report;
-  ApplySeverityOverrides(output.severities, &final_report.findings);
+  FinishReport(output.severities, &final_report);
   if (absl::Status status = WriteOutput(output.path, RenderReport(final_report, output.render)); !status.ok()) {
     return FailWith(status);
   }

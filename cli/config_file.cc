@@ -245,7 +245,6 @@ void ApplySeverityOverrides(const std::vector<SeverityOverride>& overrides, std:
       if (fnmatch(o.glob.c_str(), finding.check_id.c_str(), 0) == 0) finding.severity = o.severity;
     }
   }
-  SortFindings(findings);
 }
 
 }  // namespace graphcheck

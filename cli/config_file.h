@@ -44,7 +44,7 @@ absl::StatusOr<ConfigFile> ParseConfigFile(const std::string& path, absl::string
 absl::StatusOr<std::optional<ConfigFile>> LoadConfigFile(const std::string& explicit_path, const std::string& start_dir,
                                                          const CheckRegistry& registry);
 
-// Rewrites the severity of each finding whose check id matches an override, then re-sorts them.
+// Rewrites the severity of each finding whose check id matches an override (FinishReport then sorts them).
 void ApplySeverityOverrides(const std::vector<SeverityOverride>& overrides, std::vector<Finding>* findings);
 
 }  // namespace graphcheck

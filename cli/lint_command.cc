@@ -164,8 +164,6 @@ int Lint(const LintOptions& options, const CommandContext& context) {
     inputs.Add(**order);
     RunChecksInto(inputs, settings->checks, "lint-order", &report);
   }
-  std::sort(report.checks_run.begin(), report.checks_run.end());
-  SortFindings(&report.findings);
   return EmitReport(report, settings->output);
 }
 
