@@ -16,9 +16,6 @@
 
 namespace graphcheck::analysis {
 
-// Location::file of the findings made from stderr.
-inline constexpr char kStderrFile[] = "<stderr>";
-
 struct StderrRule {
   std::string check_id;  // the check the message belongs to
   Severity severity;

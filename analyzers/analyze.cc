@@ -274,8 +274,7 @@ AnalysisResult MergeProcesses(std::vector<ProcessResult> processes, const std::v
   }
   MergeAcrossProcesses(&result.findings);
   if (job) CiteLedgersInHangs(summary, &result.findings);
-  static const std::vector<std::string> kNoLines;
-  FoldStderrFindings(stderr_lines != nullptr ? *stderr_lines : kNoLines, traces, &result.findings);
+  FoldStderrFindings(traces, &result.findings);
   SortFindings(&result.findings);
   result.checks_run.assign(checks_run.begin(), checks_run.end());
   return result;

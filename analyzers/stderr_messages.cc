@@ -10,7 +10,6 @@
 
 namespace graphcheck::analyzers {
 
-using analysis::kStderrFile;
 using analysis::MatchKnownMessage;
 using analysis::ProgramOutput;
 using analysis::StderrRule;
@@ -56,6 +55,7 @@ class StderrMessagesCheck : public CheckOf<ProgramOutput> {
                                      line.size() > kMaxQuoted ? "..." : "", "\": ", rule->meaning, ".");
       finding.where.file = kStderrFile;
       finding.where.line = static_cast<int>(n + 1);
+      finding.stderr_match = Finding::StderrMatch{n + 1, r};
       finding.fix = rule->fix;
       finding.evidence.push_back("matched 1 line");
       findings->push_back(std::move(finding));
@@ -79,38 +79,39 @@ bool ListsReturnCode(const Finding& finding, int32_t code) {
 
 }  // namespace
 
-void FoldStderrFindings(const std::vector<std::string>& stderr_lines, const TraceSummary& traces,
-                        std::vector<Finding>* findings) {
+void FoldStderrFindings(const TraceSummary& traces, std::vector<Finding>* findings) {
   std::vector<Finding> kept;
   std::vector<Finding> from_stderr;
   for (Finding& finding : *findings) {
-    (finding.where.file == kStderrFile ? from_stderr : kept).push_back(std::move(finding));
+    (finding.stderr_match ? from_stderr : kept).push_back(std::move(finding));
   }
+  const std::vector<StderrRule>& rules = StderrRules();
   for (Finding& line : from_stderr) {
-    const size_t n = static_cast<size_t>(line.where.line);
-    const StderrRule* rule = n >= 1 && n <= stderr_lines.size() ? MatchKnownMessage(stderr_lines[n - 1]) : nullptr;
+    const Finding::StderrMatch match = *line.stderr_match;
+    const StderrRule* rule = match.rule < rules.size() ? &rules[match.rule] : nullptr;
     // Only into a finding at least as severe: an eager pageable-copy note must not swallow PyTorch's refusal of the
     // same kind of copy inside a capture (seen on an H200: `.cpu()` in torch.cuda.graph).
     auto target = std::find_if(kept.begin(), kept.end(), [&](const Finding& f) {
-      return f.check_id == line.check_id && f.where.file != kStderrFile && f.severity >= line.severity;
+      return f.check_id == line.check_id && !f.stderr_match && f.severity >= line.severity;
     });
     // CUDA's generic text ("operation not permitted when stream is capturing", "operation failed due to a previous
     // error during capture") repeats a failure the trace attributed to its root cause, whichever check that is.
     if (target == kept.end() && rule != nullptr && rule->cuda_error != 0) {
       target = std::find_if(kept.begin(), kept.end(), [&](const Finding& f) {
-        return f.where.file != kStderrFile && f.severity >= line.severity && ListsReturnCode(f, rule->cuda_error);
+        return !f.stderr_match && f.severity >= line.severity && ListsReturnCode(f, rule->cuda_error);
       });
     }
     if (target != kept.end()) {
-      target->evidence.push_back(absl::StrCat("stderr line ", line.where.line, ": ", line.message));
+      target->evidence.push_back(absl::StrCat("stderr line ", match.line, ": ", line.message));
       continue;
     }
     auto stop = std::find_if(traces.stops.begin(), traces.stops.end(),
                              [&](const ProgramStop& s) { return s.check_id == line.check_id; });
     if (stop != traces.stops.end()) {
-      line.evidence.push_back(absl::StrCat("stderr line ", line.where.line, "; the program stopped on it"));
+      line.evidence.push_back(absl::StrCat("stderr line ", match.line, "; the program stopped on it"));
       line.evidence.insert(line.evidence.end(), stop->details.begin(), stop->details.end());
       line.where = stop->where;
+      line.stderr_match.reset();  // located at the raise site now, like a trace finding
     }
     if (rule != nullptr && rule->trace_decides && traces.recorded) {
       line.severity = Severity::kNote;

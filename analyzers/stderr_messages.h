@@ -14,6 +14,10 @@
 
 namespace graphcheck::analyzers {
 
+// Location::file of the findings made from stderr, as reports show them (`<stderr>:LINE`); what the analysis reads
+// is Finding::stderr_match.
+inline constexpr char kStderrFile[] = "<stderr>";
+
 // Where a program stopped on an uncaught Python exception a rule knows, as the Python probe recorded it raising.
 struct ProgramStop {
   std::string check_id;              // the rule's check
@@ -28,13 +32,12 @@ struct TraceSummary {
   std::vector<ProgramStop> stops;
 };
 
-// Merges each stderr finding (located at line N of `stderr_lines`) into the trace finding of its root cause, as
-// evidence: one with the same check id, or, for CUDA's generic capture-error texts, one that lists a call that
-// failed with that code. A stderr finding with no such finding, whose line the program stopped on (a ProgramStop of its
-// check: Megatron's refusal of an RNG tracker raised while the model is built), takes the raise site's location. A
-// trace_decides warning that no trace finding confirms becomes a note.
-void FoldStderrFindings(const std::vector<std::string>& stderr_lines, const TraceSummary& traces,
-                        std::vector<Finding>* findings);
+// Merges each stderr finding (one with a stderr_match: its line and the known text it matched) into the trace finding
+// of its root cause, as evidence: one with the same check id, or, for CUDA's generic capture-error texts, one that
+// lists a call that failed with that code. A stderr finding with no such finding, whose line the program stopped on (a
+// ProgramStop of its check: Megatron's refusal of an RNG tracker raised while the model is built), takes the raise
+// site's location. A trace_decides warning that no trace finding confirms becomes a note.
+void FoldStderrFindings(const TraceSummary& traces, std::vector<Finding>* findings);
 
 }  // namespace graphcheck::analyzers
 

@@ -63,6 +63,14 @@ struct Finding {
   // How many times the check saw this problem at this call site: a program that repeats one mistake a million times
   // gets one finding with a count (FoldRepeatedFindings, core/fingerprint.h), not a million findings.
   uint64_t occurrences = 1;
+  // A finding the stderr-messages check made from a line of the program's stderr: the line (1-based) and the known
+  // text it matched (an index into analysis::StderrRules()), for folding it into the trace's finding of the same
+  // cause. Analysis-time only: reports do not carry it (its location says `<stderr>:LINE`), nor does operator==.
+  struct StderrMatch {
+    size_t line = 0;
+    size_t rule = 0;
+  };
+  std::optional<StderrMatch> stderr_match;
 
   bool operator==(const Finding& other) const;
 };

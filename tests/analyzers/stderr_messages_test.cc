@@ -8,7 +8,6 @@
 
 namespace graphcheck::analyzers {
 
-using analysis::kStderrFile;
 using analysis::MatchKnownMessage;
 using analysis::ProgramOutput;
 using analysis::StderrRule;
@@ -46,6 +45,10 @@ TEST(StderrMessagesTest, MapsKnownMessagesToTheirChecks) {
   EXPECT_EQ(findings[0].check_id, "sync-in-capture");
   EXPECT_EQ(findings[0].where.file, kStderrFile);
   EXPECT_EQ(findings[0].where.line, 2);
+  // The line and the known text it matched travel as fields, for the fold.
+  ASSERT_TRUE(findings[0].stderr_match.has_value());
+  EXPECT_EQ(findings[0].stderr_match->line, 2u);
+  EXPECT_EQ(analysis::StderrRules()[findings[0].stderr_match->rule].check_id, "sync-in-capture");
   EXPECT_EQ(findings[0].evidence.back(), "matched 2 lines");
   EXPECT_THAT(findings[0].message, HasSubstr("900 cudaErrorStreamCaptureUnsupported"));
   EXPECT_EQ(findings[1].check_id, "unsafe-api-in-capture");
@@ -114,7 +117,7 @@ std::vector<Finding> FoldedWithTraceFinding(const std::string& check_id, Severit
   from_trace.consequences = consequences;
   from_trace.evidence = evidence;
   findings.insert(findings.begin(), from_trace);
-  FoldStderrFindings({line}, TraceSummary{true, 1}, &findings);
+  FoldStderrFindings(TraceSummary{true, 1}, &findings);
   return findings;
 }
 
@@ -184,7 +187,7 @@ constexpr char kAccumulateGradWarning[] =
 TEST(StderrMessagesTest, AWarningTheTraceDoesNotConfirmIsANote) {
   std::vector<Finding> findings = Match({kAccumulateGradWarning});
   ASSERT_THAT(findings, SizeIs(1));
-  FoldStderrFindings({kAccumulateGradWarning}, TraceSummary{true, 3}, &findings);
+  FoldStderrFindings(TraceSummary{true, 3}, &findings);
   ASSERT_THAT(findings, SizeIs(1));
   EXPECT_EQ(findings[0].severity, Severity::kNote);
   EXPECT_THAT(findings[0].message, HasSubstr("no such problem in the 3 recorded capture(s)"));
@@ -199,7 +202,7 @@ TEST(StderrMessagesTest, AWarningTheTraceConfirmsFoldsIntoItsFinding) {
 
 TEST(StderrMessagesTest, WithoutATraceTheWarningStaysAWarning) {
   std::vector<Finding> findings = Match({kAccumulateGradWarning});
-  FoldStderrFindings({kAccumulateGradWarning}, TraceSummary{}, &findings);
+  FoldStderrFindings(TraceSummary{}, &findings);
   ASSERT_THAT(findings, SizeIs(1));
   EXPECT_EQ(findings[0].severity, Severity::kWarning);
 }
@@ -215,7 +218,7 @@ TEST(StderrMessagesTest, ALineTheProgramStoppedOnTakesTheRaiseSite) {
   stop.check_id = "config-te-rng-tracker";
   stop.where.python = {SourceFrame{"/home/me/train.py", 31, "build_model", true}};
   stop.where.pid = 77;
-  FoldStderrFindings({"epoch 0", line}, traces, &findings);
+  FoldStderrFindings(traces, &findings);
   ASSERT_THAT(findings, SizeIs(1));
   EXPECT_EQ(findings[0].where.pid, 77u);
   ASSERT_THAT(findings[0].where.python, SizeIs(1));
@@ -224,7 +227,7 @@ TEST(StderrMessagesTest, ALineTheProgramStoppedOnTakesTheRaiseSite) {
   // A stop of another check leaves the line where it is.
   std::vector<Finding> other = Match({line});
   traces.stops[0].check_id = "dynamic-shape";
-  FoldStderrFindings({line}, traces, &other);
+  FoldStderrFindings(traces, &other);
   EXPECT_EQ(other[0].where.file, kStderrFile);
 }
 
