@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "analyzers/checks.h"
-#include "tests/analyzers/probe_test_util.h"
+#include "tests/analyzers/contract_test_util.h"
 
 namespace graphcheck::testing_trace {
 namespace {
@@ -61,6 +61,27 @@ TEST(AddressDriftTest, StaticInputsAndCleanTracesAreNotAddressDrift) {
   TraceBuilder manual;
   Rebound(manual, 1000, kGraph, "static-input", "static_x", 0x1000, 0x2000);
   EXPECT_THAT(RunCheck(analyzers::NewAddressDriftCheck(), manual.Build()), IsEmpty());
+}
+
+TEST(AddressDriftTest, AParameterOfAManualCaptureGivenNewDataIsReported) {
+  TraceBuilder b;
+  Capture(b);
+  trace::ProbeEvent& e = b.Rebound(5000, 1, kGraph, "parameter", "model.fc.weight", kWeight, 0x7f0000900000);
+  e.origin = ProbeOrigin::kUser;
+  e.stack = TrainPyStack(b, 52);
+  const std::vector<Finding> findings = Findings(analyzers::NewAddressDriftCheck(), b);
+  ASSERT_THAT(findings, SizeIs(1));
+  EXPECT_THAT(findings[0].message,
+              HasSubstr("The parameter model.fc.weight that the graph reads is a new tensor or live in new memory"));
+  EXPECT_THAT(findings[0].fix, HasSubstr("p.data.copy_(new) instead of p.data = new"));
+  EXPECT_THAT(findings[0].fix, HasSubstr("capture the graph again"));
+}
+
+TEST(AddressDriftTest, FreedMemoryIsLeftToGraphReadsFreed) {
+  TraceBuilder b;
+  Capture(b);
+  b.Rebound(5000, 1, kGraph, "buffer", "model.buf", kBuffer, 0x7f0000900000).pool = 1;
+  EXPECT_THAT(Findings(analyzers::NewAddressDriftCheck(), b), IsEmpty());
 }
 
 }  // namespace

@@ -1,5 +1,5 @@
 // The capture contract's test traces: the program's capture of one graph with its manifest and the probe's names for
-// the memory it uses (capture_contract_test.cc, rng_host_draw_test.cc).
+// the memory it uses (the contract checks' tests: grad_aliases_graph_test.cc, state_made_in_capture_test.cc, ...).
 #ifndef GRAPHCHECK_TESTS_ANALYZERS_CONTRACT_TEST_UTIL_H_
 #define GRAPHCHECK_TESTS_ANALYZERS_CONTRACT_TEST_UTIL_H_
 

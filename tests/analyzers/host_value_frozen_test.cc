@@ -109,5 +109,23 @@ TEST(HostValueFrozenTest, GradientsAndCleanTracesAreNotThisCheck) {
   EXPECT_THAT(RunCheck(analyzers::NewHostValueFrozenCheck(), b.Build()), IsEmpty());
 }
 
+TEST(HostValueFrozenTest, AnAttributeOfAModuleInsideAManualCaptureIsReported) {
+  TraceBuilder b;
+  Capture(b);
+  trace::ProbeEvent& e = b.Probe(5000, 1, ProbeEventKind::kHostValueChanged, kGraph, ProbeOrigin::kUser);
+  e.type = b.Intern("module-attribute");
+  e.text = b.Intern("model.temperature");
+  e.value = Bits(1.0);
+  e.value_now = Bits(0.5);
+  e.stack = TrainPyStack(b, 70);
+  b.Replay(5100, 1, kStream, kCudaGraph, 10, 100);
+  const std::vector<Finding> findings = RunCheck(*analyzers::NewHostValueFrozenCheck(), b.Build());
+  ASSERT_THAT(findings, SizeIs(1));
+  EXPECT_THAT(findings[0].message,
+              HasSubstr("model.temperature is 0.5 at this replay, which the forward of a module that ran inside the "
+                        "capture of the graph (captured at /home/me/train.py:12 in body) reads: the graph replays the "
+                        "1 it was captured with"));
+}
+
 }  // namespace
 }  // namespace graphcheck::testing_trace
