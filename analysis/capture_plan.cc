@@ -454,10 +454,12 @@ absl::StatusOr<CapturePlan> PlanCaptures(const std::vector<const trace::Trace*>&
         " size(s) had no call inside a launch-recording window: their GPU figures are their nearest measured size's "
         "(graphcheck run --plan --launches all measures every call)"));
   }
+  // Seen on an H200 (bench/capture_plan/overhead_split.sh): outside its launch-recording windows graphcheck left a
+  // 2-layer GPT-2's warm calls as fast as the program alone; the recorded run's one cold pass was 15% slower.
   plan.notes.push_back(
-      "eager times are the recorded run's, and graphcheck lengthens each call (a 2-layer GPT-2 on an H200: 3.3 ms "
-      "recorded, 1.5 ms alone, outside launch-recording windows too): the savings are upper bounds; the graphed "
-      "times came within 20% of a captured set's");
+      "eager times are each size's median call outside launch-recording windows (inside them where a size had none, "
+      "slower by the recorder's callbacks); a program's first calls of a size run slower while libraries choose "
+      "kernels, so the savings of a short recorded run lean high");
   if (no_history) {
     plan.notes.push_back(
         "no allocator history in the trace: pool memory is not forecast (it comes from the Python "

@@ -1,6 +1,7 @@
 #include "analysis/collective_ledger.h"
 
 #include <algorithm>
+#include <map>
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
@@ -34,49 +35,80 @@ Site SiteOfStack(const trace::Trace& trace, trace::PythonStackId stack) {
   return site;
 }
 
-// Interns sites into a ledger's tables.
-class SiteTable {
+// Builds one communicator's ledger: interns its sites, names and graphs as entries arrive.
+class LedgerBuilder {
  public:
-  explicit SiteTable(CollectiveLedger* ledger) : ledger_(ledger) { index_[""] = 0; }
-  uint32_t Add(const Site& site) {
-    const uint32_t id = Intern(site.text, &ledger_->sites, &index_);
-    if (id == ledger_->site_frames.size()) ledger_->site_frames.push_back(site.frame);
-    return id;
+  explicit LedgerBuilder(uint64_t communicator) {
+    ledger_.communicator = communicator;
+    site_index_[""] = 0;
   }
+  uint32_t AddGraph(LedgerGraph graph) {
+    ledger_.graphs.push_back(std::move(graph));
+    return static_cast<uint32_t>(ledger_.graphs.size() - 1);
+  }
+  void AppendReplay(uint32_t graph, const Site& site) {
+    ledger_.Append(LedgerEntry::Kind::kReplay, graph, AddSite(site));
+  }
+  void AppendEager(absl::string_view name, const Site& site) {
+    ledger_.Append(LedgerEntry::Kind::kEager, Intern(std::string(name), &ledger_.names, &name_index_), AddSite(site));
+  }
+  CollectiveLedger Take() { return std::move(ledger_); }
 
  private:
-  CollectiveLedger* ledger_;
-  absl::flat_hash_map<std::string, uint32_t> index_;
+  uint32_t AddSite(const Site& site) {
+    const uint32_t id = Intern(site.text, &ledger_.sites, &site_index_);
+    if (id == ledger_.site_frames.size()) ledger_.site_frames.push_back(site.frame);
+    return id;
+  }
+  CollectiveLedger ledger_;
+  absl::flat_hash_map<std::string, uint32_t> site_index_;
+  absl::flat_hash_map<std::string, uint32_t> name_index_;
 };
 
-// The ledger's graphs: the captures that hold NCCL work, by the CUPTI id of the graph each made.
-absl::flat_hash_map<uint64_t, uint32_t> CollectiveGraphs(const TraceAnalysis& analysis,
-                                                         const std::vector<uint32_t>& capture_numbers,
-                                                         const std::vector<DomainRange>& nccl,
-                                                         CollectiveLedger* ledger) {
+// The builders of a process's ledgers, by communicator.
+using Builders = std::map<uint64_t, LedgerBuilder>;
+
+LedgerBuilder& BuilderOf(uint64_t communicator, Builders* builders) {
+  return builders->try_emplace(communicator, communicator).first->second;
+}
+
+// Where a collective-bearing graph sits in the ledgers: (communicator, graph index in its ledger) for each ledger
+// that holds it.
+using GraphPlaces = std::vector<std::pair<uint64_t, uint32_t>>;
+
+// The graphs of the captures that hold NCCL work, by the CUPTI id of the graph each made, added to the ledgers of
+// the communicators they call on.
+absl::flat_hash_map<uint64_t, GraphPlaces> CollectiveGraphs(const TraceAnalysis& analysis,
+                                                            const std::vector<uint32_t>& capture_numbers,
+                                                            const std::vector<DomainRange>& nccl, Builders* builders) {
   const trace::Trace& trace = analysis.trace();
-  absl::flat_hash_map<uint64_t, uint32_t> by_graph_id;
+  absl::flat_hash_map<uint64_t, GraphPlaces> by_graph_id;
   const std::vector<CaptureWindow>& windows = analysis.captures().windows();
   for (size_t w = 0; w < windows.size(); ++w) {
     const CaptureWindow& window = windows[w];
     if (!window.end_call) continue;
     const trace::CallDetail& end = trace.Detail(trace.api_calls[*window.end_call]);
     if (end.return_code != 0 || end.graph_id == 0) continue;
-    LedgerGraph graph;
     const OpenSpan span = OpenSpanOf(trace, window);
-    graph.collectives = CollectivesBetween(nccl, span.begin_ns, span.end_ns);
+    std::map<uint64_t, std::vector<CollectiveRun>> calls = CollectivesByCommunicator(nccl, span.begin_ns, span.end_ns);
+    uint32_t nccl_kernels = 0;
     for (size_t i = window.begin_call; i < *window.end_call; ++i) {
       const trace::ApiCall& call = trace.api_calls[i];
       if (call.kind == trace::ApiKind::kKernelLaunch && call.capture_id == window.capture_id &&
           IsNcclKernel(trace.String(trace.Detail(call).kernel_name))) {
-        ++graph.nccl_kernels;
+        ++nccl_kernels;
       }
     }
-    if (graph.collectives.empty() && graph.nccl_kernels == 0) continue;
+    // NCCL kernels without a call to name their communicator: the graph is known to communicator 0 by its kernels.
+    if (nccl_kernels > 0 && calls.empty()) calls[0];
+    LedgerGraph graph;
     graph.captured_at = trace::ProgramSite(analysis.Locate(window.begin_call).python);
     graph.capture = w < capture_numbers.size() ? capture_numbers[w] : 0;
-    by_graph_id[end.graph_id] = static_cast<uint32_t>(ledger->graphs.size());
-    ledger->graphs.push_back(std::move(graph));
+    for (auto& [communicator, runs] : calls) {
+      graph.collectives = std::move(runs);
+      graph.nccl_kernels = communicator == 0 ? nccl_kernels : 0;
+      by_graph_id[end.graph_id].emplace_back(communicator, BuilderOf(communicator, builders).AddGraph(graph));
+    }
   }
   return by_graph_id;
 }
@@ -209,15 +241,15 @@ std::string CollectiveLedger::SiteText(uint32_t site) const {
                                                   : absl::StrCat(" at ", sites[site]);
 }
 
-CollectiveLedger BuildCollectiveLedger(const TraceAnalysis& analysis, const std::vector<uint32_t>& capture_numbers) {
+CollectiveLedgers BuildCollectiveLedgers(const TraceAnalysis& analysis, const std::vector<uint32_t>& capture_numbers) {
   const trace::Trace& trace = analysis.trace();
-  CollectiveLedger ledger;
+  CollectiveLedgers result;
+  Builders builders;
   const std::vector<DomainRange> nccl = analysis.nvtx().RangesInDomain("NCCL");
-  const absl::flat_hash_map<uint64_t, uint32_t> graphs = CollectiveGraphs(analysis, capture_numbers, nccl, &ledger);
+  const absl::flat_hash_map<uint64_t, GraphPlaces> graphs =
+      CollectiveGraphs(analysis, capture_numbers, nccl, &builders);
   const std::vector<OpenSpan> spans = CaptureSpans(analysis);
   EagerSites eager_sites(trace);
-  SiteTable sites(&ledger);
-  absl::flat_hash_map<std::string, uint32_t> name_index;
 
   // The graph launches and the eager NCCL calls, merged by time (both come sorted by start).
   size_t span = 0;
@@ -230,7 +262,10 @@ CollectiveLedger BuildCollectiveLedger(const TraceAnalysis& analysis, const std:
       if (detail.return_code != 0) continue;
       const auto graph = graphs.find(detail.graph_id);
       if (graph == graphs.end()) continue;
-      ledger.Append(LedgerEntry::Kind::kReplay, graph->second, sites.Add(SiteOfStack(trace, detail.python_stack)));
+      ++result.replays;
+      const Site site = SiteOfStack(trace, detail.python_stack);
+      for (const auto& [communicator, index] : graph->second)
+        BuilderOf(communicator, &builders).AppendReplay(index, site);
     }
   };
   for (const DomainRange& call : nccl) {
@@ -238,11 +273,12 @@ CollectiveLedger BuildCollectiveLedger(const TraceAnalysis& analysis, const std:
     while (span < spans.size() && spans[span].end_ns < call.start_ns) ++span;
     if (span < spans.size() && spans[span].begin_ns <= call.start_ns) continue;  // captured
     append_launches_before(call.start_ns);
-    const uint32_t name = Intern(std::string(call.name), &ledger.names, &name_index);
-    ledger.Append(LedgerEntry::Kind::kEager, name, sites.Add(eager_sites.SiteOf(call)));
+    ++result.eager;
+    BuilderOf(call.communicator, &builders).AppendEager(call.name, eager_sites.SiteOf(call));
   }
   append_launches_before(~uint64_t{0});
-  return ledger;
+  for (auto& [communicator, builder] : builders) result.ledgers.push_back(builder.Take());
+  return result;
 }
 
 }  // namespace graphcheck::analysis

@@ -1,15 +1,20 @@
-// A process's collective ledger: the ordered sequence of its collective-bearing work, kept so that the ranks of a job
-// can be compared once their traces are dropped. Two kinds of entry:
-// - a replay of a graph whose capture holds NCCL work (NCCL's NVTX calls while it was open, or NCCL kernels in it);
-// - an eager collective: an NCCL call (its NVTX range) outside any capture. Point-to-point calls (ncclSend/ncclRecv)
-//   are left out: pipeline stages pair them differently by design.
+// A process's collective ledgers: for each NCCL communicator it used, the ordered sequence of its collective-bearing
+// work on that communicator, kept so that the ranks of a job can be compared once their traces are dropped.
+// Collectives pair up by order on each communicator; the order between communicators is not a contract (PyTorch
+// issues each process group's work on a stream of its own). Two kinds of entry:
+// - a replay of a graph whose capture holds NCCL work on the communicator (NCCL's NVTX calls while it was open), with
+//   the calls on that communicator; a graph holding calls on two communicators is replayed in both ledgers;
+// - an eager collective: an NCCL call (its NVTX range) on the communicator outside any capture. Point-to-point calls
+//   (ncclSend/ncclRecv) are left out: pipeline stages pair them differently by design.
+// NCCL names the communicator in its ranges' payload (trace format 1.13). Calls that name none (older traces, NCCL
+// before 2.19) and graphs known only by their NCCL kernels go to one ledger of communicator 0, compared across the
+// ranks that must do the same work.
 // Each entry carries its site when the trace knows it: the program's line of the graph launch (the recorder takes the
 // Python stack at launches of collective-bearing graphs) or of the torch.distributed call (the probe's wait events,
 // under --hang-timeout), else the name of the thread that made the call ("thread pt_autograd_0": DDP's reducer).
 //
-// Bounded: consecutive equal entries are one run, and at most kMaxLedgerEntries runs are kept; past them only totals
-// and fingerprints of the whole sequence grow. NCCL's NVTX ranges do not say which communicator a call used, so a
-// ledger is one sequence per process, not one per process group.
+// Bounded: consecutive equal entries are one run, and at most kMaxLedgerEntries runs are kept per ledger; past them
+// only totals and fingerprints of the whole sequence grow.
 #ifndef GRAPHCHECK_ANALYSIS_COLLECTIVE_LEDGER_H_
 #define GRAPHCHECK_ANALYSIS_COLLECTIVE_LEDGER_H_
 
@@ -28,11 +33,12 @@ inline constexpr size_t kMaxLedgerEntries = 4096;
 
 // A graph whose capture holds NCCL work, as the ledger's replays name it.
 struct LedgerGraph {
-  std::vector<CollectiveRun> collectives;  // the NCCL calls made while it was captured, in order
-  uint32_t nccl_kernels = 0;               // NCCL kernels captured into it
-  std::string captured_at;                 // "train.py:41", "" when unknown
-  uint32_t capture = 0;                    // which of the process's captures (ProcessSummary::captures), from 1
-  uint64_t replays = 0;                    // how many times it was launched
+  std::vector<CollectiveRun>
+      collectives;            // the NCCL calls on the ledger's communicator while it was captured, in order
+  uint32_t nccl_kernels = 0;  // NCCL kernels captured into it (communicator 0's ledger only)
+  std::string captured_at;    // "train.py:41", "" when unknown
+  uint32_t capture = 0;       // which of the process's captures (ProcessSummary::captures), from 1
+  uint64_t replays = 0;       // how many times it was launched
   bool operator==(const LedgerGraph& other) const {
     return collectives == other.collectives && nccl_kernels == other.nccl_kernels;
   }
@@ -48,6 +54,7 @@ struct LedgerEntry {
 };
 
 struct CollectiveLedger {
+  uint64_t communicator = 0;  // NCCL's commHash, the same on every rank of the communicator; 0: not named
   std::vector<LedgerGraph> graphs;
   std::vector<std::string> names;         // eager collectives' NCCL functions ("ncclAllReduce")
   std::vector<std::string> sites = {""};  // "train.py:52 in step", "thread pt_autograd_0"; sites[0] = unknown
@@ -78,9 +85,16 @@ struct CollectiveLedger {
 // communicator's set-up).
 bool IsLedgerCollective(absl::string_view nccl_function);
 
-// The ledger of the process `analysis` holds. `capture_numbers`: for each capture window, its number among the
+// A process's ledgers, one per communicator it used.
+struct CollectiveLedgers {
+  std::vector<CollectiveLedger> ledgers;  // by communicator
+  uint64_t replays = 0;                   // launches of collective-bearing graphs, each once
+  uint64_t eager = 0;                     // eager collectives
+};
+
+// The ledgers of the process `analysis` holds. `capture_numbers`: for each capture window, its number among the
 // process's captures (ProcessSummary::captures, from 1), 0 for one left out of them.
-CollectiveLedger BuildCollectiveLedger(const TraceAnalysis& analysis, const std::vector<uint32_t>& capture_numbers);
+CollectiveLedgers BuildCollectiveLedgers(const TraceAnalysis& analysis, const std::vector<uint32_t>& capture_numbers);
 
 }  // namespace graphcheck::analysis
 

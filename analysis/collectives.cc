@@ -6,18 +6,39 @@
 
 namespace graphcheck::analysis {
 
+namespace {
+
+void AppendCall(absl::string_view name, std::vector<CollectiveRun>* runs) {
+  if (!runs->empty() && runs->back().name == name) {
+    ++runs->back().count;
+  } else {
+    runs->push_back({std::string(name), 1});
+  }
+}
+
+}  // namespace
+
 std::vector<CollectiveRun> CollectivesBetween(const std::vector<DomainRange>& nccl, uint64_t start_ns,
                                               uint64_t end_ns) {
   std::vector<CollectiveRun> runs;
   for (const DomainRange& call : nccl) {
-    if (call.start_ns < start_ns || call.start_ns > end_ns) continue;
-    if (!runs.empty() && runs.back().name == call.name) {
-      ++runs.back().count;
-    } else {
-      runs.push_back({std::string(call.name), 1});
-    }
+    if (call.start_ns >= start_ns && call.start_ns <= end_ns) AppendCall(call.name, &runs);
   }
   return runs;
+}
+
+std::map<uint64_t, std::vector<CollectiveRun>> CollectivesByCommunicator(const std::vector<DomainRange>& nccl,
+                                                                         uint64_t start_ns, uint64_t end_ns) {
+  std::map<uint64_t, std::vector<CollectiveRun>> runs;
+  for (const DomainRange& call : nccl) {
+    if (call.start_ns >= start_ns && call.start_ns <= end_ns) AppendCall(call.name, &runs[call.communicator]);
+  }
+  return runs;
+}
+
+std::string CommunicatorText(uint64_t communicator) {
+  if (communicator == 0) return "";
+  return absl::StrCat("communicator ", absl::Hex(communicator >> 32, absl::kZeroPad8));
 }
 
 bool IsNcclKernel(absl::string_view kernel_name) {

@@ -7,6 +7,7 @@
 #define GRAPHCHECK_ANALYSIS_COLLECTIVES_H_
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,14 @@ struct CollectiveRun {
 // The NCCL calls among `nccl` (NvtxIndex::RangesInDomain("NCCL")) that began in [start_ns, end_ns], on any thread,
 // in call order and run-length encoded.
 std::vector<CollectiveRun> CollectivesBetween(const std::vector<DomainRange>& nccl, uint64_t start_ns, uint64_t end_ns);
+
+// The same calls split by the communicator each used (DomainRange::communicator; 0: not named), each in call order.
+std::map<uint64_t, std::vector<CollectiveRun>> CollectivesByCommunicator(const std::vector<DomainRange>& nccl,
+                                                                         uint64_t start_ns, uint64_t end_ns);
+
+// "communicator 5c1e04a2" (the first 8 hex digits of NCCL's commHash, enough to tell a job's communicators apart);
+// "" for 0.
+std::string CommunicatorText(uint64_t communicator);
 
 // Whether a kernel is one of NCCL's device kernels: ncclDevKernel_AllReduce_Sum_f32_RING_LL (NCCL 2.19+),
 // ncclKernel_... (earlier).

@@ -1,7 +1,7 @@
 // What a distributed job's checks compare across processes, kept once each process's trace has been analyzed and
 // dropped (a job of hundreds of ranks is analyzed one trace at a time): who the process is (rank, world size, host)
 // and, for each CUDA graph capture in order, whether it made a graph, how many nodes, which kernels, and which NCCL
-// calls it issued; which Megatron layers it graphed (its pipeline stage); and its collective ledger.
+// calls it issued; which Megatron layers it graphed (its pipeline stage); and its collective ledgers.
 #ifndef GRAPHCHECK_ANALYSIS_JOB_SUMMARY_H_
 #define GRAPHCHECK_ANALYSIS_JOB_SUMMARY_H_
 
@@ -34,8 +34,8 @@ struct ProcessSummary {
   // The layers (numbered from 1) whose graphs Megatron Core's CudaGraphManager captured here, sorted, once each: a
   // pipeline-parallel job's ranks hold different layers and so capture different graphs by design.
   std::vector<int64_t> megatron_layers;
-  CollectiveLedger ledger;
-  bool ledger_lossy = false;  // the writer dropped records: the ledger may miss entries
+  CollectiveLedgers ledgers;  // one per NCCL communicator it used
+  bool ledger_lossy = false;  // the writer dropped records: the ledgers may miss entries
   bool hung = false;          // graphcheck ended it for waiting past --hang-timeout
   // How the process stopped when not by a clean exit: "crashed (signal 11)", "stopped on an uncaught exception", ...;
   // "" for a clean exit.

@@ -62,7 +62,7 @@ class Cursor {
     static const std::string kNone;
     return ledger_.site_frames[entry().site].file.empty() ? kNone : ledger_.sites[entry().site];
   }
-  LedgerSide Side(const ProcessSummary* process) const { return {process, entry(), occurrence()}; }
+  LedgerSide Side(const ProcessSummary* process) const { return {process, &ledger_, entry(), occurrence()}; }
   // The next unit's occurrence among this rank's entries of the same work, from 1.
   uint64_t occurrence() const {
     auto it = seen_.find(key());
@@ -89,16 +89,18 @@ class Cursor {
   absl::flat_hash_map<uint64_t, uint64_t> seen_;
 };
 
-// Walks `a` against `b` to where they part; false when their kept entries agree to the end of both.
-bool Walk(const ProcessSummary& a, const ProcessSummary& b, LedgerDivergence* divergence) {
-  Cursor x(a.ledger, divergence->compared);
-  Cursor y(b.ledger, divergence->compared);
+// Walks side `a`'s ledger against `b`'s to where they part; false when their kept entries agree to the end of both.
+bool Walk(const LedgerSide& a, const LedgerSide& b, LedgerDivergence* divergence) {
+  const CollectiveLedger& a_ledger = *a.ledger;
+  const CollectiveLedger& b_ledger = *b.ledger;
+  Cursor x(a_ledger, divergence->compared);
+  Cursor y(b_ledger, divergence->compared);
   uint64_t position = 0;
   while (true) {
     const bool x_ended = x.done();
     const bool y_ended = y.done();
     // A ledger whose kept runs ran out while it went on: the rest is not known (the fingerprints say it differs).
-    if ((x_ended && a.ledger.truncated) || (y_ended && b.ledger.truncated)) {
+    if ((x_ended && a_ledger.truncated) || (y_ended && b_ledger.truncated)) {
       divergence->past_kept = true;
       break;
     }
@@ -107,12 +109,12 @@ bool Walk(const ProcessSummary& a, const ProcessSummary& b, LedgerDivergence* di
     // ("pt_autograd_0" on rank 0, "pt_autograd_1" on rank 1: seen on two H200s).
     if (x_ended || y_ended || x.key() != y.key()) {
       divergence->position = position;
-      if (!x_ended) divergence->divergent = x.Side(&a);
-      if (!y_ended) divergence->reference = y.Side(&b);
+      if (!x_ended) divergence->divergent = x.Side(a.process);
+      if (!y_ended) divergence->reference = y.Side(b.process);
       return true;
     }
     if (!divergence->fork && !x.line().empty() && !y.line().empty() && x.line() != y.line()) {
-      divergence->fork = LedgerFork{position, x.Side(&a), y.Side(&b)};
+      divergence->fork = LedgerFork{position, x.Side(a.process), y.Side(b.process)};
     }
     const uint64_t units = std::min(x.left(), y.left());
     x.Advance(units);
@@ -136,10 +138,15 @@ const char* UnitOf(Compared compared) {
   return "";
 }
 
+// " on communicator 5c1e04a2", "" for communicator 0.
+std::string OnCommunicator(const LedgerDivergence& divergence) {
+  return divergence.communicator == 0 ? "" : absl::StrCat(" on ", CommunicatorText(divergence.communicator));
+}
+
 std::string DescribeSide(const LedgerSide& side, const LedgerDivergence& divergence, bool reference) {
   const std::vector<int32_t>& ranks = reference ? divergence.reference_ranks : divergence.ranks;
+  const CollectiveLedger& ledger = *side.ledger;
   if (!side.entry) {
-    const CollectiveLedger& ledger = side.process->ledger;
     const uint64_t made = divergence.compared == Compared::kReplays ? ledger.replays
                           : divergence.compared == Compared::kEager ? ledger.eager
                                                                     : ledger.total();
@@ -147,7 +154,6 @@ std::string DescribeSide(const LedgerSide& side, const LedgerDivergence& diverge
     return absl::StrCat(RanksText(ranks), " made no more (", made, " in all)",
                         stopped.empty() ? "" : absl::StrCat(": its process ", stopped));
   }
-  const CollectiveLedger& ledger = side.process->ledger;
   const LedgerEntry& entry = *side.entry;
   const std::string what = entry.kind == LedgerEntry::Kind::kReplay
                                ? absl::StrCat(" (that graph's ", Ordinal(side.occurrence), " replay)")
@@ -162,9 +168,9 @@ LedgerSignature SignatureOf(const CollectiveLedger& ledger) {
   return {ledger.replay_fingerprint, ledger.eager_fingerprint, ledger.all_fingerprint};
 }
 
-std::vector<int32_t> Ranks(const std::vector<const ProcessSummary*>& processes) {
+std::vector<int32_t> Ranks(const std::vector<std::pair<const ProcessSummary*, const CollectiveLedger*>>& members) {
   std::vector<int32_t> ranks;
-  for (const ProcessSummary* p : processes) ranks.push_back(p->rank);
+  for (const auto& member : members) ranks.push_back(member.first->rank);
   std::sort(ranks.begin(), ranks.end());
   return ranks;
 }
@@ -172,15 +178,21 @@ std::vector<int32_t> Ranks(const std::vector<const ProcessSummary*>& processes) 
 }  // namespace
 
 std::vector<LedgerDivergence> CompareLedgers(const JobSummary& job) {
-  std::map<JobStage, std::map<LedgerSignature, std::vector<const ProcessSummary*>>> stages;
+  // What is compared together: one communicator's ledgers, across its members whatever their stage; communicator 0's
+  // within one stage.
+  using Scope = std::pair<uint64_t, JobStage>;
+  using Member = std::pair<const ProcessSummary*, const CollectiveLedger*>;
+  std::map<Scope, std::map<LedgerSignature, std::vector<Member>>> scopes;
   for (const ProcessSummary& process : job.processes) {
     // A ledger whose trace lost records may miss entries: not compared.
-    if (process.rank >= 0 && process.world_size > 1 && !process.ledger_lossy) {
-      stages[StageOf(process)][SignatureOf(process.ledger)].push_back(&process);
+    if (process.rank < 0 || process.world_size <= 1 || process.ledger_lossy) continue;
+    for (const CollectiveLedger& ledger : process.ledgers.ledgers) {
+      const JobStage stage = ledger.communicator == 0 ? StageOf(process) : JobStage{process.world_size, {}};
+      scopes[{ledger.communicator, stage}][SignatureOf(ledger)].push_back({&process, &ledger});
     }
   }
   std::vector<LedgerDivergence> divergences;
-  for (const auto& [stage, groups] : stages) {
+  for (const auto& [scope, groups] : scopes) {
     if (groups.size() < 2) continue;
     // The reference: the ledger of the most ranks (ties: the group holding the lowest rank).
     auto rank_order = [](const auto& group) {
@@ -188,26 +200,27 @@ std::vector<LedgerDivergence> CompareLedgers(const JobSummary& job) {
     };
     const auto reference = std::max_element(
         groups.begin(), groups.end(), [&](const auto& a, const auto& b) { return rank_order(a) < rank_order(b); });
-    const ProcessSummary& expected = *reference->second.front();
-    for (const auto& [signature, processes] : groups) {
-      if (&processes == &reference->second) continue;
-      const ProcessSummary& actual = *processes.front();
+    const auto [expected_process, expected] = reference->second.front();
+    for (const auto& [signature, members] : groups) {
+      if (&members == &reference->second) continue;
+      const auto [actual_process, actual] = members.front();
       LedgerDivergence divergence;
-      divergence.kind = actual.ledger.replay_fingerprint != expected.ledger.replay_fingerprint ? Kind::kReplays
-                        : actual.ledger.eager_fingerprint == expected.ledger.eager_fingerprint ? Kind::kInterleaving
-                                                                                               : Kind::kEager;
-      const bool eager_agree = actual.ledger.eager_fingerprint == expected.ledger.eager_fingerprint;
-      const bool no_eager = eager_agree && actual.ledger.eager == 0;
+      divergence.kind = actual->replay_fingerprint != expected->replay_fingerprint ? Kind::kReplays
+                        : actual->eager_fingerprint == expected->eager_fingerprint ? Kind::kInterleaving
+                                                                                   : Kind::kEager;
+      const bool eager_agree = actual->eager_fingerprint == expected->eager_fingerprint;
+      const bool no_eager = eager_agree && actual->eager == 0;
       divergence.compared = no_eager                          ? Compared::kReplays
                             : eager_agree                     ? Compared::kAll
                             : divergence.kind == Kind::kEager ? Compared::kEager
                                                               : Compared::kReplays;
-      divergence.world_size = stage.first;
-      divergence.ranks = Ranks(processes);
+      divergence.world_size = scope.second.first;
+      divergence.communicator = scope.first;
+      divergence.ranks = Ranks(members);
       divergence.reference_ranks = Ranks(reference->second);
-      divergence.divergent.process = &actual;
-      divergence.reference.process = &expected;
-      if (Walk(actual, expected, &divergence)) divergences.push_back(std::move(divergence));
+      divergence.divergent = {actual_process, actual, std::nullopt, 0};
+      divergence.reference = {expected_process, expected, std::nullopt, 0};
+      if (Walk(divergence.divergent, divergence.reference, &divergence)) divergences.push_back(std::move(divergence));
     }
   }
   return divergences;
@@ -218,54 +231,57 @@ std::string DescribeDivergence(const LedgerDivergence& divergence) {
   const std::string reference_ranks = RanksText(divergence.reference_ranks);
   if (divergence.past_kept) {
     return absl::StrCat(ranks, " of ", divergence.world_size, " and ", reference_ranks, " agree on their first ",
-                        divergence.position, " ", UnitOf(divergence.compared),
-                        "s (all the ledger keeps) and part later");
+                        divergence.position, " ", UnitOf(divergence.compared), "s", OnCommunicator(divergence),
+                        " (all the ledger keeps) and part later");
   }
   const std::string parting = absl::StrCat(DescribeSide(divergence.divergent, divergence, false), ", where ",
                                            DescribeSide(divergence.reference, divergence, true));
   if (!divergence.fork) {
     return absl::StrCat(ranks, " of ", divergence.world_size, " and ", reference_ranks, " part at their ",
-                        Ordinal(divergence.position + 1), " ", UnitOf(divergence.compared), ": ", parting);
+                        Ordinal(divergence.position + 1), " ", UnitOf(divergence.compared), OnCommunicator(divergence),
+                        ": ", parting);
   }
   // The fork's sides are the same work (their entries agree up to the parting), made at other lines.
   const LedgerFork& fork = *divergence.fork;
-  const CollectiveLedger& ledger = fork.divergent.process->ledger;
+  const CollectiveLedger& ledger = *fork.divergent.ledger;
   const LedgerEntry& entry = *fork.divergent.entry;
   const std::string work =
       entry.kind == LedgerEntry::Kind::kReplay
           ? absl::StrCat(Ordinal(fork.divergent.occurrence), " replay of ", ledger.GraphText(entry.what))
           : absl::StrCat(Ordinal(fork.divergent.occurrence), " eager ", ledger.names[entry.what]);
   return absl::StrCat(ranks, " of ", divergence.world_size, " and ", reference_ranks, " went different ways at their ",
-                      Ordinal(fork.position + 1), " ", UnitOf(divergence.compared), ", the ", work, ": ", ranks,
-                      " made it", ledger.SiteText(entry.site), ", ", reference_ranks,
-                      fork.reference.process->ledger.SiteText(fork.reference.entry->site),
-                      ". Their ledgers part at the ", Ordinal(divergence.position + 1), ": ", parting);
+                      Ordinal(fork.position + 1), " ", UnitOf(divergence.compared), OnCommunicator(divergence),
+                      ", the ", work, ": ", ranks, " made it", ledger.SiteText(entry.site), ", ", reference_ranks,
+                      fork.reference.ledger->SiteText(fork.reference.entry->site), ". Their ledgers part at the ",
+                      Ordinal(divergence.position + 1), ": ", parting);
 }
 
 std::vector<std::string> ReplayCountDifferences(const LedgerDivergence& divergence) {
-  const ProcessSummary& mine = *divergence.divergent.process;
-  const ProcessSummary& theirs = *divergence.reference.process;
+  const int32_t my_rank = divergence.divergent.process->rank;
+  const int32_t their_rank = divergence.reference.process->rank;
+  const CollectiveLedger& my_ledger = *divergence.divergent.ledger;
+  const CollectiveLedger& their_ledger = *divergence.reference.ledger;
   std::vector<std::string> lines;
   auto add = [&](const CollectiveLedger& ledger, uint32_t graph, uint64_t my_count, uint64_t their_count) {
-    lines.push_back(absl::StrCat("rank ", mine.rank, " replayed ", ledger.GraphText(graph), " ", my_count,
-                                 " time(s), rank ", theirs.rank, " ", their_count));
+    lines.push_back(absl::StrCat("rank ", my_rank, " replayed ", ledger.GraphText(graph), " ", my_count,
+                                 " time(s), rank ", their_rank, " ", their_count));
   };
   // Graphs pair up by what they hold, in capture order.
-  std::vector<bool> paired(theirs.ledger.graphs.size(), false);
-  for (uint32_t g = 0; g < mine.ledger.graphs.size(); ++g) {
-    const LedgerGraph& graph = mine.ledger.graphs[g];
+  std::vector<bool> paired(their_ledger.graphs.size(), false);
+  for (uint32_t g = 0; g < my_ledger.graphs.size(); ++g) {
+    const LedgerGraph& graph = my_ledger.graphs[g];
     uint64_t other = 0;
-    for (size_t h = 0; h < theirs.ledger.graphs.size(); ++h) {
-      if (!paired[h] && theirs.ledger.graphs[h] == graph) {
+    for (size_t h = 0; h < their_ledger.graphs.size(); ++h) {
+      if (!paired[h] && their_ledger.graphs[h] == graph) {
         paired[h] = true;
-        other = theirs.ledger.graphs[h].replays;
+        other = their_ledger.graphs[h].replays;
         break;
       }
     }
-    if (other != graph.replays) add(mine.ledger, g, graph.replays, other);
+    if (other != graph.replays) add(my_ledger, g, graph.replays, other);
   }
-  for (uint32_t h = 0; h < theirs.ledger.graphs.size(); ++h) {
-    if (!paired[h] && theirs.ledger.graphs[h].replays > 0) add(theirs.ledger, h, 0, theirs.ledger.graphs[h].replays);
+  for (uint32_t h = 0; h < their_ledger.graphs.size(); ++h) {
+    if (!paired[h] && their_ledger.graphs[h].replays > 0) add(their_ledger, h, 0, their_ledger.graphs[h].replays);
   }
   return lines;
 }
@@ -279,9 +295,11 @@ std::string DescribeAgreement(const JobSummary& job) {
     if (first == nullptr) first = &process;
   }
   if (first == nullptr) return "";
-  return absl::StrCat("the ", ranks, " ranks' collective ledgers agree: each made ", first->ledger.replays,
-                      " collective-bearing graph replay(s) and ", first->ledger.eager,
-                      " eager collective(s), in the same order");
+  const size_t communicators = first->ledgers.ledgers.size();
+  return absl::StrCat("the ", ranks, " ranks' collective ledgers agree: each made ", first->ledgers.replays,
+                      " collective-bearing graph replay(s) and ", first->ledgers.eager,
+                      " eager collective(s), in the same order",
+                      communicators > 1 ? absl::StrCat(" on each of its ", communicators, " communicators") : "");
 }
 
 }  // namespace graphcheck::analysis

@@ -4,14 +4,15 @@
 // than the others, or replays it where another rank calls an eager all-reduce, leaves a collective without its
 // partner: the job hangs, or two different collectives meet and compute wrong values.
 //
-// The ranks that must do the same work (one world size and pipeline stage, JobStage) are grouped by their ledgers'
+// Ledgers are compared per communicator: the ranks whose ledgers name one communicator are its members, whatever
+// their pipeline stage. Communicator 0's ledgers (calls that name none) are compared across the ranks that must do the
+// same work (one world size and pipeline stage, JobStage). Within each, the ranks are grouped by their ledgers'
 // fingerprints; the group of the most ranks is the reference, and each other group's first rank is walked against the
 // reference's first rank to the first entry where they part. Three kinds of parting:
 // - kReplays: the sequences of collective-bearing replays differ (a replay more, fewer, or of another graph);
 // - kInterleaving: the replays agree and the eager collectives agree, but not their order between each other;
-// - kEager: only the eager collectives differ. A collective on a subgroup is made by the subgroup's ranks only, and a
-//   ledger does not know the communicator (NCCL's NVTX ranges do not say), so this kind names a cause only when the
-//   job hung.
+// - kEager: only the eager collectives differ. On a named communicator that is a cause; on communicator 0 it may be
+//   a subgroup's collective, made by the subgroup's ranks only, so there it names a cause only when the job hung.
 // Where the eager collectives agree, the walk compares whole sequences (the parting of a skipped replay is where an
 // eager collective meets it); else only the entries that differ. Entries pair by what they are, not where they were
 // made (NCCL pairs by order alone); the first pair made from different program lines before the parting is kept as
@@ -32,8 +33,9 @@ namespace graphcheck::analysis {
 // One rank's side of a parting.
 struct LedgerSide {
   const ProcessSummary* process = nullptr;
-  std::optional<LedgerEntry> entry;  // what it did there; none: its ledger had ended
-  uint64_t occurrence = 0;           // that entry's work's how-manyth occurrence on this rank, from 1
+  const CollectiveLedger* ledger = nullptr;  // its ledger of the communicator compared
+  std::optional<LedgerEntry> entry;          // what it did there; none: its ledger had ended
+  uint64_t occurrence = 0;                   // that entry's work's how-manyth occurrence on this rank, from 1
 };
 
 // Where two ranks did the same work from different program lines, before their ledgers part: the likely cause (a
@@ -50,6 +52,7 @@ struct LedgerDivergence {
   enum class Compared { kAll, kReplays, kEager };  // which entries `position` counts
   Compared compared = Compared::kAll;
   int32_t world_size = 0;
+  uint64_t communicator = 0;             // the communicator whose ledgers part; 0: calls that name none
   std::vector<int32_t> ranks;            // the ranks whose ledgers part from the reference's, ascending
   std::vector<int32_t> reference_ranks;  // the most ranks', ascending
   uint64_t position = 0;                 // 0-based, among the entries compared
@@ -59,20 +62,21 @@ struct LedgerDivergence {
   std::optional<LedgerFork> fork;  // the first same work from other program lines before the parting
 };
 
-// Every parting in `job`, by stage; none when the ranks' ledgers agree.
+// Every parting in `job`, by communicator (and stage); none when the ranks' ledgers agree.
 std::vector<LedgerDivergence> CompareLedgers(const JobSummary& job);
 
-// One sentence: "rank 1 of 2 and rank 0 part at their 47th collective-bearing graph replay: rank 1 made no more (46 in
-// all), where rank 0's was a replay of the graph captured at train.py:41 (ncclAllReduce x4) at train.py:48 in step
-// (that graph's 31st replay); they first went different ways at their 27th: rank 1's was ... at train.py:48 in step
-// (...), where rank 0's was ... at train.py:52 in log (...)".
+// One sentence: "rank 1 of 2 and rank 0 part at their 47th collective-bearing graph replay on communicator 5c1e04a2:
+// rank 1 made no more (46 in all), where rank 0's was a replay of the graph captured at train.py:41 (ncclAllReduce
+// x4) at train.py:48 in step (that graph's 31st replay); they first went different ways at their 27th: rank 1's was
+// ... at train.py:48 in step (...), where rank 0's was ... at train.py:52 in log (...)".
 std::string DescribeDivergence(const LedgerDivergence& divergence);
 
 // The graphs whose replay counts differ between the two sides: "rank 0 replayed the graph captured at train.py:41
 // (ncclAllReduce x4) 44 times, rank 1 40 times".
 std::vector<std::string> ReplayCountDifferences(const LedgerDivergence& divergence);
 
-// "the ledgers agree: each rank made 40 collective-bearing graph replays and 3 eager collectives, in the same order".
+// "the 2 ranks' collective ledgers agree: each made 40 collective-bearing graph replay(s) and 3 eager collective(s), in
+// the same order on each of its 2 communicators".
 std::string DescribeAgreement(const JobSummary& job);
 
 }  // namespace graphcheck::analysis

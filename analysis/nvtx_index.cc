@@ -134,6 +134,7 @@ std::vector<DomainRange> NvtxIndex::RangesInDomain(absl::string_view domain) con
     range.end_ns = end_ns;
     range.thread_id = push.thread_id;
     range.name = trace_.String(push.message);
+    range.communicator = push.communicator;
     ranges.push_back(range);
   });
   std::sort(ranges.begin(), ranges.end(),

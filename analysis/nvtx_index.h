@@ -24,7 +24,8 @@ struct TimeInterval {
 
 // A closed push range of a named domain: "ncclAllReduce" in domain "NCCL".
 struct DomainRange : TimeInterval {
-  absl::string_view name;  // points into the trace's strings
+  absl::string_view name;     // points into the trace's strings
+  uint64_t communicator = 0;  // NCCL's calls: the communicator (NvtxEvent::communicator), 0 unknown
 };
 
 class NvtxIndex {

@@ -1,6 +1,7 @@
-// rank-divergent-collectives: the ranks of a distributed job issued their collective-bearing work in different
-// orders (ledger_comparison.h): a graph replayed more often on one rank, a replay where another rank calls an eager
-// collective, or (when the job hung) eager collectives that do not pair up. Names the first parting, what each side
+// rank-divergent-collectives: the ranks of a distributed job issued their collective-bearing work on one communicator
+// in different orders (ledger_comparison.h): a graph replayed more often on one rank, a replay where another rank
+// calls an eager collective, or eager collectives that do not pair up (where the calls do not name their
+// communicator, only when the job hung). Names the first parting, what each side
 // did there and at which line, and the replay counts that differ. Where the parting is two replays of one capture
 // whose collectives differ, rank-divergent-capture names the cause and this check stays silent.
 #include <algorithm>
@@ -15,6 +16,7 @@
 namespace graphcheck::analyzers {
 
 using analysis::CollectiveLedger;
+using analysis::CommunicatorText;
 using analysis::CompareLedgers;
 using analysis::DescribeDivergence;
 using analysis::JobSummary;
@@ -37,8 +39,8 @@ bool ExplainedByCaptures(const LedgerDivergence& divergence) {
       b.entry->kind != LedgerEntry::Kind::kReplay) {
     return false;
   }
-  const LedgerGraph& mine = a.process->ledger.graphs[a.entry->what];
-  const LedgerGraph& theirs = b.process->ledger.graphs[b.entry->what];
+  const LedgerGraph& mine = a.ledger->graphs[a.entry->what];
+  const LedgerGraph& theirs = b.ledger->graphs[b.entry->what];
   return mine.capture != 0 && mine.capture == theirs.capture && !(mine == theirs);
 }
 
@@ -49,9 +51,9 @@ const LedgerSide& SideToShow(const LedgerDivergence& divergence) {
   if (divergence.fork) sides[0] = &divergence.fork->divergent, sides[1] = &divergence.fork->reference;
   for (int i = 0; i < 2; ++i) {
     const LedgerSide& side = *sides[i];
-    if (!side.entry || side.process->ledger.site_frames[side.entry->site].file.empty()) continue;
-    const std::vector<std::string>& their_sites = sides[1 - i]->process->ledger.sites;
-    const std::string& site = side.process->ledger.sites[side.entry->site];
+    if (!side.entry || side.ledger->site_frames[side.entry->site].file.empty()) continue;
+    const std::vector<std::string>& their_sites = sides[1 - i]->ledger->sites;
+    const std::string& site = side.ledger->sites[side.entry->site];
     if (std::find(their_sites.begin(), their_sites.end(), site) == their_sites.end()) return side;
   }
   return *sides[0];
@@ -92,8 +94,9 @@ class RankDivergentCollectivesCheck : public CheckOf<JobSummary> {
     bool hung = false;
     for (const ProcessSummary& process : job.processes) hung = hung || process.hung;
     for (const LedgerDivergence& divergence : CompareLedgers(job)) {
-      // Eager collectives alone may part by design (a subgroup's collective): a cause only of a hang.
-      if (divergence.kind == Kind::kEager && !hung) continue;
+      // Eager collectives alone on calls that name no communicator may part by design (a subgroup's collective): a
+      // cause only of a hang. On one communicator they must pair up.
+      if (divergence.kind == Kind::kEager && divergence.communicator == 0 && !hung) continue;
       if (ExplainedByCaptures(divergence)) continue;
       Finding finding = NewFinding();
       finding.where.ranks = divergence.ranks;
@@ -104,7 +107,7 @@ class RankDivergentCollectivesCheck : public CheckOf<JobSummary> {
       }
       const LedgerSide& shown = SideToShow(divergence);
       if (shown.entry) {
-        const SourceFrame& frame = shown.process->ledger.site_frames[shown.entry->site];
+        const SourceFrame& frame = shown.ledger->site_frames[shown.entry->site];
         if (!frame.file.empty()) finding.where.python = {frame};
       }
       finding.message =
@@ -113,10 +116,12 @@ class RankDivergentCollectivesCheck : public CheckOf<JobSummary> {
                        "other work on the other ranks: the job hangs or computes wrong values.");
       for (std::string& line : ReplayCountDifferences(divergence)) finding.evidence.push_back(std::move(line));
       for (const LedgerSide* side : {&divergence.divergent, &divergence.reference}) {
-        const CollectiveLedger& ledger = side->process->ledger;
-        finding.evidence.push_back(absl::StrCat("rank ", side->process->rank, "'s ledger: ", ledger.replays,
-                                                " collective-bearing replay(s), ", ledger.eager, " eager collective(s)",
-                                                ledger.truncated ? " (first runs kept)" : ""));
+        const CollectiveLedger& ledger = *side->ledger;
+        const std::string communicator = CommunicatorText(ledger.communicator);
+        finding.evidence.push_back(absl::StrCat("rank ", side->process->rank, "'s ledger",
+                                                communicator.empty() ? "" : absl::StrCat(" of ", communicator), ": ",
+                                                ledger.replays, " collective-bearing replay(s), ", ledger.eager,
+                                                " eager collective(s)", ledger.truncated ? " (first runs kept)" : ""));
       }
       finding.fix = FixFor(divergence.kind);
       // A rank whose ledger ended because its process stopped: the parting follows from the stop.

@@ -1,9 +1,36 @@
 // NVTX ranges, marks, domains and registered strings, decoded from CUPTI's NVTX callbacks into trace events.
+#include <nvtx3/nvToolsExtPayload.h>  // nvtxPayloadData_t, the extended payload NCCL attaches to its ranges
+
+#include <cstring>
+
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 #include "capture/internal/recorder_state.h"
 
 namespace graphcheck::capture::internal {
+namespace {
+
+// The communicator an NCCL call's range names, 0 when it names none. Since NCCL 2.19 each API call's range carries
+// one extended payload (payloadType NVTX_PAYLOAD_TYPE_EXT, reserved0 the count of nvtxPayloadData_t entries at
+// payload.ullValue) of one of NCCL's static schemas, whose first field is the communicator's commHash for every
+// collective, point-to-point and communicator call (NCCL's src/include/nvtx_payload_schemas.h). The hash comes from
+// the communicator's unique id (or its parent's, for a split), so every rank of the communicator reads the same one.
+uint64_t NcclCommunicator(const nvtxEventAttributes_t* attributes) {
+  // NCCL numbers its schemas from the static start; a schema past this window is not one of its.
+  constexpr uint64_t kNcclSchemas = 256;
+  if (attributes == nullptr || attributes->payloadType != NVTX_PAYLOAD_TYPE_EXT || attributes->reserved0 < 1) return 0;
+  const auto* data = reinterpret_cast<const nvtxPayloadData_t*>(attributes->payload.ullValue);
+  if (data == nullptr || data->payload == nullptr || data->size < sizeof(uint64_t) ||
+      data->schemaId < NVTX_PAYLOAD_SCHEMA_ID_STATIC_START ||
+      data->schemaId >= NVTX_PAYLOAD_SCHEMA_ID_STATIC_START + kNcclSchemas) {
+    return 0;
+  }
+  uint64_t communicator = 0;
+  std::memcpy(&communicator, data->payload, sizeof(communicator));
+  return communicator;
+}
+
+}  // namespace
 
 absl::Status Recorder::EnableNvtxCallbacks() {
   for (CUpti_CallbackId cbid :
@@ -146,6 +173,9 @@ void Recorder::OnNvtx(CUpti_CallbackId cbid, const CUpti_NvtxData* data) {
   if (event.kind == trace::NvtxEvent::Kind::kPush && event.domain != 0 &&
       event.domain == nccl_domain_.load(std::memory_order_relaxed)) {
     nccl_calls_.fetch_add(1, std::memory_order_relaxed);
+    if (cbid == CUPTI_CBID_NVTX_nvtxDomainRangePushEx) {
+      event.communicator = NcclCommunicator(static_cast<const nvtxDomainRangePushEx_params*>(params)->core.eventAttrib);
+    }
   }
   writer_->WriteNvtx(event);
 }

@@ -207,6 +207,9 @@ struct NvtxEvent {
   StringId domain = 0;    // "" for the default domain
   StringId message = 0;   // empty for pop / range end
   uint64_t range_id = 0;  // start/end pairs
+  // Since 1.13, NCCL's calls: the communicator's id from NCCL's NVTX payload (its commHash, the same on every rank of
+  // the communicator); 0 when not known.
+  uint64_t communicator = 0;
 };
 
 // Symbolized host frames, innermost first, as string ids.

@@ -201,6 +201,7 @@ def verify(path):
         "calls_covered": len(covered) / len(sizes),
     }
     planned_eager = sum(s["calls"] * s["eager_us"] for s in region["sizes"]) / region["calls"]
+    planned_busy = {s["size"]: s["gpu_busy_us"] for s in region["sizes"]}
     result = {
         "gpu": torch.cuda.get_device_name(),
         "plan_eager_us_per_call": planned_eager,
@@ -211,6 +212,10 @@ def verify(path):
         "eager_us_per_call": eager_us,
         "graphed_us_per_call": graphed_us,
         "warmup_s": warmup_s,
+        # Where the graphed time goes: each bucket's replay GPU time against the recorded eager GPU busy time of its
+        # size, and the graphed loop's time per call beyond the replays' GPU time (copy in, launch, argmax, sync).
+        "bucket_replay_gpu_us_vs_plan_busy": {k: [round(bucket_gpu[k], 1), planned_busy.get(k)] for k in buckets},
+        "graphed_beyond_replay_gpu_us": graphed_us - sum(bucket_gpu[bucket_of(b)] for b in covered) / len(sizes),
         "plan": {k: chosen[k] for k in measured},
         "measured": measured,
         "measured_over_plan": {k: ratio(measured[k], chosen[k]) for k in measured},

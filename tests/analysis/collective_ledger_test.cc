@@ -27,7 +27,9 @@ TEST(CollectiveLedgerTest, KeepsReplaysOfCollectiveGraphsAndEagerCollectivesInOr
   p.Eager("ncclBroadcast", 0, kAutograd);  // named by its thread
   p.Replay(12, 0);                         // no Python stack
   const analysis::ProcessSummary summary = Summary(p.Build());
-  const analysis::CollectiveLedger& ledger = summary.ledger;
+  ASSERT_THAT(summary.ledgers.ledgers, SizeIs(1));
+  const analysis::CollectiveLedger& ledger = summary.ledgers.ledgers[0];
+  EXPECT_EQ(ledger.communicator, 0u);
   ASSERT_THAT(ledger.graphs, SizeIs(1));
   EXPECT_EQ(ledger.graphs[0].capture, 1u);
   EXPECT_EQ(ledger.graphs[0].replays, 3u);
@@ -52,11 +54,52 @@ TEST(CollectiveLedgerTest, KeepsABoundedNumberOfRunsAndCountsTheRest) {
     p.Replay(12, 48);
     p.Eager("ncclAllReduce");
   }
-  const analysis::CollectiveLedger ledger = Summary(p.Build()).ledger;
+  const analysis::CollectiveLedgers ledgers = Summary(p.Build()).ledgers;
+  ASSERT_THAT(ledgers.ledgers, SizeIs(1));
+  const analysis::CollectiveLedger& ledger = ledgers.ledgers[0];
   EXPECT_THAT(ledger.entries, SizeIs(analysis::kMaxLedgerEntries));
   EXPECT_TRUE(ledger.truncated);
   EXPECT_EQ(ledger.replays, analysis::kMaxLedgerEntries);
   EXPECT_EQ(ledger.eager, analysis::kMaxLedgerEntries);
+  EXPECT_EQ(ledgers.replays, analysis::kMaxLedgerEntries);
+}
+
+// NCCL 2.19+ names each call's communicator: a process keeps one ledger per communicator. A graph whose capture calls
+// on two communicators is replayed in both ledgers, each with its own calls; the totals count its replays once.
+TEST(CollectiveLedgerTest, KeepsOneLedgerPerCommunicator) {
+  constexpr uint64_t kWorld = 0x5c1e04a2'00000001;
+  constexpr uint64_t kSide = 0x0badcafe'00000002;
+  RankProgram p(0, 2);
+  p.UseCommunicator(kWorld);
+  p.Capture(12, 30, {"ncclAllReduce", "ncclAllReduce"});
+  p.UseCommunicator(kSide);
+  p.Capture(13, 31, {"ncclBroadcast"});
+  p.Replay(12, 48);
+  p.Eager("ncclAllReduce", 60);  // on kSide
+  p.Replay(13, 49);
+  p.UseCommunicator(kWorld);
+  p.Eager("ncclAllGather", 61);
+  const analysis::CollectiveLedgers ledgers = Summary(p.Build()).ledgers;
+  EXPECT_EQ(ledgers.replays, 2u);
+  EXPECT_EQ(ledgers.eager, 2u);
+  ASSERT_THAT(ledgers.ledgers, SizeIs(2));
+  const analysis::CollectiveLedger& side = ledgers.ledgers[0];  // by communicator
+  const analysis::CollectiveLedger& world = ledgers.ledgers[1];
+  EXPECT_EQ(side.communicator, kSide);
+  EXPECT_EQ(world.communicator, kWorld);
+  ASSERT_THAT(world.graphs, SizeIs(1));
+  EXPECT_EQ(world.GraphText(0), "the graph captured at /job/train.py:30 in setup (ncclAllReduce x2)");
+  ASSERT_THAT(world.entries, SizeIs(2));
+  EXPECT_EQ(world.Describe(world.entries[0]),
+            "a replay of the graph captured at /job/train.py:30 in setup "
+            "(ncclAllReduce x2)");
+  EXPECT_EQ(world.Describe(world.entries[1]), "an eager ncclAllGather");
+  ASSERT_THAT(side.entries, SizeIs(2));
+  EXPECT_EQ(side.Describe(side.entries[0]), "an eager ncclAllReduce");
+  EXPECT_EQ(side.Describe(side.entries[1]),
+            "a replay of the graph captured at /job/train.py:31 in setup "
+            "(ncclBroadcast)");
+  EXPECT_EQ(analysis::CommunicatorText(kWorld), "communicator 5c1e04a2");
 }
 
 }  // namespace

@@ -23,9 +23,10 @@ CollectiveLedger& AddRank(JobSummary* job, int rank, int world_size) {
   ProcessSummary& process = job->processes.emplace_back();
   process.rank = rank;
   process.world_size = world_size;
-  process.ledger.graphs.push_back({{{"ncclAllReduce", 1}}, 1, "train.py:30 in setup", 1, 0});
-  process.ledger.names = {"ncclAllReduce"};
-  return process.ledger;
+  CollectiveLedger& ledger = process.ledgers.ledgers.emplace_back();
+  ledger.graphs.push_back({{{"ncclAllReduce", 1}}, 1, "train.py:30 in setup", 1, 0});
+  ledger.names = {"ncclAllReduce"};
+  return ledger;
 }
 
 // The comparison on ledgers of 64 ranks, built directly: 3000 steps of a replay and an eager all-reduce each (6000
@@ -90,6 +91,39 @@ TEST(LedgerComparisonTest, TheForkIsTheFirstSameWorkMadeAtAnotherLine) {
                                                "(ncclAllReduce): rank 1 made it at train.py:48 in step, rank 0 at "
                                                "train.py:52 in log. Their ledgers part at the 5th"));
   EXPECT_THAT(ReplayCountDifferences(d), ElementsAre(HasSubstr("4 time(s), rank 0 5")));
+}
+
+// Ledgers are compared per communicator: two ranks that call on two communicators in other orders between them
+// agree, and a parting on one communicator is named with it. A subgroup's communicator is compared among the ranks
+// that used it, whatever the others did.
+TEST(LedgerComparisonTest, ComparesEachCommunicatorAmongItsRanks) {
+  constexpr uint64_t kWorld = 0x1111111100000000;
+  constexpr uint64_t kPair = 0x2222222200000000;
+  JobSummary job;
+  for (int rank = 0; rank < 4; ++rank) {
+    ProcessSummary& process = job.processes.emplace_back();
+    process.rank = rank;
+    process.world_size = 4;
+    CollectiveLedger& world = process.ledgers.ledgers.emplace_back();
+    world.communicator = kWorld;
+    world.names = {"ncclAllReduce"};
+    for (int step = 0; step < 3; ++step) world.Append(LedgerEntry::Kind::kEager, 0, 0);
+    if (rank >= 2) continue;  // ranks 0 and 1 share a second communicator; rank 1 calls on it once more
+    CollectiveLedger& pair = process.ledgers.ledgers.emplace_back();
+    pair.communicator = kPair;
+    pair.names = {"ncclAllGather"};
+    for (int step = 0; step < 2 + rank; ++step) pair.Append(LedgerEntry::Kind::kEager, 0, 0);
+  }
+  const std::vector<LedgerDivergence> divergences = CompareLedgers(job);
+  ASSERT_THAT(divergences, SizeIs(1));
+  const LedgerDivergence& d = divergences[0];
+  EXPECT_EQ(d.communicator, kPair);
+  EXPECT_EQ(d.kind, LedgerDivergence::Kind::kEager);
+  EXPECT_EQ(d.ranks, std::vector<int32_t>{1});
+  EXPECT_EQ(d.reference_ranks, std::vector<int32_t>{0});
+  EXPECT_THAT(DescribeDivergence(d), HasSubstr("rank 1 of 4 and rank 0 part at their 3rd eager collective on "
+                                               "communicator 22222222: rank 1's was an eager ncclAllGather (its 3rd "
+                                               "ncclAllGather), where rank 0 made no more (2 in all)"));
 }
 
 }  // namespace

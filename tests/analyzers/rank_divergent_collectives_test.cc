@@ -79,8 +79,8 @@ TEST(RankDivergentCollectivesTest, NamesAReplayMetByAnEagerCollective) {
   EXPECT_THAT(findings[0].fix, HasSubstr("same order"));
 }
 
-// Eager collectives alone may part by design (a collective on a subgroup only some ranks belong to): silent, unless
-// the job hung, where they are the cause to name.
+// Eager collectives alone, on calls that do not name their communicator (NCCL before 2.19), may part by design (a
+// collective on a subgroup only some ranks belong to): silent, unless the job hung, where they are the cause to name.
 TEST(RankDivergentCollectivesTest, EagerCollectivesThatPartAreNamedOnlyWhenTheJobHung) {
   auto job_of = [](bool hung) {
     return BuildJob(2, [hung](int rank, RankProgram& p) {
@@ -95,6 +95,41 @@ TEST(RankDivergentCollectivesTest, EagerCollectivesThatPartAreNamedOnlyWhenTheJo
   ASSERT_THAT(findings, SizeIs(1));
   EXPECT_THAT(findings[0].message, HasSubstr("part at their 2nd eager collective"));
   EXPECT_THAT(findings[0].message, HasSubstr("an eager ncclBroadcast at /job/train.py:61 in log"));
+}
+
+// With NCCL naming each call's communicator (2.19+): the step's all-reduces on the world's communicator and a loss
+// logged on a side group's, before the replay on rank 1 and after it on rank 0, do not meet (each communicator pairs
+// its own calls): silent. The same on one communicator is the parting above.
+TEST(RankDivergentCollectivesTest, WorkOnAnotherCommunicatorMayComeInAnyOrder) {
+  constexpr uint64_t kWorld = 0x1111111100000000;
+  constexpr uint64_t kLogGroup = 0x2222222200000000;
+  const Job job = BuildJob(2, [](int rank, RankProgram& p) {
+    p.UseCommunicator(kWorld);
+    p.Capture(12, 30, {"ncclAllReduce"});
+    p.UseCommunicator(kLogGroup);
+    for (int step = 1; step <= 20; ++step) {
+      if (rank == 1 && step % 10 == 0) p.Eager("ncclAllReduce", 60);
+      p.Replay(12, 48);
+      if (rank == 0 && step % 10 == 0) p.Eager("ncclAllReduce", 62);
+    }
+  });
+  EXPECT_THAT(Divergences(job), IsEmpty());
+}
+
+// On a communicator the calls name, eager collectives that part are a cause whether or not the job hung: every rank
+// that calls on a communicator belongs to it.
+TEST(RankDivergentCollectivesTest, EagerCollectivesThatPartOnANamedCommunicatorAreNamed) {
+  const Job job = BuildJob(2, [](int rank, RankProgram& p) {
+    p.UseCommunicator(0x3333333300000000);
+    p.Eager("ncclAllReduce", 60);
+    if (rank == 0) p.Eager("ncclBroadcast", 61);
+    p.Eager("ncclAllReduce", 60);
+  });
+  const std::vector<Finding> findings = Divergences(job);
+  ASSERT_THAT(findings, SizeIs(1));
+  EXPECT_THAT(findings[0].message, HasSubstr("part at their 2nd eager collective on communicator 33333333"));
+  EXPECT_THAT(findings[0].evidence, Contains(HasSubstr("rank 0's ledger of communicator 33333333: 0 collective-bearing "
+                                                       "replay(s), 3 eager collective(s)")));
 }
 
 TEST(RankDivergentCollectivesTest, CleanTwinsAreSilent) {

@@ -38,7 +38,7 @@ class RankProgram {
     b_.Begin(Tick(), kMain, kStream7).python_stack = b_.PythonStack({{"/job/train.py", line, "setup"}});
     TraceBuilder::In(b_.Launch(Tick(), kMain, kStream7, "gemm"), capture_id);
     for (const std::string& name : collectives) {
-      b_.Push(Tick(), kAutograd, name, "NCCL");
+      b_.Push(Tick(), kAutograd, name, "NCCL").communicator = communicator_;
       b_.Pop(Tick(), kAutograd, "NCCL");
     }
     b_.End(Tick(), kMain, kStream7, capture_id, 0, 1 + static_cast<uint32_t>(collectives.size())).graph_id = graph_id;
@@ -57,10 +57,12 @@ class RankProgram {
       b_.Probe(begin, thread, trace::ProbeEventKind::kWaitBegin).stack =
           b_.PythonStack({{"/job/train.py", line, "log"}});
     }
-    b_.Push(Tick(), thread, name, "NCCL");
+    b_.Push(Tick(), thread, name, "NCCL").communicator = communicator_;
     b_.Pop(Tick(), thread, "NCCL");
     if (line != 0) b_.Probe(Tick(), thread, trace::ProbeEventKind::kWaitEnd);
   }
+  // The communicator the NCCL calls that follow name in their NVTX payload (NCCL 2.19+); 0, the start: none.
+  void UseCommunicator(uint64_t communicator) { communicator_ = communicator; }
   // The program waits in torch.distributed.destroy_process_group at `line` with CUDA graph `graph_id` alive (the
   // probe's events), and graphcheck ends it.
   void TeardownWithLiveGraph(uint64_t graph_id, uint32_t line) {
@@ -96,6 +98,7 @@ class RankProgram {
   TraceBuilder b_;
   uint64_t now_ = 0;
   uint64_t captures_ = 0;
+  uint64_t communicator_ = 0;
 };
 
 using Job = std::vector<trace::Trace>;

@@ -147,14 +147,14 @@ class TraceBuilder {
   }
 
   // `domain` "": the default domain.
-  void Push(uint64_t t, uint32_t thread, const std::string& message, const std::string& domain = "") {
+  trace::NvtxEvent& Push(uint64_t t, uint32_t thread, const std::string& message, const std::string& domain = "") {
     trace::NvtxEvent e;
     e.kind = trace::NvtxEvent::Kind::kPush;
     e.thread_id = thread;
     e.time_ns = t;
     e.message = trace_.Intern(message);
     e.domain = domain.empty() ? 0 : trace_.Intern(domain);
-    trace_.nvtx.push_back(e);
+    return trace_.nvtx.emplace_back(e);
   }
   void Pop(uint64_t t, uint32_t thread, const std::string& domain = "") {
     trace::NvtxEvent e;

@@ -93,6 +93,7 @@ TEST(TraceFormatTest, EveryRecordTypeRoundTrips) {
   n.domain = writer->InternString("graphcheck");
   n.message = writer->InternString("step \"1\"\n");
   n.range_id = 44;
+  n.communicator = 0x9e3779b97f4a7c15;
   writer->WriteNvtx(n);
   DeviceInfo device;
   device.index = 1;

@@ -109,7 +109,7 @@ inline auto Fields(const Hang& h) {
                          h.stack);
 }
 inline auto Fields(const NvtxEvent& n) {
-  return std::make_tuple(n.kind, n.thread_id, n.time_ns, n.domain, n.message, n.range_id);
+  return std::make_tuple(n.kind, n.thread_id, n.time_ns, n.domain, n.message, n.range_id, n.communicator);
 }
 inline auto Fields(const ProcessInfo& p) {
   return std::make_tuple(p.pid, p.parent_pid, p.rank, p.local_rank, p.world_size, p.start_ns, p.hostname,

@@ -199,7 +199,8 @@ bool DecodeNvtx(absl::string_view payload, bool lenient, DeltaState& s, NvtxEven
     return false;
   }
   n->time_ns = s.time = ApplyDelta(s.time, dt);
-  return d.Varint(&n->domain, kU32) && d.Varint(&n->message, kU32) && d.Varint(&n->range_id) && Finish(d, lenient);
+  return d.Varint(&n->domain, kU32) && d.Varint(&n->message, kU32) && d.Varint(&n->range_id) &&
+         (d.remaining() == 0 || d.Varint(&n->communicator)) && Finish(d, lenient);  // since 1.13
 }
 
 bool DecodeString(absl::string_view payload, StringId* id, absl::string_view* s) {

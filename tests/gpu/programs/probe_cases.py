@@ -41,7 +41,10 @@ Lines the tests expect a finding at end in "# defect: MODE"; the tests read them
                      its extra all-reduces meet rank 1's next step's, and its last ones no partner
   ddp-log-order      the recipe with the loss all-reduced eagerly every 10th step, before the replay on rank 1 and
                      after it on rank 0: the eager all-reduce meets the graph's
-  ddp-log-loss       clean: the loss all-reduced eagerly after the replay every 10th step, on every rank
+  ddp-log-loss       clean: the loss all-reduced eagerly after the replay every 10th step, on every rank; trains
+                     as its eager twin does
+  ddp-log-side-group clean: the ddp-log-order pattern with the loss all-reduced on a process group of its own (its
+                     own NCCL communicator, which pairs its own calls); trains as its eager twin does
   ddp-capture-order  the recipe where every rank broadcasts a flag inside the capture, rank 1 before the backward and
                      rank 0 after it: the captures hold their collectives in another order
 """
@@ -355,32 +358,11 @@ def inference_generator():
     print("masks differ between replays:", not torch.equal(first, second), flush=True)
 
 
-def ddp_training(model_name="mlp", on_default_stream=False, warmup=11, steps=30, divergent_rank=None, baseline=0,
-                 teardown="clean", extra_replay_rank=None, log_loss=None, broadcast_first_rank=None):
-    """Whole-step capture of DistributedDataParallel training (forward, backward with DDP's all-reduce, optimizer
-    step), then replays on new batches copied into the static inputs, each replay an NVTX "step" (and `baseline`
-    eager steps before the capture, for the speedup). A capture that fails ends the program (status 1), as it would a
-    training job. `teardown`: "clean" deletes the graph before destroy_process_group (a graph holding NCCL work keeps
-    the communicator from being torn down), "graph-alive" keeps it, "skip-barrier" has rank 1 skip the barrier before
-    the teardown. `extra_replay_rank`: that rank replays once more after every 10th step. `log_loss`: every 10th step
-    all-reduces the loss eagerly, "after" the replay on every rank or in "rank-order" (before it on rank 1).
-    `broadcast_first_rank`: every rank broadcasts a flag inside the capture, that rank before the backward, the others
-    after the optimizer step."""
-    import faulthandler
-    import os
-
-    import torch.distributed as dist
+def ddp_model(model_name, device, on_default_stream=False):
+    """The DDP model of ddp_training, from seed 0, built under a side stream (or on the default stream), with its SGD
+    optimizer, loss and a function that draws a batch. Returns (ddp, optimizer, loss_fn, make_batch, side)."""
     from torch.nn.parallel import DistributedDataParallel
 
-    # A job the tests' bound (150 s) ends says where each rank was: every thread's Python stack on stderr at 100 s.
-    faulthandler.dump_traceback_later(100, exit=False)
-    os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
-    os.environ.setdefault("MASTER_PORT", str(20000 + os.getpid() % 20000))
-    os.environ.setdefault("RANK", "0")
-    os.environ.setdefault("WORLD_SIZE", "1")
-    device = int(os.environ.get("LOCAL_RANK", "0"))
-    torch.cuda.set_device(device)
-    dist.init_process_group("nccl", device_id=torch.device("cuda", device))
     torch.manual_seed(0)
     if model_name == "timm-resnet":
         import timm
@@ -402,7 +384,58 @@ def ddp_training(model_name="mlp", on_default_stream=False, warmup=11, steps=30,
         with torch.cuda.stream(side):
             ddp = DistributedDataParallel(model, device_ids=[device])
     optimizer = torch.optim.SGD(ddp.parameters(), lr=0.01, momentum=0.9)
-    loss_fn = torch.nn.CrossEntropyLoss()
+    return ddp, optimizer, torch.nn.CrossEntropyLoss(), make_batch, side
+
+
+def ddp_eager_twin(model_name, device, warmup, baseline, steps):
+    """ddp_training's run without a graph, from the same seeds: the same warmup and baseline steps, then `steps` eager
+    steps on the batches the replays were given. Returns the parameters it ends with."""
+    ddp, optimizer, loss_fn, make_batch, side = ddp_model(model_name, device)
+    static_x, static_y = make_batch()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        for _ in range(warmup):
+            optimizer.zero_grad(set_to_none=True)
+            loss_fn(ddp(static_x), static_y).backward()
+            optimizer.step()
+        for _ in range(baseline + steps):
+            x, y = make_batch()
+            optimizer.zero_grad(set_to_none=True)
+            loss_fn(ddp(x), y).backward()
+            optimizer.step()
+    torch.cuda.current_stream().wait_stream(side)
+    return [p.detach().clone() for p in ddp.parameters()]
+
+
+def ddp_training(model_name="mlp", on_default_stream=False, warmup=11, steps=30, divergent_rank=None, baseline=0,
+                 teardown="clean", extra_replay_rank=None, log_loss=None, broadcast_first_rank=None,
+                 log_group="world", eager_twin=False):
+    """Whole-step capture of DistributedDataParallel training (forward, backward with DDP's all-reduce, optimizer
+    step), then replays on new batches copied into the static inputs, each replay an NVTX "step" (and `baseline`
+    eager steps before the capture, for the speedup). A capture that fails ends the program (status 1), as it would a
+    training job. `teardown`: "clean" deletes the graph before destroy_process_group (a graph holding NCCL work keeps
+    the communicator from being torn down), "graph-alive" keeps it, "skip-barrier" has rank 1 skip the barrier before
+    the teardown. `extra_replay_rank`: that rank replays once more after every 10th step. `log_loss`: every 10th step
+    all-reduces the loss eagerly, "after" the replay on every rank or in "rank-order" (before it on rank 1), on the
+    world's process group or, with `log_group` "side", on one of its own. `broadcast_first_rank`: every rank
+    broadcasts a flag inside the capture, that rank before the backward, the others after the optimizer step.
+    `eager_twin`: then trains ddp_eager_twin and prints the largest difference of the parameters from it."""
+    import faulthandler
+    import os
+
+    import torch.distributed as dist
+
+    # A job the tests' bound (150 s) ends says where each rank was: every thread's Python stack on stderr at 100 s.
+    faulthandler.dump_traceback_later(100, exit=False)
+    os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
+    os.environ.setdefault("MASTER_PORT", str(20000 + os.getpid() % 20000))
+    os.environ.setdefault("RANK", "0")
+    os.environ.setdefault("WORLD_SIZE", "1")
+    device = int(os.environ.get("LOCAL_RANK", "0"))
+    torch.cuda.set_device(device)
+    dist.init_process_group("nccl", device_id=torch.device("cuda", device))
+    logging_group = dist.new_group() if log_group == "side" else None
+    ddp, optimizer, loss_fn, make_batch, side = ddp_model(model_name, device, on_default_stream)
     static_x, static_y = make_batch()
     side.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(side):
@@ -445,16 +478,20 @@ def ddp_training(model_name="mlp", on_default_stream=False, warmup=11, steps=30,
         log_before = log_loss == "rank-order" and dist.get_rank() == 1 and step % 10 == 0
         if log_before:
             logged.copy_(static_loss.detach())
-            dist.all_reduce(logged)  # defect: ddp-log-order
+            dist.all_reduce(logged, group=logging_group)  # defect: ddp-log-order
         graph.replay()
         nvtx.range_pop()
         if log_loss is not None and step % 10 == 0 and not log_before:
             logged.copy_(static_loss.detach())
-            dist.all_reduce(logged)
+            dist.all_reduce(logged, group=logging_group)
         if dist.get_rank() == extra_replay_rank and step % 10 == 0:
             graph.replay()  # defect: ddp-extra-replay
     torch.cuda.synchronize()
     print("loss after %d replays: %.4f" % (steps, static_loss.item()), flush=True)
+    if eager_twin:
+        expected = ddp_eager_twin(model_name, device, warmup, baseline, steps)
+        difference = max((p.detach() - e).abs().max().item() for p, e in zip(ddp.parameters(), expected))
+        print("graphed vs eager: max difference %.4g" % difference, flush=True)
     if teardown == "graph-alive":
         dist.destroy_process_group()  # defect: ddp-graph-alive
         return
@@ -488,7 +525,8 @@ MODES = {"hf-bert-eager-mask": hf_bert_eager_mask, "tensor-cuda": tensor_cuda, "
          "ddp-divergent": lambda: ddp_training(divergent_rank=1),
          "ddp-extra-replay": lambda: ddp_training(extra_replay_rank=0),
          "ddp-log-order": lambda: ddp_training(log_loss="rank-order"),
-         "ddp-log-loss": lambda: ddp_training(log_loss="after"),
+         "ddp-log-loss": lambda: ddp_training(log_loss="after", eager_twin=True),
+         "ddp-log-side-group": lambda: ddp_training(log_loss="rank-order", log_group="side", eager_twin=True),
          "ddp-capture-order": lambda: ddp_training(broadcast_first_rank=1)}
 
 if __name__ == "__main__":
