@@ -43,7 +43,14 @@ struct ModuleCall {
   std::vector<Input> inputs;
   uint64_t start_ns = 0;
   uint64_t end_ns = 0;
+  uint64_t hooks_ns = 0;  // what the probe's hooks added to the module calls nested in it (trace format 1.13)
   trace::PythonStackId stack = 0;
+
+  // The call's host time without the probe's hooks, in us.
+  double HostUs() const {
+    const uint64_t span = end_ns - start_ns;
+    return (span - std::min(span, hooks_ns)) / 1e3;
+  }
 };
 
 // "Class\t0=32x128\tinput_ids=8x512": the class and the tensor inputs; a malformed input is left out.
@@ -80,6 +87,9 @@ std::vector<ModuleCall> ModuleCalls(const trace::Trace& trace) {
       call.module = e.graph;
       call.start_ns = it->second->time_ns;
       call.end_ns = e.time_ns;
+      // Since 1.13 the end says how many module calls were nested in it (pool) and what the hooks added to each
+      // (value_now, ns); both are bounded by what a call could make so that a damaged event cannot wrap the time.
+      if (e.pool < (uint64_t{1} << 32) && e.value_now < (uint64_t{1} << 32)) call.hooks_ns = e.pool * e.value_now;
       call.stack = it->second->stack;
       ParseCallText(trace.String(e.text), &call);
       begun.erase(it);
@@ -148,7 +158,7 @@ std::vector<PlanSize> MeasureSizes(const TraceAnalysis& analysis, const std::vec
   for (size_t c = 0; c < calls.size(); ++c) {
     Samples& s = by_size[call_sizes[c]];
     s.calls.push_back(c);
-    const double host_us = (calls[c]->end_ns - calls[c]->start_ns) / 1e3;
+    const double host_us = calls[c]->HostUs();
     // A call whose launches were recorded ran slower on the host (the recorder's callbacks): its GPU figures are
     // kept, its host time only where no unrecorded call of the size ran. A call the end of a launch-recording window
     // cut is neither (seen on an H200: a GPT-2 call with 2 of its 47 launches recorded).

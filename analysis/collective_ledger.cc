@@ -65,8 +65,9 @@ class LedgerBuilder {
   absl::flat_hash_map<std::string, uint32_t> name_index_;
 };
 
-// The builders of a process's ledgers, by communicator.
+// The builders of a process's ledgers, by communicator; kWholeProcess's holds every entry.
 using Builders = std::map<uint64_t, LedgerBuilder>;
+constexpr uint64_t kWholeProcess = 0;
 
 LedgerBuilder& BuilderOf(uint64_t communicator, Builders* builders) {
   return builders->try_emplace(communicator, communicator).first->second;
@@ -76,8 +77,8 @@ LedgerBuilder& BuilderOf(uint64_t communicator, Builders* builders) {
 // that holds it.
 using GraphPlaces = std::vector<std::pair<uint64_t, uint32_t>>;
 
-// The graphs of the captures that hold NCCL work, by the CUPTI id of the graph each made, added to the ledgers of
-// the communicators they call on.
+// The graphs of the captures that hold NCCL work, by the CUPTI id of the graph each made, added to the process's
+// ledger with all their calls and to the ledger of each named communicator they call on with its calls.
 absl::flat_hash_map<uint64_t, GraphPlaces> CollectiveGraphs(const TraceAnalysis& analysis,
                                                             const std::vector<uint32_t>& capture_numbers,
                                                             const std::vector<DomainRange>& nccl, Builders* builders) {
@@ -90,24 +91,26 @@ absl::flat_hash_map<uint64_t, GraphPlaces> CollectiveGraphs(const TraceAnalysis&
     const trace::CallDetail& end = trace.Detail(trace.api_calls[*window.end_call]);
     if (end.return_code != 0 || end.graph_id == 0) continue;
     const OpenSpan span = OpenSpanOf(trace, window);
-    std::map<uint64_t, std::vector<CollectiveRun>> calls = CollectivesByCommunicator(nccl, span.begin_ns, span.end_ns);
-    uint32_t nccl_kernels = 0;
+    LedgerGraph graph;
+    graph.collectives = CollectivesBetween(nccl, span.begin_ns, span.end_ns);
     for (size_t i = window.begin_call; i < *window.end_call; ++i) {
       const trace::ApiCall& call = trace.api_calls[i];
       if (call.kind == trace::ApiKind::kKernelLaunch && call.capture_id == window.capture_id &&
           IsNcclKernel(trace.String(trace.Detail(call).kernel_name))) {
-        ++nccl_kernels;
+        ++graph.nccl_kernels;
       }
     }
-    // NCCL kernels without a call to name their communicator: the graph is known to communicator 0 by its kernels.
-    if (nccl_kernels > 0 && calls.empty()) calls[0];
-    LedgerGraph graph;
+    if (graph.collectives.empty() && graph.nccl_kernels == 0) continue;
     graph.captured_at = trace::ProgramSite(analysis.Locate(window.begin_call).python);
     graph.capture = w < capture_numbers.size() ? capture_numbers[w] : 0;
-    for (auto& [communicator, runs] : calls) {
-      graph.collectives = std::move(runs);
-      graph.nccl_kernels = communicator == 0 ? nccl_kernels : 0;
-      by_graph_id[end.graph_id].emplace_back(communicator, BuilderOf(communicator, builders).AddGraph(graph));
+    GraphPlaces& places = by_graph_id[end.graph_id];
+    places.emplace_back(kWholeProcess, BuilderOf(kWholeProcess, builders).AddGraph(graph));
+    for (auto& [communicator, runs] : CollectivesByCommunicator(nccl, span.begin_ns, span.end_ns)) {
+      if (communicator == 0) continue;  // calls that name none: in the process's ledger only
+      LedgerGraph on_communicator = graph;
+      on_communicator.collectives = std::move(runs);
+      on_communicator.nccl_kernels = 0;  // the kernels do not say their communicator
+      places.emplace_back(communicator, BuilderOf(communicator, builders).AddGraph(std::move(on_communicator)));
     }
   }
   return by_graph_id;
@@ -262,7 +265,6 @@ CollectiveLedgers BuildCollectiveLedgers(const TraceAnalysis& analysis, const st
       if (detail.return_code != 0) continue;
       const auto graph = graphs.find(detail.graph_id);
       if (graph == graphs.end()) continue;
-      ++result.replays;
       const Site site = SiteOfStack(trace, detail.python_stack);
       for (const auto& [communicator, index] : graph->second)
         BuilderOf(communicator, &builders).AppendReplay(index, site);
@@ -273,11 +275,18 @@ CollectiveLedgers BuildCollectiveLedgers(const TraceAnalysis& analysis, const st
     while (span < spans.size() && spans[span].end_ns < call.start_ns) ++span;
     if (span < spans.size() && spans[span].begin_ns <= call.start_ns) continue;  // captured
     append_launches_before(call.start_ns);
-    ++result.eager;
-    BuilderOf(call.communicator, &builders).AppendEager(call.name, eager_sites.SiteOf(call));
+    const Site site = eager_sites.SiteOf(call);
+    BuilderOf(kWholeProcess, &builders).AppendEager(call.name, site);
+    if (call.communicator != 0) BuilderOf(call.communicator, &builders).AppendEager(call.name, site);
   }
   append_launches_before(~uint64_t{0});
-  for (auto& [communicator, builder] : builders) result.ledgers.push_back(builder.Take());
+  for (auto& [communicator, builder] : builders) {
+    if (communicator == kWholeProcess) {
+      result.process = builder.Take();
+    } else {
+      result.communicators.push_back(builder.Take());
+    }
+  }
   return result;
 }
 

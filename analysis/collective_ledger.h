@@ -1,14 +1,15 @@
-// A process's collective ledgers: for each NCCL communicator it used, the ordered sequence of its collective-bearing
-// work on that communicator, kept so that the ranks of a job can be compared once their traces are dropped.
-// Collectives pair up by order on each communicator; the order between communicators is not a contract (PyTorch
-// issues each process group's work on a stream of its own). Two kinds of entry:
-// - a replay of a graph whose capture holds NCCL work on the communicator (NCCL's NVTX calls while it was open), with
-//   the calls on that communicator; a graph holding calls on two communicators is replayed in both ledgers;
-// - an eager collective: an NCCL call (its NVTX range) on the communicator outside any capture. Point-to-point calls
-//   (ncclSend/ncclRecv) are left out: pipeline stages pair them differently by design.
-// NCCL names the communicator in its ranges' payload (trace format 1.13). Calls that name none (older traces, NCCL
-// before 2.19) and graphs known only by their NCCL kernels go to one ledger of communicator 0, compared across the
-// ranks that must do the same work.
+// A process's collective ledgers: the ordered sequence of its collective-bearing work, kept so that the ranks of a
+// job can be compared once their traces are dropped. Two kinds of entry:
+// - a replay of a graph whose capture holds NCCL work (NCCL's NVTX calls while it was open, or NCCL kernels in it);
+// - an eager collective: an NCCL call (its NVTX range) outside any capture. Point-to-point calls (ncclSend/ncclRecv)
+//   are left out: pipeline stages pair them differently by design.
+// The process's ledger holds every entry, whatever its communicator: collectives on two communicators are ordered
+// wherever streams join them (a torch.distributed call makes the current stream wait for its collective, and the
+// next replay on that stream waits behind it: seen on two H200s, an eager all-reduce before the replay on one rank
+// and after it on the other hung on two communicators as on one). NCCL (2.19+) also names each call's communicator
+// in its range's payload (its commHash, trace format 1.13): each named communicator has a ledger of its own, with
+// the replays of the graphs holding calls on it (those calls only) and its eager calls, which every rank of the
+// communicator must make alike.
 // Each entry carries its site when the trace knows it: the program's line of the graph launch (the recorder takes the
 // Python stack at launches of collective-bearing graphs) or of the torch.distributed call (the probe's wait events,
 // under --hang-timeout), else the name of the thread that made the call ("thread pt_autograd_0": DDP's reducer).
@@ -54,7 +55,7 @@ struct LedgerEntry {
 };
 
 struct CollectiveLedger {
-  uint64_t communicator = 0;  // NCCL's commHash, the same on every rank of the communicator; 0: not named
+  uint64_t communicator = 0;  // NCCL's commHash, the same on every rank of the communicator; 0: the process's
   std::vector<LedgerGraph> graphs;
   std::vector<std::string> names;         // eager collectives' NCCL functions ("ncclAllReduce")
   std::vector<std::string> sites = {""};  // "train.py:52 in step", "thread pt_autograd_0"; sites[0] = unknown
@@ -85,11 +86,10 @@ struct CollectiveLedger {
 // communicator's set-up).
 bool IsLedgerCollective(absl::string_view nccl_function);
 
-// A process's ledgers, one per communicator it used.
+// A process's ledgers.
 struct CollectiveLedgers {
-  std::vector<CollectiveLedger> ledgers;  // by communicator
-  uint64_t replays = 0;                   // launches of collective-bearing graphs, each once
-  uint64_t eager = 0;                     // eager collectives
+  CollectiveLedger process;                     // every entry
+  std::vector<CollectiveLedger> communicators;  // one per communicator its calls named, by communicator
 };
 
 // The ledgers of the process `analysis` holds. `capture_numbers`: for each capture window, its number among the

@@ -178,17 +178,19 @@ std::vector<int32_t> Ranks(const std::vector<std::pair<const ProcessSummary*, co
 }  // namespace
 
 std::vector<LedgerDivergence> CompareLedgers(const JobSummary& job) {
-  // What is compared together: one communicator's ledgers, across its members whatever their stage; communicator 0's
-  // within one stage.
+  // What is compared together: the processes' ledgers within one stage (the ranks that must do the same work), then
+  // each named communicator's ledgers across the ranks that used it, whatever their stage. The map orders the
+  // processes' scopes (communicator 0) first.
   using Scope = std::pair<uint64_t, JobStage>;
   using Member = std::pair<const ProcessSummary*, const CollectiveLedger*>;
   std::map<Scope, std::map<LedgerSignature, std::vector<Member>>> scopes;
   for (const ProcessSummary& process : job.processes) {
     // A ledger whose trace lost records may miss entries: not compared.
     if (process.rank < 0 || process.world_size <= 1 || process.ledger_lossy) continue;
-    for (const CollectiveLedger& ledger : process.ledgers.ledgers) {
-      const JobStage stage = ledger.communicator == 0 ? StageOf(process) : JobStage{process.world_size, {}};
-      scopes[{ledger.communicator, stage}][SignatureOf(ledger)].push_back({&process, &ledger});
+    const CollectiveLedger& whole = process.ledgers.process;
+    scopes[{0, StageOf(process)}][SignatureOf(whole)].push_back({&process, &whole});
+    for (const CollectiveLedger& ledger : process.ledgers.communicators) {
+      scopes[{ledger.communicator, {process.world_size, {}}}][SignatureOf(ledger)].push_back({&process, &ledger});
     }
   }
   std::vector<LedgerDivergence> divergences;
@@ -295,11 +297,12 @@ std::string DescribeAgreement(const JobSummary& job) {
     if (first == nullptr) first = &process;
   }
   if (first == nullptr) return "";
-  const size_t communicators = first->ledgers.ledgers.size();
-  return absl::StrCat("the ", ranks, " ranks' collective ledgers agree: each made ", first->ledgers.replays,
-                      " collective-bearing graph replay(s) and ", first->ledgers.eager,
-                      " eager collective(s), in the same order",
-                      communicators > 1 ? absl::StrCat(" on each of its ", communicators, " communicators") : "");
+  const size_t communicators = first->ledgers.communicators.size();
+  return absl::StrCat(
+      "the ", ranks, " ranks' collective ledgers agree: each made ", first->ledgers.process.replays,
+      " collective-bearing graph replay(s) and ", first->ledgers.process.eager,
+      " eager collective(s), in the same order",
+      communicators > 1 ? absl::StrCat(", and on each of its ", communicators, " NCCL communicators") : "");
 }
 
 }  // namespace graphcheck::analysis

@@ -4,15 +4,16 @@
 // than the others, or replays it where another rank calls an eager all-reduce, leaves a collective without its
 // partner: the job hangs, or two different collectives meet and compute wrong values.
 //
-// Ledgers are compared per communicator: the ranks whose ledgers name one communicator are its members, whatever
-// their pipeline stage. Communicator 0's ledgers (calls that name none) are compared across the ranks that must do the
-// same work (one world size and pipeline stage, JobStage). Within each, the ranks are grouped by their ledgers'
-// fingerprints; the group of the most ranks is the reference, and each other group's first rank is walked against the
-// reference's first rank to the first entry where they part. Three kinds of parting:
+// The processes' ledgers are compared across the ranks that must do the same work (one world size and pipeline stage,
+// JobStage); then each named communicator's ledgers across the ranks that used it, whatever their stage. Within
+// each, the ranks are grouped by their ledgers' fingerprints; the group of the most ranks is the reference, and each
+// other group's first rank is walked against the reference's first rank to the first entry where they part. Three kinds
+// of parting:
 // - kReplays: the sequences of collective-bearing replays differ (a replay more, fewer, or of another graph);
 // - kInterleaving: the replays agree and the eager collectives agree, but not their order between each other;
-// - kEager: only the eager collectives differ. On a named communicator that is a cause; on communicator 0 it may be
-//   a subgroup's collective, made by the subgroup's ranks only, so there it names a cause only when the job hung.
+// - kEager: only the eager collectives differ. On a named communicator that is a cause; in the processes' ledgers it
+//   may be a subgroup's collective, made by the subgroup's ranks only, so there it names a cause only when the job
+//   hung.
 // Where the eager collectives agree, the walk compares whole sequences (the parting of a skipped replay is where an
 // eager collective meets it); else only the entries that differ. Entries pair by what they are, not where they were
 // made (NCCL pairs by order alone); the first pair made from different program lines before the parting is kept as
@@ -52,7 +53,7 @@ struct LedgerDivergence {
   enum class Compared { kAll, kReplays, kEager };  // which entries `position` counts
   Compared compared = Compared::kAll;
   int32_t world_size = 0;
-  uint64_t communicator = 0;             // the communicator whose ledgers part; 0: calls that name none
+  uint64_t communicator = 0;             // the communicator whose ledgers part; 0: the processes' ledgers
   std::vector<int32_t> ranks;            // the ranks whose ledgers part from the reference's, ascending
   std::vector<int32_t> reference_ranks;  // the most ranks', ascending
   uint64_t position = 0;                 // 0-based, among the entries compared
@@ -62,7 +63,8 @@ struct LedgerDivergence {
   std::optional<LedgerFork> fork;  // the first same work from other program lines before the parting
 };
 
-// Every parting in `job`, by communicator (and stage); none when the ranks' ledgers agree.
+// Every parting in `job`: the processes' ledgers' by stage first, then each named communicator's; none when the
+// ranks' ledgers agree.
 std::vector<LedgerDivergence> CompareLedgers(const JobSummary& job);
 
 // One sentence: "rank 1 of 2 and rank 0 part at their 47th collective-bearing graph replay on communicator 5c1e04a2:
@@ -76,7 +78,7 @@ std::string DescribeDivergence(const LedgerDivergence& divergence);
 std::vector<std::string> ReplayCountDifferences(const LedgerDivergence& divergence);
 
 // "the 2 ranks' collective ledgers agree: each made 40 collective-bearing graph replay(s) and 3 eager collective(s), in
-// the same order on each of its 2 communicators".
+// the same order, and on each of its 2 NCCL communicators".
 std::string DescribeAgreement(const JobSummary& job);
 
 }  // namespace graphcheck::analysis

@@ -1,7 +1,7 @@
-// rank-divergent-collectives: the ranks of a distributed job issued their collective-bearing work on one communicator
-// in different orders (ledger_comparison.h): a graph replayed more often on one rank, a replay where another rank
-// calls an eager collective, or eager collectives that do not pair up (where the calls do not name their
-// communicator, only when the job hung). Names the first parting, what each side
+// rank-divergent-collectives: the ranks of a distributed job issued their collective-bearing work in different orders
+// (ledger_comparison.h): a graph replayed more often on one rank, a replay where another rank calls an eager
+// collective, or eager collectives that do not pair up on one NCCL communicator (in the processes' ledgers, where a
+// subgroup's collective parts by design, only when the job hung). Names the first parting, what each side
 // did there and at which line, and the replay counts that differ. Where the parting is two replays of one capture
 // whose collectives differ, rank-divergent-capture names the cause and this check stays silent.
 #include <algorithm>
@@ -93,11 +93,14 @@ class RankDivergentCollectivesCheck : public CheckOf<JobSummary> {
   void Read(const JobSummary& job, const BoundOptions& options, std::vector<Finding>* findings) const override {
     bool hung = false;
     for (const ProcessSummary& process : job.processes) hung = hung || process.hung;
+    bool named = false;  // a parting of the processes' ledgers was named: a communicator's says the same again
     for (const LedgerDivergence& divergence : CompareLedgers(job)) {
-      // Eager collectives alone on calls that name no communicator may part by design (a subgroup's collective): a
-      // cause only of a hang. On one communicator they must pair up.
+      // Eager collectives alone may part by design in the processes' ledgers (a subgroup's collective): a cause only
+      // of a hang. On one communicator they must pair up.
       if (divergence.kind == Kind::kEager && divergence.communicator == 0 && !hung) continue;
       if (ExplainedByCaptures(divergence)) continue;
+      if (divergence.communicator != 0 && named) continue;
+      named = named || divergence.communicator == 0;
       Finding finding = NewFinding();
       finding.where.ranks = divergence.ranks;
       if (divergence.ranks.size() == divergence.reference_ranks.size()) {  // no majority: both sides

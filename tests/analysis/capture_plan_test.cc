@@ -14,8 +14,10 @@ namespace {
 using ::testing::HasSubstr;
 
 // Calls of one module, one per batch size in `batches`, each launching `kernels` kernels that take `us_per_row`
-// microseconds per row of the batch (plus 2 us), 8 us of host time per launch.
-trace::Trace ServingTrace(const std::vector<int>& batches, int kernels = 6, double us_per_row = 0.1) {
+// microseconds per row of the batch (plus 2 us), 8 us of host time per launch: 2 us + 8 us per launch in all. The
+// end events say the probe's hooks added `hooks_ns` to each of `nested` module calls inside.
+trace::Trace ServingTrace(const std::vector<int>& batches, int kernels = 6, double us_per_row = 0.1,
+                          uint64_t nested = 0, uint64_t hooks_ns = 0) {
   testing_trace::TraceBuilder b;
   const trace::PythonStackId site = b.PythonStack({{"serve.py", 10, "serve"}});
   uint64_t t = 1'000'000;
@@ -30,6 +32,8 @@ trace::Trace ServingTrace(const std::vector<int>& batches, int kernels = 6, doub
     }
     trace::ProbeEvent& end = b.Probe(at + 1'000, 1, trace::ProbeEventKind::kModuleCallEnd, 77);
     end.value = i + 1;
+    end.pool = nested;
+    end.value_now = hooks_ns;
     end.text = b.Intern(absl::StrCat("Net\t0=", batches[i], "x64\tmask=", batches[i], "x", 16 + i % 2));
     t = at + 50'000;
   }
@@ -53,6 +57,22 @@ CapturePlan Plan(const trace::Trace& trace) {
   absl::StatusOr<CapturePlan> plan = PlanCaptures({&trace}, PlanModel());
   EXPECT_TRUE(plan.ok()) << plan.status();
   return plan.ok() ? *plan : CapturePlan();
+}
+
+// The probe's global hooks slow each module call nested in an outermost one; the plan takes what the end events say
+// they added out of the eager time: 30 nested calls at 1 us each leave 20 of a call's 50 us.
+TEST(CapturePlanTest, EagerTimesLeaveOutWhatTheProbesHooksAdded) {
+  const std::vector<int> batches = {4, 4, 4, 8, 8, 8};
+  const CapturePlan bare = Plan(ServingTrace(batches));
+  const CapturePlan hooked = Plan(ServingTrace(batches, 6, 0.1, 30, 1'000));
+  ASSERT_FALSE(bare.regions.empty());
+  ASSERT_FALSE(hooked.regions.empty());
+  ASSERT_EQ(bare.regions[0].sizes.size(), 2u);
+  ASSERT_EQ(hooked.regions[0].sizes.size(), 2u);
+  for (size_t i = 0; i < 2; ++i) {
+    EXPECT_NEAR(bare.regions[0].sizes[i].eager_us, 50, 0.01);
+    EXPECT_NEAR(hooked.regions[0].sizes[i].eager_us, 20, 0.01);
+  }
 }
 
 TEST(CapturePlanTest, BucketsTheDimensionWithTheMostSizesAndPadsTheRest) {

@@ -27,9 +27,8 @@ TEST(CollectiveLedgerTest, KeepsReplaysOfCollectiveGraphsAndEagerCollectivesInOr
   p.Eager("ncclBroadcast", 0, kAutograd);  // named by its thread
   p.Replay(12, 0);                         // no Python stack
   const analysis::ProcessSummary summary = Summary(p.Build());
-  ASSERT_THAT(summary.ledgers.ledgers, SizeIs(1));
-  const analysis::CollectiveLedger& ledger = summary.ledgers.ledgers[0];
-  EXPECT_EQ(ledger.communicator, 0u);
+  EXPECT_THAT(summary.ledgers.communicators, SizeIs(0));  // no call named its communicator
+  const analysis::CollectiveLedger& ledger = summary.ledgers.process;
   ASSERT_THAT(ledger.graphs, SizeIs(1));
   EXPECT_EQ(ledger.graphs[0].capture, 1u);
   EXPECT_EQ(ledger.graphs[0].replays, 3u);
@@ -55,17 +54,15 @@ TEST(CollectiveLedgerTest, KeepsABoundedNumberOfRunsAndCountsTheRest) {
     p.Eager("ncclAllReduce");
   }
   const analysis::CollectiveLedgers ledgers = Summary(p.Build()).ledgers;
-  ASSERT_THAT(ledgers.ledgers, SizeIs(1));
-  const analysis::CollectiveLedger& ledger = ledgers.ledgers[0];
+  const analysis::CollectiveLedger& ledger = ledgers.process;
   EXPECT_THAT(ledger.entries, SizeIs(analysis::kMaxLedgerEntries));
   EXPECT_TRUE(ledger.truncated);
   EXPECT_EQ(ledger.replays, analysis::kMaxLedgerEntries);
   EXPECT_EQ(ledger.eager, analysis::kMaxLedgerEntries);
-  EXPECT_EQ(ledgers.replays, analysis::kMaxLedgerEntries);
 }
 
-// NCCL 2.19+ names each call's communicator: a process keeps one ledger per communicator. A graph whose capture calls
-// on two communicators is replayed in both ledgers, each with its own calls; the totals count its replays once.
+// NCCL 2.19+ names each call's communicator: besides the process's ledger of every entry, a process keeps one ledger
+// per communicator. A graph whose capture calls on two communicators is replayed in both, each with its own calls.
 TEST(CollectiveLedgerTest, KeepsOneLedgerPerCommunicator) {
   constexpr uint64_t kWorld = 0x5c1e04a2'00000001;
   constexpr uint64_t kSide = 0x0badcafe'00000002;
@@ -80,11 +77,13 @@ TEST(CollectiveLedgerTest, KeepsOneLedgerPerCommunicator) {
   p.UseCommunicator(kWorld);
   p.Eager("ncclAllGather", 61);
   const analysis::CollectiveLedgers ledgers = Summary(p.Build()).ledgers;
-  EXPECT_EQ(ledgers.replays, 2u);
-  EXPECT_EQ(ledgers.eager, 2u);
-  ASSERT_THAT(ledgers.ledgers, SizeIs(2));
-  const analysis::CollectiveLedger& side = ledgers.ledgers[0];  // by communicator
-  const analysis::CollectiveLedger& world = ledgers.ledgers[1];
+  EXPECT_EQ(ledgers.process.replays, 2u);
+  EXPECT_EQ(ledgers.process.eager, 2u);
+  ASSERT_THAT(ledgers.process.entries, SizeIs(4));
+  EXPECT_EQ(ledgers.process.Describe(ledgers.process.entries[1]), "an eager ncclAllReduce");
+  ASSERT_THAT(ledgers.communicators, SizeIs(2));
+  const analysis::CollectiveLedger& side = ledgers.communicators[0];  // by communicator
+  const analysis::CollectiveLedger& world = ledgers.communicators[1];
   EXPECT_EQ(side.communicator, kSide);
   EXPECT_EQ(world.communicator, kWorld);
   ASSERT_THAT(world.graphs, SizeIs(1));

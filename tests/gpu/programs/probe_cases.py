@@ -43,8 +43,9 @@ Lines the tests expect a finding at end in "# defect: MODE"; the tests read them
                      after it on rank 0: the eager all-reduce meets the graph's
   ddp-log-loss       clean: the loss all-reduced eagerly after the replay every 10th step, on every rank; trains
                      as its eager twin does
-  ddp-log-side-group clean: the ddp-log-order pattern with the loss all-reduced on a process group of its own (its
-                     own NCCL communicator, which pairs its own calls); trains as its eager twin does
+  ddp-log-side-group the ddp-log-order pattern with the loss all-reduced on a process group of its own: two NCCL
+                     communicators, yet the eager all-reduce makes the current stream wait, and the replay behind it
+                     waits for a partner the other rank issues after its own replay
   ddp-capture-order  the recipe where every rank broadcasts a flag inside the capture, rank 1 before the backward and
                      rank 0 after it: the captures hold their collectives in another order
 """
@@ -526,7 +527,7 @@ MODES = {"hf-bert-eager-mask": hf_bert_eager_mask, "tensor-cuda": tensor_cuda, "
          "ddp-extra-replay": lambda: ddp_training(extra_replay_rank=0),
          "ddp-log-order": lambda: ddp_training(log_loss="rank-order"),
          "ddp-log-loss": lambda: ddp_training(log_loss="after", eager_twin=True),
-         "ddp-log-side-group": lambda: ddp_training(log_loss="rank-order", log_group="side", eager_twin=True),
+         "ddp-log-side-group": lambda: ddp_training(log_loss="rank-order", log_group="side"),
          "ddp-capture-order": lambda: ddp_training(broadcast_first_rank=1)}
 
 if __name__ == "__main__":
