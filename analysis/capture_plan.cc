@@ -143,8 +143,10 @@ bool Follows(const std::vector<const ModuleCall*>& calls, const Dimension& dimen
 double Median(std::vector<double> values) { return values.empty() ? 0 : Quantile(std::move(values), 0.5); }
 
 // Per size: the calls' figures (medians), and the pool a graph of it would grow.
+// `memory_calls`: per size, the call whose pool forecast was largest ({} when the allocator history had none).
 std::vector<PlanSize> MeasureSizes(const TraceAnalysis& analysis, const std::vector<const ModuleCall*>& calls,
-                                   const std::vector<int64_t>& call_sizes, const PlanModel& model, size_t* unmeasured) {
+                                   const std::vector<int64_t>& call_sizes, const PlanModel& model, size_t* unmeasured,
+                                   std::vector<TimeInterval>* memory_calls) {
   const trace::Trace& trace = analysis.trace();
   std::vector<Iteration> steps;
   // A call as a step: the API calls that began inside it, on any thread (autograd's own threads launch too).
@@ -183,10 +185,12 @@ std::vector<PlanSize> MeasureSizes(const TraceAnalysis& analysis, const std::vec
     p.nodes = Median(s.nodes);
     p.eager_us = Median(s.host_unrecorded.empty() ? s.host_recorded : s.host_unrecorded);
     size_t replayed = 0;
+    TimeInterval& memory_call = memory_calls->emplace_back();
     for (size_t c : s.calls) {
       if (calls[c]->start_ns < history_from || replayed == kMemoryCallsPerSize) continue;
-      const PoolForecast pool =
-          ForecastPool(trace.allocations, {TimeInterval{calls[c]->start_ns, calls[c]->end_ns, 0}});
+      const TimeInterval interval{calls[c]->start_ns, calls[c]->end_ns, 0};
+      const PoolForecast pool = ForecastPool(trace.allocations, {interval});
+      if (replayed == 0 || pool.pool_bytes > p.pool_bytes) memory_call = interval;
       p.pool_bytes = std::max(p.pool_bytes, pool.pool_bytes);
       p.outliving_bytes = std::max(p.outliving_bytes, pool.outliving_bytes);
       ++replayed;
@@ -254,30 +258,46 @@ std::vector<size_t> ChooseBuckets(const std::vector<PlanSize>& sizes, size_t cou
 struct RegionFacts {
   size_t calls = 0;
   double calls_per_step = 1;
+  const std::vector<trace::AllocatorEvent>* allocations = nullptr;  // the allocator's history
+  std::vector<TimeInterval> memory_calls;                           // per size (MeasureSizes)
 };
+
+// One shared pool, the largest bucket captured first (as a plan is best captured): each capture reuses what the ones
+// before it freed and keeps its outputs, replayed through the allocator's model (one call of each bucket); the
+// largest bucket's pool and what each other bucket's call left allocated where a bucket has no call in the history.
+uint64_t SharedPoolBytes(const std::vector<PlanSize>& sizes, const std::vector<size_t>& chosen,
+                         const RegionFacts& facts) {
+  std::vector<size_t> order = chosen;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return sizes[a].size > sizes[b].size; });
+  std::vector<TimeInterval> captures;
+  for (size_t b : order) {
+    if (facts.allocations == nullptr || b >= facts.memory_calls.size() || facts.memory_calls[b].end_ns == 0) break;
+    captures.push_back(facts.memory_calls[b]);
+  }
+  if (captures.size() == order.size() && !captures.empty()) {
+    return ForecastCapturesIntoOnePool(*facts.allocations, captures).pool_bytes;
+  }
+  uint64_t largest = 0, outliving = 0, largest_outliving = 0;
+  for (size_t b : chosen) {
+    outliving += sizes[b].outliving_bytes;
+    if (sizes[b].pool_bytes > largest) largest = sizes[b].pool_bytes, largest_outliving = sizes[b].outliving_bytes;
+  }
+  return largest + (outliving - largest_outliving);
+}
 
 BucketSet CostBuckets(const std::string& name, const std::vector<PlanSize>& sizes, const std::vector<size_t>& chosen,
                       const RegionFacts& facts, const PlanModel& model) {
   BucketSet set;
   set.name = name;
   double covered = 0, own_gpu = 0, saving = 0, eager = 0;
-  uint64_t largest_pool = 0, outliving = 0;
   for (size_t b : chosen) {
     const PlanSize& bucket = sizes[b];
     set.buckets.push_back(bucket.size);
     set.private_pools_bytes += bucket.pool_bytes;
-    largest_pool = std::max(largest_pool, bucket.pool_bytes);
-    outliving += bucket.outliving_bytes;
     set.capture_us +=
         model.capture_fixed_us + (model.warmup_calls + 1) * bucket.eager_us + bucket.nodes * model.instantiate_node_us;
   }
-  // One shared pool, the largest bucket captured first: the others reuse its freed blocks and keep their outputs.
-  for (size_t b : chosen) {
-    if (sizes[b].pool_bytes == largest_pool) {
-      set.shared_pool_bytes = largest_pool + (outliving - sizes[b].outliving_bytes);
-      break;
-    }
-  }
+  set.shared_pool_bytes = SharedPoolBytes(sizes, chosen, facts);
   size_t bucket = 0;
   for (size_t i = 0; i < sizes.size(); ++i) {
     const PlanSize& s = sizes[i];
@@ -422,9 +442,10 @@ std::vector<RegionPlan> PlanTrace(const trace::Trace& trace, const std::string& 
         region.padded_to_max.push_back(absl::StrCat(varying[v].Name(first), " (to ", largest, ")"));
       }
     }
-    region.sizes = MeasureSizes(analysis, group, call_sizes, model, unmeasured);
+    RegionFacts facts{region.calls, region.calls_per_step, &trace.allocations, {}};
+    region.sizes = MeasureSizes(analysis, group, call_sizes, model, unmeasured, &facts.memory_calls);
     if (region.sizes.size() > kMaxSizes) region.sizes.resize(kMaxSizes);
-    region.sets = ProposeSets(region.sizes, RegionFacts{region.calls, region.calls_per_step}, model);
+    region.sets = ProposeSets(region.sizes, facts, model);
     Judge(&region);
   }
   return regions;
@@ -486,7 +507,8 @@ absl::StatusOr<CapturePlan> PlanCaptures(const std::vector<const trace::Trace*>&
                       "covered calls' GPU time",
                       model.covered_quantile, 100 * model.balanced_padding_share),
       "pools: each bucket's is its largest call's allocations replayed through the caching allocator's model "
-      "(memory_forecast); one shared pool is the largest bucket's plus what each other bucket's call left allocated; "
+      "(memory_forecast); one shared pool replays one call of each bucket, largest first, through one model pool, "
+      "each keeping what it left allocated; "
       "cuBLAS's workspaces are not included (seen in training graphs' pools on an H100, not in an inference loop's "
       "on an H200)"};
   return plan;

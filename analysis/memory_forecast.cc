@@ -156,6 +156,39 @@ PoolForecast ForecastPool(const std::vector<AllocatorEvent>& events, const std::
   return forecast;
 }
 
+PoolForecast ForecastCapturesIntoOnePool(const std::vector<AllocatorEvent>& events,
+                                         const std::vector<TimeInterval>& captures) {
+  PoolForecast forecast;
+  std::map<uint32_t, PoolModel> pools;  // per device
+  for (const TimeInterval& capture : captures) {
+    absl::flat_hash_map<std::pair<uint32_t, uint64_t>, LiveBlock> live;  // this capture's blocks
+    auto event = std::lower_bound(events.begin(), events.end(), capture.start_ns,
+                                  [](const AllocatorEvent& e, uint64_t t) { return e.time_ns < t; });
+    for (; event != events.end() && event->time_ns < capture.end_ns; ++event) {
+      const std::pair<uint32_t, uint64_t> key{event->device, event->address};
+      PoolModel& pool = pools[event->device];
+      if (event->action == AllocatorEvent::Action::kFree) {
+        if (auto it = live.find(key); it != live.end()) {
+          pool.Free(it->second.model_address);
+          live.erase(it);
+        }
+        continue;
+      }
+      LiveBlock block{pool.Allocate(event->bytes), BlockSize(event->bytes)};
+      if (auto [it, inserted] = live.insert({key, block}); !inserted) {  // an address allocated twice: a lost free
+        pool.Free(it->second.model_address);
+        it->second = block;
+      }
+      uint64_t pooled_live = 0;
+      for (const auto& [device, model] : pools) pooled_live += model.live();
+      forecast.live_peak_bytes = std::max(forecast.live_peak_bytes, pooled_live);
+    }
+    for (const auto& [key, block] : live) forecast.outliving_bytes += block.bytes;  // kept with its graph
+  }
+  for (const auto& [device, model] : pools) forecast.pool_bytes += model.reserved();
+  return forecast;
+}
+
 uint64_t CublasWorkspaceBytes(const trace::Trace& trace) {
   bool cublas = false;
   for (const trace::KernelShape& shape : trace.kernel_shapes) {

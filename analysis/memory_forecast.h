@@ -41,6 +41,13 @@ struct PoolForecast {
 // `regions`: sorted by start, disjoint. `events`: sorted by time (as a trace holds them).
 PoolForecast ForecastPool(const std::vector<trace::AllocatorEvent>& events, const std::vector<TimeInterval>& regions);
 
+// Graphs captured one after another into one pool (torch.cuda.graph(..., pool=...)), in `captures`' order, which
+// need not be the trace's: each capture serves the allocations and frees its interval holds, and what it leaves
+// allocated stays with its graph (its outputs), while what it freed is there for the next capture. `events`: sorted
+// by time.
+PoolForecast ForecastCapturesIntoOnePool(const std::vector<trace::AllocatorEvent>& events,
+                                         const std::vector<TimeInterval>& captures);
+
 struct MemoryForecast {
   size_t steps = 0;   // eager steps the allocator history covers
   size_t parts = 0;   // graphable ranges per step (0: the step is graphed whole)

@@ -93,14 +93,16 @@ class RankDivergentCollectivesCheck : public CheckOf<JobSummary> {
   void Read(const JobSummary& job, const BoundOptions& options, std::vector<Finding>* findings) const override {
     bool hung = false;
     for (const ProcessSummary& process : job.processes) hung = hung || process.hung;
-    bool named = false;  // a parting of the processes' ledgers was named: a communicator's says the same again
+    // A parting of the processes' ledgers was named here or by rank-divergent-capture: a communicator's parting
+    // follows from it (seen on two H200s: captures holding their collectives in other orders, then a rank ended).
+    bool explained = false;
     for (const LedgerDivergence& divergence : CompareLedgers(job)) {
       // Eager collectives alone may part by design in the processes' ledgers (a subgroup's collective): a cause only
       // of a hang. On one communicator they must pair up.
       if (divergence.kind == Kind::kEager && divergence.communicator == 0 && !hung) continue;
+      if (divergence.communicator != 0 && explained) continue;
+      explained = explained || divergence.communicator == 0;
       if (ExplainedByCaptures(divergence)) continue;
-      if (divergence.communicator != 0 && named) continue;
-      named = named || divergence.communicator == 0;
       Finding finding = NewFinding();
       finding.where.ranks = divergence.ranks;
       if (divergence.ranks.size() == divergence.reference_ranks.size()) {  // no majority: both sides

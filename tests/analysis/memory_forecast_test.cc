@@ -11,6 +11,7 @@
 namespace graphcheck::testing_trace {
 namespace {
 
+using analysis::ForecastCapturesIntoOnePool;
 using analysis::ForecastPool;
 using analysis::PoolForecast;
 using analysis::TimeInterval;
@@ -80,6 +81,23 @@ TEST(ForecastPoolTest, ASharedPoolReusesWhatEarlierRegionsFreed) {
   EXPECT_EQ(shared.outliving_bytes, 2 * kMiB);
   EXPECT_EQ(ForecastPool(TwoRegions(0), {regions[0]}).pool_bytes + ForecastPool(TwoRegions(0), {regions[1]}).pool_bytes,
             64 * kMiB);
+}
+
+// Two graphs captured into one pool: a large one (a 30 MiB temporary, a 1 MiB output) and a small one (20 MiB, 1 MiB).
+// Largest first, the small one's temporary fits the block the large one freed; the other way round it does not. Each
+// keeps its output.
+TEST(ForecastPoolTest, CapturesIntoOnePoolReuseWhatEarlierCapturesFreedInTheirOrder) {
+  const std::vector<AllocatorEvent> events = {Alloc(1, 0x10, 30 * kMiB), Free(2, 0x10, 30 * kMiB),
+                                              Alloc(3, 0x20, kMiB),      Alloc(11, 0x30, 20 * kMiB),
+                                              Free(12, 0x30, 20 * kMiB), Alloc(13, 0x40, kMiB)};
+  const TimeInterval large{0, 10, 1};
+  const TimeInterval small{10, 20, 1};
+  const PoolForecast largest_first = ForecastCapturesIntoOnePool(events, {large, small});
+  EXPECT_EQ(largest_first.pool_bytes, 32 * kMiB);
+  EXPECT_EQ(largest_first.outliving_bytes, 2 * kMiB);
+  const PoolForecast smallest_first = ForecastCapturesIntoOnePool(events, {small, large});
+  EXPECT_EQ(smallest_first.pool_bytes, 52 * kMiB);
+  EXPECT_EQ(smallest_first.outliving_bytes, 2 * kMiB);
 }
 
 // LaunchBoundTrace's steps (100 us each, from t = 1 ms) with a 30 MiB temporary and a 1 MiB output in each.

@@ -120,6 +120,23 @@ TEST(RankDivergentCollectivesTest, WorkOnTwoCommunicatorsInOtherOrdersParts) {
   EXPECT_THAT(findings[0].fix, HasSubstr("same order"));
 }
 
+// As on two H200s (ddp-capture-order): the ranks capture a broadcast (on the world's communicator) and DDP's
+// all-reduce (on another) in other orders, and rank 0 stops early. rank-divergent-capture names the captures; the
+// all-reduce communicator's ledgers, which agree until rank 0 stopped, say nothing more.
+TEST(RankDivergentCollectivesTest, ACommunicatorsPartingAfterCapturesThatDifferIsLeftToThem) {
+  constexpr uint64_t kWorld = 0x1111111100000000;
+  constexpr uint64_t kReducer = 0x5555555500000000;
+  const Job job = BuildJob(2, [&](int rank, RankProgram& p) {
+    if (rank == 0) {
+      p.CaptureCalls(12, 30, {{"ncclAllReduce", kReducer}, {"ncclBroadcast", kWorld}});
+    } else {
+      p.CaptureCalls(12, 30, {{"ncclBroadcast", kWorld}, {"ncclAllReduce", kReducer}});
+    }
+    for (int step = 0; step < (rank == 0 ? 15 : 20); ++step) p.Replay(12, 48);
+  });
+  EXPECT_THAT(Divergences(job), IsEmpty());
+}
+
 // On a communicator the calls name, eager collectives that part are a cause whether or not the job hung: every rank
 // that calls on a communicator belongs to it.
 TEST(RankDivergentCollectivesTest, EagerCollectivesThatPartOnANamedCommunicatorAreNamed) {

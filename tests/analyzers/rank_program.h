@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "analysis/job_summary.h"
@@ -33,15 +34,21 @@ class RankProgram {
   // A capture at `line` of the program's setup() that issues `collectives` (NCCL calls from the autograd thread, as
   // DDP's reducer makes them) and makes CUDA graph `graph_id`.
   void Capture(uint64_t graph_id, uint32_t line, const std::vector<std::string>& collectives) {
+    std::vector<std::pair<std::string, uint64_t>> calls;
+    for (const std::string& name : collectives) calls.emplace_back(name, communicator_);
+    CaptureCalls(graph_id, line, calls);
+  }
+  // The same with each call's communicator.
+  void CaptureCalls(uint64_t graph_id, uint32_t line, const std::vector<std::pair<std::string, uint64_t>>& calls) {
     const uint64_t capture_id = ++captures_;
     b_.Probe(Tick(), kMain, trace::ProbeEventKind::kCaptureBegin, PythonGraph(graph_id), trace::ProbeOrigin::kUser);
     b_.Begin(Tick(), kMain, kStream7).python_stack = b_.PythonStack({{"/job/train.py", line, "setup"}});
     TraceBuilder::In(b_.Launch(Tick(), kMain, kStream7, "gemm"), capture_id);
-    for (const std::string& name : collectives) {
-      b_.Push(Tick(), kAutograd, name, "NCCL").communicator = communicator_;
+    for (const auto& [name, communicator] : calls) {
+      b_.Push(Tick(), kAutograd, name, "NCCL").communicator = communicator;
       b_.Pop(Tick(), kAutograd, "NCCL");
     }
-    b_.End(Tick(), kMain, kStream7, capture_id, 0, 1 + static_cast<uint32_t>(collectives.size())).graph_id = graph_id;
+    b_.End(Tick(), kMain, kStream7, capture_id, 0, 1 + static_cast<uint32_t>(calls.size())).graph_id = graph_id;
     b_.Probe(Tick(), kMain, trace::ProbeEventKind::kCaptureEnd, PythonGraph(graph_id));
   }
   // A replay of `graph_id` from the program's `function` at `line` (0: no Python stack, as without the recorder's
