@@ -17,22 +17,13 @@ import random
 import sys
 import weakref
 
-sys.path.insert(0, sys.argv[1])
-if len(sys.argv) > 2:
-    sys.path.insert(0, sys.argv[2])
+from probe_checks import check, finish, use_probe_and_torch
+
+use_probe_and_torch(sys.argv)
 import torch  # noqa: E402
 
 from graphcheck_probe import bridge, contract, patches, watches  # noqa: E402
 from graphcheck_probe.bridge import EventKind, Origin  # noqa: E402
-
-failures = []
-
-
-def check(name, condition, detail=""):
-    print(("ok   " if condition else "FAIL ") + name + ("" if condition else ": " + str(detail)))
-    if not condition:
-        failures.append(name)
-
 
 class Recorder:
     """bridge.recorder's stand-in: each event with the line of this file it was sent from."""
@@ -320,5 +311,4 @@ check("a .grad inside a pool is sent at the backward's line", len(aliased) == 1 
       aliased[0]["text"] == "lin.weight" and aliased[0]["line"] == line_of("# the graphed backward"), aliased)
 contract._pools.clear()
 
-print("%d failures" % len(failures))
-sys.exit(1 if failures else 0)
+finish()

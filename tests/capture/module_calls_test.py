@@ -7,23 +7,14 @@ usage: module_calls_test.py PROBE_DIR [TORCH_SITE_DIR]   (torch from the environ
 """
 import sys
 
-sys.path.insert(0, sys.argv[1])
-if len(sys.argv) > 2:
-    sys.path.insert(0, sys.argv[2])
+from probe_checks import check, finish, use_probe_and_torch
+
+use_probe_and_torch(sys.argv)
 import torch  # noqa: E402
 import torch.nn.modules.module as hooks  # noqa: E402
 
 from graphcheck_probe import bridge, module_calls  # noqa: E402
 from graphcheck_probe.bridge import EventKind  # noqa: E402
-
-failures = []
-
-
-def check(name, condition, detail=""):
-    print(("ok   " if condition else "FAIL ") + name + ("" if condition else ": " + str(detail)))
-    if not condition:
-        failures.append(name)
-
 
 class Recorder:
     """bridge.recorder's stand-in: the events as keyword dicts."""
@@ -65,5 +56,4 @@ cost = ends[0]["value_now"]
 check("the hooks' cost per nested call was measured", 0 < cost < 1_000_000, cost)
 check("the hooks came back after the measurement", len(module_calls._hooks["handles"]) == 2)
 
-print("%d failure(s)" % len(failures))
-sys.exit(1 if failures else 0)
+finish()

@@ -388,23 +388,32 @@ def ddp_model(model_name, device, on_default_stream=False):
     return ddp, optimizer, torch.nn.CrossEntropyLoss(), make_batch, side
 
 
-def ddp_eager_twin(model_name, device, warmup, baseline, steps):
-    """ddp_training's run without a graph, from the same seeds: the same warmup and baseline steps, then `steps` eager
-    steps on the batches the replays were given. Returns the parameters it ends with."""
-    ddp, optimizer, loss_fn, make_batch, side = ddp_model(model_name, device)
-    static_x, static_y = make_batch()
+def ddp_eager_steps(ddp, optimizer, loss_fn, make_batch, side, static, warmup, steps, mark_steps=False):
+    """On the side stream: `warmup` steps on the static batch, then `steps` on new batches (each an NVTX "step" when
+    `mark_steps`)."""
     side.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(side):
         for _ in range(warmup):
             optimizer.zero_grad(set_to_none=True)
-            loss_fn(ddp(static_x), static_y).backward()
+            loss_fn(ddp(static[0]), static[1]).backward()
             optimizer.step()
-        for _ in range(baseline + steps):
+        for _ in range(steps):
+            if mark_steps:
+                nvtx.range_push("step")
             x, y = make_batch()
             optimizer.zero_grad(set_to_none=True)
             loss_fn(ddp(x), y).backward()
             optimizer.step()
+            if mark_steps:
+                nvtx.range_pop()
     torch.cuda.current_stream().wait_stream(side)
+
+
+def ddp_eager_twin(model_name, device, warmup, baseline, steps):
+    """ddp_training's run without a graph, from the same seeds: the same warmup and baseline steps, then `steps` eager
+    steps on the batches the replays were given. Returns the parameters it ends with."""
+    ddp, optimizer, loss_fn, make_batch, side = ddp_model(model_name, device)
+    ddp_eager_steps(ddp, optimizer, loss_fn, make_batch, side, make_batch(), warmup, baseline + steps)
     return [p.detach().clone() for p in ddp.parameters()]
 
 
@@ -438,20 +447,7 @@ def ddp_training(model_name="mlp", on_default_stream=False, warmup=11, steps=30,
     logging_group = dist.new_group() if log_group == "side" else None
     ddp, optimizer, loss_fn, make_batch, side = ddp_model(model_name, device, on_default_stream)
     static_x, static_y = make_batch()
-    side.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(side):
-        for _ in range(warmup):
-            optimizer.zero_grad(set_to_none=True)
-            loss_fn(ddp(static_x), static_y).backward()
-            optimizer.step()
-        for _ in range(baseline):
-            nvtx.range_push("step")
-            x, y = make_batch()
-            optimizer.zero_grad(set_to_none=True)
-            loss_fn(ddp(x), y).backward()
-            optimizer.step()
-            nvtx.range_pop()
-    torch.cuda.current_stream().wait_stream(side)
+    ddp_eager_steps(ddp, optimizer, loss_fn, make_batch, side, (static_x, static_y), warmup, baseline, mark_steps=True)
     graph = torch.cuda.CUDAGraph()
     optimizer.zero_grad(set_to_none=True)
     try:
