@@ -1,9 +1,9 @@
 // Known error and warning texts that PyTorch, torch.compile, Transformer Engine, Megatron and CUDA print or raise,
 // mapped to check ids, so a failure that never reaches CUDA (or a run recorded without a trace) still gets a
-// diagnosis. Two readers: the stderr-messages check (analyzers/stderr_messages.h) matches the program's stderr lines
-// and emits findings that carry the matched row's check id (a sync-in-capture finding for "operation not permitted
-// when stream is capturing"), located at the stderr line; the Python probe's exceptions (python_probe.h) are matched
-// by their message.
+// diagnosis. Two readers: the stderr-messages check (checks/output/stderr_messages.h) matches the program's stderr
+// lines and emits findings that carry the matched row's check id (a sync-in-capture finding for "operation not
+// permitted when stream is capturing"), located at the stderr line; the Python probe's exceptions (python_probe.h) are
+// matched by their message.
 #ifndef GRAPHCHECK_ANALYSIS_STDERR_RULES_H_
 #define GRAPHCHECK_ANALYSIS_STDERR_RULES_H_
 

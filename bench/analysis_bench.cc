@@ -17,7 +17,7 @@
 #include "analysis/capture_windows.h"
 #include "analysis/launch_metrics.h"
 #include "analysis/trace_analysis.h"
-#include "analyzers/analyze.h"
+#include "checks/analyze.h"
 #include "cli/catalog.h"
 #include "trace/events.h"
 #include "trace/trace_reader.h"

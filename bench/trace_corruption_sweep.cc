@@ -14,7 +14,7 @@
 #include <string>
 
 #include "absl/strings/numbers.h"
-#include "analyzers/analyze.h"
+#include "checks/analyze.h"
 #include "cli/catalog.h"
 #include "core/file_io.h"
 #include "trace/trace_reader.h"

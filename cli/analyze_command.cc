@@ -12,7 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "analysis/iterations.h"
-#include "analyzers/analyze.h"
+#include "checks/analyze.h"
 #include "cli/catalog.h"
 #include "cli/progress.h"
 #include "core/file_io.h"

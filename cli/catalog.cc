@@ -7,8 +7,7 @@
 #include <memory>
 #include <vector>
 
-#include "analyzers/checks.h"
-#include "validators/checks.h"
+#include "checks/checks.h"
 
 namespace graphcheck {
 

@@ -9,11 +9,11 @@
 #include <optional>
 
 #include "absl/strings/str_cat.h"
+#include "checks/config/capture_order.h"
+#include "checks/config/config_keys.h"
+#include "checks/config/config_parser.h"
 #include "cli/catalog.h"
 #include "core/environment.h"
-#include "validators/config/config_keys.h"
-#include "validators/config/config_parser.h"
-#include "validators/schedule/capture_order.h"
 
 namespace graphcheck {
 namespace {

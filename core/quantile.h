@@ -1,4 +1,4 @@
-// The one quantile rule of step and kernel timings, shared by the trace's metrics (analyzers/), the report's drawn
+// The one quantile rule of step and kernel timings, shared by the trace's metrics (analysis/), the report's drawn
 // steps and the engine's timings (engine/): the nearest rank, ties to the lower rank, so that the median of an even
 // count is the lower middle value (of two steps, the second, warm one rather than the cold first: a program's first
 // step carries its first-call work). Always a value some step had.

@@ -106,7 +106,7 @@ void AddTimingMetrics(const metric::Spec& median, const metric::Spec& p10, const
 }
 
 // Deterministic kernels, so that a second eager run can reproduce the first bitwise and graphed can be held to that
-// (validators/numerics/numerics_rule.h). TF32 off as well: it is a precision choice, not a determinism one, but it
+// (checks/engine/numerics_rule.h). TF32 off as well: it is a precision choice, not a determinism one, but it
 // makes float32 comparisons loose.
 void AskForDeterministicKernels() {
   at::globalContext().setDeterministicCuDNN(true);

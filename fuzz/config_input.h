@@ -7,10 +7,10 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
+#include "checks/config/capture_order.h"
+#include "checks/config/config_parser.h"
 #include "cli/catalog.h"
 #include "core/registry.h"
-#include "validators/config/config_parser.h"
-#include "validators/schedule/capture_order.h"
 
 namespace graphcheck {
 

@@ -11,7 +11,7 @@
 
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
-#include "analyzers/analyze.h"
+#include "checks/analyze.h"
 #include "cli/catalog.h"
 #include "report/output.h"
 

@@ -7,7 +7,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/string_view.h"
-#include "analyzers/analyze.h"
+#include "checks/analyze.h"
 #include "cli/catalog.h"
 #include "trace/trace_reader.h"
 

@@ -3,7 +3,7 @@
 # configurations (fuzz/corpus/config), traces (written by make_trace_seeds, plus fuzz/corpus/trace), report JSON (the
 # reports of the shipped traces) and program output (fuzz/corpus/stderr). Anything a fuzzer finds fails the run; the
 # input is kept in build-asan/findings/: add it to the corpus as regression_NAME (fuzz/corpus/trace/ runs in
-# tests/analyzers/fuzz_regressions_test.cc, fuzz/corpus/config/ in tests/validators/config_parser_corpus_test.cc).
+# tests/checks/fuzz_regressions_test.cc, fuzz/corpus/config/ in tests/checks/config/config_parser_corpus_test.cc).
 # Called by scripts/test.sh; FUZZ_SECONDS sets the time per target (default 60).
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -19,7 +19,7 @@ rm -rf "$work" "$build/findings" && mkdir -p "$work"/{config,trace,report,stderr
 cp "$root"/fuzz/corpus/config/* "$work/config/"
 cp "$root"/fuzz/corpus/stderr/* "$work/stderr/"
 "$build/fuzz/make_trace_seeds" "$work/trace"
-cp "$root"/fuzz/corpus/trace/* "$work/trace/"  # inputs fuzzing found once (tests/analyzers/fuzz_regressions_test.cc)
+cp "$root"/fuzz/corpus/trace/* "$work/trace/"  # inputs fuzzing found once (tests/checks/fuzz_regressions_test.cc)
 for trace in "$root"/examples/traces/*/trace.gctrace; do
   "$build/graphcheck" analyze "$trace" --format json --fail-on never -o "$work/report/$(basename "$(dirname "$trace")").json"
 done

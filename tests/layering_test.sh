@@ -2,10 +2,10 @@
 # The layout's two rules (docs/architecture.md):
 # 1. Only capture/ and the engine (engine/, not engine/run/) include CUDA, CUPTI, NVTX or LibTorch headers: every
 #    other folder builds and tests on a machine with no GPU stack.
-# 2. Each folder includes only the folders below it in the flow: core < trace < engine/run < report, validators,
-#    analysis < analyzers < cli (analysis/ is what the checks of analyzers/ share); capture/ and engine/ sit beside
-#    them, on core and trace or core and engine/run.
-# 3. A folder's internal/ is included from that folder only.
+# 2. Each folder includes only the folders below it in the flow: core < trace < engine/run < report, analysis <
+#    checks < cli (analysis/ is what the checks share); capture/ and engine/ sit beside them, on core and trace or core
+#    and engine/run.
+# 3. A folder's internal/ is included from that folder (and the folders inside it) only.
 # 4. No include cycle inside a folder, between its modules (a header and its .cc): tests/include_cycles.py.
 set -u
 root=${1:?source dir}
@@ -23,9 +23,9 @@ if python3 "$here/include_cycles.py" "$planted" x >/dev/null; then
   echo "layering: the include-cycle rule missed a planted cycle"
   status=1
 fi
-python3 "$here/include_cycles.py" "$root" core trace engine capture report validators analysis analyzers cli || status=1
+python3 "$here/include_cycles.py" "$root" core trace engine capture report analysis checks cli || status=1
 
-gpu_free="core trace engine/run analysis analyzers report cli validators"
+gpu_free="core trace engine/run analysis checks report cli"
 for folder in $gpu_free; do
   bad=$(grep -rnE '^\s*#\s*include\s*[<"](cuda|cupti|nvtx3?/|generated_cuda|torch/|ATen/|c10/)' "$root/$folder" 2>/dev/null)
   if [ -n "$bad" ]; then
@@ -42,10 +42,9 @@ declare -A may_include=(
   [engine]="core engine engine/run"
   [capture]="core trace capture"
   [report]="core trace report"
-  [validators]="core trace engine/run validators"
   [analysis]="core trace engine/run analysis"
-  [analyzers]="core trace engine/run analysis analyzers"
-  [cli]="core trace engine/run report validators analysis analyzers cli"
+  [checks]="core trace engine/run analysis checks"
+  [cli]="core trace engine/run report analysis checks cli"
 )
 for folder in "${!may_include[@]}"; do
   if [ "$folder" = engine ]; then
@@ -63,7 +62,7 @@ for folder in "${!may_include[@]}"; do
     esac
     [ -d "$root/$used" ] || continue  # a library's header (absl/, gtest/, ...)
     owner=${target%%/internal/*}
-    if [ "$owner" != "$target" ] && [ "${folder%%/*}" != "$owner" ]; then
+    if [ "$owner" != "$target" ] && [[ "${file#"$root"/}" != "$owner"/* ]]; then
       echo "layering violation: ${file#"$root"/}:$line includes $target, internal to $owner/"
       status=1
     fi

@@ -6,7 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "absl/strings/str_cat.h"
-#include "tests/analyzers/trace_builder.h"
+#include "tests/checks/trace/trace_builder.h"
 
 namespace graphcheck::analysis {
 namespace {

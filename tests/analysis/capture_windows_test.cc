@@ -5,7 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "cli/catalog.h"
-#include "tests/analyzers/capture_test_util.h"
+#include "tests/checks/trace/capture_test_util.h"
 
 namespace graphcheck::testing_trace {
 namespace {

@@ -5,7 +5,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "tests/analyzers/rank_program.h"
+#include "tests/checks/job/rank_program.h"
 
 namespace graphcheck::testing_trace {
 namespace {

@@ -9,7 +9,7 @@
 #include <optional>
 
 #include "analysis/trace_analysis.h"
-#include "tests/analyzers/trace_builder.h"
+#include "tests/checks/trace/trace_builder.h"
 
 namespace graphcheck::testing_trace {
 namespace {

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "tests/analyzers/trace_builder.h"
+#include "tests/checks/trace/trace_builder.h"
 
 namespace graphcheck::testing_trace {
 namespace {

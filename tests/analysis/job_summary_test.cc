@@ -5,7 +5,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "tests/analyzers/probe_test_util.h"
+#include "tests/checks/trace/probe_test_util.h"
 
 namespace graphcheck::testing_trace {
 namespace {

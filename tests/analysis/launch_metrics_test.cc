@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "analysis/trace_analysis.h"
-#include "tests/analyzers/launch_test_util.h"
+#include "tests/checks/trace/launch_test_util.h"
 #include "trace/trace_reader.h"
 
 namespace graphcheck::testing_trace {

@@ -5,8 +5,8 @@
 #include <gtest/gtest.h>
 
 #include "analysis/trace_analysis.h"
-#include "analyzers/checks.h"
-#include "tests/analyzers/launch_test_util.h"
+#include "checks/checks.h"
+#include "tests/checks/trace/launch_test_util.h"
 
 namespace graphcheck::testing_trace {
 namespace {

@@ -3,7 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "tests/analyzers/trace_builder.h"
+#include "tests/checks/trace/trace_builder.h"
 
 namespace graphcheck::testing_trace {
 namespace {

@@ -9,10 +9,10 @@
 #include <map>
 
 #include "analysis/trace_analysis.h"
-#include "analyzers/analyze.h"
-#include "analyzers/checks.h"
+#include "checks/analyze.h"
+#include "checks/checks.h"
 #include "cli/catalog.h"
-#include "tests/analyzers/probe_test_util.h"
+#include "tests/checks/trace/probe_test_util.h"
 
 namespace graphcheck::testing_trace {
 namespace {

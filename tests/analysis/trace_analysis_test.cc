@@ -4,7 +4,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "tests/analyzers/trace_builder.h"
+#include "tests/checks/trace/trace_builder.h"
 
 namespace graphcheck::testing_trace {
 namespace {

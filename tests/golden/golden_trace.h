@@ -10,7 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "analyzers/analyze.h"
+#include "checks/analyze.h"
 #include "report/coverage_table.h"
 #include "trace/events.h"
 

@@ -2,7 +2,7 @@
 # The HTML report of a real run (examples/traces/eager_then_graphed), of a two-rank job and one full of hostile
 # program strings, opened in headless Chromium (html_in_browser.py): no console error, no network request, no script,
 # the plots drawn, the strings shown as text, and one value for the graphed step time (302 us) in the verdict and the
-# drawn step (the every-step plot's points, tooltips only, are held to it in tests/analyzers/report_timeline_test.cc).
+# drawn step (the every-step plot's points, tooltips only, are held to it in tests/analysis/report_timeline_test.cc).
 # Saves the first report's screenshot as report-graphed-training.png in the working directory (docs/images/ holds
 # one). Skips (77) without chromium.
 set -u

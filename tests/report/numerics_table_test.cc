@@ -10,7 +10,7 @@
 #include "report/json.h"
 #include "report/markdown.h"
 #include "report/text.h"
-#include "tests/validators/numerics_test_util.h"
+#include "tests/checks/engine/numerics_test_util.h"
 
 namespace graphcheck {
 namespace {

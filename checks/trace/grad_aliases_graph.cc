@@ -1,0 +1,67 @@
+// grad-aliases-graph: parameters' .grad tensors live in the memory pool of the graphs make_graphed_callables made for
+// their module, right before a graphed backward replays (PyTorch #181723, "module: correctness (silent)"). When the
+// first backward finds .grad None, PyTorch's AccumulateGrad takes the graph's static gradient output as the .grad
+// itself (a detached view of it); every later backward replay writes the new gradient into that memory, and
+// AccumulateGrad then adds it to the .grad that is the same memory: the gradient doubles, and accumulation over
+// micro-batches keeps only the last one, twice. The Python probe checks, in an autograd pre-hook of the graphed
+// backward on the module's first calls, whether any .grad lies in a graph pool.
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "analysis/python_probe.h"
+#include "analysis/trace_analysis.h"
+#include "checks/checks.h"
+
+namespace graphcheck::analyzers {
+
+using analysis::ProbeEventLocation;
+using analysis::TraceAnalysis;
+
+namespace {
+
+class GradAliasesGraphCheck : public CheckOf<TraceAnalysis> {
+ public:
+  GradAliasesGraphCheck()
+      : CheckOf(CheckInfo{"grad-aliases-graph",
+                          "A .grad lives in a graph's memory, which the next replay overwrites",
+                          Severity::kError,
+                          CheckArea::kState,
+                          "A parameter's .grad is the static gradient output of the graphs make_graphed_callables "
+                          "made (PyTorch #181723): each backward replay overwrites it and accumulation adds the new "
+                          "gradient to itself, so gradients double or lose what was accumulated.",
+                          {}}) {}
+
+ protected:
+  void Read(const TraceAnalysis& analysis, const BoundOptions&, std::vector<Finding>* findings) const override {
+    const trace::Trace& trace = analysis.trace();
+    for (const trace::ProbeEvent& event : trace.probe_events) {
+      if (event.kind != trace::ProbeEventKind::kGradAliased) continue;
+      const std::string names(trace.String(event.text));
+      Finding finding = NewFinding();
+      finding.message = absl::StrCat(
+          "Before this backward, the .grad of ", event.value == 1 ? "" : absl::StrCat(event.value, " parameters: "),
+          names, event.value == 1 ? " is" : " are", " memory of the graphs make_graphed_callables made",
+          trace::CapturedAt(trace, event.graph),
+          ": PyTorch's AccumulateGrad took the graph's static gradient output as the .grad when it found none, so "
+          "this replay overwrites it and then adds the new gradient to itself: the gradient doubles, and "
+          "gradients accumulated over earlier micro-batches are lost.");
+      finding.evidence.push_back(
+          absl::StrFormat(".grad of %s at 0x%x, inside a graph's private memory pool", names, event.value_now));
+      finding.evidence.push_back(
+          "PyTorch issue #181723 (open); Transformer Engine fixed it in its own "
+          "make_graphed_callables (PR #2937)");
+      finding.where = ProbeEventLocation(trace, event);
+      finding.fix =
+          "Give the parameters gradients of their own before graphing: for p in model.parameters(): p.grad = "
+          "torch.zeros_like(p) before torch.cuda.make_graphed_callables, then zero them in place "
+          "(zero_grad(set_to_none=False)). Or zero with set_to_none=True before every backward (no accumulation "
+          "over micro-batches), or copy the gradients out (p.grad = p.grad.clone()) right after each backward.";
+      findings->push_back(std::move(finding));
+    }
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Check> NewGradAliasesGraphCheck() { return std::make_unique<GradAliasesGraphCheck>(); }
+
+}  // namespace graphcheck::analyzers

@@ -1,0 +1,134 @@
+// graph-reads-freed: memory a captured graph reads or writes was freed while the graph was still replayed. A graph
+// names fixed addresses; once the caching allocator has the memory back, the next replay reads whatever tensor the
+// allocator put there since, and writes over it. Two ways to know:
+// - the Python probe: a parameter or buffer of a module whose forward ran inside the capture lives elsewhere now and
+//   the memory it had at capture is gone (`self.buf = torch.cat([self.buf, x])`); the line that dropped the last
+//   reference is where the finding points when the probe saw it;
+// - the recorder's manifest of the graph's nodes against the caching allocator's history: a block the program
+//   allocated before the capture, named by the graph, freed afterwards, and a launch of the graph after the free.
+#include <algorithm>
+#include <map>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "analysis/graph_contract.h"
+#include "analysis/memory_forecast.h"
+#include "analysis/python_probe.h"
+#include "analysis/trace_analysis.h"
+#include "checks/checks.h"
+
+namespace graphcheck::analyzers {
+
+using analysis::CaptureSite;
+using analysis::FreedUse;
+using analysis::GraphContract;
+using analysis::MibText;
+using analysis::ProbeEventLocation;
+using analysis::ReadGraphContracts;
+using analysis::TraceAnalysis;
+
+namespace {
+
+using trace::ProbeEvent;
+using trace::ProbeEventKind;
+
+constexpr char kFix[] =
+    "Keep every tensor a graph reads alive, at the address it had at capture, for as long as the graph is replayed: "
+    "update it in place (buf.copy_(new), a preallocated buffer of the largest size and a length) instead of "
+    "assigning a new tensor, or capture the graph again after the change (and drop the old graph).";
+
+class GraphReadsFreedCheck : public CheckOf<TraceAnalysis> {
+ public:
+  GraphReadsFreedCheck()
+      : CheckOf(CheckInfo{"graph-reads-freed",
+                          "A captured graph reads memory that was freed",
+                          Severity::kError,
+                          CheckArea::kState,
+                          "Memory a captured graph reads or writes at a fixed address was freed while the graph was "
+                          "still replayed: each replay reads whatever the allocator put there since and writes over "
+                          "it.",
+                          {}}) {}
+
+ protected:
+  void Read(const TraceAnalysis& analysis, const BoundOptions&, std::vector<Finding>* findings) const override {
+    const trace::Trace& trace = analysis.trace();
+    std::multimap<uint64_t, uint64_t> named;  // Python graph -> address of a tensor the probe reported freed
+    for (const ProbeEvent& event : trace.probe_events) {
+      if (event.kind != ProbeEventKind::kStateRebound || event.pool != 1) continue;
+      named.emplace(event.graph, event.value);
+      findings->push_back(NamedFreed(trace, event));
+    }
+    for (const GraphContract& contract : ReadGraphContracts(analysis)) {
+      const uint64_t python_graph = contract.tensors != nullptr ? contract.tensors->graph : 0;
+      for (const FreedUse& freed : contract.freed) {
+        const auto [first, last] = named.equal_range(python_graph);
+        const bool reported = std::any_of(first, last, [&](const auto& entry) {
+          return entry.second >= freed.block.address && entry.second < freed.block.address + freed.block.bytes;
+        });
+        if (reported) continue;
+        findings->push_back(BlockFreed(analysis, contract, freed));
+        break;  // one finding per graph: the first block freed
+      }
+    }
+  }
+
+ private:
+  // The probe's: a named tensor whose memory is gone. Where: the line that dropped it, when the probe saw it.
+  Finding NamedFreed(const trace::Trace& trace, const ProbeEvent& event) const {
+    const std::string name(trace.String(event.text));
+    const std::string role(trace.String(event.type));
+    const ProbeEvent* released = nullptr;
+    for (const ProbeEvent& e : trace.probe_events) {
+      if (e.time_ns > event.time_ns) break;
+      if (e.kind == ProbeEventKind::kTensorReleased && e.graph == event.graph && e.value == event.value) released = &e;
+    }
+    Finding finding = NewFinding();
+    finding.message = absl::StrCat(
+        "The ", role, " ", name, ", which the graph", trace::CapturedAt(trace, event.graph), " reads, ",
+        event.value_now != 0 ? "is a new tensor now" : "is gone", ", and the memory it had at capture was freed",
+        released != nullptr ? " when this line dropped it" : "",
+        ": every replay still reads and writes that memory, which the caching allocator hands to other tensors.");
+    finding.evidence.push_back(
+        absl::StrFormat("%s %s: 0x%x at capture (freed), %s now", role, name, event.value,
+                        event.value_now != 0 ? absl::StrFormat("0x%x", event.value_now) : std::string("none")));
+    if (released != nullptr) {
+      const std::string replay = trace::ProgramSite(trace::PythonFrames(trace, event.stack));
+      if (!replay.empty()) finding.evidence.push_back(absl::StrCat("the graph was replayed after it at ", replay));
+    }
+    finding.where = ProbeEventLocation(trace, released != nullptr ? *released : event);
+    finding.where.key = name;
+    finding.fix = kFix;
+    return finding;
+  }
+
+  // The manifest's: a block of the program's memory the graph names, freed, then the graph launched.
+  Finding BlockFreed(const TraceAnalysis& analysis, const GraphContract& contract, const FreedUse& freed) const {
+    const trace::Trace& trace = analysis.trace();
+    const size_t end_call = *analysis.captures().windows()[contract.window].end_call;
+    const trace::ApiCall& replay = trace.api_calls[freed.replay_call];
+    Finding finding = NewFinding();
+    finding.message = absl::StrCat(
+        "The graph", CaptureSite(analysis, contract), " names address ", absl::StrFormat("0x%x", freed.address),
+        ", inside a block of ", MibText(freed.block.bytes),
+        " the program allocated before the capture; the caching allocator freed that block ",
+        absl::StrFormat(
+            "%.1f ms",
+            (static_cast<double>(freed.block.free_ns) - static_cast<double>(trace.api_calls[end_call].start_ns)) / 1e6),
+        " after the capture, and the graph was launched again after that: the launch reads and writes memory "
+        "the allocator may have handed to another tensor.");
+    finding.evidence.push_back(absl::StrFormat("block 0x%x (%d bytes) freed at %.3f s; graph %u launched at %.3f s",
+                                               freed.block.address, freed.block.bytes, freed.block.free_ns / 1e9,
+                                               contract.graph_id, replay.start_ns / 1e9));
+    finding.where = analysis.Locate(freed.replay_call);
+    if (FirstUserFrame(finding.where) == nullptr) finding.where = analysis.Locate(end_call);
+    finding.fix = kFix;
+    return finding;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Check> NewGraphReadsFreedCheck() { return std::make_unique<GraphReadsFreedCheck>(); }
+
+}  // namespace graphcheck::analyzers

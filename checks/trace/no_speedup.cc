@@ -1,0 +1,108 @@
+// no-speedup: the program replays CUDA graphs, and its graphed steps are not faster than its eager steps by at least
+// `min-speedup`. The gate for "graphs on, nothing gained".
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_format.h"
+#include "analysis/launch_metrics.h"
+#include "analysis/trace_analysis.h"
+#include "checks/checks.h"
+
+namespace graphcheck::analyzers {
+
+using analysis::ComputeLaunchStats;
+using analysis::Iteration;
+using analysis::Iterations;
+using analysis::LaunchModel;
+using analysis::LaunchRecorded;
+using analysis::LaunchStats;
+using analysis::TraceAnalysis;
+
+namespace {
+
+std::vector<CheckOption> NoSpeedupOptions() {
+  return {{"min-speedup", "1.05", "eager step time / graphed step time below this is reported", 0, 1e6},
+          {"min-steps", "5", "judge only with at least this many eager and this many graphed steps", 1, 1e9},
+          {"noise", "0.05",
+           "graphed steps slower than eager by more than this (or the steps' own spread, if larger) "
+           "are a warning; otherwise a note",
+           0, 10}};
+}
+
+// How much the steps' host spans vary: (p90 - p10) / median, 0 with fewer than 2 steps.
+double RelativeSpread(const std::vector<Iteration>& steps) {
+  std::vector<double> us;
+  for (const Iteration& step : steps) us.push_back((step.end_ns - step.start_ns) / 1e3);
+  if (us.size() < 2) return 0;
+  std::sort(us.begin(), us.end());
+  const double median = us[us.size() / 2];
+  return median > 0 ? (us[us.size() * 9 / 10] - us[us.size() / 10]) / median : 0;
+}
+
+// "median 64.1 us (min 60.2, max 71.0)" of the steps' host spans.
+std::string DescribeSpread(const std::vector<Iteration>& steps) {
+  std::vector<double> us;
+  for (const Iteration& step : steps) us.push_back((step.end_ns - step.start_ns) / 1e3);
+  if (us.empty()) return "none";
+  std::sort(us.begin(), us.end());
+  return absl::StrFormat("median %.1f us (min %.1f, max %.1f)", us[us.size() / 2], us.front(), us.back());
+}
+
+class NoSpeedupCheck : public CheckOf<TraceAnalysis> {
+ public:
+  NoSpeedupCheck()
+      : CheckOf(CheckInfo{
+            "no-speedup", "Graphed steps are not faster than eager steps", Severity::kWarning, CheckArea::kPerformance,
+            "The trace holds at least min-steps eager and min-steps graphed steps, and the graphed ones are not faster "
+            "by min-speedup: the step is GPU-bound, or the graphs cover too little of it. A warning when the graphed "
+            "steps are slower beyond the steps' noise, a note when graphs merely do not pay off.",
+            NoSpeedupOptions()}) {}
+
+ protected:
+  void Read(const TraceAnalysis& analysis, const BoundOptions& options, std::vector<Finding>* findings) const override {
+    const LaunchStats stats = ComputeLaunchStats(analysis, analysis.settings().steps, LaunchModel());
+    // A speedup from a handful of steps is noise (first-call work, a capture's warmup): judge only with enough of each.
+    const size_t min_steps = static_cast<size_t>(options.GetDouble("min-steps"));
+    if (stats.eager.steps < min_steps || stats.graphed.steps < min_steps || stats.graphed.step_us <= 0) return;
+    const double speedup = stats.eager_step_us / stats.graphed.step_us;
+    if (speedup >= options.GetDouble("min-speedup")) return;
+    const Iterations& steps = analysis.steps();
+    const double noise = std::max({options.GetDouble("noise"), RelativeSpread(LaunchRecorded(steps.eager)),
+                                   RelativeSpread(LaunchRecorded(steps.graphed))});
+    const bool slower = stats.graphed.step_us > stats.eager_step_us * (1 + noise);
+    Finding finding = NewFinding();
+    if (!slower) finding.severity = Severity::kNote;  // graphs do not pay off here; nothing got worse
+    if (analysis.trace().process.pid != 0) finding.where.pid = analysis.trace().process.pid;
+    finding.where.nvtx_path = options.Get("region");
+    const double utilization = stats.eager_step_us > 0 ? stats.eager.gpu_busy_us / stats.eager_step_us : 0;
+    finding.message = absl::StrFormat(
+        "Graphed steps take %.1f us against %.1f us eager (speedup x%.2f; %s): %s", stats.graphed.step_us,
+        stats.eager_step_us, speedup,
+        slower ? absl::StrFormat("slower beyond the steps' noise of %.0f%%", 100 * noise)
+               : absl::StrFormat("within the steps' noise of %.0f%%: graphs do not pay off here", 100 * noise),
+        utilization > 0.9 ? "the eager step already keeps the GPU busy, so there is no launch overhead to remove."
+                          : "the graphs cover too little of the step, or eager work remains between replays.");
+    finding.evidence = {
+        absl::StrFormat("%zu eager and %zu graphed steps from %s", stats.eager.steps, stats.graphed.steps,
+                        stats.source),
+        absl::StrFormat("host span per step: eager %s, graphed %s", DescribeSpread(LaunchRecorded(steps.eager)),
+                        DescribeSpread(LaunchRecorded(steps.graphed))),
+        absl::StrFormat("eager GPU utilization %.0f%%; %.0f kernels per eager step", 100 * utilization,
+                        stats.eager.kernels),
+        absl::StrFormat("graphed steps: %.1f graph launches and %.0f eager kernels each", stats.graphed.graph_launches,
+                        stats.graphed.kernels),
+    };
+    finding.fix =
+        "Graph a larger part of the step (forward, backward and optimizer together) and move the remaining eager "
+        "work out of the loop; if the eager step is already GPU-bound, graphs will not help: optimize the kernels "
+        "instead.";
+    findings->push_back(std::move(finding));
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Check> NewNoSpeedupCheck() { return std::make_unique<NoSpeedupCheck>(); }
+
+}  // namespace graphcheck::analyzers

@@ -1,0 +1,84 @@
+// output-overwritten: the program read a graph's output after a later replay overwrote it. A graph writes its outputs
+// into the same memory on every replay, so an output kept across replays (in a list, a cache, a generate loop's
+// past logits) silently changes; torch.compile's cudagraph trees instead free such outputs and make the next access
+// raise ("accessing tensor output of CUDAGraphs that has been overwritten by a subsequent run"). The Python probe
+// records that exception at the program's line, and how many held outputs cudagraph trees freed before it; for manual
+// captures (torch.cuda.graph), it records a static output to which the program holds more references at each replay
+// (kept in a list without .clone(): every entry is the same memory, holding the last replay's values).
+#include "absl/strings/str_cat.h"
+#include "analysis/python_probe.h"
+#include "analysis/trace_analysis.h"
+#include "checks/checks.h"
+#include "checks/trace/probe_findings.h"
+
+namespace graphcheck::analyzers {
+
+using analysis::ProbeEventLocation;
+using analysis::TraceAnalysis;
+
+namespace {
+
+class OutputOverwrittenCheck : public CheckOf<TraceAnalysis> {
+ public:
+  OutputOverwrittenCheck()
+      : CheckOf(CheckInfo{
+            "output-overwritten",
+            "A graph's output was read after a later replay overwrote it",
+            Severity::kError,
+            CheckArea::kState,
+            "Outputs of a CUDA graph live in memory the next replay overwrites. An output kept across replays without "
+            "a copy changes under the program's feet; torch.compile's cudagraph trees turn that read into an error.",
+            {}}) {}
+
+ protected:
+  void Read(const TraceAnalysis& analysis, const BoundOptions& options, std::vector<Finding>* findings) const override {
+    ReportHeldOutputs(analysis.trace(), findings);
+    ReportCompiledOutputsRead(analysis, findings);
+  }
+
+ private:
+  void ReportHeldOutputs(const trace::Trace& trace, std::vector<Finding>* findings) const {
+    for (const trace::ProbeEvent& event : trace.probe_events) {
+      if (event.kind != trace::ProbeEventKind::kOutputsHeld) continue;
+      const std::string name(trace.String(event.text));
+      Finding finding = NewFinding();
+      finding.message = absl::StrCat(
+          "The program keeps `", name, "`, an output of the graph", trace::CapturedAt(trace, event.graph),
+          ", across replays without a copy: each replay overwrites it in place, so everything kept holds the last "
+          "replay's values.");
+      finding.evidence.push_back(absl::StrCat("the program held ", event.value, " more reference(s) to `", name,
+                                              "` with each replay looked at"));
+      finding.where = ProbeEventLocation(trace, event);
+      finding.where.key = name;
+      finding.fix = absl::StrCat("Keep a copy of what must outlive the next replay (", name,
+                                 ".clone(), or .item() / .cpu() for values to log).");
+      findings->push_back(std::move(finding));
+    }
+  }
+
+  void ReportCompiledOutputsRead(const TraceAnalysis& analysis, std::vector<Finding>* findings) const {
+    const size_t first = findings->size();
+    ReportPythonExceptions(analysis, NewFinding(), findings);
+    if (findings->size() == first) return;
+    const trace::Trace& trace = analysis.trace();
+    uint64_t invalidations = 0;
+    uint64_t outputs = 0;
+    for (const trace::ProbeEvent& event : trace.probe_events) {
+      if (event.kind != trace::ProbeEventKind::kOutputsInvalidated) continue;
+      ++invalidations;
+      outputs += event.value;
+    }
+    if (invalidations == 0) return;
+    for (size_t i = first; i < findings->size(); ++i) {
+      (*findings)[i].evidence.push_back(absl::StrCat("torch.compile's cudagraph trees freed ", outputs,
+                                                     " output(s) the program still held, in ", invalidations,
+                                                     " later run(s) of its graphs"));
+    }
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Check> NewOutputOverwrittenCheck() { return std::make_unique<OutputOverwrittenCheck>(); }
+
+}  // namespace graphcheck::analyzers

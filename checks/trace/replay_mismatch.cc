@@ -1,0 +1,113 @@
+// replay-mismatch: a replay of the program's own capture leaves other values than the captured code run eagerly. Under
+// `graphcheck run --shadow N`, for the first N replays of each of the program's captures, the Python probe runs the
+// capture's body (one call or several statements, from the program's source, in a copy of the capturing frame's
+// variables) eagerly twice from the state the replay starts from, puts back everything it wrote and every random
+// source, replays, and compares every tensor the body wrote (parameters, optimizer state, buffers), every gradient
+// and every output (trace::ShadowComparison, subject kCapturedRegion). A difference beyond the numerics rule means
+// the graph no longer computes what its code does: a host value baked in at capture, a tensor the program replaced, a
+// branch taken differently. Captures whose replays could not be compared are noted with the reason.
+#include <algorithm>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "checks/checks.h"
+#include "checks/engine/numerics_rule.h"
+#include "checks/engine/shadow_verdict.h"
+#include "core/check.h"
+#include "trace/events.h"
+#include "trace/python_frames.h"
+
+namespace graphcheck {
+namespace {
+
+class ReplayMismatchCheck : public CheckOf<trace::Trace> {
+ public:
+  ReplayMismatchCheck();
+  // A trace holding --shadow's comparisons of replays or its notes of replays it could not compare.
+  bool CanRun(const CheckInputs& inputs) const override;
+
+ protected:
+  void Read(const trace::Trace& trace, const BoundOptions& options, std::vector<Finding>* findings) const override;
+};
+
+}  // namespace
+namespace {
+
+bool ShadowedReplays(const trace::Trace& trace) {
+  return std::any_of(
+             trace.shadow_comparisons.begin(), trace.shadow_comparisons.end(),
+             [](const trace::ShadowComparison& c) { return c.subject == trace::ShadowSubject::kCapturedRegion; }) ||
+         std::any_of(trace.probe_events.begin(), trace.probe_events.end(),
+                     [](const trace::ProbeEvent& e) { return e.kind == trace::ProbeEventKind::kShadowSkipped; });
+}
+
+// host-value-frozen and grad-detached name the cause of a graph whose baked-in host values changed.
+bool HostValueChanged(const trace::Trace& trace, uint64_t graph) {
+  return std::any_of(trace.probe_events.begin(), trace.probe_events.end(), [&](const trace::ProbeEvent& e) {
+    return e.kind == trace::ProbeEventKind::kHostValueChanged && e.graph == graph;
+  });
+}
+
+}  // namespace
+
+ReplayMismatchCheck::ReplayMismatchCheck()
+    : CheckOf(CheckInfo{
+          "replay-mismatch", "A replay leaves other values than its captured code run eagerly", Severity::kError,
+          CheckArea::kNumerics,
+          "Under `graphcheck run --shadow N`, the first N replays of each of the program's captures are compared with "
+          "the capture's body run eagerly from the same state: parameters, gradients, optimizer state, buffers and "
+          "outputs must agree within the numerics rule.",
+          NumericsRuleOptions()}) {}
+
+bool ReplayMismatchCheck::CanRun(const CheckInputs& inputs) const {
+  const trace::Trace* trace = inputs.Find<trace::Trace>();
+  return trace != nullptr && ShadowedReplays(*trace);
+}
+
+void ReplayMismatchCheck::Read(const trace::Trace& trace, const BoundOptions& options,
+                               std::vector<Finding>* findings) const {
+  for (const ShadowVerdict& verdict :
+       JudgeShadowComparisons(trace, trace::ShadowSubject::kCapturedRegion, /*host_draws=*/false, options)) {
+    if (verdict.differing == 0 || HostValueChanged(trace, verdict.owner)) continue;
+    const trace::ShadowComparison& worst = *verdict.worst;
+    const std::string call(trace.String(worst.module_type));
+    Finding finding = NewFinding();
+    finding.message = absl::StrFormat(
+        "Replay %d of the graph%s differs from %s run eagerly from the same state: %d of %d tensors beyond the "
+        "numerics rule, the worst %s (%d of %d compared replays differ).",
+        worst.call, trace::CapturedAt(trace, verdict.owner), call, verdict.worst_differing, verdict.worst_tensors,
+        verdict.worst_name, verdict.differing, verdict.compared);
+    finding.evidence = {absl::StrCat(
+        "graphcheck run --shadow: before the replay, ", call,
+        " ran eagerly twice from the state the replay started from (every tensor it wrote and every random source "
+        "put back after each run); the replay was compared with the first run, the second gives eager's own spread")};
+    for (const std::string& line : verdict.table) finding.evidence.push_back(line);
+    finding.where.key = call;
+    finding.where.python = trace::PythonFrames(trace, worst.stack);
+    finding.fix =
+        "Find what the graph baked in that the code reads afresh each time: Python numbers (a float learning rate, "
+        "a counter), tensors the program replaced instead of updating in place (copy_), branches on values, "
+        "gradients set to None between replays, random numbers drawn on the host.";
+    findings->push_back(std::move(finding));
+  }
+  for (const trace::ProbeEvent& event : trace.probe_events) {
+    if (event.kind != trace::ProbeEventKind::kShadowSkipped) continue;
+    Finding finding = NewFinding();
+    finding.severity = Severity::kNote;
+    finding.message = absl::StrCat("--shadow did not compare the replays of the graph",
+                                   trace::CapturedAt(trace, event.graph), ": ", trace.String(event.text), ".");
+    finding.where.python = trace::PythonFrames(trace, event.stack);
+    finding.where.key = std::string(trace.String(event.type));
+    finding.fix =
+        "To have its replays compared, capture a block that runs on its own (no return, yield or break out of the "
+        "with block); a process group's collectives cannot be compared on one process.";
+    findings->push_back(std::move(finding));
+  }
+}
+
+std::unique_ptr<Check> NewReplayMismatchCheck() { return std::make_unique<ReplayMismatchCheck>(); }
+
+}  // namespace graphcheck

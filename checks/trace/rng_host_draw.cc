@@ -1,0 +1,57 @@
+// rng-host-draw: a random number drawn on the host (Python's random, numpy, torch's CPU generator) inside a capture
+// that is replayed. The graph holds the value drawn at capture: stochastic depth decided with random.random(), a
+// noise scale from torch.rand() on the CPU, an augmentation chosen with numpy, all repeat the same choice on every
+// replay. The Python probe sees the draw during the capture (a profile function while the capture runs, and the
+// generators' states at its begin and end); no --shadow run is needed.
+#include "absl/strings/str_cat.h"
+#include "analysis/python_probe.h"
+#include "analysis/trace_analysis.h"
+#include "checks/checks.h"
+#include "checks/trace/probe_findings.h"
+
+namespace graphcheck::analyzers {
+
+using analysis::ProbeEventLocation;
+using analysis::TraceAnalysis;
+
+namespace {
+
+class RngHostDrawCheck : public CheckOf<TraceAnalysis> {
+ public:
+  RngHostDrawCheck()
+      : CheckOf(CheckInfo{"rng-host-draw",
+                          "A random number drawn on the host inside a capture is replayed as a constant",
+                          Severity::kError,
+                          CheckArea::kRng,
+                          "The program drew a random number on the host (Python's random, numpy, torch's CPU "
+                          "generator) inside a capture: every replay repeats the value drawn at capture.",
+                          {}}) {}
+
+ protected:
+  void Read(const TraceAnalysis& analysis, const BoundOptions&, std::vector<Finding>* findings) const override {
+    const trace::Trace& trace = analysis.trace();
+    for (const trace::ProbeEvent& event : trace.probe_events) {
+      if (event.kind != trace::ProbeEventKind::kHostRandomDraw) continue;
+      if (!ReplayedAfter(analysis, event.graph, event.time_ns)) continue;
+      const std::string source(trace.String(event.type));
+      Finding finding = NewFinding();
+      finding.message =
+          absl::StrCat("This line draws a random number on the host (", trace.String(event.text),
+                       ") inside the capture of a graph", trace::CapturedAt(trace, event.graph),
+                       ": the graph holds the value drawn at capture, so every replay makes the same choice.");
+      finding.evidence.push_back(absl::StrCat("generator: ", source));
+      finding.where = ProbeEventLocation(trace, event);
+      finding.fix =
+          "Draw on the GPU inside the graph, from CUDA's generator (torch.rand((), device=\"cuda\"), "
+          "torch.bernoulli on a CUDA tensor), which a replay advances; or draw on the host outside the graph and copy "
+          "the value into a static CUDA tensor the graph reads (flag.fill_(random.random() < p)).";
+      findings->push_back(std::move(finding));
+    }
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Check> NewRngHostDrawCheck() { return std::make_unique<RngHostDrawCheck>(); }
+
+}  // namespace graphcheck::analyzers

@@ -1,0 +1,57 @@
+// static-input-rebound: a name that held a static input of a manual capture (torch.cuda.graph) holds another tensor at
+// a later replay: `static_x = batch` where `static_x.copy_(batch)` was meant. The graph keeps reading the memory the
+// old tensor had, which is freed (and reused by later allocations) unless something else holds it, so replays compute
+// on stale or unrelated data and their outputs change for no reason. The Python probe finds the static inputs from
+// the capture's body (the names it read that held CUDA tensors) and compares them at replays from the same function.
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "analysis/python_probe.h"
+#include "analysis/trace_analysis.h"
+#include "checks/checks.h"
+
+namespace graphcheck::analyzers {
+
+using analysis::ProbeEventLocation;
+using analysis::TraceAnalysis;
+
+namespace {
+
+class StaticInputReboundCheck : public CheckOf<TraceAnalysis> {
+ public:
+  StaticInputReboundCheck()
+      : CheckOf(CheckInfo{
+            "static-input-rebound",
+            "A captured graph's static input was replaced instead of refilled",
+            Severity::kError,
+            CheckArea::kState,
+            "A variable that held a static input of a manual capture holds another tensor at a replay: the graph still "
+            "reads the old memory, freed or reused, so its outputs no longer follow the inputs.",
+            {}}) {}
+
+ protected:
+  void Read(const TraceAnalysis& analysis, const BoundOptions&, std::vector<Finding>* findings) const override {
+    const trace::Trace& trace = analysis.trace();
+    for (const trace::ProbeEvent& event : trace.probe_events) {
+      if (event.kind != trace::ProbeEventKind::kStateRebound || trace.String(event.type) != "static-input") continue;
+      const std::string name(trace.String(event.text));
+      Finding finding = NewFinding();
+      finding.message =
+          absl::StrCat("`", name, "`, a static input of the graph", trace::CapturedAt(trace, event.graph),
+                       ", holds another tensor at this replay: the graph still reads the memory the captured tensor "
+                       "had, so the replay computes on stale or reused data.");
+      finding.evidence.push_back(
+          absl::StrFormat("%s: 0x%x at capture, 0x%x at the replay", name, event.value, event.value_now));
+      finding.where = ProbeEventLocation(trace, event);
+      finding.where.key = name;
+      finding.fix = absl::StrCat("Copy each batch into the captured tensor before replaying (", name,
+                                 ".copy_(batch)) instead of assigning the name a new tensor.");
+      findings->push_back(std::move(finding));
+    }
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Check> NewStaticInputReboundCheck() { return std::make_unique<StaticInputReboundCheck>(); }
+
+}  // namespace graphcheck::analyzers

@@ -1,0 +1,64 @@
+// sync-in-region: synchronizing calls inside the eager steps of the region the user wants graphed (the NVTX range
+// `region`, else each step found by repetition). They work in eager mode and are the calls that will fail capture:
+// Tensor.item(), .cpu(), nonzero, boolean masks. One finding per call site, with how many steps hit it. The
+// synchronizations of the graph machinery itself (torch.cuda.graph before it captures, make_graphed_callables' warmup,
+// torch.compile recording its graphs) are not the user's to remove, and are left out when the Python stack shows them.
+#include "absl/strings/str_cat.h"
+#include "checks/checks.h"
+#include "checks/trace/internal/capture_problem_check.h"
+#include "trace/api_names.h"
+
+namespace graphcheck::analyzers {
+
+using analysis::CalledByGraphMachinery;
+using analysis::CallSites;
+using analysis::Iterations;
+using analysis::OperatorClause;
+using analysis::StepCallSites;
+using analysis::TraceAnalysis;
+
+namespace {
+
+class SyncInRegionCheck : public CheckOf<TraceAnalysis> {
+ public:
+  SyncInRegionCheck()
+      : CheckOf(CheckInfo{
+            "sync-in-region",
+            "The region to graph synchronizes with the host",
+            Severity::kWarning,
+            CheckArea::kEagerRegion,
+            "A synchronizing call (stream or device synchronize, a synchronous copy) runs inside the steps you want "
+            "to graph. It works eagerly but fails capture; Tensor.item(), .cpu(), nonzero and boolean masks are the "
+            "usual sources.",
+            {}}) {}
+
+ protected:
+  void Read(const TraceAnalysis& analysis, const BoundOptions& options, std::vector<Finding>* findings) const override {
+    const trace::Trace& trace = analysis.trace();
+    const Iterations& iterations = analysis.steps();
+    const CallSites sites =
+        StepCallSites(trace, iterations.eager, [](const trace::Trace& trace, const trace::ApiCall& call) {
+          return trace::IsSynchronizing(call.kind) && !CalledByGraphMachinery(trace, call);
+        });
+    for (const CallSites::Site& site : sites.sites()) {
+      Finding finding = NewFinding();
+      finding.where = analysis.Locate(site.first_call);
+      finding.message = absl::StrCat(finding.where.api, OperatorClause(finding.where), " synchronizes with the GPU in ",
+                                     site.groups, " of ", iterations.eager.size(),
+                                     " steps of the region to graph; inside a capture it would fail (900).");
+      finding.evidence.push_back(
+          absl::StrCat(site.calls, " calls from this call site; steps from ", iterations.source));
+      finding.fix =
+          "Remove the synchronization from the step: keep scalars on the GPU (torch.where, clamp, masks that keep "
+          "shapes static), log with a lag (copy with non_blocking=True into pinned memory and read it a step later), "
+          "or leave this part outside the graph.";
+      findings->push_back(std::move(finding));
+    }
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Check> NewSyncInRegionCheck() { return std::make_unique<SyncInRegionCheck>(); }
+
+}  // namespace graphcheck::analyzers

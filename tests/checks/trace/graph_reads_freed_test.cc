@@ -1,0 +1,62 @@
+// graph-reads-freed: a named buffer freed under a graph is reported where the program dropped it, a block the
+// manifest names freed and then replayed at the replay; the graph's own pool, a block still allocated and a free no
+// replay follows are left alone.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "checks/checks.h"
+#include "tests/checks/trace/contract_test_util.h"
+
+namespace graphcheck::testing_trace {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+using ::testing::SizeIs;
+
+TEST(GraphReadsFreedTest, ANamedBufferFreedIsReportedWhereItWasDropped) {
+  TraceBuilder b;
+  Capture(b);
+  trace::ProbeEvent& released = b.Probe(4000, 1, ProbeEventKind::kTensorReleased, kGraph);
+  released.type = b.Intern("buffer");
+  released.text = b.Intern("model.buf");
+  released.value = kBuffer;
+  released.stack = TrainPyStack(b, 33);
+  trace::ProbeEvent& rebound = b.Rebound(5000, 1, kGraph, "buffer", "model.buf", kBuffer, 0x7f0000300000);
+  rebound.pool = 1;
+  rebound.stack = TrainPyStack(b, 35);
+  b.Replay(5100, 1, kStream, kCudaGraph, 10, 100);
+  const std::vector<Finding> findings = Findings(analyzers::NewGraphReadsFreedCheck(), b);
+  ASSERT_THAT(findings, SizeIs(1));
+  EXPECT_THAT(findings[0].message, HasSubstr("The buffer model.buf, which the graph (captured at"));
+  EXPECT_THAT(findings[0].message, HasSubstr("was freed when this line dropped it"));
+  EXPECT_EQ(FirstUserFrame(findings[0].where)->line, 33u);
+  EXPECT_THAT(findings[0].evidence[1], HasSubstr("replayed after it at /home/me/train.py:35"));
+}
+
+TEST(GraphReadsFreedTest, AProgramBlockTheManifestNamesFreedThenReplayedIsReported) {
+  TraceBuilder b;
+  Allocation(b, 100, trace::AllocatorEvent::Action::kAlloc, 0x7f0000500000, 4096);
+  Capture(b);
+  Allocation(b, 4500, trace::AllocatorEvent::Action::kFree, 0x7f0000500000, 4096);
+  b.Replay(5000, 1, kStream, kCudaGraph, 10, 100);
+  const std::vector<Finding> findings = Findings(analyzers::NewGraphReadsFreedCheck(), b);
+  ASSERT_THAT(findings, SizeIs(1));
+  EXPECT_THAT(findings[0].message, HasSubstr("names address 0x7f0000500000, inside a block of"));
+  EXPECT_THAT(findings[0].message, HasSubstr("the graph was launched again after that"));
+}
+
+TEST(GraphReadsFreedTest, PoolMemoryABlockStillAllocatedOrNoReplayAfterTheFreeAreLeftAlone) {
+  TraceBuilder b;
+  Allocation(b, 100, trace::AllocatorEvent::Action::kAlloc, 0x7f0000500000, 4096);
+  Allocation(b, 2100, trace::AllocatorEvent::Action::kAlloc, kPoolSegment + 0x100, 512);  // inside the capture
+  b.Replay(500, 1, kStream, kCudaGraph, 10, 100);
+  Capture(b);
+  b.Replay(3800, 1, kStream, kCudaGraph, 10, 100);
+  Allocation(b, 4000, trace::AllocatorEvent::Action::kFree, kPoolSegment + 0x100, 512);
+  Allocation(b, 9000, trace::AllocatorEvent::Action::kFree, 0x7f0000500000, 4096);  // at teardown
+  EXPECT_THAT(Findings(analyzers::NewGraphReadsFreedCheck(), b), IsEmpty());
+}
+
+}  // namespace
+}  // namespace graphcheck::testing_trace

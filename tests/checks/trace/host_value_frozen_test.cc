@@ -1,0 +1,131 @@
+// host-value-frozen: a float hyperparameter of an optimizer that stepped inside a capture, or a number a graphed
+// module's forward reads, changed while the graph is replayed: reported at the call that changed it (when a replay
+// follows) or at the replay that saw it, with both values; a change no replay follows, a module --shadow compared and
+// a trace without such events are not.
+#include <cstring>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "checks/checks.h"
+#include "tests/checks/trace/probe_test_util.h"
+
+namespace graphcheck::testing_trace {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+using ::testing::SizeIs;
+
+constexpr uint64_t kCudaGraph = 55;
+
+uint64_t Bits(double value) {
+  uint64_t bits;
+  std::memcpy(&bits, &value, sizeof(bits));
+  return bits;
+}
+
+// The program's whole-step capture (Python graph kGraph, CUDA graph kCudaGraph) at train.py:12.
+void Capture(TraceBuilder& b) {
+  b.Probe(900, 1, ProbeEventKind::kCaptureBegin, kGraph, ProbeOrigin::kUser).stack = TrainPyStack(b, 12);
+  b.Begin(1000, 1, kStream);
+  TraceBuilder::In(b.Launch(2000, 1, kStream, "adam"), kCaptureId);
+  b.End(3000, 1, kStream, kCaptureId, 0, 1).graph_id = kCudaGraph;
+  b.Probe(3500, 1, ProbeEventKind::kCaptureEnd, kGraph);
+}
+
+trace::ProbeEvent& Changed(TraceBuilder& b, uint64_t t, uint64_t graph, const std::string& role,
+                           const std::string& name, double captured, double now, bool attributed, uint32_t line) {
+  trace::ProbeEvent& e = b.Probe(t, 1, ProbeEventKind::kHostValueChanged, graph);
+  e.type = b.Intern(role);
+  e.text = b.Intern(name);
+  e.value = Bits(captured);
+  e.value_now = Bits(now);
+  e.pool = attributed ? 1 : 0;
+  e.stack = TrainPyStack(b, line);
+  return e;
+}
+
+TEST(HostValueFrozenTest, ALearningRateAScheduleChangedIsReportedAtTheSchedulersStep) {
+  TraceBuilder b;
+  Capture(b);
+  b.Replay(4000, 1, kStream, kCudaGraph, 10, 100);
+  Changed(b, 5000, kGraph, "optimizer-hyperparameter", "Adam param_groups[0].lr", 0.01, 1e-6, true, 40);
+  b.Replay(6000, 1, kStream, kCudaGraph, 10, 100);
+  const std::vector<Finding> findings = RunCheck(analyzers::NewHostValueFrozenCheck(), b.Build());
+  ASSERT_THAT(findings, SizeIs(1));
+  EXPECT_EQ(findings[0].check_id, "host-value-frozen");
+  EXPECT_EQ(findings[0].severity, Severity::kError);
+  EXPECT_THAT(findings[0].message,
+              HasSubstr("This call changed Adam param_groups[0].lr from 0.01 to 1e-06, but the graph (captured at "
+                        "/home/me/train.py:12 in body) baked in 0.01"));
+  EXPECT_EQ(FirstUserFrame(findings[0].where)->line, 40u);
+  EXPECT_THAT(findings[0].evidence[0], HasSubstr("Adam param_groups[0].lr: 0.01 at capture, 1e-06 now"));
+  EXPECT_THAT(findings[0].fix, HasSubstr("lr=torch.tensor(0.01, device=\"cuda\"), capturable=True"));
+}
+
+TEST(HostValueFrozenTest, AChangeSeenAtAReplayIsReportedThere) {
+  TraceBuilder b;
+  Capture(b);
+  Changed(b, 5000, kGraph, "optimizer-hyperparameter", "SGD param_groups[0].lr", 0.1, 0.05, false, 44);
+  Changed(b, 5000, kGraph, "optimizer-hyperparameter", "SGD param_groups[1].lr", 0.1, 0.05, false, 44);
+  b.Replay(5100, 1, kStream, kCudaGraph, 10, 100);
+  const std::vector<Finding> findings = RunCheck(analyzers::NewHostValueFrozenCheck(), b.Build());
+  ASSERT_THAT(findings, SizeIs(1));  // one per graph: a scheduler changes every group at once
+  EXPECT_THAT(findings[0].message, HasSubstr("SGD param_groups[0].lr is 0.05 at this replay"));
+  EXPECT_THAT(findings[0].evidence, SizeIs(2));
+}
+
+TEST(HostValueFrozenTest, AChangeNoReplayFollowsIsNotReported) {
+  TraceBuilder b;
+  Capture(b);
+  b.Replay(4000, 1, kStream, kCudaGraph, 10, 100);
+  Changed(b, 5000, kGraph, "optimizer-hyperparameter", "Adam param_groups[0].lr", 0.01, 1e-6, true, 40);
+  EXPECT_THAT(RunCheck(analyzers::NewHostValueFrozenCheck(), b.Build()), IsEmpty());
+}
+
+TEST(HostValueFrozenTest, AModuleAttributeIsReportedUnlessShadowComparedTheModule) {
+  constexpr uint64_t kModule = 0x7f00bb;
+  TraceBuilder b;
+  Changed(b, 5000, kModule, "module-attribute", "Scaled.scale", 1.0, 1.5, false, 31);
+  const std::vector<Finding> findings = RunCheck(analyzers::NewHostValueFrozenCheck(), b.Build());
+  ASSERT_THAT(findings, SizeIs(1));
+  EXPECT_THAT(findings[0].message, HasSubstr("reads Scaled.scale, which changed from 1 to 1.5 after capture"));
+  EXPECT_THAT(findings[0].fix, HasSubstr("self.scale.fill_(value)"));
+
+  trace::Trace shadowed = b.Build();
+  trace::ShadowComparison& c = shadowed.shadow_comparisons.emplace_back();
+  c.module = kModule;
+  EXPECT_THAT(RunCheck(analyzers::NewHostValueFrozenCheck(), shadowed), IsEmpty());
+}
+
+TEST(HostValueFrozenTest, GradientsAndCleanTracesAreNotThisCheck) {
+  TraceBuilder b;
+  Capture(b);
+  b.Replay(4000, 1, kStream, kCudaGraph, 10, 100);
+  trace::ProbeEvent& grad = b.Probe(5000, 1, ProbeEventKind::kHostValueChanged, kGraph);
+  grad.type = b.Intern("grad");
+  grad.text = b.Intern("model.fc.weight");
+  EXPECT_THAT(RunCheck(analyzers::NewHostValueFrozenCheck(), b.Build()), IsEmpty());
+}
+
+TEST(HostValueFrozenTest, AnAttributeOfAModuleInsideAManualCaptureIsReported) {
+  TraceBuilder b;
+  Capture(b);
+  trace::ProbeEvent& e = b.Probe(5000, 1, ProbeEventKind::kHostValueChanged, kGraph, ProbeOrigin::kUser);
+  e.type = b.Intern("module-attribute");
+  e.text = b.Intern("model.temperature");
+  e.value = Bits(1.0);
+  e.value_now = Bits(0.5);
+  e.stack = TrainPyStack(b, 70);
+  b.Replay(5100, 1, kStream, kCudaGraph, 10, 100);
+  const std::vector<Finding> findings = RunCheck(*analyzers::NewHostValueFrozenCheck(), b.Build());
+  ASSERT_THAT(findings, SizeIs(1));
+  EXPECT_THAT(findings[0].message,
+              HasSubstr("model.temperature is 0.5 at this replay, which the forward of a module that ran inside the "
+                        "capture of the graph (captured at /home/me/train.py:12 in body) reads: the graph replays the "
+                        "1 it was captured with"));
+}
+
+}  // namespace
+}  // namespace graphcheck::testing_trace

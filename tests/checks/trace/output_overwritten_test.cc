@@ -1,0 +1,55 @@
+// output-overwritten: the program stopped reading an output a later replay of a torch.compile graph overwrote, or kept
+// a manual graph's output across replays; invalidated outputs it never read again are clean.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "checks/checks.h"
+#include "tests/checks/trace/probe_test_util.h"
+
+namespace graphcheck::testing_trace {
+namespace {
+
+using ::testing::Contains;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+using ::testing::SizeIs;
+
+TEST(OutputOverwrittenTest, AnUncaughtOverwrittenOutputIsOutputOverwrittenWithTheInvalidationsBeforeIt) {
+  TraceBuilder b;
+  b.Probe(1000, 1, ProbeEventKind::kOutputsInvalidated).value = 2;
+  b.Exception(2000, 1, ProbeEventKind::kUncaughtException, 0, "RuntimeError",
+              "Error: accessing tensor output of CUDAGraphs that has been overwritten by a subsequent run. Stack "
+              "trace: File \"gen.py\", line 9",
+              b.PythonStack({{"/home/me/gen.py", 41, "main"}}));
+  const std::vector<Finding> findings = RunCheck(analyzers::NewOutputOverwrittenCheck(), b.Build());
+  ASSERT_THAT(findings, SizeIs(1));
+  EXPECT_THAT(findings[0].message, HasSubstr("The program stopped on RuntimeError: Error: accessing tensor output"));
+  EXPECT_EQ(findings[0].where.python[0].line, 41);
+  EXPECT_THAT(findings[0].evidence, Contains(HasSubstr("freed 2 output(s) the program still held")));
+}
+
+TEST(OutputOverwrittenTest, AManualGraphsOutputKeptAcrossReplaysIsOutputOverwritten) {
+  TraceBuilder b;
+  b.Probe(100, 1, ProbeEventKind::kCaptureBegin, kGraph, ProbeOrigin::kUser).stack = TrainPyStack(b, 14);
+  trace::ProbeEvent& held = b.Probe(1000, 1, ProbeEventKind::kOutputsHeld, kGraph, ProbeOrigin::kUser);
+  held.text = b.Intern("static_out");
+  held.value = 3;
+  held.stack = TrainPyStack(b, 21);
+  const std::vector<Finding> findings = RunCheck(analyzers::NewOutputOverwrittenCheck(), b.Build());
+  ASSERT_THAT(findings, SizeIs(1));
+  EXPECT_THAT(findings[0].message, HasSubstr("The program keeps `static_out`, an output of the graph (captured at "
+                                             "/home/me/train.py:14 in body), across replays without a copy"));
+  EXPECT_THAT(findings[0].evidence, Contains(HasSubstr("held 3 more reference(s) to `static_out`")));
+  EXPECT_EQ(FirstUserFrame(findings[0].where)->line, 21u);
+  EXPECT_THAT(findings[0].fix, HasSubstr("static_out.clone()"));
+}
+
+// Outputs cudagraph trees invalidated that the program never reads again are harmless: no finding.
+TEST(OutputOverwrittenTest, InvalidatedOutputsThatAreNotReadAreClean) {
+  TraceBuilder b;
+  b.Probe(1000, 1, ProbeEventKind::kOutputsInvalidated).value = 3;
+  EXPECT_THAT(RunCheck(analyzers::NewOutputOverwrittenCheck(), b.Build()), IsEmpty());
+}
+
+}  // namespace
+}  // namespace graphcheck::testing_trace
