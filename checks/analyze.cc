@@ -275,7 +275,6 @@ AnalysisResult MergeProcesses(std::vector<ProcessResult> processes, const std::v
   MergeAcrossProcesses(&result.findings);
   if (job) CiteLedgersInHangs(summary, &result.findings);
   FoldStderrFindings(traces, &result.findings);
-  SortFindings(&result.findings);
   result.checks_run.assign(checks_run.begin(), checks_run.end());
   return result;
 }

@@ -175,7 +175,6 @@ CheckRun RunChecks(const CheckRegistry& registry, const CheckSelection& selectio
   }
   std::sort(run.checks_run.begin(), run.checks_run.end());
   FoldRepeatedFindings(&run.findings);
-  SortFindings(&run.findings);
   return run;
 }
 

@@ -56,7 +56,7 @@ class CheckSelection {
 
 struct CheckRun {
   std::vector<std::string> checks_run;  // ids, sorted
-  std::vector<Finding> findings;        // most severe first, then by check id
+  std::vector<Finding> findings;        // in the checks' order: a report's finishing step sorts them once
 };
 
 CheckRun RunChecks(const CheckRegistry& registry, const CheckSelection& selection, const CheckOptions& options,
