@@ -34,9 +34,9 @@ inline constexpr size_t kMaxLedgerEntries = 4096;
 
 // A graph whose capture holds NCCL work, as the ledger's replays name it.
 struct LedgerGraph {
-  std::vector<CollectiveRun>
-      collectives;            // the NCCL calls on the ledger's communicator while it was captured, in order
-  uint32_t nccl_kernels = 0;  // NCCL kernels captured into it (communicator 0's ledger only)
+  // The NCCL calls made while it was captured (on the ledger's communicator, for a communicator's), in order.
+  std::vector<CollectiveRun> collectives;
+  uint32_t nccl_kernels = 0;  // NCCL kernels captured into it (the process's ledger only)
   std::string captured_at;    // "train.py:41", "" when unknown
   uint32_t capture = 0;       // which of the process's captures (ProcessSummary::captures), from 1
   uint64_t replays = 0;       // how many times it was launched
