@@ -197,8 +197,8 @@ void BM_AllAnalyzers(benchmark::State& state) {
   const trace::Trace& t = SyntheticTrace();
   state.counters["rss_before_MiB"] = PeakRssMiB();
   for (auto _ : state) {
-    analyzers::AnalysisResult result =
-        analyzers::AnalyzeTraces({&t}, nullptr, BuiltinChecks(), CheckSelection(), CheckOptions());
+    checks::AnalysisResult result =
+        checks::AnalyzeTraces({&t}, nullptr, BuiltinChecks(), CheckSelection(), CheckOptions());
     benchmark::DoNotOptimize(result);
   }
   ReportCounters(state, t);

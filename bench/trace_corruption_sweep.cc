@@ -38,7 +38,7 @@ struct Tally {
     } else {
       static const CheckSelection kAll = *CheckSelection::Parse("");
       static const CheckOptions kDefaults;
-      analyzers::AnalyzeTraces({&*trace}, nullptr, BuiltinChecks(), kAll, kDefaults);
+      checks::AnalyzeTraces({&*trace}, nullptr, BuiltinChecks(), kAll, kDefaults);
       ++(trace->read_warnings.empty() ? clean : damaged);
     }
     const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();

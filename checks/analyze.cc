@@ -20,7 +20,7 @@
 #include "checks/output/stderr_messages.h"
 #include "core/fingerprint.h"
 
-namespace graphcheck::analyzers {
+namespace graphcheck::checks {
 
 using analysis::AddTrace;
 using analysis::AnalysisSettings;
@@ -289,4 +289,4 @@ AnalysisResult AnalyzeTraces(const std::vector<const trace::Trace*>& traces,
   return MergeProcesses(std::move(processes), stderr_lines, registry, selection, options);
 }
 
-}  // namespace graphcheck::analyzers
+}  // namespace graphcheck::checks

@@ -17,7 +17,7 @@
 #include "core/report.h"
 #include "trace/events.h"
 
-namespace graphcheck::analyzers {
+namespace graphcheck::checks {
 
 struct AnalysisResult {
   std::vector<std::string> checks_run;  // sorted, unique
@@ -62,6 +62,6 @@ AnalysisResult AnalyzeTraces(const std::vector<const trace::Trace*>& traces,
                              const std::vector<std::string>* stderr_lines, const CheckRegistry& registry,
                              const CheckSelection& selection, const CheckOptions& options);
 
-}  // namespace graphcheck::analyzers
+}  // namespace graphcheck::checks
 
 #endif  // GRAPHCHECK_CHECKS_ANALYZE_H_

@@ -8,7 +8,7 @@
 
 #include "core/check.h"
 
-namespace graphcheck::analyzers {
+namespace graphcheck::checks {
 
 // capture
 std::unique_ptr<Check> NewCaptureErrorCheck();           // capture-error
@@ -62,7 +62,7 @@ std::unique_ptr<Check> NewDdpWarmupShortCheck();    // ddp-warmup-short
 // the trace itself
 std::unique_ptr<Check> NewTraceIncompleteCheck();  // trace-incomplete
 
-}  // namespace graphcheck::analyzers
+}  // namespace graphcheck::checks
 
 namespace graphcheck {
 

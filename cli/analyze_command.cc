@@ -91,7 +91,7 @@ absl::StatusOr<analysis::AnalysisSettings> AnalysisSettingsFrom(const IterationF
 // One trace, read, analyzed and dropped by a worker.
 struct AnalyzedTrace {
   absl::Status status;
-  analyzers::ProcessResult result;
+  checks::ProcessResult result;
   analysis::StepSelectionCount selection;
   std::vector<std::string> read_warnings;
   std::optional<GpuInfo> gpu;
@@ -109,7 +109,7 @@ AnalyzedTrace ReadAndAnalyze(const std::string& path, const analysis::AnalysisSe
   out.read_warnings = trace->read_warnings;
   if (!trace->devices.empty()) out.gpu = trace->devices.front().gpu;
   out.selection = analysis::CountStepSelection(*trace, settings.steps, check_steps);
-  out.result = analyzers::AnalyzeProcess(*trace, settings, BuiltinChecks(), checks.selection, checks.options);
+  out.result = checks::AnalyzeProcess(*trace, settings, BuiltinChecks(), checks.selection, checks.options);
   return out;
 }
 
@@ -164,7 +164,7 @@ absl::Status AnalyzeTraceFilesInto(const std::vector<std::string>& paths, const 
   ShowProgress(absl::StrCat("analyzing ", files->size(), " trace(s)"));
   work();
   for (std::thread& worker : workers) worker.join();
-  std::vector<analyzers::ProcessResult> processes;
+  std::vector<checks::ProcessResult> processes;
   std::vector<analysis::StepSelectionCount> selections;
   size_t warnings = 0;
   for (size_t i = 0; i < analyzed.size(); ++i) {
@@ -184,11 +184,11 @@ absl::Status AnalyzeTraceFilesInto(const std::vector<std::string>& paths, const 
   }
   // By rank, then pid: the same report whichever order the files were found in.
   std::stable_sort(
-      processes.begin(), processes.end(), [](const analyzers::ProcessResult& a, const analyzers::ProcessResult& b) {
+      processes.begin(), processes.end(), [](const checks::ProcessResult& a, const checks::ProcessResult& b) {
         return std::make_pair(a.summary.rank, a.summary.pid) < std::make_pair(b.summary.rank, b.summary.pid);
       });
-  analyzers::AnalysisResult result =
-      analyzers::MergeProcesses(std::move(processes), stderr_lines, BuiltinChecks(), checks.selection, checks.options);
+  checks::AnalysisResult result =
+      checks::MergeProcesses(std::move(processes), stderr_lines, BuiltinChecks(), checks.selection, checks.options);
   const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   report->steps.push_back(
       Step{"analyze", StepStatus::kOk, ms,

@@ -15,53 +15,53 @@ std::vector<std::unique_ptr<Check>> NewBuiltinChecks() {
   std::vector<std::unique_ptr<Check>> checks;
   for (auto* make : {
            // capture
-           &analyzers::NewCaptureErrorCheck,           // capture-error
-           &analyzers::NewSyncInCaptureCheck,          // sync-in-capture
-           &analyzers::NewUnsafeApiInCaptureCheck,     // unsafe-api-in-capture
-           &analyzers::NewAllocInCaptureCheck,         // alloc-in-capture
-           &analyzers::NewLegacyStreamInCaptureCheck,  // legacy-stream-in-capture
-           &analyzers::NewUnjoinedStreamCheck,         // unjoined-stream
-           &analyzers::NewPageableMemcpyCheck,         // pageable-memcpy
-           &analyzers::NewEmptyGraphCheck,             // empty-graph
-           &analyzers::NewRecaptureChurnCheck,         // recapture-churn
-           &analyzers::NewWarmupInsufficientCheck,     // warmup-insufficient
+           &checks::NewCaptureErrorCheck,           // capture-error
+           &checks::NewSyncInCaptureCheck,          // sync-in-capture
+           &checks::NewUnsafeApiInCaptureCheck,     // unsafe-api-in-capture
+           &checks::NewAllocInCaptureCheck,         // alloc-in-capture
+           &checks::NewLegacyStreamInCaptureCheck,  // legacy-stream-in-capture
+           &checks::NewUnjoinedStreamCheck,         // unjoined-stream
+           &checks::NewPageableMemcpyCheck,         // pageable-memcpy
+           &checks::NewEmptyGraphCheck,             // empty-graph
+           &checks::NewRecaptureChurnCheck,         // recapture-churn
+           &checks::NewWarmupInsufficientCheck,     // warmup-insufficient
            // eager region
-           &analyzers::NewSyncInRegionCheck,        // sync-in-region
-           &analyzers::NewDynamicShapeCheck,        // dynamic-shape
-           &analyzers::NewDynamicControlFlowCheck,  // dynamic-control-flow
+           &checks::NewSyncInRegionCheck,        // sync-in-region
+           &checks::NewDynamicShapeCheck,        // dynamic-shape
+           &checks::NewDynamicControlFlowCheck,  // dynamic-control-flow
            // performance
-           &analyzers::NewLaunchBoundCheck,               // launch-bound
-           &analyzers::NewNoSpeedupCheck,                 // no-speedup
-           &analyzers::NewGraphMemoryCheck,               // graph-memory
-           &analyzers::NewMegatronGraphsNotCreatedCheck,  // megatron-graphs-not-created
+           &checks::NewLaunchBoundCheck,               // launch-bound
+           &checks::NewNoSpeedupCheck,                 // no-speedup
+           &checks::NewGraphMemoryCheck,               // graph-memory
+           &checks::NewMegatronGraphsNotCreatedCheck,  // megatron-graphs-not-created
            // state and RNG (from the Python probe's exceptions)
-           &analyzers::NewOutputOverwrittenCheck,         // output-overwritten
-           &analyzers::NewAddressDriftCheck,              // address-drift
-           &analyzers::NewStaticInputReboundCheck,        // static-input-rebound
-           &analyzers::NewHostValueFrozenCheck,           // host-value-frozen
-           &analyzers::NewGradDetachedCheck,              // grad-detached
-           &analyzers::NewGradAliasesGraphCheck,          // grad-aliases-graph
-           &analyzers::NewGraphReadsFreedCheck,           // graph-reads-freed
-           &analyzers::NewStateMadeInCaptureCheck,        // state-made-in-capture
-           &analyzers::NewTrainingModeFrozenCheck,        // training-mode-frozen
-           &analyzers::NewRngHostDrawCheck,               // rng-host-draw
-           &analyzers::NewGraphContractCheck,             // graph-contract
-           &analyzers::NewReplayOrderCheck,               // replay-order
-           &analyzers::NewRngUnregisteredGeneratorCheck,  // rng-unregistered-generator
-           &analyzers::NewRngInferenceStateCheck,         // rng-inference-state
+           &checks::NewOutputOverwrittenCheck,         // output-overwritten
+           &checks::NewAddressDriftCheck,              // address-drift
+           &checks::NewStaticInputReboundCheck,        // static-input-rebound
+           &checks::NewHostValueFrozenCheck,           // host-value-frozen
+           &checks::NewGradDetachedCheck,              // grad-detached
+           &checks::NewGradAliasesGraphCheck,          // grad-aliases-graph
+           &checks::NewGraphReadsFreedCheck,           // graph-reads-freed
+           &checks::NewStateMadeInCaptureCheck,        // state-made-in-capture
+           &checks::NewTrainingModeFrozenCheck,        // training-mode-frozen
+           &checks::NewRngHostDrawCheck,               // rng-host-draw
+           &checks::NewGraphContractCheck,             // graph-contract
+           &checks::NewReplayOrderCheck,               // replay-order
+           &checks::NewRngUnregisteredGeneratorCheck,  // rng-unregistered-generator
+           &checks::NewRngInferenceStateCheck,         // rng-inference-state
            // torch.compile
-           &analyzers::NewCompileCudagraphSkippedCheck,  // compile-cudagraph-skipped
+           &checks::NewCompileCudagraphSkippedCheck,  // compile-cudagraph-skipped
            // the program's stderr
-           &analyzers::NewStderrMessagesCheck,  // stderr-messages
-           &analyzers::NewCuptiBusyCheck,       // cupti-busy
+           &checks::NewStderrMessagesCheck,  // stderr-messages
+           &checks::NewCuptiBusyCheck,       // cupti-busy
            // distributed jobs (every process's summary)
-           &analyzers::NewRankDivergentCaptureCheck,      // rank-divergent-capture
-           &analyzers::NewRankDivergentCollectivesCheck,  // rank-divergent-collectives
-           &analyzers::NewHangCheck,                      // hang (--hang-timeout)
-           &analyzers::NewDdpDefaultStreamCheck,          // ddp-default-stream
-           &analyzers::NewDdpWarmupShortCheck,            // ddp-warmup-short
+           &checks::NewRankDivergentCaptureCheck,      // rank-divergent-capture
+           &checks::NewRankDivergentCollectivesCheck,  // rank-divergent-collectives
+           &checks::NewHangCheck,                      // hang (--hang-timeout)
+           &checks::NewDdpDefaultStreamCheck,          // ddp-default-stream
+           &checks::NewDdpWarmupShortCheck,            // ddp-warmup-short
            // the trace itself
-           &analyzers::NewTraceIncompleteCheck,  // trace-incomplete
+           &checks::NewTraceIncompleteCheck,  // trace-incomplete
            // environment (lint, run, analyze)
            &NewEnvExpandableSegmentsNcclRegisterCheck,  // env-expandable-segments-nccl-register
            &NewEnvLaunchBlockingCheck,                  // env-launch-blocking

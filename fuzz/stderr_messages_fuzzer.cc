@@ -21,7 +21,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       absl::StrSplit(absl::string_view(reinterpret_cast<const char*>(data), size), '\n');
   static const CheckSelection kAll = *CheckSelection::Parse("");
   static const CheckOptions kDefaults;
-  const analyzers::AnalysisResult result = analyzers::AnalyzeTraces({}, &lines, BuiltinChecks(), kAll, kDefaults);
+  const checks::AnalysisResult result = checks::AnalyzeTraces({}, &lines, BuiltinChecks(), kAll, kDefaults);
   Report report;
   report.findings = result.findings;
   report.checks_run = result.checks_run;

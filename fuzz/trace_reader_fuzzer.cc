@@ -21,6 +21,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   static const CheckSelection kAll = *CheckSelection::Parse("");
   static const CheckOptions kDefaults;
-  analyzers::AnalyzeTraces({&*trace}, nullptr, BuiltinChecks(), kAll, kDefaults);
+  checks::AnalyzeTraces({&*trace}, nullptr, BuiltinChecks(), kAll, kDefaults);
   return 0;
 }

@@ -15,7 +15,7 @@
 #include "analysis/job_summary.h"
 #include "checks/checks.h"
 
-namespace graphcheck::analyzers {
+namespace graphcheck::checks {
 
 using analysis::CaptureSummary;
 using analysis::CollectiveRun;
@@ -141,4 +141,4 @@ class RankDivergentCaptureCheck : public CheckOf<JobSummary> {
 
 std::unique_ptr<Check> NewRankDivergentCaptureCheck() { return std::make_unique<RankDivergentCaptureCheck>(); }
 
-}  // namespace graphcheck::analyzers
+}  // namespace graphcheck::checks

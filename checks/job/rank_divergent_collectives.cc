@@ -13,7 +13,7 @@
 #include "analysis/ledger_comparison.h"
 #include "checks/checks.h"
 
-namespace graphcheck::analyzers {
+namespace graphcheck::checks {
 
 using analysis::CollectiveLedger;
 using analysis::CommunicatorText;
@@ -146,4 +146,4 @@ class RankDivergentCollectivesCheck : public CheckOf<JobSummary> {
 
 std::unique_ptr<Check> NewRankDivergentCollectivesCheck() { return std::make_unique<RankDivergentCollectivesCheck>(); }
 
-}  // namespace graphcheck::analyzers
+}  // namespace graphcheck::checks

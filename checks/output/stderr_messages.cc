@@ -8,7 +8,7 @@
 #include "checks/checks.h"
 #include "core/check.h"
 
-namespace graphcheck::analyzers {
+namespace graphcheck::checks {
 
 using analysis::MatchKnownMessage;
 using analysis::ProgramOutput;
@@ -125,4 +125,4 @@ void FoldStderrFindings(const TraceSummary& traces, std::vector<Finding>* findin
 
 std::unique_ptr<Check> NewStderrMessagesCheck() { return std::make_unique<StderrMessagesCheck>(); }
 
-}  // namespace graphcheck::analyzers
+}  // namespace graphcheck::checks

@@ -12,7 +12,7 @@
 #include "core/finding.h"
 #include "core/severity.h"
 
-namespace graphcheck::analyzers {
+namespace graphcheck::checks {
 
 // Location::file of the findings made from stderr, as reports show them (`<stderr>:LINE`); what the analysis reads
 // is Finding::stderr_match.
@@ -39,6 +39,6 @@ struct TraceSummary {
 // site's location. A trace_decides warning that no trace finding confirms becomes a note.
 void FoldStderrFindings(const TraceSummary& traces, std::vector<Finding>* findings);
 
-}  // namespace graphcheck::analyzers
+}  // namespace graphcheck::checks
 
 #endif  // GRAPHCHECK_CHECKS_OUTPUT_STDERR_MESSAGES_H_

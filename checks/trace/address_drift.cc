@@ -16,7 +16,7 @@
 #include "analysis/trace_analysis.h"
 #include "checks/checks.h"
 
-namespace graphcheck::analyzers {
+namespace graphcheck::checks {
 
 using analysis::ProbeEventLocation;
 using analysis::TraceAnalysis;
@@ -100,4 +100,4 @@ class AddressDriftCheck : public CheckOf<TraceAnalysis> {
 
 std::unique_ptr<Check> NewAddressDriftCheck() { return std::make_unique<AddressDriftCheck>(); }
 
-}  // namespace graphcheck::analyzers
+}  // namespace graphcheck::checks

@@ -5,7 +5,7 @@
 #include "checks/checks.h"
 #include "checks/trace/internal/capture_problem_check.h"
 
-namespace graphcheck::analyzers {
+namespace graphcheck::checks {
 
 using analysis::CaptureCause;
 using analysis::CaptureProblem;
@@ -47,4 +47,4 @@ class AllocInCaptureCheck : public CaptureProblemCheck {
 
 std::unique_ptr<Check> NewAllocInCaptureCheck() { return std::make_unique<AllocInCaptureCheck>(); }
 
-}  // namespace graphcheck::analyzers
+}  // namespace graphcheck::checks

@@ -6,7 +6,7 @@
 #include "checks/checks.h"
 #include "checks/trace/internal/capture_problem_check.h"
 
-namespace graphcheck::analyzers {
+namespace graphcheck::checks {
 
 using analysis::CaptureCause;
 using analysis::CaptureErrorCode;
@@ -46,4 +46,4 @@ class CaptureErrorCheck : public CaptureProblemCheck {
 
 std::unique_ptr<Check> NewCaptureErrorCheck() { return std::make_unique<CaptureErrorCheck>(); }
 
-}  // namespace graphcheck::analyzers
+}  // namespace graphcheck::checks

@@ -11,7 +11,7 @@
 #include "checks/checks.h"
 #include "trace/python_frames.h"
 
-namespace graphcheck::analyzers {
+namespace graphcheck::checks {
 
 using analysis::TraceAnalysis;
 
@@ -103,4 +103,4 @@ class CompileCudagraphSkippedCheck : public CheckOf<TraceAnalysis> {
 
 std::unique_ptr<Check> NewCompileCudagraphSkippedCheck() { return std::make_unique<CompileCudagraphSkippedCheck>(); }
 
-}  // namespace graphcheck::analyzers
+}  // namespace graphcheck::checks

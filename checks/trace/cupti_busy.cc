@@ -4,7 +4,7 @@
 #include "checks/checks.h"
 #include "trace/events.h"
 
-namespace graphcheck::analyzers {
+namespace graphcheck::checks {
 namespace {
 
 class CuptiBusyCheck : public CheckOf<trace::Trace> {
@@ -41,4 +41,4 @@ class CuptiBusyCheck : public CheckOf<trace::Trace> {
 
 std::unique_ptr<Check> NewCuptiBusyCheck() { return std::make_unique<CuptiBusyCheck>(); }
 
-}  // namespace graphcheck::analyzers
+}  // namespace graphcheck::checks

@@ -11,7 +11,7 @@
 #include "checks/checks.h"
 #include "trace/python_frames.h"
 
-namespace graphcheck::analyzers {
+namespace graphcheck::checks {
 
 using analysis::CaptureCause;
 using analysis::CaptureProblem;
@@ -70,4 +70,4 @@ class DdpDefaultStreamCheck : public CheckOf<TraceAnalysis> {
 
 std::unique_ptr<Check> NewDdpDefaultStreamCheck() { return std::make_unique<DdpDefaultStreamCheck>(); }
 
-}  // namespace graphcheck::analyzers
+}  // namespace graphcheck::checks

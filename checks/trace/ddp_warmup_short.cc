@@ -9,7 +9,7 @@
 #include "analysis/trace_analysis.h"
 #include "checks/checks.h"
 
-namespace graphcheck::analyzers {
+namespace graphcheck::checks {
 
 using analysis::CaptureProblem;
 using analysis::DdpCapturedForward;
@@ -83,4 +83,4 @@ class DdpWarmupShortCheck : public CheckOf<TraceAnalysis> {
 
 std::unique_ptr<Check> NewDdpWarmupShortCheck() { return std::make_unique<DdpWarmupShortCheck>(); }
 
-}  // namespace graphcheck::analyzers
+}  // namespace graphcheck::checks

@@ -10,7 +10,7 @@
 #include "checks/checks.h"
 #include "checks/trace/internal/capture_problem_check.h"
 
-namespace graphcheck::analyzers {
+namespace graphcheck::checks {
 
 using analysis::CaptureWindow;
 using analysis::DescribeOperation;
@@ -129,4 +129,4 @@ class DynamicControlFlowCheck : public CheckOf<TraceAnalysis> {
 
 std::unique_ptr<Check> NewDynamicControlFlowCheck() { return std::make_unique<DynamicControlFlowCheck>(); }
 
-}  // namespace graphcheck::analyzers
+}  // namespace graphcheck::checks

@@ -16,7 +16,7 @@
 #include "checks/trace/internal/capture_problem_check.h"
 #include "engine/run/engine_run.h"
 
-namespace graphcheck::analyzers {
+namespace graphcheck::checks {
 
 using analysis::DescribeOperation;
 using analysis::FirstDifference;
@@ -194,4 +194,4 @@ class DynamicShapeCheck : public CheckOf<TraceAnalysis, EngineRun> {
 
 std::unique_ptr<Check> NewDynamicShapeCheck() { return std::make_unique<DynamicShapeCheck>(); }
 
-}  // namespace graphcheck::analyzers
+}  // namespace graphcheck::checks

@@ -8,7 +8,7 @@
 #include "checks/checks.h"
 #include "checks/trace/internal/capture_problem_check.h"
 
-namespace graphcheck::analyzers {
+namespace graphcheck::checks {
 
 using analysis::CallSites;
 using analysis::CaptureWindow;
@@ -94,4 +94,4 @@ class EmptyGraphCheck : public CheckOf<TraceAnalysis> {
 
 std::unique_ptr<Check> NewEmptyGraphCheck() { return std::make_unique<EmptyGraphCheck>(); }
 
-}  // namespace graphcheck::analyzers
+}  // namespace graphcheck::checks

@@ -15,7 +15,7 @@
 #include "checks/checks.h"
 #include "checks/trace/probe_findings.h"
 
-namespace graphcheck::analyzers {
+namespace graphcheck::checks {
 
 using analysis::ProbeEventLocation;
 using analysis::TraceAnalysis;
@@ -83,4 +83,4 @@ class GradDetachedCheck : public CheckOf<TraceAnalysis> {
 
 std::unique_ptr<Check> NewGradDetachedCheck() { return std::make_unique<GradDetachedCheck>(); }
 
-}  // namespace graphcheck::analyzers
+}  // namespace graphcheck::checks

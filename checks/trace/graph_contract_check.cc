@@ -8,7 +8,7 @@
 #include "analysis/trace_analysis.h"
 #include "checks/checks.h"
 
-namespace graphcheck::analyzers {
+namespace graphcheck::checks {
 
 using analysis::CaptureSite;
 using analysis::DescribeContract;
@@ -67,4 +67,4 @@ class GraphContractCheck : public CheckOf<TraceAnalysis> {
 
 std::unique_ptr<Check> NewGraphContractCheck() { return std::make_unique<GraphContractCheck>(); }
 
-}  // namespace graphcheck::analyzers
+}  // namespace graphcheck::checks

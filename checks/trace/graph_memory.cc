@@ -21,7 +21,7 @@
 #include "analysis/trace_analysis.h"
 #include "checks/checks.h"
 
-namespace graphcheck::analyzers {
+namespace graphcheck::checks {
 
 using analysis::BytesLeftAllocated;
 using analysis::CaptureWindow;
@@ -161,4 +161,4 @@ class GraphMemoryCheck : public CheckOf<TraceAnalysis> {
 
 std::unique_ptr<Check> NewGraphMemoryCheck() { return std::make_unique<GraphMemoryCheck>(); }
 
-}  // namespace graphcheck::analyzers
+}  // namespace graphcheck::checks

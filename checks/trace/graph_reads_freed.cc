@@ -18,7 +18,7 @@
 #include "analysis/trace_analysis.h"
 #include "checks/checks.h"
 
-namespace graphcheck::analyzers {
+namespace graphcheck::checks {
 
 using analysis::CaptureSite;
 using analysis::FreedUse;
@@ -131,4 +131,4 @@ class GraphReadsFreedCheck : public CheckOf<TraceAnalysis> {
 
 std::unique_ptr<Check> NewGraphReadsFreedCheck() { return std::make_unique<GraphReadsFreedCheck>(); }
 
-}  // namespace graphcheck::analyzers
+}  // namespace graphcheck::checks

@@ -20,7 +20,7 @@
 #include "checks/checks.h"
 #include "trace/python_frames.h"
 
-namespace graphcheck::analyzers {
+namespace graphcheck::checks {
 
 using analysis::CaptureWindow;
 using analysis::CollectiveRun;
@@ -195,4 +195,4 @@ const char kHangFixWithoutCause[] =
 
 std::unique_ptr<Check> NewHangCheck() { return std::make_unique<HangCheck>(); }
 
-}  // namespace graphcheck::analyzers
+}  // namespace graphcheck::checks

@@ -17,7 +17,7 @@
 #include "checks/checks.h"
 #include "checks/trace/probe_findings.h"
 
-namespace graphcheck::analyzers {
+namespace graphcheck::checks {
 
 using analysis::ProbeEventLocation;
 using analysis::TraceAnalysis;
@@ -117,4 +117,4 @@ class HostValueFrozenCheck : public CheckOf<TraceAnalysis> {
 
 std::unique_ptr<Check> NewHostValueFrozenCheck() { return std::make_unique<HostValueFrozenCheck>(); }
 
-}  // namespace graphcheck::analyzers
+}  // namespace graphcheck::checks

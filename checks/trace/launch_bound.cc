@@ -13,7 +13,7 @@
 #include "analysis/trace_analysis.h"
 #include "checks/checks.h"
 
-namespace graphcheck::analyzers {
+namespace graphcheck::checks {
 
 using analysis::ComputeLaunchStats;
 using analysis::ForecastGraphMemory;
@@ -155,4 +155,4 @@ class LaunchBoundCheck : public CheckOf<TraceAnalysis> {
 
 std::unique_ptr<Check> NewLaunchBoundCheck() { return std::make_unique<LaunchBoundCheck>(); }
 
-}  // namespace graphcheck::analyzers
+}  // namespace graphcheck::checks

@@ -5,7 +5,7 @@
 #include "checks/checks.h"
 #include "checks/trace/internal/capture_problem_check.h"
 
-namespace graphcheck::analyzers {
+namespace graphcheck::checks {
 
 using analysis::CaptureCause;
 using analysis::CaptureProblem;
@@ -53,4 +53,4 @@ class LegacyStreamInCaptureCheck : public CaptureProblemCheck {
 
 std::unique_ptr<Check> NewLegacyStreamInCaptureCheck() { return std::make_unique<LegacyStreamInCaptureCheck>(); }
 
-}  // namespace graphcheck::analyzers
+}  // namespace graphcheck::checks

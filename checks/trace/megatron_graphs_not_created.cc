@@ -11,7 +11,7 @@
 #include "analysis/trace_analysis.h"
 #include "checks/checks.h"
 
-namespace graphcheck::analyzers {
+namespace graphcheck::checks {
 
 using analysis::ProbeEventLocation;
 using analysis::TraceAnalysis;
@@ -64,4 +64,4 @@ class MegatronGraphsNotCreatedCheck : public CheckOf<TraceAnalysis> {
 
 std::unique_ptr<Check> NewMegatronGraphsNotCreatedCheck() { return std::make_unique<MegatronGraphsNotCreatedCheck>(); }
 
-}  // namespace graphcheck::analyzers
+}  // namespace graphcheck::checks

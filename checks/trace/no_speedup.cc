@@ -9,7 +9,7 @@
 #include "analysis/trace_analysis.h"
 #include "checks/checks.h"
 
-namespace graphcheck::analyzers {
+namespace graphcheck::checks {
 
 using analysis::ComputeLaunchStats;
 using analysis::Iteration;
@@ -105,4 +105,4 @@ class NoSpeedupCheck : public CheckOf<TraceAnalysis> {
 
 std::unique_ptr<Check> NewNoSpeedupCheck() { return std::make_unique<NoSpeedupCheck>(); }
 
-}  // namespace graphcheck::analyzers
+}  // namespace graphcheck::checks

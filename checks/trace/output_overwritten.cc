@@ -11,7 +11,7 @@
 #include "checks/checks.h"
 #include "checks/trace/probe_findings.h"
 
-namespace graphcheck::analyzers {
+namespace graphcheck::checks {
 
 using analysis::ProbeEventLocation;
 using analysis::TraceAnalysis;
@@ -81,4 +81,4 @@ class OutputOverwrittenCheck : public CheckOf<TraceAnalysis> {
 
 std::unique_ptr<Check> NewOutputOverwrittenCheck() { return std::make_unique<OutputOverwrittenCheck>(); }
 
-}  // namespace graphcheck::analyzers
+}  // namespace graphcheck::checks

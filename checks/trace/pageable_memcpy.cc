@@ -6,7 +6,7 @@
 #include "checks/checks.h"
 #include "checks/trace/internal/capture_problem_check.h"
 
-namespace graphcheck::analyzers {
+namespace graphcheck::checks {
 
 using analysis::CallSites;
 using analysis::CaptureCause;
@@ -75,4 +75,4 @@ class PageableMemcpyCheck : public CaptureProblemCheck {
 
 std::unique_ptr<Check> NewPageableMemcpyCheck() { return std::make_unique<PageableMemcpyCheck>(); }
 
-}  // namespace graphcheck::analyzers
+}  // namespace graphcheck::checks

@@ -7,7 +7,7 @@
 #include "analysis/python_probe.h"
 #include "trace/python_frames.h"
 
-namespace graphcheck::analyzers {
+namespace graphcheck::checks {
 
 using analysis::AddLibraryAdvice;
 using analysis::CaptureWindow;
@@ -100,4 +100,4 @@ bool ReplayedAfter(const TraceAnalysis& analysis, uint64_t graph, uint64_t time_
   return false;
 }
 
-}  // namespace graphcheck::analyzers
+}  // namespace graphcheck::checks

@@ -13,7 +13,7 @@
 #include "core/check.h"
 #include "core/finding.h"
 
-namespace graphcheck::analyzers {
+namespace graphcheck::checks {
 
 // The findings of the Python exceptions (ProbeIndex) that the known-message table maps to `prototype.check_id` and
 // that are reported on their own: where the exception was raised (its traceback's frames, the user's first), what it
@@ -42,6 +42,6 @@ class PythonExceptionCheck : public CheckOf<analysis::TraceAnalysis> {
   }
 };
 
-}  // namespace graphcheck::analyzers
+}  // namespace graphcheck::checks
 
 #endif  // GRAPHCHECK_CHECKS_TRACE_PROBE_FINDINGS_H_

@@ -16,7 +16,7 @@
 #include "checks/trace/internal/capture_problem_check.h"
 #include "trace/python_frames.h"
 
-namespace graphcheck::analyzers {
+namespace graphcheck::checks {
 
 using analysis::CaptureWindow;
 using analysis::IsGraphMachinery;
@@ -133,4 +133,4 @@ class RecaptureChurnCheck : public CheckOf<TraceAnalysis> {
 
 std::unique_ptr<Check> NewRecaptureChurnCheck() { return std::make_unique<RecaptureChurnCheck>(); }
 
-}  // namespace graphcheck::analyzers
+}  // namespace graphcheck::checks

@@ -15,7 +15,7 @@
 #include "checks/checks.h"
 #include "trace/api_names.h"
 
-namespace graphcheck::analyzers {
+namespace graphcheck::checks {
 
 using analysis::CaptureWindow;
 using analysis::HoldsActivationsForBackward;
@@ -167,4 +167,4 @@ class ReplayOrderCheck : public CheckOf<TraceAnalysis> {
 
 std::unique_ptr<Check> NewReplayOrderCheck() { return std::make_unique<ReplayOrderCheck>(); }
 
-}  // namespace graphcheck::analyzers
+}  // namespace graphcheck::checks

@@ -9,7 +9,7 @@
 #include "checks/checks.h"
 #include "checks/trace/probe_findings.h"
 
-namespace graphcheck::analyzers {
+namespace graphcheck::checks {
 
 using analysis::ProbeEventLocation;
 using analysis::TraceAnalysis;
@@ -54,4 +54,4 @@ class RngHostDrawCheck : public CheckOf<TraceAnalysis> {
 
 std::unique_ptr<Check> NewRngHostDrawCheck() { return std::make_unique<RngHostDrawCheck>(); }
 
-}  // namespace graphcheck::analyzers
+}  // namespace graphcheck::checks

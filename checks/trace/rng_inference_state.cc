@@ -7,7 +7,7 @@
 #include "checks/checks.h"
 #include "checks/trace/probe_findings.h"
 
-namespace graphcheck::analyzers {
+namespace graphcheck::checks {
 namespace {
 
 class RngInferenceStateCheck : public PythonExceptionCheck {
@@ -27,4 +27,4 @@ class RngInferenceStateCheck : public PythonExceptionCheck {
 
 std::unique_ptr<Check> NewRngInferenceStateCheck() { return std::make_unique<RngInferenceStateCheck>(); }
 
-}  // namespace graphcheck::analyzers
+}  // namespace graphcheck::checks

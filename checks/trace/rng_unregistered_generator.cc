@@ -7,7 +7,7 @@
 #include "checks/checks.h"
 #include "checks/trace/probe_findings.h"
 
-namespace graphcheck::analyzers {
+namespace graphcheck::checks {
 namespace {
 
 class RngUnregisteredGeneratorCheck : public PythonExceptionCheck {
@@ -29,4 +29,4 @@ class RngUnregisteredGeneratorCheck : public PythonExceptionCheck {
 
 std::unique_ptr<Check> NewRngUnregisteredGeneratorCheck() { return std::make_unique<RngUnregisteredGeneratorCheck>(); }
 
-}  // namespace graphcheck::analyzers
+}  // namespace graphcheck::checks

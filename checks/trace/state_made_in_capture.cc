@@ -20,7 +20,7 @@
 #include "analysis/trace_analysis.h"
 #include "checks/checks.h"
 
-namespace graphcheck::analyzers {
+namespace graphcheck::checks {
 
 using analysis::GraphContract;
 using analysis::ProbeEventLocation;
@@ -139,4 +139,4 @@ class StateMadeInCaptureCheck : public CheckOf<TraceAnalysis> {
 
 std::unique_ptr<Check> NewStateMadeInCaptureCheck() { return std::make_unique<StateMadeInCaptureCheck>(); }
 
-}  // namespace graphcheck::analyzers
+}  // namespace graphcheck::checks

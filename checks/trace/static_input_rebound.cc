@@ -9,7 +9,7 @@
 #include "analysis/trace_analysis.h"
 #include "checks/checks.h"
 
-namespace graphcheck::analyzers {
+namespace graphcheck::checks {
 
 using analysis::ProbeEventLocation;
 using analysis::TraceAnalysis;
@@ -54,4 +54,4 @@ class StaticInputReboundCheck : public CheckOf<TraceAnalysis> {
 
 std::unique_ptr<Check> NewStaticInputReboundCheck() { return std::make_unique<StaticInputReboundCheck>(); }
 
-}  // namespace graphcheck::analyzers
+}  // namespace graphcheck::checks

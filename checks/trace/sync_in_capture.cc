@@ -4,7 +4,7 @@
 #include "checks/checks.h"
 #include "checks/trace/internal/capture_problem_check.h"
 
-namespace graphcheck::analyzers {
+namespace graphcheck::checks {
 
 using analysis::CaptureCause;
 using analysis::CaptureProblem;
@@ -48,4 +48,4 @@ class SyncInCaptureCheck : public CaptureProblemCheck {
 
 std::unique_ptr<Check> NewSyncInCaptureCheck() { return std::make_unique<SyncInCaptureCheck>(); }
 
-}  // namespace graphcheck::analyzers
+}  // namespace graphcheck::checks

@@ -8,7 +8,7 @@
 #include "checks/trace/internal/capture_problem_check.h"
 #include "trace/api_names.h"
 
-namespace graphcheck::analyzers {
+namespace graphcheck::checks {
 
 using analysis::CalledByGraphMachinery;
 using analysis::CallSites;
@@ -61,4 +61,4 @@ class SyncInRegionCheck : public CheckOf<TraceAnalysis> {
 
 std::unique_ptr<Check> NewSyncInRegionCheck() { return std::make_unique<SyncInRegionCheck>(); }
 
-}  // namespace graphcheck::analyzers
+}  // namespace graphcheck::checks

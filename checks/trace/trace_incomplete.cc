@@ -12,7 +12,7 @@
 #include "analysis/trace_analysis.h"
 #include "checks/checks.h"
 
-namespace graphcheck::analyzers {
+namespace graphcheck::checks {
 
 using analysis::CaptureWindow;
 using analysis::TraceAnalysis;
@@ -189,4 +189,4 @@ class TraceIncompleteCheck : public CheckOf<TraceAnalysis> {
 
 std::unique_ptr<Check> NewTraceIncompleteCheck() { return std::make_unique<TraceIncompleteCheck>(); }
 
-}  // namespace graphcheck::analyzers
+}  // namespace graphcheck::checks

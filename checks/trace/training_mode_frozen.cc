@@ -9,7 +9,7 @@
 #include "analysis/trace_analysis.h"
 #include "checks/checks.h"
 
-namespace graphcheck::analyzers {
+namespace graphcheck::checks {
 
 using analysis::LibraryGraphName;
 using analysis::ProbeEventLocation;
@@ -73,4 +73,4 @@ class TrainingModeFrozenCheck : public CheckOf<TraceAnalysis> {
 
 std::unique_ptr<Check> NewTrainingModeFrozenCheck() { return std::make_unique<TrainingModeFrozenCheck>(); }
 
-}  // namespace graphcheck::analyzers
+}  // namespace graphcheck::checks

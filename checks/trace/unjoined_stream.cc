@@ -5,7 +5,7 @@
 #include "checks/checks.h"
 #include "checks/trace/internal/capture_problem_check.h"
 
-namespace graphcheck::analyzers {
+namespace graphcheck::checks {
 
 using analysis::CaptureCause;
 using analysis::CaptureProblem;
@@ -49,4 +49,4 @@ class UnjoinedStreamCheck : public CaptureProblemCheck {
 
 std::unique_ptr<Check> NewUnjoinedStreamCheck() { return std::make_unique<UnjoinedStreamCheck>(); }
 
-}  // namespace graphcheck::analyzers
+}  // namespace graphcheck::checks

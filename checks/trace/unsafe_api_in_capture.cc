@@ -5,7 +5,7 @@
 #include "checks/checks.h"
 #include "checks/trace/internal/capture_problem_check.h"
 
-namespace graphcheck::analyzers {
+namespace graphcheck::checks {
 
 using analysis::CaptureCause;
 using analysis::CaptureProblem;
@@ -61,4 +61,4 @@ class UnsafeApiInCaptureCheck : public CaptureProblemCheck {
 
 std::unique_ptr<Check> NewUnsafeApiInCaptureCheck() { return std::make_unique<UnsafeApiInCaptureCheck>(); }
 
-}  // namespace graphcheck::analyzers
+}  // namespace graphcheck::checks

@@ -5,7 +5,7 @@
 #include "checks/checks.h"
 #include "checks/trace/internal/capture_problem_check.h"
 
-namespace graphcheck::analyzers {
+namespace graphcheck::checks {
 
 using analysis::CaptureCause;
 using analysis::CaptureProblem;
@@ -44,4 +44,4 @@ class WarmupInsufficientCheck : public CaptureProblemCheck {
 
 std::unique_ptr<Check> NewWarmupInsufficientCheck() { return std::make_unique<WarmupInsufficientCheck>(); }
 
-}  // namespace graphcheck::analyzers
+}  // namespace graphcheck::checks

@@ -113,7 +113,7 @@ trace::Trace LaunchBoundTraceWithHistory() {
 }
 
 TEST(MemoryForecastTest, LaunchBoundSaysWhatTheGraphWouldHold) {
-  const std::vector<Finding> findings = RunCheck(analyzers::NewLaunchBoundCheck(), LaunchBoundTraceWithHistory());
+  const std::vector<Finding> findings = RunCheck(checks::NewLaunchBoundCheck(), LaunchBoundTraceWithHistory());
   ASSERT_THAT(findings, SizeIs(1));
   EXPECT_THAT(findings[0].evidence,
               Contains(HasSubstr("memory: a graph of the step would hold a private pool of about 32 MiB: 32 MiB for "
@@ -129,7 +129,7 @@ TEST(MemoryForecastTest, CublasStepsAddTheWorkspacesOfTheCaptureStream) {
   trace::DeviceInfo device;
   device.gpu.cc_major = 9;
   trace.devices.push_back(device);
-  const std::vector<Finding> findings = RunCheck(analyzers::NewLaunchBoundCheck(), trace);
+  const std::vector<Finding> findings = RunCheck(checks::NewLaunchBoundCheck(), trace);
   ASSERT_THAT(findings, SizeIs(1));
   EXPECT_THAT(findings[0].evidence,
               Contains(HasSubstr("private pool of about 96 MiB: 32 MiB for the step's own allocations (they peak at "
@@ -138,7 +138,7 @@ TEST(MemoryForecastTest, CublasStepsAddTheWorkspacesOfTheCaptureStream) {
 }
 
 TEST(MemoryForecastTest, NoHistoryNoMemoryLine) {
-  const std::vector<Finding> findings = RunCheck(analyzers::NewLaunchBoundCheck(), LaunchBoundTrace(1000));
+  const std::vector<Finding> findings = RunCheck(checks::NewLaunchBoundCheck(), LaunchBoundTrace(1000));
   ASSERT_THAT(findings, SizeIs(1));
   EXPECT_THAT(findings[0].evidence, Not(Contains(HasSubstr("memory:"))));
 }

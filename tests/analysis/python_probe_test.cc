@@ -74,8 +74,8 @@ TEST(PythonProbeTest, TheDetailsOfTheExceptionAProgramStoppedOnAreEvidence) {
   const trace::Trace trace = b.Build();
   const std::vector<std::string> stderr_lines = {"[rank0]: AssertionError: " + refusal};
   const std::vector<Finding> findings =
-      analyzers::AnalyzeTraces({&trace}, &stderr_lines, BuiltinChecks(),
-                               *CheckSelection::Parse("dynamic-shape,stderr-messages"), CheckOptions())
+      checks::AnalyzeTraces({&trace}, &stderr_lines, BuiltinChecks(),
+                            *CheckSelection::Parse("dynamic-shape,stderr-messages"), CheckOptions())
           .findings;
   ASSERT_THAT(findings, SizeIs(1));
   EXPECT_EQ(findings[0].check_id, "dynamic-shape");
@@ -99,7 +99,7 @@ TEST(PythonProbeTest, CudagraphTreesPoolCaptureIsNotAnEmptyGraph) {
   b.Probe(900, 1, ProbeEventKind::kCaptureBegin, 1, ProbeOrigin::kCudagraphTreesInit);
   b.Begin(1000, 1, kStream, CaptureMode::kThreadLocal);
   b.End(1500, 1, kStream, 1, 0, 0);
-  EXPECT_THAT(RunCheck(analyzers::NewEmptyGraphCheck(), b.Build()), IsEmpty());
+  EXPECT_THAT(RunCheck(checks::NewEmptyGraphCheck(), b.Build()), IsEmpty());
 }
 
 // torch.compile(mode="reduce-overhead") with a batch size that changes: cudagraph trees record the compiled function
@@ -128,15 +128,15 @@ TEST(PythonProbeTest, CudagraphTreesReRecordingIsChurnOfTheCompiledFunction) {
   eager.stream_id = kStream;
   b.trace().AddKernel(eager);
   const trace::Trace trace = b.Build();
-  const std::vector<Finding> churn = RunCheck(analyzers::NewRecaptureChurnCheck(), trace);
+  const std::vector<Finding> churn = RunCheck(checks::NewRecaptureChurnCheck(), trace);
   ASSERT_THAT(churn, SizeIs(1));
   EXPECT_THAT(churn[0].message, HasSubstr("torch.compile's CUDA graphs (cudagraph trees) recorded the function "
                                           "called here 4 times"));
   ASSERT_FALSE(churn[0].where.python.empty());
   EXPECT_EQ(churn[0].where.python[0].line, 17);
   EXPECT_THAT(churn[0].fix, HasSubstr("pad or bucket"));
-  EXPECT_THAT(RunCheck(analyzers::NewDynamicShapeCheck(), trace), IsEmpty());
-  EXPECT_THAT(RunCheck(analyzers::NewDynamicControlFlowCheck(), trace), IsEmpty());
+  EXPECT_THAT(RunCheck(checks::NewDynamicShapeCheck(), trace), IsEmpty());
+  EXPECT_THAT(RunCheck(checks::NewDynamicControlFlowCheck(), trace), IsEmpty());
   const analysis::TraceAnalysis analysis(trace);
   std::map<std::string, double> metrics;
   for (const Metric& m : analysis::ProbeMetrics(trace, analysis.probe(), analysis.captures().windows())) {
@@ -154,7 +154,7 @@ TEST(PythonProbeTest, TraceWithoutProbeEventsIsUnchanged) {
   const analysis::TraceAnalysis analysis(trace);
   EXPECT_EQ(analysis.probe().Origin(0), ProbeOrigin::kUnknown);
   EXPECT_THAT(analysis.probe().exceptions(), IsEmpty());
-  EXPECT_THAT(RunCheck(analyzers::NewCompileCudagraphSkippedCheck(), trace), IsEmpty());
+  EXPECT_THAT(RunCheck(checks::NewCompileCudagraphSkippedCheck(), trace), IsEmpty());
 }
 
 // The synchronization torch.cuda.graph makes before capturing is the framework's, not the program's.

@@ -35,8 +35,8 @@ TEST(AnalyzeTest, MergesRanksIntoOneFindingAndJobMetrics) {
   ranks[3].environment.Set("CUDA_LAUNCH_BLOCKING", "1");
   std::vector<const trace::Trace*> pointers;
   for (const trace::Trace& t : ranks) pointers.push_back(&t);
-  const analyzers::AnalysisResult result =
-      analyzers::AnalyzeTraces(pointers, nullptr, BuiltinChecks(), CheckSelection(), CheckOptions());
+  const checks::AnalysisResult result =
+      checks::AnalyzeTraces(pointers, nullptr, BuiltinChecks(), CheckSelection(), CheckOptions());
   EXPECT_THAT(result.checks_run, Contains("env-launch-blocking"));
   EXPECT_THAT(result.checks_run, Contains("rank-divergent-capture"));
   int launch_blocking = 0;
@@ -66,8 +66,8 @@ TEST(AnalyzeTest, KeepsEachRanksValuesOfTheMetricsThatDiffer) {
   ranks[2].process.pid = 12;
   std::vector<const trace::Trace*> pointers;
   for (const trace::Trace& t : ranks) pointers.push_back(&t);
-  const analyzers::AnalysisResult result =
-      analyzers::AnalyzeTraces(pointers, nullptr, BuiltinChecks(), CheckSelection(), CheckOptions());
+  const checks::AnalysisResult result =
+      checks::AnalyzeTraces(pointers, nullptr, BuiltinChecks(), CheckSelection(), CheckOptions());
   ASSERT_EQ(result.ranks.size(), 3u);
   std::map<std::string, double> slow;
   for (const Metric& m : result.ranks[2].metrics) slow[m.name] = m.value;
@@ -83,8 +83,8 @@ TEST(AnalyzeTest, KeepsEachRanksValuesOfTheMetricsThatDiffer) {
 TEST(AnalyzeTest, MergesUnrankedProcessesAndPrefixesTheirMetrics) {
   const trace::Trace a = Rank(-1, 10);
   const trace::Trace b = Rank(-1, 11);
-  const analyzers::AnalysisResult result =
-      analyzers::AnalyzeTraces({&a, &b}, nullptr, BuiltinChecks(), CheckSelection(), CheckOptions());
+  const checks::AnalysisResult result =
+      checks::AnalyzeTraces({&a, &b}, nullptr, BuiltinChecks(), CheckSelection(), CheckOptions());
   int launch_blocking = 0;
   for (const Finding& f : result.findings) {
     if (f.check_id != "env-launch-blocking") continue;
@@ -104,7 +104,7 @@ TEST(AnalyzeTest, NeverMergesTwoFindingsOfOneProcess) {
   trace.integrity.end = trace::TraceEnd::kClean;
   trace.integrity.losses.push_back({trace::LossKind::kActivityDropped, 3, 0, 0});
   trace.integrity.losses.push_back({trace::LossKind::kWriterDropped, 5, 0, 0});
-  const analyzers::AnalysisResult result = analyzers::AnalyzeTraces(
+  const checks::AnalysisResult result = checks::AnalyzeTraces(
       {&trace}, nullptr, BuiltinChecks(), *CheckSelection::Parse("trace-incomplete"), CheckOptions());
   EXPECT_EQ(result.findings.size(), 2u);  // two kinds of loss: two warnings with one fingerprint
 }
@@ -116,7 +116,7 @@ TEST(AnalyzeTest, FoldsStderrIntoTraceFindingsAndHonoursTheSelection) {
     sync.return_code = 900;
   });
   const std::vector<std::string> lines = {"RuntimeError: CUDA error: operation not permitted when stream is capturing"};
-  const analyzers::AnalysisResult result = analyzers::AnalyzeTraces(
+  const checks::AnalysisResult result = checks::AnalyzeTraces(
       {&trace}, &lines, BuiltinChecks(), *CheckSelection::Parse("sync-in-capture,stderr-messages"), CheckOptions());
   ASSERT_EQ(result.findings.size(), 1u);
   EXPECT_EQ(result.findings[0].check_id, "sync-in-capture");

@@ -27,8 +27,8 @@ TEST(FuzzRegressionsTest, EveryFoundTraceAnalyzes) {
     bytes << in.rdbuf();
     absl::StatusOr<trace::Trace> trace = trace::ReadTraceFromBytes(bytes.str());
     if (!trace.ok()) continue;  // refused as not a trace: also fine
-    const analyzers::AnalysisResult result =
-        analyzers::AnalyzeTraces({&*trace}, nullptr, BuiltinChecks(), *CheckSelection::Parse(""), CheckOptions());
+    const checks::AnalysisResult result =
+        checks::AnalyzeTraces({&*trace}, nullptr, BuiltinChecks(), *CheckSelection::Parse(""), CheckOptions());
     EXPECT_FALSE(result.checks_run.empty());
   }
   EXPECT_GT(found, 0u);

@@ -44,8 +44,8 @@ TEST(MetricCatalogueTest, EveryMetricOfTheShippedTracesIsCatalogued) {
     if (!std::filesystem::exists(path)) continue;
     absl::StatusOr<trace::Trace> trace = trace::ReadTrace(path.string());
     ASSERT_TRUE(trace.ok()) << path << ": " << trace.status();
-    const analyzers::AnalysisResult result =
-        analyzers::AnalyzeTraces({&*trace}, nullptr, BuiltinChecks(), CheckSelection(), CheckOptions());
+    const checks::AnalysisResult result =
+        checks::AnalyzeTraces({&*trace}, nullptr, BuiltinChecks(), CheckSelection(), CheckOptions());
     for (const Metric& m : result.metrics) {
       const metric::Spec* spec = metric::Find(m.name);
       ASSERT_NE(spec, nullptr) << m.name << " (" << path << ") is not in core/metrics.h";

@@ -43,8 +43,8 @@ TEST_P(GoldenTest, MatchesExpected) {
   const std::filesystem::path fixture = kDir / (GetParam() + ".trace.json");
   const std::filesystem::path expected_path = kDir / (GetParam() + ".expected.txt");
   const Fixture f = FixtureLoader().Load(nlohmann::json::parse(Slurp(fixture)));
-  analyzers::AnalysisResult result = analyzers::AnalyzeTraces({&f.trace}, f.has_stderr ? &f.stderr_lines : nullptr,
-                                                              BuiltinChecks(), CheckSelection(), CheckOptions());
+  checks::AnalysisResult result = checks::AnalyzeTraces({&f.trace}, f.has_stderr ? &f.stderr_lines : nullptr,
+                                                        BuiltinChecks(), CheckSelection(), CheckOptions());
   SortFindings(&result.findings);  // in report order, as FinishReport (cli/common.h) puts every report's findings
   const std::string actual = ExpectedText(result);
   if (const char* update = std::getenv("GRAPHCHECK_UPDATE_GOLDEN"); update != nullptr && std::string(update) == "1") {

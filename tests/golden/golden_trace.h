@@ -190,7 +190,7 @@ class FixtureLoader {
 };
 
 // One line per finding (severity, check, where, how many consequences and evidence lines), then one per metric.
-inline std::string ExpectedText(const analyzers::AnalysisResult& result) {
+inline std::string ExpectedText(const checks::AnalysisResult& result) {
   std::string text;
   for (const Finding& f : result.findings) {
     absl::StrAppend(&text, SeverityName(f.severity), " ", f.check_id);

@@ -5,7 +5,7 @@
 #include "analysis/torch_ops.h"
 #include "checks/trace/probe_findings.h"
 
-namespace graphcheck::analyzers {
+namespace graphcheck::checks {
 
 using analysis::AddLibraryAdvice;
 using analysis::CaptureAnalysis;
@@ -78,4 +78,4 @@ void CaptureProblemCheck::Read(const TraceAnalysis& analysis, const BoundOptions
   ReportPythonExceptions(analysis, NewFinding(), findings);
 }
 
-}  // namespace graphcheck::analyzers
+}  // namespace graphcheck::checks

@@ -10,7 +10,7 @@
 #include "analysis/torch_ops.h"
 #include "analysis/trace_analysis.h"
 
-namespace graphcheck::analyzers {
+namespace graphcheck::checks {
 
 class CaptureProblemCheck : public CheckOf<analysis::TraceAnalysis> {
  public:
@@ -27,6 +27,6 @@ class CaptureProblemCheck : public CheckOf<analysis::TraceAnalysis> {
   analysis::CaptureCause cause_;
 };
 
-}  // namespace graphcheck::analyzers
+}  // namespace graphcheck::checks
 
 #endif  // GRAPHCHECK_CHECKS_TRACE_INTERNAL_CAPTURE_PROBLEM_CHECK_H_

@@ -30,8 +30,8 @@ trace::Trace RankCapturing(int rank, int launches, int32_t end_rc = 0, int world
 std::vector<Finding> Divergence(const std::vector<trace::Trace>& job) {
   std::vector<const trace::Trace*> pointers;
   for (const trace::Trace& t : job) pointers.push_back(&t);
-  return analyzers::AnalyzeTraces(pointers, nullptr, BuiltinChecks(), *CheckSelection::Parse("rank-divergent-capture"),
-                                  CheckOptions())
+  return checks::AnalyzeTraces(pointers, nullptr, BuiltinChecks(), *CheckSelection::Parse("rank-divergent-capture"),
+                               CheckOptions())
       .findings;
 }
 

@@ -120,10 +120,10 @@ inline Job BuildJob(int world_size, const std::function<void(int rank, RankProgr
   return job;
 }
 
-inline analyzers::AnalysisResult Analyze(const Job& job, const std::string& checks) {
+inline checks::AnalysisResult Analyze(const Job& job, const std::string& selection) {
   std::vector<const trace::Trace*> traces;
   for (const trace::Trace& t : job) traces.push_back(&t);
-  return analyzers::AnalyzeTraces(traces, nullptr, BuiltinChecks(), *CheckSelection::Parse(checks), CheckOptions());
+  return checks::AnalyzeTraces(traces, nullptr, BuiltinChecks(), *CheckSelection::Parse(selection), CheckOptions());
 }
 
 inline std::vector<Finding> Divergences(const Job& job) { return Analyze(job, "rank-divergent-collectives").findings; }

@@ -6,7 +6,7 @@
 #include "checks/checks.h"
 #include "cli/catalog.h"
 
-namespace graphcheck::analyzers {
+namespace graphcheck::checks {
 
 using analysis::MatchKnownMessage;
 using analysis::ProgramOutput;
@@ -262,4 +262,4 @@ TEST(StderrMessagesTest, EveryRuleNamesARegisteredCheck) {
 }
 
 }  // namespace
-}  // namespace graphcheck::analyzers
+}  // namespace graphcheck::checks

@@ -24,7 +24,7 @@ TEST(AddressDriftTest, AParameterReplacedAfterCaptureIsReported) {
   TraceBuilder b;
   b.Probe(100, 1, ProbeEventKind::kCaptureBegin, kModule, ProbeOrigin::kGraphedCallables).stack = TrainPyStack(b, 12);
   Rebound(b, 1000, kModule, "parameter", "0.weight", 0x7f0000001000, 0x7f0000002000);
-  const std::vector<Finding> findings = RunCheck(analyzers::NewAddressDriftCheck(), b.Build());
+  const std::vector<Finding> findings = RunCheck(checks::NewAddressDriftCheck(), b.Build());
   ASSERT_THAT(findings, SizeIs(1));
   EXPECT_EQ(findings[0].check_id, "address-drift");
   EXPECT_EQ(findings[0].severity, Severity::kError);
@@ -44,7 +44,7 @@ TEST(AddressDriftTest, OneFindingPerModuleAndRole) {
     Rebound(b, 1000 + i, kModule, "parameter", "layers." + std::to_string(i) + ".weight", 0x1000 + i, 0x9000 + i);
   }
   Rebound(b, 2000, kModule, "buffer", "bn.running_mean", 0x5000, 0x6000);
-  const std::vector<Finding> findings = RunCheck(analyzers::NewAddressDriftCheck(), b.Build());
+  const std::vector<Finding> findings = RunCheck(checks::NewAddressDriftCheck(), b.Build());
   ASSERT_THAT(findings, SizeIs(2));
   EXPECT_THAT(findings[0].message, HasSubstr("The buffer bn.running_mean"));
   EXPECT_THAT(findings[0].message, HasSubstr("the module's buffer no longer changes"));
@@ -57,10 +57,10 @@ TEST(AddressDriftTest, OneFindingPerModuleAndRole) {
 TEST(AddressDriftTest, StaticInputsAndCleanTracesAreNotAddressDrift) {
   TraceBuilder clean;
   clean.Probe(100, 1, ProbeEventKind::kCaptureBegin, kModule, ProbeOrigin::kGraphedCallables);
-  EXPECT_THAT(RunCheck(analyzers::NewAddressDriftCheck(), clean.Build()), IsEmpty());
+  EXPECT_THAT(RunCheck(checks::NewAddressDriftCheck(), clean.Build()), IsEmpty());
   TraceBuilder manual;
   Rebound(manual, 1000, kGraph, "static-input", "static_x", 0x1000, 0x2000);
-  EXPECT_THAT(RunCheck(analyzers::NewAddressDriftCheck(), manual.Build()), IsEmpty());
+  EXPECT_THAT(RunCheck(checks::NewAddressDriftCheck(), manual.Build()), IsEmpty());
 }
 
 TEST(AddressDriftTest, AParameterOfAManualCaptureGivenNewDataIsReported) {
@@ -69,7 +69,7 @@ TEST(AddressDriftTest, AParameterOfAManualCaptureGivenNewDataIsReported) {
   trace::ProbeEvent& e = b.Rebound(5000, 1, kGraph, "parameter", "model.fc.weight", kWeight, 0x7f0000900000);
   e.origin = ProbeOrigin::kUser;
   e.stack = TrainPyStack(b, 52);
-  const std::vector<Finding> findings = Findings(analyzers::NewAddressDriftCheck(), b);
+  const std::vector<Finding> findings = Findings(checks::NewAddressDriftCheck(), b);
   ASSERT_THAT(findings, SizeIs(1));
   EXPECT_THAT(findings[0].message,
               HasSubstr("The parameter model.fc.weight that the graph reads is a new tensor or live in new memory"));
@@ -81,7 +81,7 @@ TEST(AddressDriftTest, FreedMemoryIsLeftToGraphReadsFreed) {
   TraceBuilder b;
   Capture(b);
   b.Rebound(5000, 1, kGraph, "buffer", "model.buf", kBuffer, 0x7f0000900000).pool = 1;
-  EXPECT_THAT(Findings(analyzers::NewAddressDriftCheck(), b), IsEmpty());
+  EXPECT_THAT(Findings(checks::NewAddressDriftCheck(), b), IsEmpty());
 }
 
 }  // namespace

@@ -16,7 +16,7 @@ TEST(AllocInCaptureTest, FlagsMallocOnTheCapturingThread) {
     malloc.return_code = 900;
     malloc.bytes = 1 << 20;
   });
-  const std::vector<Finding> findings = RunCheck(analyzers::NewAllocInCaptureCheck(), trace);
+  const std::vector<Finding> findings = RunCheck(checks::NewAllocInCaptureCheck(), trace);
   ASSERT_THAT(findings, SizeIs(1));
   EXPECT_EQ(findings[0].where.api, "cudaMalloc");
   EXPECT_EQ(findings[0].severity, Severity::kError);
@@ -32,13 +32,13 @@ TEST(AllocInCaptureTest, LibraryInitialisationIsWarmupInsufficientNotAlloc) {
     malloc.return_code = 900;
     malloc.backtrace = bt;
   });
-  EXPECT_THAT(RunCheck(analyzers::NewAllocInCaptureCheck(), trace), SizeIs(0));
+  EXPECT_THAT(RunCheck(checks::NewAllocInCaptureCheck(), trace), SizeIs(0));
 }
 
 TEST(AllocInCaptureTest, RelaxedModeAllowsAllocation) {
   const trace::Trace trace =
       FailedCapture([](TraceBuilder& b) { b.Call(3000, 1, "cudaMalloc", ApiKind::kMalloc); }, 0, CaptureMode::kRelaxed);
-  EXPECT_THAT(RunCheck(analyzers::NewAllocInCaptureCheck(), trace), SizeIs(0));
+  EXPECT_THAT(RunCheck(checks::NewAllocInCaptureCheck(), trace), SizeIs(0));
 }
 
 TEST(AllocInCaptureTest, AllocationOutsideCaptureIsClean) {
@@ -47,7 +47,7 @@ TEST(AllocInCaptureTest, AllocationOutsideCaptureIsClean) {
   b.Begin(1000, 1, kStream);
   b.End(2000, 1, kStream, kCaptureId, 0, 1);
   b.Call(3000, 1, "cudaFree", ApiKind::kFree);
-  EXPECT_THAT(RunCheck(analyzers::NewAllocInCaptureCheck(), b.Build()), SizeIs(0));
+  EXPECT_THAT(RunCheck(checks::NewAllocInCaptureCheck(), b.Build()), SizeIs(0));
 }
 
 }  // namespace

@@ -16,7 +16,7 @@ TEST(CaptureErrorTest, ReportsAnUnexplainedErrorWithItsConsequences) {
         TraceBuilder::In(b.Call(3000, 1, "cudaStreamWaitEvent", ApiKind::kStreamWaitEvent, kStream), kCaptureId);
     wait.return_code = 905;
   });
-  const std::vector<Finding> findings = RunCheck(analyzers::NewCaptureErrorCheck(), trace);
+  const std::vector<Finding> findings = RunCheck(checks::NewCaptureErrorCheck(), trace);
   ASSERT_THAT(findings, SizeIs(1));
   EXPECT_EQ(findings[0].severity, Severity::kError);
   EXPECT_EQ(findings[0].where.api, "cudaStreamWaitEvent");
@@ -27,7 +27,7 @@ TEST(CaptureErrorTest, ReportsAnUnexplainedErrorWithItsConsequences) {
 
 TEST(CaptureErrorTest, AnEndThatFailsWithNothingBeforeItIsTheRootCause) {
   const trace::Trace trace = FailedCapture([](TraceBuilder&) {});
-  const std::vector<Finding> findings = RunCheck(analyzers::NewCaptureErrorCheck(), trace);
+  const std::vector<Finding> findings = RunCheck(checks::NewCaptureErrorCheck(), trace);
   // The relu launch that returned 901 comes first and is the error nobody explains; the end is its consequence.
   ASSERT_THAT(findings, SizeIs(1));
   EXPECT_EQ(findings[0].where.api, "cudaLaunchKernel");
@@ -36,7 +36,7 @@ TEST(CaptureErrorTest, AnEndThatFailsWithNothingBeforeItIsTheRootCause) {
 }
 
 TEST(CaptureErrorTest, SuccessfulCaptureIsClean) {
-  EXPECT_THAT(RunCheck(analyzers::NewCaptureErrorCheck(), FailedCapture([](TraceBuilder&) {}, 0)), SizeIs(0));
+  EXPECT_THAT(RunCheck(checks::NewCaptureErrorCheck(), FailedCapture([](TraceBuilder&) {}, 0)), SizeIs(0));
 }
 
 }  // namespace

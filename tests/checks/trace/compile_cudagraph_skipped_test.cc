@@ -25,7 +25,7 @@ TEST(CompileCudagraphSkippedTest, CompileSkipReasonsAreOneFindingPerReasonAndSit
   trace::ProbeEvent& cpu = b.Probe(2000, 1, ProbeEventKind::kCompileSkip);
   cpu.text = b.trace().Intern("skipping cudagraphs due to cpu device (arg1_1)");
   cpu.stack = site;
-  const std::vector<Finding> findings = RunCheck(analyzers::NewCompileCudagraphSkippedCheck(), b.Build());
+  const std::vector<Finding> findings = RunCheck(checks::NewCompileCudagraphSkippedCheck(), b.Build());
   ASSERT_THAT(findings, SizeIs(2));
   EXPECT_THAT(findings[0].message, HasSubstr("the function called at /home/me/infer.py:18 without CUDA graphs: "
                                              "\"skipping cudagraphs due to mutated inputs (1 instances)\""));
@@ -40,7 +40,7 @@ TEST(CompileCudagraphSkippedTest, ATraceWithoutSkipsIsClean) {
   b.Begin(1000, 1, kStream, CaptureMode::kThreadLocal);
   TraceBuilder::In(b.Launch(1100, 1, kStream, "triton_poi_fused"), kCaptureId, CaptureMode::kThreadLocal);
   b.End(1200, 1, kStream, kCaptureId, 0, 1);
-  EXPECT_THAT(RunCheck(analyzers::NewCompileCudagraphSkippedCheck(), b.Build()), IsEmpty());
+  EXPECT_THAT(RunCheck(checks::NewCompileCudagraphSkippedCheck(), b.Build()), IsEmpty());
 }
 
 }  // namespace

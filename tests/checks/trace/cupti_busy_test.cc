@@ -16,7 +16,7 @@ TEST(CuptiBusyTest, NamesTheSubscriberThatHeldCupti) {
   trace.recorder.subscribed = false;
   trace.recorder.other_subscriber = "CUPTI for Nsight Systems";
   trace.recorder.message = "CUPTI is held by another subscriber: CUPTI for Nsight Systems";
-  const std::vector<Finding> findings = RunCheck(analyzers::NewCuptiBusyCheck(), trace);
+  const std::vector<Finding> findings = RunCheck(checks::NewCuptiBusyCheck(), trace);
   ASSERT_THAT(findings, SizeIs(1));
   EXPECT_EQ(findings[0].check_id, "cupti-busy");
   EXPECT_EQ(findings[0].severity, Severity::kError);
@@ -26,7 +26,7 @@ TEST(CuptiBusyTest, NamesTheSubscriberThatHeldCupti) {
 
 TEST(CuptiBusyTest, CleanWhenTheRecorderSubscribed) {
   trace::Trace trace;
-  EXPECT_THAT(RunCheck(analyzers::NewCuptiBusyCheck(), trace), SizeIs(0));
+  EXPECT_THAT(RunCheck(checks::NewCuptiBusyCheck(), trace), SizeIs(0));
 }
 
 }  // namespace

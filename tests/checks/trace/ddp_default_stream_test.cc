@@ -19,7 +19,7 @@ TEST(DdpDefaultStreamTest, FlagsTheConstructionLineWhenBackwardUsedTheLegacyStre
     CapturedForward(b, 12, false);
     LegacyWait(b);
   });
-  const std::vector<Finding> findings = RunCheck(analyzers::NewDdpDefaultStreamCheck(), trace);
+  const std::vector<Finding> findings = RunCheck(checks::NewDdpDefaultStreamCheck(), trace);
   ASSERT_THAT(findings, SizeIs(1));
   const Finding& f = findings[0];
   EXPECT_EQ(f.check_id, "ddp-default-stream");
@@ -34,25 +34,25 @@ TEST(DdpDefaultStreamTest, FlagsTheConstructionLineWhenBackwardUsedTheLegacyStre
 
 TEST(DdpDefaultStreamTest, SilentWhenBuiltOnASideStreamOrWhenTheCaptureWorked) {
   // The seeds' recipe: built on a side stream; the same legacy-stream failure has another cause.
-  EXPECT_THAT(RunCheck(analyzers::NewDdpDefaultStreamCheck(), FailedCapture([](TraceBuilder& b) {
+  EXPECT_THAT(RunCheck(checks::NewDdpDefaultStreamCheck(), FailedCapture([](TraceBuilder& b) {
                          Constructed(b, false);
                          CapturedForward(b, 12, false);
                          LegacyWait(b);
                        })),
               IsEmpty());
   // Built on the default stream, but the captured step did not touch the legacy stream (a forward-only graph).
-  EXPECT_THAT(RunCheck(analyzers::NewDdpDefaultStreamCheck(), FailedCapture(
-                                                                  [](TraceBuilder& b) {
-                                                                    Constructed(b, true);
-                                                                    CapturedForward(b, 12, false);
-                                                                  },
-                                                                  0)),
+  EXPECT_THAT(RunCheck(checks::NewDdpDefaultStreamCheck(), FailedCapture(
+                                                               [](TraceBuilder& b) {
+                                                                 Constructed(b, true);
+                                                                 CapturedForward(b, 12, false);
+                                                               },
+                                                               0)),
               IsEmpty());
 }
 
 TEST(DdpDefaultStreamTest, SilentWithoutDdp) {
   const trace::Trace trace = FailedCapture([](TraceBuilder& b) { EventSync(b); });
-  EXPECT_THAT(RunCheck(analyzers::NewDdpDefaultStreamCheck(), trace), IsEmpty());
+  EXPECT_THAT(RunCheck(checks::NewDdpDefaultStreamCheck(), trace), IsEmpty());
 }
 
 }  // namespace

@@ -19,7 +19,7 @@ TEST(DdpWarmupShortTest, FlagsACaptureBeforeElevenWarmupIterations) {
     CapturedForward(b, 2, /*rebuilt=*/true);
     EventSync(b);
   });
-  const std::vector<Finding> findings = RunCheck(analyzers::NewDdpWarmupShortCheck(), trace);
+  const std::vector<Finding> findings = RunCheck(checks::NewDdpWarmupShortCheck(), trace);
   ASSERT_THAT(findings, SizeIs(1));
   const Finding& f = findings[0];
   EXPECT_EQ(f.check_id, "ddp-warmup-short");
@@ -33,29 +33,29 @@ TEST(DdpWarmupShortTest, FlagsACaptureBeforeElevenWarmupIterations) {
 
 TEST(DdpWarmupShortTest, TenWarmupIterationsAreShortAndElevenAreEnough) {
   // On the H100, capture after 10 warmup iterations (forward 11) failed and after 11 (forward 12) worked.
-  EXPECT_THAT(RunCheck(analyzers::NewDdpWarmupShortCheck(), FailedCapture([](TraceBuilder& b) {
+  EXPECT_THAT(RunCheck(checks::NewDdpWarmupShortCheck(), FailedCapture([](TraceBuilder& b) {
                          CapturedForward(b, 11, false);
                          EventSync(b);
                        })),
               SizeIs(1));
-  EXPECT_THAT(RunCheck(analyzers::NewDdpWarmupShortCheck(), FailedCapture(
-                                                                [](TraceBuilder& b) {
-                                                                  Constructed(b, false);
-                                                                  CapturedForward(b, 12, false);
-                                                                },
-                                                                0)),
+  EXPECT_THAT(RunCheck(checks::NewDdpWarmupShortCheck(), FailedCapture(
+                                                             [](TraceBuilder& b) {
+                                                               Constructed(b, false);
+                                                               CapturedForward(b, 12, false);
+                                                             },
+                                                             0)),
               IsEmpty());
   // The threshold is an option.
   CheckOptions twenty;
   twenty.Set("ddp-warmup-short", "min-warmup", "20");
-  EXPECT_THAT(RunCheck(analyzers::NewDdpWarmupShortCheck(),
+  EXPECT_THAT(RunCheck(checks::NewDdpWarmupShortCheck(),
                        FailedCapture([](TraceBuilder& b) { CapturedForward(b, 12, false); }, 0), twenty),
               SizeIs(1));
 }
 
 TEST(DdpWarmupShortTest, SilentWithoutDdp) {
   const trace::Trace trace = FailedCapture([](TraceBuilder& b) { EventSync(b); });
-  EXPECT_THAT(RunCheck(analyzers::NewDdpWarmupShortCheck(), trace), IsEmpty());
+  EXPECT_THAT(RunCheck(checks::NewDdpWarmupShortCheck(), trace), IsEmpty());
 }
 
 }  // namespace

@@ -22,12 +22,12 @@ trace::Trace Steps(bool branch) {
 
 TEST(DynamicControlFlowTest, PointsAtTheFirstDivergingLaunch) {
   const trace::Trace trace = Steps(true);
-  const std::vector<Finding> findings = RunCheck(analyzers::NewDynamicControlFlowCheck(), trace);
+  const std::vector<Finding> findings = RunCheck(checks::NewDynamicControlFlowCheck(), trace);
   ASSERT_THAT(findings, SizeIs(1));
   EXPECT_THAT(findings[0].message, HasSubstr("launches overflow_fixup where step"));
   EXPECT_THAT(findings[0].message, HasSubstr("launched softmax"));
   EXPECT_THAT(findings[0].evidence[0], HasSubstr("1 of 4 steps"));
-  EXPECT_THAT(RunCheck(analyzers::NewDynamicShapeCheck(), trace), SizeIs(0));
+  EXPECT_THAT(RunCheck(checks::NewDynamicShapeCheck(), trace), SizeIs(0));
 }
 
 // One-time work: the first step that steps Adam also initialises its state (an extra fill kernel, seen on an H100);
@@ -39,7 +39,7 @@ TEST(DynamicControlFlowTest, OneTimeWorkInTheFirstStepsIsNotControlFlow) {
     if (s == 1) kernels.insert(kernels.begin() + 2, StepKernel{"FillFunctor<long>"});
     EagerSteps(&b, 1000000 + s * 100000, 1, 100000, kernels);
   }
-  EXPECT_THAT(RunCheck(analyzers::NewDynamicControlFlowCheck(), b.Build()), SizeIs(0));
+  EXPECT_THAT(RunCheck(checks::NewDynamicControlFlowCheck(), b.Build()), SizeIs(0));
 
   TraceBuilder captured;
   for (int s = 0; s < 8; ++s) {
@@ -51,7 +51,7 @@ TEST(DynamicControlFlowTest, OneTimeWorkInTheFirstStepsIsNotControlFlow) {
       captured.End(1000000 + s * 100000 + 95000, 1, 9, 3, 0, 1);
     }
   }
-  EXPECT_THAT(RunCheck(analyzers::NewDynamicControlFlowCheck(), captured.Build()), SizeIs(0));
+  EXPECT_THAT(RunCheck(checks::NewDynamicControlFlowCheck(), captured.Build()), SizeIs(0));
 }
 
 TEST(DynamicControlFlowTest, StepsCutBySamplingWindowsAreNotCompared) {
@@ -70,7 +70,7 @@ TEST(DynamicControlFlowTest, StepsCutBySamplingWindowsAreNotCompared) {
     }
     b.Pop(t + 900000, 1);
   }
-  EXPECT_THAT(RunCheck(analyzers::NewDynamicControlFlowCheck(), b.Build()), SizeIs(0));
+  EXPECT_THAT(RunCheck(checks::NewDynamicControlFlowCheck(), b.Build()), SizeIs(0));
 }
 
 TEST(DynamicControlFlowTest, WarmupCutIntoLayersByRepetitionIsNotALoop) {
@@ -78,11 +78,11 @@ TEST(DynamicControlFlowTest, WarmupCutIntoLayersByRepetitionIsNotALoop) {
   // layer, and they alternate between two sequences. Seen on an H200 in a clean capture program.
   TraceBuilder b;
   EagerSteps(&b, 1000000, 3, 100000, {{"gemm"}, {"bias_relu"}, {"gemm"}, {"bias"}});
-  EXPECT_THAT(RunCheck(analyzers::NewDynamicControlFlowCheck(), b.Build()), SizeIs(0));
+  EXPECT_THAT(RunCheck(checks::NewDynamicControlFlowCheck(), b.Build()), SizeIs(0));
 }
 
 TEST(DynamicControlFlowTest, SameSequenceEveryStepIsClean) {
-  EXPECT_THAT(RunCheck(analyzers::NewDynamicControlFlowCheck(), Steps(false)), SizeIs(0));
+  EXPECT_THAT(RunCheck(checks::NewDynamicControlFlowCheck(), Steps(false)), SizeIs(0));
 }
 
 }  // namespace

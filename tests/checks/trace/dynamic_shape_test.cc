@@ -21,12 +21,12 @@ trace::Trace Steps(uint32_t odd_grid) {
 
 TEST(DynamicShapeTest, PointsAtTheLaunchWhoseGridChanged) {
   const trace::Trace trace = Steps(24);
-  const std::vector<Finding> findings = RunCheck(analyzers::NewDynamicShapeCheck(), trace);
+  const std::vector<Finding> findings = RunCheck(checks::NewDynamicShapeCheck(), trace);
   ASSERT_THAT(findings, SizeIs(1));
   EXPECT_EQ(findings[0].where.api, "cudaLaunchKernel");
   EXPECT_THAT(findings[0].message, HasSubstr("gemm grid (24,1,1)"));
   EXPECT_THAT(findings[0].message, HasSubstr("gemm grid (16,1,1)"));
-  EXPECT_THAT(RunCheck(analyzers::NewDynamicControlFlowCheck(), trace), SizeIs(0));
+  EXPECT_THAT(RunCheck(checks::NewDynamicControlFlowCheck(), trace), SizeIs(0));
 }
 
 // The probe saw a graphed callable called with a smaller last batch: PyTorch raised copying it into the static input.
@@ -43,7 +43,7 @@ TEST(DynamicShapeTest, AGraphedCallWithAnotherShapeIsAnErrorAtTheCall) {
   broadcast.type = b.Intern("broadcast");
   broadcast.text = b.Intern("input 0: 1x64 float32, captured 32x64 float32");
   broadcast.stack = b.PythonStack({{"/home/me/train.py", 60, "main"}});
-  const std::vector<Finding> findings = RunCheck(analyzers::NewDynamicShapeCheck(), b.Build());
+  const std::vector<Finding> findings = RunCheck(checks::NewDynamicShapeCheck(), b.Build());
   ASSERT_THAT(findings, SizeIs(2));
   EXPECT_EQ(findings[0].severity, Severity::kError);
   EXPECT_THAT(findings[0].message, HasSubstr("called with input 0: 8x64 float32, captured 32x64 float32: PyTorch "
@@ -68,7 +68,7 @@ TEST(DynamicShapeTest, EngineVariedDimensionNamesTheInputAndTheGraphsEachSizeNee
        ShapeVariant{64, true, true, 36, 32 << 20, ""}, ShapeVariant{100000, false, false, 0, 0, "CUDA out of memory"}}};
   CheckInputs inputs;
   inputs.Add(run);
-  const std::unique_ptr<Check> check = analyzers::NewDynamicShapeCheck();
+  const std::unique_ptr<Check> check = checks::NewDynamicShapeCheck();
   ASSERT_TRUE(check->CanRun(inputs));
   std::vector<Finding> findings;
   CheckOptions options;
@@ -91,7 +91,7 @@ TEST(DynamicShapeTest, EngineVariedDimensionNamesTheInputAndTheGraphsEachSizeNee
 }
 
 TEST(DynamicShapeTest, StaticShapesAreClean) {
-  EXPECT_THAT(RunCheck(analyzers::NewDynamicShapeCheck(), Steps(16)), SizeIs(0));
+  EXPECT_THAT(RunCheck(checks::NewDynamicShapeCheck(), Steps(16)), SizeIs(0));
 }
 
 }  // namespace

@@ -15,7 +15,7 @@ TEST(EmptyGraphTest, FlagsACaptureWhoseWorkWentToAnotherStream) {
   b.Begin(1000, 1, kStream);
   b.Launch(2000, 1, 8, "gemm");  // stream 8 is not part of the capture: runs eagerly
   b.End(3000, 1, kStream, kCaptureId, 0, 0);
-  const std::vector<Finding> findings = RunCheck(analyzers::NewEmptyGraphCheck(), b.Build());
+  const std::vector<Finding> findings = RunCheck(checks::NewEmptyGraphCheck(), b.Build());
   ASSERT_THAT(findings, SizeIs(1));
   EXPECT_EQ(findings[0].where.api, "cudaStreamBeginCapture");
   EXPECT_THAT(findings[0].message, HasSubstr("empty graph"));
@@ -23,11 +23,11 @@ TEST(EmptyGraphTest, FlagsACaptureWhoseWorkWentToAnotherStream) {
 }
 
 TEST(EmptyGraphTest, CaptureWithWorkIsClean) {
-  EXPECT_THAT(RunCheck(analyzers::NewEmptyGraphCheck(), FailedCapture([](TraceBuilder&) {}, 0)), SizeIs(0));
+  EXPECT_THAT(RunCheck(checks::NewEmptyGraphCheck(), FailedCapture([](TraceBuilder&) {}, 0)), SizeIs(0));
 }
 
 TEST(EmptyGraphTest, AFailedCaptureIsNotAnEmptyGraph) {
-  EXPECT_THAT(RunCheck(analyzers::NewEmptyGraphCheck(), FailedCapture([](TraceBuilder&) {}, 901)), SizeIs(0));
+  EXPECT_THAT(RunCheck(checks::NewEmptyGraphCheck(), FailedCapture([](TraceBuilder&) {}, 901)), SizeIs(0));
 }
 
 }  // namespace

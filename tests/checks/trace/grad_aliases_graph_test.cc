@@ -21,7 +21,7 @@ TEST(GradAliasesGraphTest, AGradInTheGraphsPoolIsReportedAtTheBackward) {
   e.value_now = kPoolSegment + 0x200;
   e.text = b.Intern("0.weight, 0.bias");
   e.stack = TrainPyStack(b, 44);
-  const std::vector<Finding> findings = Findings(analyzers::NewGradAliasesGraphCheck(), b);
+  const std::vector<Finding> findings = Findings(checks::NewGradAliasesGraphCheck(), b);
   ASSERT_THAT(findings, SizeIs(1));
   EXPECT_EQ(findings[0].severity, Severity::kError);
   EXPECT_THAT(findings[0].message, HasSubstr("the .grad of 2 parameters: 0.weight, 0.bias are memory of the graphs"));
@@ -33,7 +33,7 @@ TEST(GradAliasesGraphTest, NoEventNoFinding) {
   TraceBuilder b;
   Capture(b, ProbeOrigin::kGraphedCallables);
   b.Replay(5000, 1, kStream, kCudaGraph, 10, 100);
-  EXPECT_THAT(Findings(analyzers::NewGradAliasesGraphCheck(), b), IsEmpty());
+  EXPECT_THAT(Findings(checks::NewGradAliasesGraphCheck(), b), IsEmpty());
 }
 
 }  // namespace

@@ -41,7 +41,7 @@ TEST(GradDetachedTest, ZeroGradBetweenReplaysIsReportedAtTheCall) {
   Detached(b, 5000, "model.0.weight", 0, true);
   Detached(b, 5000, "model.0.bias", 0, true);
   b.Replay(6000, 1, kStream, kCudaGraph, 10, 100);
-  const std::vector<Finding> findings = RunCheck(analyzers::NewGradDetachedCheck(), b.Build());
+  const std::vector<Finding> findings = RunCheck(checks::NewGradDetachedCheck(), b.Build());
   ASSERT_THAT(findings, SizeIs(1));
   EXPECT_EQ(findings[0].check_id, "grad-detached");
   EXPECT_EQ(findings[0].severity, Severity::kError);
@@ -59,7 +59,7 @@ TEST(GradDetachedTest, AGradientReplacedIsAnotherTensor) {
   Capture(b);
   Detached(b, 5000, "model.0.weight", 0x7f0000b000, false);
   b.Replay(5100, 1, kStream, kCudaGraph, 10, 100);
-  const std::vector<Finding> findings = RunCheck(analyzers::NewGradDetachedCheck(), b.Build());
+  const std::vector<Finding> findings = RunCheck(checks::NewGradDetachedCheck(), b.Build());
   ASSERT_THAT(findings, SizeIs(1));
   EXPECT_THAT(findings[0].message, HasSubstr("At this replay the .grad of model.0.weight is another tensor"));
   EXPECT_THAT(findings[0].evidence[0], HasSubstr("0x7f0000b000 now"));
@@ -70,10 +70,10 @@ TEST(GradDetachedTest, ZeroGradAfterTheLastReplayIsNotReported) {
   Capture(b);
   b.Replay(4000, 1, kStream, kCudaGraph, 10, 100);
   Detached(b, 5000, "model.0.weight", 0, true);
-  EXPECT_THAT(RunCheck(analyzers::NewGradDetachedCheck(), b.Build()), IsEmpty());
+  EXPECT_THAT(RunCheck(checks::NewGradDetachedCheck(), b.Build()), IsEmpty());
   TraceBuilder clean;
   Capture(clean);
-  EXPECT_THAT(RunCheck(analyzers::NewGradDetachedCheck(), clean.Build()), IsEmpty());
+  EXPECT_THAT(RunCheck(checks::NewGradDetachedCheck(), clean.Build()), IsEmpty());
 }
 
 }  // namespace

@@ -27,7 +27,7 @@ TEST(GraphContractTest, OneLinePerGraphSaysWhatItNamesAndBakesIn) {
   EXPECT_EQ(analysis::DescribeContract(trace, contracts[0]),
             "1 kernel, 0 copies, 0 sets; names 1 parameter (256 KiB), 1 buffer (1 KiB), 1 other block of the "
             "program's memory; 1 addresses in graph pools; bakes in 3 host values the probe watches, from 2 modules");
-  const std::vector<Finding> findings = RunCheck(*analyzers::NewGraphContractCheck(), trace);
+  const std::vector<Finding> findings = RunCheck(*checks::NewGraphContractCheck(), trace);
   ASSERT_THAT(findings, SizeIs(1));
   EXPECT_EQ(findings[0].severity, Severity::kNote);
   EXPECT_THAT(findings[0].evidence[0], HasSubstr("graph 55 (captured at /home/me/train.py"));
@@ -38,7 +38,7 @@ TEST(GraphContractTest, AGraphWhoseNodesCouldNotBeReadIsNotAudited) {
   Capture(b);
   b.trace().graph_manifests[0].unread_nodes = 3;
   b.trace().graph_manifests[0].unread_reason = b.Intern("this driver has no cuFuncGetParamInfo (CUDA 12.4 or later)");
-  const std::vector<Finding> findings = Findings(analyzers::NewGraphContractCheck(), b);
+  const std::vector<Finding> findings = Findings(checks::NewGraphContractCheck(), b);
   ASSERT_THAT(findings, SizeIs(1));
   EXPECT_THAT(findings[0].message, HasSubstr("(1 not audited: their nodes could not all be read)"));
   EXPECT_THAT(findings[0].evidence[0],
@@ -49,7 +49,7 @@ TEST(GraphContractTest, ATraceWithoutManifestsHasNoNote) {
   TraceBuilder b;
   Capture(b);
   b.trace().graph_manifests.clear();
-  EXPECT_THAT(Findings(analyzers::NewGraphContractCheck(), b), IsEmpty());
+  EXPECT_THAT(Findings(checks::NewGraphContractCheck(), b), IsEmpty());
 }
 
 }  // namespace

@@ -46,8 +46,7 @@ trace::Trace Captures(const std::vector<uint64_t>& pools, const std::vector<uint
 }
 
 TEST(GraphMemoryTest, SequentialGraphsInPrivatePoolsAreReported) {
-  const std::vector<Finding> findings =
-      RunCheck(analyzers::NewGraphMemoryCheck(), Captures({1, 2, 3}, {300, 100, 200}));
+  const std::vector<Finding> findings = RunCheck(checks::NewGraphMemoryCheck(), Captures({1, 2, 3}, {300, 100, 200}));
   ASSERT_THAT(findings, SizeIs(1));
   EXPECT_EQ(findings[0].check_id, "graph-memory");
   EXPECT_EQ(findings[0].severity, Severity::kWarning);
@@ -65,25 +64,24 @@ TEST(GraphMemoryTest, SequentialGraphsInPrivatePoolsAreReported) {
 // next capture needs: 162 MiB, as torch.cuda.memory._snapshot showed there.
 TEST(GraphMemoryTest, SharedPoolKeepsWhatEarlierCapturesLeftAllocated) {
   const std::vector<Finding> findings =
-      RunCheck(analyzers::NewGraphMemoryCheck(), Captures({1, 2, 3}, {98, 64, 64}, {66, 32, 32}));
+      RunCheck(checks::NewGraphMemoryCheck(), Captures({1, 2, 3}, {98, 64, 64}, {66, 32, 32}));
   ASSERT_THAT(findings, SizeIs(1));
   EXPECT_THAT(findings[0].message, HasSubstr("hold 226 MiB in all; captured one after another, they could share one "
                                              "pool and hold about 162 MiB: 64 MiB avoidable."));
   // Graphs that keep most of what they allocate gain little from sharing: 600 MiB private, 540 MiB shared.
-  EXPECT_THAT(RunCheck(analyzers::NewGraphMemoryCheck(), Captures({1, 2, 3}, {300, 100, 200}, {250, 90, 0})),
-              IsEmpty());
+  EXPECT_THAT(RunCheck(checks::NewGraphMemoryCheck(), Captures({1, 2, 3}, {300, 100, 200}, {250, 90, 0})), IsEmpty());
 }
 
 TEST(GraphMemoryTest, GraphsSharingAPoolAreClean) {
-  EXPECT_THAT(RunCheck(analyzers::NewGraphMemoryCheck(), Captures({5, 5, 5}, {300, 100, 200})), IsEmpty());
+  EXPECT_THAT(RunCheck(checks::NewGraphMemoryCheck(), Captures({5, 5, 5}, {300, 100, 200})), IsEmpty());
 }
 
 TEST(GraphMemoryTest, SmallSavingsAndUnknownPoolsAreNotReported) {
-  EXPECT_THAT(RunCheck(analyzers::NewGraphMemoryCheck(), Captures({1, 2}, {100, 20})), IsEmpty());  // 20 < 64 MiB
-  EXPECT_THAT(RunCheck(analyzers::NewGraphMemoryCheck(), Captures({0, 0, 0}, {300, 100, 200})), IsEmpty());
+  EXPECT_THAT(RunCheck(checks::NewGraphMemoryCheck(), Captures({1, 2}, {100, 20})), IsEmpty());  // 20 < 64 MiB
+  EXPECT_THAT(RunCheck(checks::NewGraphMemoryCheck(), Captures({0, 0, 0}, {300, 100, 200})), IsEmpty());
   CheckOptions options;
   options.Set("graph-memory", "min-avoidable-mib", "10");
-  EXPECT_THAT(RunCheck(analyzers::NewGraphMemoryCheck(), Captures({1, 2}, {100, 20}), options), SizeIs(1));
+  EXPECT_THAT(RunCheck(checks::NewGraphMemoryCheck(), Captures({1, 2}, {100, 20}), options), SizeIs(1));
 }
 
 }  // namespace

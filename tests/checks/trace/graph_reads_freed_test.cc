@@ -26,7 +26,7 @@ TEST(GraphReadsFreedTest, ANamedBufferFreedIsReportedWhereItWasDropped) {
   rebound.pool = 1;
   rebound.stack = TrainPyStack(b, 35);
   b.Replay(5100, 1, kStream, kCudaGraph, 10, 100);
-  const std::vector<Finding> findings = Findings(analyzers::NewGraphReadsFreedCheck(), b);
+  const std::vector<Finding> findings = Findings(checks::NewGraphReadsFreedCheck(), b);
   ASSERT_THAT(findings, SizeIs(1));
   EXPECT_THAT(findings[0].message, HasSubstr("The buffer model.buf, which the graph (captured at"));
   EXPECT_THAT(findings[0].message, HasSubstr("was freed when this line dropped it"));
@@ -40,7 +40,7 @@ TEST(GraphReadsFreedTest, AProgramBlockTheManifestNamesFreedThenReplayedIsReport
   Capture(b);
   Allocation(b, 4500, trace::AllocatorEvent::Action::kFree, 0x7f0000500000, 4096);
   b.Replay(5000, 1, kStream, kCudaGraph, 10, 100);
-  const std::vector<Finding> findings = Findings(analyzers::NewGraphReadsFreedCheck(), b);
+  const std::vector<Finding> findings = Findings(checks::NewGraphReadsFreedCheck(), b);
   ASSERT_THAT(findings, SizeIs(1));
   EXPECT_THAT(findings[0].message, HasSubstr("names address 0x7f0000500000, inside a block of"));
   EXPECT_THAT(findings[0].message, HasSubstr("the graph was launched again after that"));
@@ -55,7 +55,7 @@ TEST(GraphReadsFreedTest, PoolMemoryABlockStillAllocatedOrNoReplayAfterTheFreeAr
   b.Replay(3800, 1, kStream, kCudaGraph, 10, 100);
   Allocation(b, 4000, trace::AllocatorEvent::Action::kFree, kPoolSegment + 0x100, 512);
   Allocation(b, 9000, trace::AllocatorEvent::Action::kFree, 0x7f0000500000, 4096);  // at teardown
-  EXPECT_THAT(Findings(analyzers::NewGraphReadsFreedCheck(), b), IsEmpty());
+  EXPECT_THAT(Findings(checks::NewGraphReadsFreedCheck(), b), IsEmpty());
 }
 
 }  // namespace

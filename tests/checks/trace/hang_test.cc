@@ -40,7 +40,7 @@ trace::Trace HungTrace(uint32_t last_graph) {
 }
 
 TEST(HangTest, NamesTheWaitAndTheCollectivesOfTheLastGraph) {
-  const std::vector<Finding> findings = RunCheck(analyzers::NewHangCheck(), HungTrace(12));
+  const std::vector<Finding> findings = RunCheck(checks::NewHangCheck(), HungTrace(12));
   ASSERT_EQ(findings.size(), 1u);
   const Finding& f = findings[0];
   EXPECT_EQ(f.check_id, "hang");
@@ -51,7 +51,7 @@ TEST(HangTest, NamesTheWaitAndTheCollectivesOfTheLastGraph) {
   ASSERT_NE(FirstUserFrame(f.where), nullptr);
   EXPECT_EQ(FirstUserFrame(f.where)->line, 88);
   // The hung end is the hang's, not a truncated trace's.
-  EXPECT_THAT(RunCheck(analyzers::NewTraceIncompleteCheck(), HungTrace(12)), IsEmpty());
+  EXPECT_THAT(RunCheck(checks::NewTraceIncompleteCheck(), HungTrace(12)), IsEmpty());
 }
 
 // One rank of a job with one GPU each launches NCCL kernels; a job of one rank launches none, but NCCL's own NVTX
@@ -69,14 +69,14 @@ TEST(HangTest, NamesTheNcclCallsMadeDuringTheCapture) {
   b.Pop(6050, 1, "NCCL");
   b.Replay(10000, 1, 7, 12, 1000, 5000);
   AddHang(b, 12);
-  const std::vector<Finding> findings = RunCheck(analyzers::NewHangCheck(), b.Build());
+  const std::vector<Finding> findings = RunCheck(checks::NewHangCheck(), b.Build());
   ASSERT_EQ(findings.size(), 1u);
   EXPECT_THAT(findings[0].message, HasSubstr("holds 2 NCCL collective(s)"));
   EXPECT_THAT(findings[0].evidence[0], HasSubstr("graph 12 (1 node); NCCL calls: ncclAllReduce x2"));
 }
 
 TEST(HangTest, AWaitOnEagerWorkSaysSo) {
-  const std::vector<Finding> findings = RunCheck(analyzers::NewHangCheck(), HungTrace(0));
+  const std::vector<Finding> findings = RunCheck(checks::NewHangCheck(), HungTrace(0));
   ASSERT_EQ(findings.size(), 1u);
   EXPECT_THAT(findings[0].message, ::testing::Not(HasSubstr("NCCL")));
   EXPECT_THAT(findings[0].evidence[0], HasSubstr("launched no CUDA graph"));
@@ -100,7 +100,7 @@ TEST(HangTest, ATeardownWaitNamesTheLiveGraphsThatHoldCollectives) {
   AddHang(b, 12);
   b.trace().hangs.back().call = begin.text;
   b.trace().hangs.back().stream_id = 0;
-  const std::vector<Finding> findings = RunCheck(analyzers::NewHangCheck(), b.Build());
+  const std::vector<Finding> findings = RunCheck(checks::NewHangCheck(), b.Build());
   ASSERT_EQ(findings.size(), 1u);
   EXPECT_THAT(findings[0].message, HasSubstr("waited 31.0 s in torch.distributed.destroy_process_group"));
   EXPECT_THAT(findings[0].message, HasSubstr("1 captured graph(s) holding NCCL collectives were still alive"));
@@ -117,7 +117,7 @@ TEST(HangTest, ATeardownWaitNamesTheLiveGraphsThatHoldCollectives) {
 TEST(HangTest, ABarrierWaitNamesTheRanksThatDidNotJoin) {
   trace::Trace t = HungTrace(12);
   t.hangs.back().call = t.Intern("torch.distributed.barrier");
-  const std::vector<Finding> findings = RunCheck(analyzers::NewHangCheck(), t);
+  const std::vector<Finding> findings = RunCheck(checks::NewHangCheck(), t);
   ASSERT_EQ(findings.size(), 1u);
   EXPECT_THAT(findings[0].message, HasSubstr("only when every rank of the group joins it"));
   EXPECT_THAT(findings[0].message, ::testing::Not(HasSubstr("The last graph it launched holds")));
@@ -133,7 +133,7 @@ TEST(HangTest, AGraphLaunchBlockedBehindACollectiveIsNamed) {
   b.Replay(10000, 1, 7, 12, 1000, 5000);
   AddHang(b, 12);
   b.trace().hangs.back().call = b.Intern("cudaGraphLaunch");
-  const std::vector<Finding> findings = RunCheck(analyzers::NewHangCheck(), b.Build());
+  const std::vector<Finding> findings = RunCheck(checks::NewHangCheck(), b.Build());
   ASSERT_EQ(findings.size(), 1u);
   EXPECT_THAT(findings[0].message, HasSubstr("in cudaGraphLaunch"));
   EXPECT_THAT(findings[0].message, HasSubstr("A graph launch blocks once the GPU's queue is full"));
@@ -143,7 +143,7 @@ TEST(HangTest, AGraphLaunchBlockedBehindACollectiveIsNamed) {
 TEST(HangTest, NoHangNoFinding) {
   TraceBuilder b;
   b.Call(1000, 1, "cudaStreamSynchronize", trace::ApiKind::kStreamSynchronize, 7);
-  EXPECT_THAT(RunCheck(analyzers::NewHangCheck(), b.Build()), IsEmpty());
+  EXPECT_THAT(RunCheck(checks::NewHangCheck(), b.Build()), IsEmpty());
 }
 
 }  // namespace

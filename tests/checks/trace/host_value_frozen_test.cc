@@ -52,7 +52,7 @@ TEST(HostValueFrozenTest, ALearningRateAScheduleChangedIsReportedAtTheSchedulers
   b.Replay(4000, 1, kStream, kCudaGraph, 10, 100);
   Changed(b, 5000, kGraph, "optimizer-hyperparameter", "Adam param_groups[0].lr", 0.01, 1e-6, true, 40);
   b.Replay(6000, 1, kStream, kCudaGraph, 10, 100);
-  const std::vector<Finding> findings = RunCheck(analyzers::NewHostValueFrozenCheck(), b.Build());
+  const std::vector<Finding> findings = RunCheck(checks::NewHostValueFrozenCheck(), b.Build());
   ASSERT_THAT(findings, SizeIs(1));
   EXPECT_EQ(findings[0].check_id, "host-value-frozen");
   EXPECT_EQ(findings[0].severity, Severity::kError);
@@ -70,7 +70,7 @@ TEST(HostValueFrozenTest, AChangeSeenAtAReplayIsReportedThere) {
   Changed(b, 5000, kGraph, "optimizer-hyperparameter", "SGD param_groups[0].lr", 0.1, 0.05, false, 44);
   Changed(b, 5000, kGraph, "optimizer-hyperparameter", "SGD param_groups[1].lr", 0.1, 0.05, false, 44);
   b.Replay(5100, 1, kStream, kCudaGraph, 10, 100);
-  const std::vector<Finding> findings = RunCheck(analyzers::NewHostValueFrozenCheck(), b.Build());
+  const std::vector<Finding> findings = RunCheck(checks::NewHostValueFrozenCheck(), b.Build());
   ASSERT_THAT(findings, SizeIs(1));  // one per graph: a scheduler changes every group at once
   EXPECT_THAT(findings[0].message, HasSubstr("SGD param_groups[0].lr is 0.05 at this replay"));
   EXPECT_THAT(findings[0].evidence, SizeIs(2));
@@ -81,14 +81,14 @@ TEST(HostValueFrozenTest, AChangeNoReplayFollowsIsNotReported) {
   Capture(b);
   b.Replay(4000, 1, kStream, kCudaGraph, 10, 100);
   Changed(b, 5000, kGraph, "optimizer-hyperparameter", "Adam param_groups[0].lr", 0.01, 1e-6, true, 40);
-  EXPECT_THAT(RunCheck(analyzers::NewHostValueFrozenCheck(), b.Build()), IsEmpty());
+  EXPECT_THAT(RunCheck(checks::NewHostValueFrozenCheck(), b.Build()), IsEmpty());
 }
 
 TEST(HostValueFrozenTest, AModuleAttributeIsReportedUnlessShadowComparedTheModule) {
   constexpr uint64_t kModule = 0x7f00bb;
   TraceBuilder b;
   Changed(b, 5000, kModule, "module-attribute", "Scaled.scale", 1.0, 1.5, false, 31);
-  const std::vector<Finding> findings = RunCheck(analyzers::NewHostValueFrozenCheck(), b.Build());
+  const std::vector<Finding> findings = RunCheck(checks::NewHostValueFrozenCheck(), b.Build());
   ASSERT_THAT(findings, SizeIs(1));
   EXPECT_THAT(findings[0].message, HasSubstr("reads Scaled.scale, which changed from 1 to 1.5 after capture"));
   EXPECT_THAT(findings[0].fix, HasSubstr("self.scale.fill_(value)"));
@@ -96,7 +96,7 @@ TEST(HostValueFrozenTest, AModuleAttributeIsReportedUnlessShadowComparedTheModul
   trace::Trace shadowed = b.Build();
   trace::ShadowComparison& c = shadowed.shadow_comparisons.emplace_back();
   c.module = kModule;
-  EXPECT_THAT(RunCheck(analyzers::NewHostValueFrozenCheck(), shadowed), IsEmpty());
+  EXPECT_THAT(RunCheck(checks::NewHostValueFrozenCheck(), shadowed), IsEmpty());
 }
 
 TEST(HostValueFrozenTest, GradientsAndCleanTracesAreNotThisCheck) {
@@ -106,7 +106,7 @@ TEST(HostValueFrozenTest, GradientsAndCleanTracesAreNotThisCheck) {
   trace::ProbeEvent& grad = b.Probe(5000, 1, ProbeEventKind::kHostValueChanged, kGraph);
   grad.type = b.Intern("grad");
   grad.text = b.Intern("model.fc.weight");
-  EXPECT_THAT(RunCheck(analyzers::NewHostValueFrozenCheck(), b.Build()), IsEmpty());
+  EXPECT_THAT(RunCheck(checks::NewHostValueFrozenCheck(), b.Build()), IsEmpty());
 }
 
 TEST(HostValueFrozenTest, AnAttributeOfAModuleInsideAManualCaptureIsReported) {
@@ -119,7 +119,7 @@ TEST(HostValueFrozenTest, AnAttributeOfAModuleInsideAManualCaptureIsReported) {
   e.value_now = Bits(0.5);
   e.stack = TrainPyStack(b, 70);
   b.Replay(5100, 1, kStream, kCudaGraph, 10, 100);
-  const std::vector<Finding> findings = RunCheck(*analyzers::NewHostValueFrozenCheck(), b.Build());
+  const std::vector<Finding> findings = RunCheck(*checks::NewHostValueFrozenCheck(), b.Build());
   ASSERT_THAT(findings, SizeIs(1));
   EXPECT_THAT(findings[0].message,
               HasSubstr("model.temperature is 0.5 at this replay, which the forward of a module that ran inside the "

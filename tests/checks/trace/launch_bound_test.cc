@@ -15,7 +15,7 @@ using ::testing::SizeIs;
 
 TEST(LaunchBoundTest, FlagsShortKernelsWithIdleGaps) {
   // 10 kernels of 1 us in a 100 us step: forecast 10 + 2.5 + 1 us.
-  const std::vector<Finding> findings = RunCheck(analyzers::NewLaunchBoundCheck(), LaunchBoundTrace(1000));
+  const std::vector<Finding> findings = RunCheck(checks::NewLaunchBoundCheck(), LaunchBoundTrace(1000));
   ASSERT_THAT(findings, SizeIs(1));
   EXPECT_EQ(findings[0].severity, Severity::kNote);
   EXPECT_THAT(findings[0].message, HasSubstr("forecast at 13.5 us"));
@@ -32,7 +32,7 @@ TEST(LaunchBoundTest, HostWorkOutsideTheLaunchingIsNotSaved) {
     for (int k = 0; k < 10; ++k) b.LaunchAndRun(t + 82900000 + k * 4000, 1, 7, "k" + std::to_string(k), 5000, 2000);
     b.Pop(t + 82999000, 1);
   }
-  EXPECT_THAT(RunCheck(analyzers::NewLaunchBoundCheck(), b.Build()), SizeIs(0));
+  EXPECT_THAT(RunCheck(checks::NewLaunchBoundCheck(), b.Build()), SizeIs(0));
 }
 
 // A program that already replays graphs is not told what graphs would save from the warmup steps before its capture;
@@ -43,7 +43,7 @@ TEST(LaunchBoundTest, AGraphedProgramHearsOnlyAboutItsEagerRemainder) {
   warmed.Begin(1500000, 1, 9);
   warmed.End(1510000, 1, 9, 3, 0, 3).graph_id = 1;
   for (int s = 0; s < 8; ++s) warmed.Replay(1600000 + s * 30000, 1, 7, 1, 2000, 20000);
-  EXPECT_THAT(RunCheck(analyzers::NewLaunchBoundCheck(), warmed.Build()), SizeIs(0));
+  EXPECT_THAT(RunCheck(checks::NewLaunchBoundCheck(), warmed.Build()), SizeIs(0));
   TraceBuilder b;
   for (int s = 0; s < 8; ++s) {
     const uint64_t t = 1000000 + s * 100000;
@@ -52,7 +52,7 @@ TEST(LaunchBoundTest, AGraphedProgramHearsOnlyAboutItsEagerRemainder) {
     for (int k = 0; k < 20; ++k) b.LaunchAndRun(t + 30000 + k * 3000, 1, 7, "adam" + std::to_string(k), 3000, 1000);
     b.Pop(t + 99000, 1);
   }
-  const std::vector<Finding> findings = RunCheck(analyzers::NewLaunchBoundCheck(), b.Build());
+  const std::vector<Finding> findings = RunCheck(checks::NewLaunchBoundCheck(), b.Build());
   ASSERT_THAT(findings, SizeIs(1));
   EXPECT_EQ(findings[0].title, "Graphed steps still launch kernels one by one");
   EXPECT_THAT(findings[0].message, HasSubstr("still launches 20 kernels one by one: 20.0 us of its 99.0 us"));
@@ -62,7 +62,7 @@ TEST(LaunchBoundTest, FlagsALoopOfOneKernelWithoutStepMarkers) {
   // A C++ loop launching one 1 us kernel every 3 us, no NVTX: steps are groups of 32 launches.
   TraceBuilder b;
   EagerSteps(&b, 1000000, 200, 3000, {{"scale"}}, 5000, 1000);
-  const std::vector<Finding> findings = RunCheck(analyzers::NewLaunchBoundCheck(), b.Build());
+  const std::vector<Finding> findings = RunCheck(checks::NewLaunchBoundCheck(), b.Build());
   ASSERT_THAT(findings, SizeIs(1));
   EXPECT_THAT(findings[0].evidence, ::testing::Contains(HasSubstr("grouped by 32")));
   EXPECT_THAT(findings[0].evidence, ::testing::Contains(HasSubstr("32 kernels per step")));
@@ -70,20 +70,20 @@ TEST(LaunchBoundTest, FlagsALoopOfOneKernelWithoutStepMarkers) {
 
 TEST(LaunchBoundTest, GpuBoundStepIsClean) {
   // 10 kernels of 10 us back to back: the GPU is busy the whole step.
-  EXPECT_THAT(RunCheck(analyzers::NewLaunchBoundCheck(), LaunchBoundTrace(10000)), SizeIs(0));
+  EXPECT_THAT(RunCheck(checks::NewLaunchBoundCheck(), LaunchBoundTrace(10000)), SizeIs(0));
 }
 
 TEST(LaunchBoundTest, ThresholdIsAnOption) {
   CheckOptions options;
   options.Set("launch-bound", "min-savings", "0.9");
-  EXPECT_THAT(RunCheck(analyzers::NewLaunchBoundCheck(), LaunchBoundTrace(1000), options), SizeIs(0));
+  EXPECT_THAT(RunCheck(checks::NewLaunchBoundCheck(), LaunchBoundTrace(1000), options), SizeIs(0));
 }
 
 // A short program (the shipped capture_item: two steps after the first, both first-call work): no forecast, and the
 // finding says why.
 TEST(LaunchBoundTest, TooFewStepsGiveNoForecastAndSaySo) {
   const trace::Trace trace = LaunchBoundTrace(1000, 0, 30000, /*eager=*/4);  // 3 whole steps, 2 after the first
-  const std::vector<Finding> findings = RunCheck(analyzers::NewLaunchBoundCheck(), trace);
+  const std::vector<Finding> findings = RunCheck(checks::NewLaunchBoundCheck(), trace);
   ASSERT_THAT(findings, SizeIs(1));
   EXPECT_EQ(findings[0].severity, Severity::kNote);
   EXPECT_THAT(findings[0].message,

@@ -17,18 +17,18 @@ TEST(LegacyStreamInCaptureTest, FlagsLegacyStreamWorkRefusedWith906) {
     copy.legacy_stream = true;
     copy.return_code = 906;
   });
-  const std::vector<Finding> findings = RunCheck(analyzers::NewLegacyStreamInCaptureCheck(), trace);
+  const std::vector<Finding> findings = RunCheck(checks::NewLegacyStreamInCaptureCheck(), trace);
   ASSERT_THAT(findings, SizeIs(1));
   EXPECT_EQ(findings[0].severity, Severity::kError);
   EXPECT_THAT(findings[0].message, HasSubstr("refused"));
   EXPECT_THAT(findings[0].evidence[0], HasSubstr("906 cudaErrorStreamCaptureImplicit"));
-  EXPECT_THAT(RunCheck(analyzers::NewCaptureErrorCheck(), trace), SizeIs(0));
+  EXPECT_THAT(RunCheck(checks::NewCaptureErrorCheck(), trace), SizeIs(0));
 }
 
 TEST(LegacyStreamInCaptureTest, WarnsAboutLegacyWorkThatEscapesTheGraph) {
   const trace::Trace trace =
       FailedCapture([](TraceBuilder& b) { b.Launch(3000, 1, 0, "add_kernel").legacy_stream = true; }, 0);
-  const std::vector<Finding> findings = RunCheck(analyzers::NewLegacyStreamInCaptureCheck(), trace);
+  const std::vector<Finding> findings = RunCheck(checks::NewLegacyStreamInCaptureCheck(), trace);
   ASSERT_THAT(findings, SizeIs(1));
   EXPECT_EQ(findings[0].severity, Severity::kWarning);
   EXPECT_THAT(findings[0].message, HasSubstr("not part of the graph"));
@@ -39,13 +39,13 @@ TEST(LegacyStreamInCaptureTest, FlagsCaptureBegunOnTheLegacyStream) {
   ApiCall& begin = b.Begin(1000, 1, 0);
   begin.legacy_stream = true;
   begin.return_code = 900;
-  const std::vector<Finding> findings = RunCheck(analyzers::NewLegacyStreamInCaptureCheck(), b.Build());
+  const std::vector<Finding> findings = RunCheck(checks::NewLegacyStreamInCaptureCheck(), b.Build());
   ASSERT_THAT(findings, SizeIs(1));
   EXPECT_THAT(findings[0].message, HasSubstr("legacy default stream"));
 }
 
 TEST(LegacyStreamInCaptureTest, CapturedStreamWorkIsClean) {
-  EXPECT_THAT(RunCheck(analyzers::NewLegacyStreamInCaptureCheck(), FailedCapture([](TraceBuilder&) {}, 0)), SizeIs(0));
+  EXPECT_THAT(RunCheck(checks::NewLegacyStreamInCaptureCheck(), FailedCapture([](TraceBuilder&) {}, 0)), SizeIs(0));
 }
 
 }  // namespace

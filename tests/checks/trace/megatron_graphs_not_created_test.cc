@@ -24,7 +24,7 @@ TEST(MegatronGraphsNotCreatedTest, RecordedButNeverCapturedIsReportedAtTheLayers
   TraceBuilder b;
   Recorded(b);
   b.Launch(1000, 1, kStream, "gemm");
-  const std::vector<Finding> findings = RunCheck(analyzers::NewMegatronGraphsNotCreatedCheck(), b.Build());
+  const std::vector<Finding> findings = RunCheck(checks::NewMegatronGraphsNotCreatedCheck(), b.Build());
   ASSERT_THAT(findings, SizeIs(1));
   EXPECT_EQ(findings[0].check_id, "megatron-graphs-not-created");
   EXPECT_EQ(findings[0].severity, Severity::kWarning);
@@ -38,10 +38,10 @@ TEST(MegatronGraphsNotCreatedTest, CreatedGraphsAndOtherProgramsAreNotReported) 
   TraceBuilder created;
   Recorded(created);
   created.Probe(2000, 1, ProbeEventKind::kCaptureBegin, kGraph, ProbeOrigin::kMegatron).value = 1;
-  EXPECT_THAT(RunCheck(analyzers::NewMegatronGraphsNotCreatedCheck(), created.Build()), IsEmpty());
+  EXPECT_THAT(RunCheck(checks::NewMegatronGraphsNotCreatedCheck(), created.Build()), IsEmpty());
   TraceBuilder other;
   other.Probe(2000, 1, ProbeEventKind::kCaptureBegin, kGraph, ProbeOrigin::kUser);
-  EXPECT_THAT(RunCheck(analyzers::NewMegatronGraphsNotCreatedCheck(), other.Build()), IsEmpty());
+  EXPECT_THAT(RunCheck(checks::NewMegatronGraphsNotCreatedCheck(), other.Build()), IsEmpty());
 }
 
 }  // namespace

@@ -13,7 +13,7 @@ using ::testing::SizeIs;
 // Graphs that gain nothing but lose nothing beyond noise (tv ResNet-18 under `check`, x1.04) are a note: a
 // `--fail-on warning` gate must not fail a clean model.
 TEST(NoSpeedupTest, GraphedStepsAsSlowAsEagerAreANote) {
-  const std::vector<Finding> findings = RunCheck(analyzers::NewNoSpeedupCheck(), LaunchBoundTrace(1000, 8, 100000));
+  const std::vector<Finding> findings = RunCheck(checks::NewNoSpeedupCheck(), LaunchBoundTrace(1000, 8, 100000));
   ASSERT_THAT(findings, SizeIs(1));
   EXPECT_EQ(findings[0].severity, Severity::kNote);
   EXPECT_THAT(findings[0].message, HasSubstr("speedup x1.00; within the steps' noise of 5%: graphs do not pay off"));
@@ -21,7 +21,7 @@ TEST(NoSpeedupTest, GraphedStepsAsSlowAsEagerAreANote) {
 }
 
 TEST(NoSpeedupTest, GraphedStepsSlowerBeyondNoiseAreAWarning) {
-  const std::vector<Finding> findings = RunCheck(analyzers::NewNoSpeedupCheck(), LaunchBoundTrace(1000, 8, 130000));
+  const std::vector<Finding> findings = RunCheck(checks::NewNoSpeedupCheck(), LaunchBoundTrace(1000, 8, 130000));
   ASSERT_THAT(findings, SizeIs(1));
   EXPECT_EQ(findings[0].severity, Severity::kWarning);
   EXPECT_THAT(findings[0].message, HasSubstr("slower beyond the steps' noise of 5%"));
@@ -30,16 +30,16 @@ TEST(NoSpeedupTest, GraphedStepsSlowerBeyondNoiseAreAWarning) {
 // Four replays against one eager step gave "graphed 63.8 us against 43.6 us eager" on an H100: too little evidence.
 // Fewer than min-steps (5) graphed steps, or eager ones, are not judged.
 TEST(NoSpeedupTest, TooFewStepsOfEitherKindAreNotJudged) {
-  EXPECT_THAT(RunCheck(analyzers::NewNoSpeedupCheck(), LaunchBoundTrace(1000, 6, 100000)), SizeIs(0));
-  EXPECT_THAT(RunCheck(analyzers::NewNoSpeedupCheck(), LaunchBoundTrace(1000, 8, 100000, /*eager=*/4)), SizeIs(0));
+  EXPECT_THAT(RunCheck(checks::NewNoSpeedupCheck(), LaunchBoundTrace(1000, 6, 100000)), SizeIs(0));
+  EXPECT_THAT(RunCheck(checks::NewNoSpeedupCheck(), LaunchBoundTrace(1000, 8, 100000, /*eager=*/4)), SizeIs(0));
 }
 
 TEST(NoSpeedupTest, FasterGraphedStepsAreClean) {
-  EXPECT_THAT(RunCheck(analyzers::NewNoSpeedupCheck(), LaunchBoundTrace(1000, 6, 30000)), SizeIs(0));
+  EXPECT_THAT(RunCheck(checks::NewNoSpeedupCheck(), LaunchBoundTrace(1000, 6, 30000)), SizeIs(0));
 }
 
 TEST(NoSpeedupTest, NeedsBothEagerAndGraphedSteps) {
-  EXPECT_THAT(RunCheck(analyzers::NewNoSpeedupCheck(), LaunchBoundTrace(1000)), SizeIs(0));
+  EXPECT_THAT(RunCheck(checks::NewNoSpeedupCheck(), LaunchBoundTrace(1000)), SizeIs(0));
 }
 
 }  // namespace

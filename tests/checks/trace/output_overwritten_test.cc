@@ -21,7 +21,7 @@ TEST(OutputOverwrittenTest, AnUncaughtOverwrittenOutputIsOutputOverwrittenWithTh
               "Error: accessing tensor output of CUDAGraphs that has been overwritten by a subsequent run. Stack "
               "trace: File \"gen.py\", line 9",
               b.PythonStack({{"/home/me/gen.py", 41, "main"}}));
-  const std::vector<Finding> findings = RunCheck(analyzers::NewOutputOverwrittenCheck(), b.Build());
+  const std::vector<Finding> findings = RunCheck(checks::NewOutputOverwrittenCheck(), b.Build());
   ASSERT_THAT(findings, SizeIs(1));
   EXPECT_THAT(findings[0].message, HasSubstr("The program stopped on RuntimeError: Error: accessing tensor output"));
   EXPECT_EQ(findings[0].where.python[0].line, 41);
@@ -35,7 +35,7 @@ TEST(OutputOverwrittenTest, AManualGraphsOutputKeptAcrossReplaysIsOutputOverwrit
   held.text = b.Intern("static_out");
   held.value = 3;
   held.stack = TrainPyStack(b, 21);
-  const std::vector<Finding> findings = RunCheck(analyzers::NewOutputOverwrittenCheck(), b.Build());
+  const std::vector<Finding> findings = RunCheck(checks::NewOutputOverwrittenCheck(), b.Build());
   ASSERT_THAT(findings, SizeIs(1));
   EXPECT_THAT(findings[0].message, HasSubstr("The program keeps `static_out`, an output of the graph (captured at "
                                              "/home/me/train.py:14 in body), across replays without a copy"));
@@ -48,7 +48,7 @@ TEST(OutputOverwrittenTest, AManualGraphsOutputKeptAcrossReplaysIsOutputOverwrit
 TEST(OutputOverwrittenTest, InvalidatedOutputsThatAreNotReadAreClean) {
   TraceBuilder b;
   b.Probe(1000, 1, ProbeEventKind::kOutputsInvalidated).value = 3;
-  EXPECT_THAT(RunCheck(analyzers::NewOutputOverwrittenCheck(), b.Build()), IsEmpty());
+  EXPECT_THAT(RunCheck(checks::NewOutputOverwrittenCheck(), b.Build()), IsEmpty());
 }
 
 }  // namespace

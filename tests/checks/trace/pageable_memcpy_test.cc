@@ -17,11 +17,11 @@ TEST(PageableMemcpyTest, FlagsPageableCopyInCaptureAsError) {
     copy.direction = trace::MemcpyDirection::kHostToDevice;
     copy.return_code = 900;
   });
-  const std::vector<Finding> findings = RunCheck(analyzers::NewPageableMemcpyCheck(), trace);
+  const std::vector<Finding> findings = RunCheck(checks::NewPageableMemcpyCheck(), trace);
   ASSERT_THAT(findings, SizeIs(1));
   EXPECT_EQ(findings[0].severity, Severity::kError);
   EXPECT_THAT(findings[0].message, HasSubstr("pageable"));
-  EXPECT_THAT(RunCheck(analyzers::NewSyncInCaptureCheck(), trace), SizeIs(0));
+  EXPECT_THAT(RunCheck(checks::NewSyncInCaptureCheck(), trace), SizeIs(0));
 }
 
 // Steps marked "step" every 10 us; a pageable copy at start-up (loading weights) and one in every step.
@@ -41,7 +41,7 @@ trace::Trace StepsWithPageableCopies() {
 }
 
 TEST(PageableMemcpyTest, EagerPageableCopiesInTheStepsAreOneNotePerSite) {
-  const std::vector<Finding> findings = RunCheck(analyzers::NewPageableMemcpyCheck(), StepsWithPageableCopies());
+  const std::vector<Finding> findings = RunCheck(checks::NewPageableMemcpyCheck(), StepsWithPageableCopies());
   ASSERT_THAT(findings, SizeIs(1));  // the start-up copy is not in a step
   EXPECT_EQ(findings[0].severity, Severity::kNote);
   EXPECT_THAT(findings[0].evidence[0], HasSubstr("3 such copies from this call site in 3 of 3 steps, 4096 bytes"));
@@ -53,13 +53,13 @@ TEST(PageableMemcpyTest, StartUpCopiesOutsideTheStepsAreNotReported) {
     ApiCall& copy = b.Call(1000 + i * 1000, 1, "cudaMemcpyAsync", ApiKind::kMemcpyAsync, kStream);
     copy.host_memory = trace::HostMemory::kPageable;
   }
-  EXPECT_THAT(RunCheck(analyzers::NewPageableMemcpyCheck(), b.Build()), SizeIs(0));
+  EXPECT_THAT(RunCheck(checks::NewPageableMemcpyCheck(), b.Build()), SizeIs(0));
 }
 
 TEST(PageableMemcpyTest, PinnedCopiesAreClean) {
   TraceBuilder b;
   b.Call(1000, 1, "cudaMemcpyAsync", ApiKind::kMemcpyAsync, kStream).host_memory = trace::HostMemory::kPinned;
-  EXPECT_THAT(RunCheck(analyzers::NewPageableMemcpyCheck(), b.Build()), SizeIs(0));
+  EXPECT_THAT(RunCheck(checks::NewPageableMemcpyCheck(), b.Build()), SizeIs(0));
 }
 
 }  // namespace

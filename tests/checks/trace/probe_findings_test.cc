@@ -24,7 +24,7 @@ using trace::ProbeOrigin;
 
 TEST(ProbeFindingsTest, ACaughtExceptionInCaptureIsAFindingOfItsCheckAtTheProgramsLine) {
   const trace::Trace trace = CaughtExceptionInCapture(kPageable);
-  const std::vector<Finding> findings = RunCheck(analyzers::NewPageableMemcpyCheck(), trace);
+  const std::vector<Finding> findings = RunCheck(checks::NewPageableMemcpyCheck(), trace);
   ASSERT_THAT(findings, SizeIs(1));
   EXPECT_EQ(findings[0].check_id, "pageable-memcpy");
   EXPECT_EQ(findings[0].severity, Severity::kError);
@@ -36,13 +36,13 @@ TEST(ProbeFindingsTest, ACaughtExceptionInCaptureIsAFindingOfItsCheckAtTheProgra
   EXPECT_THAT(findings[0].evidence, Contains("RuntimeError raised at /home/me/train.py:27 in body"));
   EXPECT_THAT(findings[0].fix, HasSubstr("pin"));
   // The empty graph it left is the exception's doing, not a stream mistake: no empty-graph, no capture-error.
-  EXPECT_THAT(RunCheck(analyzers::NewEmptyGraphCheck(), trace), IsEmpty());
-  EXPECT_THAT(RunCheck(analyzers::NewCaptureErrorCheck(), trace), IsEmpty());
+  EXPECT_THAT(RunCheck(checks::NewEmptyGraphCheck(), trace), IsEmpty());
+  EXPECT_THAT(RunCheck(checks::NewCaptureErrorCheck(), trace), IsEmpty());
 }
 
 TEST(ProbeFindingsTest, AnExceptionNoRuleKnowsIsACaptureError) {
   const trace::Trace trace = CaughtExceptionInCapture("shapes do not match: 3 vs 4");
-  const std::vector<Finding> findings = RunCheck(analyzers::NewCaptureErrorCheck(), trace);
+  const std::vector<Finding> findings = RunCheck(checks::NewCaptureErrorCheck(), trace);
   ASSERT_THAT(findings, SizeIs(1));
   EXPECT_THAT(findings[0].message, HasSubstr("the capture failed in Python, before any CUDA call did"));
   EXPECT_TRUE(findings[0].where.python[1].user);
@@ -64,12 +64,12 @@ TEST(ProbeFindingsTest, AnExceptionAfterACudaRootCauseIsItsEvidence) {
   b.Exception(5500, 1, ProbeEventKind::kCaptureException, kGraph, "torch.AcceleratorError",
               "CUDA error: operation failed due to a previous error during capture", stack);
   const trace::Trace trace = b.Build();
-  const std::vector<Finding> syncs = RunCheck(analyzers::NewSyncInCaptureCheck(), trace);
+  const std::vector<Finding> syncs = RunCheck(checks::NewSyncInCaptureCheck(), trace);
   ASSERT_THAT(syncs, SizeIs(1));
   EXPECT_THAT(syncs[0].evidence, Contains(HasSubstr("the program saw torch.AcceleratorError: CUDA error: operation "
                                                     "not permitted when stream is capturing (raised at "
                                                     "/home/me/train.py:42 in body)")));
-  EXPECT_THAT(RunCheck(analyzers::NewCaptureErrorCheck(), trace), IsEmpty());
+  EXPECT_THAT(RunCheck(checks::NewCaptureErrorCheck(), trace), IsEmpty());
 }
 
 // capture_begin refused before CUDA's capture began: there is no window, and the finding still names the line.
@@ -80,7 +80,7 @@ TEST(ProbeFindingsTest, AnExceptionFromCaptureBeginHasNoWindow) {
               "CUDA graphs must be captured on a non-default stream. (However, after capture, it's ok to replay them "
               "on the default stream.)",
               TrainPyStack(b, 12));
-  const std::vector<Finding> findings = RunCheck(analyzers::NewLegacyStreamInCaptureCheck(), b.Build());
+  const std::vector<Finding> findings = RunCheck(checks::NewLegacyStreamInCaptureCheck(), b.Build());
   ASSERT_THAT(findings, SizeIs(1));
   EXPECT_THAT(findings[0].message, HasSubstr("a capture whose CUDA capture never began"));
 }
@@ -97,8 +97,8 @@ TEST(ProbeFindingsTest, AThreadDyingOfCudasTextForAnExplainedFailureIsNotAFindin
               "CUDA error: operation not permitted when stream is capturing",
               b.PythonStack({{"/home/me/train.py", 8, "watch"}}));
   const trace::Trace trace = b.Build();
-  ASSERT_THAT(RunCheck(analyzers::NewUnsafeApiInCaptureCheck(), trace), SizeIs(1));
-  EXPECT_THAT(RunCheck(analyzers::NewSyncInCaptureCheck(), trace), IsEmpty());
+  ASSERT_THAT(RunCheck(checks::NewUnsafeApiInCaptureCheck(), trace), SizeIs(1));
+  EXPECT_THAT(RunCheck(checks::NewSyncInCaptureCheck(), trace), IsEmpty());
 }
 
 TEST(ProbeFindingsTest, AnUncaughtExceptionNoRuleKnowsIsNotAFinding) {

@@ -35,27 +35,27 @@ trace::Trace Captures(int captures, bool interleaved, bool varying_grid, const s
 }
 
 TEST(RecaptureChurnTest, FlagsTheSameRegionCapturedBetweenReplays) {
-  const std::vector<Finding> findings = RunCheck(analyzers::NewRecaptureChurnCheck(), Captures(4, true, true));
+  const std::vector<Finding> findings = RunCheck(checks::NewRecaptureChurnCheck(), Captures(4, true, true));
   ASSERT_THAT(findings, SizeIs(1));
   EXPECT_THAT(findings[0].message, HasSubstr("captured 4 times"));
   EXPECT_THAT(findings[0].evidence, ::testing::Contains(HasSubstr("dynamic shapes")));
 }
 
 TEST(RecaptureChurnTest, CapturesMadeUpFrontAreNotChurn) {
-  EXPECT_THAT(RunCheck(analyzers::NewRecaptureChurnCheck(), Captures(4, false, false)), SizeIs(0));
+  EXPECT_THAT(RunCheck(checks::NewRecaptureChurnCheck(), Captures(4, false, false)), SizeIs(0));
 }
 
 // A Python program that captures an inference graph at one line and, after replaying it, graphs its training step at
 // another: two regions, not one captured three times. The same line capturing each step is churn.
 TEST(RecaptureChurnTest, PythonCapturesAreRegionsByTheirLine) {
-  EXPECT_THAT(RunCheck(analyzers::NewRecaptureChurnCheck(), Captures(3, true, false, {40, 52, 52})), SizeIs(0));
-  EXPECT_THAT(RunCheck(analyzers::NewRecaptureChurnCheck(), Captures(3, true, false, {52, 52, 52})), SizeIs(1));
+  EXPECT_THAT(RunCheck(checks::NewRecaptureChurnCheck(), Captures(3, true, false, {40, 52, 52})), SizeIs(0));
+  EXPECT_THAT(RunCheck(checks::NewRecaptureChurnCheck(), Captures(3, true, false, {52, 52, 52})), SizeIs(1));
 }
 
 TEST(RecaptureChurnTest, RespectsMinCaptures) {
   CheckOptions options;
   options.Set("recapture-churn", "min-captures", "5");
-  EXPECT_THAT(RunCheck(analyzers::NewRecaptureChurnCheck(), Captures(4, true, false), options), SizeIs(0));
+  EXPECT_THAT(RunCheck(checks::NewRecaptureChurnCheck(), Captures(4, true, false), options), SizeIs(0));
 }
 
 }  // namespace

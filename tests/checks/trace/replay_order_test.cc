@@ -42,7 +42,7 @@ trace::Trace Replays(const std::vector<uint64_t>& pools, const std::vector<int>&
 
 TEST(ReplayOrderTest, GoingBackToAnEarlierGraphOfThePoolIsReported) {
   // Captured f1 f2 b1 b2 (Transformer Engine's _order), replayed f1 b1 f2 b2: f2 goes back after b1.
-  const std::vector<Finding> findings = RunCheck(analyzers::NewReplayOrderCheck(), Replays({7, 7, 7, 7}, {1, 3, 2, 4}));
+  const std::vector<Finding> findings = RunCheck(checks::NewReplayOrderCheck(), Replays({7, 7, 7, 7}, {1, 3, 2, 4}));
   ASSERT_THAT(findings, SizeIs(1));
   EXPECT_EQ(findings[0].check_id, "replay-order");
   EXPECT_THAT(findings[0].message,
@@ -57,14 +57,13 @@ TEST(ReplayOrderTest, GoingBackToAnEarlierGraphOfThePoolIsReported) {
 // out right after its replay: a note that says when that is safe, not a warning (seen on an H200 on
 // bench/clean_corpus/shared_pool_buckets.py).
 TEST(ReplayOrderTest, GoingBackAfterCopyingTheOutputsOutIsANote) {
-  const std::vector<Finding> findings =
-      RunCheck(analyzers::NewReplayOrderCheck(),
-               Replays({7, 7, 7}, {1, 3, 2, 1, 3}, /*clone_outputs=*/true, ProbeOrigin::kUser));
+  const std::vector<Finding> findings = RunCheck(
+      checks::NewReplayOrderCheck(), Replays({7, 7, 7}, {1, 3, 2, 1, 3}, /*clone_outputs=*/true, ProbeOrigin::kUser));
   ASSERT_THAT(findings, SizeIs(1));
   EXPECT_EQ(findings[0].severity, Severity::kNote);
   EXPECT_THAT(findings[0].message, HasSubstr("safe as long as no output of a later graph is read"));
   // One replay going back with nothing in between is enough for the warning.
-  const std::vector<Finding> warned = RunCheck(analyzers::NewReplayOrderCheck(), Replays({7, 7, 7}, {1, 3, 2}));
+  const std::vector<Finding> warned = RunCheck(checks::NewReplayOrderCheck(), Replays({7, 7, 7}, {1, 3, 2}));
   ASSERT_THAT(warned, SizeIs(1));
   EXPECT_EQ(warned[0].severity, Severity::kWarning);
 }
@@ -74,7 +73,7 @@ TEST(ReplayOrderTest, GoingBackAfterCopyingTheOutputsOutIsANote) {
 // so the work in between consumed nothing: a warning, naming the layers' graphs.
 TEST(ReplayOrderTest, TrainingGraphsGoingBackAreAWarningEvenWithWorkInBetween) {
   const std::vector<Finding> findings = RunCheck(
-      analyzers::NewReplayOrderCheck(), Replays({7, 7, 7}, {1, 3, 2}, /*clone_outputs=*/true, ProbeOrigin::kMegatron));
+      checks::NewReplayOrderCheck(), Replays({7, 7, 7}, {1, 3, 2}, /*clone_outputs=*/true, ProbeOrigin::kMegatron));
   ASSERT_THAT(findings, SizeIs(1));
   EXPECT_EQ(findings[0].severity, Severity::kWarning);
   EXPECT_THAT(findings[0].message,
@@ -84,7 +83,7 @@ TEST(ReplayOrderTest, TrainingGraphsGoingBackAreAWarningEvenWithWorkInBetween) {
 }
 
 TEST(ReplayOrderTest, CaptureOrderRestartsSkipsAndRepeatsAreClean) {
-  const auto check = analyzers::NewReplayOrderCheck();
+  const auto check = checks::NewReplayOrderCheck();
   EXPECT_THAT(RunCheck(check, Replays({7, 7, 7, 7}, {1, 2, 3, 4, 1, 2, 3, 4})), IsEmpty());  // training steps
   EXPECT_THAT(RunCheck(check, Replays({7, 7, 7, 7}, {1, 2, 1, 2, 1})), IsEmpty());           // forward only
   EXPECT_THAT(RunCheck(check, Replays({7, 7, 7}, {1, 3, 1, 1, 2, 2, 3})), IsEmpty());        // skip, repeat

@@ -23,7 +23,7 @@ TEST(RngHostDrawTest, ADrawInsideAReplayedCaptureIsReportedAtItsLine) {
   e.text = b.Intern("random.random");
   e.stack = TrainPyStack(b, 30);
   b.Replay(5000, 1, kStream, kCudaGraph, 10, 100);
-  const std::vector<Finding> findings = Findings(analyzers::NewRngHostDrawCheck(), b);
+  const std::vector<Finding> findings = Findings(checks::NewRngHostDrawCheck(), b);
   ASSERT_THAT(findings, SizeIs(1));
   EXPECT_THAT(findings[0].message, HasSubstr("(random.random) inside the capture of a graph (captured at"));
   EXPECT_EQ(FirstUserFrame(findings[0].where)->line, 30u);
@@ -35,7 +35,7 @@ TEST(RngHostDrawTest, AGraphNeverReplayedIsLeftAlone) {
   Capture(b);
   trace::ProbeEvent& e = b.Probe(2500, 1, ProbeEventKind::kHostRandomDraw, kGraph);
   e.type = b.Intern("torch-cpu");
-  EXPECT_THAT(Findings(analyzers::NewRngHostDrawCheck(), b), IsEmpty());
+  EXPECT_THAT(Findings(checks::NewRngHostDrawCheck(), b), IsEmpty());
 }
 
 }  // namespace

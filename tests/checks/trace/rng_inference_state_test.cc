@@ -30,7 +30,7 @@ trace::Trace RaisedAtCaptureBegin() {
 }
 
 TEST(RngInferenceStateTest, GraphCodeFailingOnInferenceStateIsFlaggedAtTheProgramsLine) {
-  const std::vector<Finding> findings = RunCheck(analyzers::NewRngInferenceStateCheck(), RaisedAtCaptureBegin());
+  const std::vector<Finding> findings = RunCheck(checks::NewRngInferenceStateCheck(), RaisedAtCaptureBegin());
   ASSERT_THAT(findings, SizeIs(1));
   EXPECT_EQ(findings[0].check_id, "rng-inference-state");
   EXPECT_EQ(findings[0].severity, Severity::kError);
@@ -40,13 +40,13 @@ TEST(RngInferenceStateTest, GraphCodeFailingOnInferenceStateIsFlaggedAtTheProgra
   ASSERT_NE(at, nullptr);
   EXPECT_EQ(at->file, "/home/me/train.py");
   EXPECT_EQ(at->line, 41u);
-  EXPECT_THAT(RunCheck(analyzers::NewCaptureErrorCheck(), RaisedAtCaptureBegin()), IsEmpty());
+  EXPECT_THAT(RunCheck(checks::NewCaptureErrorCheck(), RaisedAtCaptureBegin()), IsEmpty());
 }
 
 TEST(RngInferenceStateTest, TheProgramsOwnInferenceTensorIsNotAGeneratorProblem) {
   const trace::Trace trace = CaughtExceptionInCapture(kInferenceUpdate);  // raised in the body, in torch/_tensor.py
-  EXPECT_THAT(RunCheck(analyzers::NewRngInferenceStateCheck(), trace), IsEmpty());
-  EXPECT_THAT(RunCheck(analyzers::NewCaptureErrorCheck(), trace), SizeIs(1));
+  EXPECT_THAT(RunCheck(checks::NewRngInferenceStateCheck(), trace), IsEmpty());
+  EXPECT_THAT(RunCheck(checks::NewCaptureErrorCheck(), trace), SizeIs(1));
   EXPECT_EQ(analysis::MatchKnownMessage(kInferenceUpdate), nullptr);  // a line of stderr says nothing of graphs
 }
 

@@ -16,20 +16,19 @@ using ::testing::SizeIs;
 TEST(RngUnregisteredGeneratorTest, APrivateGeneratorInCaptureIsRngUnregisteredGenerator) {
   const trace::Trace trace =
       CaughtExceptionInCapture("Attempt to increase offset for a CUDA generator not in capture mode.");
-  const std::vector<Finding> findings = RunCheck(analyzers::NewRngUnregisteredGeneratorCheck(), trace);
+  const std::vector<Finding> findings = RunCheck(checks::NewRngUnregisteredGeneratorCheck(), trace);
   ASSERT_THAT(findings, SizeIs(1));
   EXPECT_EQ(findings[0].check_id, "rng-unregistered-generator");
   EXPECT_THAT(findings[0].fix, HasSubstr("register_generator_state"));
-  EXPECT_THAT(RunCheck(analyzers::NewCaptureErrorCheck(), trace), IsEmpty());
+  EXPECT_THAT(RunCheck(checks::NewCaptureErrorCheck(), trace), IsEmpty());
 }
 
 TEST(RngUnregisteredGeneratorTest, ACaptureLeftByAnotherExceptionIsNotThisCheck) {
-  EXPECT_THAT(RunCheck(analyzers::NewRngUnregisteredGeneratorCheck(), CaughtExceptionInCapture(kPageable)), IsEmpty());
+  EXPECT_THAT(RunCheck(checks::NewRngUnregisteredGeneratorCheck(), CaughtExceptionInCapture(kPageable)), IsEmpty());
 }
 
 TEST(RngUnregisteredGeneratorTest, ACleanCaptureIsClean) {
-  EXPECT_THAT(RunCheck(analyzers::NewRngUnregisteredGeneratorCheck(), FailedCapture([](TraceBuilder&) {}, 0)),
-              IsEmpty());
+  EXPECT_THAT(RunCheck(checks::NewRngUnregisteredGeneratorCheck(), FailedCapture([](TraceBuilder&) {}, 0)), IsEmpty());
 }
 
 }  // namespace

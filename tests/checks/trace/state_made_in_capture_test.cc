@@ -33,7 +33,7 @@ TEST(StateMadeInCaptureTest, ABufferReplacedInsideTheCaptureThatTheGraphReadsIsR
   StateMade(b, "buffer", "model.buf", kBuffer, 0x400, 52);
   StateMade(b, "buffer", "model.other", kBuffer + 0x400, 0x400, 53);  // not read by the graph: not listed
   b.Replay(5000, 1, kStream, kCudaGraph, 10, 100);
-  const std::vector<Finding> findings = Findings(analyzers::NewStateMadeInCaptureCheck(), b);
+  const std::vector<Finding> findings = Findings(checks::NewStateMadeInCaptureCheck(), b);
   ASSERT_THAT(findings, SizeIs(1));
   EXPECT_EQ(findings[0].severity, Severity::kError);
   EXPECT_THAT(findings[0].message,
@@ -48,7 +48,7 @@ TEST(StateMadeInCaptureTest, OptimizerStateCreatedByAFirstStepInsideTheCaptureIs
   TraceBuilder b;
   Capture(b);
   StateMade(b, "optimizer-state", "Adam exp_avg of model.fc.weight, Adam exp_avg_sq of model.fc.weight", 0, 3, 40);
-  const std::vector<Finding> findings = Findings(analyzers::NewStateMadeInCaptureCheck(), b);
+  const std::vector<Finding> findings = Findings(checks::NewStateMadeInCaptureCheck(), b);
   ASSERT_THAT(findings, SizeIs(1));
   EXPECT_THAT(findings[0].message, HasSubstr("created the optimizer's state there (3 tensors"));
   EXPECT_THAT(findings[0].evidence[0], HasSubstr("Adam exp_avg of model.fc.weight"));
@@ -61,11 +61,11 @@ TEST(StateMadeInCaptureTest, AReplacedTensorTheGraphDoesNotReadOrNoEventIsLeftAl
   Capture(b);
   StateMade(b, "buffer", "model.cache", 0x7f0000900000, 0x400, 52);  // a cache rebuilt from scratch
   b.Replay(5000, 1, kStream, kCudaGraph, 10, 100);
-  EXPECT_THAT(Findings(analyzers::NewStateMadeInCaptureCheck(), b), IsEmpty());
+  EXPECT_THAT(Findings(checks::NewStateMadeInCaptureCheck(), b), IsEmpty());
   TraceBuilder clean;
   Capture(clean);
   clean.Replay(5000, 1, kStream, kCudaGraph, 10, 100);
-  EXPECT_THAT(Findings(analyzers::NewStateMadeInCaptureCheck(), clean), IsEmpty());
+  EXPECT_THAT(Findings(checks::NewStateMadeInCaptureCheck(), clean), IsEmpty());
 }
 
 }  // namespace

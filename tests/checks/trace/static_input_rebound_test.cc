@@ -18,7 +18,7 @@ TEST(StaticInputReboundTest, AReboundStaticInputIsReportedAtTheReplay) {
   b.Probe(100, 1, ProbeEventKind::kCaptureBegin, kGraph, ProbeOrigin::kUser).stack = TrainPyStack(b, 14);
   b.Probe(200, 1, ProbeEventKind::kCaptureEnd, kGraph);
   b.Rebound(1000, 1, kGraph, "static-input", "static_x", 0x7f0000001000, 0x7f0000003000).stack = TrainPyStack(b, 22);
-  const std::vector<Finding> findings = RunCheck(analyzers::NewStaticInputReboundCheck(), b.Build());
+  const std::vector<Finding> findings = RunCheck(checks::NewStaticInputReboundCheck(), b.Build());
   ASSERT_THAT(findings, SizeIs(1));
   EXPECT_EQ(findings[0].check_id, "static-input-rebound");
   EXPECT_EQ(findings[0].severity, Severity::kError);
@@ -34,10 +34,10 @@ TEST(StaticInputReboundTest, AReboundStaticInputIsReportedAtTheReplay) {
 TEST(StaticInputReboundTest, ParametersAndCleanTracesAreNotStaticInputs) {
   TraceBuilder clean;
   clean.Probe(100, 1, ProbeEventKind::kCaptureBegin, kGraph, ProbeOrigin::kUser);
-  EXPECT_THAT(RunCheck(analyzers::NewStaticInputReboundCheck(), clean.Build()), IsEmpty());
+  EXPECT_THAT(RunCheck(checks::NewStaticInputReboundCheck(), clean.Build()), IsEmpty());
   TraceBuilder module;
   module.Rebound(1000, 1, kGraph, "parameter", "0.weight", 0x1000, 0x2000);
-  EXPECT_THAT(RunCheck(analyzers::NewStaticInputReboundCheck(), module.Build()), IsEmpty());
+  EXPECT_THAT(RunCheck(checks::NewStaticInputReboundCheck(), module.Build()), IsEmpty());
 }
 
 }  // namespace

@@ -23,7 +23,7 @@ trace::Trace ItemInCapture() {
 }
 
 TEST(SyncInCaptureTest, FlagsTheSyncAndListsWhatItBroke) {
-  const std::vector<Finding> findings = RunCheck(analyzers::NewSyncInCaptureCheck(), ItemInCapture());
+  const std::vector<Finding> findings = RunCheck(checks::NewSyncInCaptureCheck(), ItemInCapture());
   ASSERT_THAT(findings, SizeIs(1));
   const Finding& f = findings[0];
   EXPECT_EQ(f.check_id, "sync-in-capture");
@@ -45,7 +45,7 @@ TEST(SyncInCaptureTest, FlagsTheSyncAndListsWhatItBroke) {
 }
 
 TEST(SyncInCaptureTest, TheCaptureErrorsItCausedAreNotReportedAgain) {
-  EXPECT_THAT(RunCheck(analyzers::NewCaptureErrorCheck(), ItemInCapture()), SizeIs(0));
+  EXPECT_THAT(RunCheck(checks::NewCaptureErrorCheck(), ItemInCapture()), SizeIs(0));
 }
 
 TEST(SyncInCaptureTest, OneFindingForTheSameSiteInEveryCapture) {
@@ -60,7 +60,7 @@ TEST(SyncInCaptureTest, OneFindingForTheSameSiteInEveryCapture) {
     sync.backtrace = bt;
     b.End(t + 3000, 1, kStream, 100 + c, 901, 0);
   }
-  const std::vector<Finding> findings = RunCheck(analyzers::NewSyncInCaptureCheck(), b.Build());
+  const std::vector<Finding> findings = RunCheck(checks::NewSyncInCaptureCheck(), b.Build());
   ASSERT_THAT(findings, SizeIs(1));
   EXPECT_THAT(findings[0].evidence, ::testing::Contains(HasSubstr("seen 3 times at this call site in 3 capture")));
   ASSERT_THAT(findings[0].consequences, SizeIs(1));
@@ -74,7 +74,7 @@ TEST(SyncInCaptureTest, CleanCaptureAndEagerSyncsAreLeftAlone) {
   TraceBuilder::In(b.Launch(2000, 1, kStream, "gemm"), kCaptureId);
   b.End(5000, 1, kStream, kCaptureId, 0, 1);
   b.Call(6000, 1, "cudaDeviceSynchronize", ApiKind::kDeviceSynchronize);
-  EXPECT_THAT(RunCheck(analyzers::NewSyncInCaptureCheck(), b.Build()), SizeIs(0));
+  EXPECT_THAT(RunCheck(checks::NewSyncInCaptureCheck(), b.Build()), SizeIs(0));
 }
 
 }  // namespace

@@ -32,7 +32,7 @@ analysis::AnalysisSettings Region() {
 }
 
 TEST(SyncInRegionTest, FlagsTheSyncInsideTheRegionOnce) {
-  const std::vector<Finding> findings = RunCheck(analyzers::NewSyncInRegionCheck(), Steps(true), Region());
+  const std::vector<Finding> findings = RunCheck(checks::NewSyncInRegionCheck(), Steps(true), Region());
   ASSERT_THAT(findings, SizeIs(1));
   EXPECT_EQ(findings[0].where.api, "cudaStreamSynchronize");
   EXPECT_EQ(findings[0].where.torch_op, "aten::_local_scalar_dense");
@@ -41,13 +41,13 @@ TEST(SyncInRegionTest, FlagsTheSyncInsideTheRegionOnce) {
 }
 
 TEST(SyncInRegionTest, UsesTheRepeatedNvtxRangeWithoutARegion) {
-  const std::vector<Finding> findings = RunCheck(analyzers::NewSyncInRegionCheck(), Steps(true));
+  const std::vector<Finding> findings = RunCheck(checks::NewSyncInRegionCheck(), Steps(true));
   ASSERT_THAT(findings, SizeIs(1));
   EXPECT_THAT(findings[0].evidence[0], HasSubstr("NVTX range 'step' (repeated)"));
 }
 
 TEST(SyncInRegionTest, SyncBetweenStepsIsClean) {
-  EXPECT_THAT(RunCheck(analyzers::NewSyncInRegionCheck(), Steps(false), Region()), SizeIs(0));
+  EXPECT_THAT(RunCheck(checks::NewSyncInRegionCheck(), Steps(false), Region()), SizeIs(0));
 }
 
 }  // namespace

@@ -22,7 +22,7 @@ trace::Trace CompleteTrace() {
 }
 
 std::vector<Finding> RunTraceIncomplete(const trace::Trace& trace) {
-  return RunCheck(analyzers::NewTraceIncompleteCheck(), trace);
+  return RunCheck(checks::NewTraceIncompleteCheck(), trace);
 }
 
 TEST(TraceIncompleteTest, ACompleteTraceIsClean) { EXPECT_THAT(RunTraceIncomplete(CompleteTrace()), SizeIs(0)); }

@@ -22,7 +22,7 @@ TEST(TrainingModeFrozenTest, AReplayInEvalOfATrainingCaptureIsReported) {
   e.text = b.Intern("model.drop, model.norm");
   e.stack = TrainPyStack(b, 61);
   b.Replay(5100, 1, kStream, kCudaGraph, 10, 100);
-  const std::vector<Finding> findings = Findings(analyzers::NewTrainingModeFrozenCheck(), b);
+  const std::vector<Finding> findings = Findings(checks::NewTrainingModeFrozenCheck(), b);
   ASSERT_THAT(findings, SizeIs(1));
   EXPECT_THAT(findings[0].message, HasSubstr("runs with 2 modules in eval mode that the capture recorded in training"));
   EXPECT_THAT(findings[0].evidence[0], HasSubstr("model.drop, model.norm"));
@@ -38,7 +38,7 @@ TEST(TrainingModeFrozenTest, MegatronsLayerGraphIsNamed) {
   e.value = 1;
   e.value_now = 1;
   e.text = b.Intern("module.decoder.layers.1.self_attention.core_attention.attention_dropout");
-  const std::vector<Finding> findings = Findings(analyzers::NewTrainingModeFrozenCheck(), b);
+  const std::vector<Finding> findings = Findings(checks::NewTrainingModeFrozenCheck(), b);
   ASSERT_THAT(findings, SizeIs(1));
   EXPECT_THAT(findings[0].message, HasSubstr("This replay of Megatron's layer 2 forward graph"));
   EXPECT_THAT(findings[0].fix, HasSubstr("PR #6992"));
@@ -48,7 +48,7 @@ TEST(TrainingModeFrozenTest, NoEventNoFinding) {
   TraceBuilder b;
   Capture(b);
   b.Replay(5100, 1, kStream, kCudaGraph, 10, 100);
-  EXPECT_THAT(Findings(analyzers::NewTrainingModeFrozenCheck(), b), IsEmpty());
+  EXPECT_THAT(Findings(checks::NewTrainingModeFrozenCheck(), b), IsEmpty());
 }
 
 }  // namespace

@@ -27,16 +27,16 @@ trace::Trace Fork(bool join) {
 }
 
 TEST(UnjoinedStreamTest, NamesTheForkedStreamThatWasNotJoined) {
-  const std::vector<Finding> findings = RunCheck(analyzers::NewUnjoinedStreamCheck(), Fork(false));
+  const std::vector<Finding> findings = RunCheck(checks::NewUnjoinedStreamCheck(), Fork(false));
   ASSERT_THAT(findings, SizeIs(1));
   EXPECT_EQ(findings[0].where.api, "cudaStreamEndCapture");
   EXPECT_THAT(findings[0].message, HasSubstr("stream(s) 9"));
   EXPECT_THAT(findings[0].fix, HasSubstr("wait_stream"));
-  EXPECT_THAT(RunCheck(analyzers::NewCaptureErrorCheck(), Fork(false)), SizeIs(0));
+  EXPECT_THAT(RunCheck(checks::NewCaptureErrorCheck(), Fork(false)), SizeIs(0));
 }
 
 TEST(UnjoinedStreamTest, JoinedForkIsClean) {
-  EXPECT_THAT(RunCheck(analyzers::NewUnjoinedStreamCheck(), Fork(true)), SizeIs(0));
+  EXPECT_THAT(RunCheck(checks::NewUnjoinedStreamCheck(), Fork(true)), SizeIs(0));
 }
 
 }  // namespace

@@ -16,7 +16,7 @@ TEST(UnsafeApiInCaptureTest, FlagsAnotherThreadsQueryDuringGlobalCapture) {
     ApiCall& query = b.Call(3000, 2, "cudaEventQuery", ApiKind::kEventQuery, 9);
     query.return_code = 900;
   });
-  const std::vector<Finding> findings = RunCheck(analyzers::NewUnsafeApiInCaptureCheck(), trace);
+  const std::vector<Finding> findings = RunCheck(checks::NewUnsafeApiInCaptureCheck(), trace);
   ASSERT_THAT(findings, SizeIs(1));
   EXPECT_EQ(findings[0].where.api, "cudaEventQuery");
   EXPECT_EQ(findings[0].where.thread_id, 2u);
@@ -24,7 +24,7 @@ TEST(UnsafeApiInCaptureTest, FlagsAnotherThreadsQueryDuringGlobalCapture) {
   EXPECT_THAT(findings[0].evidence, ::testing::Contains(HasSubstr("not the capturing thread 1")));
   EXPECT_THAT(findings[0].consequences, ::testing::Contains(HasSubstr("cudaStreamEndCapture")));
   EXPECT_THAT(findings[0].fix, HasSubstr("thread_local"));
-  EXPECT_THAT(RunCheck(analyzers::NewCaptureErrorCheck(), trace), SizeIs(0));
+  EXPECT_THAT(RunCheck(checks::NewCaptureErrorCheck(), trace), SizeIs(0));
 }
 
 TEST(UnsafeApiInCaptureTest, NamesTheThreadWhenTheTraceHasItsName) {
@@ -35,10 +35,10 @@ TEST(UnsafeApiInCaptureTest, NamesTheThreadWhenTheTraceHasItsName) {
       query.return_code = 900;
     });
   };
-  std::vector<Finding> findings = RunCheck(analyzers::NewUnsafeApiInCaptureCheck(), watchdog_query("pt_nccl_watchdg"));
+  std::vector<Finding> findings = RunCheck(checks::NewUnsafeApiInCaptureCheck(), watchdog_query("pt_nccl_watchdg"));
   ASSERT_THAT(findings, SizeIs(1));
   EXPECT_THAT(findings[0].message, HasSubstr("ran on NCCL's watchdog thread 2 (pt_nccl_watchdg) while"));
-  findings = RunCheck(analyzers::NewUnsafeApiInCaptureCheck(), watchdog_query("pin_memory"));
+  findings = RunCheck(checks::NewUnsafeApiInCaptureCheck(), watchdog_query("pin_memory"));
   ASSERT_THAT(findings, SizeIs(1));
   EXPECT_THAT(findings[0].message, HasSubstr("ran on thread 2 (pin_memory) while"));
 }
@@ -49,13 +49,13 @@ TEST(UnsafeApiInCaptureTest, FlagsAnotherThreadsEventSynchronizeDuringGlobalCapt
     ApiCall& sync = TraceBuilder::In(b.Call(3000, 2, "cudaEventSynchronize", ApiKind::kEventSynchronize), kCaptureId);
     sync.return_code = 900;
   });
-  const std::vector<Finding> findings = RunCheck(analyzers::NewUnsafeApiInCaptureCheck(), trace);
+  const std::vector<Finding> findings = RunCheck(checks::NewUnsafeApiInCaptureCheck(), trace);
   ASSERT_THAT(findings, SizeIs(1));
   EXPECT_EQ(findings[0].where.api, "cudaEventSynchronize");
   EXPECT_EQ(findings[0].where.thread_id, 2u);
   EXPECT_THAT(findings[0].message, HasSubstr("global mode"));
-  EXPECT_THAT(RunCheck(analyzers::NewSyncInCaptureCheck(), trace), SizeIs(0));
-  EXPECT_THAT(RunCheck(analyzers::NewCaptureErrorCheck(), trace), SizeIs(0));
+  EXPECT_THAT(RunCheck(checks::NewSyncInCaptureCheck(), trace), SizeIs(0));
+  EXPECT_THAT(RunCheck(checks::NewCaptureErrorCheck(), trace), SizeIs(0));
 }
 
 TEST(UnsafeApiInCaptureTest, FlagsAQueryOfTheCapturingStream) {
@@ -63,7 +63,7 @@ TEST(UnsafeApiInCaptureTest, FlagsAQueryOfTheCapturingStream) {
     ApiCall& query = TraceBuilder::In(b.Call(3000, 1, "cudaStreamQuery", ApiKind::kStreamQuery, kStream), kCaptureId);
     query.return_code = 900;
   });
-  const std::vector<Finding> findings = RunCheck(analyzers::NewUnsafeApiInCaptureCheck(), trace);
+  const std::vector<Finding> findings = RunCheck(checks::NewUnsafeApiInCaptureCheck(), trace);
   ASSERT_THAT(findings, SizeIs(1));
   EXPECT_EQ(findings[0].where.api, "cudaStreamQuery");
 }
@@ -72,7 +72,7 @@ TEST(UnsafeApiInCaptureTest, OtherThreadsAreFreeDuringThreadLocalCapture) {
   const trace::Trace trace =
       FailedCapture([](TraceBuilder& b) { b.Call(3000, 2, "cudaEventQuery", ApiKind::kEventQuery, 9); }, 0,
                     CaptureMode::kThreadLocal);
-  EXPECT_THAT(RunCheck(analyzers::NewUnsafeApiInCaptureCheck(), trace), SizeIs(0));
+  EXPECT_THAT(RunCheck(checks::NewUnsafeApiInCaptureCheck(), trace), SizeIs(0));
 }
 
 }  // namespace

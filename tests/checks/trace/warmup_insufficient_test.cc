@@ -19,7 +19,7 @@ TEST(WarmupInsufficientTest, FlagsCublasWorkspaceAllocatedInCapture) {
     malloc.return_code = 900;
     malloc.backtrace = bt;
   });
-  const std::vector<Finding> findings = RunCheck(analyzers::NewWarmupInsufficientCheck(), trace);
+  const std::vector<Finding> findings = RunCheck(checks::NewWarmupInsufficientCheck(), trace);
   ASSERT_THAT(findings, SizeIs(1));
   EXPECT_THAT(findings[0].message, HasSubstr("cuBLASLt workspace"));
   EXPECT_EQ(findings[0].where.torch_op, "aten::addmm");
@@ -39,7 +39,7 @@ TEST(WarmupInsufficientTest, OneHandleInitialisedIsOneFindingWhateverCallsItMade
     malloc.backtrace = b.Backtrace({"libcudnn_graph.so.9+0x2af95b", "cudnnCreate", "at::native::getCudnnHandle()",
                                     "at::native::run_single_conv()"});
   });
-  const std::vector<Finding> findings = RunCheck(analyzers::NewWarmupInsufficientCheck(), trace);
+  const std::vector<Finding> findings = RunCheck(checks::NewWarmupInsufficientCheck(), trace);
   ASSERT_THAT(findings, SizeIs(1));
   EXPECT_THAT(findings[0].message, HasSubstr("cuDNN handle"));
 }
@@ -47,7 +47,7 @@ TEST(WarmupInsufficientTest, OneHandleInitialisedIsOneFindingWhateverCallsItMade
 TEST(WarmupInsufficientTest, FlagsLazyModuleLoadRefusedInCapture) {
   const trace::Trace trace = FailedCapture(
       [](TraceBuilder& b) { b.Call(3000, 1, "cuModuleLoadData", ApiKind::kModuleLoad).return_code = 900; });
-  const std::vector<Finding> findings = RunCheck(analyzers::NewWarmupInsufficientCheck(), trace);
+  const std::vector<Finding> findings = RunCheck(checks::NewWarmupInsufficientCheck(), trace);
   ASSERT_THAT(findings, SizeIs(1));
   EXPECT_EQ(findings[0].severity, Severity::kError);  // CUDA refused it: the capture failed because of it
   EXPECT_THAT(findings[0].message, HasSubstr("module"));
@@ -62,7 +62,7 @@ TEST(WarmupInsufficientTest, LazyLoadsCudaAcceptedInACleanCaptureAreClean) {
   b.Call(1200, 1, "cudaMalloc", ApiKind::kMalloc).backtrace =
       b.Backtrace({"cudaMalloc", "at::cuda::getCUDABlasLtWorkspace()"});
   b.End(2000, 1, kStream, kCaptureId, 0, 1);
-  EXPECT_THAT(RunCheck(analyzers::NewWarmupInsufficientCheck(), b.Build()), SizeIs(0));
+  EXPECT_THAT(RunCheck(checks::NewWarmupInsufficientCheck(), b.Build()), SizeIs(0));
 }
 
 TEST(WarmupInsufficientTest, InitialisationDuringWarmupIsClean) {
@@ -71,7 +71,7 @@ TEST(WarmupInsufficientTest, InitialisationDuringWarmupIsClean) {
   b.Call(200, 1, "cudaMalloc", ApiKind::kMalloc).backtrace = b.Backtrace({"cudaMalloc", "cublasCreate_v2"});
   b.Begin(1000, 1, kStream);
   b.End(2000, 1, kStream, kCaptureId, 0, 1);
-  EXPECT_THAT(RunCheck(analyzers::NewWarmupInsufficientCheck(), b.Build()), SizeIs(0));
+  EXPECT_THAT(RunCheck(checks::NewWarmupInsufficientCheck(), b.Build()), SizeIs(0));
 }
 
 }  // namespace
