@@ -244,11 +244,11 @@ std::string CollectiveLedger::SiteText(uint32_t site) const {
                                                   : absl::StrCat(" at ", sites[site]);
 }
 
-CollectiveLedgers BuildCollectiveLedgers(const TraceAnalysis& analysis, const std::vector<uint32_t>& capture_numbers) {
+CollectiveLedgers BuildCollectiveLedgers(const TraceAnalysis& analysis, const std::vector<DomainRange>& nccl,
+                                         const std::vector<uint32_t>& capture_numbers) {
   const trace::Trace& trace = analysis.trace();
   CollectiveLedgers result;
   Builders builders;
-  const std::vector<DomainRange> nccl = analysis.nvtx().RangesInDomain("NCCL");
   const absl::flat_hash_map<uint64_t, GraphPlaces> graphs =
       CollectiveGraphs(analysis, capture_numbers, nccl, &builders);
   const std::vector<OpenSpan> spans = CaptureSpans(analysis);

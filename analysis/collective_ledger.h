@@ -92,9 +92,11 @@ struct CollectiveLedgers {
   std::vector<CollectiveLedger> communicators;  // one per communicator its calls named, by communicator
 };
 
-// The ledgers of the process `analysis` holds. `capture_numbers`: for each capture window, its number among the
-// process's captures (ProcessSummary::captures, from 1), 0 for one left out of them.
-CollectiveLedgers BuildCollectiveLedgers(const TraceAnalysis& analysis, const std::vector<uint32_t>& capture_numbers);
+// The ledgers of the process `analysis` holds, from its NCCL calls `nccl` (NvtxIndex::RangesInDomain("NCCL")).
+// `capture_numbers`: for each capture window, its number among the process's captures (ProcessSummary::captures, from
+// 1), 0 for one left out of them.
+CollectiveLedgers BuildCollectiveLedgers(const TraceAnalysis& analysis, const std::vector<DomainRange>& nccl,
+                                         const std::vector<uint32_t>& capture_numbers);
 
 }  // namespace graphcheck::analysis
 

@@ -1,5 +1,8 @@
 #include "analysis/collectives.h"
 
+#include <algorithm>
+#include <utility>
+
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -7,6 +10,15 @@
 namespace graphcheck::analysis {
 
 namespace {
+
+// The calls of `nccl` (sorted by start) that began in [start_ns, end_ns], as a range of it.
+std::pair<std::vector<DomainRange>::const_iterator, std::vector<DomainRange>::const_iterator> CallsBetween(
+    const std::vector<DomainRange>& nccl, uint64_t start_ns, uint64_t end_ns) {
+  auto starts_before = [](const DomainRange& call, uint64_t t) { return call.start_ns < t; };
+  auto first = std::lower_bound(nccl.begin(), nccl.end(), start_ns, starts_before);
+  auto last = std::find_if(first, nccl.end(), [&](const DomainRange& call) { return call.start_ns > end_ns; });
+  return {first, last};
+}
 
 void AppendCall(absl::string_view name, std::vector<CollectiveRun>* runs) {
   if (!runs->empty() && runs->back().name == name) {
@@ -21,18 +33,16 @@ void AppendCall(absl::string_view name, std::vector<CollectiveRun>* runs) {
 std::vector<CollectiveRun> CollectivesBetween(const std::vector<DomainRange>& nccl, uint64_t start_ns,
                                               uint64_t end_ns) {
   std::vector<CollectiveRun> runs;
-  for (const DomainRange& call : nccl) {
-    if (call.start_ns >= start_ns && call.start_ns <= end_ns) AppendCall(call.name, &runs);
-  }
+  const auto [first, last] = CallsBetween(nccl, start_ns, end_ns);
+  for (auto call = first; call != last; ++call) AppendCall(call->name, &runs);
   return runs;
 }
 
 std::map<uint64_t, std::vector<CollectiveRun>> CollectivesByCommunicator(const std::vector<DomainRange>& nccl,
                                                                          uint64_t start_ns, uint64_t end_ns) {
   std::map<uint64_t, std::vector<CollectiveRun>> runs;
-  for (const DomainRange& call : nccl) {
-    if (call.start_ns >= start_ns && call.start_ns <= end_ns) AppendCall(call.name, &runs[call.communicator]);
-  }
+  const auto [first, last] = CallsBetween(nccl, start_ns, end_ns);
+  for (auto call = first; call != last; ++call) AppendCall(call->name, &runs[call->communicator]);
   return runs;
 }
 

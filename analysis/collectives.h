@@ -25,7 +25,8 @@ struct CollectiveRun {
   }
 };
 
-// The NCCL calls among `nccl` (NvtxIndex::RangesInDomain("NCCL")) that began in [start_ns, end_ns], on any thread,
+// The NCCL calls among `nccl` (NvtxIndex::RangesInDomain("NCCL"), sorted by start) that began in [start_ns, end_ns],
+// on any thread,
 // in call order and run-length encoded.
 std::vector<CollectiveRun> CollectivesBetween(const std::vector<DomainRange>& nccl, uint64_t start_ns, uint64_t end_ns);
 

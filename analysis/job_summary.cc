@@ -55,7 +55,7 @@ ProcessSummary SummarizeProcess(const TraceAnalysis& analysis) {
       summary.megatron_layers.push_back(static_cast<int64_t>(trace.probe_events[*begin].value));
     }
   }
-  summary.ledgers = BuildCollectiveLedgers(analysis, capture_numbers);
+  summary.ledgers = BuildCollectiveLedgers(analysis, nccl, capture_numbers);
   summary.hung = !trace.hangs.empty();
   summary.ledger_lossy = std::any_of(
       trace.integrity.losses.begin(), trace.integrity.losses.end(),

@@ -108,85 +108,97 @@ class PoolModel {
   uint64_t live_ = 0;
 };
 
-struct LiveBlock {
-  uint64_t model_address = 0;
-  uint64_t bytes = 0;  // rounded as the allocator rounds
+// The per-device pools serving the allocator events of some regions, with the blocks the regions allocated and have
+// not freed (by the program's device and address).
+class PoolReplay {
+ public:
+  // Serves an allocation; an address allocated twice means its free was lost: the old block goes back first.
+  void Allocate(const AllocatorEvent& event) {
+    PoolModel& pool = pools_[event.device];
+    const LiveBlock block{pool.Allocate(event.bytes), BlockSize(event.bytes)};
+    if (auto [it, inserted] = live_.insert({{event.device, event.address}, block}); !inserted) {
+      pool.Free(it->second.model_address);
+      live_bytes_ -= it->second.bytes;
+      it->second = block;
+    }
+    live_bytes_ += block.bytes;
+    uint64_t pooled_live = 0;
+    for (const auto& [device, model] : pools_) pooled_live += model.live();
+    live_peak_bytes_ = std::max(live_peak_bytes_, pooled_live);
+  }
+  // Serves a free of a block the regions allocated; others are not the pool's.
+  void Free(const AllocatorEvent& event) {
+    if (auto it = live_.find({event.device, event.address}); it != live_.end()) {
+      pools_[event.device].Free(it->second.model_address);
+      live_bytes_ -= it->second.bytes;
+      live_.erase(it);
+    }
+  }
+  // What is allocated now stays allocated for good (a graph's outputs): later frees at its addresses are not the
+  // pool's.
+  void Keep() { live_.clear(); }
+
+  PoolForecast Forecast() const {
+    PoolForecast forecast;
+    for (const auto& [device, model] : pools_) forecast.pool_bytes += model.reserved();
+    forecast.live_peak_bytes = live_peak_bytes_;
+    forecast.outliving_bytes = live_bytes_;
+    return forecast;
+  }
+
+ private:
+  struct LiveBlock {
+    uint64_t model_address = 0;
+    uint64_t bytes = 0;  // rounded as the allocator rounds
+  };
+  std::map<uint32_t, PoolModel> pools_;
+  absl::flat_hash_map<std::pair<uint32_t, uint64_t>, LiveBlock> live_;
+  uint64_t live_bytes_ = 0;  // the blocks allocated and not freed, kept ones included
+  uint64_t live_peak_bytes_ = 0;
 };
+
+std::vector<AllocatorEvent>::const_iterator FirstAt(const std::vector<AllocatorEvent>& events, uint64_t time_ns) {
+  return std::lower_bound(events.begin(), events.end(), time_ns,
+                          [](const AllocatorEvent& e, uint64_t t) { return e.time_ns < t; });
+}
 
 }  // namespace
 
 PoolForecast ForecastPool(const std::vector<AllocatorEvent>& events, const std::vector<TimeInterval>& regions) {
-  PoolForecast forecast;
-  if (regions.empty()) return forecast;
-  std::map<uint32_t, PoolModel> pools;                                 // per device
-  absl::flat_hash_map<std::pair<uint32_t, uint64_t>, LiveBlock> live;  // (device, address) -> the region's block
-  uint64_t live_bytes = 0;
+  if (regions.empty()) return PoolForecast();
+  PoolReplay replay;
   const uint64_t end_ns = regions.back().end_ns;
-  auto event = std::lower_bound(events.begin(), events.end(), regions.front().start_ns,
-                                [](const AllocatorEvent& e, uint64_t t) { return e.time_ns < t; });
   size_t region = 0;
-  for (; event != events.end() && event->time_ns < end_ns; ++event) {
-    const std::pair<uint32_t, uint64_t> key{event->device, event->address};
+  for (auto event = FirstAt(events, regions.front().start_ns); event != events.end() && event->time_ns < end_ns;
+       ++event) {
     if (event->action == AllocatorEvent::Action::kFree) {
       // Frees of the regions' blocks count until the last region ends, also between regions: a pool shared by
       // several graphs gets back what the program freed between their captures.
-      if (auto it = live.find(key); it != live.end()) {
-        pools[event->device].Free(it->second.model_address);
-        live_bytes -= it->second.bytes;
-        live.erase(it);
-      }
+      replay.Free(*event);
       continue;
     }
     while (region < regions.size() && regions[region].end_ns <= event->time_ns) ++region;
     if (region == regions.size() || event->time_ns < regions[region].start_ns) continue;
-    PoolModel& pool = pools[event->device];
-    LiveBlock block{pool.Allocate(event->bytes), BlockSize(event->bytes)};
-    if (auto [it, inserted] = live.insert({key, block}); !inserted) {  // an address allocated twice: a lost free
-      pool.Free(it->second.model_address);
-      live_bytes -= it->second.bytes;
-      it->second = block;
-    }
-    live_bytes += block.bytes;
-    uint64_t pooled_live = 0;
-    for (const auto& [device, model] : pools) pooled_live += model.live();
-    forecast.live_peak_bytes = std::max(forecast.live_peak_bytes, pooled_live);
+    replay.Allocate(*event);
   }
-  for (const auto& [device, model] : pools) forecast.pool_bytes += model.reserved();
-  forecast.outliving_bytes = live_bytes;
-  return forecast;
+  return replay.Forecast();
 }
 
 PoolForecast ForecastCapturesIntoOnePool(const std::vector<AllocatorEvent>& events,
                                          const std::vector<TimeInterval>& captures) {
-  PoolForecast forecast;
-  std::map<uint32_t, PoolModel> pools;  // per device
+  PoolReplay replay;
   for (const TimeInterval& capture : captures) {
-    absl::flat_hash_map<std::pair<uint32_t, uint64_t>, LiveBlock> live;  // this capture's blocks
-    auto event = std::lower_bound(events.begin(), events.end(), capture.start_ns,
-                                  [](const AllocatorEvent& e, uint64_t t) { return e.time_ns < t; });
-    for (; event != events.end() && event->time_ns < capture.end_ns; ++event) {
-      const std::pair<uint32_t, uint64_t> key{event->device, event->address};
-      PoolModel& pool = pools[event->device];
+    for (auto event = FirstAt(events, capture.start_ns); event != events.end() && event->time_ns < capture.end_ns;
+         ++event) {
       if (event->action == AllocatorEvent::Action::kFree) {
-        if (auto it = live.find(key); it != live.end()) {
-          pool.Free(it->second.model_address);
-          live.erase(it);
-        }
-        continue;
+        replay.Free(*event);
+      } else {
+        replay.Allocate(*event);
       }
-      LiveBlock block{pool.Allocate(event->bytes), BlockSize(event->bytes)};
-      if (auto [it, inserted] = live.insert({key, block}); !inserted) {  // an address allocated twice: a lost free
-        pool.Free(it->second.model_address);
-        it->second = block;
-      }
-      uint64_t pooled_live = 0;
-      for (const auto& [device, model] : pools) pooled_live += model.live();
-      forecast.live_peak_bytes = std::max(forecast.live_peak_bytes, pooled_live);
     }
-    for (const auto& [key, block] : live) forecast.outliving_bytes += block.bytes;  // kept with its graph
+    replay.Keep();  // what the capture left allocated stays with its graph
   }
-  for (const auto& [device, model] : pools) forecast.pool_bytes += model.reserved();
-  return forecast;
+  return replay.Forecast();
 }
 
 uint64_t CublasWorkspaceBytes(const trace::Trace& trace) {
