@@ -260,6 +260,7 @@ struct RegionFacts {
   double calls_per_step = 1;
   const std::vector<trace::AllocatorEvent>* allocations = nullptr;  // the allocator's history
   std::vector<TimeInterval> memory_calls;                           // per size (MeasureSizes)
+  uint64_t workspace_bytes = 0;  // the cuBLAS workspaces the first capture allocates in its pool
 };
 
 // One shared pool, the largest bucket captured first (as a plan is best captured): each capture reuses what the ones
@@ -297,7 +298,8 @@ BucketSet CostBuckets(const std::string& name, const std::vector<PlanSize>& size
     set.capture_us +=
         model.capture_fixed_us + (model.warmup_calls + 1) * bucket.eager_us + bucket.nodes * model.instantiate_node_us;
   }
-  set.shared_pool_bytes = SharedPoolBytes(sizes, chosen, facts);
+  set.private_pools_bytes += facts.workspace_bytes;  // in the first bucket's pool
+  set.shared_pool_bytes = SharedPoolBytes(sizes, chosen, facts) + facts.workspace_bytes;
   size_t bucket = 0;
   for (size_t i = 0; i < sizes.size(); ++i) {
     const PlanSize& s = sizes[i];
@@ -442,8 +444,13 @@ std::vector<RegionPlan> PlanTrace(const trace::Trace& trace, const std::string& 
         region.padded_to_max.push_back(absl::StrCat(varying[v].Name(first), " (to ", largest, ")"));
       }
     }
-    RegionFacts facts{region.calls, region.calls_per_step, &trace.allocations, {}};
+    RegionFacts facts{region.calls, region.calls_per_step, &trace.allocations, {}, 0};
     region.sizes = MeasureSizes(analysis, group, call_sizes, model, unmeasured, &facts.memory_calls);
+    if (!trace.allocations.empty()) {
+      std::vector<TimeInterval> intervals;
+      for (const ModuleCall* call : group) intervals.push_back({call->start_ns, call->end_ns, 0});
+      facts.workspace_bytes = CublasWorkspaceBytes(analysis, intervals);
+    }
     if (region.sizes.size() > kMaxSizes) region.sizes.resize(kMaxSizes);
     region.sets = ProposeSets(region.sizes, facts, model);
     Judge(&region);
@@ -508,9 +515,8 @@ absl::StatusOr<CapturePlan> PlanCaptures(const std::vector<const trace::Trace*>&
                       model.covered_quantile, 100 * model.balanced_padding_share),
       "pools: each bucket's is its largest call's allocations replayed through the caching allocator's model "
       "(memory_forecast); one shared pool replays one call of each bucket, largest first, through one model pool, "
-      "each keeping what it left allocated; "
-      "cuBLAS's workspaces are not included (seen in training graphs' pools on an H100, not in an inference loop's "
-      "on an H200)"};
+      "each keeping what it left allocated; both add the cuBLAS workspaces the first capture allocates, one per "
+      "thread that launched cuBLAS kernels in the calls"};
   return plan;
 }
 

@@ -201,19 +201,32 @@ PoolForecast ForecastCapturesIntoOnePool(const std::vector<AllocatorEvent>& even
   return replay.Forecast();
 }
 
-uint64_t CublasWorkspaceBytes(const trace::Trace& trace) {
-  bool cublas = false;
-  for (const trace::KernelShape& shape : trace.kernel_shapes) {
-    const std::string name = absl::AsciiStrToLower(trace.String(shape.name));
-    if (absl::StrContains(name, "gemm") || absl::StrContains(name, "cublas") || absl::StrContains(name, "nvjet")) {
-      cublas = true;
-      break;
+uint64_t CublasWorkspaceBytes(const TraceAnalysis& analysis, const std::vector<TimeInterval>& regions) {
+  const trace::Trace& trace = analysis.trace();
+  std::vector<int8_t> is_cublas(trace.kernel_shapes.size(), -1);  // per kernel shape: unknown, no, yes
+  auto cublas = [&](uint32_t shape) {
+    if (is_cublas[shape] < 0) {
+      const std::string name = absl::AsciiStrToLower(trace.String(trace.kernel_shapes[shape].name));
+      is_cublas[shape] =
+          absl::StrContains(name, "gemm") || absl::StrContains(name, "cublas") || absl::StrContains(name, "nvjet");
+    }
+    return is_cublas[shape] == 1;
+  };
+  std::set<uint32_t> threads;
+  const std::vector<trace::ApiCall>& calls = trace.api_calls;
+  for (const TimeInterval& region : regions) {
+    auto call = std::lower_bound(calls.begin(), calls.end(), region.start_ns,
+                                 [](const trace::ApiCall& c, uint64_t start) { return c.start_ns < start; });
+    for (; call != calls.end() && call->start_ns < region.end_ns; ++call) {
+      if (call->kind != trace::ApiKind::kKernelLaunch || threads.count(call->thread_id) != 0) continue;
+      const int64_t kernel = analysis.kernel_by_correlation().Find(call->correlation_id);
+      if (kernel >= 0 && cublas(trace.kernels[kernel].shape)) threads.insert(call->thread_id);
     }
   }
-  if (!cublas) return 0;
   int cc_major = 0;
   for (const trace::DeviceInfo& device : trace.devices) cc_major = std::max(cc_major, device.gpu.cc_major);
-  return 2 * (cc_major >= 9 ? uint64_t{32} << 20 : (uint64_t{8} << 20) + (uint64_t{128} << 10));
+  const uint64_t one = cc_major >= 9 ? uint64_t{32} << 20 : (uint64_t{8} << 20) + (uint64_t{128} << 10);
+  return threads.size() * one;
 }
 
 std::optional<MemoryForecast> ForecastGraphMemory(const TraceAnalysis& analysis, const IterationOptions& steps,
@@ -225,8 +238,10 @@ std::optional<MemoryForecast> ForecastGraphMemory(const TraceAnalysis& analysis,
   const std::vector<TimeInterval> graphable =
       model.graphable_range.empty() ? std::vector<TimeInterval>{} : analysis.nvtx().RangesNamed(model.graphable_range);
   MemoryForecast forecast;
+  std::vector<TimeInterval> covered;  // the eager steps the history covers
   for (const Iteration& step : analysis.iterations(steps).eager) {
     if (step.start_ns < history_start_ns) continue;
+    covered.push_back({step.start_ns, step.end_ns, 0});
     std::vector<TimeInterval> parts;
     for (const TimeInterval& range : graphable) {
       if (range.start_ns >= step.start_ns && range.end_ns <= step.end_ns) parts.push_back(range);
@@ -244,7 +259,7 @@ std::optional<MemoryForecast> ForecastGraphMemory(const TraceAnalysis& analysis,
     }
   }
   if (forecast.steps == 0) return std::nullopt;
-  forecast.workspace_bytes = CublasWorkspaceBytes(analysis.trace());
+  forecast.workspace_bytes = CublasWorkspaceBytes(analysis, covered);
   return forecast;
 }
 

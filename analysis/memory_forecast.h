@@ -54,19 +54,22 @@ struct MemoryForecast {
   PoolForecast pool;  // the step's own allocations: the step, or all its graphable ranges in one shared pool
   uint64_t private_pools_bytes = 0;  // parts >= 2: each range in its own pool, summed (workspaces not included)
   // cuBLAS keeps a workspace per stream, and a capture runs on a stream of its own: the first graph captured on it
-  // allocates the workspaces in its pool. Seen on an H100 (bench/memory_forecast.py): two blocks of 32 MiB in the
-  // pool of every whole-step training graph, the whole of what the model lacked. 0 when the step runs no cuBLAS kernel.
+  // allocates the workspaces in its pool (CublasWorkspaceBytes). Seen on an H100 (bench/memory_forecast.py): two
+  // blocks of 32 MiB in the pool of every whole-step training graph, the whole of what the model lacked.
   uint64_t workspace_bytes = 0;
 
   uint64_t PoolBytes() const { return pool.pool_bytes + workspace_bytes; }
   uint64_t PrivatePoolsBytes() const { return private_pools_bytes + workspace_bytes; }
 };
 
-// What the cuBLAS workspaces of one stream take, when the trace's kernels include cuBLAS's: PyTorch 2.11 gives cuBLAS
-// and cuBLASLt a workspace each per (handle, stream), 32 MiB on compute capability 9.0 and later (seen on an H100:
-// two 32 MiB blocks in each training graph's pool); below 9.0 its default CUBLAS_WORKSPACE_CONFIG, ":4096:2:16:8"
-// (8 MiB and 128 KiB) each, not measured. 0 when no cuBLAS kernel ran.
-uint64_t CublasWorkspaceBytes(const trace::Trace& trace);
+// What the cuBLAS workspaces a capture stream gets take: PyTorch 2.11 keeps one workspace per (cuBLAS handle, stream),
+// and a handle per thread, so the first capture on a stream allocates one in its pool for each thread that launches
+// cuBLAS kernels inside `regions` (sorted by start, disjoint): the forward's thread, and autograd's for a backward.
+// 32 MiB each on compute capability 9.0 and later; below 9.0 the default CUBLAS_WORKSPACE_CONFIG, ":4096:2:16:8"
+// (8 MiB and 128 KiB), not measured. Seen: two 32 MiB blocks in each whole-step training graph's pool on an H100
+// (bench/memory_forecast.py), one in an inference loop's shared pool on an H200 (bench/capture_plan). 0 when no
+// cuBLAS kernel was launched there.
+uint64_t CublasWorkspaceBytes(const TraceAnalysis& analysis, const std::vector<TimeInterval>& regions);
 
 // nullopt when the trace has no allocator history or it covers no eager step.
 std::optional<MemoryForecast> ForecastGraphMemory(const TraceAnalysis& analysis, const IterationOptions& steps,

@@ -30,8 +30,8 @@ struct BucketSet {
   double calls_covered = 0;          // share of the region's calls that fit a bucket (the rest run eagerly)
   double padding_gpu_us = 0;         // GPU time spent on padding, summed over the covered calls of the run
   double padding_share = 0;          // of the covered calls' own GPU time
-  uint64_t private_pools_bytes = 0;  // a pool per bucket
-  uint64_t shared_pool_bytes = 0;    // one pool, largest bucket captured first
+  uint64_t private_pools_bytes = 0;  // a pool per bucket, the cuBLAS workspaces in the first
+  uint64_t shared_pool_bytes = 0;    // one pool, largest bucket captured first, with the workspaces
   double capture_us = 0;             // start-up: per bucket warmup calls, the capture and the instantiation
   double saving_per_call_us = 0;     // mean over every call of the region (an uncovered call saves nothing)
   double saving_per_step_us = 0;     // saving_per_call_us x the region's calls per step

@@ -1,7 +1,7 @@
 """The GPU check of `graphcheck plan` (issue 47): a serving loop whose batch sizes come from Poisson arrivals, batched
 up to 64, through a small Hugging Face GPT-2 (2 layers, built from its config, eval, no_grad).
 
-  record            the eager loop, once over the requests: run it under `graphcheck run --plan`
+  record            the eager loop, three times over the requests: run it under `graphcheck run --plan`
   timing            per call: the loop as recorded, its calls without a synchronize each, the synchronizes alone
                     (where a recorder's cost on the loop goes)
   verify PLAN.json  captures the plan's balanced bucket set (largest first, one shared pool, 3 warmup calls each),
@@ -21,6 +21,7 @@ import torch
 from transformers import GPT2Config, GPT2LMHeadModel
 
 SEQ, VOCAB, MAX_BATCH, CALLS = 32, 1000, 64, 600
+RECORDED_PASSES = 3
 
 
 def requests():
@@ -54,9 +55,11 @@ def eager_loop(model, ids, sizes):
         torch.cuda.synchronize()
 
 
-def record():
+def record(passes=RECORDED_PASSES):
+    """The eager loop over the requests, `passes` times: the plan takes each size's median call, and a recording of a
+    server's first second alone is its cold start (seen on an H100: one pass ran 27% slower than the warm loop)."""
     model, ids = build()
-    sizes = requests()
+    sizes = requests() * passes
     with torch.no_grad():
         torch.cuda.synchronize()
         started = time.perf_counter()
@@ -100,7 +103,9 @@ def pool_bytes(pools):
 
 def capture(model, ids, sizes, shared):
     """Graphs of the sizes, largest first: warmup (3 calls on a side stream) for all, then the captures, into one pool
-    when `shared`. Returns the graphs, the bytes of their pools and the seconds it all took."""
+    when `shared`, on a capture stream of their own. Returns the graphs, the bytes of their pools and the seconds it
+    all took. (cuBLAS keeps a workspace per handle and stream, allocated where it is first used: a fresh stream puts
+    it in the first graph's pool, as in a program that captures one bucket set.)"""
     torch.cuda.synchronize()
     started = time.perf_counter()
     static = {b: ids[:b].clone() for b in sizes}
@@ -114,10 +119,11 @@ def capture(model, ids, sizes, shared):
     torch.cuda.synchronize()
     warm = time.perf_counter()
     pool = torch.cuda.graph_pool_handle() if shared else None
+    stream = torch.cuda.Stream()
     graphs = {}
     for b in sorted(sizes, reverse=True):
         graph = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(graph, pool=pool):
+        with torch.cuda.graph(graph, pool=pool, stream=stream):
             out = model(static[b]).logits
         graphs[b] = (graph, static[b], out)
     torch.cuda.synchronize()
@@ -126,6 +132,15 @@ def capture(model, ids, sizes, shared):
     if shared:
         pools = pools[:1]  # every graph names the one shared pool
     return graphs, pool_bytes(pools), elapsed, warm - started
+
+
+def large_blocks(pool, least=8 << 20):
+    """The blocks of at least `least` bytes in a graph memory pool, MiB and state, largest first (a cuBLAS workspace
+    shows as one 32 MiB active block on compute capability 9.0)."""
+    blocks = []
+    for segment in torch.cuda.memory.memory_snapshot(mempool_id=pool, include_traces=False):
+        blocks += [(b["size"], b["state"]) for b in segment["blocks"] if b["size"] >= least]
+    return ["%.1f MiB %s" % (size / 2**20, state) for size, state in sorted(blocks, reverse=True)]
 
 
 def replay_gpu_us(graph, replays=20):
@@ -184,6 +199,7 @@ def verify(path):
                 torch.cuda.synchronize()
 
         graphed_us = loop_us(graphed_loop, sizes)
+        shared_blocks = large_blocks(graphs[buckets[-1]][0].pool())
         bucket_gpu = {k: replay_gpu_us(graphs[k][0]) for k in buckets}
         private_graphs, private_bytes, _, _ = capture(model, ids, buckets, shared=False)
         del private_graphs
@@ -215,6 +231,7 @@ def verify(path):
         # Where the graphed time goes: each bucket's replay GPU time against the recorded eager GPU busy time of its
         # size, and the graphed loop's time per call beyond the replays' GPU time (copy in, launch, argmax, sync).
         "bucket_replay_gpu_us_vs_plan_busy": {k: [round(bucket_gpu[k], 1), planned_busy.get(k)] for k in buckets},
+        "shared_pool_blocks_of_8_mib_or_more": shared_blocks,
         "graphed_beyond_replay_gpu_us": graphed_us - sum(bucket_gpu[bucket_of(b)] for b in covered) / len(sizes),
         "plan": {k: chosen[k] for k in measured},
         "measured": measured,

@@ -75,6 +75,36 @@ TEST(CapturePlanTest, EagerTimesLeaveOutWhatTheProbesHooksAdded) {
   }
 }
 
+// The first capture on a stream allocates a cuBLAS workspace in its pool for each thread that launches cuBLAS kernels:
+// calls that launch gemm kernels from one thread add one (32 MiB on compute capability 9.0) to the shared pool and to
+// the private pools, on top of the 2 MiB segment each call's own 1 MiB needs; calls without them add none.
+TEST(CapturePlanTest, PoolsHoldTheCublasWorkspaceOfEachLaunchingThread) {
+  constexpr uint64_t kMiB = 1 << 20;
+  trace::Trace trace = ServingTrace({4, 4, 4, 8, 8, 8});
+  uint64_t address = 0x10000;
+  for (const trace::ProbeEvent& event : trace.probe_events) {
+    if (event.kind != trace::ProbeEventKind::kModuleCallBegin) continue;
+    trace.allocations.push_back({trace::AllocatorEvent::Action::kAlloc, 0, event.time_ns + 2'000, address, kMiB / 2});
+    trace.allocations.push_back({trace::AllocatorEvent::Action::kFree, 0, event.time_ns + 40'000, address, kMiB / 2});
+    address += kMiB;
+  }
+  trace::DeviceInfo device;
+  device.gpu.cc_major = 9;
+  trace.devices.push_back(device);
+  const CapturePlan plan = Plan(trace);
+  ASSERT_EQ(plan.regions.size(), 1u);
+  const BucketSet& set = plan.regions[0].sets.back();
+  ASSERT_EQ(set.buckets.size(), 2u);
+  EXPECT_EQ(set.private_pools_bytes, 2 * 2 * kMiB + 32 * kMiB);
+  EXPECT_EQ(set.shared_pool_bytes, 2 * kMiB + 32 * kMiB);
+
+  for (trace::KernelShape& shape : trace.kernel_shapes) shape.name = trace.Intern("elementwise");
+  const CapturePlan without = Plan(trace);
+  ASSERT_EQ(without.regions.size(), 1u);
+  EXPECT_EQ(without.regions[0].sets.back().private_pools_bytes, 2 * 2 * kMiB);
+  EXPECT_EQ(without.regions[0].sets.back().shared_pool_bytes, 2 * kMiB);
+}
+
 TEST(CapturePlanTest, BucketsTheDimensionWithTheMostSizesAndPadsTheRest) {
   const trace::Trace trace = ServingTrace(QueueBatches());
   const CapturePlan plan = Plan(trace);

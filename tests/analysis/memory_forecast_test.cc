@@ -122,19 +122,31 @@ TEST(MemoryForecastTest, LaunchBoundSaysWhatTheGraphWouldHold) {
                                  "of 5 eager steps")));
 }
 
-// A step that runs cuBLAS kernels: the graph's pool also gets the workspaces of its capture stream (H100: 2 x 32 MiB).
-TEST(MemoryForecastTest, CublasStepsAddTheWorkspacesOfTheCaptureStream) {
+// A step that runs cuBLAS kernels: the graph's pool also gets the workspace of its capture stream, one per thread that
+// launches them (an H100's training step: 2 x 32 MiB, the forward's thread and autograd's).
+TEST(MemoryForecastTest, CublasStepsAddAWorkspacePerLaunchingThread) {
   trace::Trace trace = LaunchBoundTraceWithHistory();
-  trace.kernel_shapes.front().name = trace.Intern("sm90_xmma_gemm_f32f32_f32f32_f32_tn_n_cublas");
+  const trace::StringId gemm = trace.Intern("sm90_xmma_gemm_f32f32_f32f32_f32_tn_n_cublas");
+  for (trace::KernelShape& shape : trace.kernel_shapes) shape.name = gemm;
   trace::DeviceInfo device;
   device.gpu.cc_major = 9;
   trace.devices.push_back(device);
-  const std::vector<Finding> findings = RunCheck(checks::NewLaunchBoundCheck(), trace);
+  std::vector<Finding> findings = RunCheck(checks::NewLaunchBoundCheck(), trace);
   ASSERT_THAT(findings, SizeIs(1));
   EXPECT_THAT(findings[0].evidence,
-              Contains(HasSubstr("private pool of about 96 MiB: 32 MiB for the step's own allocations (they peak at "
+              Contains(HasSubstr("private pool of about 64 MiB: 32 MiB for the step's own allocations (they peak at "
                                  "30 MiB live; 1 MiB of them are still held at its end: outputs and gradients) and "
-                                 "64 MiB of cuBLAS workspaces")));
+                                 "32 MiB of cuBLAS workspaces")));
+  bool other_thread = false;  // every other launch from a second thread, as a backward's from autograd's
+  for (trace::ApiCall& call : trace.api_calls) {
+    if (call.kind != trace::ApiKind::kKernelLaunch) continue;
+    if (other_thread) call.thread_id = 99;
+    other_thread = !other_thread;
+  }
+  findings = RunCheck(checks::NewLaunchBoundCheck(), trace);
+  ASSERT_THAT(findings, SizeIs(1));
+  EXPECT_THAT(findings[0].evidence, Contains(HasSubstr("private pool of about 96 MiB")));
+  EXPECT_THAT(findings[0].evidence, Contains(HasSubstr("and 64 MiB of cuBLAS workspaces")));
 }
 
 TEST(MemoryForecastTest, NoHistoryNoMemoryLine) {
