@@ -180,6 +180,49 @@ void CiteLedgersInHangs(const JobSummary& job, std::vector<Finding>* findings) {
   }
 }
 
+// Names the process a finding or a stop came from: its pid and, in a distributed job, its rank.
+void StampProcess(const ProcessSummary& process, Location* where) {
+  if (process.pid != 0) where->pid = process.pid;
+  if (process.rank >= 0) where->ranks = {process.rank};
+}
+
+// What the analysis finishes of the findings, in one place and in this order (the report's finishing step,
+// report/finish.h, does the rest):
+// 1. each process's findings and stops stamped with the process;
+// 2. the same problem found in several processes kept once, naming them (MergeAcrossProcesses);
+// 3. in a distributed job, the `hang` findings citing the collective ledgers (CiteLedgersInHangs);
+// 4. the stderr findings folded into the trace findings of their root cause (FoldStderrFindings).
+struct UnfinishedFindings {
+  std::vector<Finding> job;          // the checks that compare processes
+  std::vector<Finding> from_stderr;  // the stderr checks
+};
+// `summary.processes[i]` is `processes[i]`'s summary; `job`: a distributed job's.
+std::vector<Finding> FinishFindings(std::vector<ProcessResult>* processes, const JobSummary& summary,
+                                    UnfinishedFindings unfinished, bool job) {
+  std::vector<Finding> findings;
+  TraceSummary traces;
+  traces.recorded = !processes->empty();
+  for (size_t i = 0; i < processes->size(); ++i) {
+    ProcessResult& process = (*processes)[i];
+    const ProcessSummary& identity = summary.processes[i];
+    traces.captures += identity.captures.size();
+    for (ProgramStop& stop : process.stops) {
+      StampProcess(identity, &stop.where);
+      traces.stops.push_back(std::move(stop));
+    }
+    for (Finding& finding : process.findings) {
+      StampProcess(identity, &finding.where);
+      findings.push_back(std::move(finding));
+    }
+  }
+  for (Finding& finding : unfinished.job) findings.push_back(std::move(finding));
+  for (Finding& finding : unfinished.from_stderr) findings.push_back(std::move(finding));
+  MergeAcrossProcesses(&findings);
+  if (job) CiteLedgersInHangs(summary, &findings);
+  FoldStderrFindings(traces, &findings);
+  return findings;
+}
+
 }  // namespace
 
 ProcessResult AnalyzeProcess(const trace::Trace& trace, const AnalysisSettings& settings, const CheckRegistry& registry,
@@ -192,10 +235,6 @@ ProcessResult AnalyzeProcess(const trace::Trace& trace, const AnalysisSettings& 
   CheckInputs inputs;
   AddTrace(analysis, &inputs).Add(environment);
   CheckRun run = RunChecks(registry, selection, options, inputs);
-  for (Finding& finding : run.findings) {
-    if (trace.process.pid != 0) finding.where.pid = trace.process.pid;
-    if (trace.process.rank >= 0) finding.where.ranks = {trace.process.rank};
-  }
   result.checks_run = std::move(run.checks_run);
   result.findings = std::move(run.findings);
   const IterationOptions& steps = settings.steps;
@@ -220,8 +259,6 @@ ProcessResult AnalyzeProcess(const trace::Trace& trace, const AnalysisSettings& 
     stop.check_id = exception.check_id;
     stop.where = ProbeEventLocation(trace, event);
     stop.details = ExceptionDetails(trace.String(event.text));
-    if (trace.process.pid != 0) stop.where.pid = trace.process.pid;
-    if (trace.process.rank >= 0) stop.where.ranks = {trace.process.rank};
   }
   return result;
 }
@@ -231,12 +268,6 @@ AnalysisResult MergeProcesses(std::vector<ProcessResult> processes, const std::v
                               const CheckOptions& options) {
   AnalysisResult result;
   std::set<std::string> checks_run;
-  auto take = [&](std::vector<std::string> ids, std::vector<Finding> findings) {
-    checks_run.insert(ids.begin(), ids.end());
-    for (Finding& finding : findings) result.findings.push_back(std::move(finding));
-  };
-  TraceSummary traces;
-  traces.recorded = !processes.empty();
   const bool job =
       std::count_if(processes.begin(), processes.end(), [](const ProcessResult& p) { return p.summary.rank >= 0; }) > 1;
   if (job) {
@@ -246,8 +277,6 @@ AnalysisResult MergeProcesses(std::vector<ProcessResult> processes, const std::v
   }
   JobSummary summary;
   for (ProcessResult& process : processes) {
-    traces.captures += process.summary.captures.size();
-    for (ProgramStop& stop : process.stops) traces.stops.push_back(std::move(stop));
     if (!result.timeline) result.timeline = std::move(process.timeline);
     if (!result.coverage) result.coverage = std::move(process.coverage);
     if (!job) {
@@ -256,25 +285,27 @@ AnalysisResult MergeProcesses(std::vector<ProcessResult> processes, const std::v
         result.metrics.push_back(std::move(metric));
       }
     }
-    take(std::move(process.checks_run), std::move(process.findings));
+    checks_run.insert(process.checks_run.begin(), process.checks_run.end());
     summary.processes.push_back(std::move(process.summary));
   }
+  UnfinishedFindings unfinished;
+  auto run_checks_on = [&](const CheckInputs& inputs, std::vector<Finding>* findings) {
+    CheckRun run = RunChecks(registry, selection, options, inputs);
+    checks_run.insert(run.checks_run.begin(), run.checks_run.end());
+    *findings = std::move(run.findings);
+  };
   if (job) {
     CheckInputs inputs;
     inputs.Add(summary);
-    CheckRun run = RunChecks(registry, selection, options, inputs);
-    take(std::move(run.checks_run), std::move(run.findings));
+    run_checks_on(inputs, &unfinished.job);
   }
   if (stderr_lines != nullptr) {
     const ProgramOutput output{*stderr_lines};
     CheckInputs inputs;
     inputs.Add(output);
-    CheckRun run = RunChecks(registry, selection, options, inputs);
-    take(std::move(run.checks_run), std::move(run.findings));
+    run_checks_on(inputs, &unfinished.from_stderr);
   }
-  MergeAcrossProcesses(&result.findings);
-  if (job) CiteLedgersInHangs(summary, &result.findings);
-  FoldStderrFindings(traces, &result.findings);
+  result.findings = FinishFindings(&processes, summary, std::move(unfinished), job);
   result.checks_run.assign(checks_run.begin(), checks_run.end());
   return result;
 }

@@ -31,7 +31,7 @@ struct AnalysisResult {
 // What one process's analysis leaves once its trace is dropped.
 struct ProcessResult {
   std::vector<std::string> checks_run;
-  std::vector<Finding> findings;  // each with the process's pid and, in a distributed job, its rank
+  std::vector<Finding> findings;  // as the checks made them: MergeProcesses names the process
   std::vector<Metric> metrics;    // launch and probe metrics, not yet named by process
   std::optional<Timeline> timeline;
   std::optional<Coverage> coverage;
@@ -46,8 +46,11 @@ ProcessResult AnalyzeProcess(const trace::Trace& trace, const analysis::Analysis
 
 // Joins the processes' results, in the order given (by rank, then pid, for a stable report), with the stderr
 // checks and the job checks:
-// - findings: the same problem (by fingerprint and severity) found in several processes is kept once, from the first
-//   process, with where.ranks naming every rank (a distributed job) or "also in process N" evidence;
+// - findings, finished in one step as far as the analysis can (the report's finishing step, report/finish.h, does
+//   the rest): each named by its process's pid and rank; the same problem (by fingerprint and severity) found in
+//   several processes kept once, from the first process, with where.ranks naming every rank (a distributed job) or
+//   "also in process N" evidence; a job's `hang` findings citing the collective ledgers; the stderr findings folded
+//   into the trace findings of their root cause;
 // - metrics: one process's as they are; several unranked processes' prefixed "pid<P>."; a distributed job's as the
 //   median over its ranks, with NAME.min and NAME.max (naming their ranks) where ranks differ by more than 5%;
 // - ranks: a distributed job's ranks side by side: each one's process, captures, and its values of the metrics that

@@ -148,12 +148,6 @@ Report NewReport(absl::string_view mode, const CommandContext& context) {
   return report;
 }
 
-void FinishReport(const std::vector<SeverityOverride>& severities, Report* report) {
-  ApplySeverityOverrides(severities, &report->findings);
-  SortFindings(&report->findings);
-  std::sort(report->checks_run.begin(), report->checks_run.end());
-}
-
 int EmitReport(const Report& report, const OutputSettings& output) {
   EndProgress();
   Report final_report = report;

@@ -75,10 +75,7 @@ void AddPolicyOptions(CLI::App* command, OutputOptions* output);
 absl::StatusOr<CommandSettings> ResolveSettings(const OutputOptions& output);
 
 Report NewReport(absl::string_view mode, const CommandContext& context);
-// The one step that finishes every command's report before it is rendered: the severity overrides applied, the
-// findings in report order (most severe first, then by check id) and the checks run sorted.
-void FinishReport(const std::vector<SeverityOverride>& severities, Report* report);
-// Finishes (FinishReport), renders and writes the report; returns the exit code by the --fail-on policy, or with
+// Finishes (report/finish.h), renders and writes the report; returns the exit code by the --fail-on policy, or with
 // --baseline by what is new or regressed against it (or 2 if it cannot be written).
 int EmitReport(const Report& report, const OutputSettings& output);
 

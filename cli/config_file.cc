@@ -1,7 +1,5 @@
 #include "cli/config_file.h"
 
-#include <fnmatch.h>
-
 #include <filesystem>
 #include <set>
 #include <system_error>
@@ -236,15 +234,6 @@ absl::StatusOr<std::optional<ConfigFile>> LoadConfigFile(const std::string& expl
   absl::StatusOr<ConfigFile> config = ParseConfigFile(path, *text, registry);
   if (!config.ok()) return config.status();
   return std::optional<ConfigFile>(*std::move(config));
-}
-
-void ApplySeverityOverrides(const std::vector<SeverityOverride>& overrides, std::vector<Finding>* findings) {
-  if (overrides.empty()) return;
-  for (Finding& finding : *findings) {
-    for (const SeverityOverride& o : overrides) {
-      if (fnmatch(o.glob.c_str(), finding.check_id.c_str(), 0) == 0) finding.severity = o.severity;
-    }
-  }
 }
 
 }  // namespace graphcheck

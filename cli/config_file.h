@@ -15,16 +15,11 @@
 #include "core/registry.h"
 #include "core/severity.h"
 #include "report/baseline.h"
+#include "report/finish.h"
 
 namespace graphcheck {
 
 inline constexpr char kConfigFileName[] = ".graphcheck.yaml";
-
-// A finding of a check matching `glob` gets `severity` (the last matching override wins).
-struct SeverityOverride {
-  std::string glob;
-  Severity severity = Severity::kWarning;
-};
 
 struct ConfigFile {
   std::string path;
@@ -43,9 +38,6 @@ absl::StatusOr<ConfigFile> ParseConfigFile(const std::string& path, absl::string
 // none. A named file that cannot be read is an error; so is a found one that is not valid.
 absl::StatusOr<std::optional<ConfigFile>> LoadConfigFile(const std::string& explicit_path, const std::string& start_dir,
                                                          const CheckRegistry& registry);
-
-// Rewrites the severity of each finding whose check id matches an override (FinishReport then sorts them).
-void ApplySeverityOverrides(const std::vector<SeverityOverride>& overrides, std::vector<Finding>* findings);
 
 }  // namespace graphcheck
 

@@ -79,10 +79,12 @@ bool BoundOptions::GetBool(absl::string_view name) const {
   return absl::SimpleAtob(Get(name), &value) && value;
 }
 
-Finding Check::NewFinding() const {
+Finding Check::NewFinding() const { return NewFindingUnder(info().id, info().default_severity); }
+
+Finding Check::NewFindingUnder(std::string check_id, Severity severity) const {
   Finding finding;
-  finding.check_id = info().id;
-  finding.severity = info().default_severity;
+  finding.check_id = std::move(check_id);
+  finding.severity = severity;
   finding.title = info().title;
   return finding;
 }

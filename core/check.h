@@ -116,8 +116,11 @@ class Check {
   virtual void Run(const CheckInputs& inputs, const BoundOptions& options, std::vector<Finding>* findings) const = 0;
 
  protected:
-  // A finding with the check id, default severity and title filled in.
+  // A finding with the check id, default severity and title filled in: the one way a check makes a finding.
   Finding NewFinding() const;
+  // The same, under another check's id and severity, for a check that reports what belongs to other checks
+  // (stderr-messages: each known text under the check whose problem it names).
+  Finding NewFindingUnder(std::string check_id, Severity severity) const;
 
  private:
   CheckInfo info_;

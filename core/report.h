@@ -224,6 +224,17 @@ struct RankResult {
   }
 };
 
+// kIncomplete: the run stopped before its checks could run (Report::incomplete); nothing is known about capture.
+enum class Capturability { kBlocked, kCaptured, kNoBlockerFound, kIncomplete };
+
+// The report's one-line answer, which the text, Markdown and HTML reports open with: can the step be captured, and if
+// not, why; and what graphs saved (measured on graphed steps) or would save (the forecast from eager steps).
+struct Verdict {
+  Capturability capturability = Capturability::kNoBlockerFound;
+  std::string headline;  // "Not capturable: A synchronizing call ran during CUDA graph capture (sync-in-capture)"
+  std::string saving;    // "Graphed steps took 812.0 us against 1203.5 us eager: x1.48"; "" when nothing was timed
+};
+
 struct Report {
   std::string tool_version;
   std::string mode;                  // "lint", "run", "analyze", "check"
@@ -242,6 +253,9 @@ struct Report {
   std::vector<NumericsSample> numerics;
   std::optional<Incomplete> incomplete;  // absent: the run completed
   std::vector<RankResult> ranks;         // a distributed job's ranks, by rank; empty otherwise
+  // Computed once by the finishing step (report/finish.h) from the finished findings and the metrics; the renderers
+  // read it. Not written to JSON: a report read back is finished again.
+  Verdict verdict;
 };
 
 }  // namespace graphcheck

@@ -19,7 +19,6 @@
 #include "report/numerics_table.h"
 #include "report/sarif.h"
 #include "report/svg_plots.h"
-#include "report/verdict.h"
 #include "report/where.h"
 
 namespace graphcheck {
@@ -102,7 +101,7 @@ void AddHeader(const Report& report, pugi::xml_node body) {
 }
 
 void AddVerdict(const Report& report, pugi::xml_node body) {
-  const Verdict verdict = ComputeVerdict(report);
+  const Verdict& verdict = report.verdict;
   const char* cls = verdict.capturability == Capturability::kBlocked      ? "verdict blocked"
                     : verdict.capturability == Capturability::kIncomplete ? "verdict incomplete"
                     : verdict.capturability == Capturability::kCaptured   ? "verdict captured"

@@ -8,7 +8,6 @@
 #include "report/coverage_table.h"
 #include "report/limits.h"
 #include "report/numerics_table.h"
-#include "report/verdict.h"
 #include "report/where.h"
 
 namespace graphcheck {
@@ -120,7 +119,7 @@ std::string MarkdownTable(const std::vector<std::string>& header, const std::vec
 }
 
 std::string RenderMarkdown(const Report& report) {
-  const Verdict verdict = ComputeVerdict(report);
+  const Verdict& verdict = report.verdict;
   const char* mark = verdict.capturability == Capturability::kBlocked      ? ":x:"
                      : verdict.capturability == Capturability::kIncomplete ? ":warning:"
                      : verdict.capturability == Capturability::kCaptured   ? ":white_check_mark:"

@@ -10,7 +10,6 @@
 #include "report/limits.h"
 #include "report/numerics_table.h"
 #include "report/text_table.h"
-#include "report/verdict.h"
 #include "report/where.h"
 
 namespace graphcheck {
@@ -55,7 +54,7 @@ std::string RenderText(const Report& report, const TextOptions& options) {
                     "\n\n");
   } else {
     // The verdict first, as the HTML and Markdown reports open with it.
-    const Verdict verdict = ComputeVerdict(report);
+    const Verdict& verdict = report.verdict;
     absl::StrAppend(&out, p.Bold(LineText(absl::StrCat("graphcheck ", report.mode, ": ", verdict.headline))), "\n");
     if (!verdict.saving.empty()) absl::StrAppend(&out, "  ", LineText(verdict.saving), "\n");
     absl::StrAppend(&out, "\n");

@@ -1,5 +1,5 @@
-// The one-line verdict at the top of the HTML and Markdown reports: can the step be captured, and if not, why; and
-// what graphs saved (measured on graphed steps) or would save (the forecast from eager steps).
+// The one-line verdict at the top of the text, HTML and Markdown reports (core/report.h: Verdict), from the findings
+// and the metrics.
 #ifndef GRAPHCHECK_REPORT_VERDICT_H_
 #define GRAPHCHECK_REPORT_VERDICT_H_
 
@@ -10,15 +10,8 @@
 
 namespace graphcheck {
 
-// kIncomplete: the run stopped before its checks could run (Report::incomplete); nothing is known about capture.
-enum class Capturability { kBlocked, kCaptured, kNoBlockerFound, kIncomplete };
-
-struct Verdict {
-  Capturability capturability = Capturability::kNoBlockerFound;
-  std::string headline;  // "Not capturable: A synchronizing call ran during CUDA graph capture (sync-in-capture)"
-  std::string saving;    // "Graphed steps took 812.0 us against 1203.5 us eager: x1.48"; "" when nothing was timed
-};
-
+// The verdict of a report whose findings are in report order (the most severe first): the finishing step's
+// (report/finish.h), which stores it in Report::verdict.
 Verdict ComputeVerdict(const Report& report);
 
 // The first metric named `name`, or "rank<R>.name" / "pid<P>.name" for a multi-process report.

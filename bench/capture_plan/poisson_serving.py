@@ -231,6 +231,9 @@ def verify(path):
         # Where the graphed time goes: each bucket's replay GPU time against the recorded eager GPU busy time of its
         # size, and the graphed loop's time per call beyond the replays' GPU time (copy in, launch, argmax, sync).
         "bucket_replay_gpu_us_vs_plan_busy": {k: [round(bucket_gpu[k], 1), planned_busy.get(k)] for k in buckets},
+        # Per size seen: a graph of exactly that size's replay GPU time against the plan's eager GPU busy time (what
+        # the padding is measured and planned from).
+        "exact_replay_gpu_us_vs_plan_busy": {b: [round(exact_gpu[b], 1), planned_busy.get(b)] for b in sorted(exact_gpu)},
         "shared_pool_blocks_of_8_mib_or_more": shared_blocks,
         "graphed_beyond_replay_gpu_us": graphed_us - sum(bucket_gpu[bucket_of(b)] for b in covered) / len(sizes),
         "plan": {k: chosen[k] for k in measured},

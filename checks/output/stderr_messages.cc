@@ -24,7 +24,7 @@ class StderrMessagesCheck : public CheckOf<ProgramOutput> {
   StderrMessagesCheck()
       : CheckOf(CheckInfo{
             "stderr-messages",
-            "Known CUDA-graph error messages in the program's stderr",
+            "Known error message in the program's stderr",
             Severity::kError,
             CheckArea::kCapture,
             "Matches the program's stderr against known PyTorch, Transformer Engine, Megatron and CUDA error texts and "
@@ -47,10 +47,7 @@ class StderrMessagesCheck : public CheckOf<ProgramOutput> {
         continue;
       }
       finding_of_rule[r] = findings->size();
-      Finding finding;
-      finding.check_id = rule->check_id;
-      finding.severity = rule->severity;
-      finding.title = "Known error message in the program's stderr";
+      Finding finding = NewFindingUnder(rule->check_id, rule->severity);
       finding.message = absl::StrCat("The program printed \"", line.substr(0, kMaxQuoted),
                                      line.size() > kMaxQuoted ? "..." : "", "\": ", rule->meaning, ".");
       finding.where.file = kStderrFile;

@@ -74,22 +74,5 @@ TEST(ConfigFileTest, AnEmptyFileChangesNothing) {
   EXPECT_TRUE(config->checks.empty() && config->severities.empty() && config->fail_on.empty());
 }
 
-// Overrides apply by glob; finishing the report (the one step every command's report goes through) puts the findings
-// back in report order and sorts the checks run.
-TEST(ConfigFileTest, SeverityOverridesApplyByGlobAndTheFinishedReportIsResorted) {
-  Report report;
-  report.findings.resize(2);
-  report.findings[0].check_id = "sync-in-capture";
-  report.findings[0].severity = Severity::kError;
-  report.findings[1].check_id = "env-launch-blocking";
-  report.findings[1].severity = Severity::kWarning;
-  report.checks_run = {"sync-in-capture", "env-launch-blocking"};
-  FinishReport({{"sync-*", Severity::kNote}, {"env-launch-blocking", Severity::kError}}, &report);
-  EXPECT_EQ(report.findings[0].check_id, "env-launch-blocking");
-  EXPECT_EQ(report.findings[0].severity, Severity::kError);
-  EXPECT_EQ(report.findings[1].severity, Severity::kNote);
-  EXPECT_THAT(report.checks_run, ::testing::ElementsAre("env-launch-blocking", "sync-in-capture"));
-}
-
 }  // namespace
 }  // namespace graphcheck

@@ -8,6 +8,7 @@
 
 #include "core/exit_code.h"
 #include "core/file_io.h"
+#include "report/finish.h"
 #include "report/html.h"
 #include "report/json.h"
 #include "report/junit.h"
@@ -57,6 +58,7 @@ Report SampleReport() {
   note.where.key = "env.CUDA_LAUNCH_BLOCKING";
   report.findings.push_back(note);
   report.metrics.push_back(Metric{"launch.kernels_per_iteration", 42, "count", "kernels"});
+  FinishReport({}, &report);  // as every command finishes its report before rendering it
   return report;
 }
 

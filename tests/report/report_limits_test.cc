@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/exit_code.h"
 #include "report/bounded.h"
+#include "report/finish.h"
 #include "report/html.h"
 #include "report/json.h"
 #include "report/junit.h"
@@ -98,6 +99,7 @@ Report IncompleteReport() {
   report.mode = "check";
   report.steps = {{"engine", StepStatus::kSkipped, 0, "no GPU"}};
   report.incomplete = Incomplete{kExitEnvironmentMissing, "only the static checks ran; the model needs a GPU"};
+  FinishReport({}, &report);  // as every command finishes its report before rendering it
   return report;
 }
 

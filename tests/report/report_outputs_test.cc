@@ -10,6 +10,7 @@
 #include "absl/strings/str_split.h"
 #include "core/fingerprint.h"
 #include "report/baseline.h"
+#include "report/finish.h"
 #include "report/html.h"
 #include "report/json.h"
 #include "report/junit.h"
@@ -81,6 +82,7 @@ Report SampleReport() {
   timeline.graphed_step = graphed;
   timeline.kernel_durations = {{1, 2, 30}, {2, 5, 10}, {50, 100, 1}};
   report.timeline = timeline;
+  FinishReport({}, &report);  // as every command finishes its report before rendering it
   return report;
 }
 
