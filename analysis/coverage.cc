@@ -501,11 +501,11 @@ std::vector<Metric> CoverageMetrics(const Coverage& coverage) {
     const std::string part = MetricPart(s.origin);
     Metric kernels = metric::kCoverageGraphedKernelShare.With(
         0, absl::StrCat("share of the counted steps' kernels replayed from graphs made by ", s.origin));
-    kernels.name = absl::StrCat(kernels.name, ".", part);
+    kernels.scope.origin = part;
     share(std::move(kernels), s.kernels, all_kernels);
     Metric gpu_time = metric::kCoverageGraphedGpuTimeShare.With(
         0, absl::StrCat("share of the counted steps' GPU time in replays of graphs made by ", s.origin));
-    gpu_time.name = absl::StrCat(gpu_time.name, ".", part);
+    gpu_time.scope.origin = part;
     share(std::move(gpu_time), s.gpu_us, all_us);
   }
   if (coverage.steps_counted > 0) {

@@ -95,17 +95,18 @@ void MergeAcrossProcesses(std::vector<Finding>* findings) {
   *findings = std::move(kept);
 }
 
-// A distributed job's metrics: per name, the median over the ranks that have it, and the extremes when they differ
-// (their names go to *differing). Processes without a rank (a launcher, a worker) are left out.
+// A distributed job's metrics: per scoped name, the median over the ranks that have it, and the extremes when they
+// differ (their scoped names go to *differing). Processes without a rank (a launcher, a worker) are left out.
 std::vector<Metric> JobMetrics(const std::vector<ProcessResult>& processes, std::set<std::string>* differing) {
-  std::vector<std::string> order;                                         // names in first-seen order
-  std::map<std::string, std::vector<std::pair<double, int32_t>>> values;  // name -> (value, rank)
-  std::map<std::string, Metric> shape;                                    // unit and description
+  std::vector<std::string> order;                                         // scoped names in first-seen order
+  std::map<std::string, std::vector<std::pair<double, int32_t>>> values;  // scoped name -> (value, rank)
+  std::map<std::string, Metric> shape;                                    // name, scope, unit and description
   for (const ProcessResult& process : processes) {
     if (process.summary.rank < 0) continue;
     for (const Metric& metric : process.metrics) {
-      if (shape.emplace(metric.name, metric).second) order.push_back(metric.name);
-      values[metric.name].emplace_back(metric.value, process.summary.rank);
+      const std::string scoped = metric.ScopedName();
+      if (shape.emplace(scoped, metric).second) order.push_back(scoped);
+      values[scoped].emplace_back(metric.value, process.summary.rank);
     }
   }
   std::vector<Metric> metrics;
@@ -121,9 +122,10 @@ std::vector<Metric> JobMetrics(const std::vector<ProcessResult>& processes, std:
     const double scale = std::max(std::abs(median.value), 1e-12);
     if ((high - low) / scale <= kMetricSpread) continue;
     differing->insert(name);
-    for (const auto& [suffix, extreme] : {std::pair{".min", v.front()}, std::pair{".max", v.back()}}) {
+    for (const auto& [which, extreme] :
+         {std::pair{MetricScope::Extreme::kMin, v.front()}, std::pair{MetricScope::Extreme::kMax, v.back()}}) {
       Metric m = shape[name];
-      m.name = absl::StrCat(name, suffix);
+      m.scope.extreme = which;
       m.value = extreme.first;
       m.description = absl::StrCat(m.description, " (rank ", extreme.second, ")");
       metrics.push_back(std::move(m));
@@ -143,7 +145,7 @@ std::vector<RankResult> RankResults(const std::vector<ProcessResult>& processes,
     rank.graphs = std::count_if(summary.captures.begin(), summary.captures.end(),
                                 [](const CaptureSummary& capture) { return capture.made_graph; });
     for (const Metric& metric : process.metrics) {
-      if (differing.count(metric.name) != 0) rank.metrics.push_back(metric);
+      if (differing.count(metric.ScopedName()) != 0) rank.metrics.push_back(metric);
     }
     ranks.push_back(std::move(rank));
   }
@@ -281,7 +283,7 @@ AnalysisResult MergeProcesses(std::vector<ProcessResult> processes, const std::v
     if (!result.coverage) result.coverage = std::move(process.coverage);
     if (!job) {
       for (Metric& metric : process.metrics) {
-        if (processes.size() > 1) metric.name = absl::StrCat("pid", process.summary.pid, ".", metric.name);
+        if (processes.size() > 1) metric.scope.pid = process.summary.pid;
         result.metrics.push_back(std::move(metric));
       }
     }

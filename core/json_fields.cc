@@ -1,5 +1,7 @@
 #include "core/json_fields.h"
 
+#include "core/metrics.h"
+
 #include <cmath>
 #include <cstdio>
 #include <string>
@@ -50,12 +52,13 @@ absl::StatusOr<Step> StepFromJson(const json& s) {
 }
 
 json MetricToJson(const Metric& m) {
-  return json{{"name", m.name}, {"value", m.value}, {"unit", m.unit}, {"description", m.description}};
+  return json{{"name", m.ScopedName()}, {"value", m.value}, {"unit", m.unit}, {"description", m.description}};
 }
 
 Metric MetricFromJson(const json& m) {
-  return Metric{m.at("name").get<std::string>(), m.at("value").get<double>(), m.value("unit", ""),
-                m.value("description", "")};
+  Metric metric{"", m.at("value").get<double>(), m.value("unit", ""), m.value("description", ""), {}};
+  metric::SplitScopedName(m.at("name").get<std::string>(), &metric.name, &metric.scope);
+  return metric;
 }
 
 json NumberToJson(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }

@@ -4,6 +4,7 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/strip.h"
 
 namespace graphcheck::metric {
@@ -22,22 +23,54 @@ const Metric* FindIn(const std::vector<Metric>& metrics, absl::string_view name)
   return nullptr;
 }
 
-const Spec* Find(absl::string_view name) {
-  // A job's per-process prefix: "pid852." (or "rank0.").
-  for (absl::string_view scope : {"pid", "rank"}) {
-    if (!absl::StartsWith(name, scope)) continue;
-    const size_t dot = name.find('.');
-    const absl::string_view number = name.substr(scope.size(), dot == absl::string_view::npos ? 0 : dot - scope.size());
-    if (!number.empty() && std::all_of(number.begin(), number.end(), absl::ascii_isdigit)) name.remove_prefix(dot + 1);
-  }
-  if (!absl::ConsumeSuffix(&name, ".min")) absl::ConsumeSuffix(&name, ".max");
+namespace {
+
+const Spec* FindExact(absl::string_view name) {
   for (const Spec* spec : All()) {
     if (name == spec->name) return spec;
   }
-  // coverage.graphed_kernel_share.ORIGIN and the like: the share's spec.
-  const size_t last = name.rfind('.');
-  if (last != absl::string_view::npos && absl::StartsWith(name, "coverage.")) return Find(name.substr(0, last));
   return nullptr;
+}
+
+}  // namespace
+
+void SplitScopedName(absl::string_view scoped, std::string* name, MetricScope* scope) {
+  *scope = MetricScope();
+  for (absl::string_view prefix : {"pid", "rank"}) {
+    if (!absl::StartsWith(scoped, prefix)) continue;
+    const size_t dot = scoped.find('.');
+    const absl::string_view number =
+        scoped.substr(prefix.size(), dot == absl::string_view::npos ? 0 : dot - prefix.size());
+    uint32_t value = 0;
+    if (number.empty() || !std::all_of(number.begin(), number.end(), absl::ascii_isdigit)) continue;
+    if (prefix == "pid" && absl::SimpleAtoi(number, &value)) scope->pid = value;
+    scoped.remove_prefix(dot + 1);
+  }
+  if (FindExact(scoped) != nullptr) {
+    *name = std::string(scoped);
+    return;
+  }
+  if (absl::ConsumeSuffix(&scoped, ".min")) {
+    scope->extreme = MetricScope::Extreme::kMin;
+  } else if (absl::ConsumeSuffix(&scoped, ".max")) {
+    scope->extreme = MetricScope::Extreme::kMax;
+  }
+  // coverage.graphed_kernel_share.ORIGIN and the like: the share's name and its maker.
+  const size_t last = scoped.rfind('.');
+  if (FindExact(scoped) == nullptr && absl::StartsWith(scoped, "coverage.") && last != absl::string_view::npos &&
+      FindExact(scoped.substr(0, last)) != nullptr) {
+    scope->origin = std::string(scoped.substr(last + 1));
+    scoped = scoped.substr(0, last);
+  }
+  *name = std::string(scoped);
+}
+
+const Spec* Find(absl::string_view name) {
+  if (const Spec* spec = FindExact(name)) return spec;
+  std::string unscoped;
+  MetricScope scope;
+  SplitScopedName(name, &unscoped, &scope);
+  return FindExact(unscoped);
 }
 
 }  // namespace graphcheck::metric

@@ -1,6 +1,7 @@
 // The catalogue of metrics: every metric a report can carry, with its unit and what it measures. Producers make
 // their metrics from it (kLaunchIterationUs.With(value)); reports, diff, the verdict and the plots find them by its
-// names. A process of a job of several prefixes its metrics with "pidN."; a job's ranks add NAME.min and NAME.max.
+// names. A metric's scope (one process of several, one maker of graphs, a job's extreme rank) is a field beside its
+// name (core/report.h: MetricScope), spelled into the name only where a report is written.
 #ifndef GRAPHCHECK_CORE_METRICS_H_
 #define GRAPHCHECK_CORE_METRICS_H_
 
@@ -212,8 +213,12 @@ const Metric* FindIn(const std::vector<Metric>& metrics, absl::string_view name)
 // Every spec above, in this order: generated from this file by core/CMakeLists.txt (core/metric_list.inc), so a
 // new entry is never left out. `graphcheck list-metrics --format json` exports the catalogue for scripts.
 const std::vector<const Spec*>& All();
-// The spec of `name`, without a "pidN." prefix, a ".min" / ".max" suffix or a coverage maker; null when none.
+// The spec of a metric's name (Metric::name), or of a name as a report writes it (Metric::ScopedName); null when
+// none.
 const Spec* Find(absl::string_view name);
+// A name as a report writes it split into the catalogue's name and the scope: "pid852." (or a report's older
+// "rank0."), a coverage share's ".ORIGIN", a job's ".min" / ".max". The one place a scoped name is read.
+void SplitScopedName(absl::string_view scoped, std::string* name, MetricScope* scope);
 
 }  // namespace graphcheck::metric
 

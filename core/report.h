@@ -35,14 +35,31 @@ struct Step {
   }
 };
 
+// The part of a run a metric's value covers, where it is not the whole run: set where the metric is made, spelled into
+// its name only where a report is written (Metric::ScopedName) and split off again where one is read
+// (core/metrics.h: SplitScopedName).
+struct MetricScope {
+  enum class Extreme : uint8_t { kNone, kMin, kMax };
+  uint32_t pid = 0;                  // one process of several without ranks: "pid<P>.NAME"
+  std::string origin;                // one maker of graphs (the coverage shares): "NAME.ORIGIN"
+  Extreme extreme = Extreme::kNone;  // a distributed job's lowest or highest rank: "NAME.min", "NAME.max"
+
+  bool Whole() const { return pid == 0 && origin.empty() && extreme == Extreme::kNone; }
+  bool operator==(const MetricScope& o) const { return pid == o.pid && origin == o.origin && extreme == o.extreme; }
+};
+
 struct Metric {
-  std::string name;  // dotted, e.g. "launch.kernels_per_iteration"
+  std::string name;  // the catalogue's (core/metrics.h), dotted, e.g. "launch.kernels_per_iteration"
   double value = 0;
   std::string unit;  // "us", "count", "ratio", "bytes"
   std::string description;
+  MetricScope scope;
+
+  // The name with its scope, as reports write and compare it: "pid852.coverage.graphed_kernel_share.graph.min".
+  std::string ScopedName() const;
 
   bool operator==(const Metric& o) const {
-    return name == o.name && value == o.value && unit == o.unit && description == o.description;
+    return name == o.name && value == o.value && unit == o.unit && description == o.description && scope == o.scope;
   }
 };
 

@@ -99,12 +99,12 @@ ReportDiff DiffReports(const Report& old_report, const Report& new_report,
   diff.gone = Unmatched(old_report.findings, new_report.findings);
   for (const Metric& now : new_report.metrics) {
     auto before = std::find_if(old_report.metrics.begin(), old_report.metrics.end(),
-                               [&](const Metric& m) { return m.name == now.name; });
+                               [&](const Metric& m) { return m.name == now.name && m.scope == now.scope; });
     if (before == old_report.metrics.end() || before->value == now.value) continue;
-    MetricChange change{now.name, now.unit, before->value, now.value};
+    MetricChange change{now.ScopedName(), now.unit, before->value, now.value};
     change.change_ratio = before->value != 0 ? (now.value - before->value) / std::fabs(before->value) : 0;
     for (const MetricThreshold& t : thresholds) {
-      if (NameMatches(now.name, t.metric)) change.limit = t.max_ratio;
+      if (NameMatches(change.name, t.metric)) change.limit = t.max_ratio;
     }
     const double worse = HigherIsBetter(now.name) ? -change.change_ratio : change.change_ratio;
     change.regression = change.limit && worse > *change.limit;

@@ -228,13 +228,14 @@ void AddRanks(const Report& report, pugi::xml_node body) {
   std::vector<std::pair<std::string, std::string>> names;  // name, unit
   for (const RankResult& rank : report.ranks) {
     for (const Metric& m : rank.metrics) {
-      auto known = [&](const auto& named) { return named.first == m.name; };
-      if (std::none_of(names.begin(), names.end(), known)) names.emplace_back(m.name, m.unit);
+      auto known = [&](const auto& named) { return named.first == m.ScopedName(); };
+      if (std::none_of(names.begin(), names.end(), known)) names.emplace_back(m.ScopedName(), m.unit);
     }
   }
   for (const auto& [name, unit] : names) {
     row(absl::StrCat(name, " (", unit, ")"), [&name = name](const RankResult& r) {
-      auto m = std::find_if(r.metrics.begin(), r.metrics.end(), [&](const Metric& x) { return x.name == name; });
+      auto m =
+          std::find_if(r.metrics.begin(), r.metrics.end(), [&](const Metric& x) { return x.ScopedName() == name; });
       return m == r.metrics.end() ? std::string("-") : absl::StrFormat("%.4g", m->value);
     });
   }
@@ -309,7 +310,7 @@ void AddMetrics(const Report& report, pugi::xml_node body) {
   AddRow(table, {"metric", "value", "unit", "meaning"}, "th");
   for (const Metric& m : report.metrics) {
     pugi::xml_node row = table.append_child("tr");
-    Add(row, "td", m.name, "mono");
+    Add(row, "td", m.ScopedName(), "mono");
     Add(row, "td", absl::StrFormat("%.4g", m.value), "num");
     Add(row, "td", m.unit);
     Add(row, "td", m.description);

@@ -153,7 +153,7 @@ std::string RenderMarkdown(const Report& report) {
   std::string metrics;
   for (const char* name : kKeyMetrics) {
     for (const Metric& m : report.metrics) {
-      if (m.name != name) continue;
+      if (m.name != name || !m.scope.Whole()) continue;
       absl::StrAppendFormat(&metrics, "| `%s` | %.3f %s |\n", name, m.value, MarkdownText(m.unit, 20));
       break;
     }

@@ -104,7 +104,7 @@ std::string RenderText(const Report& report, const TextOptions& options) {
   if (!report.metrics.empty()) {
     absl::StrAppend(&out, p.Bold("metrics"), "\n");
     for (const Metric& m : report.metrics) {
-      absl::StrAppendFormat(&out, "  %-40s %14.3f %s\n", LineText(m.name), m.value, m.unit);
+      absl::StrAppendFormat(&out, "  %-40s %14.3f %s\n", LineText(m.ScopedName()), m.value, m.unit);
     }
   }
   int counts[3] = {0, 0, 0};

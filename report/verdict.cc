@@ -9,7 +9,7 @@ namespace graphcheck {
 
 std::optional<double> FindMetric(const Report& report, const std::string& name) {
   for (const Metric& m : report.metrics) {
-    if (m.name == name || absl::EndsWith(m.name, absl::StrCat(".", name))) return m.value;
+    if (m.name == name && m.scope.origin.empty() && m.scope.extreme == MetricScope::Extreme::kNone) return m.value;
   }
   return std::nullopt;
 }

@@ -14,7 +14,8 @@ namespace graphcheck {
 // (report/finish.h), which stores it in Report::verdict.
 Verdict ComputeVerdict(const Report& report);
 
-// The first metric named `name`, or "rank<R>.name" / "pid<P>.name" for a multi-process report.
+// The first metric named `name` (a catalogue name), for the whole run or, in a report of several processes, one
+// process (MetricScope::pid): not a maker's share or a rank's extreme.
 std::optional<double> FindMetric(const Report& report, const std::string& name);
 
 }  // namespace graphcheck

@@ -33,7 +33,7 @@ Result Analyze(const trace::Trace& trace) {
   Result result;
   result.coverage = analysis::ComputeCoverage(analysis, analysis::IterationOptions());
   if (result.coverage) {
-    for (const Metric& m : analysis::CoverageMetrics(*result.coverage)) result.metrics[m.name] = m.value;
+    for (const Metric& m : analysis::CoverageMetrics(*result.coverage)) result.metrics[m.ScopedName()] = m.value;
   }
   return result;
 }

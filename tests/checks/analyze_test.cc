@@ -15,6 +15,7 @@ namespace {
 using ::testing::Contains;
 using ::testing::Field;
 using ::testing::HasSubstr;
+using ::testing::Property;
 
 trace::Trace Rank(int rank, uint32_t pid) {
   trace::Trace trace = LaunchBoundTrace(1000);
@@ -48,7 +49,7 @@ TEST(AnalyzeTest, MergesRanksIntoOneFindingAndJobMetrics) {
   }
   EXPECT_EQ(launch_blocking, 1);
   std::map<std::string, const Metric*> metrics;
-  for (const Metric& m : result.metrics) metrics[m.name] = &m;
+  for (const Metric& m : result.metrics) metrics[m.ScopedName()] = &m;
   ASSERT_TRUE(metrics.count("launch.gpu_busy_us"));
   EXPECT_THAT(metrics["launch.gpu_busy_us"]->description, HasSubstr("median over 4 ranks"));
   ASSERT_TRUE(metrics.count("launch.gpu_busy_us.max"));  // rank 3's kernels run 3 us, the others' 1 us
@@ -70,7 +71,7 @@ TEST(AnalyzeTest, KeepsEachRanksValuesOfTheMetricsThatDiffer) {
       checks::AnalyzeTraces(pointers, nullptr, BuiltinChecks(), CheckSelection(), CheckOptions());
   ASSERT_EQ(result.ranks.size(), 3u);
   std::map<std::string, double> slow;
-  for (const Metric& m : result.ranks[2].metrics) slow[m.name] = m.value;
+  for (const Metric& m : result.ranks[2].metrics) slow[m.ScopedName()] = m.value;
   EXPECT_EQ(result.ranks[2].rank, 2);
   EXPECT_EQ(result.ranks[2].pid, 12u);
   EXPECT_DOUBLE_EQ(slow["launch.gpu_busy_us"], 30);  // 10 kernels of 3 us, against 1 us on the others
@@ -94,8 +95,8 @@ TEST(AnalyzeTest, MergesUnrankedProcessesAndPrefixesTheirMetrics) {
     EXPECT_THAT(f.evidence, Contains("also in process 11"));
   }
   EXPECT_EQ(launch_blocking, 1);
-  EXPECT_THAT(result.metrics, Contains(Field(&Metric::name, "pid10.launch.forecast_savings_ratio")));
-  EXPECT_THAT(result.metrics, Contains(Field(&Metric::name, "pid11.launch.kernels_per_iteration")));
+  EXPECT_THAT(result.metrics, Contains(Property(&Metric::ScopedName, "pid10.launch.forecast_savings_ratio")));
+  EXPECT_THAT(result.metrics, Contains(Property(&Metric::ScopedName, "pid11.launch.kernels_per_iteration")));
 }
 
 // Two findings of one process that happen to share a fingerprint are not merged with each other.

@@ -1,5 +1,5 @@
-// The metric catalogue (core/metrics.h): names are unique and described, lookups see through a job's prefixes and
-// suffixes, and every metric the analysis of the shipped traces reports is in it with its unit.
+// The metric catalogue (core/metrics.h): names are unique and described, a metric's scope survives the name a report
+// writes, and every metric the analysis of the shipped traces reports is in it with its unit.
 #include "core/metrics.h"
 
 #include <gmock/gmock.h>
@@ -13,6 +13,7 @@
 
 #include "checks/analyze.h"
 #include "cli/catalog.h"
+#include "core/json_fields.h"
 #include "trace/trace_reader.h"
 
 namespace graphcheck {
@@ -36,6 +37,34 @@ TEST(MetricCatalogueTest, FindSeesThroughPrefixesAndSuffixes) {
   EXPECT_EQ(metric::Find("launch.no_such_metric"), nullptr);
 }
 
+// A metric's scope is its fields; the name a report writes spells it, and reading the name back gives the same fields.
+TEST(MetricCatalogueTest, ScopesSurviveTheWrittenName) {
+  Metric job_extreme = metric::kCoverageGraphedKernelShare.With(0.5);
+  job_extreme.scope.origin = "make_graphed_callables";
+  job_extreme.scope.extreme = MetricScope::Extreme::kMax;
+  Metric process = metric::kLaunchIterationUs.With(812);
+  process.scope.pid = 852;
+  const Metric whole = metric::kLaunchIterationUs.With(812);
+  EXPECT_EQ(job_extreme.ScopedName(), "coverage.graphed_kernel_share.make_graphed_callables.max");
+  EXPECT_EQ(process.ScopedName(), "pid852.launch.iteration_us");
+  EXPECT_EQ(whole.ScopedName(), "launch.iteration_us");
+  for (const Metric& m : {job_extreme, process, whole}) {
+    std::string name;
+    MetricScope scope;
+    metric::SplitScopedName(m.ScopedName(), &name, &scope);
+    EXPECT_EQ(name, m.name) << m.ScopedName();
+    EXPECT_TRUE(scope == m.scope) << m.ScopedName();
+    EXPECT_EQ(metric::Find(m.ScopedName()), metric::Find(m.name)) << m.ScopedName();
+    EXPECT_TRUE(MetricFromJson(MetricToJson(m)) == m) << m.ScopedName();
+  }
+  // A name the catalogue does not know keeps its dots: only a catalogued share takes a maker.
+  std::string name;
+  MetricScope scope;
+  metric::SplitScopedName("custom.metric.part", &name, &scope);
+  EXPECT_EQ(name, "custom.metric.part");
+  EXPECT_TRUE(scope.Whole());
+}
+
 TEST(MetricCatalogueTest, EveryMetricOfTheShippedTracesIsCatalogued) {
   size_t seen = 0;
   for (const auto& entry :
@@ -47,7 +76,7 @@ TEST(MetricCatalogueTest, EveryMetricOfTheShippedTracesIsCatalogued) {
     const checks::AnalysisResult result =
         checks::AnalyzeTraces({&*trace}, nullptr, BuiltinChecks(), CheckSelection(), CheckOptions());
     for (const Metric& m : result.metrics) {
-      const metric::Spec* spec = metric::Find(m.name);
+      const metric::Spec* spec = metric::Find(m.name);  // the catalogue's name: the scope is beside it
       ASSERT_NE(spec, nullptr) << m.name << " (" << path << ") is not in core/metrics.h";
       EXPECT_EQ(m.unit, spec->unit) << m.name;
       ++seen;

@@ -202,7 +202,8 @@ inline std::string ExpectedText(const checks::AnalysisResult& result) {
     if (f.where.line != 0) absl::StrAppend(&text, " ", f.where.file, ":", f.where.line);
     absl::StrAppend(&text, " consequences=", f.consequences.size(), " evidence=", f.evidence.size(), "\n");
   }
-  for (const Metric& m : result.metrics) absl::StrAppend(&text, absl::StrFormat("metric %s %.6g\n", m.name, m.value));
+  for (const Metric& m : result.metrics)
+    absl::StrAppend(&text, absl::StrFormat("metric %s %.6g\n", m.ScopedName(), m.value));
   // The coverage section as the text report prints it (its first 10 steps).
   if (result.coverage) absl::StrAppend(&text, "coverage\n", CoverageText(*result.coverage, 10));
   return text;
