@@ -48,7 +48,7 @@ int ListChecks(const std::string& format) {
 }
 
 // The metric catalogue (core/metrics.h), for scripts that read reports (the Python benchmarks): each metric's name,
-// unit, which way it improves and what it measures.
+// unit, which way it improves, whether it is also reported per maker of graphs (NAME.ORIGIN) and what it measures.
 int ListMetrics(const std::string& format) {
   if (format == "json") {
     nlohmann::json out = nlohmann::json::array();
@@ -56,6 +56,7 @@ int ListMetrics(const std::string& format) {
       out.push_back({{"name", spec->name},
                      {"unit", spec->unit},
                      {"better", spec->better == metric::Better::kHigher ? "higher" : "lower"},
+                     {"by_origin", spec->by_origin},
                      {"description", spec->description}});
     }
     std::printf("%s\n", out.dump(2).c_str());

@@ -55,10 +55,10 @@ void SplitScopedName(absl::string_view scoped, std::string* name, MetricScope* s
   } else if (absl::ConsumeSuffix(&scoped, ".max")) {
     scope->extreme = MetricScope::Extreme::kMax;
   }
-  // coverage.graphed_kernel_share.ORIGIN and the like: the share's name and its maker.
+  // NAME.ORIGIN of a metric reported per maker of graphs (Spec::by_origin).
   const size_t last = scoped.rfind('.');
-  if (FindExact(scoped) == nullptr && absl::StartsWith(scoped, "coverage.") && last != absl::string_view::npos &&
-      FindExact(scoped.substr(0, last)) != nullptr) {
+  const Spec* shared = last == absl::string_view::npos ? nullptr : FindExact(scoped.substr(0, last));
+  if (FindExact(scoped) == nullptr && shared != nullptr && shared->by_origin) {
     scope->origin = std::string(scoped.substr(last + 1));
     scoped = scoped.substr(0, last);
   }

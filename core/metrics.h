@@ -23,6 +23,9 @@ struct Spec {
   const char* unit;
   const char* description;
   Better better = Better::kLower;  // times, counts, errors: lower; speedups, savings, shares graphed: higher
+  // Reported per maker of graphs too (MetricScope::origin: "NAME.ORIGIN"), besides the whole run's value. Every
+  // metric may also be one process's of several ("pid<P>.NAME") or a job's extreme rank ("NAME.min", "NAME.max").
+  bool by_origin = false;
 
   Metric With(double value) const { return Metric{name, value, unit, description}; }
   // A description that says where this value came from (which steps, which ranges).
@@ -95,11 +98,12 @@ inline constexpr Spec kCoverageStepsWithoutRecords{
     "steps left out of coverage: launch recording was off there (sampled recording)"};
 inline constexpr Spec kCoverageGraphedKernelShare{
     "coverage.graphed_kernel_share", "ratio",
-    "share of the counted steps' kernels replayed from CUDA graphs (the rest launched one by one)", Better::kHigher};
+    "share of the counted steps' kernels replayed from CUDA graphs (the rest launched one by one)", Better::kHigher,
+    true};
 inline constexpr Spec kCoverageGraphedGpuTimeShare{
     "coverage.graphed_gpu_time_share", "ratio",
     "share of the counted steps' GPU time spent in CUDA graph replays (the rest in kernels launched one by one)",
-    Better::kHigher};
+    Better::kHigher, true};
 inline constexpr Spec kCoverageEagerGpuUs{"coverage.eager_gpu_us", "us",
                                           "GPU time of the kernels launched one by one per counted step (median)"};
 

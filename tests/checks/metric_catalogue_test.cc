@@ -79,6 +79,8 @@ TEST(MetricCatalogueTest, EveryMetricOfTheShippedTracesIsCatalogued) {
       const metric::Spec* spec = metric::Find(m.name);  // the catalogue's name: the scope is beside it
       ASSERT_NE(spec, nullptr) << m.name << " (" << path << ") is not in core/metrics.h";
       EXPECT_EQ(m.unit, spec->unit) << m.name;
+      EXPECT_TRUE(m.scope.origin.empty() || spec->by_origin) << m.ScopedName() << ": a maker's share of a metric "
+                                                             << "whose entry is not by_origin";
       ++seen;
     }
   }
