@@ -62,10 +62,6 @@ std::unique_ptr<Check> NewDdpWarmupShortCheck();    // ddp-warmup-short
 // the trace itself
 std::unique_ptr<Check> NewTraceIncompleteCheck();  // trace-incomplete
 
-}  // namespace graphcheck::checks
-
-namespace graphcheck {
-
 // environment (lint, run, analyze)
 std::unique_ptr<Check> NewEnvExpandableSegmentsNcclRegisterCheck();  // env-expandable-segments-nccl-register
 std::unique_ptr<Check> NewEnvLaunchBlockingCheck();                  // env-launch-blocking
@@ -97,6 +93,6 @@ std::unique_ptr<Check> NewStateElidedCheck();         // state-elided
 std::unique_ptr<Check> NewRngEagerMismatchCheck();    // rng-eager-mismatch
 std::unique_ptr<Check> NewRngFrozenMaskCheck();       // rng-frozen-mask
 
-}  // namespace graphcheck
+}  // namespace graphcheck::checks
 
 #endif  // GRAPHCHECK_CHECKS_CHECKS_H_

@@ -63,35 +63,35 @@ std::vector<std::unique_ptr<Check>> NewBuiltinChecks() {
            // the trace itself
            &checks::NewTraceIncompleteCheck,  // trace-incomplete
            // environment (lint, run, analyze)
-           &NewEnvExpandableSegmentsNcclRegisterCheck,  // env-expandable-segments-nccl-register
-           &NewEnvLaunchBlockingCheck,                  // env-launch-blocking
-           &NewEnvNcclAsyncErrorHandlingCheck,          // env-nccl-async-error-handling
-           &NewEnvNoCachingAllocatorCheck,              // env-no-caching-allocator
+           &checks::NewEnvExpandableSegmentsNcclRegisterCheck,  // env-expandable-segments-nccl-register
+           &checks::NewEnvLaunchBlockingCheck,                  // env-launch-blocking
+           &checks::NewEnvNcclAsyncErrorHandlingCheck,          // env-nccl-async-error-handling
+           &checks::NewEnvNoCachingAllocatorCheck,              // env-no-caching-allocator
            // configuration (lint --config, lint --order)
-           &NewConfigCpuOffloadingCheck,                   // config-cpu-offloading
-           &NewConfigDelayedWgradCheck,                    // config-delayed-wgrad
-           &NewConfigExpandableSegmentsNcclRegisterCheck,  // config-expandable-segments-nccl-register
-           &NewConfigFullIterationImplCheck,               // config-full-iteration-impl
-           &NewConfigFullIterationNanCheckCheck,           // config-full-iteration-nan-check
-           &NewConfigMoePreprocessRequiresRouterCheck,     // config-moe-preprocess-requires-router
-           &NewConfigMoeRecomputeRouterCheck,              // config-moe-recompute-router
-           &NewConfigMoeScopeDroplessCheck,                // config-moe-scope-dropless
-           &NewConfigMoeScopeExclusiveCheck,               // config-moe-scope-exclusive
-           &NewConfigMoeScopeWithoutMoeCheck,              // config-moe-scope-without-moe
-           &NewConfigStaticShapesCheck,                    // config-static-shapes
-           &NewConfigTeRngTrackerCheck,                    // config-te-rng-tracker
-           &NewConfigUnknownCudaGraphValueCheck,           // config-unknown-cuda-graph-value
-           &NewScheduleOrderCheck,                         // schedule-order
+           &checks::NewConfigCpuOffloadingCheck,                   // config-cpu-offloading
+           &checks::NewConfigDelayedWgradCheck,                    // config-delayed-wgrad
+           &checks::NewConfigExpandableSegmentsNcclRegisterCheck,  // config-expandable-segments-nccl-register
+           &checks::NewConfigFullIterationImplCheck,               // config-full-iteration-impl
+           &checks::NewConfigFullIterationNanCheckCheck,           // config-full-iteration-nan-check
+           &checks::NewConfigMoePreprocessRequiresRouterCheck,     // config-moe-preprocess-requires-router
+           &checks::NewConfigMoeRecomputeRouterCheck,              // config-moe-recompute-router
+           &checks::NewConfigMoeScopeDroplessCheck,                // config-moe-scope-dropless
+           &checks::NewConfigMoeScopeExclusiveCheck,               // config-moe-scope-exclusive
+           &checks::NewConfigMoeScopeWithoutMoeCheck,              // config-moe-scope-without-moe
+           &checks::NewConfigStaticShapesCheck,                    // config-static-shapes
+           &checks::NewConfigTeRngTrackerCheck,                    // config-te-rng-tracker
+           &checks::NewConfigUnknownCudaGraphValueCheck,           // config-unknown-cuda-graph-value
+           &checks::NewScheduleOrderCheck,                         // schedule-order
            // what `check`'s engine measured, and --shadow's comparisons in a trace
-           &NewPipelineStepFailedCheck,  // pipeline-step-failed
-           &NewNumericsForwardCheck,     // numerics-forward
-           &NewNumericsGradCheck,        // numerics-grad
-           &NewNumericsLossCheck,        // numerics-loss
-           &NewNumericsNonfiniteCheck,   // numerics-nonfinite
-           &NewReplayMismatchCheck,      // replay-mismatch
-           &NewStateElidedCheck,         // state-elided
-           &NewRngEagerMismatchCheck,    // rng-eager-mismatch
-           &NewRngFrozenMaskCheck,       // rng-frozen-mask
+           &checks::NewPipelineStepFailedCheck,  // pipeline-step-failed
+           &checks::NewNumericsForwardCheck,     // numerics-forward
+           &checks::NewNumericsGradCheck,        // numerics-grad
+           &checks::NewNumericsLossCheck,        // numerics-loss
+           &checks::NewNumericsNonfiniteCheck,   // numerics-nonfinite
+           &checks::NewReplayMismatchCheck,      // replay-mismatch
+           &checks::NewStateElidedCheck,         // state-elided
+           &checks::NewRngEagerMismatchCheck,    // rng-eager-mismatch
+           &checks::NewRngFrozenMaskCheck,       // rng-frozen-mask
        }) {
     checks.push_back(make());
   }

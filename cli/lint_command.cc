@@ -18,6 +18,21 @@
 namespace graphcheck {
 namespace {
 
+using checks::CaptureOrder;
+using checks::ConfigDocument;
+using checks::ConvertScheduleTableToOrder;
+using checks::FormatOrder;
+using checks::LayerOrder;
+using checks::OrderEntry;
+using checks::OverlapMoeExpertParallelCommOrder;
+using checks::ParseArgumentList;
+using checks::ParseIntList;
+using checks::ParseOrderText;
+using checks::ParseScheduleTable;
+using checks::RenderTimeline;
+using checks::ScheduleTable;
+using checks::ToEntries;
+
 struct LintOptions {
   bool env = false;
   std::vector<std::string> configs;     // --config FILE (repeatable)
@@ -118,7 +133,7 @@ int Lint(const LintOptions& options, const CommandContext& context) {
   // Read every input before running anything, so bad input exits 2 with no report.
   std::vector<ConfigDocument> documents;
   for (const std::string& path : options.configs) {
-    absl::StatusOr<ConfigDocument> document = ParseConfigFile(path);
+    absl::StatusOr<ConfigDocument> document = checks::ParseConfigFile(path);
     if (!document.ok()) return FailWith(document.status());
     documents.push_back(*std::move(document));
   }

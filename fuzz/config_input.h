@@ -19,23 +19,26 @@ enum class LintInputKind { kYaml, kJson, kArgs, kOrder };
 
 // Returns the parse status; checks never fail.
 inline absl::Status LintInput(absl::string_view text, LintInputKind kind) {
+  using checks::CaptureOrder;
+  using checks::ConfigDocument;
+  using checks::ConfigFormat;
   static const CheckSelection kAll = *CheckSelection::Parse("");
   static const CheckOptions kDefaults;
   CheckInputs inputs;
   if (kind == LintInputKind::kOrder) {
-    absl::StatusOr<std::vector<OrderEntry>> entries = ParseOrderText(text, "fuzz");
+    absl::StatusOr<std::vector<checks::OrderEntry>> entries = checks::ParseOrderText(text, "fuzz");
     if (!entries.ok()) return entries.status();
     CaptureOrder order;
     order.entries = *std::move(entries);
     inputs.Add(order);
     RunChecks(BuiltinChecks(), kAll, kDefaults, inputs);
-    RenderTimeline(order.entries);
+    checks::RenderTimeline(order.entries);
     return absl::OkStatus();
   }
   const ConfigFormat format = kind == LintInputKind::kYaml   ? ConfigFormat::kYaml
                               : kind == LintInputKind::kJson ? ConfigFormat::kJson
                                                              : ConfigFormat::kArgs;
-  absl::StatusOr<ConfigDocument> document = ParseConfigText(text, "fuzz", format);
+  absl::StatusOr<ConfigDocument> document = checks::ParseConfigText(text, "fuzz", format);
   if (!document.ok()) return document.status();
   inputs.Add(*document);
   RunChecks(BuiltinChecks(), kAll, kDefaults, inputs);

@@ -9,7 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "checks/config/config_readers.h"
 
-namespace graphcheck {
+namespace graphcheck::checks {
 namespace config_internal {
 namespace {
 
@@ -136,4 +136,4 @@ void ReadArgs(const std::vector<Word>& words, ConfigDocument* document) {
 }
 
 }  // namespace config_internal
-}  // namespace graphcheck
+}  // namespace graphcheck::checks

@@ -9,7 +9,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 
-namespace graphcheck {
+namespace graphcheck::checks {
 namespace {
 
 // Words of a list: separated by whitespace, commas and brackets; '#' starts a comment to the end of the line.
@@ -245,4 +245,4 @@ std::string RenderTimeline(const std::vector<OrderEntry>& entries, int steps_per
   return out;
 }
 
-}  // namespace graphcheck
+}  // namespace graphcheck::checks

@@ -14,7 +14,7 @@
 #include "absl/strings/string_view.h"
 #include "checks/config/config_document.h"
 
-namespace graphcheck {
+namespace graphcheck::checks {
 
 struct OrderEntry {
   enum class Kind { kForward, kBackward, kWgrad, kInvalid };
@@ -73,6 +73,6 @@ std::string FormatOrder(const std::vector<OrderEntry>& entries);
 // weight-gradient pass; wrapped every `steps_per_row` steps.
 std::string RenderTimeline(const std::vector<OrderEntry>& entries, int steps_per_row = 24);
 
-}  // namespace graphcheck
+}  // namespace graphcheck::checks
 
 #endif  // GRAPHCHECK_CHECKS_CONFIG_CAPTURE_ORDER_H_

@@ -6,7 +6,7 @@
 #include "checks/checks.h"
 #include "checks/config/cuda_graph_config_check.h"
 
-namespace graphcheck {
+namespace graphcheck::checks {
 namespace {
 
 class ConfigCpuOffloadingCheck : public CudaGraphConfigCheck {
@@ -48,4 +48,4 @@ void ConfigCpuOffloadingCheck::CheckGraphs(const ConfigDocument& config, const C
 
 std::unique_ptr<Check> NewConfigCpuOffloadingCheck() { return std::make_unique<ConfigCpuOffloadingCheck>(); }
 
-}  // namespace graphcheck
+}  // namespace graphcheck::checks

@@ -10,7 +10,7 @@
 #include "checks/checks.h"
 #include "checks/config/cuda_graph_config_check.h"
 
-namespace graphcheck {
+namespace graphcheck::checks {
 namespace {
 
 class ConfigDelayedWgradCheck : public CudaGraphConfigCheck {
@@ -99,4 +99,4 @@ void ConfigDelayedWgradCheck::CheckGraphs(const ConfigDocument& config, const Cu
 
 std::unique_ptr<Check> NewConfigDelayedWgradCheck() { return std::make_unique<ConfigDelayedWgradCheck>(); }
 
-}  // namespace graphcheck
+}  // namespace graphcheck::checks

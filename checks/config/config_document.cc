@@ -1,6 +1,6 @@
 #include "checks/config/config_document.h"
 
-namespace graphcheck {
+namespace graphcheck::checks {
 
 void ConfigDocument::Add(ConfigEntry entry) {
   auto it = index_.find(entry.key);
@@ -47,4 +47,4 @@ Location ConfigDocument::LocationOfMissing(absl::string_view key) const {
   return location;
 }
 
-}  // namespace graphcheck
+}  // namespace graphcheck::checks

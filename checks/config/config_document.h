@@ -12,7 +12,7 @@
 #include "core/environment.h"
 #include "core/finding.h"
 
-namespace graphcheck {
+namespace graphcheck::checks {
 
 // 1-based; 0 = unknown (arguments given on the command line have no line).
 struct Position {
@@ -79,6 +79,6 @@ class ConfigDocument {
   ConfigEnvironment environment_;
 };
 
-}  // namespace graphcheck
+}  // namespace graphcheck::checks
 
 #endif  // GRAPHCHECK_CHECKS_CONFIG_CONFIG_DOCUMENT_H_

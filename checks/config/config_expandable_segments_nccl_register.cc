@@ -7,7 +7,7 @@
 #include "checks/checks.h"
 #include "checks/config/cuda_graph_config_check.h"
 
-namespace graphcheck {
+namespace graphcheck::checks {
 namespace {
 
 class ConfigExpandableSegmentsNcclRegisterCheck : public CudaGraphConfigCheck {
@@ -64,4 +64,4 @@ std::unique_ptr<Check> NewConfigExpandableSegmentsNcclRegisterCheck() {
   return std::make_unique<ConfigExpandableSegmentsNcclRegisterCheck>();
 }
 
-}  // namespace graphcheck
+}  // namespace graphcheck::checks

@@ -8,7 +8,7 @@
 #include "checks/checks.h"
 #include "checks/config/cuda_graph_config_check.h"
 
-namespace graphcheck {
+namespace graphcheck::checks {
 namespace {
 
 class ConfigFullIterationImplCheck : public CudaGraphConfigCheck {
@@ -64,4 +64,4 @@ void ConfigFullIterationImplCheck::CheckGraphs(const ConfigDocument& config, con
 
 std::unique_ptr<Check> NewConfigFullIterationImplCheck() { return std::make_unique<ConfigFullIterationImplCheck>(); }
 
-}  // namespace graphcheck
+}  // namespace graphcheck::checks

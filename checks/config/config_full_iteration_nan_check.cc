@@ -7,7 +7,7 @@
 #include "checks/checks.h"
 #include "checks/config/cuda_graph_config_check.h"
 
-namespace graphcheck {
+namespace graphcheck::checks {
 namespace {
 
 class ConfigFullIterationNanCheckCheck : public CudaGraphConfigCheck {
@@ -55,4 +55,4 @@ std::unique_ptr<Check> NewConfigFullIterationNanCheckCheck() {
   return std::make_unique<ConfigFullIterationNanCheckCheck>();
 }
 
-}  // namespace graphcheck
+}  // namespace graphcheck::checks

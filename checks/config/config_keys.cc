@@ -12,7 +12,7 @@
 #include "absl/strings/str_replace.h"
 #include "absl/strings/strip.h"
 
-namespace graphcheck {
+namespace graphcheck::checks {
 namespace config_keys {
 
 // Defaults follow Megatron Core's TransformerConfig / argparse and Megatron Bridge's ConfigContainer.
@@ -249,4 +249,4 @@ bool HasCudaGraphSetting(const ConfigDocument& document) {
   });
 }
 
-}  // namespace graphcheck
+}  // namespace graphcheck::checks

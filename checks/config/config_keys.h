@@ -10,7 +10,7 @@
 #include "absl/strings/string_view.h"
 #include "checks/config/config_document.h"
 
-namespace graphcheck {
+namespace graphcheck::checks {
 
 struct ConfigKey {
   std::vector<std::string> bridge_keys;  // dotted paths; the first is the one to suggest
@@ -87,6 +87,6 @@ extern const ConfigKey kPackedSequenceSize;
 extern const ConfigKey kPadCuSeqlens;
 
 }  // namespace config_keys
-}  // namespace graphcheck
+}  // namespace graphcheck::checks
 
 #endif  // GRAPHCHECK_CHECKS_CONFIG_CONFIG_KEYS_H_

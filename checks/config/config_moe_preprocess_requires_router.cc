@@ -7,7 +7,7 @@
 #include "checks/checks.h"
 #include "checks/config/cuda_graph_config_check.h"
 
-namespace graphcheck {
+namespace graphcheck::checks {
 namespace {
 
 class ConfigMoePreprocessRequiresRouterCheck : public CudaGraphConfigCheck {
@@ -47,4 +47,4 @@ std::unique_ptr<Check> NewConfigMoePreprocessRequiresRouterCheck() {
   return std::make_unique<ConfigMoePreprocessRequiresRouterCheck>();
 }
 
-}  // namespace graphcheck
+}  // namespace graphcheck::checks

@@ -7,7 +7,7 @@
 #include "checks/checks.h"
 #include "checks/config/cuda_graph_config_check.h"
 
-namespace graphcheck {
+namespace graphcheck::checks {
 namespace {
 
 class ConfigMoeRecomputeRouterCheck : public CudaGraphConfigCheck {
@@ -52,4 +52,4 @@ void ConfigMoeRecomputeRouterCheck::CheckGraphs(const ConfigDocument& config, co
 
 std::unique_ptr<Check> NewConfigMoeRecomputeRouterCheck() { return std::make_unique<ConfigMoeRecomputeRouterCheck>(); }
 
-}  // namespace graphcheck
+}  // namespace graphcheck::checks

@@ -7,7 +7,7 @@
 #include "checks/checks.h"
 #include "checks/config/cuda_graph_config_check.h"
 
-namespace graphcheck {
+namespace graphcheck::checks {
 namespace {
 
 class ConfigMoeScopeDroplessCheck : public CudaGraphConfigCheck {
@@ -54,4 +54,4 @@ void ConfigMoeScopeDroplessCheck::CheckGraphs(const ConfigDocument& config, cons
 
 std::unique_ptr<Check> NewConfigMoeScopeDroplessCheck() { return std::make_unique<ConfigMoeScopeDroplessCheck>(); }
 
-}  // namespace graphcheck
+}  // namespace graphcheck::checks

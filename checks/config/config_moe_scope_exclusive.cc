@@ -7,7 +7,7 @@
 #include "checks/checks.h"
 #include "checks/config/cuda_graph_config_check.h"
 
-namespace graphcheck {
+namespace graphcheck::checks {
 namespace {
 
 class ConfigMoeScopeExclusiveCheck : public CudaGraphConfigCheck {
@@ -46,4 +46,4 @@ void ConfigMoeScopeExclusiveCheck::CheckGraphs(const ConfigDocument& config, con
 
 std::unique_ptr<Check> NewConfigMoeScopeExclusiveCheck() { return std::make_unique<ConfigMoeScopeExclusiveCheck>(); }
 
-}  // namespace graphcheck
+}  // namespace graphcheck::checks

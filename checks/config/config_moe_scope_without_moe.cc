@@ -7,7 +7,7 @@
 #include "checks/checks.h"
 #include "checks/config/cuda_graph_config_check.h"
 
-namespace graphcheck {
+namespace graphcheck::checks {
 namespace {
 
 class ConfigMoeScopeWithoutMoeCheck : public CudaGraphConfigCheck {
@@ -57,4 +57,4 @@ void ConfigMoeScopeWithoutMoeCheck::CheckGraphs(const ConfigDocument& config, co
 
 std::unique_ptr<Check> NewConfigMoeScopeWithoutMoeCheck() { return std::make_unique<ConfigMoeScopeWithoutMoeCheck>(); }
 
-}  // namespace graphcheck
+}  // namespace graphcheck::checks

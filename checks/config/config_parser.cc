@@ -9,7 +9,7 @@
 #include "checks/config/config_readers.h"
 #include "core/file_io.h"
 
-namespace graphcheck {
+namespace graphcheck::checks {
 namespace config_internal {
 
 std::string JoinKey(absl::string_view prefix, absl::string_view name) {
@@ -95,4 +95,4 @@ ConfigDocument ParseArgumentList(const std::vector<std::string>& args) {
   return document;
 }
 
-}  // namespace graphcheck
+}  // namespace graphcheck::checks

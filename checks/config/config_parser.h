@@ -11,7 +11,7 @@
 #include "absl/strings/string_view.h"
 #include "checks/config/config_document.h"
 
-namespace graphcheck {
+namespace graphcheck::checks {
 
 enum class ConfigFormat { kYaml, kJson, kArgs };
 
@@ -24,6 +24,6 @@ absl::StatusOr<ConfigDocument> ParseConfigFile(const std::string& path);
 // Megatron Core arguments given on graphcheck's command line (after `--`); they have no line numbers.
 ConfigDocument ParseArgumentList(const std::vector<std::string>& args);
 
-}  // namespace graphcheck
+}  // namespace graphcheck::checks
 
 #endif  // GRAPHCHECK_CHECKS_CONFIG_CONFIG_PARSER_H_

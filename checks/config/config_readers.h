@@ -11,7 +11,7 @@
 #include "absl/strings/string_view.h"
 #include "checks/config/config_document.h"
 
-namespace graphcheck {
+namespace graphcheck::checks {
 namespace config_internal {
 
 // Bounds that keep hostile input (YAML alias bombs, deep nesting) from exhausting memory or stack.
@@ -37,6 +37,6 @@ std::string JoinKey(absl::string_view prefix, absl::string_view name);
 absl::Status ErrorAt(const ConfigDocument& document, Position position, absl::string_view message);
 
 }  // namespace config_internal
-}  // namespace graphcheck
+}  // namespace graphcheck::checks
 
 #endif  // GRAPHCHECK_CHECKS_CONFIG_CONFIG_READERS_H_

@@ -7,7 +7,7 @@
 #include "checks/checks.h"
 #include "checks/config/cuda_graph_config_check.h"
 
-namespace graphcheck {
+namespace graphcheck::checks {
 namespace {
 
 class ConfigStaticShapesCheck : public CudaGraphConfigCheck {
@@ -66,4 +66,4 @@ void ConfigStaticShapesCheck::CheckGraphs(const ConfigDocument& config, const Cu
 
 std::unique_ptr<Check> NewConfigStaticShapesCheck() { return std::make_unique<ConfigStaticShapesCheck>(); }
 
-}  // namespace graphcheck
+}  // namespace graphcheck::checks

@@ -7,7 +7,7 @@
 #include "checks/checks.h"
 #include "checks/config/cuda_graph_config_check.h"
 
-namespace graphcheck {
+namespace graphcheck::checks {
 namespace {
 
 class ConfigTeRngTrackerCheck : public CudaGraphConfigCheck {
@@ -58,4 +58,4 @@ void ConfigTeRngTrackerCheck::CheckGraphs(const ConfigDocument& config, const Cu
 
 std::unique_ptr<Check> NewConfigTeRngTrackerCheck() { return std::make_unique<ConfigTeRngTrackerCheck>(); }
 
-}  // namespace graphcheck
+}  // namespace graphcheck::checks

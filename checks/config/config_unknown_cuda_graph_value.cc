@@ -13,7 +13,7 @@
 #include "checks/checks.h"
 #include "checks/config/cuda_graph_config_check.h"
 
-namespace graphcheck {
+namespace graphcheck::checks {
 namespace {
 
 class ConfigUnknownCudaGraphValueCheck : public CudaGraphConfigCheck {
@@ -110,4 +110,4 @@ std::unique_ptr<Check> NewConfigUnknownCudaGraphValueCheck() {
   return std::make_unique<ConfigUnknownCudaGraphValueCheck>();
 }
 
-}  // namespace graphcheck
+}  // namespace graphcheck::checks

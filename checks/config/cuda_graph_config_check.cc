@@ -2,7 +2,7 @@
 
 #include "checks/config/config_document.h"
 
-namespace graphcheck {
+namespace graphcheck::checks {
 
 void CudaGraphConfigCheck::Read(const ConfigDocument& config, const BoundOptions& options,
                                 std::vector<Finding>* findings) const {
@@ -20,4 +20,4 @@ Finding CudaGraphConfigCheck::GraphFinding(const CudaGraphSettings& graphs, Loca
   return finding;
 }
 
-}  // namespace graphcheck
+}  // namespace graphcheck::checks

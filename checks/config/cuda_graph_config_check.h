@@ -11,7 +11,7 @@
 #include "checks/config/cuda_graph_settings.h"
 #include "core/check.h"
 
-namespace graphcheck {
+namespace graphcheck::checks {
 
 class CudaGraphConfigCheck : public CheckOf<ConfigDocument> {
  public:
@@ -26,6 +26,6 @@ class CudaGraphConfigCheck : public CheckOf<ConfigDocument> {
   Finding GraphFinding(const CudaGraphSettings& graphs, Location where, std::string message, std::string fix) const;
 };
 
-}  // namespace graphcheck
+}  // namespace graphcheck::checks
 
 #endif  // GRAPHCHECK_CHECKS_CONFIG_CUDA_GRAPH_CONFIG_CHECK_H_

@@ -2,7 +2,7 @@
 
 #include "absl/strings/ascii.h"
 
-namespace graphcheck {
+namespace graphcheck::checks {
 
 CudaGraphSettings CudaGraphSettings::From(const ConfigDocument& document) {
   CudaGraphSettings settings;
@@ -27,4 +27,4 @@ CudaGraphSettings CudaGraphSettings::From(const ConfigDocument& document) {
   return settings;
 }
 
-}  // namespace graphcheck
+}  // namespace graphcheck::checks

@@ -8,7 +8,7 @@
 #include "absl/strings/string_view.h"
 #include "checks/config/config_keys.h"
 
-namespace graphcheck {
+namespace graphcheck::checks {
 
 // Values Megatron Bridge accepts (scripts/performance/argument_parser.py) and Megatron Core's CudaGraphScope.
 inline constexpr absl::string_view kImplNone = "none";
@@ -42,6 +42,6 @@ struct CudaGraphSettings {
   Position anchor() const { return impl.entry != nullptr ? impl.entry->position : Position{}; }
 };
 
-}  // namespace graphcheck
+}  // namespace graphcheck::checks
 
 #endif  // GRAPHCHECK_CHECKS_CONFIG_CUDA_GRAPH_SETTINGS_H_

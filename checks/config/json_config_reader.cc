@@ -12,7 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "checks/config/config_readers.h"
 
-namespace graphcheck {
+namespace graphcheck::checks {
 namespace config_internal {
 namespace {
 
@@ -238,4 +238,4 @@ absl::Status ReadJson(absl::string_view text, ConfigDocument* document) {
 }
 
 }  // namespace config_internal
-}  // namespace graphcheck
+}  // namespace graphcheck::checks

@@ -14,7 +14,7 @@
 #include "checks/config/capture_order.h"
 #include "core/check.h"
 
-namespace graphcheck {
+namespace graphcheck::checks {
 namespace {
 
 class ScheduleOrderCheck : public CheckOf<CaptureOrder> {
@@ -229,4 +229,4 @@ void ScheduleOrderCheck::Read(const CaptureOrder& order, const BoundOptions& opt
 
 std::unique_ptr<Check> NewScheduleOrderCheck() { return std::make_unique<ScheduleOrderCheck>(); }
 
-}  // namespace graphcheck
+}  // namespace graphcheck::checks

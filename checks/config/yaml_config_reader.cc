@@ -10,7 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "checks/config/config_readers.h"
 
-namespace graphcheck {
+namespace graphcheck::checks {
 namespace config_internal {
 namespace {
 
@@ -175,4 +175,4 @@ absl::Status ReadYaml(absl::string_view text, ConfigDocument* document) {
 }
 
 }  // namespace config_internal
-}  // namespace graphcheck
+}  // namespace graphcheck::checks

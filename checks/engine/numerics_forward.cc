@@ -19,7 +19,7 @@
 #include "trace/events.h"
 #include "trace/python_frames.h"
 
-namespace graphcheck {
+namespace graphcheck::checks {
 namespace {
 
 class NumericsForwardCheck : public CheckOf<EngineRun, trace::Trace> {
@@ -125,4 +125,4 @@ void NumericsForwardCheck::CheckShadowComparisons(const trace::Trace& trace, con
 
 std::unique_ptr<Check> NewNumericsForwardCheck() { return std::make_unique<NumericsForwardCheck>(); }
 
-}  // namespace graphcheck
+}  // namespace graphcheck::checks

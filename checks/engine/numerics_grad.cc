@@ -23,7 +23,7 @@
 #include "trace/events.h"
 #include "trace/python_frames.h"
 
-namespace graphcheck {
+namespace graphcheck::checks {
 namespace {
 
 class NumericsGradCheck : public CheckOf<EngineRun, trace::Trace> {
@@ -156,4 +156,4 @@ Finding NumericsGradCheck::Describe(const trace::Trace& trace, const ShadowVerdi
 
 std::unique_ptr<Check> NewNumericsGradCheck() { return std::make_unique<NumericsGradCheck>(); }
 
-}  // namespace graphcheck
+}  // namespace graphcheck::checks

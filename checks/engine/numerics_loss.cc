@@ -13,7 +13,7 @@
 #include "core/check.h"
 #include "engine/run/engine_run.h"
 
-namespace graphcheck {
+namespace graphcheck::checks {
 namespace {
 
 class NumericsLossCheck : public CheckOf<EngineRun> {
@@ -105,4 +105,4 @@ void NumericsLossCheck::Read(const EngineRun& run, const BoundOptions& options, 
 
 std::unique_ptr<Check> NewNumericsLossCheck() { return std::make_unique<NumericsLossCheck>(); }
 
-}  // namespace graphcheck
+}  // namespace graphcheck::checks

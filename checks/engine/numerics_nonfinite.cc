@@ -10,7 +10,7 @@
 #include "core/check.h"
 #include "engine/run/engine_run.h"
 
-namespace graphcheck {
+namespace graphcheck::checks {
 namespace {
 
 class NumericsNonfiniteCheck : public CheckOf<EngineRun> {
@@ -77,4 +77,4 @@ void NumericsNonfiniteCheck::Read(const EngineRun& run, const BoundOptions&, std
 
 std::unique_ptr<Check> NewNumericsNonfiniteCheck() { return std::make_unique<NumericsNonfiniteCheck>(); }
 
-}  // namespace graphcheck
+}  // namespace graphcheck::checks

@@ -9,7 +9,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/string_view.h"
 
-namespace graphcheck {
+namespace graphcheck::checks {
 
 std::vector<CheckOption> NumericsRuleOptions() {
   return {
@@ -195,4 +195,4 @@ void DescribeMismatches(const EngineRun& run, const NumericsRule& rule, const st
   finding->where.key = worst.name;
 }
 
-}  // namespace graphcheck
+}  // namespace graphcheck::checks

@@ -24,7 +24,7 @@
 #include "core/check.h"
 #include "engine/run/engine_run.h"
 
-namespace graphcheck {
+namespace graphcheck::checks {
 
 // The options every numerics check takes, with their defaults.
 std::vector<CheckOption> NumericsRuleOptions();
@@ -104,6 +104,6 @@ void DescribeMismatches(const EngineRun& run, const NumericsRule& rule, const st
 // every sample's spread.
 bool EagerReproducible(const EngineRun& run);
 
-}  // namespace graphcheck
+}  // namespace graphcheck::checks
 
 #endif  // GRAPHCHECK_CHECKS_ENGINE_NUMERICS_RULE_H_

@@ -8,7 +8,7 @@
 #include "core/check.h"
 #include "engine/run/engine_run.h"
 
-namespace graphcheck {
+namespace graphcheck::checks {
 namespace {
 
 class PipelineStepFailedCheck : public CheckOf<EngineRun> {
@@ -64,4 +64,4 @@ void PipelineStepFailedCheck::Read(const EngineRun& run, const BoundOptions& opt
 
 std::unique_ptr<Check> NewPipelineStepFailedCheck() { return std::make_unique<PipelineStepFailedCheck>(); }
 
-}  // namespace graphcheck
+}  // namespace graphcheck::checks

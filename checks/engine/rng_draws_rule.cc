@@ -1,6 +1,6 @@
 #include "checks/engine/rng_draws_rule.h"
 
-namespace graphcheck {
+namespace graphcheck::checks {
 namespace {
 
 // Dropout changes outputs by their own magnitude; nondeterministic kernels by a few ulps of it. Four times eager's
@@ -19,4 +19,4 @@ RngDrawVerdict JudgeRngDraws(const EngineRun& run) {
   return RngDrawVerdict::kAsEager;
 }
 
-}  // namespace graphcheck
+}  // namespace graphcheck::checks

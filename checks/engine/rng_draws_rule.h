@@ -6,7 +6,7 @@
 
 #include "engine/run/engine_run.h"
 
-namespace graphcheck {
+namespace graphcheck::checks {
 
 enum class RngDrawVerdict {
   kNotMeasured,   // no RngDraws in the run
@@ -19,6 +19,6 @@ enum class RngDrawVerdict {
 
 RngDrawVerdict JudgeRngDraws(const EngineRun& run);
 
-}  // namespace graphcheck
+}  // namespace graphcheck::checks
 
 #endif  // GRAPHCHECK_CHECKS_ENGINE_RNG_DRAWS_RULE_H_

@@ -8,7 +8,7 @@
 #include "checks/engine/rng_draws_rule.h"
 #include "core/check.h"
 
-namespace graphcheck {
+namespace graphcheck::checks {
 namespace {
 
 class RngEagerMismatchCheck : public CheckOf<EngineRun> {
@@ -55,4 +55,4 @@ void RngEagerMismatchCheck::Read(const EngineRun& run, const BoundOptions& optio
 
 std::unique_ptr<Check> NewRngEagerMismatchCheck() { return std::make_unique<RngEagerMismatchCheck>(); }
 
-}  // namespace graphcheck
+}  // namespace graphcheck::checks

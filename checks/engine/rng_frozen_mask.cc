@@ -13,7 +13,7 @@
 #include "trace/events.h"
 #include "trace/python_frames.h"
 
-namespace graphcheck {
+namespace graphcheck::checks {
 namespace {
 
 class RngFrozenMaskCheck : public CheckOf<EngineRun, trace::Trace> {
@@ -112,4 +112,4 @@ void RngFrozenMaskCheck::CheckEngineRun(const EngineRun& run, std::vector<Findin
 
 std::unique_ptr<Check> NewRngFrozenMaskCheck() { return std::make_unique<RngFrozenMaskCheck>(); }
 
-}  // namespace graphcheck
+}  // namespace graphcheck::checks

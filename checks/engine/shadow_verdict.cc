@@ -11,7 +11,7 @@
 #include "checks/engine/numerics_rule.h"
 #include "core/numerics_sample.h"
 
-namespace graphcheck {
+namespace graphcheck::checks {
 namespace {
 
 // A replay's tensors are named role first ("parameter model.fc.weight", "state Adam exp_avg of ..."): the role and
@@ -120,4 +120,4 @@ std::vector<ShadowVerdict> JudgeShadowComparisons(const trace::Trace& trace, tra
   return verdicts;
 }
 
-}  // namespace graphcheck
+}  // namespace graphcheck::checks

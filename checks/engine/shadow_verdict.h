@@ -13,7 +13,7 @@
 #include "core/check.h"
 #include "trace/events.h"
 
-namespace graphcheck {
+namespace graphcheck::checks {
 
 struct ShadowVerdict {
   uint64_t owner = 0;  // the module's or graph's id
@@ -37,6 +37,6 @@ std::vector<ShadowVerdict> JudgeShadowComparisons(const trace::Trace& trace, tra
 // The host sources among a comparison's draws: "cpu", "python-random", "numpy"; "" when none.
 std::string HostDraws(const trace::Trace& trace, const trace::ShadowComparison& comparison);
 
-}  // namespace graphcheck
+}  // namespace graphcheck::checks
 
 #endif  // GRAPHCHECK_CHECKS_ENGINE_SHADOW_VERDICT_H_

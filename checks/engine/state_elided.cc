@@ -12,7 +12,7 @@
 #include "core/check.h"
 #include "engine/run/engine_run.h"
 
-namespace graphcheck {
+namespace graphcheck::checks {
 namespace {
 
 class StateElidedCheck : public CheckOf<EngineRun> {
@@ -73,4 +73,4 @@ void StateElidedCheck::Read(const EngineRun& run, const BoundOptions& options, s
 
 std::unique_ptr<Check> NewStateElidedCheck() { return std::make_unique<StateElidedCheck>(); }
 
-}  // namespace graphcheck
+}  // namespace graphcheck::checks

@@ -5,7 +5,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_split.h"
 
-namespace graphcheck {
+namespace graphcheck::checks {
 
 std::optional<std::string> AllocatorConfValue(absl::string_view conf, absl::string_view key) {
   std::optional<std::string> found;
@@ -18,4 +18,4 @@ std::optional<std::string> AllocatorConfValue(absl::string_view conf, absl::stri
   return found;
 }
 
-}  // namespace graphcheck
+}  // namespace graphcheck::checks

@@ -7,11 +7,11 @@
 
 #include "absl/strings/string_view.h"
 
-namespace graphcheck {
+namespace graphcheck::checks {
 
 // The value of `key` in an allocator configuration (spaces allowed; the last occurrence wins), or nullopt.
 std::optional<std::string> AllocatorConfValue(absl::string_view conf, absl::string_view key);
 
-}  // namespace graphcheck
+}  // namespace graphcheck::checks
 
 #endif  // GRAPHCHECK_CHECKS_ENVIRONMENT_ALLOCATOR_CONF_H_

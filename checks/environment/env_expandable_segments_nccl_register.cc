@@ -13,7 +13,7 @@
 #include "core/check.h"
 #include "core/environment.h"
 
-namespace graphcheck {
+namespace graphcheck::checks {
 namespace {
 
 class EnvExpandableSegmentsNcclRegisterCheck : public CheckOf<Environment> {
@@ -80,4 +80,4 @@ std::unique_ptr<Check> NewEnvExpandableSegmentsNcclRegisterCheck() {
   return std::make_unique<EnvExpandableSegmentsNcclRegisterCheck>();
 }
 
-}  // namespace graphcheck
+}  // namespace graphcheck::checks

@@ -5,7 +5,7 @@
 #include "checks/checks.h"
 #include "checks/environment/env_variable_check.h"
 
-namespace graphcheck {
+namespace graphcheck::checks {
 namespace {
 
 class EnvLaunchBlockingCheck : public EnvVariableCheck {
@@ -34,4 +34,4 @@ EnvLaunchBlockingCheck::EnvLaunchBlockingCheck()
 
 std::unique_ptr<Check> NewEnvLaunchBlockingCheck() { return std::make_unique<EnvLaunchBlockingCheck>(); }
 
-}  // namespace graphcheck
+}  // namespace graphcheck::checks

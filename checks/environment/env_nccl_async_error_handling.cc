@@ -14,7 +14,7 @@
 #include "core/environment.h"
 #include "trace/events.h"
 
-namespace graphcheck {
+namespace graphcheck::checks {
 namespace {
 
 // The environment decides, or the trace where there is one that names its threads.
@@ -117,4 +117,4 @@ std::unique_ptr<Check> NewEnvNcclAsyncErrorHandlingCheck() {
   return std::make_unique<EnvNcclAsyncErrorHandlingCheck>();
 }
 
-}  // namespace graphcheck
+}  // namespace graphcheck::checks

@@ -5,7 +5,7 @@
 #include "checks/checks.h"
 #include "checks/environment/env_variable_check.h"
 
-namespace graphcheck {
+namespace graphcheck::checks {
 namespace {
 
 class EnvNoCachingAllocatorCheck : public EnvVariableCheck {
@@ -33,4 +33,4 @@ EnvNoCachingAllocatorCheck::EnvNoCachingAllocatorCheck()
 
 std::unique_ptr<Check> NewEnvNoCachingAllocatorCheck() { return std::make_unique<EnvNoCachingAllocatorCheck>(); }
 
-}  // namespace graphcheck
+}  // namespace graphcheck::checks

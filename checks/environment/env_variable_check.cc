@@ -3,7 +3,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 
-namespace graphcheck {
+namespace graphcheck::checks {
 
 void EnvVariableCheck::Read(const Environment& env, const BoundOptions& options, std::vector<Finding>* findings) const {
   const std::string* value = env.Get(spec_.variable);
@@ -16,4 +16,4 @@ void EnvVariableCheck::Read(const Environment& env, const BoundOptions& options,
   findings->push_back(std::move(finding));
 }
 
-}  // namespace graphcheck
+}  // namespace graphcheck::checks

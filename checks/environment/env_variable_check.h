@@ -9,7 +9,7 @@
 #include "core/check.h"
 #include "core/environment.h"
 
-namespace graphcheck {
+namespace graphcheck::checks {
 
 class EnvVariableCheck : public CheckOf<Environment> {
  public:
@@ -29,6 +29,6 @@ class EnvVariableCheck : public CheckOf<Environment> {
   Spec spec_;
 };
 
-}  // namespace graphcheck
+}  // namespace graphcheck::checks
 
 #endif  // GRAPHCHECK_CHECKS_ENVIRONMENT_ENV_VARIABLE_CHECK_H_

@@ -20,7 +20,7 @@
 #include "trace/events.h"
 #include "trace/python_frames.h"
 
-namespace graphcheck {
+namespace graphcheck::checks {
 namespace {
 
 class ReplayMismatchCheck : public CheckOf<trace::Trace> {
@@ -110,4 +110,4 @@ void ReplayMismatchCheck::Read(const trace::Trace& trace, const BoundOptions& op
 
 std::unique_ptr<Check> NewReplayMismatchCheck() { return std::make_unique<ReplayMismatchCheck>(); }
 
-}  // namespace graphcheck
+}  // namespace graphcheck::checks

@@ -6,7 +6,7 @@
 #include "gtest/gtest.h"
 #include "tests/checks/config/config_check_test_util.h"
 
-namespace graphcheck {
+namespace graphcheck::checks {
 namespace {
 
 using ::testing::ElementsAre;
@@ -45,4 +45,4 @@ TEST(ArgsConfigReaderTest, CommandLineArgumentsHaveNoLines) {
 }
 
 }  // namespace
-}  // namespace graphcheck
+}  // namespace graphcheck::checks

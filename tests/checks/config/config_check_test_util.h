@@ -13,7 +13,7 @@
 #include "checks/config/config_parser.h"
 #include "core/check.h"
 
-namespace graphcheck {
+namespace graphcheck::checks {
 
 // Readable findings in failure messages.
 inline void PrintTo(const Finding& finding, std::ostream* os) {
@@ -67,6 +67,6 @@ inline std::vector<std::string> Texts(const ConfigEntry& entry) {
 }
 
 }  // namespace testing_util
-}  // namespace graphcheck
+}  // namespace graphcheck::checks
 
 #endif  // GRAPHCHECK_TESTS_CHECKS_CONFIG_CONFIG_CHECK_TEST_UTIL_H_

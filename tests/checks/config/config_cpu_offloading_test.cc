@@ -2,7 +2,7 @@
 
 #include "tests/checks/config/config_check_test_util.h"
 
-namespace graphcheck {
+namespace graphcheck::checks {
 namespace {
 
 using ::testing::ElementsAre;
@@ -34,4 +34,4 @@ TEST(ConfigCpuOffloadingTest, AcceptsOffloadingWithoutGraphs) {
 }
 
 }  // namespace
-}  // namespace graphcheck
+}  // namespace graphcheck::checks

@@ -2,7 +2,7 @@
 
 #include "tests/checks/config/config_check_test_util.h"
 
-namespace graphcheck {
+namespace graphcheck::checks {
 namespace {
 
 using ::testing::ElementsAre;
@@ -75,4 +75,4 @@ TEST(ConfigFullIterationNanCheckTest, TheFullIterationImplementationIsAWholeStep
 }
 
 }  // namespace
-}  // namespace graphcheck
+}  // namespace graphcheck::checks

@@ -5,7 +5,7 @@
 
 #include "checks/config/config_parser.h"
 
-namespace graphcheck {
+namespace graphcheck::checks {
 namespace {
 
 TEST(ConfigKeysTest, ReadsBridgeValuesAndWordsFixesInYaml) {
@@ -29,4 +29,4 @@ TEST(ConfigKeysTest, ReadsMegatronFlagsAndWordsFixesAsFlags) {
 }
 
 }  // namespace
-}  // namespace graphcheck
+}  // namespace graphcheck::checks

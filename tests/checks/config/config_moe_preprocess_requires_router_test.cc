@@ -2,7 +2,7 @@
 
 #include "tests/checks/config/config_check_test_util.h"
 
-namespace graphcheck {
+namespace graphcheck::checks {
 namespace {
 
 using ::testing::ElementsAre;
@@ -37,4 +37,4 @@ TEST(ConfigMoePreprocessRequiresRouterTest, MegatronArgumentsPointAtTheScopeWord
 }
 
 }  // namespace
-}  // namespace graphcheck
+}  // namespace graphcheck::checks

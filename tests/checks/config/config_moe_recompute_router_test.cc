@@ -2,7 +2,7 @@
 
 #include "tests/checks/config/config_check_test_util.h"
 
-namespace graphcheck {
+namespace graphcheck::checks {
 namespace {
 
 using ::testing::ElementsAre;
@@ -47,4 +47,4 @@ TEST(ConfigMoeRecomputeRouterTest, OnlyTheTransformerEngineImplementationIsAffec
 }
 
 }  // namespace
-}  // namespace graphcheck
+}  // namespace graphcheck::checks

@@ -2,7 +2,7 @@
 
 #include "tests/checks/config/config_check_test_util.h"
 
-namespace graphcheck {
+namespace graphcheck::checks {
 namespace {
 
 using ::testing::ElementsAre;
@@ -30,4 +30,4 @@ TEST(ConfigMoeScopeExclusiveTest, AcceptsRouterWithPreprocess) {
 }
 
 }  // namespace
-}  // namespace graphcheck
+}  // namespace graphcheck::checks

@@ -11,7 +11,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
-namespace graphcheck {
+namespace graphcheck::checks {
 namespace {
 
 struct Fixture {
@@ -99,4 +99,4 @@ TEST(ConfigParserCorpusTest, DeepNestingIsRejected) {
 }
 
 }  // namespace
-}  // namespace graphcheck
+}  // namespace graphcheck::checks

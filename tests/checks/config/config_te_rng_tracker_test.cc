@@ -2,7 +2,7 @@
 
 #include "tests/checks/config/config_check_test_util.h"
 
-namespace graphcheck {
+namespace graphcheck::checks {
 namespace {
 
 using ::testing::ElementsAre;
@@ -68,4 +68,4 @@ TEST(ConfigTeRngTrackerTest, MegatronCoresOwnGraphsFromItsArgumentsNeedNoTeTrack
 }
 
 }  // namespace
-}  // namespace graphcheck
+}  // namespace graphcheck::checks

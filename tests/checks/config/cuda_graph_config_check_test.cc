@@ -4,7 +4,7 @@
 
 #include "tests/checks/config/config_check_test_util.h"
 
-namespace graphcheck {
+namespace graphcheck::checks {
 namespace {
 
 using ::testing::HasSubstr;
@@ -46,4 +46,4 @@ TEST(CudaGraphConfigCheckTest, SkipsConfigurationsWithoutGraphs) {
 }
 
 }  // namespace
-}  // namespace graphcheck
+}  // namespace graphcheck::checks

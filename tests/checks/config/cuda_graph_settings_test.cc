@@ -5,7 +5,7 @@
 
 #include "checks/config/config_parser.h"
 
-namespace graphcheck {
+namespace graphcheck::checks {
 namespace {
 
 TEST(CudaGraphSettingsTest, ReadsImplementationAndScopeList) {
@@ -29,4 +29,4 @@ TEST(CudaGraphSettingsTest, GraphsAreOffWhenNothingTurnsThemOn) {
 }
 
 }  // namespace
-}  // namespace graphcheck
+}  // namespace graphcheck::checks

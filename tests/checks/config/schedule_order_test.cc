@@ -5,7 +5,7 @@
 #include "gtest/gtest.h"
 #include "tests/checks/config/config_check_test_util.h"
 
-namespace graphcheck {
+namespace graphcheck::checks {
 namespace {
 
 using ::testing::AllOf;
@@ -111,4 +111,4 @@ TEST(ScheduleOrderTest, FlagsWgradBeforeItsBackward) {
 }
 
 }  // namespace
-}  // namespace graphcheck
+}  // namespace graphcheck::checks

@@ -12,7 +12,7 @@
 #include "tests/checks/engine/shadow_test_util.h"
 #include "trace/events.h"
 
-namespace graphcheck {
+namespace graphcheck::checks {
 namespace {
 
 using ::testing::HasSubstr;
@@ -121,4 +121,4 @@ TEST(NumericsForwardTest, ShadowReportsEachModuleOnce) {
 }
 
 }  // namespace
-}  // namespace graphcheck
+}  // namespace graphcheck::checks

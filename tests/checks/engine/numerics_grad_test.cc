@@ -9,7 +9,7 @@
 #include "tests/checks/engine/numerics_test_util.h"
 #include "tests/checks/engine/shadow_test_util.h"
 
-namespace graphcheck {
+namespace graphcheck::checks {
 namespace {
 
 using ::testing::HasSubstr;
@@ -108,4 +108,4 @@ TEST(NumericsGradTest, ShadowLeavesAgreeingBackwardsAndCausesNamedElsewhereAlone
 }
 
 }  // namespace
-}  // namespace graphcheck
+}  // namespace graphcheck::checks

@@ -9,7 +9,7 @@
 
 #include "tests/checks/engine/numerics_test_util.h"
 
-namespace graphcheck {
+namespace graphcheck::checks {
 namespace {
 
 using ::testing::HasSubstr;
@@ -108,4 +108,4 @@ TEST(NumericsLossTest, ToleranceIsAnOption) {
 }
 
 }  // namespace
-}  // namespace graphcheck
+}  // namespace graphcheck::checks

@@ -9,7 +9,7 @@
 
 #include "tests/checks/engine/numerics_test_util.h"
 
-namespace graphcheck {
+namespace graphcheck::checks {
 namespace {
 
 using ::testing::HasSubstr;
@@ -50,4 +50,4 @@ TEST(NumericsNonfiniteTest, CleanWhenEagerIsNonFiniteToo) {
 }
 
 }  // namespace
-}  // namespace graphcheck
+}  // namespace graphcheck::checks

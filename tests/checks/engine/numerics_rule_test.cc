@@ -9,7 +9,7 @@
 
 #include "tests/checks/engine/numerics_test_util.h"
 
-namespace graphcheck {
+namespace graphcheck::checks {
 namespace {
 
 using ::testing::HasSubstr;
@@ -118,4 +118,4 @@ TEST(NumericsRuleTest, MismatchesWorstFirstAndTheirTable) {
 }
 
 }  // namespace
-}  // namespace graphcheck
+}  // namespace graphcheck::checks

@@ -5,7 +5,7 @@
 
 #include "engine/run/engine_run.h"
 
-namespace graphcheck {
+namespace graphcheck::checks {
 namespace {
 
 using ::testing::HasSubstr;
@@ -42,4 +42,4 @@ TEST(PipelineStepFailedTest, CleanWhenEveryStepRan) {
 }
 
 }  // namespace
-}  // namespace graphcheck
+}  // namespace graphcheck::checks

@@ -9,7 +9,7 @@
 #include "checks/engine/rng_draws_rule.h"
 #include "tests/checks/engine/rng_test_util.h"
 
-namespace graphcheck {
+namespace graphcheck::checks {
 namespace {
 
 using testing_util::kDrawsOnlyInEager;
@@ -49,4 +49,4 @@ TEST(RngDrawsRuleTest, NumericsForwardLeavesRandomDrawsToTheRngChecks) {
 }
 
 }  // namespace
-}  // namespace graphcheck
+}  // namespace graphcheck::checks

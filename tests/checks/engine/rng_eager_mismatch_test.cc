@@ -7,7 +7,7 @@
 #include "checks/checks.h"
 #include "tests/checks/engine/rng_test_util.h"
 
-namespace graphcheck {
+namespace graphcheck::checks {
 namespace {
 
 using ::testing::HasSubstr;
@@ -32,4 +32,4 @@ TEST(RngEagerMismatchTest, LeavesReplaysThatDrawAsEagerAlone) {
 }
 
 }  // namespace
-}  // namespace graphcheck
+}  // namespace graphcheck::checks

@@ -9,7 +9,7 @@
 #include "tests/checks/engine/rng_test_util.h"
 #include "tests/checks/engine/shadow_test_util.h"
 
-namespace graphcheck {
+namespace graphcheck::checks {
 namespace {
 
 using ::testing::HasSubstr;
@@ -61,4 +61,4 @@ TEST(RngFrozenMaskTest, ShadowLeavesCudaDrawsAndAgreeingHostDrawsAlone) {
 }
 
 }  // namespace
-}  // namespace graphcheck
+}  // namespace graphcheck::checks

@@ -10,7 +10,7 @@
 #include "core/check.h"
 #include "tests/checks/engine/shadow_test_util.h"
 
-namespace graphcheck {
+namespace graphcheck::checks {
 namespace {
 
 using testing_util::ShadowTrace;
@@ -65,4 +65,4 @@ TEST(ShadowVerdictTest, AccumulationIsJudgedExactlyAndGradientsByTheirTolerance)
 }
 
 }  // namespace
-}  // namespace graphcheck
+}  // namespace graphcheck::checks

@@ -8,7 +8,7 @@
 
 #include "tests/checks/engine/numerics_test_util.h"
 
-namespace graphcheck {
+namespace graphcheck::checks {
 namespace {
 
 using ::testing::HasSubstr;
@@ -68,4 +68,4 @@ TEST(StateElidedTest, SilentWhenOutputsOrGradientsAlreadyDiffer) {
 }
 
 }  // namespace
-}  // namespace graphcheck
+}  // namespace graphcheck::checks

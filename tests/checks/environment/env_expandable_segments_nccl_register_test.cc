@@ -6,7 +6,7 @@
 
 #include "tests/checks/environment/env_checks_common.h"
 
-namespace graphcheck {
+namespace graphcheck::checks {
 namespace {
 
 using ::testing::HasSubstr;
@@ -61,4 +61,4 @@ TEST(AllocatorConfValueTest, LastOccurrenceWins) {
 }
 
 }  // namespace
-}  // namespace graphcheck
+}  // namespace graphcheck::checks

@@ -4,7 +4,7 @@
 
 #include "tests/checks/environment/env_checks_common.h"
 
-namespace graphcheck {
+namespace graphcheck::checks {
 namespace {
 
 using testing_env::Env;
@@ -24,4 +24,4 @@ TEST(EnvLaunchBlockingTest, CleanWhenUnsetOrZero) {
 }
 
 }  // namespace
-}  // namespace graphcheck
+}  // namespace graphcheck::checks

@@ -6,7 +6,7 @@
 #include "tests/checks/environment/env_checks_common.h"
 #include "trace/events.h"
 
-namespace graphcheck {
+namespace graphcheck::checks {
 namespace {
 
 using ::testing::HasSubstr;
@@ -89,4 +89,4 @@ TEST(EnvNcclAsyncErrorHandlingTest, DistributedOptionOverridesDetection) {
 }
 
 }  // namespace
-}  // namespace graphcheck
+}  // namespace graphcheck::checks

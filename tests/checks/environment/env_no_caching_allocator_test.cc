@@ -4,7 +4,7 @@
 
 #include "tests/checks/environment/env_checks_common.h"
 
-namespace graphcheck {
+namespace graphcheck::checks {
 namespace {
 
 using testing_env::Env;
@@ -23,4 +23,4 @@ TEST(EnvNoCachingAllocatorTest, CleanWhenUnset) {
 }
 
 }  // namespace
-}  // namespace graphcheck
+}  // namespace graphcheck::checks

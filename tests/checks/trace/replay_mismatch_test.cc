@@ -10,7 +10,7 @@
 
 #include "tests/checks/engine/shadow_test_util.h"
 
-namespace graphcheck {
+namespace graphcheck::checks {
 namespace {
 
 using ::testing::HasSubstr;
@@ -81,4 +81,4 @@ TEST(ReplayMismatchTest, AReplayNotComparedIsANoteWithTheReason) {
 }
 
 }  // namespace
-}  // namespace graphcheck
+}  // namespace graphcheck::checks
