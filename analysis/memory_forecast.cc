@@ -223,10 +223,20 @@ uint64_t CublasWorkspaceBytes(const TraceAnalysis& analysis, const std::vector<T
       if (kernel >= 0 && cublas(trace.kernels[kernel].shape)) threads.insert(call->thread_id);
     }
   }
+  // Recorded without launches there (--launches capture, or past the launch-recording windows): a cuBLAS kernel that
+  // ran inside a region says one thread launched it.
+  size_t workspaces = threads.size();
+  for (size_t k = 0; workspaces == 0 && k < trace.kernels.size(); ++k) {
+    const trace::KernelActivity& kernel = trace.kernels[k];
+    auto region = std::upper_bound(regions.begin(), regions.end(), kernel.start_ns,
+                                   [](uint64_t start, const TimeInterval& r) { return start < r.start_ns; });
+    if (region == regions.begin() || kernel.start_ns >= std::prev(region)->end_ns) continue;
+    if (kernel.graph_id == 0 && cublas(kernel.shape)) workspaces = 1;
+  }
   int cc_major = 0;
   for (const trace::DeviceInfo& device : trace.devices) cc_major = std::max(cc_major, device.gpu.cc_major);
   const uint64_t one = cc_major >= 9 ? uint64_t{32} << 20 : (uint64_t{8} << 20) + (uint64_t{128} << 10);
-  return threads.size() * one;
+  return workspaces * one;
 }
 
 std::optional<MemoryForecast> ForecastGraphMemory(const TraceAnalysis& analysis, const IterationOptions& steps,
@@ -238,10 +248,10 @@ std::optional<MemoryForecast> ForecastGraphMemory(const TraceAnalysis& analysis,
   const std::vector<TimeInterval> graphable =
       model.graphable_range.empty() ? std::vector<TimeInterval>{} : analysis.nvtx().RangesNamed(model.graphable_range);
   MemoryForecast forecast;
-  std::vector<TimeInterval> covered;  // the eager steps the history covers
+  std::vector<TimeInterval> eager;  // where the threads that launch cuBLAS kernels are found
   for (const Iteration& step : analysis.iterations(steps).eager) {
+    eager.push_back({step.start_ns, step.end_ns, 0});
     if (step.start_ns < history_start_ns) continue;
-    covered.push_back({step.start_ns, step.end_ns, 0});
     std::vector<TimeInterval> parts;
     for (const TimeInterval& range : graphable) {
       if (range.start_ns >= step.start_ns && range.end_ns <= step.end_ns) parts.push_back(range);
@@ -259,7 +269,7 @@ std::optional<MemoryForecast> ForecastGraphMemory(const TraceAnalysis& analysis,
     }
   }
   if (forecast.steps == 0) return std::nullopt;
-  forecast.workspace_bytes = CublasWorkspaceBytes(analysis, covered);
+  forecast.workspace_bytes = CublasWorkspaceBytes(analysis, eager);
   return forecast;
 }
 

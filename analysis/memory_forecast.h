@@ -64,7 +64,8 @@ struct MemoryForecast {
 
 // What the cuBLAS workspaces a capture stream gets take: PyTorch 2.11 keeps one workspace per (cuBLAS handle, stream),
 // and a handle per thread, so the first capture on a stream allocates one in its pool for each thread that launches
-// cuBLAS kernels inside `regions` (sorted by start, disjoint): the forward's thread, and autograd's for a backward.
+// cuBLAS kernels inside `regions` (sorted by start, disjoint): the forward's thread, and autograd's for a backward
+// (one, of a thread unknown, where cuBLAS kernels ran there but their launches were not recorded).
 // 32 MiB each on compute capability 9.0 and later; below 9.0 the default CUBLAS_WORKSPACE_CONFIG, ":4096:2:16:8"
 // (8 MiB and 128 KiB), not measured. Seen: two 32 MiB blocks in each whole-step training graph's pool on an H100
 // (bench/memory_forecast.py), one in an inference loop's shared pool on an H200 (bench/capture_plan). 0 when no

@@ -27,9 +27,9 @@ struct Spec {
   // metric may also be one process's of several ("pid<P>.NAME") or a job's extreme rank ("NAME.min", "NAME.max").
   bool by_origin = false;
 
-  Metric With(double value) const { return Metric{name, value, unit, description}; }
+  Metric With(double value) const { return Metric{name, value, unit, description, {}}; }
   // A description that says where this value came from (which steps, which ranges).
-  Metric With(double value, std::string described) const { return Metric{name, value, unit, std::move(described)}; }
+  Metric With(double value, std::string described) const { return Metric{name, value, unit, std::move(described), {}}; }
 };
 
 // eager steps and what graphs would save (analysis/launch_metrics.cc)

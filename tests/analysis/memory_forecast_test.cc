@@ -149,6 +149,21 @@ TEST(MemoryForecastTest, CublasStepsAddAWorkspacePerLaunchingThread) {
   EXPECT_THAT(findings[0].evidence, Contains(HasSubstr("and 64 MiB of cuBLAS workspaces")));
 }
 
+// Where the steps' launches were not recorded, their cuBLAS kernels still say a thread launched them: one workspace.
+TEST(MemoryForecastTest, CublasKernelsWithoutTheirLaunchesCountOneWorkspace) {
+  const trace::Trace recorded = LaunchBoundTraceWithHistory();
+  trace::Trace kernels_only = recorded;
+  const trace::StringId gemm = kernels_only.Intern("sm90_xmma_gemm_f32f32_f32f32_f32_tn_n_cublas");
+  for (trace::KernelShape& shape : kernels_only.kernel_shapes) shape.name = gemm;
+  kernels_only.devices.emplace_back().gpu.cc_major = 9;
+  for (trace::KernelActivity& kernel : kernels_only.kernels) kernel.correlation_id += 1000000;  // no launch names them
+  const analysis::TraceAnalysis analysis(kernels_only);
+  const std::vector<TimeInterval> steps = {{1000000, 1700000, 0}};
+  EXPECT_EQ(analysis::CublasWorkspaceBytes(analysis, steps), 32 * kMiB);
+  const analysis::TraceAnalysis without(recorded);  // no cuBLAS kernel
+  EXPECT_EQ(analysis::CublasWorkspaceBytes(without, steps), 0u);
+}
+
 TEST(MemoryForecastTest, NoHistoryNoMemoryLine) {
   const std::vector<Finding> findings = RunCheck(checks::NewLaunchBoundCheck(), LaunchBoundTrace(1000));
   ASSERT_THAT(findings, SizeIs(1));

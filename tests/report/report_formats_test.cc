@@ -57,7 +57,7 @@ Report SampleReport() {
   note.where.column = 5;
   note.where.key = "env.CUDA_LAUNCH_BLOCKING";
   report.findings.push_back(note);
-  report.metrics.push_back(Metric{"launch.kernels_per_iteration", 42, "count", "kernels"});
+  report.metrics.push_back(Metric{"launch.kernels_per_iteration", 42, "count", "kernels", {}});
   FinishReport({}, &report);  // as every command finishes its report before rendering it
   return report;
 }

@@ -18,7 +18,7 @@ TEST(EngineRunJsonTest, RoundTrips) {
   run.steps = {Step{"eager-reference", StepStatus::kOk, 12.5, ""},
                Step{"forward-capture", StepStatus::kFailed, 3, "forward capture of 'x': operation not permitted"},
                Step{"replay", StepStatus::kSkipped, 0, "not run: forward-capture failed"}};
-  run.metrics = {Metric{"check.speedup", 2.5, "ratio", "eager / graphed"}};
+  run.metrics = {Metric{"check.speedup", 2.5, "ratio", "eager / graphed", {}}};
   run.eager_losses = {1.5, 1.25};
   run.graphed_losses = {1.5, 1.2500001};
   run.eager_repeat_losses = {1.5, 1.25};
