@@ -188,17 +188,19 @@ void StampProcess(const ProcessSummary& process, Location* where) {
   if (process.rank >= 0) where->ranks = {process.rank};
 }
 
+// The findings of the checks that ran once for the whole run, as they made them.
+struct UnfinishedFindings {
+  std::vector<Finding> job;          // the checks that compare processes
+  std::vector<Finding> from_stderr;  // the stderr checks
+};
+
 // What the analysis finishes of the findings, in one place and in this order (the report's finishing step,
 // report/finish.h, does the rest):
 // 1. each process's findings and stops stamped with the process;
 // 2. the same problem found in several processes kept once, naming them (MergeAcrossProcesses);
 // 3. in a distributed job, the `hang` findings citing the collective ledgers (CiteLedgersInHangs);
 // 4. the stderr findings folded into the trace findings of their root cause (FoldStderrFindings).
-struct UnfinishedFindings {
-  std::vector<Finding> job;          // the checks that compare processes
-  std::vector<Finding> from_stderr;  // the stderr checks
-};
-// `summary.processes[i]` is `processes[i]`'s summary; `job`: a distributed job's.
+// `summary.processes[i]` is `processes[i]`'s summary; `job`: the processes are a distributed job's ranks.
 std::vector<Finding> FinishFindings(std::vector<ProcessResult>* processes, const JobSummary& summary,
                                     UnfinishedFindings unfinished, bool job) {
   std::vector<Finding> findings;
