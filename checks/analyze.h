@@ -21,7 +21,7 @@ namespace graphcheck::checks {
 
 struct AnalysisResult {
   std::vector<std::string> checks_run;  // sorted, unique
-  std::vector<Finding> findings;        // unsorted: the report's finishing step (cli/common.h) sorts them once
+  std::vector<Finding> findings;        // unsorted: the report's finishing step (report/finish.h) sorts them once
   std::vector<Metric> metrics;
   std::optional<Timeline> timeline;  // plot data of the first trace that has steps (analysis/report_timeline.h)
   std::optional<Coverage> coverage;  // graph coverage of the first trace that has steps (analysis/coverage.h)

@@ -45,7 +45,7 @@ TEST_P(GoldenTest, MatchesExpected) {
   const Fixture f = FixtureLoader().Load(nlohmann::json::parse(Slurp(fixture)));
   checks::AnalysisResult result = checks::AnalyzeTraces({&f.trace}, f.has_stderr ? &f.stderr_lines : nullptr,
                                                         BuiltinChecks(), CheckSelection(), CheckOptions());
-  SortFindings(&result.findings);  // in report order, as FinishReport (cli/common.h) puts every report's findings
+  SortFindings(&result.findings);  // in report order, as FinishReport (report/finish.h) puts every report's findings
   const std::string actual = ExpectedText(result);
   if (const char* update = std::getenv("GRAPHCHECK_UPDATE_GOLDEN"); update != nullptr && std::string(update) == "1") {
     std::ofstream(expected_path) << actual;
