@@ -60,13 +60,16 @@ def record(passes=RECORDED_PASSES):
     """The eager loop over the requests, `passes` times: the plan takes each size's median call, and a recording of a
     server's first second alone is its cold start (seen on an H100: one pass ran 27% slower than the warm loop)."""
     model, ids = build()
-    sizes = requests() * passes
+    sizes = requests()
+    per_pass = []  # us per call of each pass: whether a recorded run's later passes are as fast as the warm loop
     with torch.no_grad():
-        torch.cuda.synchronize()
-        started = time.perf_counter()
-        eager_loop(model, ids, sizes)
-        elapsed = time.perf_counter() - started
-    print("eager loop: %.1f us per call over %d calls" % (elapsed / len(sizes) * 1e6, len(sizes)), flush=True)
+        for _ in range(passes):
+            torch.cuda.synchronize()
+            started = time.perf_counter()
+            eager_loop(model, ids, sizes)
+            per_pass.append((time.perf_counter() - started) / len(sizes) * 1e6)
+    print("eager loop: %.1f us per call over %d calls (per pass: %s)" %
+          (sum(per_pass) / passes, passes * len(sizes), ", ".join("%.1f" % us for us in per_pass)), flush=True)
     print("OK record", flush=True)
 
 
