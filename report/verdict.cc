@@ -1,6 +1,5 @@
 #include "report/verdict.h"
 
-#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "core/metrics.h"
