@@ -87,8 +87,9 @@ std::vector<ModuleCall> ModuleCalls(const trace::Trace& trace) {
       call.module = e.graph;
       call.start_ns = it->second->time_ns;
       call.end_ns = e.time_ns;
-      // Since 1.13 the end says how many module calls were nested in it (pool) and what the hooks added to each
-      // (value_now, ns); both are bounded by what a call could make so that a damaged event cannot wrap the time.
+      // Since 1.13 the end says how many nested module calls the probe's hooks saw (pool) and what the hooks added to
+      // each (value_now, ns): 0 from probes that hook no nested call. Both are bounded by what a call could make so
+      // that a damaged event cannot wrap the time.
       if (e.pool < (uint64_t{1} << 32) && e.value_now < (uint64_t{1} << 32)) call.hooks_ns = e.pool * e.value_now;
       call.stack = it->second->stack;
       ParseCallText(trace.String(e.text), &call);

@@ -110,6 +110,8 @@ int Recorder::OnProbeEvent(const GraphcheckProbeEvent& args) {
   event.text = Text(*writer_, args.text,
                     event.kind == trace::ProbeEventKind::kGraphTensors ? kMaxTensorListText : kMaxProbeText);
   event.stack = ProbeStack(args.frames);
+  // `graphcheck plan` times a module call from its begin: stamped after the stack is taken, the span leaves it out.
+  if (event.kind == trace::ProbeEventKind::kModuleCallBegin) event.time_ns = Timestamp();
   writer_->WriteProbeEvent(event);
   if (hang_watch_ != nullptr) WatchProbeWait(event);
   return 1;

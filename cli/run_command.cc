@@ -128,7 +128,7 @@ void AddRunCommand(CLI::App* app, CommandContext* context) {
       ->check(CLI::Range(0, 1000));
   command->add_flag("--plan", options->plan,
                     "Record what `graphcheck plan` needs: each of the program's outermost module calls with its "
-                    "input shapes (the first 100000; a Python call per module call)");
+                    "input shapes (the first 100000; a few Python calls per outermost call)");
   command
       ->add_option("--hang-timeout", options->hang_timeout_s,
                    "SECONDS: a process whose thread waits longer than this in a CUDA synchronize (a collective "

@@ -404,8 +404,9 @@ enum class ProbeEventKind : uint8_t {
   // Since 1.11, under `graphcheck run --plan`: one of the program's outermost module calls (a module called from no
   // other module's forward) begins and ends, outside captures. `graph`: the module's Python id; `value`: the call's
   // number, from 1 (the two events of one call carry the same); at the end, `text`: the module's class, then one
-  // "name=shape" per tensor input ("0=32x128", "input_ids=8x512"; 0-d tensors "scalar"), tab-separated. The stack
-  // at the begin is the program's call.
+  // "name=shape" per tensor input ("0=32x128", "input_ids=8x512"; 0-d tensors "scalar"), tab-separated; since 1.13
+  // `pool` and `value_now`, the nested calls the probe's hooks saw and what the hooks added to each (ns), 0 from
+  // probes that hook no nested call. The stack at the begin is the program's call.
   kModuleCallBegin = 25,
   kModuleCallEnd = 26,
   // Since 1.11: the program's outermost torch.autograd.backward() (loss.backward()) on this thread begins and ends.

@@ -1,16 +1,18 @@
 """The GPU check of `graphcheck plan` (issue 47): a serving loop whose batch sizes come from Poisson arrivals, batched
 up to 64, through a small Hugging Face GPT-2 (2 layers, built from its config, eval, no_grad).
 
-  record            the eager loop, three times over the requests: run it under `graphcheck run --plan`
+  record [DUMP]     the eager loop, three times over the requests: run it under `graphcheck run --plan`
   timing            per call: the loop as recorded, its calls without a synchronize each, the synchronizes alone
                     (where a recorder's cost on the loop goes)
-  verify PLAN.json  captures the plan's balanced bucket set (largest first, one shared pool, 3 warmup calls each),
+  verify PLAN.json [DUMP]
+                    captures the plan's balanced bucket set (largest first, one shared pool, 3 warmup calls each),
                     replays the same requests padded to their buckets, and measures what the plan forecast: the saving
                     per call (the eager loop against the graphed loop, a synchronize after each call as a server
-                    returns each batch), the padding (a graph of each exact size: its bucket's replay GPU time against
+                    returns each batch; the medians of 5 passes of each, taken in turn), the padding (a graph of each exact size: its bucket's replay GPU time against
                     its own),
                     the pool memory (the segments of the graphs' pools, shared and one pool per bucket) and
                     the start-up time. Prints one JSON object: plan, measured, and their ratio per figure.
+  DUMP              a JSON file for each pass's model call times, to compare estimators of the eager time offline
 """
 import json
 import math
@@ -23,6 +25,7 @@ from transformers import GPT2Config, GPT2LMHeadModel
 
 SEQ, VOCAB, MAX_BATCH, CALLS = 32, 1000, 64, 600
 RECORDED_PASSES = 3
+VERIFY_PASSES = 5
 
 
 def requests():
@@ -50,26 +53,49 @@ def build():
     return model, ids
 
 
-def eager_loop(model, ids, sizes):
+def eager_loop(model, ids, sizes, forward_s=None):
+    """Serves the requests; appends each model call's host time to `forward_s` when given (what the plan's eager time
+    per call measures: the outermost module call, without the argmax and the synchronize)."""
     for b in sizes:
-        model(ids[:b]).logits.argmax(-1)
+        started = time.perf_counter()
+        logits = model(ids[:b]).logits
+        if forward_s is not None:
+            forward_s.append(time.perf_counter() - started)
+        logits.argmax(-1)
         torch.cuda.synchronize()
 
 
-def record(passes=RECORDED_PASSES):
+def forward_us_per_call(sizes, forward_s):
+    """Each size's median model call, weighted by its calls: the plan's eager time per call, from the program."""
+    by_size = {}
+    for b, seconds in zip(sizes, forward_s):
+        by_size.setdefault(b, []).append(seconds)
+    return sum(len(v) * float(np.median(v)) for v in by_size.values()) / len(sizes) * 1e6
+
+
+def record(dump=None, passes=RECORDED_PASSES):
     """The eager loop over the requests, `passes` times: the plan takes each size's median call, and a recording of a
-    server's first second alone is its cold start (seen on an H100: one pass ran 27% slower than the warm loop)."""
+    server's first second alone is its cold start (seen on an H100: one pass ran 27% slower than the warm loop).
+    `dump`: a file for each pass's model call times (us), to compare estimators of the eager time offline."""
     model, ids = build()
     sizes = requests()
-    per_pass = []  # us per call of each pass: whether a recorded run's later passes are as fast as the warm loop
+    per_pass, forward_per_pass = [], []  # us per call of each pass: are a recording's later passes as fast as warm?
+    calls_us = []
     with torch.no_grad():
         for _ in range(passes):
+            forward_s = []
             torch.cuda.synchronize()
             started = time.perf_counter()
-            eager_loop(model, ids, sizes)
+            eager_loop(model, ids, sizes, forward_s)
             per_pass.append((time.perf_counter() - started) / len(sizes) * 1e6)
-    print("eager loop: %.1f us per call over %d calls (per pass: %s)" %
-          (sum(per_pass) / passes, passes * len(sizes), ", ".join("%.1f" % us for us in per_pass)), flush=True)
+            forward_per_pass.append(forward_us_per_call(sizes, forward_s))
+            calls_us.append([round(seconds * 1e6, 1) for seconds in forward_s])
+    print("eager loop: %.1f us per call over %d calls (per pass: %s; model call, per-size medians: %s)" %
+          (sum(per_pass) / passes, passes * len(sizes), ", ".join("%.1f" % us for us in per_pass),
+           ", ".join("%.1f" % us for us in forward_per_pass)), flush=True)
+    if dump:
+        with open(dump, "w") as f:
+            json.dump({"sizes": sizes, "loop_us": per_pass, "model_call_us": calls_us}, f)
     print("OK record", flush=True)
 
 
@@ -174,7 +200,16 @@ def ratio(measured, planned):
     return None if not planned else measured / planned
 
 
-def verify(path):
+def pass_us(fn, sizes):
+    """One run of fn over the requests, per call."""
+    torch.cuda.synchronize()
+    started = time.perf_counter()
+    fn(sizes)
+    torch.cuda.synchronize()
+    return (time.perf_counter() - started) / len(sizes) * 1e6
+
+
+def verify(path, dump=None):
     plan = json.load(open(path))
     region = plan["regions"][0]
     chosen = next(s for s in region["sets"] if "balanced" in s["name"])
@@ -183,8 +218,6 @@ def verify(path):
     model, ids = build()
     with torch.no_grad():
         eager_loop(model, ids, sizes[:20])  # libraries loaded, kernels chosen
-        eager_us = loop_us(lambda s: eager_loop(model, ids, s), sizes)
-
         graphs, shared_bytes, capture_s, warmup_s = capture(model, ids, buckets, shared=True)
 
         def bucket_of(b):
@@ -202,7 +235,21 @@ def verify(path):
                     out[:b].argmax(-1)
                 torch.cuda.synchronize()
 
-        graphed_us = loop_us(graphed_loop, sizes)
+        # Eager and graphed passes taken in turn, so that both see the host's slow and fast spells (one process's
+        # passes seconds apart differed by 36% on an H200's host).
+        eager_passes, graphed_passes, calls_us = [], [], []
+        for _ in range(VERIFY_PASSES):
+            forward_s = []
+            eager_passes.append(pass_us(lambda s: eager_loop(model, ids, s, forward_s), sizes))
+            calls_us.append([round(seconds * 1e6, 1) for seconds in forward_s])
+            graphed_passes.append(pass_us(graphed_loop, sizes))
+        # Medians, as the plan takes each size's median call.
+        eager_us, graphed_us = float(np.median(eager_passes)), float(np.median(graphed_passes))
+        eager_forward_us = forward_us_per_call(sizes * len(calls_us), [us / 1e6 for c in calls_us for us in c])
+        if dump:
+            with open(dump, "w") as f:
+                json.dump({"sizes": sizes, "eager_loop_us": eager_passes, "graphed_loop_us": graphed_passes,
+                           "model_call_us": calls_us}, f)
         shared_blocks = large_blocks(graphs[buckets[-1]][0].pool())
         bucket_gpu = {k: replay_gpu_us(graphs[k][0]) for k in buckets}
         private_graphs, private_bytes, _, _ = capture(model, ids, buckets, shared=False)
@@ -233,12 +280,16 @@ def verify(path):
     result = {
         "gpu": torch.cuda.get_device_name(),
         "plan_eager_us_per_call": planned_eager,
+        # The same figure measured here, warm: each size's median model call over the passes, weighted by its calls.
+        "eager_model_call_us_per_call": eager_forward_us,
         "plan_graphed_us_per_call": planned_eager - chosen["saving_per_call_us"],
         "buckets": buckets,
         "calls": len(sizes),
         "sizes": len(set(sizes)),
         "eager_us_per_call": eager_us,
         "graphed_us_per_call": graphed_us,
+        "eager_us_per_call_passes": [round(us, 1) for us in eager_passes],
+        "graphed_us_per_call_passes": [round(us, 1) for us in graphed_passes],
         "warmup_s": warmup_s,
         # Where the graphed time goes: each bucket's replay GPU time against the recorded eager GPU busy time of its
         # size, and the graphed loop's time per call beyond the replays' GPU time (copy in, launch, argmax, sync).
@@ -257,8 +308,8 @@ def verify(path):
 
 if __name__ == "__main__":
     if sys.argv[1] == "record":
-        record()
+        record(*sys.argv[2:3])
     elif sys.argv[1] == "timing":
         timing()
     else:
-        verify(sys.argv[2])
+        verify(*sys.argv[2:4])

@@ -1,7 +1,7 @@
 """`graphcheck run --plan`'s module-call hooks (python/probe/graphcheck_probe/module_calls.py) against real torch on a
 CPU: one begin and one end event per outermost call, none for the calls nested in it; the end names the class and
-the input shapes, how many module calls were nested in it, and what the hooks add to each, measured once torch is
-imported with the hooks taken off and put back.
+the input shapes; the nested calls run with no global hook (PyTorch's fast path), a module that calls itself ends
+its outermost call once, a call that raises still ends, and past the limit no hook is left.
 
 usage: module_calls_test.py PROBE_DIR [TORCH_SITE_DIR]   (torch from the environment, or from TORCH_SITE_DIR)
 """
@@ -27,33 +27,63 @@ class Recorder:
 
 
 class Net(torch.nn.Module):
-    """An outermost module whose forward makes 4 nested module calls: the Sequential and its 3 layers."""
+    """An outermost module whose forward makes 4 nested module calls: the Sequential and its 3 layers. It notes
+    whether global forward hooks were registered while it ran (nested calls take the fast path only without them)."""
 
     def __init__(self):
         super().__init__()
         self.body = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.ReLU(), torch.nn.Linear(16, 4))
+        self.global_hooks_seen = []
 
     def forward(self, x, mask=None):
+        self.global_hooks_seen.append(len(hooks._global_forward_pre_hooks) + len(hooks._global_forward_hooks))
         return self.body(x)
+
+
+class Recursive(torch.nn.Module):
+    """A module that calls itself `depth` times deep, then fails when asked."""
+
+    def forward(self, x, depth=2, fail=False):
+        if depth > 0:
+            return self(x, depth=depth - 1, fail=fail)
+        if fail:
+            raise ValueError("planted")
+        return x
+
+
+def events(kind):
+    return [e for e in recorder.events if e["kind"] == kind]
 
 
 recorder = Recorder()
 bridge.recorder = recorder
-module_calls.install(hooks, torch, limit=3)
-module_calls.measure_hook_cost(torch)
+hooks_before = len(hooks._global_forward_pre_hooks)
+module_calls.install(hooks, torch, limit=5)
 net = Net()
 with torch.no_grad():
-    for batch in (2, 5, 7, 9):  # the 4th is past the limit
+    for batch in (2, 5, 7):
         net(torch.zeros(batch, 8), mask=torch.ones(batch, 3))
-begins = [e for e in recorder.events if e["kind"] == EventKind.MODULE_CALL_BEGIN]
-ends = [e for e in recorder.events if e["kind"] == EventKind.MODULE_CALL_END]
-check("one begin and one end per outermost call, up to the limit", (len(begins), len(ends)) == (3, 3),
+ends = events(EventKind.MODULE_CALL_END)
+check("one begin and one end per outermost call", (len(events(EventKind.MODULE_CALL_BEGIN)), len(ends)) == (3, 3),
       recorder.events)
 check("calls numbered in order", [e["value"] for e in ends] == [1, 2, 3], ends)
 check("the end names the class and the input shapes", ends[0]["text"] == "Net\t0=2x8\tmask=2x3", ends[0])
-check("the end counts the module calls nested in it", all(e["pool"] == 4 for e in ends), ends)
-cost = ends[0]["value_now"]
-check("the hooks' cost per nested call was measured", 0 < cost < 1_000_000, cost)
-check("the hooks came back after the measurement", len(module_calls._hooks["handles"]) == 2)
+check("the end asks for no stack (the begin's is the call's)", all(e["frames"] == "" for e in ends), ends)
+check("no global hook while an outermost call runs", net.global_hooks_seen == [0, 0, 0], net.global_hooks_seen)
+
+recursive = Recursive()
+recursive(torch.zeros(3))
+try:
+    recursive(torch.zeros(4), fail=True)
+except ValueError:
+    pass
+ends = events(EventKind.MODULE_CALL_END)
+check("a module that calls itself, and a call that raises, end once each",
+      [e["text"] for e in ends[3:]] == ["Recursive\t0=3", "Recursive\t0=4"], ends)
+check("its own hooks are gone after each call", not recursive._forward_hooks and not recursive._forward_pre_hooks)
+check("past the limit, no global hook is left", len(hooks._global_forward_pre_hooks) == hooks_before,
+      len(hooks._global_forward_pre_hooks))
+net(torch.zeros(1, 8))
+check("and no call is sent", len(events(EventKind.MODULE_CALL_END)) == 5, recorder.events)
 
 finish()

@@ -47,7 +47,6 @@ def install():
             module_calls.install(module, sys.modules["torch"], settings.module_calls())
 
         patches.PATCHES["torch.nn.modules.module"] = patch_module_and_record_calls
-        patches.PATCHES["torch"] = module_calls.measure_hook_cost  # once torch is whole, after the hooks' install
     if settings.hang_timeout_ms() > 0:
         from . import waits
 

@@ -1,21 +1,19 @@
 """`graphcheck run --plan` (GRAPHCHECK_MODULE_CALLS=N): the program's outermost module calls with their input shapes,
-for `graphcheck plan`. Global forward hooks see every module call; only a call made from no other module's forward
-(per thread) is sent, as a begin event (its stack is the program's call) and an end event that names the module's
-class and the shape of each tensor input. Calls inside a capture, under torch.compile's tracing, and past the first N
-are not sent.
+for `graphcheck plan`. A global forward pre-hook sees the start of an outermost call; each is sent as a begin event
+(its stack is the program's call) and an end event that names the module's class and the shape of each tensor input.
+Calls inside a capture, under torch.compile's tracing, and past the first N are not sent.
 
-Global hooks slow every module call (PyTorch leaves its fast path): a 2-layer GPT-2's outermost call makes about 30
-nested ones. The end event says how many nested calls the outermost one made (`pool`) and what the hooks add to each
-(`value_now`, ns, measured once torch is imported by measure_hook_cost), so that `graphcheck plan` takes the hooks'
-cost out of the call's time."""
+The global hooks are off while an outermost call runs: the call's own forward hook marks its end. So the calls nested
+in it take PyTorch's fast path, and the call's time is what it costs unrecorded. Global hooks on every nested call had
+cost a 2-layer GPT-2's call (32 nested calls) 15-20% on an H200, which the plan could only estimate and take out.
+Module calls that other threads make while an outermost call runs are not seen."""
 import threading
-import time
 
 from . import bridge
 from .bridge import EventKind
 
 _MAX_TENSORS = 16  # tensor inputs named per call
-_local = threading.local()
+_local = threading.local()  # per thread: the outermost call in progress (an _OutermostCall)
 
 
 def _shapes(value, name, out):
@@ -38,86 +36,107 @@ def _compiling(torch):
     return compiler is not None and compiler.is_compiling()
 
 
-_hooks = {}  # "register": the function that registers the two hooks and returns their handles; "handles"
-_cost_ns = [0]  # what the hooks add to a nested module call
+def _capturing(torch):
+    try:
+        return torch.cuda.is_available() and torch.cuda.is_current_stream_capturing()
+    except Exception:
+        return True  # no judgement: the call is not sent
+
+
+class _OutermostCall:
+    """One outermost call in progress: its number, its module's own hooks (until its end), and how deep the module
+    is in calls of itself (a module that calls itself ends its inner calls first)."""
+
+    def __init__(self, number, module):
+        self.number = number
+        self.module = module
+        self.reentered = 0
+        self.handles = ()
+
+
+def _call_text(module, args, kwargs):
+    """The module's class, then one "name=shape" per tensor input, tab-separated."""
+    try:
+        inputs = _shapes(tuple(args), "", [])
+        _shapes(dict(kwargs or {}), "", inputs)
+        return "\t".join([type(module).__name__] + inputs)
+    except Exception:
+        return type(module).__name__
+
+
+class _GlobalHooks:
+    """The global pre-hook, on while no outermost call is in progress on any thread, and the calls it sends."""
+
+    def __init__(self, hooks, torch, limit):
+        self._hooks = hooks
+        self._torch = torch
+        self._limit = limit
+        self._sent = 0
+        self._running = 0  # outermost calls in progress, all threads
+        self._handle = None
+        self._lock = threading.Lock()
+        self._turn_on()
+
+    def _turn_on(self):
+        if self._handle is None and self._running == 0 and self._sent < self._limit:
+            self._handle = self._hooks.register_module_forward_pre_hook(self._before)
+
+    def _turn_off(self):
+        if self._handle is not None:
+            self._handle.remove()
+            self._handle = None
+
+    def _before(self, module, args):
+        if _compiling(self._torch) or _capturing(self._torch) or getattr(_local, "call", None) is not None:
+            return None
+        with self._lock:
+            if self._sent >= self._limit:
+                self._turn_off()
+                return None
+            self._sent += 1
+            self._running += 1
+            self._turn_off()  # the calls nested in this one run without hooks
+            number = self._sent
+        call = _OutermostCall(number, module)
+        # Registered now, the module's own pre-hook sees only its calls of itself; its forward hook sees this call end.
+        try:
+            call.handles = (module.register_forward_pre_hook(self._reentered),
+                            module.register_forward_hook(self._after, with_kwargs=True, always_call=True))
+        except Exception:  # a module that takes no hooks: not sent, and the global hook back on
+            self._ended()
+            return None
+        _local.call = call
+        bridge.recorder.emit(EventKind.MODULE_CALL_BEGIN, graph=id(module), value=call.number)
+        return None
+
+    def _reentered(self, module, args):
+        call = getattr(_local, "call", None)
+        if call is not None and call.module is module:
+            call.reentered += 1
+        return None
+
+    def _after(self, module, args, kwargs, output):
+        call = getattr(_local, "call", None)
+        if call is None or call.module is not module:
+            return None
+        if call.reentered > 0:
+            call.reentered -= 1
+            return None
+        # The end's stack is not read: an empty one costs the recorder nothing.
+        bridge.recorder.emit(EventKind.MODULE_CALL_END, graph=id(module), value=call.number,
+                             text=_call_text(module, args, kwargs), frames="")
+        _local.call = None
+        for handle in call.handles:
+            handle.remove()
+        self._ended()
+        return None
+
+    def _ended(self):
+        with self._lock:
+            self._running -= 1
+            self._turn_on()
 
 
 def install(hooks, torch, limit):
-    """Registers the two global hooks on torch.nn.modules.module (`hooks`); they cost a Python call per module
-    call."""
-    count = [0]
-
-    def before(module, args):
-        depth = getattr(_local, "depth", 0)
-        _local.depth = depth + 1
-        if depth > 0:
-            _local.nested = getattr(_local, "nested", 0) + 1
-            return None
-        if count[0] >= limit or _compiling(torch):
-            return None
-        try:
-            if torch.cuda.is_available() and torch.cuda.is_current_stream_capturing():
-                return None
-        except Exception:
-            return None
-        count[0] += 1
-        _local.call = count[0]
-        _local.nested = 0
-        bridge.recorder.emit(EventKind.MODULE_CALL_BEGIN, graph=id(module), value=count[0])
-        return None
-
-    def after(module, args, kwargs, output):
-        depth = max(0, getattr(_local, "depth", 1) - 1)
-        _local.depth = depth
-        call = getattr(_local, "call", 0)
-        if depth == 0 and call:
-            _local.call = 0
-            try:
-                inputs = _shapes(tuple(args), "", [])
-                _shapes(dict(kwargs or {}), "", inputs)
-                text = "\t".join([type(module).__name__] + inputs)
-            except Exception:
-                text = type(module).__name__
-            bridge.recorder.emit(EventKind.MODULE_CALL_END, graph=id(module), value=call,
-                                 pool=getattr(_local, "nested", 0), value_now=_cost_ns[0], text=text)
-        return None
-
-    def register():
-        return (hooks.register_module_forward_pre_hook(before),
-                hooks.register_module_forward_hook(after, with_kwargs=True, always_call=True))
-
-    _hooks["register"] = register
-    _hooks["handles"] = register()
-
-
-def measure_hook_cost(torch, calls=200, rounds=5):
-    """What the hooks add to a nested module call, in ns: a small module's call on the CPU through the hooks' nested
-    path and without the hooks, the best of `rounds` rounds of `calls` calls each. Run once torch is imported (the
-    "torch" patch), outside any module call: the hooks come off and back on here."""
-    if "handles" not in _hooks:
-        return
-    module = torch.nn.Identity()
-    x = torch.zeros(1)
-
-    def per_call_ns():
-        best = float("inf")
-        for _ in range(rounds):
-            start = time.perf_counter_ns()
-            for _ in range(calls):
-                module(x)
-            best = min(best, (time.perf_counter_ns() - start) / calls)
-        return best
-
-    _local.depth = 1  # the calls below take the path of calls inside an outermost one
-    try:
-        hooked = per_call_ns()
-        for handle in _hooks["handles"]:
-            handle.remove()
-        try:
-            unhooked = per_call_ns()
-        finally:
-            _hooks["handles"] = _hooks["register"]()
-    finally:
-        _local.depth = 0
-        _local.nested = 0
-    _cost_ns[0] = max(0, int(hooked - unhooked))
+    """Registers the global pre-hook on torch.nn.modules.module (`hooks`); returns what holds it."""
+    return _GlobalHooks(hooks, torch, limit)
