@@ -29,15 +29,19 @@ inline int GpuCount() {
 }
 inline bool HasGpu() { return GpuCount() > 0; }
 
-// The line of `program` that ends in "# defect: MODE" (the GPU test programs mark where a finding belongs); -1 if none.
-inline int DefectLine(const std::string& mode, const std::string& program) {
-  const std::string marker = "# defect: " + mode;
+// The line of `program` that ends in `marker`; -1 if none.
+inline int MarkedLine(const std::string& marker, const std::string& program) {
   std::ifstream in(program);
   std::string line;
   for (int n = 1; std::getline(in, line); ++n) {
     if (line.size() >= marker.size() && line.compare(line.size() - marker.size(), marker.size(), marker) == 0) return n;
   }
   return -1;
+}
+
+// The line of `program` that ends in "# defect: MODE" (the GPU test programs mark where a finding belongs); -1 if none.
+inline int DefectLine(const std::string& mode, const std::string& program) {
+  return MarkedLine("# defect: " + mode, program);
 }
 
 inline constexpr char kNoGpu[] = "no GPU or NVIDIA driver on this machine: GPU tests run with scripts/gpu-tests.sh";

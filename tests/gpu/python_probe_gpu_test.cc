@@ -19,6 +19,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "analysis/capture_plan.h"
 #include "report/json.h"
 #include "tests/gpu/gpu_test_env.h"
 #include "tests/gpu/graphcheck_run.h"
@@ -29,6 +30,7 @@ namespace {
 
 using gpu_test::BuildDir;
 using gpu_test::DefectLine;
+using gpu_test::MarkedLine;
 using gpu_test::SourceDir;
 
 std::string ProgramPath() { return SourceDir() + "/tests/gpu/programs/probe_cases.py"; }
@@ -216,6 +218,45 @@ TEST_F(PythonProbeGpuTest, CleanLibraryModelsHaveNoWarning) {
     EXPECT_GT(run.ProbeEvents(), 0u);
     std::printf("CLEAN %s: %zu probe events; findings:\n%s", mode, run.ProbeEvents(), run.text.c_str());
   }
+}
+
+// `run --plan` on a served model written elsewhere (a Hugging Face BERT called with keyword tensors): each outermost
+// call is sent once and none of the calls nested in it (the probe's hooks are off while one runs, so the call's time
+// is its unrecorded cost), and `graphcheck plan` finds the region at the program's call, buckets input_ids' batch
+// dimension with the mask following it, and measures every size.
+TEST_F(PythonProbeGpuTest, PlanSendsOnlyOutermostCallsAndBucketsTheServedSizes) {
+  const ProbeRun run = RunMode("serve-bert-plan", "--plan");
+  ASSERT_EQ(run.traces.size(), 1u) << run.output;
+  size_t begins = 0, ends = 0;
+  for (const trace::ProbeEvent& e : run.traces[0].probe_events) {
+    if (e.kind == trace::ProbeEventKind::kModuleCallBegin) ++begins;
+    if (e.kind != trace::ProbeEventKind::kModuleCallEnd) continue;
+    ++ends;
+    EXPECT_EQ(e.pool, 0u) << "a nested call was hooked";
+  }
+  EXPECT_EQ(begins, 240u);
+  EXPECT_EQ(ends, 240u);
+
+  absl::StatusOr<CapturePlan> plan = analysis::PlanCaptures({&run.traces[0]}, analysis::PlanModel{});
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  ASSERT_EQ(plan->regions.size(), 1u);
+  const RegionPlan& region = plan->regions[0];
+  EXPECT_TRUE(absl::StartsWith(region.region, "BertModel at ")) << region.region;
+  EXPECT_THAT(region.region, ::testing::HasSubstr(absl::StrCat("probe_cases.py:",
+                                                               MarkedLine("# call: serve-bert-plan", ProgramPath()))));
+  EXPECT_EQ(region.calls, 240u);
+  EXPECT_EQ(region.dimension, "input_ids dim 0");
+  EXPECT_THAT(region.padded_to_max, ::testing::IsEmpty());
+  ASSERT_EQ(region.sizes.size(), 8u);
+  for (const PlanSize& size : region.sizes) {
+    SCOPED_TRACE(size.size);
+    EXPECT_TRUE(size.measured);
+    EXPECT_GT(size.nodes, 0);
+    EXPECT_GT(size.gpu_busy_us, 0);
+    EXPECT_GE(size.eager_us, size.gpu_busy_us);
+  }
+  EXPECT_FALSE(region.sets.empty());
+  std::printf("PLAN serve-bert-plan: %s\n", region.verdict.c_str());
 }
 
 // Generator state made under torch.inference_mode(): torch 2.11 captures and replays dropout with it and draws fresh

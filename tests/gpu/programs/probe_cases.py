@@ -204,6 +204,27 @@ def hf_bert_eager_mask():
     torch.cuda.make_graphed_callables(model, (ids, mask))
 
 
+SERVED_SIZES = [1, 2, 4, 8, 3, 8, 16, 5, 8, 2, 16, 12, 4, 8, 1, 16] * 15  # 240 calls of 8 sizes
+
+
+def serve_bert_plan():
+    """An eager serving loop whose batch sizes vary: a Hugging Face BERT called with keyword tensors, for `graphcheck
+    run --plan`. Its outermost calls are sent and none of the calls nested in them; `graphcheck plan` buckets
+    input_ids' batch dimension, the mask following it."""
+    from transformers import BertConfig, BertModel
+
+    torch.manual_seed(0)
+    config = BertConfig(num_hidden_layers=2, hidden_size=64, num_attention_heads=4, intermediate_size=128,
+                        vocab_size=512, max_position_embeddings=64)
+    model = BertModel(config).cuda().eval()
+    ids = torch.randint(1, 512, (max(SERVED_SIZES), 32), device="cuda")
+    mask = torch.ones_like(ids)
+    with torch.no_grad():
+        for b in SERVED_SIZES:
+            model(input_ids=ids[:b], attention_mask=mask[:b])  # call: serve-bert-plan
+            torch.cuda.synchronize()
+
+
 def param_rebound():
     torch.manual_seed(0)
     model = torch.nn.Sequential(torch.nn.Linear(64, 64), torch.nn.ReLU(), torch.nn.Linear(64, 64)).cuda()
@@ -512,7 +533,7 @@ MODES = {"hf-bert-eager-mask": hf_bert_eager_mask, "tensor-cuda": tensor_cuda, "
          "private-pools": lambda: sequential_graphs(share_pool=False),
          "shared-pool": lambda: sequential_graphs(share_pool=True),
          "replay-order": lambda: sequential_graphs(share_pool=True, order=(0, 2, 1)),
-         "inference-generator": inference_generator,
+         "inference-generator": inference_generator, "serve-bert-plan": serve_bert_plan,
          "ddp-recipe": lambda: ddp_training(baseline=20),
          "ddp-timm-resnet": lambda: ddp_training("timm-resnet", baseline=20),
          "ddp-graph-alive": lambda: ddp_training(teardown="graph-alive"),
