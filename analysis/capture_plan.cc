@@ -493,12 +493,13 @@ absl::StatusOr<CapturePlan> PlanCaptures(const std::vector<const trace::Trace*>&
         " size(s) had no call inside a launch-recording window: their GPU figures are their nearest measured size's "
         "(graphcheck run --plan --launches all measures every call)"));
   }
-  // Seen on an H200 (bench/capture_plan/overhead_split.sh): outside its launch-recording windows graphcheck left a
-  // 2-layer GPT-2's warm calls as fast as the program alone; the recorded run's one cold pass was 15% slower.
+  // Seen on H200s (bench/results/2026-11-28-session19.md): a recorded 2-layer GPT-2's calls outside the windows took
+  // 7-19% longer than an unrecorded process's in 6 runs of 7 (36% in one), and the plan's saving came out 1-15% high.
   plan.notes.push_back(
       "eager times are each size's median call outside launch-recording windows (inside them where a size had none, "
-      "slower by the recorder's callbacks); a program's first calls of a size run slower while libraries choose "
-      "kernels, so the savings of a short recorded run lean high");
+      "slower by the recorder's callbacks); a recorded program runs somewhat slower than alone (a 2-layer GPT-2: "
+      "7-19% on H200s), and its first calls of a size run slower while libraries choose kernels, so the savings "
+      "lean high");
   if (no_history) {
     plan.notes.push_back(
         "no allocator history in the trace: pool memory is not forecast (it comes from the Python "
