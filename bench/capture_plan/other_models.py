@@ -10,7 +10,7 @@ import time
 
 import torch
 
-SIZES = [1, 2, 4, 8, 3, 8, 16, 5, 8, 2, 16, 12, 4, 8, 1, 16] * 15  # 240 calls of 9 sizes
+SIZES = [1, 2, 4, 8, 3, 8, 16, 5, 8, 2, 16, 12, 4, 8, 1, 16] * 15  # 240 calls of 8 sizes
 
 
 def resnet():

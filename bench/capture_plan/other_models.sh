@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # `graphcheck run --plan` and `graphcheck plan` on other_models.py's loops (torchvision ResNet-18, Hugging Face BERT
-# called with keyword tensors). Usage, on a GPU machine: source scripts/gpu-env.sh; bench/capture_plan/other_models.sh OUT
+# called with keyword tensors). Usage, on a GPU machine:
+#   source scripts/gpu-env.sh; bench/capture_plan/other_models.sh OUT
 set -u
 out=${1:?usage: other_models.sh OUT}
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)

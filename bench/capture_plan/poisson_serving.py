@@ -8,8 +8,8 @@ up to 64, through a small Hugging Face GPT-2 (2 layers, built from its config, e
                     captures the plan's balanced bucket set (largest first, one shared pool, 3 warmup calls each),
                     replays the same requests padded to their buckets, and measures what the plan forecast: the saving
                     per call (the eager loop against the graphed loop, a synchronize after each call as a server
-                    returns each batch; the medians of 5 passes of each, taken in turn), the padding (a graph of each exact size: its bucket's replay GPU time against
-                    its own),
+                    returns each batch; the medians of 5 passes of each, taken in turn), the padding (a graph of
+                    each exact size: its bucket's replay GPU time against its own),
                     the pool memory (the segments of the graphs' pools, shared and one pool per bucket) and
                     the start-up time. Prints one JSON object: plan, measured, and their ratio per figure.
   DUMP              a JSON file for each pass's model call times, to compare estimators of the eager time offline
@@ -84,10 +84,7 @@ def record(dump=None, passes=RECORDED_PASSES):
     with torch.no_grad():
         for _ in range(passes):
             forward_s = []
-            torch.cuda.synchronize()
-            started = time.perf_counter()
-            eager_loop(model, ids, sizes, forward_s)
-            per_pass.append((time.perf_counter() - started) / len(sizes) * 1e6)
+            per_pass.append(pass_us(lambda s: eager_loop(model, ids, s, forward_s), sizes))
             forward_per_pass.append(forward_us_per_call(sizes, forward_s))
             calls_us.append([round(seconds * 1e6, 1) for seconds in forward_s])
     print("eager loop: %.1f us per call over %d calls (per pass: %s; model call, per-size medians: %s)" %
@@ -184,18 +181,6 @@ def replay_gpu_us(graph, replays=20):
     return start.elapsed_time(end) * 1e3 / replays
 
 
-def loop_us(fn, sizes, passes=3):
-    """The fastest of `passes` runs of fn over the requests, per call."""
-    best = float("inf")
-    for _ in range(passes):
-        torch.cuda.synchronize()
-        started = time.perf_counter()
-        fn(sizes)
-        torch.cuda.synchronize()
-        best = min(best, (time.perf_counter() - started) / len(sizes) * 1e6)
-    return best
-
-
 def ratio(measured, planned):
     return None if not planned else measured / planned
 
@@ -207,6 +192,11 @@ def pass_us(fn, sizes):
     fn(sizes)
     torch.cuda.synchronize()
     return (time.perf_counter() - started) / len(sizes) * 1e6
+
+
+def loop_us(fn, sizes, passes=3):
+    """The fastest of `passes` runs of fn over the requests, per call."""
+    return min(pass_us(fn, sizes) for _ in range(passes))
 
 
 def verify(path, dump=None):
