@@ -4,6 +4,7 @@ reports say. Every program uses CUDA graphs correctly, so the goal is 0 errors a
 usage (GPU machine, after `source scripts/gpu-env.sh`):
   python3 bench/clean_corpus/run_corpus.py --graphcheck $GRAPHCHECK_BUILD_DIR/graphcheck --out $OUT/corpus
       [--jobs N] [--shadow 4] [--only NAME ...] [--timeout 120] [--keep-traces] [--python python3]
+      [--no-oracle] [--oracle-jobs 3] [--plant frozen|double-grad]
 
 For each program: `graphcheck run --fail-on never --format json -o OUT/<name>.json [--trace-dir OUT/<name>-trace]
 -- python3 PROGRAM` under `timeout`, its stdout and stderr in OUT/<name>.log. The programs in SHADOW (those that graph
@@ -16,22 +17,38 @@ they run one at a time whatever --jobs says.
 
 Prints a fixed-width table (program, run, the program's exit status from the report's `program` step, graphcheck's
 own exit code, whether the program printed its `OK <name>` line, errors / warnings / notes, the check ids of every
-warning and error with the first 160 characters of each message below the row, and for shadow runs the metrics
-shadow.calls_compared and shadow.calls_random), then `TOTAL errors=E warnings=W notes=N programs=P
-failed_programs=F`: E, W, N summed over all runs; P the programs run; F the programs with at least one failed run
-(no report, a non-zero exit status, or no `OK <name>` line). The same table goes to OUT/corpus.md and the raw
-per-run summaries to OUT/corpus.json. Exits 0 always: it is a measurement.
+warning and error with the first 160 characters of each message below the row, for shadow runs the metrics
+shadow.calls_compared and shadow.calls_random, and the oracle's verdict), then the reasons the run failed, if any,
+one a line, then `TOTAL errors=E warnings=W notes=N programs=P failed_programs=F oracle_failed=K`: E, W, N summed
+over all runs; P the programs run; F the programs with at least one failed run (no report, a non-zero exit status,
+or no `OK <name>` line); K the programs whose graphed run the oracle failed. The same table and reasons go to
+OUT/corpus.md and the raw per-run summaries to OUT/corpus.json.
+
+Exit status: 0 when every run passed; 1 when any run failed, any run reported an error or a warning, or the oracle
+failed a program (its reason printed, one a line, before the TOTAL line); 2 for a usage error (an unknown program in
+--only, a plant that cannot apply to a program asked for).
 
 The oracle (_oracle.py; `--no-oracle` leaves it out): clean means the program computes what it would without graphs.
 Every program that makes graphs also runs without graphcheck and with its graphs removed (CORPUS_GRAPHS=0), from the
 same seeds and data, twice: the second run gives eager's own spread (kernels that add with atomics differ from run to
-run), and for the programs in RANDOM (they draw random numbers on the GPU) it draws from another stream of the CUDA
-generator (CORPUS_RNG_STREAM=1). Each run saves what it computed in OUT/oracle/; the graphed run (the plain one) is
-held to the eager one: the last loss (not for RANDOM programs, whose one-batch loss under other masks says little)
-and the parameters' training update (|graphed - eager| over the size of eager's update), or an inference program's
-outputs (|graphed - eager| over eager's largest), each within a floor (ORACLE_FLOOR) or within twice eager's spread,
-whichever is larger. The table's `oracle` column gives the figures; the TOTAL line adds `oracle_failed=K`. Eager
-runs go `--oracle-jobs` at a time (default 3; they are not timed).
+run). Random numbers are compared draw for draw: a replay draws what the same code run eagerly would from the same
+CUDA generator state, and the eager twin makes make_graphed_callables' warmup calls too (_oracle.py says why), so both
+runs of a program that draws (RANDOM) draw the same numbers. Each run saves what it computed in OUT/oracle/; the
+graphed run (the plain one) is held to the eager one: the last loss and the parameters' training update (|graphed -
+eager| over the size of eager's update), or an inference program's outputs (|graphed - eager| over eager's largest),
+each within a floor (ORACLE_FLOOR) or within twice eager's spread, whichever is larger. A limit at or above
+ORACLE_CEILING fails the program: an update limit of 0.5 or more would pass a run whose parameters never moved (its
+figure is 1). A program whose eager twin cannot draw what its graphed run draws goes in RNG_OTHER_STREAM, with the
+reason (shown in the table): its spread run draws from another stream of the CUDA generator (CORPUS_RNG_STREAM=1) and
+its loss is not compared; none is listed. The table's `oracle` column gives the figures; the TOTAL line
+`oracle_failed=K`. Eager runs go `--oracle-jobs` at a time (default 3; they are not timed).
+
+Planted wrong runs (`--plant frozen|double-grad`), to show that the oracle fails on wrong runs: the chosen programs
+(`--only`, else every program the plant applies to: plant_refusal says which not, and why) run once, under graphcheck,
+with CORPUS_PLANT set in the graphed run only (no shadow runs): `frozen`, the optimizer steps no parameter; `double-
+grad`, every gradient doubled before each optimizer step (_oracle.py). Their eager twins run unplanted, and the oracle
+judges as it always does. Exits 0 only if the oracle failed every planted run on its figures (a planted run that did
+not complete, or whose plant never ran, counts as not caught); graphcheck's findings are listed but do not count.
 """
 import argparse
 import concurrent.futures
@@ -68,8 +85,8 @@ SHADOW = {
     "whole_step_gpu_stochastic_depth",
 }
 SHADOW_METRICS = ("shadow.calls_compared", "shadow.replays_compared", "shadow.calls_drawing")
-# Programs that draw random numbers on the GPU once their graphs exist (dropout, drop path, stochastic depth; eager
-# dropout after a capture too, which moves the generator's offset): their spread run draws from another stream.
+# Programs that draw random numbers on the GPU once their graphs exist (dropout, drop path, stochastic depth): their
+# eager twin draws the same numbers (see _oracle.py), so they are held to the same limits as the others.
 RANDOM = {
     "eval_graph_captured_in_eval",
     "timm_resnet18_graphed_bf16",
@@ -79,9 +96,31 @@ RANDOM = {
     "graphed_amp_fp16_dropout_mlp",
     "whole_step_gpu_stochastic_depth",
 }
+# Programs whose eager twin cannot draw what the graphed run draws, name -> why: their spread run draws from another
+# stream of the CUDA generator and their last loss is not compared (ORACLE_CEILING still holds). None at present.
+RNG_OTHER_STREAM = {}
 NO_GRAPHS = {"eager_baseline_resnet"}  # nothing to remove: no oracle
+INFERENCE = {"compile_reduce_overhead_infer", "manual_capture_inference_timm", "shared_pool_buckets"}  # no optimizer
+# Programs that train with Adam or AdamW: their update is m / (sqrt(v) + eps), the same within eps / sqrt(v) (about
+# 1e-5 here) for a gradient twice as large, so a doubled gradient changes nothing an oracle could see.
+SCALE_FREE_OPTIMIZER = {
+    "compile_reduce_overhead_train",
+    "ddp_one_rank_recipe",
+    "graphed_encoder_bf16_nodrop",
+    "hf_bert_classifier_graphed",
+    "hf_gpt2_graphed_bf16",
+    "hf_llama_tiny_whole_step",
+    "timm_vit_tiny_graphed_droppath",
+    "torchvision_resnet18_whole_step",
+    "whole_step_gpu_stochastic_depth",
+    "whole_step_temperature_buffer",
+    "whole_step_tensor_lr_scheduler",
+}
+PLANTS = ("frozen", "double-grad")
 # Below these relative differences a graphed run computes like eager whatever the spread.
 ORACLE_FLOOR = {"loss": 0.02, "update": 0.05, "outputs": 0.01}
+# A limit at or above these cannot fail a wrong run: a run whose parameters never moved has an update figure of 1.
+ORACLE_CEILING = {"update": 0.5}
 MESSAGE_CHARS = 160
 
 
@@ -89,7 +128,8 @@ def discover():
     """The corpus's programs, by name (file stem), in a stable order."""
     names = []
     for entry in sorted(os.listdir(HERE)):
-        if entry.endswith(".py") and not entry.startswith("_") and entry != os.path.basename(__file__):
+        if (entry.endswith(".py") and not entry.startswith(("_", "test_"))  # test_run_corpus.py: CPU tests
+                and entry != os.path.basename(__file__)):
             names.append(entry[:-3])
     return names
 
@@ -140,9 +180,12 @@ def run_one(job, args, device):
     if timeout_bin:
         command = [timeout_bin, "--kill-after=15", str(args.timeout)] + command
     env = dict(os.environ)
+    env.pop("CORPUS_PLANT", None)  # only --plant plants, and only in the plain graphed run
     env["PYTHONUNBUFFERED"] = "1"
     if args.oracle and not job["shadow"]:
         env["CORPUS_ORACLE_DIR"] = os.path.join(args.out, "oracle")
+        if args.plant:
+            env["CORPUS_PLANT"] = args.plant
     if device is not None:
         env["CUDA_VISIBLE_DEVICES"] = device
     start = time.monotonic()
@@ -280,12 +323,13 @@ def summarize(job, facts):
 
 
 def run_eager(name, variant, args):
-    """The program with its graphs removed (CORPUS_GRAPHS=0), without graphcheck: `variant` "eager", or
-    "eager-spread", its second run (for RANDOM programs with the CUDA generator on another stream). Its output goes to
-    OUT/<name>.<variant>.log."""
-    stream = "1" if variant == "eager-spread" and name in RANDOM else "0"
+    """The program with its graphs removed (CORPUS_GRAPHS=0), without graphcheck and never planted: `variant`
+    "eager", or "eager-spread", its second run from the same seeds (for RNG_OTHER_STREAM programs with the CUDA
+    generator on another stream). Its output goes to OUT/<name>.<variant>.log."""
+    stream = "1" if variant == "eager-spread" and name in RNG_OTHER_STREAM else "0"
     env = dict(os.environ, PYTHONUNBUFFERED="1", CORPUS_GRAPHS="0", CORPUS_RNG_STREAM=stream,
                CORPUS_ORACLE_VARIANT=variant, CORPUS_ORACLE_DIR=os.path.join(args.out, "oracle"))
+    env.pop("CORPUS_PLANT", None)
     command = [args.python, os.path.join(HERE, name + ".py")]
     timeout_bin = shutil.which("timeout")
     if timeout_bin:
@@ -317,8 +361,43 @@ def oracle_figures(graphed, eager):
     return figures
 
 
-def oracle_verdict(name, folder):
-    """Whether the graphed run of `name` computed what eager did: {"ok", "figures", "limits", "spread", "problem"}."""
+def draws(name):
+    """How the program's random draws are compared, for the table: "" (it draws none), "same draws", or why not."""
+    if name in RNG_OTHER_STREAM:
+        return "other stream: " + RNG_OTHER_STREAM[name]
+    return "same draws" if name in RANDOM else ""
+
+
+def judge(name, figures, spread):
+    """The verdict on figures (oracle_figures of the graphed run against eager) given eager's own spread (the same
+    of the spread run): {"ok", "figures", "limits", "spread", "problem", "draws"}. Pure: no torch."""
+    figures = dict(figures)
+    if name in RNG_OTHER_STREAM:  # one batch's loss under other random draws says little: the update integrates
+        figures.pop("loss", None)
+    limits = {k: max(ORACLE_FLOOR[k], 2 * spread.get(k, 0.0)) for k in figures}
+    problem = "" if figures else "nothing to compare"
+    wide = sorted(k for k in limits if k in ORACLE_CEILING and not limits[k] < ORACLE_CEILING[k])
+    if wide and not problem:
+        problem = "eager's spread too wide to judge: " + ", ".join(
+            f"{k} limit {limits[k]:.2g} >= {ORACLE_CEILING[k]:.2g}" for k in wide)
+    ok = not problem and all(figures[k] <= limits[k] for k in figures)
+    return {"ok": ok, "figures": figures, "limits": limits, "spread": dict(spread), "problem": problem,
+            "draws": draws(name)}
+
+
+def record_problem(graphed, plant):
+    """What is wrong with the graphed run's record for this run of run_corpus.py ("" if nothing): planted when no
+    plant was asked for, not planted with the plant asked for, or a plant that never ran (no optimizer step)."""
+    recorded = graphed.get("plant", "") or ""
+    if recorded != (plant or ""):
+        return f"graphed run planted {recorded or 'nothing'}, expected {plant or 'nothing'}"
+    if plant and not graphed.get("planted_steps"):
+        return "the plant never ran (no optimizer step after start())"
+    return ""
+
+
+def oracle_verdict(name, folder, plant=None):
+    """Whether the graphed run of `name` computed what eager did (see judge)."""
     import torch  # the GPU machine's; only the oracle needs it here
 
     def load(variant):
@@ -331,24 +410,40 @@ def oracle_verdict(name, folder):
     if graphed is None or eager is None or other is None:
         missing = ", ".join(v for v, r in (("graphed", graphed), ("eager", eager), ("eager-spread", other))
                             if r is None)
-        return {"ok": False, "figures": {}, "limits": {}, "spread": {}, "problem": f"no {missing} record"}
-    figures = oracle_figures(graphed, eager)
-    spread = oracle_figures(other, eager)
-    if name in RANDOM:  # one batch's loss under other dropout masks says little: the update integrates every step
-        figures.pop("loss", None)
-    limits = {k: max(ORACLE_FLOOR[k], 2 * spread.get(k, 0.0)) for k in figures}
-    ok = bool(figures) and all(figures[k] <= limits[k] for k in figures)
-    return {"ok": ok, "figures": figures, "limits": limits, "spread": spread,
-            "problem": "" if figures else "nothing to compare"}
+        return {"ok": False, "figures": {}, "limits": {}, "spread": {}, "problem": f"no {missing} record",
+                "draws": draws(name)}
+    verdict = judge(name, oracle_figures(graphed, eager), oracle_figures(other, eager))
+    wrong = record_problem(graphed, plant)
+    if wrong:
+        verdict["ok"], verdict["problem"] = False, wrong
+    return verdict
 
 
-def oracle_cell(verdict):
+def plant_outcome(summary):
+    """For a planted run: "" when the oracle caught it (judged it and failed it on its figures), else why not."""
+    verdict = summary.get("oracle")
+    if not verdict:
+        return "no oracle verdict"
+    if verdict["problem"]:
+        return "not judged: " + verdict["problem"]
+    if verdict["ok"]:
+        return "MISSED: the oracle passed the planted run"
+    return ""
+
+
+def oracle_cell(verdict, plant=None):
     if verdict is None:
         return "-"
     if verdict["problem"]:
-        return "FAIL " + verdict["problem"]
-    parts = [f"{k} {v:.2g}/{verdict['limits'][k]:.2g}" for k, v in sorted(verdict["figures"].items())]
-    return ("ok " if verdict["ok"] else "FAIL ") + " ".join(parts)
+        cell = "FAIL " + verdict["problem"]
+    else:
+        parts = [f"{k} {v:.2g}/{verdict['limits'][k]:.2g}" for k, v in sorted(verdict["figures"].items())]
+        cell = ("ok " if verdict["ok"] else "FAIL ") + " ".join(parts)
+    notes = [verdict["draws"]] if verdict.get("draws") else []
+    if plant:
+        notes.append(f"planted {plant}: " + ("caught" if not verdict["problem"] and not verdict["ok"] else
+                                             "NOT caught"))
+    return cell + (" (" + "; ".join(notes) + ")" if notes else "")
 
 
 def fmt_int(value):
@@ -359,7 +454,7 @@ def fmt_int(value):
     return str(value)
 
 
-def row_cells(s):
+def row_cells(s, plant=None):
     exit_status = "-" if s["program_status"] is None else str(s["program_status"])
     if s["timed_out"]:
         exit_status += " (timeout)"
@@ -370,7 +465,7 @@ def row_cells(s):
     if not s["report_ok"]:
         ids = s.get("problem", "no report")
     return [s["program"], s["run"], exit_status, fmt_int(s["graphcheck_rc"]), "yes" if s["ok_line"] else "NO",
-            str(s["errors"]), str(s["warnings"]), str(s["notes"]), shadow, oracle_cell(s.get("oracle")),
+            str(s["errors"]), str(s["warnings"]), str(s["notes"]), shadow, oracle_cell(s.get("oracle"), plant),
             f"{s['wall_s']:.0f}", ids]
 
 
@@ -378,22 +473,73 @@ HEADERS = ["program", "run", "exit", "gc_rc", "ok", "E", "W", "N", "shadow cmp/r
            "oracle (graphed vs eager / limit)", "s", "warning/error ids"]
 
 
-def totals(summaries):
+def totals(summaries, plant=None):
     programs = sorted({s["program"] for s in summaries})
     failed = sorted({s["program"] for s in summaries if s["failed"]})
     oracle_failed = sorted({s["program"] for s in summaries if s.get("oracle") and not s["oracle"]["ok"]})
-    return {"errors": sum(s["errors"] for s in summaries), "warnings": sum(s["warnings"] for s in summaries),
-            "notes": sum(s["notes"] for s in summaries), "programs": len(programs), "failed_programs": len(failed),
-            "failed": failed, "oracle_failed": oracle_failed}
+    t = {"errors": sum(s["errors"] for s in summaries), "warnings": sum(s["warnings"] for s in summaries),
+         "notes": sum(s["notes"] for s in summaries), "programs": len(programs), "failed_programs": len(failed),
+         "failed": failed, "oracle_failed": oracle_failed}
+    if plant:
+        t["plant"] = plant
+        t["planted"] = sorted({s["program"] for s in summaries if s["run"] == "plain"})
+        t["caught"] = sorted({s["program"] for s in summaries if s["run"] == "plain" and not plant_outcome(s)})
+    return t
 
 
 def total_line(t):
-    return (f"TOTAL errors={t['errors']} warnings={t['warnings']} notes={t['notes']} programs={t['programs']} "
+    line = (f"TOTAL errors={t['errors']} warnings={t['warnings']} notes={t['notes']} programs={t['programs']} "
             f"failed_programs={t['failed_programs']} oracle_failed={len(t['oracle_failed'])}")
+    if t.get("plant"):
+        line += f" planted={t['plant']} caught={len(t['caught'])}/{len(t['planted'])}"
+    return line
 
 
-def text_table(summaries):
-    rows = [row_cells(s) for s in summaries]
+def run_problem(s):
+    """Why a run failed, in words (the summary has failed set)."""
+    if not s["report_ok"]:
+        return s.get("problem", "no report")
+    if s["timed_out"]:
+        return "timed out"
+    if s["program_status"] != 0:
+        return f"program exit status {s['program_status']}"
+    if not s["ok_line"]:
+        return "no `OK <name>` line"
+    return "failed"
+
+
+def failures(summaries, t, plant=None, oracle=True):
+    """The reasons this run of run_corpus.py fails, one a line; none: it passes (exit 0). `t` is totals(summaries).
+    Without a plant: a failed run (t["failed"]), an error or warning finding, a graphed run without an oracle
+    verdict, or one the oracle failed (t["oracle_failed"]). With a plant: a planted run that failed, or that the
+    oracle did not catch; graphcheck's findings do not count."""
+    reasons = []
+    if not summaries:
+        reasons.append("no program ran")
+    for s in summaries:
+        if s["failed"]:
+            reasons.append(f"{s['result']}: run failed: {run_problem(s)}")
+        if not plant:
+            for f in s["findings"]:
+                reasons.append(f"{s['result']}: {f['severity']} [{f['check_id']}] {f['message']}")
+    graphed = [s for s in summaries if s["run"] == "plain" and s["program"] not in NO_GRAPHS]
+    if plant:
+        if not oracle:
+            reasons.append("--plant needs the oracle")
+        for s in graphed:
+            why = plant_outcome(s)
+            if why:
+                reasons.append(f"{s['program']}: planted {plant} not caught: {why}")
+    elif oracle:
+        reasons += [f"{s['program']}: no oracle verdict" for s in graphed if not s.get("oracle")]
+        verdicts = {s["program"]: s["oracle"] for s in graphed if s.get("oracle")}
+        for name in t["oracle_failed"]:
+            reasons.append(f"{name}: oracle failed: {oracle_cell(verdicts.get(name))}")
+    return reasons
+
+
+def text_table(summaries, plant=None):
+    rows = [row_cells(s, plant) for s in summaries]
     widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(HEADERS)]
     widths[-1] = len(HEADERS[-1])  # the last column is not padded
     lines = ["  ".join(h.ljust(w) for h, w in zip(HEADERS, widths)).rstrip()]
@@ -410,11 +556,11 @@ def markdown_escape(text):
     return str(text).replace("|", "\\|").replace("\n", " ")
 
 
-def markdown_table(summaries, t, header):
+def markdown_table(summaries, t, header, reasons=(), plant=None):
     lines = [f"# Clean corpus under graphcheck", "", header, "",
              "| " + " | ".join(HEADERS) + " |", "|" + "|".join("---" for _ in HEADERS) + "|"]
     for s in summaries:
-        lines.append("| " + " | ".join(markdown_escape(c) for c in row_cells(s)) + " |")
+        lines.append("| " + " | ".join(markdown_escape(c) for c in row_cells(s, plant)) + " |")
     messages = [(s, f) for s in summaries for f in s["findings"]]
     if messages:
         lines += ["", "## Warnings and errors", ""]
@@ -422,8 +568,46 @@ def markdown_table(summaries, t, header):
             where = f" ({f['where']})" if f["where"] else ""
             lines.append(f"- `{s['result']}`: {f['severity']} `{f['check_id']}`{markdown_escape(where)}: "
                          f"{markdown_escape(f['message'])}")
+    other = sorted({n for s in summaries for n in [s["program"]] if n in RNG_OTHER_STREAM})
+    if other:
+        lines += ["", "## Programs compared over other random draws", ""]
+        lines += [f"- `{n}`: {markdown_escape(RNG_OTHER_STREAM[n])}" for n in other]
+    lines += ["", "## Result", ""]
+    lines += [f"- {markdown_escape(r)}" for r in reasons] if reasons else ["passed"]
     lines += ["", "`" + total_line(t) + "`", ""]
     return "\n".join(lines)
+
+
+def plant_refusal(plant, name):
+    """Why `plant` cannot apply to program `name` ("" if it can)."""
+    if name in NO_GRAPHS:
+        return "no graphs, so no oracle"
+    if name in INFERENCE:
+        return "inference only: no optimizer step to plant in"
+    if plant == "double-grad" and name in SCALE_FREE_OPTIMIZER:
+        return "trains with Adam/AdamW, which a doubled gradient leaves the same within eps / sqrt(v)"
+    return ""
+
+
+def select(names, only=None, plant=None):
+    """The programs to run, or a usage error: (selected, error). `only` names programs by file stem (a path or .py
+    is fine); with a plant, the default is every program it applies to, and asking for one it cannot apply to is an
+    error."""
+    selected = list(names)
+    if only:
+        wanted = [n[:-3] if n.endswith(".py") else n for n in (os.path.basename(o) for o in only)]
+        unknown = [n for n in wanted if n not in names]
+        if unknown:
+            return [], f"unknown program(s): {', '.join(unknown)}; known: {', '.join(names)}"
+        selected = [n for n in names if n in wanted]
+    if plant:
+        refused = [f"{n} ({plant_refusal(plant, n)})" for n in selected if plant_refusal(plant, n)]
+        if only and refused:
+            return [], f"--plant {plant} cannot apply to: " + "; ".join(refused)
+        selected = [n for n in selected if not plant_refusal(plant, n)]
+    if not selected:
+        return [], "no program to run"
+    return selected, ""
 
 
 def main():
@@ -441,25 +625,30 @@ def main():
     parser.add_argument("--no-oracle", dest="oracle", action="store_false",
                         help="do not run the programs with their graphs removed and compare")
     parser.add_argument("--oracle-jobs", type=int, default=3, help="eager runs at a time (they are not timed)")
+    parser.add_argument("--plant", choices=PLANTS,
+                        help="run the programs (--only, else all it applies to) with this error planted in the "
+                             "graphed run and exit 0 only if the oracle fails every one (no shadow runs)")
     args = parser.parse_args()
+    if args.plant and not args.oracle:
+        parser.error("--plant needs the oracle (drop --no-oracle)")
     args.out = os.path.abspath(args.out)
     args.graphcheck = os.path.abspath(args.graphcheck) if os.sep in args.graphcheck else args.graphcheck
     os.makedirs(args.out, exist_ok=True)
 
-    names = discover()
-    if args.only:
-        wanted = [n[:-3] if n.endswith(".py") else n for n in (os.path.basename(o) for o in args.only)]
-        unknown = [n for n in wanted if n not in names]
-        if unknown:
-            print(f"unknown program(s): {', '.join(unknown)}; known: {', '.join(names)}", file=sys.stderr)
-        names = [n for n in names if n in wanted]
+    names, error = select(discover(), args.only, args.plant)
+    if error:
+        print(f"run_corpus.py: {error}", file=sys.stderr)
+        return 2
+    if args.plant:
+        args.shadow = 0  # a planted run is there for the oracle
     jobs = []
     for name in names:
         jobs.append({"name": name, "shadow": False})
         if args.shadow > 0 and name in SHADOW:
             jobs.append({"name": name, "shadow": True})
 
-    if args.oracle:
+    if args.oracle:  # no record left from an earlier run may stand in for one this run did not write
+        shutil.rmtree(os.path.join(args.out, "oracle"), ignore_errors=True)
         os.makedirs(os.path.join(args.out, "oracle"), exist_ok=True)
     gpus = gpu_count(args.python)
     parallel = max(1, min(args.jobs, gpus)) if gpus > 1 else 1
@@ -469,8 +658,9 @@ def main():
             devices.put(device)
     else:
         devices.put(None)  # one at a time, in the environment's own CUDA_VISIBLE_DEVICES
-    print(f"{len(jobs)} runs of {len(names)} programs, {parallel} at a time ({gpus} GPU(s) seen); out: {args.out}",
-          flush=True)
+    planted = f", planted {args.plant} in the graphed runs" if args.plant else ""
+    print(f"{len(jobs)} runs of {len(names)} programs{planted}, {parallel} at a time ({gpus} GPU(s) seen); "
+          f"out: {args.out}", flush=True)
 
     def work(job):
         device = devices.get()
@@ -500,34 +690,48 @@ def main():
             list(pool.map(lambda e: run_eager(e[0], e[1], args), eager))
         for s in summaries:
             if s["run"] == "plain" and s["program"] not in NO_GRAPHS:
-                s["oracle"] = oracle_verdict(s["program"], os.path.join(args.out, "oracle"))
+                s["oracle"] = oracle_verdict(s["program"], os.path.join(args.out, "oracle"), args.plant)
         shutil.rmtree(os.path.join(args.out, "oracle"), ignore_errors=True)  # parameters: tens of MB; verdicts kept
 
-    t = totals(summaries)
+    t = totals(summaries, args.plant)
+    reasons = failures(summaries, t, args.plant, args.oracle)
     header = (f"graphcheck: `{args.graphcheck}`; {len(jobs)} runs of {len(names)} programs; "
-              f"--shadow {args.shadow}; timeout {args.timeout} s")
+              f"--shadow {args.shadow}; timeout {args.timeout} s"
+              + (f"; planted `{args.plant}` in every graphed run (the oracle must fail each)" if args.plant else ""))
     print()
-    print(text_table(summaries))
+    print(text_table(summaries, args.plant))
     print()
     try:
         with open(os.path.join(args.out, "corpus.md"), "w") as f:
-            f.write(markdown_table(summaries, t, header))
+            f.write(markdown_table(summaries, t, header, reasons, args.plant))
         with open(os.path.join(args.out, "corpus.json"), "w") as f:
             json.dump({"graphcheck": args.graphcheck, "shadow": args.shadow, "timeout_s": args.timeout,
-                       "totals": t, "runs": summaries}, f, indent=2)
+                       "plant": args.plant, "totals": t, "failures": reasons, "runs": summaries}, f, indent=2)
     except OSError as error:
-        print(f"cannot write the summaries: {error}", file=sys.stderr)
+        reasons.append(f"cannot write the summaries: {error}")
+    if reasons:
+        print(f"FAILED: {len(reasons)} reason(s)")
+        for reason in reasons:
+            print(f"  {reason}")
+    else:
+        print("PASSED: " + (f"the oracle failed every planted ({args.plant}) run" if args.plant else
+                            "every run clean, every oracle passed"))
     print(total_line(t), flush=True)
-    return 0
+    return 1 if reasons else 0
 
 
 if __name__ == "__main__":
     try:
-        main()
+        status = main()
     except KeyboardInterrupt:
-        pass
-    except Exception:  # noqa: BLE001 - a measurement exits 0; the traceback says what broke
+        status = 130
+    except Exception:  # noqa: BLE001 - the traceback says what broke; the run did not pass
         import traceback
 
         traceback.print_exc()
-    sys.exit(0)
+        status = 1
+    sys.stdout.flush()
+    sys.stderr.flush()
+    # os._exit, not sys.exit: a corpus run once stayed alive after writing its whole table (session 16, until its
+    # `timeout`), and a hang at interpreter shutdown would turn this status into the timeout's.
+    os._exit(status)

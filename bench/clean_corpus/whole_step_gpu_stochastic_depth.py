@@ -5,7 +5,8 @@ Covers: the clean twin of rng-host-draw: a decision drawn with random.random() w
 with torch.rand on the CUDA generator, each replay draws afresh (a capture registers the generator's offsets).
 
 Why it is correct: the graph reads the CUDA generator's seed and offset at each replay, so every step drops a new set
-of blocks, as eager does (the oracle holds the training to eager's spread over mask streams).
+of blocks, the very blocks eager drops from the same generator state (the oracle compares the training with
+eager's draw for draw).
 """
 import math
 
