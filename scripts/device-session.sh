@@ -4,6 +4,9 @@
 #   scripts/device-session.sh probe-tests 'GTEST_FILTER'   python_probe_gpu_test with that filter
 #   scripts/device-session.sh gpu-tests BINARY [FILTER]     another GPU test binary (recorder_gpu_test, ...)
 #   scripts/device-session.sh corpus [--only NAME...]       bench/clean_corpus, plain and under --shadow 4
+#   scripts/device-session.sh variants NAME GRAPHCHECK PROGRAM...  bench/contract_variants/run_variants.py: each
+#                                                           program's defect modes and twins under GRAPHCHECK (its
+#                                                           probe/ beside it: an older probe's count too)
 #   scripts/device-session.sh trace NAME PROGRAM MODE...    `graphcheck run` of one program, keeping its trace
 #   scripts/device-session.sh overhead ARGS...             bench/recorder_overhead.py ARGS, its samples saved
 #   scripts/device-session.sh megatron [FILTER]             megatron_gpu_test, Megatron-Core installed from .whl/
@@ -38,6 +41,16 @@ case "$stage" in
     status=$?
     tail -c 6000 "$out/corpus.log"
     tar -C "$out" -czf "$out/corpus.tgz" corpus && rm -rf "$out/corpus"
+    ;;
+  variants)
+    name=${1:?name}
+    graphcheck=${2:?graphcheck}
+    shift 2
+    timeout -k 10 "$limit" python3 "$root/bench/contract_variants/run_variants.py" --graphcheck "$graphcheck" \
+      --out "$out/$name" "$@" >"$out/$name.log" 2>&1
+    status=$?
+    grep -E "^\| |^defects" "$out/$name.log" | cut -c1-300
+    tar -C "$out" -czf "$out/$name.tgz" "$name" && rm -rf "$out/$name"
     ;;
   trace)
     name=${1:?name}

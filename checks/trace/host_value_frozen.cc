@@ -1,17 +1,22 @@
-// host-value-frozen: a Python number that a captured graph baked in changed while the graph is still replayed. A
-// capture records kernel arguments, not the Python that computed them: the learning rate of an optimizer that steps
+// host-value-frozen: a Python number or flag that a captured graph baked in changed while the graph is still replayed.
+// A capture records kernel arguments, not the Python that computed them: the learning rate of an optimizer that steps
 // inside the capture (a float `lr`: an LR scheduler's new value never reaches the replays; a tensor `lr` is read at
-// each replay), and a number a graphed module's forward reads as `self.NAME`. The Python probe records these at
-// capture end and compares them at the scheduler's step() and at the graph's replays (watches.py); a change made by a
-// call that no replay follows is left alone. Under --shadow the module's comparisons decide instead (numerics-forward
-// names the attribute), since a number forward reads need not change its outputs.
+// each replay), a number a graphed module's forward reads as `self.NAME`, any number the program's own code read
+// inside the capture from a global, a closure, an object's attribute or a dict or list entry (host_reads.py observes
+// the capture's Python), and a parameter's requires_grad (the graph computes gradients for what required them at
+// capture). The Python probe records these at capture end and compares them at the scheduler's step(), at the line
+// that set them and at the graph's replays (watches.py, contract.py); a change made by a call that no replay follows
+// is left alone. Under --shadow the module's comparisons decide instead for a graphed module's numbers
+// (numerics-forward names the attribute), since a number forward reads need not change its outputs.
 #include <map>
 #include <set>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "analysis/python_probe.h"
 #include "analysis/trace_analysis.h"
 #include "checks/checks.h"
@@ -31,14 +36,14 @@ class HostValueFrozenCheck : public CheckOf<TraceAnalysis> {
  public:
   HostValueFrozenCheck()
       : CheckOf(CheckInfo{"host-value-frozen",
-                          "A number the graph baked in at capture changed afterwards",
+                          "A number or flag the graph baked in at capture changed afterwards",
                           Severity::kError,
                           CheckArea::kState,
-                          "A Python number a captured graph read at capture (a float learning rate of an optimizer "
-                          "stepping inside the "
-                          "capture, a number a graphed module's forward reads) changed while the graph is still "
-                          "replayed: every replay "
-                          "keeps the value it had at capture, so training silently goes on with the old one.",
+                          "A Python number or flag a captured graph read at capture (a float learning rate of an "
+                          "optimizer stepping inside the capture, a number the captured code read from a module, a "
+                          "global, a closure, an object or a dict, a parameter's requires_grad) changed while the "
+                          "graph is still replayed: every replay keeps the value it had at capture, so training "
+                          "silently goes on with the old one.",
                           {}}) {}
 
  protected:
@@ -54,7 +59,7 @@ class HostValueFrozenCheck : public CheckOf<TraceAnalysis> {
       if (event.kind != ProbeEventKind::kHostValueChanged) continue;
       const std::string role(trace.String(event.type));
       if (role == "module-attribute" && shadowed.count(event.graph) != 0) continue;
-      if (role != "optimizer-hyperparameter" && role != "module-attribute") continue;
+      if (!Known(role)) continue;
       if (event.pool == 1 && !ReplayedAfter(analysis, event.graph, event.time_ns)) continue;
       changed[{event.graph, role}].push_back(&event);
     }
@@ -64,15 +69,55 @@ class HostValueFrozenCheck : public CheckOf<TraceAnalysis> {
   }
 
  private:
+  static bool Known(const std::string& role) {
+    return role == "optimizer-hyperparameter" || role == "module-attribute" || role == "requires-grad" ||
+           IsHostRead(role);
+  }
+  // Numbers host_reads.py saw the captured code read: `text` is the name, then a line saying where it was read.
+  static bool IsHostRead(const std::string& role) {
+    return role == "global" || role == "closure" || role == "attribute" || role == "entry";
+  }
+
   Finding Describe(const trace::Trace& trace, const std::string& role,
                    const std::vector<const ProbeEvent*>& events) const {
     const ProbeEvent& first = *events.front();
-    const std::string name(trace.String(first.text));
+    const std::vector<std::string> lines = absl::StrSplit(trace.String(first.text), absl::MaxSplits('\n', 1));
+    const std::string& name = lines[0];
     const double captured = trace::HostValueNumber(first.value), now = trace::HostValueNumber(first.value_now);
     Finding finding = NewFinding();
     finding.where = ProbeEventLocation(trace, first);
     finding.where.key = name;
-    if (role == "optimizer-hyperparameter") {
+    if (role == "requires-grad") {
+      const bool trains_now = now != 0;
+      finding.message = absl::StrFormat(
+          "%s %s %s: the graph%s was captured when %s, so its replays %s.",
+          first.pool == 1 ? "This call makes" : "At this replay,", name,
+          events.size() > 1 ? absl::StrFormat("and %d more parameters %s", events.size() - 1,
+                                              trains_now ? "require gradients" : "no longer require gradients")
+                            : (trains_now ? "require gradients" : "no longer require gradients"),
+          trace::CapturedAt(trace, first.graph), trains_now ? "they did not" : "they did",
+          trains_now ? "compute no gradient for them: .grad stays as it is and the optimizer never moves them"
+                     : "still compute and write their gradients, and an optimizer stepping inside the graph still "
+                       "updates them");
+      finding.fix =
+          "Capture the graph again after changing which parameters require gradients (a new CUDAGraph after a "
+          "warm-up on a side stream, or make_graphed_callables again), or capture with every parameter that will "
+          "train requiring gradients and keep the frozen ones out of the optimizer.";
+    } else if (IsHostRead(role)) {
+      const std::string what = role == "global"    ? absl::StrCat("the global ", name)
+                               : role == "closure" ? absl::StrCat("the closure variable ", name)
+                                                   : name;
+      const std::string read_at = lines.size() > 1 ? absl::StrCat(" (in ", lines[1], ")") : "";
+      finding.message = absl::StrFormat(
+          "%s, which the captured code read%s when the graph%s was captured: every replay still computes with %g.",
+          first.pool == 1 ? absl::StrFormat("This line changes %s from %g to %g", what, captured, now)
+                          : absl::StrFormat("At this replay %s is %g, not %g", what, now, captured),
+          read_at, trace::CapturedAt(trace, first.graph), captured);
+      finding.fix =
+          "Keep a number the captured code reads and the program changes in a CUDA tensor, updated in place "
+          "between replays (scale = torch.tensor(1.0, device=\"cuda\") once, scale.fill_(value) after), which every "
+          "replay reads; or capture the graph again after changing it.";
+    } else if (role == "optimizer-hyperparameter") {
       const std::string change = first.pool == 1
                                      ? absl::StrFormat("This call changed %s from %g to %g", name, captured, now)
                                      : absl::StrFormat("%s is %g at this replay", name, now);
@@ -104,7 +149,8 @@ class HostValueFrozenCheck : public CheckOf<TraceAnalysis> {
           "self.temperature.fill_(value)), which every replay reads; or capture the graph again after changing it.";
     }
     for (size_t i = 0; i < events.size() && i < 5; ++i) {
-      finding.evidence.push_back(absl::StrFormat("%s: %g at capture, %g now", trace.String(events[i]->text),
+      const std::string label(trace.String(events[i]->text));
+      finding.evidence.push_back(absl::StrFormat("%s: %g at capture, %g now", label.substr(0, label.find('\n')),
                                                  trace::HostValueNumber(events[i]->value),
                                                  trace::HostValueNumber(events[i]->value_now)));
     }

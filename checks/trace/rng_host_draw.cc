@@ -1,8 +1,9 @@
-// rng-host-draw: a random number drawn on the host (Python's random, numpy, torch's CPU generator) inside a capture
-// that is replayed. The graph holds the value drawn at capture: stochastic depth decided with random.random(), a
-// noise scale from torch.rand() on the CPU, an augmentation chosen with numpy, all repeat the same choice on every
-// replay. The Python probe sees the draw during the capture (a profile function while the capture runs, and the
-// generators' states at its begin and end); no --shadow run is needed.
+// rng-host-draw: a random number drawn on the host (Python's random, numpy's functions and generators, torch's CPU
+// generators, os.urandom and secrets) or the host clock read (time.time) inside a capture that is replayed. The graph
+// holds the value drawn at capture: stochastic depth decided with random.random(), a noise scale from torch.rand() on
+// the CPU, an augmentation chosen with numpy, all repeat the same choice on every replay. The Python probe sees the
+// draw during the capture (a profile function while the capture runs, and the generators' states at its begin and end,
+// host_draws.py); no --shadow run is needed.
 #include "absl/strings/str_cat.h"
 #include "analysis/python_probe.h"
 #include "analysis/trace_analysis.h"
@@ -34,11 +35,13 @@ class RngHostDrawCheck : public CheckOf<TraceAnalysis> {
       if (event.kind != trace::ProbeEventKind::kHostRandomDraw) continue;
       if (!ReplayedAfter(analysis, event.graph, event.time_ns)) continue;
       const std::string source(trace.String(event.type));
+      const bool clock = source == "clock";
       Finding finding = NewFinding();
-      finding.message =
-          absl::StrCat("This line draws a random number on the host (", trace.String(event.text),
-                       ") inside the capture of a graph", trace::CapturedAt(trace, event.graph),
-                       ": the graph holds the value drawn at capture, so every replay makes the same choice.");
+      finding.message = absl::StrCat(
+          clock ? "This line reads the host clock (" : "This line draws a random number on the host (",
+          trace.String(event.text), ") inside the capture of a graph", trace::CapturedAt(trace, event.graph),
+          clock ? ": the graph holds the time read at capture, so every replay computes with that moment."
+                : ": the graph holds the value drawn at capture, so every replay makes the same choice.");
       finding.evidence.push_back(absl::StrCat("generator: ", source));
       finding.where = ProbeEventLocation(trace, event);
       finding.fix =

@@ -11,55 +11,16 @@ graph pool before a graphed backward.
 
 usage: contract_test.py PROBE_DIR [TORCH_SITE_DIR]   (torch from the environment, or from TORCH_SITE_DIR)
 """
-import inspect
-import os
 import random
 import sys
-import weakref
 
-from probe_checks import check, finish, use_probe_and_torch
+from probe_checks import Graph, Recorder, check, finish, line_of, use_probe_and_torch
 
 use_probe_and_torch(sys.argv)
 import torch  # noqa: E402
 
-from graphcheck_probe import bridge, contract, patches, watches  # noqa: E402
+from graphcheck_probe import bridge, contract, graphed_calls, patches, watches  # noqa: E402
 from graphcheck_probe.bridge import EventKind, Origin  # noqa: E402
-
-class Recorder:
-    """bridge.recorder's stand-in: each event with the line of this file it was sent from."""
-
-    def __init__(self):
-        self.events = []
-
-    def emit(self, kind, **fields):
-        line = None
-        frames = fields.get("frames")
-        if frames:  # explicit frames, innermost first
-            for frame in frames.split("\x1e"):
-                path, number, _ = frame.split("\x1f")
-                if path == __file__:
-                    line = int(number)
-                    break
-        else:
-            frame = sys._getframe(1)
-            while frame is not None and frame.f_code.co_filename != __file__:
-                frame = frame.f_back
-            line = frame.f_lineno if frame is not None else None
-        self.events.append(dict(fields, kind=kind, line=line))
-
-    def of(self, kind):
-        return [e for e in self.events if e["kind"] == kind]
-
-
-class Graph:
-    """A CUDAGraph's stand-in: the contract needs its identity and pool(), the replay watch its replay()."""
-
-    def pool(self):
-        raise RuntimeError("no pool on a CPU")
-
-    def replay(self):
-        pass
-
 
 class Scaled(torch.nn.Module):
     def __init__(self):
@@ -72,12 +33,6 @@ class Scaled(torch.nn.Module):
 
     def forward(self, x):
         return self.idle(self.drop(self.lin(x))) / self.temperature + self.buf
-
-
-def line_of(text):
-    """The line of this file holding `text` (the planted defects' lines)."""
-    lines = inspect.getsource(sys.modules[__name__]).splitlines()
-    return next(i + 1 for i, line in enumerate(lines) if text in line and "line_of(" not in line)
 
 
 def capture(model, body=None, stepped=()):
@@ -97,7 +52,7 @@ def capture(model, body=None, stepped=()):
 
 
 def fresh():
-    bridge.recorder = Recorder()
+    bridge.recorder = Recorder(__file__)
     torch.manual_seed(0)
     return bridge.recorder, Scaled().train()
 
@@ -177,7 +132,7 @@ graph, terms = capture(model)
 model.buf = torch.cat([model.buf, torch.zeros(4)])[:4]  # regrow the buffer
 released = [e for e in recorder.of(EventKind.TENSOR_RELEASED) if e["graph"] == id(graph)]  # not earlier models'
 check("the line that dropped the buffer is sent", len(released) == 1 and released[0]["text"] == "model.buf" and
-      released[0]["line"] == line_of("# regrow the buffer"), released)
+      released[0]["line"] == line_of(__file__, "# regrow the buffer"), released)
 terms.look()
 rebound = recorder.of(EventKind.STATE_REBOUND)
 check("and the replay sees it freed", len(rebound) == 1 and rebound[0]["pool"] == 1, rebound)
@@ -197,7 +152,7 @@ terms.look()
 changed = recorder.of(EventKind.HOST_VALUE_CHANGED)
 check("a changed attribute is sent at the line that set it", len(changed) == 1 and
       changed[0]["text"] == "model.temperature" and changed[0]["type_name"] == "module-attribute" and
-      changed[0]["pool"] == 1 and changed[0]["line"] == line_of("# anneal the temperature"), changed)
+      changed[0]["pool"] == 1 and changed[0]["line"] == line_of(__file__, "# anneal the temperature"), changed)
 recorder, model = fresh()
 graph, terms = capture(model)
 model.temperature = 1.0
@@ -211,12 +166,12 @@ recorder, model = fresh()
 graph, terms = capture(model, lambda: random.random() < 0.5)  # stochastic depth on the host
 draws = recorder.of(EventKind.HOST_RANDOM_DRAW)
 check("Python's random is sent at its line", len(draws) == 1 and draws[0]["type_name"] == "python-random" and
-      draws[0]["line"] == line_of("# stochastic depth on the host"), draws)
+      draws[0]["line"] == line_of(__file__, "# stochastic depth on the host"), draws)
 recorder, model = fresh()
 graph, terms = capture(model, lambda: torch.rand(()))  # noise scale on the CPU generator
 draws = recorder.of(EventKind.HOST_RANDOM_DRAW)
 check("torch's CPU generator is sent at the torch call", len(draws) == 1 and draws[0]["type_name"] == "torch-cpu"
-      and draws[0]["line"] == line_of("# noise scale on the CPU generator"), draws)
+      and draws[0]["line"] == line_of(__file__, "# noise scale on the CPU generator"), draws)
 recorder, model = fresh()
 graph, terms = capture(model, lambda: torch.rand((), generator=torch.Generator().manual_seed(1)))
 check("clean twin: a private generator's draw moves no global state",
@@ -247,7 +202,7 @@ made = recorder.of(EventKind.STATE_MADE_IN_CAPTURE)
 check("a buffer replaced inside the capture is sent at its line, with the address it had before",
       len(made) == 1 and made[0]["type_name"] == "buffer" and made[0]["text"] == "model.buf" and
       made[0]["value"] != made[0]["value_now"] and made[0]["pool"] == 16 and
-      made[0]["line"] == line_of("# replace the buffer inside"), made)
+      made[0]["line"] == line_of(__file__, "# replace the buffer inside"), made)
 recorder, model = fresh()
 pool_of = lambda: [model.buf]
 graph, terms = capture(model, lambda: model.buf.mul_(0.9).add_(1))
@@ -283,7 +238,7 @@ made = recorder.of(EventKind.STATE_MADE_IN_CAPTURE)
 check("optimizer state made by a first step inside the capture is sent at the step",
       len(made) == 1 and made[0]["type_name"] == "optimizer-state" and made[0]["pool"] == 2 and
       "SGD momentum_buffer of model.lin.weight" in made[0]["text"] and
-      made[0]["line"] == line_of("# the optimizer's step"), made)
+      made[0]["line"] == line_of(__file__, "# the optimizer's step"), made)
 recorder, model = fresh()
 optimizer = torch.optim.SGD(model.lin.parameters(), lr=0.1, momentum=0.9)
 sgd_step(optimizer)  # warm-up
@@ -300,7 +255,7 @@ x = torch.randn(2, 4)
 for step in range(2):
     out = model(x)
     reported = []
-    contract.watch_backward(out, weakref.ref(model), id(model), reported)
+    graphed_calls.watch_backward(out, lambda: model.named_parameters(), id(model), reported)
     out.sum().backward()  # the graphed backward
     if step == 0:
         check("clean twin: a .grad outside every pool sends nothing", not recorder.of(EventKind.GRAD_ALIASED))
@@ -308,7 +263,7 @@ for step in range(2):
         contract._pools[1] = [(address, address + 64)]
 aliased = recorder.of(EventKind.GRAD_ALIASED)
 check("a .grad inside a pool is sent at the backward's line", len(aliased) == 1 and
-      aliased[0]["text"] == "lin.weight" and aliased[0]["line"] == line_of("# the graphed backward"), aliased)
+      aliased[0]["text"] == "lin.weight" and aliased[0]["line"] == line_of(__file__, "# the graphed backward"), aliased)
 contract._pools.clear()
 
 finish()

@@ -77,6 +77,39 @@ TEST(CatalogTest, APageNamesTheFileThatHoldsItsLogic) {
   EXPECT_EQ(pages_with_logic, 8u);
 }
 
+// A check whose decision the Python probe makes, wholly or in part, names the probe's module and functions on a
+// **Probe:** line (`FILE` (`Function`, `Class.method`) · ...), and each of them is defined in that file: a newcomer
+// follows a finding from its page to the hook that saw it.
+TEST(CatalogTest, APageWhoseDecisionTheProbeMakesNamesTheProbeFunctions) {
+  const std::set<std::string> decided_in_python = {
+      "address-drift", "grad-aliases-graph",    "grad-detached",        "graph-reads-freed",   "host-value-frozen",
+      "rng-host-draw", "state-made-in-capture", "static-input-rebound", "training-mode-frozen"};
+  const std::regex probe_line("\\*\\*Probe:\\*\\* ([^\\n]+(\\n[^\\n]+)*)");  // to the paragraph's end
+  const std::regex entry("`([^`]+\\.py)`\\s+\\(([^)]*)\\)");
+  const std::regex function("`([A-Za-z_][A-Za-z_0-9.]*)`");
+  for (const auto& [id, text] : CheckDocPages()) {
+    std::smatch line;
+    const bool has_probe = std::regex_search(text, line, probe_line);
+    EXPECT_EQ(has_probe, decided_in_python.count(id) == 1) << id;
+    if (!has_probe) continue;
+    const std::string entries = line[1];
+    size_t named = 0;
+    for (std::sregex_iterator file(entries.begin(), entries.end(), entry), end; file != end; ++file) {
+      const std::string source = ReadSourceFile((*file)[1]);
+      EXPECT_FALSE(source.empty()) << id << ": " << (*file)[1] << " does not exist";
+      const std::string functions = (*file)[2];
+      for (std::sregex_iterator f(functions.begin(), functions.end(), function); f != end; ++f) {
+        const std::string qualified = (*f)[1];
+        const std::string name = qualified.substr(qualified.rfind('.') + 1);
+        EXPECT_TRUE(absl::StrContains(source, "def " + name + "(") || absl::StrContains(source, "class " + name))
+            << id << ": " << qualified << " is not in " << (*file)[1];
+        ++named;
+      }
+    }
+    EXPECT_GT(named, 0u) << id << " names no probe function";
+  }
+}
+
 // Every built-in check, once, from the one catalogue (cli/catalog.cc).
 TEST(CatalogTest, ListsEveryCheckOnce) {
   std::vector<std::string> ids;

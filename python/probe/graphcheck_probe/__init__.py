@@ -7,9 +7,11 @@ recorder writes for this process, on the recorder's clock. It records; graphchec
   program or not; exceptions that end the program or a thread.
 - torch.compile: the reasons inductor gives for running a function without CUDA graphs, and the outputs its cudagraph
   trees invalidate while the program still holds them.
-- What a graph baked in, watched while it is replayed (watches.py): tensors moved after capture (parameters, buffers,
-  static inputs), outputs kept across replays, Python numbers a graphed forward reads, optimizer hyperparameters and
-  gradients a capture baked in, and calls with other input shapes than were captured.
+- What a graph baked in, watched while it is replayed (watches.py, contract.py, graphed_calls.py): tensors moved or
+  freed after capture (parameters, buffers, optimizer state, static inputs, pinned host buffers), outputs kept across
+  replays, training modes and requires_grad flags, optimizer hyperparameters and gradients a capture baked in, .grad
+  aliasing a graph's output, and calls with other input shapes than were captured; the numbers the capture's Python
+  read wherever they live (host_reads.py) and its host draws (host_draws.py), observed while it runs.
 - DistributedDataParallel: the stream each DDP module was constructed on, and each forward inside a capture.
 - Memory (memory.py): the caching allocator's history of allocations and frees, read at exit, from which graphcheck
   forecasts what a graph of the program's step would hold.

@@ -5,7 +5,7 @@ module knows, per captured graph:
 - the modules whose forward ran inside the capture (a global forward pre-hook, installed only while a capture is under
   way on this thread): their training flag where their forward reads it, the Python numbers their forward reads, and
   their parameters and buffers (address, and a weak reference to the memory);
-- the host random draws inside the capture (a profile function during the capture, and the generators' states at its
+- the host random draws inside the capture (host_draws.py: a profile function during the capture, and the generators' states at its
   begin and end): the graph replays the value drawn at capture;
 - the segments of the graph's memory pool, and the .grad tensors and optimizer state that exist when it ends;
 - state the program keeps that the capture made in the graph's pool: a parameter or buffer the captured code replaced
@@ -16,33 +16,27 @@ module knows, per captured graph:
 At capture end the named tensors go to the recorder in one GRAPH_TENSORS event (the analysis joins them with the
 recorder's manifest of the graph's nodes). At the graph's replays (the first ones, then exponentially spaced ones, and
 the first replay after any Module.train()/eval()), a replay in another training mode, a parameter or buffer that now
-lives elsewhere (freed or not) and a changed number become events. make_graphed_callables' modules are watched by
-watches.ModuleWatch instead (it replays only in the training mode it captured and copies new .data in), except for
-their gradients: a .grad living in the graphs' pool before a graphed backward replays (PyTorch #181723) is checked
-in the backward itself.
+lives elsewhere (freed or not), a parameter's changed requires_grad, optimizer state replaced (load_state_dict) and
+a changed number (the modules' own, and any the capture's Python read: host_reads.py) become events.
+make_graphed_callables' modules are watched by graphed_calls.ModuleWatch instead (it replays only in the training
+mode it captured and copies new .data in), but for the numbers host_reads.py saw.
 """
 import bisect
-import random
 import sys
 import threading
 import weakref
 
-from . import bridge, frames
+from . import bridge, frames, host_draws, host_reads
 from .bridge import EventKind, Origin
 
 MAX_TENSORS = 20000  # tensors named per capture
 MAX_MODULES = 4096  # modules noted per capture
 MAX_REPLACED = 32  # parameters and buffers replaced inside a capture, noted per capture
-_MAX_NAMES = 8  # module or parameter names listed in one event
+MAX_NAMES = 8  # module or parameter names listed in one event
 # Origins whose modules this module watches at replays: not torch.compile's (its guards recompile on a changed mode
-# or attribute, and its captures run compiled code, not modules), not make_graphed_callables' (watches.ModuleWatch).
+# or attribute, and its captures run compiled code, not modules), not make_graphed_callables' (graphed_calls.ModuleWatch).
 _REPLAY_WATCHED = {Origin.USER, Origin.UNKNOWN, Origin.MEGATRON, Origin.MEGATRON_FULL_ITERATION}
 _NOT_NAMED = {Origin.CUDAGRAPH_TREES, Origin.CUDAGRAPH_TREES_INIT}
-# torch functions and Tensor methods that draw from a generator: on a CPU tensor, from the CPU one.
-_TORCH_DRAWS = {"rand", "randn", "randint", "randperm", "bernoulli", "normal", "multinomial", "poisson", "rand_like",
-                "randn_like", "randint_like", "random_", "uniform_", "normal_", "bernoulli_", "exponential_",
-                "geometric_", "cauchy_", "log_normal_"}
-
 _local = threading.local()  # .capture: the Capture under way on this thread
 capturing = set()  # the threads with a Capture under way: one look tells Module.__setattr__ there is none
 # id(module) -> names of its attributes a live graph baked in: Module.__setattr__ (patches.py) reports a change at the
@@ -76,7 +70,7 @@ def on_device(tensor):
     return bool(getattr(tensor, "is_cuda", False))
 
 
-def _storage_ref(tensor):
+def storage_ref(tensor):
     """A weak reference to a tensor's memory: expired once the allocator may reuse it. None when unknown."""
     try:
         from torch.multiprocessing.reductions import StorageWeakRef
@@ -86,15 +80,19 @@ def _storage_ref(tensor):
         return None
 
 
-def _reads(module, name):
+def _reads(module, name, observed=()):
+    """Whether the module's forward, or a method of its that ran inside the capture (`observed`, the names they
+    load), reads `name`."""
+    if name in observed:
+        return True
     code = getattr(getattr(type(module), "forward", None), "__code__", None)
     return code is not None and name in code.co_names
 
 
-def _mode_sensitive(module):
-    """Whether a module's own forward reads its training flag (dropout, batch norm, attention dropout, Megatron's
+def mode_sensitive(module, observed=()):
+    """Whether a module's own code reads its training flag (dropout, batch norm, attention dropout, Megatron's
     bias-dropout-add), leaving out dropout that drops nothing."""
-    if not _reads(module, "training"):
+    if not _reads(module, "training", observed):
         return False
     p = getattr(module, "p", None)
     return not (type(p) is float and p == 0.0 and type(module).__name__.endswith("Dropout"))
@@ -118,89 +116,6 @@ def module_names(frame):
     return names
 
 
-class _RandomDraws:
-    """Host random draws during a capture: the call sites the profile function saw, and the generators' states."""
-
-    def __init__(self, graph_id):
-        self.graph_id = graph_id
-        self.seen = set()
-        self.sent = set()  # the generators whose draws the profile function sent at their line
-        self.torch_candidates = []  # encoded stacks of torch calls that may have drawn on the CPU
-        self.states = self._states()
-        self.previous_profile = sys.getprofile()
-        self.profiling = self.previous_profile is None  # a profiler of the program's own is never replaced
-        if self.profiling:
-            sys.setprofile(self._profile)
-
-    @staticmethod
-    def _states():
-        """A comparable snapshot of each host generator's state."""
-        states = {"python-random": random.getstate()}
-        numpy = sys.modules.get("numpy")
-        if numpy is not None:
-            try:
-                state = numpy.random.get_state()
-                states["numpy"] = (state[1].tobytes(), state[2])
-            except Exception:
-                pass
-        torch = _torch()
-        if torch is not None:
-            try:
-                states["torch-cpu"] = bytes(torch.get_rng_state().tolist())
-            except Exception:
-                pass
-        return states
-
-    def _profile(self, frame, event, arg):
-        if event != "c_call":
-            return
-        try:
-            owner = getattr(arg, "__self__", None)
-            name = getattr(arg, "__name__", "")
-            if isinstance(owner, random.Random):
-                source = "python-random"
-            elif owner is not None and (getattr(type(owner), "__module__", "") or "").startswith("numpy.random"):
-                source = "numpy"
-            else:
-                # torch.rand and the like (no __self__), or a Tensor's in-place draw: a candidate for a CPU draw,
-                # which the CPU generator's state at the capture's end confirms.
-                if name in _TORCH_DRAWS and len(self.torch_candidates) < 8:
-                    torch = _torch()
-                    if not isinstance(owner, torch.Tensor) or owner.device.type == "cpu":
-                        self.torch_candidates.append(frames.encode_stack(frame))
-                return
-            key = (id(frame.f_code), frame.f_lineno)
-            if key in self.seen:
-                return
-            self.seen.add(key)
-            self.sent.add(source)
-            label = "%s.%s" % ("random" if source == "python-random" else "numpy.random", name)
-            bridge.recorder.emit(EventKind.HOST_RANDOM_DRAW, graph=self.graph_id, type_name=source, text=label)
-        except Exception:
-            pass
-
-    def stop(self):
-        """Ends the profiling and sends the draws the generators' states show and the profile function did not name.
-        The states are the whole process's, so while the profile function watches this thread, only torch's CPU
-        generator is read from them, and only when this thread made a call that can draw from it: another thread's
-        draws are not the capture's. Under a profiler of the program's own every generator's state is read."""
-        if self.profiling and sys.getprofile() == self._profile:
-            sys.setprofile(self.previous_profile)
-        for source, before in self.states.items():
-            if source in self.sent or (self.profiling and (source != "torch-cpu" or not self.torch_candidates)):
-                continue
-            try:
-                after = self._states().get(source)
-            except Exception:
-                continue
-            if after is None or after == before:
-                continue
-            stack = self.torch_candidates[0] if source == "torch-cpu" and self.torch_candidates else None
-            label = {"python-random": "random", "numpy": "numpy.random", "torch-cpu": "torch's CPU generator"}[source]
-            bridge.recorder.emit(EventKind.HOST_RANDOM_DRAW, graph=self.graph_id, type_name=source, text=label,
-                                 frames=stack)
-
-
 class Capture:
     """A capture under way on this thread: the modules that run inside it and its host random draws."""
 
@@ -217,6 +132,7 @@ class Capture:
         self.state_before = {}  # id(optimizer) -> (ids of the parameters with state, the stack of its step)
         self.hook = None
         self.draws = None
+        self.reads = None  # host_reads.Observer: what the program's code read on the host
         if origin in _NOT_NAMED:
             return
         try:
@@ -224,7 +140,8 @@ class Capture:
         except Exception:
             self.hook = None
         try:
-            self.draws = _RandomDraws(self.graph_id)
+            self.reads = host_reads.Observer()
+            self.draws = host_draws.Draws(self.graph_id, self.reads.call)
         except Exception:
             self.draws = None
 
@@ -254,27 +171,38 @@ class Capture:
             self.hook.remove()
             self.hook = None
         if self.draws is not None:
-            self.draws.stop()
+            self.draws.stop(self.reads.generators if self.reads is not None else None)
             self.draws = None
 
 
 class _Tensor:
-    """A named tensor a graph reads: where it was at capture, and how to find it now."""
+    """A named tensor a graph reads: where it was at capture, and how to find it now: `owner`.`attribute`, or for
+    optimizer state (`parameter` given) `owner`.state[parameter][attribute]. A parameter's requires_grad is kept
+    too: its graph computes gradients only for what required them at capture."""
 
-    __slots__ = ("owner", "attribute", "role", "name", "address", "storage", "finalizer")
+    __slots__ = ("owner", "attribute", "parameter", "role", "name", "address", "storage", "finalizer",
+                 "requires_grad")
 
-    def __init__(self, owner, attribute, role, name, tensor):
+    def __init__(self, owner, attribute, role, name, tensor, parameter=None):
         self.owner = weakref.ref(owner)
         self.attribute = attribute
+        self.parameter = weakref.ref(parameter) if parameter is not None else None
         self.role = role
         self.name = name
         self.address = _address(tensor)
-        self.storage = _storage_ref(tensor)
+        self.storage = storage_ref(tensor)
         self.finalizer = None
+        self.requires_grad = bool(getattr(tensor, "requires_grad", False)) if role == "parameter" else None
 
     def now(self):
         owner = self.owner()
-        return None if owner is None else getattr(owner, self.attribute, None)
+        if owner is None:
+            return None
+        if self.parameter is None:
+            return getattr(owner, self.attribute, None)
+        parameter = self.parameter()
+        state = owner.state.get(parameter) if parameter is not None else None
+        return state.get(self.attribute) if isinstance(state, dict) else None
 
     def freed(self):
         try:
@@ -283,7 +211,7 @@ class _Tensor:
             return False
 
 
-def _released(graph_id, role, name, address):
+def released(graph_id, role, name, address):
     """The program dropped its last Python reference to a tensor a graph reads: the line is the stack now."""
     bridge.recorder.emit(EventKind.TENSOR_RELEASED, graph=graph_id, type_name=role, text=name, value=address)
 
@@ -291,7 +219,8 @@ def _released(graph_id, role, name, address):
 class Contract:
     """What one graph's capture ran and baked in, checked at its replays."""
 
-    def __init__(self, graph, origin, modules, names, grad_enabled=True):
+    def __init__(self, graph, origin, modules, names, grad_enabled=True, observed=None):
+        """`observed`: the capture's host_reads.Observer, None when nothing was observed."""
         self.graph_id = id(graph)
         self.graph_ref = weakref.ref(graph)
         self.origin = origin
@@ -302,14 +231,21 @@ class Contract:
         self.modes = []  # (module ref, name, training at capture) of modules whose forward reads the flag
         self.attributes = []  # (module ref, label, attribute, value at capture)
         self.tensors = []  # _Tensor
+        self.host_values = observed.baked() if observed is not None else []  # host_reads.Read
         self.reported = set()
-        self.armed = False  # a Module.train() ran since the last look: the next replay looks at the modes
+        # ARMED_MODES once a Module.train() ran since the last look (the next replay looks at the modes), ARMED_ALL
+        # once state a graph reads may have been replaced (load_state_dict, requires_grad_): it looks at everything
+        self.armed = None
+        self.change_stack = None  # the program's call that armed it (Module.requires_grad_), for the events it finds
+        module_reads = observed.module_reads if observed is not None else {}
         for module in modules:
             name = names.get(id(module)) or type(module).__name__
-            if _mode_sensitive(module):
+            read = module_reads.get(id(module), ())
+            if mode_sensitive(module, read):
                 self.modes.append((weakref.ref(module), name, bool(getattr(module, "training", True))))
             for attribute, value in vars(module).items():
-                if attribute.startswith("_") or type(value) not in (int, float) or not _reads(module, attribute):
+                if attribute.startswith("_") or type(value) not in (int, float) or not _reads(module, attribute,
+                                                                                                read):
                     continue
                 self.attributes.append((weakref.ref(module), "%s.%s" % (name, attribute), attribute, value))
             for role, table in (("parameter", "_parameters"), ("buffer", "_buffers")):
@@ -328,19 +264,25 @@ class Contract:
             if tensor is None:
                 continue
             try:
-                entry.finalizer = weakref.finalize(tensor, _released, self.graph_id, entry.role, entry.name,
+                entry.finalizer = weakref.finalize(tensor, released, self.graph_id, entry.role, entry.name,
                                                    entry.address)
                 entry.finalizer.atexit = False
             except Exception:
                 pass
 
-    def look(self, modes_only=False):
-        self.armed = False
-        self._look_modes()
+    def look(self, modes_only=False, frame=None):
+        """Looks at what the graph baked in (`modes_only`: the training modes alone) at a replay called from
+        `frame`."""
+        self.armed = None
+        if self.watched:
+            self._look_modes()
         if modes_only:
             return
-        self._look_tensors()
-        self._look_attributes()
+        if self.watched:
+            self._look_tensors(frame)
+            self._look_attributes()
+        self._look_host_values(frame)
+        self.change_stack = None
 
     def _look_modes(self):
         differ, captured = [], None
@@ -356,23 +298,49 @@ class Contract:
         if not differ or key in self.reported:
             return
         self.reported.add(key)
-        shown = ", ".join(differ[:_MAX_NAMES]) + (", ..." if len(differ) > _MAX_NAMES else "")
+        shown = ", ".join(differ[:MAX_NAMES]) + (", ..." if len(differ) > MAX_NAMES else "")
         bridge.recorder.emit(EventKind.TRAINING_MODE_CHANGED, origin=self.origin, graph=self.graph_id,
                              value=int(captured), value_now=len(differ), text=shown)
 
-    def _look_tensors(self):
+    def _look_tensors(self, frame=None):
         for entry in self.tensors:
-            if entry.name in self.reported:
+            if id(entry) in self.reported:
                 continue
             tensor = entry.now()
+            if entry.requires_grad is not None and tensor is not None and tensor.requires_grad != entry.requires_grad:
+                self.reported.add(id(entry))
+                stack = self.change_stack or frames.change_site(frame, {"STORE_ATTR"}, "requires_grad")
+                self._host_value_changed("requires-grad", entry.name, float(entry.requires_grad),
+                                         float(tensor.requires_grad), stack)
+                continue
             now = _address(tensor) if tensor is not None else 0
             freed = entry.freed()
             if now == entry.address and not freed:
                 continue
-            self.reported.add(entry.name)
+            self.reported.add(id(entry))
             bridge.recorder.emit(EventKind.STATE_REBOUND, origin=self.origin, graph=self.graph_id,
                                  pool=int(freed), value=entry.address, value_now=now, type_name=entry.role,
                                  text=entry.name)
+
+    def _look_host_values(self, frame):
+        """A number the captured code read (host_reads) that is another now: at the line of the replaying function
+        or its callers that stores to it, when one does, else at the replay."""
+        for read in self.host_values:
+            if read.label in self.reported:
+                continue
+            now = read.now()
+            if now is None or now == read.captured:
+                continue
+            self.reported.add(read.label)
+            opnames, name = read.stores()
+            self._host_value_changed(read.role, "%s\n%s" % (read.label, read.where), float(read.captured),
+                                     float(now), frames.change_site(frame, opnames, name))
+
+    def _host_value_changed(self, role, text, captured, now, stack):
+        """HOST_VALUE_CHANGED at the line that made the change (`stack`), else at the replay."""
+        bridge.recorder.emit(EventKind.HOST_VALUE_CHANGED, origin=self.origin, graph=self.graph_id,
+                             pool=int(stack is not None), value=bridge.double_bits(captured),
+                             value_now=bridge.double_bits(now), type_name=role, text=text, frames=stack)
 
     def _look_attributes(self, changed=None, name=None):
         """A number a captured forward reads that changed: at a replay (all of them), or at the line that set one
@@ -405,6 +373,17 @@ def capture_started(graph, origin):
         _local.capture = None
 
 
+def observe_body(frame, start, end):
+    """The host reads of a `with torch.cuda.graph` body (host_reads.Observer.observe_body), before its capture
+    ends on this thread."""
+    capture = getattr(_local, "capture", None)
+    if capture is not None and capture.reads is not None:
+        try:
+            capture.reads.observe_body(frame, start, end)
+        except Exception:
+            pass
+
+
 def stop_capture():
     """Ends what runs only during a capture (the forward hook, the profile function); returns the Capture."""
     capture = getattr(_local, "capture", None)
@@ -429,9 +408,9 @@ def _pool_segments(graph):
         return []
 
 
-def _optimizer_state(optimizers, parameter_names, left_out=()):
-    """("optimizer-state", "Adam exp_avg of model.fc.weight", tensor) for the device state of `optimizers`, but that
-    of the parameters whose ids are in `left_out`."""
+def _optimizer_state_entries(optimizers, parameter_names, left_out=()):
+    """(optimizer, parameter, key, "Adam exp_avg of model.fc.weight", tensor) for the device state of `optimizers`,
+    but that of the parameters whose ids are in `left_out`."""
     for optimizer in optimizers:
         kind = type(optimizer).__name__
         for parameter, state in list(getattr(optimizer, "state", {}).items()):
@@ -440,7 +419,13 @@ def _optimizer_state(optimizers, parameter_names, left_out=()):
             owner = parameter_names.get(id(parameter), "a parameter")
             for key, value in list(state.items()) if isinstance(state, dict) else []:
                 if on_device(value):
-                    yield "optimizer-state", "%s %s of %s" % (kind, key, owner), value
+                    yield optimizer, parameter, key, "%s %s of %s" % (kind, key, owner), value
+
+
+def _optimizer_state(optimizers, parameter_names, left_out=()):
+    """("optimizer-state", label, tensor) of _optimizer_state_entries."""
+    for _, _, _, label, tensor in _optimizer_state_entries(optimizers, parameter_names, left_out):
+        yield "optimizer-state", label, tensor
 
 
 def capture_ended(graph, capture, frame, pool_key, stepped):
@@ -452,7 +437,7 @@ def capture_ended(graph, capture, frame, pool_key, stepped):
     program = frames.program_frame(frame) or frame
     names = module_names(program)
     modules = list(capture.modules.values())
-    contract = Contract(graph, capture.origin, modules, names, capture.grad_enabled)
+    contract = Contract(graph, capture.origin, modules, names, capture.grad_enabled, capture.reads)
     segments = _pool_segments(graph)
     ranges = sorted((address, address + size) for address, size in segments)
     if pool_key and ranges:
@@ -467,7 +452,10 @@ def capture_ended(graph, capture, frame, pool_key, stepped):
             grad = getattr(tensor, "grad", None) if entry.role == "parameter" else None
             if grad is not None and on_device(grad):
                 lines.append(("grad", entry.name, grad))
-    lines.extend(_optimizer_state(stepped, parameter_names))
+    for optimizer, parameter, key, label, tensor in _optimizer_state_entries(stepped, parameter_names):
+        lines.append(("optimizer-state", label, tensor))
+        if len(contract.tensors) < MAX_TENSORS:  # load_state_dict() replaces it
+            contract.tensors.append(_Tensor(optimizer, key, "optimizer-state", label, tensor, parameter))
     lines.extend(graph.__dict__.pop("_graphcheck_static_tensors", ()))
     text = ["%s\t%s\t%x\t%x" % (role, name.replace("\t", " ").replace("\n", " "), _address(t), _bytes(t))
             for role, name, t in lines[:MAX_TENSORS]]
@@ -476,7 +464,8 @@ def capture_ended(graph, capture, frame, pool_key, stepped):
                          value=contract.baked(), value_now=len(modules), text="\n".join(text),
                          text_limit=bridge.MAX_TENSOR_LIST)
     _send_state_made(capture, names, ranges, stepped, parameter_names)
-    if not contract.watched or not (contract.modes or contract.attributes or contract.tensors):
+    if not contract.host_values and not (contract.watched and (contract.modes or contract.attributes or
+                                                                contract.tensors)):
         return None
     contract.watch_releases()
     contract.watch_attributes()
@@ -493,15 +482,26 @@ def attribute_set(module, name):
             pass
 
 
-def modes_changed():
-    """After the program's Module.train()/eval(): every live graph looks at its modes at its next replay. Returns the
-    contracts armed, whose graphs' replay hooks must be in place."""
+ARMED_MODES, ARMED_ALL = 1, 2
+
+
+def arm(level, stack=None):
+    """After the program's Module.train()/eval() (ARMED_MODES: every live graph with modes looks at them at its next
+    replay) or a call that may replace what graphs read (ARMED_ALL: Optimizer.load_state_dict,
+    Module.requires_grad_, whose stack the flags it changed are reported at); every live graph looks at everything).
+    Returns the contracts armed, whose graphs' replay hooks must be in place."""
     armed = []
     for contract in list(_live):
-        if contract.modes:
-            contract.armed = True
+        if contract.watched and (contract.modes or level == ARMED_ALL):
+            contract.armed = max(contract.armed or 0, level)
+            contract.change_stack = stack or contract.change_stack
             armed.append(contract)
     return armed
+
+
+def live():
+    """Whether a graph with a contract is alive (a hook's cheap test before it takes a stack)."""
+    return bool(_live)
 
 
 def _inside(ranges, address):
@@ -555,48 +555,7 @@ def _send_state_made(capture, names, ranges, stepped, parameter_names):
         made = [(label, tensor) for _, label, tensor in _optimizer_state([optimizer], parameter_names, before[0])
                 if _inside(ranges, _address(tensor))]
         if made:
-            shown = ", ".join(label for label, _ in made[:_MAX_NAMES]) + (", ..." if len(made) > _MAX_NAMES else "")
+            shown = ", ".join(label for label, _ in made[:MAX_NAMES]) + (", ..." if len(made) > MAX_NAMES else "")
             bridge.recorder.emit(EventKind.STATE_MADE_IN_CAPTURE, origin=capture.origin, graph=capture.graph_id,
                                  type_name="optimizer-state", text=shown, value_now=_address(made[0][1]),
                                  pool=len(made), frames=before[1])
-
-
-def watch_backward(outputs, module_ref, graph_id, reported):
-    """Hooks the backward of a graphed module's call (the node of its first output that has one): see
-    check_grads_before_backward."""
-    try:
-        torch = _torch()
-        leaves = torch.utils._pytree.tree_leaves(outputs)
-        node = next((t.grad_fn for t in leaves if isinstance(t, torch.Tensor) and t.grad_fn is not None), None)
-        if node is not None:
-            node.register_prehook(check_grads_before_backward(module_ref, graph_id, threading.get_ident(), reported))
-    except Exception:
-        pass
-
-
-def check_grads_before_backward(module_ref, graph_id, thread, reported):
-    """An autograd pre-hook for the backward node of a graphed module's output: its graphs will write their static
-    gradients, and a parameter's .grad that lives in their pool is overwritten (and then added to itself)."""
-
-    def prehook(grad_outputs):
-        module = module_ref()
-        if module is None or reported:
-            return None
-        try:
-            aliased = []
-            for name, parameter in module.named_parameters():
-                grad = parameter.grad
-                if grad is not None and on_device(grad) and in_pool(_address(grad)):
-                    aliased.append((name, _address(grad)))
-            if aliased:
-                reported.append(True)
-                caller = sys._current_frames().get(thread)
-                shown = ", ".join(n for n, _ in aliased[:_MAX_NAMES]) + (", ..." if len(aliased) > _MAX_NAMES else "")
-                bridge.recorder.emit(EventKind.GRAD_ALIASED, origin=Origin.GRAPHED_CALLABLES, graph=graph_id,
-                                     value=len(aliased), value_now=aliased[0][1], text=shown,
-                                     frames=frames.encode_stack(caller) if caller is not None else None)
-        except Exception:
-            pass
-        return None
-
-    return prehook

@@ -59,15 +59,63 @@ def exception_frames(error, caller=None):
     return _FRAME.join("%s%s%d%s%s" % (f.filename, _FIELD, f.lineno or 0, _FIELD, f.name) for f in frames)
 
 
-def encode_stack(frame):
+def encode_stack(frame, line=None):
     """`frame` and its callers, innermost first, without the probe's own frames, encoded for the recorder (as
-    exception_frames)."""
+    exception_frames). `line`: the line to name in `frame` instead of the one it runs."""
     try:
         stack = [f for f in reversed(traceback.extract_stack(frame)) if not is_probe_file(f.filename)]
         stack = select(stack, lambda f: is_program_file(f.filename))
     except Exception:
         return None
-    return _FRAME.join("%s%s%d%s%s" % (f.filename, _FIELD, f.lineno or 0, _FIELD, f.name) for f in stack)
+    lines = [f.lineno or 0 for f in stack]
+    if line is not None and stack:
+        lines[0] = line
+    return _FRAME.join("%s%s%d%s%s" % (f.filename, _FIELD, n, _FIELD, f.name) for f, n in zip(stack, lines))
+
+
+def _instruction_line(instruction, previous):
+    positions = getattr(instruction, "positions", None)  # 3.11+
+    if positions is not None and positions.lineno:
+        return positions.lineno
+    return instruction.starts_line if type(instruction.starts_line) is int else previous
+
+
+def change_site(frame, opnames, name, depth=16):
+    """The stack of the line that most likely changed a value the program keeps, found after the fact: the first
+    of `frame` and its callers (the program's own, within `depth` frames) whose code has an instruction in `opnames`
+    on `name` (STORE_GLOBAL TEMPERATURE, STORE_ATTR scale; STORE_SUBSCR on a constant key `name`; a LOAD_ATTR of a
+    method name is its call) on one line, or on one line of the innermost loop running the frame's current
+    instruction (`TEMPERATURE = 1.0` before the loop, `TEMPERATURE = ...` in it). None when no frame names one line."""
+    import dis
+
+    try:
+        walked = 0
+        while frame is not None and walked < depth:
+            walked += 1
+            if is_program_file(frame.f_code.co_filename):
+                sites, loops, line, constant = [], [], 0, None
+                for instruction in dis.get_instructions(frame.f_code):
+                    line = _instruction_line(instruction, line)
+                    if instruction.opname in opnames and (
+                            instruction.argval == name if instruction.opname != "STORE_SUBSCR" else constant == name):
+                        sites.append((instruction.offset, line))
+                    if instruction.opname in ("JUMP_BACKWARD", "JUMP_ABSOLUTE") and isinstance(instruction.argval, int):
+                        loops.append((instruction.argval, instruction.offset))
+                    constant = instruction.argval if instruction.opname == "LOAD_CONST" else None
+                lines = {n for _, n in sites}
+                if len(lines) > 1:
+                    inside = [(end - start, start, end) for start, end in loops if start <= frame.f_lasti <= end]
+                    if inside:
+                        _, start, end = min(inside)
+                        lines = {n for offset, n in sites if start <= offset <= end}
+                if len(lines) == 1:
+                    return encode_stack(frame, lines.pop())
+                if sites:
+                    return None
+            frame = frame.f_back
+    except Exception:
+        pass
+    return None
 
 
 def exception_text(error):

@@ -4,7 +4,7 @@ program: if torch changed shape, that hook is simply not installed."""
 import sys
 import threading
 
-from . import bridge, contract, frames, memory, origins, waits, watches
+from . import bridge, contract, frames, graphed_calls, memory, origins, waits, watches
 from .bridge import EventKind, Origin
 
 shadow = None  # the --shadow comparer (shadow.Shadow), set by install() when GRAPHCHECK_SHADOW asks for one
@@ -93,10 +93,12 @@ def _patch_graphs(module):
         watch = self.__dict__.pop("_graphcheck_watch", None)
         has_statics = False
         if exc is None and watch is not None:
-            try:  # the body's static inputs and outputs, before the capture ends: its manifest names them
-                has_statics = watch[0].end(sys._getframe(1))
+            try:  # the body's host reads, static inputs and outputs, before the capture ends: its manifest names them
+                frame = sys._getframe(1)
+                contract.observe_body(frame, watch[0].start, frame.f_lasti)
+                has_statics = watch[0].end(frame)
                 if has_statics:
-                    self.cuda_graph._graphcheck_static_tensors = watch[0].named_tensors(sys._getframe(1))
+                    self.cuda_graph._graphcheck_static_tensors = watch[0].named_tensors(frame)
             except Exception:
                 pass
         try:
@@ -125,9 +127,10 @@ def _patch_graphs(module):
             listed = (callables,) if single else callables
             samples = (sample_args,) if single else sample_args
             own_forwards = [c.__dict__.get("forward") if hasattr(c, "named_parameters") else None for c in listed]
-            shapes = [watches.InputShapes.of(s) for s in samples]
+            shapes = [graphed_calls.InputShapes.of(s) for s in samples]
+            names = [_parameter_names(c) for c in listed]
         except Exception:
-            own_forwards, shapes = [], []
+            own_forwards, shapes, names = [], [], []
         graphed = make_graphed(callables, sample_args, *args, **kwargs)
         if len(shapes) != (1 if single else len(callables)):
             return graphed
@@ -135,10 +138,10 @@ def _patch_graphs(module):
             result = []
             for index, callable_ in enumerate((graphed,) if single else graphed):
                 if hasattr(callable_, "named_parameters"):
-                    watches.watch_graphed_module(callable_, own_forwards[index], shapes[index], shadow)
+                    graphed_calls.watch_graphed_module(callable_, own_forwards[index], shapes[index], shadow)
                     result.append(callable_)
                 else:
-                    result.append(watches.watch_graphed_function(callable_, shapes[index]))
+                    result.append(graphed_calls.watch_graphed_function(callable_, shapes[index], names[index]))
             return result[0] if single else tuple(result)
         except Exception:
             return graphed
@@ -155,12 +158,21 @@ def _patch_graphs(module):
     module.make_graphed_callables = make_graphed_callables
 
 
+def _parameter_names(function):
+    """The positional parameter names of a plain function (a module has none here: its weights are its own)."""
+    if hasattr(function, "named_parameters"):
+        return ()
+    code = getattr(function, "__code__", None)
+    return tuple(code.co_varnames[:code.co_argcount]) if code is not None else ()
+
+
 def _patch_optimizer(module):
     """torch.optim.optimizer: every optimizer constructed is known (for the gradients a capture writes), each step
-    inside a capture is noted (its hyperparameters are baked in), and zero_grad() that detaches a graph's gradients
-    is reported where it is called."""
+    inside a capture is noted (its hyperparameters are baked in), zero_grad() that detaches a graph's gradients
+    is reported where it is called, and load_state_dict() has live graphs look at the state they step."""
     optimizer_class = module.Optimizer
     init, zero_grad = optimizer_class.__init__, optimizer_class.zero_grad
+    load_state_dict = optimizer_class.load_state_dict
 
     def __init__(self, *args, **kwargs):
         result = init(self, *args, **kwargs)
@@ -172,10 +184,16 @@ def _patch_optimizer(module):
         watches.host_values_changed()
         return result
 
+    def optimizer_load_state_dict(self, *args, **kwargs):
+        result = load_state_dict(self, *args, **kwargs)  # new state tensors: graphs that step the old ones look
+        _arm(contract.ARMED_ALL)
+        return result
+
     module.register_optimizer_step_pre_hook(watches.optimizer_stepping)
     module.register_optimizer_step_pre_hook(contract.optimizer_stepping)
     _replace(optimizer_class, "__init__", __init__, init)
     _replace(optimizer_class, "zero_grad", optimizer_zero_grad, zero_grad)
+    _replace(optimizer_class, "load_state_dict", optimizer_load_state_dict, load_state_dict)
 
 
 _backward = threading.local()  # per thread: the depth of torch.autograd.backward() calls
@@ -212,7 +230,9 @@ def _patch_autograd(module):
 
 def _patch_module(module):
     """torch.nn.modules.module: Module.zero_grad, which detaches gradients as the optimizer's does; Module.train
-    (which eval() calls), after which live graphs look at the modes they were captured in at their next replay; and
+    (which eval() calls), after which live graphs look at the modes they were captured in at their next replay (and
+    make_graphed_callables' modules at their next call); Module.requires_grad_, after which live graphs look at
+    everything; and
     Module.__setattr__, where a number a live graph baked in is changed and a parameter or buffer replaced inside a
     capture is noted (a thread-local look and a dictionary lookup per attribute set)."""
     module_class = module.Module
@@ -232,13 +252,14 @@ def _patch_module(module):
         finally:
             if outermost:
                 depth.inside = False
-                try:
-                    for armed in contract.modes_changed():
-                        graph = armed.graph_ref()
-                        if graph is not None:
-                            watches.watch_replays(graph, shadow)
-                except Exception:
-                    pass
+                graphed_calls.modes_changed()
+                _arm(contract.ARMED_MODES)
+
+    def module_requires_grad_(self, *args, **kwargs):
+        result = requires_grad_(self, *args, **kwargs)
+        if contract.live():
+            _arm(contract.ARMED_ALL, frames.encode_stack(sys._getframe(1)))
+        return result
 
     def module_setattr(self, name, value):
         if contract.capturing:
@@ -250,9 +271,22 @@ def _patch_module(module):
             contract.attribute_set(self, name)
 
     setattr_ = module_class.__setattr__
+    requires_grad_ = module_class.requires_grad_
     _replace(module_class, "zero_grad", module_zero_grad, zero_grad)
     _replace(module_class, "train", module_train, train)
+    _replace(module_class, "requires_grad_", module_requires_grad_, requires_grad_)
     _replace(module_class, "__setattr__", module_setattr, setattr_)
+
+
+def _arm(level, stack=None):
+    """Live graphs look at what they baked in at their next replay (contract.arm), their replay hooks put back."""
+    try:
+        for armed in contract.arm(level, stack):
+            graph = armed.graph_ref()
+            if graph is not None:
+                watches.watch_replays(graph, shadow)
+    except Exception:
+        pass
 
 
 def _compiling():

@@ -1,19 +1,19 @@
 """What a graph baked in at capture, watched while it is replayed: a change becomes an event at the replay (or at the
-call that made it), and graphcheck's analyzers judge it.
+call that made it), and graphcheck's checks judge it.
 
-- Modules graphed by make_graphed_callables (ModuleWatch): their graphs read the parameter objects they held then (a
-  parameter's new .data is copied in on every call, a new parameter object is not seen), their buffers' memory, the
-  Python numbers their forward read (`self.scale`), and inputs of the captured shapes and dtypes (InputShapes: a call
-  with another shape raises copying it into the static input, or broadcasts into it silently).
-- Manual captures (CaptureWatch): the capturing frame's names that held CUDA tensors the body read (static inputs, by
-  address) and bound to CUDA tensors (static outputs); replays from the same function must find the inputs where they
-  were, and no replay should find the program holding ever more references to an output.
+- Manual captures (CaptureWatch): the capturing frame's names that held the device or pinned host tensors the body
+  read (static inputs) and bound to CUDA tensors (static outputs). An input whose memory is freed is noted at the line
+  that dropped it; a name that holds another tensor at a replay from the same function, one that no other capture
+  reads (a serving loop's variable moving from one bucket's static input to the next is no rebinding), is a rebinding;
+  and no replay should find the program holding ever more references to an output.
 - Host state of a capture (HostStateWatch): the numeric hyperparameters of every optimizer whose step() ran inside the
   capture (a float learning rate is baked into the graph; a tensor one is read at each replay), and the .grad tensors
   the graph writes for an optimizer that steps outside it (`zero_grad()` setting them to None detaches them).
+- Every replay of a watched graph (watch_replays) looks at these and at the graph's contract.Contract.
 
-Looks happen on the first calls and replays and then at exponentially spaced ones (due), after which the per-replay
-hook is removed; changes made by an LR scheduler's step() or by zero_grad() are seen at that call, whenever it is.
+make_graphed_callables' callables are watched on their calls (graphed_calls.py). Looks happen on the first calls and
+replays and then at exponentially spaced ones (due), after which the per-replay hook is removed; changes made by an
+LR scheduler's step() or by zero_grad() are seen at that call, whenever it is.
 """
 import sys
 import threading
@@ -27,7 +27,6 @@ from .bridge import EventKind, Origin
 FIRST_LOOKS = 8
 LAST_LOOK = 4096
 _HELD_GROWTH = 3  # looks in a row at which the program held more references to an output: outputs kept across replays
-_MAX_ATTRIBUTES = 256  # numeric attributes of one graphed module watched
 _MAX_HYPERPARAMETERS = 256  # per capture
 
 
@@ -38,6 +37,17 @@ def due(n):
 def is_cuda_tensor(value):
     try:
         return bool(value.is_cuda) and callable(value.data_ptr)
+    except Exception:
+        return False
+
+
+def is_graph_readable(value):
+    """A tensor a captured graph can read at a fixed address: on a CUDA device, or in pinned host memory (a copy
+    node's source)."""
+    if is_cuda_tensor(value):
+        return True
+    try:
+        return value.device.type == "cpu" and bool(value.is_pinned())
     except Exception:
         return False
 
@@ -62,12 +72,12 @@ def _references(tensor):
     return count
 
 
-def _emit_rebound(origin, graph_id, role, name, captured, now):
+def emit_rebound(origin, graph_id, role, name, captured, now):
     bridge.recorder.emit(EventKind.STATE_REBOUND, origin=origin, graph=graph_id, value=captured, value_now=now,
                          type_name=role, text=name)
 
 
-def _emit_host_change(graph_id, role, name, captured, now, attributed, origin=Origin.UNKNOWN):
+def emit_host_change(graph_id, role, name, captured, now, attributed, origin=Origin.UNKNOWN):
     """HOST_VALUE_CHANGED: numbers travel as their IEEE-754 bits, gradients as addresses (0: None); `attributed`: the
     calling thread's stack is the call that made the change (a scheduler's step(), zero_grad())."""
     bridge.recorder.emit(EventKind.HOST_VALUE_CHANGED, origin=origin, graph=graph_id, pool=int(attributed),
@@ -76,181 +86,6 @@ def _emit_host_change(graph_id, role, name, captured, now, attributed, origin=Or
 
 def describe_shape(shape, dtype):
     return "%s %s" % ("x".join(str(d) for d in shape) or "scalar", str(dtype).replace("torch.", ""))
-
-
-class InputShapes:
-    """The tensors a graphed callable was captured with (make_graphed_callables' sample_args, flattened as it
-    flattens the arguments of every call), and the calls that passed others."""
-
-    def __init__(self, leaves):
-        self.captured = None if leaves is None else [(tuple(t.shape), t.dtype) for t in leaves]
-        self.reported = set()
-
-    @staticmethod
-    def of(sample_args):
-        """The shapes of one callable's sample_args; none known (nothing checked) where torch cannot flatten them."""
-        try:
-            import torch
-
-            return InputShapes(torch.utils._pytree.arg_tree_leaves(*sample_args))
-        except Exception:
-            return InputShapes(None)
-
-    def changes(self, leaves):
-        """(key, index, description) of each input whose shape or dtype differs from the capture's, not reported
-        yet."""
-        found = []
-        if self.captured is None:
-            return found
-        if len(leaves) != len(self.captured):
-            key = ("count", len(leaves))
-            if key not in self.reported:
-                found.append((key, -1, "%d inputs, captured with %d" % (len(leaves), len(self.captured))))
-            return found
-        for index, (tensor, (shape, dtype)) in enumerate(zip(leaves, self.captured)):
-            now = (tuple(getattr(tensor, "shape", ())), getattr(tensor, "dtype", None))
-            if now == (shape, dtype) or (index, now) in self.reported:
-                continue
-            found.append(((index, now), index, "input %d: %s, captured %s" % (
-                index, describe_shape(*now), describe_shape(shape, dtype))))
-        return found
-
-    def call(self, graph_id, function, args, kwargs):
-        """Runs `function` (the graphed callable) and sends an INPUT_SHAPE_CHANGED event for each input of another
-        shape, saying whether PyTorch raised copying it into the static input or copied it silently."""
-        changes = []
-        if self.captured is not None:
-            try:
-                import torch
-
-                plain = not kwargs and all(isinstance(a, torch.Tensor) for a in args)
-                changes = self.changes(args if plain else torch.utils._pytree.arg_tree_leaves(*args))
-            except Exception:
-                pass
-        if not changes:
-            return function(*args, **kwargs)
-        try:
-            result = function(*args, **kwargs)
-        except BaseException as error:
-            for key, index, text in changes:
-                self.reported.add(key)
-                bridge.recorder.emit(EventKind.INPUT_SHAPE_CHANGED, origin=Origin.GRAPHED_CALLABLES, graph=graph_id,
-                                     value=index & 0xFFFFFFFF, type_name="raised",
-                                     text="%s\n%s: %s" % (text, frames.exception_type(error),
-                                                          frames.exception_text(error)))
-            raise
-        for key, index, text in changes:
-            self.reported.add(key)
-            how = "converted" if key[0] != "count" and key[1][0] == self.captured[index][0] else "broadcast"
-            bridge.recorder.emit(EventKind.INPUT_SHAPE_CHANGED, origin=Origin.GRAPHED_CALLABLES, graph=graph_id,
-                                 value=index & 0xFFFFFFFF, type_name=how, text=text)
-        return result
-
-
-def _numeric_attributes(module):
-    """(submodule, path, name, value) of the int and float attributes that a module's or submodule's forward reads
-    as `self.NAME`: make_graphed_callables' graphs keep the values they had at capture."""
-    found = []
-    if not hasattr(module, "named_modules"):
-        return found
-    for path, sub in module.named_modules():
-        code = getattr(getattr(type(sub), "forward", None), "__code__", None)
-        read = set(code.co_names) if code is not None else set()
-        for name, value in vars(sub).items():
-            if name.startswith("_") or type(value) not in (int, float) or name not in read:
-                continue
-            found.append((weakref.ref(sub), path, name, value))
-            if len(found) >= _MAX_ATTRIBUTES:
-                return found
-    return found
-
-
-class ModuleWatch:
-    """A module graphed by make_graphed_callables."""
-
-    def __init__(self, module, own_forward, shapes):
-        self.module = weakref.ref(module)  # the watch must not keep a module the program dropped
-        self.module_id = id(module)
-        # make_graphed_callables replays its graphs only in the training mode it captured them in (else it runs
-        # the forward it replaced: the instance's own, `own_forward`, else its class's).
-        self.training = getattr(module, "training", None)
-        self.own_forward = own_forward
-        self.shapes = shapes
-        self.parameters = {name: (id(p), address(p)) for name, p in module.named_parameters()}
-        self.buffers = {name: address(b) for name, b in module.named_buffers() if is_cuda_tensor(b)}
-        self.attributes = _numeric_attributes(module)
-        self.reported = set()
-        self.grads_aliased = []  # non-empty once a .grad in the graphs' pool was reported
-        self.calls = 0
-
-    def look(self):
-        module = self.module()
-        if module is None:
-            return
-        for name, parameter in module.named_parameters():
-            captured = self.parameters.get(name)
-            if captured is not None and name not in self.reported and id(parameter) != captured[0]:
-                self.reported.add(name)
-                _emit_rebound(Origin.GRAPHED_CALLABLES, self.module_id, "parameter", name, captured[1],
-                              address(parameter))
-        for name, buffer in module.named_buffers():
-            captured = self.buffers.get(name)
-            if captured is not None and name not in self.reported and address(buffer) != captured:
-                self.reported.add(name)
-                _emit_rebound(Origin.GRAPHED_CALLABLES, self.module_id, "buffer", name, captured, address(buffer))
-        for sub, path, name, captured in self.attributes:
-            owner = sub()
-            key = (path, name)
-            if owner is None or key in self.reported:
-                continue
-            now = getattr(owner, name, captured)
-            if type(now) in (int, float) and now != captured:
-                self.reported.add(key)
-                label = "%s.%s" % (path, name) if path else "%s.%s" % (type(owner).__name__, name)
-                _emit_host_change(self.module_id, "module-attribute", label, bridge.double_bits(captured),
-                                  bridge.double_bits(now), attributed=False, origin=Origin.GRAPHED_CALLABLES)
-
-
-def watch_graphed_module(module, own_forward, shapes, shadow):
-    """Wraps the forward make_graphed_callables gave `module`. `own_forward`: the instance's own forward that it
-    replaced, None for its class's; `shapes`: its InputShapes; `shadow`: the --shadow comparer, None when off. The
-    wrapper stays for the shape check (a Python call per graphed call); the looks stop after LAST_LOOK calls."""
-    graphed_forward = module.__dict__.get("forward")
-    if graphed_forward is None:
-        return
-    watch = ModuleWatch(module, own_forward, shapes)
-
-    def forward(*args, **kwargs):
-        watch.calls += 1
-        if watch.calls <= LAST_LOOK and due(watch.calls):
-            try:
-                watch.look()
-            except Exception:
-                pass
-        if getattr(module, "training", None) != watch.training:  # make_graphed_callables runs the eager forward
-            return graphed_forward(*args, **kwargs)
-        if shadow is not None and watch.calls <= shadow.calls:
-            result = shadow.module_call(module, watch,
-                                        lambda: shapes.call(watch.module_id, graphed_forward, args, kwargs), args,
-                                        kwargs)
-        else:
-            result = shapes.call(watch.module_id, graphed_forward, args, kwargs)
-        if watch.calls <= LAST_LOOK and due(watch.calls) and not watch.grads_aliased:
-            contract.watch_backward(result, watch.module, watch.module_id, watch.grads_aliased)
-        return result
-
-    module.forward = forward
-
-
-def watch_graphed_function(function, shapes):
-    """A plain callable graphed by make_graphed_callables, wrapped so that its calls' shapes are checked."""
-
-    def graphed_function(*args, **kwargs):
-        return shapes.call(id(graphed_function), function, args, kwargs)
-
-    graphed_function.__wrapped__ = function
-    graphed_function.__doc__ = getattr(function, "__doc__", None)
-    return graphed_function
 
 
 # Instructions that load or store a variable (CPython 3.10-3.14), with the variables of their argument, in order;
@@ -281,20 +116,54 @@ def _names_used(code, start, end):
     return loaded, stored
 
 
+# address -> ids of the live manual captures whose static input lives there: a name that now holds another
+# capture's static input (one static input per bucket, the loop variable moving on) is no rebinding.
+_static_inputs = {}
+
+
+def _forget_static_inputs(graph_id, addresses):
+    for captured in addresses:
+        owners = _static_inputs.get(captured)
+        if owners is not None:
+            owners.discard(graph_id)
+            if not owners:
+                del _static_inputs[captured]
+
+
+def _expired(storage):
+    try:
+        return storage is not None and storage.expired()
+    except Exception:
+        return False
+
+
 class CaptureWatch:
-    """A manual capture (torch.cuda.graph) of the program's: its static inputs and outputs, by name."""
+    """A manual capture (torch.cuda.graph) of the program's: its static inputs (device or pinned host tensors the
+    body read) and outputs, by name, and the memory of each input, whose freeing is noted at the line that dropped
+    it."""
 
     def __init__(self, graph, frame):
         self.graph_id = id(graph)
         self.code = frame.f_code
         self.start = frame.f_lasti
         self.with_line = frame.f_lineno
-        self.before = {name: address(v) for name, v in frames.local_values(frame).items() if is_cuda_tensor(v)}
+        self.before = {name: v for name, v in frames.local_values(frame).items() if is_graph_readable(v)}
         self.inputs, self.outputs, self.held, self.reported = {}, {}, {}, set()
+        self.storages = {}  # name -> weak reference to the input's memory
 
     def end(self, frame):
         loaded, stored = _names_used(self.code, self.start, frame.f_lasti)
-        self.inputs = {name: self.before[name] for name in loaded - stored if name in self.before}
+        inputs = {name: self.before[name] for name in loaded - stored if name in self.before}
+        self.inputs = {name: address(tensor) for name, tensor in inputs.items()}
+        for name, tensor in inputs.items():
+            self.storages[name] = contract.storage_ref(tensor)
+            _static_inputs.setdefault(self.inputs[name], set()).add(self.graph_id)
+            try:
+                weakref.finalize(tensor, contract.released, self.graph_id, "static-input", name,
+                                 self.inputs[name]).atexit = False
+            except Exception:
+                pass
+        weakref.finalize(self, _forget_static_inputs, self.graph_id, list(self.inputs.values())).atexit = False
         values = frames.local_values(frame)
         self.outputs = {name: values[name] for name in stored if is_cuda_tensor(values.get(name))}
         self.before = None
@@ -303,18 +172,26 @@ class CaptureWatch:
     def named_tensors(self, frame):
         """("static-input" or "static-output", name, tensor) for what end() found, for the graph's manifest."""
         values = frames.local_values(frame)
-        named = [("static-input", name, values[name]) for name in self.inputs if is_cuda_tensor(values.get(name))]
+        named = [("static-input", name, values[name]) for name in self.inputs if is_graph_readable(values.get(name))]
         named.extend(("static-output", name, tensor) for name, tensor in self.outputs.items())
         return named
 
     def look(self, frame):
+        for name, captured in self.inputs.items():
+            if name not in self.reported and _expired(self.storages.get(name)):
+                self.reported.add(name)  # freed: the graph reads memory the allocator hands out again
+                bridge.recorder.emit(EventKind.STATE_REBOUND, origin=Origin.USER, graph=self.graph_id, pool=1,
+                                     value=captured, type_name="static-input", text=name)
         if frame.f_code is self.code:
             values = frames.local_values(frame)
             for name, captured in self.inputs.items():
                 now = values.get(name)
-                if name not in self.reported and is_cuda_tensor(now) and address(now) != captured:
+                if name in self.reported or not is_graph_readable(now):
+                    continue
+                moved = address(now)
+                if moved != captured and not _static_inputs.get(moved):
                     self.reported.add(name)
-                    _emit_rebound(Origin.USER, self.graph_id, "static-input", name, captured, address(now))
+                    emit_rebound(Origin.USER, self.graph_id, "static-input", name, captured, moved)
         for name, tensor in self.outputs.items():
             if name in self.reported:
                 continue
@@ -441,7 +318,7 @@ class HostStateWatch:
             if type(now) not in (int, float) or float(now) == captured:
                 continue  # a tensor now: the program moved to a value the graph reads at replay, or not a number
             self.reported.add(label)
-            _emit_host_change(self.graph_id, "optimizer-hyperparameter", label, bridge.double_bits(captured),
+            emit_host_change(self.graph_id, "optimizer-hyperparameter", label, bridge.double_bits(captured),
                               bridge.double_bits(now), attributed)
         if optimizer is not None:
             return
@@ -453,7 +330,7 @@ class HostStateWatch:
             if grad is not None and id(grad) == grad_id:
                 continue
             self.reported.add(label)
-            _emit_host_change(self.graph_id, "grad", label, captured, 0 if grad is None else address(grad), attributed)
+            emit_host_change(self.graph_id, "grad", label, captured, 0 if grad is None else address(grad), attributed)
 
 
 def stepping_optimizers():
@@ -546,22 +423,23 @@ def watch_replays(graph, shadow):
         this = graph_ref()
         watch.replays += 1
         looking = due(watch.replays) and watch.replays <= LAST_LOOK
-        armed = watch.contract is not None and watch.contract.armed
+        armed = watch.contract.armed if watch.contract is not None else None
         if looking or armed:
             try:
+                caller = sys._getframe(1)
                 if looking and watch.capture is not None:
-                    watch.capture.look(sys._getframe(1))
+                    watch.capture.look(caller)
                 if looking and watch.host is not None:
                     watch.host.look()
                 if watch.contract is not None:
-                    watch.contract.look(modes_only=not looking)
+                    watch.contract.look(modes_only=not looking and armed != contract.ARMED_ALL, frame=caller)
             except Exception:
                 pass
         shadowed = 0 if shadow is None or watch.region is None else shadow.calls
         if watch.replays <= shadowed:
             return shadow.replay(this, watch, lambda: replay(this, *args, **kwargs))
         if watch.replays >= max(LAST_LOOK, shadowed) and this.__dict__.get("replay") is replay_and_look:
-            del this.replay  # Module.train() puts it back for the contract's next look at the modes
+            del this.replay  # contract.arm() puts it back for the contract's next look
         return replay(this, *args, **kwargs)
 
     graph.replay = replay_and_look

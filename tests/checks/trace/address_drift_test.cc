@@ -77,6 +77,21 @@ TEST(AddressDriftTest, AParameterOfAManualCaptureGivenNewDataIsReported) {
   EXPECT_THAT(findings[0].fix, HasSubstr("capture the graph again"));
 }
 
+TEST(AddressDriftTest, OptimizerStateReplacedAfterCaptureIsReported) {
+  TraceBuilder b;
+  Capture(b);
+  trace::ProbeEvent& e =
+      b.Rebound(5000, 1, kGraph, "optimizer-state", "Adam exp_avg of model.fc.weight", kWeight, 0x7f0000900000);
+  e.origin = ProbeOrigin::kUser;
+  const std::vector<Finding> findings = Findings(checks::NewAddressDriftCheck(), b);
+  ASSERT_THAT(findings, SizeIs(1));
+  EXPECT_THAT(findings[0].message,
+              HasSubstr("The optimizer state tensor Adam exp_avg of model.fc.weight that the graph reads is a new "
+                        "tensor"));
+  EXPECT_THAT(findings[0].message, HasSubstr("every replay steps with and updates the old state"));
+  EXPECT_THAT(findings[0].fix, HasSubstr("state[key].copy_(saved[key])"));
+}
+
 TEST(AddressDriftTest, FreedMemoryIsLeftToGraphReadsFreed) {
   TraceBuilder b;
   Capture(b);

@@ -127,5 +127,47 @@ TEST(HostValueFrozenTest, AnAttributeOfAModuleInsideAManualCaptureIsReported) {
                         "1 it was captured with"));
 }
 
+// Numbers the capture's Python read from anywhere (host_reads.py): a global stored at a line of the loop, and a dict
+// entry seen only at the replay; the line they were read at comes as the text's second line.
+TEST(HostValueFrozenTest, ANumberTheCapturedCodeReadIsReportedWhereverItLives) {
+  TraceBuilder b;
+  Capture(b);
+  b.Replay(4000, 1, kStream, kCudaGraph, 10, 100);
+  Changed(b, 5000, kGraph, "global", "TEMPERATURE\nstep() at /home/me/train.py:8", 1.0, 0.5, true, 52);
+  Changed(b, 5000, kGraph, "entry", "CFG['mix']\nstep() at /home/me/train.py:9", 0.25, 0.5, false, 53);
+  b.Replay(5100, 1, kStream, kCudaGraph, 10, 100);
+  const std::vector<Finding> findings = RunCheck(checks::NewHostValueFrozenCheck(), b.Build());
+  ASSERT_THAT(findings, SizeIs(2));
+  const Finding& global = findings[0].message.find("global") != std::string::npos ? findings[0] : findings[1];
+  const Finding& entry = &global == &findings[0] ? findings[1] : findings[0];
+  EXPECT_THAT(global.message,
+              HasSubstr("This line changes the global TEMPERATURE from 1 to 0.5, which the captured code read (in "
+                        "step() at /home/me/train.py:8) when the graph (captured at /home/me/train.py:12 in body) was "
+                        "captured: every replay still computes with 1."));
+  EXPECT_EQ(FirstUserFrame(global.where)->line, 52u);
+  EXPECT_EQ(global.where.key, "TEMPERATURE");
+  EXPECT_THAT(global.evidence[0], HasSubstr("TEMPERATURE: 1 at capture, 0.5 now"));
+  EXPECT_THAT(global.fix, HasSubstr("scale.fill_(value)"));
+  EXPECT_THAT(entry.message, HasSubstr("At this replay CFG['mix'] is 0.5, not 0.25"));
+  EXPECT_EQ(FirstUserFrame(entry.where)->line, 53u);
+}
+
+TEST(HostValueFrozenTest, AParameterUnfrozenAfterCaptureIsReportedAtTheCall) {
+  TraceBuilder b;
+  Capture(b);
+  b.Replay(4000, 1, kStream, kCudaGraph, 10, 100);
+  Changed(b, 5000, kGraph, "requires-grad", "model.0.weight", 0, 1, true, 61);
+  Changed(b, 5000, kGraph, "requires-grad", "model.0.bias", 0, 1, true, 61);
+  b.Replay(5100, 1, kStream, kCudaGraph, 10, 100);
+  const std::vector<Finding> findings = RunCheck(checks::NewHostValueFrozenCheck(), b.Build());
+  ASSERT_THAT(findings, SizeIs(1));
+  EXPECT_THAT(findings[0].message,
+              HasSubstr("This call makes model.0.weight and 1 more parameters require gradients: the graph (captured "
+                        "at /home/me/train.py:12 in body) was captured when they did not, so its replays compute no "
+                        "gradient for them"));
+  EXPECT_EQ(FirstUserFrame(findings[0].where)->line, 61u);
+  EXPECT_THAT(findings[0].fix, HasSubstr("Capture the graph again"));
+}
+
 }  // namespace
 }  // namespace graphcheck::testing_trace

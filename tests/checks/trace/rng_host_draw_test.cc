@@ -30,6 +30,20 @@ TEST(RngHostDrawTest, ADrawInsideAReplayedCaptureIsReportedAtItsLine) {
   EXPECT_EQ(findings[0].evidence[0], "generator: python-random");
 }
 
+TEST(RngHostDrawTest, AClockReadInsideACaptureIsReportedAsTheTimeItHolds) {
+  TraceBuilder b;
+  Capture(b);
+  trace::ProbeEvent& e = b.Probe(2500, 1, ProbeEventKind::kHostRandomDraw, kGraph);
+  e.type = b.Intern("clock");
+  e.text = b.Intern("time.time");
+  e.stack = TrainPyStack(b, 31);
+  b.Replay(5000, 1, kStream, kCudaGraph, 10, 100);
+  const std::vector<Finding> findings = Findings(checks::NewRngHostDrawCheck(), b);
+  ASSERT_THAT(findings, SizeIs(1));
+  EXPECT_THAT(findings[0].message, HasSubstr("This line reads the host clock (time.time) inside the capture"));
+  EXPECT_THAT(findings[0].message, HasSubstr("holds the time read at capture"));
+}
+
 TEST(RngHostDrawTest, AGraphNeverReplayedIsLeftAlone) {
   TraceBuilder b;
   Capture(b);

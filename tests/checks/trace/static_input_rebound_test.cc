@@ -40,5 +40,14 @@ TEST(StaticInputReboundTest, ParametersAndCleanTracesAreNotStaticInputs) {
   EXPECT_THAT(RunCheck(checks::NewStaticInputReboundCheck(), module.Build()), IsEmpty());
 }
 
+// A static input whose memory was freed (its name rebound and nothing else holding it, a pinned host batch dropped)
+// is graph-reads-freed's, at the line that dropped it.
+TEST(StaticInputReboundTest, AFreedStaticInputIsLeftToGraphReadsFreed) {
+  TraceBuilder b;
+  b.Probe(100, 1, ProbeEventKind::kCaptureBegin, kGraph, ProbeOrigin::kUser);
+  b.Rebound(1000, 1, kGraph, "static-input", "host_batch", 0x7f0000001000, 0).pool = 1;
+  EXPECT_THAT(RunCheck(checks::NewStaticInputReboundCheck(), b.Build()), IsEmpty());
+}
+
 }  // namespace
 }  // namespace graphcheck::testing_trace

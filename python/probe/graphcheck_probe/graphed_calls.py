@@ -1,0 +1,320 @@
+"""make_graphed_callables' callables, watched on their calls: what their graphs baked in at capture.
+
+- Modules (ModuleWatch): their graphs read the parameter objects they held then (a parameter's new .data is copied in
+  on every call, a new parameter object is not seen), their buffers' memory, the Python numbers their forward read
+  (`self.scale`), the requires_grad of each parameter (the backward graph computes gradients for what required them
+  at capture), the training mode of their submodules whose code reads it (batch norm frozen inside a module still in
+  training), and inputs of the captured shapes and dtypes (InputShapes: a call with another shape raises copying it
+  into the static input, or broadcasts into it silently).
+- Plain functions: the shapes of their inputs, and the leaf tensors among them (weights passed as inputs).
+- Both: before a graphed backward, a leaf's .grad that lives in the graphs' pool (PyTorch #181723:
+  check_grads_before_backward), on the first calls and then exponentially spaced ones (watches.due).
+"""
+import sys
+import threading
+import weakref
+
+from . import bridge, contract, frames, watches
+from .bridge import EventKind, Origin
+
+_MAX_ATTRIBUTES = 256  # numeric attributes of one graphed module watched
+
+
+class InputShapes:
+    """The tensors a graphed callable was captured with (make_graphed_callables' sample_args, flattened as it
+    flattens the arguments of every call), and the calls that passed others."""
+
+    def __init__(self, leaves):
+        self.captured = None if leaves is None else [(tuple(t.shape), t.dtype) for t in leaves]
+        self.reported = set()
+
+    @staticmethod
+    def of(sample_args):
+        """The shapes of one callable's sample_args; none known (nothing checked) where torch cannot flatten them."""
+        try:
+            import torch
+
+            return InputShapes(torch.utils._pytree.arg_tree_leaves(*sample_args))
+        except Exception:
+            return InputShapes(None)
+
+    def changes(self, leaves):
+        """(key, index, description) of each input whose shape or dtype differs from the capture's, not reported
+        yet."""
+        found = []
+        if self.captured is None:
+            return found
+        if len(leaves) != len(self.captured):
+            key = ("count", len(leaves))
+            if key not in self.reported:
+                found.append((key, -1, "%d inputs, captured with %d" % (len(leaves), len(self.captured))))
+            return found
+        for index, (tensor, (shape, dtype)) in enumerate(zip(leaves, self.captured)):
+            now = (tuple(getattr(tensor, "shape", ())), getattr(tensor, "dtype", None))
+            if now == (shape, dtype) or (index, now) in self.reported:
+                continue
+            found.append(((index, now), index, "input %d: %s, captured %s" % (
+                index, watches.describe_shape(*now), watches.describe_shape(shape, dtype))))
+        return found
+
+    def call(self, graph_id, function, args, kwargs):
+        """Runs `function` (the graphed callable) and sends an INPUT_SHAPE_CHANGED event for each input of another
+        shape, saying whether PyTorch raised copying it into the static input or copied it silently."""
+        changes = []
+        if self.captured is not None:
+            try:
+                import torch
+
+                plain = not kwargs and all(isinstance(a, torch.Tensor) for a in args)
+                changes = self.changes(args if plain else torch.utils._pytree.arg_tree_leaves(*args))
+            except Exception:
+                pass
+        if not changes:
+            return function(*args, **kwargs)
+        try:
+            result = function(*args, **kwargs)
+        except BaseException as error:
+            for key, index, text in changes:
+                self.reported.add(key)
+                bridge.recorder.emit(EventKind.INPUT_SHAPE_CHANGED, origin=Origin.GRAPHED_CALLABLES, graph=graph_id,
+                                     value=index & 0xFFFFFFFF, type_name="raised",
+                                     text="%s\n%s: %s" % (text, frames.exception_type(error),
+                                                          frames.exception_text(error)))
+            raise
+        for key, index, text in changes:
+            self.reported.add(key)
+            how = "converted" if key[0] != "count" and key[1][0] == self.captured[index][0] else "broadcast"
+            bridge.recorder.emit(EventKind.INPUT_SHAPE_CHANGED, origin=Origin.GRAPHED_CALLABLES, graph=graph_id,
+                                 value=index & 0xFFFFFFFF, type_name=how, text=text)
+        return result
+
+
+def _numeric_attributes(module):
+    """(submodule, path, name, value) of the int and float attributes that a module's or submodule's forward reads
+    as `self.NAME`: make_graphed_callables' graphs keep the values they had at capture."""
+    found = []
+    if not hasattr(module, "named_modules"):
+        return found
+    for path, sub in module.named_modules():
+        code = getattr(getattr(type(sub), "forward", None), "__code__", None)
+        read = set(code.co_names) if code is not None else set()
+        for name, value in vars(sub).items():
+            if name.startswith("_") or type(value) not in (int, float) or name not in read:
+                continue
+            found.append((weakref.ref(sub), path, name, value))
+            if len(found) >= _MAX_ATTRIBUTES:
+                return found
+    return found
+
+
+# Bumped by every outermost Module.train()/eval(): a graphed module looks at its submodules' modes at its next call.
+_modes_generation = [0]
+
+
+def modes_changed():
+    _modes_generation[0] += 1
+
+
+class ModuleWatch:
+    """A module graphed by make_graphed_callables."""
+
+    def __init__(self, module, own_forward, shapes):
+        self.module = weakref.ref(module)  # the watch must not keep a module the program dropped
+        self.module_id = id(module)
+        # make_graphed_callables replays its graphs only in the training mode it captured them in (else it runs
+        # the forward it replaced: the instance's own, `own_forward`, else its class's).
+        self.training = getattr(module, "training", None)
+        self.own_forward = own_forward
+        self.shapes = shapes
+        self.parameters = {name: (id(p), watches.address(p), getattr(p, "requires_grad", None))
+                           for name, p in module.named_parameters()}
+        # Its submodules whose code reads their training flag (batch norm, dropout), with the mode captured: the
+        # graphs replay it whatever mode they are put in while the module itself stays in the captured one.
+        named = module.named_modules() if hasattr(module, "named_modules") else ()
+        self.modes = [(weakref.ref(sub), path, sub.training) for path, sub in named
+                      if path and contract.mode_sensitive(sub)]
+        self.modes_generation = _modes_generation[0]
+        self.buffers = {name: watches.address(b) for name, b in module.named_buffers() if watches.is_cuda_tensor(b)}
+        self.attributes = _numeric_attributes(module)
+        self.reported = set()
+        self.grads_aliased = []  # non-empty once a .grad in the graphs' pool was reported
+        self.calls = 0
+
+    def look(self):
+        module = self.module()
+        if module is None:
+            return
+        for name, parameter in module.named_parameters():
+            captured = self.parameters.get(name)
+            if captured is None or name in self.reported:
+                continue
+            if id(parameter) != captured[0]:
+                self.reported.add(name)
+                watches.emit_rebound(Origin.GRAPHED_CALLABLES, self.module_id, "parameter", name, captured[1],
+                              watches.address(parameter))
+            elif getattr(parameter, "requires_grad", None) != captured[2]:
+                self.reported.add(name)
+                watches.emit_host_change(self.module_id, "requires-grad", name, bridge.double_bits(float(captured[2])),
+                                  bridge.double_bits(float(parameter.requires_grad)), attributed=False,
+                                  origin=Origin.GRAPHED_CALLABLES)
+        for name, buffer in module.named_buffers():
+            captured = self.buffers.get(name)
+            if captured is not None and name not in self.reported and watches.address(buffer) != captured:
+                self.reported.add(name)
+                watches.emit_rebound(Origin.GRAPHED_CALLABLES, self.module_id, "buffer", name, captured, watches.address(buffer))
+        for sub, path, name, captured in self.attributes:
+            owner = sub()
+            key = (path, name)
+            if owner is None or key in self.reported:
+                continue
+            now = getattr(owner, name, captured)
+            if type(now) in (int, float) and now != captured:
+                self.reported.add(key)
+                label = "%s.%s" % (path, name) if path else "%s.%s" % (type(owner).__name__, name)
+                watches.emit_host_change(self.module_id, "module-attribute", label, bridge.double_bits(captured),
+                                  bridge.double_bits(now), attributed=False, origin=Origin.GRAPHED_CALLABLES)
+
+
+    def look_modes(self):
+        """Submodules in another training mode than at capture while the module is in the captured one: sent once,
+        as the graphs replay (make_graphed_callables runs its eager forward when the module's own mode changed)."""
+        self.modes_generation = _modes_generation[0]
+        if "modes" in self.reported:
+            return
+        differ, captured = [], None
+        for sub_ref, path, training in self.modes:
+            sub = sub_ref()
+            if sub is not None and sub.training != training:
+                differ.append(path)
+                captured = training
+        if differ:
+            self.reported.add("modes")
+            shown = ", ".join(differ[:8]) + (", ..." if len(differ) > 8 else "")
+            bridge.recorder.emit(EventKind.TRAINING_MODE_CHANGED, origin=Origin.GRAPHED_CALLABLES,
+                                 graph=self.module_id, value=int(captured), value_now=len(differ), text=shown)
+
+
+def watch_graphed_module(module, own_forward, shapes, shadow):
+    """Wraps the forward make_graphed_callables gave `module`. `own_forward`: the instance's own forward that it
+    replaced, None for its class's; `shapes`: its InputShapes; `shadow`: the --shadow comparer, None when off. The
+    wrapper stays for the shape check (a Python call per graphed call); the looks stop after watches.LAST_LOOK calls."""
+    graphed_forward = module.__dict__.get("forward")
+    if graphed_forward is None:
+        return
+    watch = ModuleWatch(module, own_forward, shapes)
+
+    def forward(*args, **kwargs):
+        watch.calls += 1
+        if watch.calls <= watches.LAST_LOOK and watches.due(watch.calls):
+            try:
+                watch.look()
+            except Exception:
+                pass
+        if getattr(module, "training", None) != watch.training:  # make_graphed_callables runs the eager forward
+            return graphed_forward(*args, **kwargs)
+        if watch.modes_generation != _modes_generation[0]:
+            try:
+                watch.look_modes()
+            except Exception:
+                pass
+        if shadow is not None and watch.calls <= shadow.calls:
+            result = shadow.module_call(module, watch,
+                                        lambda: shapes.call(watch.module_id, graphed_forward, args, kwargs), args,
+                                        kwargs)
+        else:
+            result = shapes.call(watch.module_id, graphed_forward, args, kwargs)
+        if watch.calls <= watches.LAST_LOOK and watches.due(watch.calls) and not watch.grads_aliased:
+            arguments = leaf_arguments(args)
+            watch_backward(result, lambda: _live_leaves(watch.module, arguments), watch.module_id,
+                           watch.grads_aliased)
+        return result
+
+    module.forward = forward
+
+
+def _live_leaves(module_ref, arguments):
+    """(name, tensor) of a graphed call's leaves: its module's parameters (`module_ref`, a weak reference, or None)
+    and the leaf tensors among its arguments (`arguments`: contract.leaf_arguments)."""
+    module = module_ref() if module_ref is not None else None
+    leaves = list(module.named_parameters()) if module is not None else []
+    known = {id(p) for _, p in leaves}
+    for name, ref in arguments:
+        tensor = ref()
+        if tensor is not None and id(tensor) not in known:
+            leaves.append((name, tensor))
+    return leaves
+
+
+def watch_graphed_function(function, shapes, names=()):
+    """A plain callable graphed by make_graphed_callables, wrapped so that its calls' shapes are checked and the
+    leaf tensors it takes (its weights) are held to their gradients at its first backwards. `names`: the original
+    function's parameter names."""
+    calls, aliased = [0], []
+
+    def graphed_function(*args, **kwargs):
+        result = shapes.call(id(graphed_function), function, args, kwargs)
+        calls[0] += 1
+        if calls[0] <= watches.LAST_LOOK and watches.due(calls[0]) and not aliased:
+            arguments = leaf_arguments(args, names)
+            if arguments:
+                watch_backward(result, lambda: _live_leaves(None, arguments), id(graphed_function), aliased)
+        return result
+
+    graphed_function.__wrapped__ = function
+    graphed_function.__doc__ = getattr(function, "__doc__", None)
+    return graphed_function
+
+
+def watch_backward(outputs, leaves, graph_id, reported):
+    """Hooks the backward of a graphed callable's call (the node of its first output that has one): see
+    check_grads_before_backward."""
+    try:
+        torch = sys.modules.get("torch")
+        flat = torch.utils._pytree.tree_leaves(outputs)
+        node = next((t.grad_fn for t in flat if isinstance(t, torch.Tensor) and t.grad_fn is not None), None)
+        if node is not None:
+            node.register_prehook(check_grads_before_backward(leaves, graph_id, threading.get_ident(), reported))
+    except Exception:
+        pass
+
+
+def leaf_arguments(args, names=()):
+    """(name, weak reference) of the leaf tensors among a call's arguments that require gradients: the weights a
+    plain function graphed by make_graphed_callables takes as inputs. `names`: the function's parameter names."""
+    found = []
+    try:
+        tensor = sys.modules["torch"].Tensor
+        for index, value in enumerate(args):
+            if isinstance(value, tensor) and value.is_leaf and value.requires_grad:
+                found.append((names[index] if index < len(names) else "argument %d" % index, weakref.ref(value)))
+    except Exception:
+        pass
+    return found
+
+
+def check_grads_before_backward(leaves, graph_id, thread, reported):
+    """An autograd pre-hook for the backward node of a graphed callable's output: its graphs will write their static
+    gradients, and a leaf tensor's .grad that lives in their pool is overwritten (and then added to itself).
+    `leaves()`: (name, tensor) of the leaves its backward writes gradients for."""
+
+    def prehook(grad_outputs):
+        if reported:
+            return None
+        try:
+            aliased = []
+            for name, parameter in leaves():
+                grad = parameter.grad
+                if grad is not None and contract.on_device(grad) and contract.in_pool(watches.address(grad)):
+                    aliased.append((name, watches.address(grad)))
+            if aliased:
+                reported.append(True)
+                caller = sys._current_frames().get(thread)
+                shown = ", ".join(n for n, _ in aliased[:contract.MAX_NAMES]) + (", ..." if len(aliased) > contract.MAX_NAMES else "")
+                bridge.recorder.emit(EventKind.GRAD_ALIASED, origin=Origin.GRAPHED_CALLABLES, graph=graph_id,
+                                     value=len(aliased), value_now=aliased[0][1], text=shown,
+                                     frames=frames.encode_stack(caller) if caller is not None else None)
+        except Exception:
+            pass
+        return None
+
+    return prehook

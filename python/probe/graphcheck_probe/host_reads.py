@@ -1,0 +1,312 @@
+"""The host values a capture's Python read, observed while it ran: the numbers and bools the program's own functions
+loaded inside the capture from a global, a closure cell, an attribute of any object or a dict or list entry
+(`TEMPERATURE`, `scale`, `self.cfg.loss_scale`, `CFG["mix"]`). A graph replays the kernels those values shaped, with
+the values as they were at capture; at its replays each source is read again, and a change becomes an event, at the
+line of the replaying function (or of its callers) that stores to that name when there is one, else at the replay.
+
+How: while a capture runs, the capture's profile function (contract._RandomDraws) hands each Python call to
+Observer.call. The first call of each of the program's code objects is disassembled once into the paths it loads (a
+variable, then attribute names and constant subscripts); each path is followed at that call through instance
+dictionaries only (no property, __getattr__ or __getitem__ of the program's runs, so nothing is launched into the
+capture), and a path that ends on a number is kept with how to follow it again. A number the captured code itself
+changed (a call counter) is not kept. Libraries' code is not read: their constants do not change, and the
+optimizers' and modules' numbers have watches of their own (watches.HostStateWatch, contract.Contract,
+graphed_calls.ModuleWatch), which also follow a module's own number (`self.p`) for the modules whose forward ran.
+Every method a module ran inside the capture is noted (Observer.module_reads), so that those watches see the
+attributes its helpers read, not only its forward's.
+"""
+import dis
+import sys
+import types
+import weakref
+
+from . import frames, host_draws
+
+MAX_PATHS = 256  # numbers watched per capture
+MAX_CLOSURES = 8  # closures whose cells are looked up per capture (gc.get_referrers: a walk of the heap)
+_MAX_STEPS = 4  # attribute or subscript steps after the variable
+
+_GLOBAL_LOADS = {"LOAD_GLOBAL", "LOAD_NAME"}
+_FAST_LOADS = {"LOAD_FAST", "LOAD_FAST_CHECK", "LOAD_FAST_BORROW"}
+_PAIR_LOADS = {"LOAD_FAST_LOAD_FAST", "LOAD_FAST_BORROW_LOAD_FAST_BORROW"}  # 3.13+: the second name is the path's
+_SUBSCRIPTS = {"BINARY_SUBSCR"}
+
+
+def _line(instruction):
+    positions = getattr(instruction, "positions", None)  # 3.11+
+    if positions is not None:
+        return positions.lineno
+    return instruction.starts_line if type(instruction.starts_line) is int else None
+
+
+def is_number(value):
+    return isinstance(value, (int, float)) and not isinstance(value, type)
+
+
+def _paths(code, start=-1, end=None):
+    """(root kind, root name, steps, line) of each path `code` loads (between byte offsets `start` and `end`,
+    exclusive, when given): root kind "global", "cell" or "local"; steps (("attr", name) or ("item", constant), ...).
+    Every prefix of a chain is a path of its own."""
+    found = []
+    path, line = None, 0
+    pending_constant = None
+    for instruction in dis.get_instructions(code):
+        name = instruction.opname
+        line = _line(instruction) or line
+        if instruction.offset <= start or (end is not None and instruction.offset >= end):
+            continue
+        root = None
+        if name in _GLOBAL_LOADS:
+            root = ("global", instruction.argval)
+        elif name == "LOAD_DEREF" or name == "LOAD_CLASSDEREF":
+            root = ("cell", instruction.argval)
+        elif name in _FAST_LOADS:
+            root = ("local", instruction.argval)
+        elif name in _PAIR_LOADS and isinstance(instruction.argval, tuple) and len(instruction.argval) == 2:
+            root = ("local", instruction.argval[1])
+        if root is not None and isinstance(root[1], str):
+            path = (root[0], root[1], ())
+            pending_constant = None
+            found.append(path + (line,))
+            continue
+        if path is not None and name in ("LOAD_ATTR", "LOAD_METHOD") and len(path[2]) < _MAX_STEPS:
+            path = (path[0], path[1], path[2] + (("attr", instruction.argval),))
+            found.append(path + (line,))
+            continue
+        if path is not None and name == "LOAD_CONST" and pending_constant is None:
+            pending_constant = (instruction.argval,)
+            continue
+        if path is not None and name in _SUBSCRIPTS and pending_constant is not None:
+            key = pending_constant[0]
+            pending_constant = None
+            if isinstance(key, (str, int)) and len(path[2]) < _MAX_STEPS:
+                path = (path[0], path[1], path[2] + (("item", key),))
+                found.append(path + (line,))
+                continue
+        if name in ("CACHE", "EXTENDED_ARG", "NOP"):
+            continue
+        path, pending_constant = None, None
+    return found
+
+
+def _loop_targets(code):
+    """The names a code object's `for` loops bind: a serving loop's bucket size, read inside a `with
+    torch.cuda.graph` body as a key (`static_in[size]`), moves on by design."""
+    targets, after_loop = set(), False
+    for instruction in dis.get_instructions(code):
+        if instruction.opname == "FOR_ITER":
+            after_loop = True
+        elif after_loop and instruction.opname.startswith("STORE_") and isinstance(instruction.argval, str):
+            targets.add(instruction.argval)
+        elif after_loop and instruction.opname not in ("UNPACK_SEQUENCE", "UNPACK_EX", "CACHE", "EXTENDED_ARG"):
+            after_loop = instruction.opname.startswith("STORE_")
+    return targets
+
+
+def _step(value, step):
+    """One step of a path through plain storage only (instance and class dictionaries, dicts, lists); None when it
+    would run the program's code."""
+    kind, key = step
+    if kind == "item":
+        if type(value) is dict:
+            return value.get(key)
+        if type(value) in (list, tuple) and isinstance(key, int) and -len(value) <= key < len(value):
+            return value[key]
+        return None
+    try:
+        held = vars(value)
+    except TypeError:
+        return None
+    return held.get(key) if isinstance(held, (dict, types.MappingProxyType)) else None
+
+
+def _follow(value, steps):
+    for step in steps:
+        if value is None or isinstance(value, (int, float, str, bytes)):
+            return None
+        value = _step(value, step)
+    return value
+
+
+def _label(root, steps):
+    text = root
+    for kind, key in steps:
+        text += ".%s" % key if kind == "attr" else "[%r]" % (key,)
+    return text
+
+
+class _Root:
+    """How to find a path's variable again: a module's globals, a closure's cell, or an argument's object (weakly
+    where it can be)."""
+
+    __slots__ = ("kind", "holder", "name")
+
+    def __init__(self, kind, holder, name):
+        self.kind, self.holder, self.name = kind, holder, name
+
+    def value(self):
+        if self.kind == "global":
+            return self.holder.get(self.name)
+        if self.kind == "cell":
+            try:
+                return self.holder.cell_contents
+            except ValueError:
+                return None
+        return self.holder() if isinstance(self.holder, weakref.ref) else self.holder
+
+
+class Read:
+    """A number the captured code read: where it lives, its name, and its value at capture."""
+
+    __slots__ = ("root", "steps", "role", "label", "where", "captured")
+
+    def __init__(self, root, steps, role, label, where, captured):
+        self.root, self.steps, self.role, self.label, self.where, self.captured = (root, steps, role, label, where,
+                                                                                    captured)
+
+    def now(self):
+        value = _follow(self.root.value(), self.steps) if self.steps else self.root.value()
+        return value if is_number(value) else None
+
+    def stores(self):
+        """(opnames, name) of the instructions that can change it: the variable stored, or its last attribute or
+        item set."""
+        if not self.steps:
+            return ({"STORE_GLOBAL", "STORE_NAME"} if self.root.kind == "global" else {"STORE_DEREF"}), self.root.name
+        kind, key = self.steps[-1]
+        return ({"STORE_ATTR"}, key) if kind == "attr" else ({"STORE_SUBSCR"}, key)
+
+
+class Observer:
+    """What the program's functions read during one capture."""
+
+    def __init__(self):
+        self.reads = {}  # (root kind, id(holder), name, steps) -> Read
+        self.codes = {}  # code -> its paths (None: not the program's)
+        self.module_reads = {}  # id(module) -> names its methods loaded inside the capture
+        self.closures = 0
+        self.generators = host_draws.Generators()
+        self._module_class = None
+        torch = sys.modules.get("torch")
+        if torch is not None:
+            self._module_class = torch.nn.Module
+
+    def call(self, frame):
+        code = frame.f_code
+        self._note_module_method(frame, code)
+        paths = self.codes.get(code, False)
+        if paths is False:
+            paths = self.codes[code] = _paths(code) if frames.is_program_file(code.co_filename) else None
+        if paths and len(self.reads) < MAX_PATHS:
+            self._read(frame, code, paths)
+
+    def _note_module_method(self, frame, code):
+        """The names a method of an nn.Module loads, when its first argument is the module."""
+        if self._module_class is None or code.co_argcount == 0 or code.co_varnames[0] != "self":
+            return
+        try:
+            module = frame.f_locals.get("self")
+        except Exception:
+            return
+        if isinstance(module, self._module_class):
+            self.module_reads.setdefault(id(module), set()).update(code.co_names)
+
+    def observe_body(self, frame, start, end):
+        """The reads of the code a frame ran between byte offsets `start` and `end` (a `with torch.cuda.graph` body,
+        which runs in the frame that began the capture: no call event shows it)."""
+        if frames.is_program_file(frame.f_code.co_filename):
+            loops = _loop_targets(frame.f_code)
+            paths = [p for p in _paths(frame.f_code, start, end) if p[2] or p[1] not in loops]
+            self._read(frame, frame.f_code, paths, in_body=True)
+
+    def _read(self, frame, code, paths, in_body=False):
+        """`in_body`: a running frame, every local variable bound; else a call event, only the arguments bound, and
+        the frame's locals dictionary is the one CPython writes back into the frame after the profile function (it
+        must not be emptied, as frames.local_values does)."""
+        arguments = set(code.co_varnames[:code.co_argcount + code.co_kwonlyargcount])
+        local_values = None
+        cells = None
+        for kind, name, steps, line in paths:
+            if kind == "local":
+                if name not in arguments and not in_body:
+                    continue
+                if local_values is None:
+                    local_values = frames.local_values(frame) if in_body else dict(frame.f_locals)
+                base, holder = local_values.get(name), None
+            elif kind == "global":
+                if name not in frame.f_globals:
+                    continue
+                base, holder = frame.f_globals[name], frame.f_globals
+            else:
+                if cells is None:
+                    cells = self._cells(frame, code, in_body)
+                holder = cells.get(name)
+                if holder is None:
+                    continue
+                base = _cell_value(holder)
+            value = _follow(base, steps) if steps else base
+            if not is_number(value):
+                if value is not None and not isinstance(value, (str, bytes)):
+                    self.generators.note(value, _label(name, steps), frame, line)
+                continue
+            if steps and self._module_class is not None and isinstance(base, self._module_class) and len(steps) == 1:
+                continue  # a module's own number: contract.Contract and graphed_calls.ModuleWatch follow it
+            root = _Root(kind, holder, name) if holder is not None else self._local_root(base, name)
+            key = (kind, id(root.holder) if root is not None else 0, name, steps)
+            if root is None or key in self.reads:
+                continue
+            role = {"global": "global", "cell": "closure", "local": "attribute"}[kind] if not steps else (
+                "entry" if steps[-1][0] == "item" else "attribute")
+            where = "%s() at %s:%d" % (code.co_name, code.co_filename, line)
+            self.reads[key] = Read(root, steps, role, _label(name, steps), where, value)
+            if len(self.reads) >= MAX_PATHS:
+                return
+
+    @staticmethod
+    def _local_root(value, name):
+        if value is None or isinstance(value, (int, float, str, bytes)):
+            return None
+        try:
+            return _Root("local", weakref.ref(value), name)
+        except TypeError:
+            return _Root("local", value, name) if type(value) in (dict, list) else None
+
+    def _cells(self, frame, code, in_body):
+        """name -> cell of the closure whose frame this is: the function is found by its code (gc), a few times per
+        capture at most."""
+        if not code.co_freevars or self.closures >= MAX_CLOSURES:
+            return {}
+        self.closures += 1
+        try:
+            import gc
+
+            values = frames.local_values(frame) if in_body else dict(frame.f_locals)
+            for function in gc.get_referrers(code):
+                closure = getattr(function, "__closure__", None)
+                if getattr(function, "__code__", None) is not code or not closure:
+                    continue
+                cells = dict(zip(code.co_freevars, closure))
+                if all(_cell_value(cells[n]) is values.get(n) for n in code.co_freevars if n in values):
+                    return cells
+        except Exception:
+            pass
+        return {}
+
+    def baked(self):
+        """The reads whose value is still what the code read: a number the captured code changed itself is its own
+        counter, not a value the graph baked in."""
+        kept = []
+        for read in self.reads.values():
+            try:
+                if read.now() == read.captured:
+                    kept.append(read)
+            except Exception:
+                pass
+        return kept
+
+
+def _cell_value(cell):
+    try:
+        return cell.cell_contents
+    except ValueError:
+        return None

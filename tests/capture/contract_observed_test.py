@@ -1,0 +1,357 @@
+"""The capture contract as observed (python/probe/graphcheck_probe/host_reads.py, host_draws.py, and the contract's
+flags and memory) against real torch on a CPU: whatever path the program took to a value, flag or tensor a graph
+depends on, a change after capture is sent, at the line that made it where one can be found. Each planted defect has
+a clean twin that must send nothing. As in contract_test.py, the capture is the contract's own begin and end around
+eager code, CPU tensors stand for the device's, and the recorder is a list.
+
+usage: contract_observed_test.py PROBE_DIR [TORCH_SITE_DIR]
+"""
+import copy
+import sys
+import time
+import types
+
+from probe_checks import Graph, Recorder, check, finish, line_of, use_probe_and_torch
+
+use_probe_and_torch(sys.argv)
+import numpy  # noqa: E402
+import torch  # noqa: E402
+
+from graphcheck_probe import bridge, contract, graphed_calls, patches, watches  # noqa: E402
+from graphcheck_probe.bridge import EventKind, Origin  # noqa: E402
+
+contract.on_device = lambda tensor: True
+watches.is_graph_readable = lambda value: isinstance(value, torch.Tensor)  # pinned memory needs CUDA
+patches.apply(patches._patch_module, sys.modules["torch.nn.modules.module"])
+patches.apply(patches._patch_optimizer, sys.modules["torch.optim.optimizer"])
+HERE = __file__
+
+
+def fresh():
+    bridge.recorder = Recorder(HERE)
+    torch.manual_seed(0)
+    return bridge.recorder, torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.BatchNorm1d(4)).train()
+
+
+def capture(body, stepped=()):
+    """Runs `body` between the contract's capture begin and end, with the graph's replays watched."""
+    graph = Graph()
+    contract.capture_started(graph, Origin.USER)
+    body()
+    taken = contract.stop_capture()
+    watches.graph_watch(graph).contract = contract.capture_ended(graph, taken, sys._getframe(0), 0, list(stepped))
+    watches.watch_replays(graph, None)
+    return graph
+
+
+def changed(recorder, role):
+    return [e for e in recorder.of(EventKind.HOST_VALUE_CHANGED) if e["type_name"] == role]
+
+
+x = torch.randn(8, 4)
+
+# A module-level float the captured step reads, ramped between replays.
+TEMPERATURE = 1.0
+STEPS_SEEN = 0
+
+
+def tempered(model):
+    global STEPS_SEEN
+    STEPS_SEEN += 1  # a counter the captured code keeps itself
+    return model(x) / TEMPERATURE
+
+
+def ramp(graph, values):
+    global TEMPERATURE
+    for value in values:
+        TEMPERATURE = value  # ramp the global
+        graph.replay()
+
+
+recorder, model = fresh()
+graph = capture(lambda: tempered(model))
+ramp(graph, [1.0, 1.0])
+check("clean twin: a global read inside the capture and left alone, or counted by the captured code, sends nothing",
+      not recorder.of(EventKind.HOST_VALUE_CHANGED), recorder.events)
+ramp(graph, [0.5])
+sent = changed(recorder, "global")
+check("a global the captured code read, changed, is sent at the line that stored it", len(sent) == 1 and
+      sent[0]["text"].startswith("TEMPERATURE\ntempered() at ") and sent[0]["pool"] == 1 and
+      sent[0]["line"] == line_of(HERE, "# ramp the global") and
+      bridge.double_bits(1.0) == sent[0]["value"] and bridge.double_bits(0.5) == sent[0]["value_now"], sent)
+TEMPERATURE = 1.0
+
+
+# A `with torch.cuda.graph` body at module level reads its numbers as globals: a loop variable (the serving loop's bucket
+# size) moves on by design and is left alone; another global is watched.
+recorder, model = fresh()
+GAIN = 2.0
+body_graphs = []
+for size in (4, 2):
+    graph = Graph()
+    contract.capture_started(graph, Origin.USER)
+    start = sys._getframe(0).f_lasti
+    out = model(x[:size]) * GAIN * size
+    contract.observe_body(sys._getframe(0), start, sys._getframe(0).f_lasti)
+    taken = contract.stop_capture()
+    watches.graph_watch(graph).contract = contract.capture_ended(graph, taken, sys._getframe(0), 0, [])
+    watches.watch_replays(graph, None)
+    body_graphs.append(graph)
+body_graphs[0].replay()
+check("clean twin: the loop variable a capture's body read, moved on, sends nothing",
+      not recorder.of(EventKind.HOST_VALUE_CHANGED), recorder.events)
+for gain in (2.0, 3.0):
+    GAIN = gain  # change the gain the body read
+    body_graphs[0].replay()
+sent = changed(recorder, "global")
+check("a global the capture's body read is sent at the line in the replay's loop that stored it", len(sent) == 1 and
+      sent[0]["text"].startswith("GAIN\n<module>() at ") and sent[0]["line"] == line_of(HERE, "# change the gain"), sent)
+
+
+# A closure variable, set by another function: found at the replay.
+def make_step(model):
+    scale = 1.0
+
+    def step():
+        return model(x) * scale
+
+    def set_scale(value):
+        nonlocal scale
+        scale = value
+
+    return step, set_scale
+
+
+recorder, model = fresh()
+step, set_scale = make_step(model)
+graph = capture(step)
+set_scale(2.0)
+graph.replay()  # replay after the closure changed
+sent = changed(recorder, "closure")
+check("a closure variable the captured code read, changed elsewhere, is sent at the replay", len(sent) == 1 and
+      sent[0]["text"].startswith("scale\n") and sent[0]["pool"] == 0 and
+      sent[0]["line"] == line_of(HERE, "# replay after the closure changed"), sent)
+
+# An attribute of a plain object and a dict entry, reached through globals.
+CONFIG = types.SimpleNamespace(mix=0.25, name="run")
+SCALES = {"loss": 2.0}
+
+
+def mixed(model):
+    return model(x) * CONFIG.mix * SCALES["loss"]
+
+
+def retune(graph):
+    CONFIG.mix = 0.5  # retune the config
+    graph.replay()
+    SCALES["loss"] = 4.0  # rescale the loss
+    graph.replay()
+
+
+recorder, model = fresh()
+graph = capture(lambda: mixed(model))
+graph.replay()
+CONFIG.name = "renamed"
+graph.replay()
+check("clean twin: an attribute the captured code does not read, changed, sends nothing",
+      not recorder.of(EventKind.HOST_VALUE_CHANGED), recorder.events)
+retune(graph)
+attribute, entry = changed(recorder, "attribute"), changed(recorder, "entry")
+check("an object's attribute is sent at the line that set it", len(attribute) == 1 and
+      attribute[0]["text"].startswith("CONFIG.mix\n") and attribute[0]["line"] == line_of(HERE, "# retune the config"),
+      attribute)
+check("a dict entry is sent at the line that set it", len(entry) == 1 and
+      entry[0]["text"].startswith("SCALES['loss']\n") and entry[0]["line"] == line_of(HERE, "# rescale the loss"),
+      entry)
+CONFIG.mix, SCALES["loss"] = 0.25, 2.0
+
+
+# A method's own number on a plain object (`self.loss_scale`), read through a longer path.
+class Trainer:
+    def __init__(self, model):
+        self.model = model
+        self.settings = types.SimpleNamespace(loss_scale=8.0)
+
+    def step(self):
+        return self.model(x) * self.settings.loss_scale
+
+
+recorder, model = fresh()
+trainer = Trainer(model)
+graph = capture(trainer.step)
+trainer.settings.loss_scale = 16.0
+graph.replay()
+sent = changed(recorder, "attribute")
+check("a number reached through self.settings is sent", [e["text"].split("\n")[0] for e in sent] ==
+      ["self.settings.loss_scale"], sent)
+
+# Host draws the profile function cannot see as calls: numpy's generators (Cython methods) and the clock.
+rng = numpy.random.default_rng(0)
+
+
+def numpy_generator(model):
+    return model(x) * float(rng.uniform())  # draw from numpy's generator
+
+
+def numpy_legacy(model):
+    return model(x) * float(numpy.random.uniform())  # draw from numpy's global state
+
+
+def clock(model):
+    return model(x) * (time.time() % 1.0)  # read the clock
+
+
+for name, body, source, marker in (("a numpy Generator", numpy_generator, "numpy", "# draw from numpy's generator"),
+                                   ("numpy's legacy functions", numpy_legacy, "numpy",
+                                    "# draw from numpy's global state"),
+                                   ("time.time()", clock, "clock", "# read the clock")):
+    recorder, model = fresh()
+    capture(lambda: body(model))
+    draws = recorder.of(EventKind.HOST_RANDOM_DRAW)
+    check("%s inside the capture is sent at its line" % name, len(draws) == 1 and draws[0]["type_name"] == source and
+          draws[0]["line"] == line_of(HERE, marker), draws)
+recorder, model = fresh()
+drawn = float(rng.uniform())
+capture(lambda: model(x) * drawn)
+check("clean twin: a numpy draw before the capture sends nothing", not recorder.of(EventKind.HOST_RANDOM_DRAW),
+      recorder.events)
+
+# A layer unfrozen after capture: the graph computes no gradient for it.
+recorder, model = fresh()
+model[0].requires_grad_(False)
+graph = capture(lambda: model(x).sum().backward())
+graph.replay()
+model[1].eval()
+model[1].train()
+graph.replay()
+check("clean twin: flags left as captured send nothing", not changed(recorder, "requires-grad"), recorder.events)
+model[0].requires_grad_(True)  # unfreeze the layer
+graph.replay()
+sent = changed(recorder, "requires-grad")
+check("a parameter that requires grad now is sent at the call that changed it", len(sent) == 2 and
+      sent[0]["text"] == "model.0.weight" and sent[0]["line"] == line_of(HERE, "# unfreeze the layer"), sent)
+
+# An optimizer checkpoint loaded after capture: new state tensors, the graph steps the old ones.
+for in_place in (False, True):
+    recorder, model = fresh()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    model(x).sum().backward()
+    optimizer.step()  # warm-up: the momentum exists before the capture
+    saved = copy.deepcopy(optimizer.state_dict())
+    graph = capture(lambda: (model(x), optimizer.step()), [optimizer])
+    graph.replay()
+    if in_place:
+        for index, parameter in enumerate(model.parameters()):
+            optimizer.state[parameter]["momentum_buffer"].copy_(saved["state"][index]["momentum_buffer"])
+    else:
+        optimizer.load_state_dict(saved)  # load the checkpoint
+    graph.replay()
+    rebound = [e for e in recorder.of(EventKind.STATE_REBOUND) if e["type_name"] == "optimizer-state"]
+    released = [e for e in recorder.of(EventKind.TENSOR_RELEASED) if e["type_name"] == "optimizer-state"]
+    if in_place:
+        check("clean twin: optimizer state restored in place sends nothing", not rebound and not released,
+              recorder.events)
+    else:
+        check("optimizer state replaced by load_state_dict is sent as freed at the next replay",
+              len(rebound) == 4 and all(e["pool"] == 1 for e in rebound) and "SGD momentum_buffer of model.0" in
+              rebound[0]["text"], rebound)
+        check("and released at the load_state_dict line", released and
+              released[0]["line"] == line_of(HERE, "# load the checkpoint"), released)
+
+# Batch norm frozen inside a module graphed by make_graphed_callables, the module itself still training.
+for freeze in (True, False):
+    recorder, model = fresh()
+    model.forward = model.forward  # make_graphed_callables gives the instance its own forward
+    graphed_calls.watch_graphed_module(model, None, graphed_calls.InputShapes(None), None)
+    model(x)
+    if freeze:
+        for layer in model.modules():
+            if isinstance(layer, torch.nn.BatchNorm1d):
+                layer.eval()
+    else:
+        model.eval()
+        model.train()
+    model(x)  # the graphed call after the freeze
+    modes = recorder.of(EventKind.TRAINING_MODE_CHANGED)
+    if freeze:
+        check("a submodule in eval inside a graphed module in training is sent at the next call", len(modes) == 1 and
+              modes[0]["text"] == "1" and modes[0]["value"] == 1 and modes[0]["origin"] == Origin.GRAPHED_CALLABLES and
+              modes[0]["line"] == line_of(HERE, "# the graphed call after the freeze"), modes)
+    else:
+        check("clean twin: modes put back before the call send nothing", not modes, modes)
+
+# A plain function graphed with its weights as inputs: their .grad in the graphs' pool before a backward.
+recorder, _ = fresh()
+weight = torch.randn(4, 4, requires_grad=True)
+
+
+def linear(inputs, w):
+    return inputs @ w
+
+
+graphed = graphed_calls.watch_graphed_function(linear, graphed_calls.InputShapes(None), ("inputs", "w"))
+for step in range(2):
+    graphed(x, weight).sum().backward()  # the graphed function's backward
+    if step == 0:
+        check("clean twin: a leaf's .grad outside every pool sends nothing", not recorder.of(EventKind.GRAD_ALIASED))
+        contract._pools[1] = [(weight.grad.data_ptr(), weight.grad.data_ptr() + 64)]
+aliased = recorder.of(EventKind.GRAD_ALIASED)
+check("a weight passed as an input whose .grad is in a pool is sent by its parameter name", len(aliased) == 1 and
+      aliased[0]["text"] == "w" and aliased[0]["line"] == line_of(HERE, "# the graphed function's backward"), aliased)
+contract._pools.clear()
+
+
+# Static inputs of manual captures: judged by what the graph reads, not by the name that held it.
+def capture_buckets(sizes):
+    """One manual capture per batch size, each reading its own static input; returns {size: (graph, input)}."""
+    buckets = {}
+    for size in sizes:
+        static = torch.zeros(size, 4)
+        graph = Graph()
+        watch = watches.CaptureWatch(graph, sys._getframe(0))
+        out = static * 2
+        watch.end(sys._getframe(0))
+        watches.graph_watch(graph).capture = watch
+        watches.watch_replays(graph, None)
+        buckets[size] = (graph, static, out)
+    return buckets
+
+
+def serve(buckets, rebind):
+    for size in (4, 2, 4):
+        graph, static, _ = buckets[size]
+        if rebind:
+            static = torch.ones(size, 4)  # rebind the static input
+        graph.replay()
+
+
+recorder, _ = fresh()
+buckets = capture_buckets((4, 2))
+serve(buckets, rebind=False)
+check("clean twin: a serving loop whose variable moves from one bucket's static input to another's sends nothing",
+      not recorder.of(EventKind.STATE_REBOUND), recorder.events)
+
+
+def rebind_in_capture_frame():
+    static = torch.zeros(4, 4)
+    graph = Graph()
+    watch = watches.CaptureWatch(graph, sys._getframe(0))
+    out = static * 2
+    watch.end(sys._getframe(0))
+    watches.graph_watch(graph).capture = watch
+    watches.watch_replays(graph, None)
+    for _ in range(2):
+        static = torch.ones(4, 4)  # a new batch bound to the static input's name
+        graph.replay()
+    return out
+
+
+recorder, _ = fresh()
+rebind_in_capture_frame()
+released = [e for e in recorder.of(EventKind.TENSOR_RELEASED) if e["type_name"] == "static-input"]
+rebound = [e for e in recorder.of(EventKind.STATE_REBOUND) if e["type_name"] == "static-input"]
+check("a static input dropped by rebinding its name is released at that line", len(released) == 1 and
+      released[0]["line"] == line_of(HERE, "# a new batch bound to the static input's name"), released)
+check("and the replay sees its memory freed", len(rebound) == 1 and rebound[0]["pool"] == 1, rebound)
+
+finish()
