@@ -2,14 +2,37 @@
 # Runs graphcheck's GPU tests on a machine with an NVIDIA GPU, CUDA 13 and python3 with torch (the GPU machine's
 # image). Uses build/ when it holds a full build, else the .devcarry/ bundle made by scripts/device-bundle.sh on a
 # build machine. Results (gtest XML and log) go to $OUT, or gpu-results/.
+#
+#   scripts/gpu-tests.sh [--shard I/N]
+#
+# The whole suite takes longer than one 10-minute device call: `--shard I/N` (I from 0) runs the I-th of N shards of
+# every test binary (GoogleTest's own sharding, GTEST_SHARD_INDEX / GTEST_TOTAL_SHARDS), so N calls run it all. A
+# machine with a GPU on which no test ran (every one skipped: no CUDA seen, a broken bundle) fails the run.
 set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 source "$root/scripts/gpu-env.sh"
 out="${OUT:-$root/gpu-results}"
 mkdir -p "$out"
+if [ "${1:-}" = "--shard" ]; then
+  [[ "${2:-}" =~ ^([0-9]+)/([0-9]+)$ ]] && [ "${BASH_REMATCH[1]}" -lt "${BASH_REMATCH[2]}" ] ||
+    { echo "gpu-tests: error: --shard takes I/N with 0 <= I < N, got '${2:-}'" >&2; exit 2; }
+  export GTEST_SHARD_INDEX="${BASH_REMATCH[1]}" GTEST_TOTAL_SHARDS="${BASH_REMATCH[2]}"
+elif [ $# -gt 0 ]; then
+  echo "gpu-tests: error: unknown argument '$1' (usage: gpu-tests.sh [--shard I/N])" >&2
+  exit 2
+fi
 status=0
+ran=0
 for test in recorder_gpu_test recorder_stress_gpu_test python_probe_gpu_test graphed_callables_gpu_test check_gpu_test megatron_gpu_test; do
+  start=$SECONDS
   "$GRAPHCHECK_BUILD_DIR/tests/gpu/$test" --gtest_output="xml:$out/$test.xml" 2>&1 | tee "$out/$test.log"
   [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+  passed=$(grep -c '^\[       OK \]' "$out/$test.log")
+  ran=$((ran + passed))
+  echo "gpu-tests: $test: $passed passed in $((SECONDS - start)) s${GTEST_TOTAL_SHARDS:+ (shard $GTEST_SHARD_INDEX/$GTEST_TOTAL_SHARDS)}"
 done
+if [ "$ran" -eq 0 ] && nvidia-smi -L >/dev/null 2>&1; then
+  echo "gpu-tests: error: this machine has a GPU and no GPU test ran (every one skipped)" >&2
+  status=1
+fi
 exit "$status"
