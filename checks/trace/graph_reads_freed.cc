@@ -8,7 +8,9 @@
 //   allocated before the capture, named by the graph, freed afterwards, and a launch of the graph after the free.
 #include <algorithm>
 #include <map>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -54,11 +56,14 @@ class GraphReadsFreedCheck : public CheckOf<TraceAnalysis> {
   void Read(const TraceAnalysis& analysis, const BoundOptions&, std::vector<Finding>* findings) const override {
     const trace::Trace& trace = analysis.trace();
     std::multimap<uint64_t, uint64_t> named;  // Python graph -> address of a tensor the probe reported freed
+    // One finding per graph and role: a checkpoint loaded with load_state_dict() frees every optimizer state tensor.
+    std::map<std::pair<uint64_t, std::string>, std::vector<const ProbeEvent*>> freed;
     for (const ProbeEvent& event : trace.probe_events) {
       if (event.kind != ProbeEventKind::kStateRebound || event.pool != 1) continue;
       named.emplace(event.graph, event.value);
-      findings->push_back(NamedFreed(trace, event));
+      freed[{event.graph, std::string(trace.String(event.type))}].push_back(&event);
     }
+    for (const auto& [key, events] : freed) findings->push_back(NamedFreed(trace, events));
     for (const GraphContract& contract : ReadGraphContracts(analysis)) {
       const uint64_t python_graph = contract.tensors != nullptr ? contract.tensors->graph : 0;
       for (const FreedUse& freed : contract.freed) {
@@ -74,10 +79,13 @@ class GraphReadsFreedCheck : public CheckOf<TraceAnalysis> {
   }
 
  private:
-  // The probe's: a named tensor whose memory is gone. Where: the line that dropped it, when the probe saw it.
-  Finding NamedFreed(const trace::Trace& trace, const ProbeEvent& event) const {
+  // The probe's: named tensors of one role whose memory is gone (`events`, the first seen first). Where: the line
+  // that dropped the first, when the probe saw it.
+  Finding NamedFreed(const trace::Trace& trace, const std::vector<const ProbeEvent*>& events) const {
+    const ProbeEvent& event = *events.front();
     const std::string name(trace.String(event.text));
     const std::string role(trace.String(event.type));
+    const std::string noun = role == "optimizer-state" ? "optimizer state tensor" : role;
     const ProbeEvent* released = nullptr;
     for (const ProbeEvent& e : trace.probe_events) {
       if (e.time_ns > event.time_ns) break;
@@ -85,13 +93,20 @@ class GraphReadsFreedCheck : public CheckOf<TraceAnalysis> {
     }
     Finding finding = NewFinding();
     finding.message = absl::StrCat(
-        "The ", role, " ", name, ", which the graph", trace::CapturedAt(trace, event.graph), " reads, ",
+        "The ", noun, " ", name, ", which the graph", trace::CapturedAt(trace, event.graph), " reads, ",
         event.value_now != 0 ? "is a new tensor now" : "is gone", ", and the memory it had at capture was freed",
         released != nullptr ? " when this line dropped it" : "",
         ": every replay still reads and writes that memory, which the caching allocator hands to other tensors.");
-    finding.evidence.push_back(
-        absl::StrFormat("%s %s: 0x%x at capture (freed), %s now", role, name, event.value,
-                        event.value_now != 0 ? absl::StrFormat("0x%x", event.value_now) : std::string("none")));
+    if (events.size() > 1) {
+      finding.message += absl::StrFormat(" %d more %ss it reads were freed with it.", events.size() - 1, noun);
+    }
+    for (size_t i = 0; i < events.size() && i < 5; ++i) {
+      const ProbeEvent& e = *events[i];
+      finding.evidence.push_back(
+          absl::StrFormat("%s %s: 0x%x at capture (freed), %s now", role, trace.String(e.text), e.value,
+                          e.value_now != 0 ? absl::StrFormat("0x%x", e.value_now) : std::string("none")));
+    }
+    if (events.size() > 5) finding.evidence.push_back(absl::StrCat("and ", events.size() - 5, " more"));
     if (released != nullptr) {
       const std::string replay = trace::ProgramSite(trace::PythonFrames(trace, event.stack));
       if (!replay.empty()) finding.evidence.push_back(absl::StrCat("the graph was replayed after it at ", replay));

@@ -82,6 +82,30 @@ check("a global the captured code read, changed, is sent at the line that stored
 TEMPERATURE = 1.0
 
 
+# The store in a callback the replaying loop's caller defined (`anneal`, passed to a training loop): found there.
+def train_with(graph, between):
+    for step in range(2):
+        between(step)
+        graph.replay()
+
+
+def schedule(graph):
+    def anneal(step):
+        global TEMPERATURE
+        TEMPERATURE = 1.0 / (step + 1)  # anneal in a callback
+
+    train_with(graph, anneal)
+
+
+recorder, model = fresh()
+graph = capture(lambda: tempered(model))
+schedule(graph)
+sent = changed(recorder, "global")
+check("a global stored in a callback defined by a caller of the replaying function is sent at that line",
+      len(sent) == 1 and sent[0]["line"] == line_of(HERE, "# anneal in a callback"), sent)
+TEMPERATURE = 1.0
+
+
 # A `with torch.cuda.graph` body at module level reads its numbers as globals: a loop variable (the serving loop's bucket
 # size) moves on by design and is left alone; another global is watched.
 recorder, model = fresh()

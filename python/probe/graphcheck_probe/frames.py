@@ -80,37 +80,49 @@ def _instruction_line(instruction, previous):
     return instruction.starts_line if type(instruction.starts_line) is int else previous
 
 
+def _store_sites(code, opnames, name):
+    """(offset, line) of the instructions of `code` in `opnames` on `name` (STORE_SUBSCR: under a constant key
+    `name`), and the (start, end) byte offsets of its loops."""
+    import dis
+
+    sites, loops, line, constant = [], [], 0, None
+    for instruction in dis.get_instructions(code):
+        line = _instruction_line(instruction, line)
+        if instruction.opname in opnames and (
+                instruction.argval == name if instruction.opname != "STORE_SUBSCR" else constant == name):
+            sites.append((instruction.offset, line))
+        if instruction.opname in ("JUMP_BACKWARD", "JUMP_ABSOLUTE") and isinstance(instruction.argval, int):
+            loops.append((instruction.argval, instruction.offset))
+        constant = instruction.argval if instruction.opname == "LOAD_CONST" else None
+    return sites, loops
+
+
 def change_site(frame, opnames, name, depth=16):
     """The stack of the line that most likely changed a value the program keeps, found after the fact: the first
     of `frame` and its callers (the program's own, within `depth` frames) whose code has an instruction in `opnames`
     on `name` (STORE_GLOBAL TEMPERATURE, STORE_ATTR scale; STORE_SUBSCR on a constant key `name`; a LOAD_ATTR of a
     method name is its call) on one line, or on one line of the innermost loop running the frame's current
-    instruction (`TEMPERATURE = 1.0` before the loop, `TEMPERATURE = ...` in it). None when no frame names one line."""
-    import dis
-
+    instruction (`TEMPERATURE = 1.0` before the loop, `TEMPERATURE = ...` in it), or else on one line of the
+    functions defined in it (a callback the loop calls). None when no frame names one line."""
     try:
         walked = 0
         while frame is not None and walked < depth:
             walked += 1
-            if is_program_file(frame.f_code.co_filename):
-                sites, loops, line, constant = [], [], 0, None
-                for instruction in dis.get_instructions(frame.f_code):
-                    line = _instruction_line(instruction, line)
-                    if instruction.opname in opnames and (
-                            instruction.argval == name if instruction.opname != "STORE_SUBSCR" else constant == name):
-                        sites.append((instruction.offset, line))
-                    if instruction.opname in ("JUMP_BACKWARD", "JUMP_ABSOLUTE") and isinstance(instruction.argval, int):
-                        loops.append((instruction.argval, instruction.offset))
-                    constant = instruction.argval if instruction.opname == "LOAD_CONST" else None
+            code = frame.f_code
+            if is_program_file(code.co_filename):
+                sites, loops = _store_sites(code, opnames, name)
                 lines = {n for _, n in sites}
                 if len(lines) > 1:
                     inside = [(end - start, start, end) for start, end in loops if start <= frame.f_lasti <= end]
                     if inside:
                         _, start, end = min(inside)
                         lines = {n for offset, n in sites if start <= offset <= end}
+                if not sites and "STORE_DEREF" not in opnames:  # a closure's definer always stores it too
+                    nested = [c for c in code.co_consts if hasattr(c, "co_code")]
+                    lines = {n for c in nested for _, n in _store_sites(c, opnames, name)[0]}
                 if len(lines) == 1:
                     return encode_stack(frame, lines.pop())
-                if sites:
+                if lines:
                     return None
             frame = frame.f_back
     except Exception:

@@ -1,6 +1,8 @@
 // graph-reads-freed: a named buffer freed under a graph is reported where the program dropped it, a block the
 // manifest names freed and then replayed at the replay; the graph's own pool, a block still allocated and a free no
 // replay follows are left alone.
+#include <string>
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -32,6 +34,31 @@ TEST(GraphReadsFreedTest, ANamedBufferFreedIsReportedWhereItWasDropped) {
   EXPECT_THAT(findings[0].message, HasSubstr("was freed when this line dropped it"));
   EXPECT_EQ(FirstUserFrame(findings[0].where)->line, 33u);
   EXPECT_THAT(findings[0].evidence[1], HasSubstr("replayed after it at /home/me/train.py:35"));
+}
+
+// A checkpoint loaded with optimizer.load_state_dict() frees every state tensor a whole-step graph steps: one
+// finding, at the line that dropped the first, naming the others.
+TEST(GraphReadsFreedTest, TensorsOfOneRoleFreedTogetherAreOneFinding) {
+  TraceBuilder b;
+  Capture(b);
+  for (int i = 0; i < 7; ++i) {
+    trace::ProbeEvent& released = b.Probe(4000 + i, 1, ProbeEventKind::kTensorReleased, kGraph);
+    released.type = b.Intern("optimizer-state");
+    released.value = kBuffer + 0x1000 * i;
+    released.stack = TrainPyStack(b, 61);
+  }
+  for (int i = 0; i < 7; ++i) {
+    b.Rebound(5000 + i, 1, kGraph, "optimizer-state", "Adam exp_avg of model.fc" + std::to_string(i),
+              kBuffer + 0x1000 * i, 0x7f0000300000)
+        .pool = 1;
+  }
+  b.Replay(5100, 1, kStream, kCudaGraph, 10, 100);
+  const std::vector<Finding> findings = Findings(checks::NewGraphReadsFreedCheck(), b);
+  ASSERT_THAT(findings, SizeIs(1));
+  EXPECT_THAT(findings[0].message, HasSubstr("The optimizer state tensor Adam exp_avg of model.fc0, which the graph"));
+  EXPECT_THAT(findings[0].message, HasSubstr("6 more optimizer state tensors it reads were freed with it."));
+  EXPECT_EQ(FirstUserFrame(findings[0].where)->line, 61u);
+  EXPECT_THAT(findings[0].evidence, SizeIs(6));  // five named, then "and 2 more"
 }
 
 TEST(GraphReadsFreedTest, AProgramBlockTheManifestNamesFreedThenReplayedIsReported) {
