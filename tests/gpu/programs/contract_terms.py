@@ -29,16 +29,12 @@ import sys
 import numpy
 import torch
 import torch.nn.functional as F
+from contract_cases import report, side_stream_warmup
 
 STEPS = 8
 GRAPHS = True
 TEMPERATURE = 1.0
 rng = None
-
-
-def report(name, graphed, eager):
-    difference = max((g.float() - e.float()).abs().max().item() for g, e in zip(graphed, eager))
-    print("%s vs eager: max difference %.4g" % (name, difference), flush=True)
 
 
 def mlp(batch_norm=False):
@@ -69,12 +65,7 @@ def whole_step(model, loss_of, between=None, frozen=()):
         optimizer.step()
         return loss
 
-    side = torch.cuda.Stream()
-    side.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(side):
-        for _ in range(3):
-            step()
-    torch.cuda.current_stream().wait_stream(side)
+    side_stream_warmup(step)
     if GRAPHS:
         graph = torch.cuda.CUDAGraph()
         optimizer.zero_grad(set_to_none=True)
@@ -204,13 +195,7 @@ def pinned_batches(in_place):
     outputs = []
     with torch.no_grad():
         if GRAPHS:
-            side = torch.cuda.Stream()
-            side.wait_stream(torch.cuda.current_stream())
-            with torch.cuda.stream(side):
-                for _ in range(3):
-                    static_x.copy_(host_batch, non_blocking=True)
-                    model(static_x)
-            torch.cuda.current_stream().wait_stream(side)
+            side_stream_warmup(lambda: model(static_x.copy_(host_batch, non_blocking=True)))
             graph = torch.cuda.CUDAGraph()
             with torch.cuda.graph(graph):
                 static_x.copy_(host_batch, non_blocking=True)
