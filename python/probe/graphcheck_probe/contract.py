@@ -336,10 +336,11 @@ class Contract:
             self._host_value_changed(read.role, "%s\n%s" % (read.label, read.where), float(read.captured),
                                      float(now), frames.change_site(frame, opnames, name))
 
-    def _host_value_changed(self, role, text, captured, now, stack):
-        """HOST_VALUE_CHANGED at the line that made the change (`stack`), else at the replay."""
+    def _host_value_changed(self, role, text, captured, now, stack=None, attributed=None):
+        """HOST_VALUE_CHANGED at the line that made the change: `stack`, or the calling thread's (`attributed`, the
+        caller is that line); else at the replay."""
         bridge.recorder.emit(EventKind.HOST_VALUE_CHANGED, origin=self.origin, graph=self.graph_id,
-                             pool=int(stack is not None), value=bridge.double_bits(captured),
+                             pool=int(stack is not None or bool(attributed)), value=bridge.double_bits(captured),
                              value_now=bridge.double_bits(now), type_name=role, text=text, frames=stack)
 
     def _look_attributes(self, changed=None, name=None):
@@ -353,9 +354,7 @@ class Contract:
             now = getattr(module, attribute, captured)
             if type(now) in (int, float) and now != captured:
                 self.reported.add(label)
-                bridge.recorder.emit(EventKind.HOST_VALUE_CHANGED, origin=self.origin, graph=self.graph_id,
-                                     pool=int(changed is not None), value=bridge.double_bits(captured),
-                                     value_now=bridge.double_bits(now), type_name="module-attribute", text=label)
+                self._host_value_changed("module-attribute", label, captured, now, attributed=changed is not None)
 
     def watch_attributes(self):
         for module_ref, _, attribute, _ in self.attributes:
