@@ -71,7 +71,7 @@ class HostValueFrozenCheck : public CheckOf<TraceAnalysis> {
  private:
   static bool Known(const std::string& role) {
     return role == "optimizer-hyperparameter" || role == "module-attribute" || role == "requires-grad" ||
-           IsHostRead(role);
+           role == "grad-mode" || IsHostRead(role);
   }
   // Numbers host_reads.py saw the captured code read: `text` is the name, then a line saying where it was read.
   static bool IsHostRead(const std::string& role) {
@@ -103,6 +103,16 @@ class HostValueFrozenCheck : public CheckOf<TraceAnalysis> {
           "Capture the graph again after changing which parameters require gradients (a new CUDAGraph after a "
           "warm-up on a side stream, or make_graphed_callables again), or capture with every parameter that will "
           "train requiring gradients and keep the frozen ones out of the optimizer.";
+    } else if (role == "grad-mode") {
+      const std::string read_at = lines.size() > 1 ? absl::StrCat(" (in ", lines[1], ")") : "";
+      finding.message = absl::StrFormat(
+          "%s with grad mode %s, but the captured code read torch.is_grad_enabled()%s when the graph%s was captured "
+          "with it %s: every replay runs the branch taken then.",
+          first.pool == 1 ? "This call runs the graph's next replays" : "This replay runs", now != 0 ? "on" : "off",
+          read_at, trace::CapturedAt(trace, first.graph), captured != 0 ? "on" : "off");
+      finding.fix =
+          "Capture one graph per grad mode and replay the one that matches (an inference graph under torch.no_grad()), "
+          "or make the branch a tensor operation the graph computes in both modes.";
     } else if (IsHostRead(role)) {
       const std::string what = role == "global"    ? absl::StrCat("the global ", name)
                                : role == "closure" ? absl::StrCat("the closure variable ", name)

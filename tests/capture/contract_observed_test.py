@@ -240,6 +240,32 @@ capture(lambda: model(x) * drawn)
 check("clean twin: a numpy draw before the capture sends nothing", not recorder.of(EventKind.HOST_RANDOM_DRAW),
       recorder.events)
 
+# A branch on torch's grad mode inside the capture, replayed with grad mode off.
+class SoftOrHard(torch.nn.Module):
+    def forward(self, z):
+        if torch.is_grad_enabled():  # branch on grad mode
+            return torch.softmax(z, -1)
+        return z
+
+
+for switch in (True, False):
+    recorder, _ = fresh()
+    quantizer = SoftOrHard()
+    graph = capture(lambda: quantizer(x))
+    if switch:
+        with torch.no_grad():
+            graph.replay()  # replay with grad mode off
+    else:
+        graph.replay()
+    sent = changed(recorder, "grad-mode")
+    if switch:
+        check("a replay in the other grad mode than a captured branch on it is sent at the replay", len(sent) == 1 and
+              sent[0]["text"].startswith("torch.is_grad_enabled()\nforward() at ") and
+              sent[0]["line"] == line_of(HERE, "# replay with grad mode off"), sent)
+    else:
+        check("clean twin: a replay in the captured grad mode sends nothing", not sent, sent)
+
+
 # A layer unfrozen after capture: the graph computes no gradient for it.
 recorder, model = fresh()
 model[0].requires_grad_(False)

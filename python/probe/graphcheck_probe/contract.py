@@ -141,7 +141,7 @@ class Capture:
             self.hook = None
         try:
             self.reads = host_reads.Observer()
-            self.draws = host_draws.Draws(self.graph_id, self.reads.call)
+            self.draws = host_draws.Draws(self.graph_id, self.reads)
         except Exception:
             self.draws = None
 

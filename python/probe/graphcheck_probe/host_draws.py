@@ -79,11 +79,12 @@ class Generators:
 
 
 class Draws:
-    """A capture's profile function and what it saw; `on_call(frame)` is given every Python call."""
+    """A capture's profile function and what it saw; `observer` (a host_reads.Observer) is given every Python call,
+    and every read of torch's grad mode by the program's code."""
 
-    def __init__(self, graph_id, on_call=None):
+    def __init__(self, graph_id, observer=None):
         self.graph_id = graph_id
-        self.on_call = on_call
+        self.observer = observer
         self.seen = set()
         self.sent = set()  # the sources whose draws the profile function sent at their line
         self.torch_candidates = []  # encoded stacks of torch calls that may have drawn on the CPU
@@ -112,9 +113,9 @@ class Draws:
 
     def _profile(self, frame, event, arg):
         if event == "call":
-            if self.on_call is not None:
+            if self.observer is not None:
                 try:
-                    self.on_call(frame)
+                    self.observer.call(frame)
                 except Exception:
                     pass
             return
@@ -123,6 +124,9 @@ class Draws:
         try:
             owner = getattr(arg, "__self__", None)
             name = getattr(arg, "__name__", "")
+            if name == "is_grad_enabled" and self.observer is not None and self._programs(frame):
+                self.observer.grad_mode_read(frame)
+                return
             if isinstance(owner, random.Random):
                 source, label = "python-random", "random.%s" % name
             elif owner is not None and (getattr(type(owner), "__module__", "") or "").startswith("numpy.random"):

@@ -145,6 +145,8 @@ class _Root:
         self.kind, self.holder, self.name = kind, holder, name
 
     def value(self):
+        if self.kind == "grad-mode":
+            return sys.modules["torch"].is_grad_enabled()
         if self.kind == "global":
             return self.holder.get(self.name)
         if self.kind == "cell":
@@ -171,6 +173,8 @@ class Read:
     def stores(self):
         """(opnames, name) of the instructions that can change it: the variable stored, or its last attribute or
         item set."""
+        if self.root.kind == "grad-mode":
+            return {"LOAD_ATTR", "LOAD_METHOD"}, "set_grad_enabled"
         if not self.steps:
             return ({"STORE_GLOBAL", "STORE_NAME"} if self.root.kind == "global" else {"STORE_DEREF"}), self.root.name
         kind, key = self.steps[-1]
@@ -199,6 +203,15 @@ class Observer:
             paths = self.codes[code] = _paths(code) if frames.is_program_file(code.co_filename) else None
         if paths and len(self.reads) < MAX_PATHS:
             self._read(frame, code, paths)
+
+    def grad_mode_read(self, frame):
+        """The program's code read torch.is_grad_enabled() inside the capture (a branch on it is baked in)."""
+        key = ("grad-mode",)
+        if key not in self.reads:
+            code = frame.f_code
+            where = "%s() at %s:%d" % (code.co_name, code.co_filename, frame.f_lineno)
+            root = _Root("grad-mode", None, "torch.is_grad_enabled()")
+            self.reads[key] = Read(root, (), "grad-mode", root.name, where, root.value())
 
     def _note_module_method(self, frame, code):
         """The names a method of an nn.Module loads, when its first argument is the module."""

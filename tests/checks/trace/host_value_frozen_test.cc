@@ -152,6 +152,21 @@ TEST(HostValueFrozenTest, ANumberTheCapturedCodeReadIsReportedWhereverItLives) {
   EXPECT_EQ(FirstUserFrame(entry.where)->line, 53u);
 }
 
+TEST(HostValueFrozenTest, GradModeTheCapturedCodeBranchedOnIsReportedAtTheReplay) {
+  TraceBuilder b;
+  Capture(b);
+  b.Replay(4000, 1, kStream, kCudaGraph, 10, 100);
+  Changed(b, 5000, kGraph, "grad-mode", "torch.is_grad_enabled()\nforward() at /home/me/train.py:20", 1, 0, false, 70);
+  b.Replay(5100, 1, kStream, kCudaGraph, 10, 100);
+  const std::vector<Finding> findings = RunCheck(checks::NewHostValueFrozenCheck(), b.Build());
+  ASSERT_THAT(findings, SizeIs(1));
+  EXPECT_THAT(findings[0].message,
+              HasSubstr("This replay runs with grad mode off, but the captured code read torch.is_grad_enabled() (in "
+                        "forward() at /home/me/train.py:20) when the graph (captured at /home/me/train.py:12 in body) "
+                        "was captured with it on"));
+  EXPECT_EQ(FirstUserFrame(findings[0].where)->line, 70u);
+}
+
 TEST(HostValueFrozenTest, AParameterUnfrozenAfterCaptureIsReportedAtTheCall) {
   TraceBuilder b;
   Capture(b);
