@@ -13,7 +13,8 @@ changed (a call counter) is not kept. Libraries' code is not read: their constan
 optimizers' and modules' numbers have watches of their own (watches.HostStateWatch, contract.Contract,
 graphed_calls.ModuleWatch), which also follow a module's own number (`self.p`) for the modules whose forward ran.
 Every method a module ran inside the capture is noted (Observer.module_reads), so that those watches see the
-attributes its helpers read, not only its forward's.
+attributes its helpers read, not only its forward's; and a read of torch's grad mode by the program's code
+(`if torch.is_grad_enabled():`, which host_draws' profile function sees as a call into C) is kept like a number.
 """
 import dis
 import sys
