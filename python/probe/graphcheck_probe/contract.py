@@ -70,6 +70,14 @@ def on_device(tensor):
     return bool(getattr(tensor, "is_cuda", False))
 
 
+def expired(storage):
+    """Whether the memory a storage_ref() refers to may be reused by the allocator (False when unknown)."""
+    try:
+        return storage is not None and storage.expired()
+    except Exception:
+        return False
+
+
 def storage_ref(tensor):
     """A weak reference to a tensor's memory: expired once the allocator may reuse it. None when unknown."""
     try:
@@ -205,10 +213,7 @@ class _Tensor:
         return state.get(self.attribute) if isinstance(state, dict) else None
 
     def freed(self):
-        try:
-            return self.storage is not None and self.storage.expired()
-        except Exception:
-            return False
+        return expired(self.storage)
 
 
 def released(graph_id, role, name, address):

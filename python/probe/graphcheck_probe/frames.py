@@ -73,7 +73,8 @@ def encode_stack(frame, line=None):
     return _FRAME.join("%s%s%d%s%s" % (f.filename, _FIELD, n, _FIELD, f.name) for f, n in zip(stack, lines))
 
 
-def _instruction_line(instruction, previous):
+def instruction_line(instruction, previous):
+    """The source line of a dis instruction (CPython 3.10-3.14), else `previous`."""
     positions = getattr(instruction, "positions", None)  # 3.11+
     if positions is not None and positions.lineno:
         return positions.lineno
@@ -87,7 +88,7 @@ def _store_sites(code, opnames, name):
 
     sites, loops, line, constant = [], [], 0, None
     for instruction in dis.get_instructions(code):
-        line = _instruction_line(instruction, line)
+        line = instruction_line(instruction, line)
         if instruction.opname in opnames and (
                 instruction.argval == name if instruction.opname != "STORE_SUBSCR" else constant == name):
             sites.append((instruction.offset, line))

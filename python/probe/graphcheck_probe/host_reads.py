@@ -33,13 +33,6 @@ _PAIR_LOADS = {"LOAD_FAST_LOAD_FAST", "LOAD_FAST_BORROW_LOAD_FAST_BORROW"}  # 3.
 _SUBSCRIPTS = {"BINARY_SUBSCR"}
 
 
-def _line(instruction):
-    positions = getattr(instruction, "positions", None)  # 3.11+
-    if positions is not None:
-        return positions.lineno
-    return instruction.starts_line if type(instruction.starts_line) is int else None
-
-
 def is_number(value):
     return isinstance(value, (int, float)) and not isinstance(value, type)
 
@@ -53,7 +46,7 @@ def _paths(code, start=-1, end=None):
     pending_constant = None
     for instruction in dis.get_instructions(code):
         name = instruction.opname
-        line = _line(instruction) or line
+        line = frames.instruction_line(instruction, line)
         if instruction.offset <= start or (end is not None and instruction.offset >= end):
             continue
         root = None

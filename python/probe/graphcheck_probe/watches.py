@@ -130,13 +130,6 @@ def _forget_static_inputs(graph_id, addresses):
                 del _static_inputs[captured]
 
 
-def _expired(storage):
-    try:
-        return storage is not None and storage.expired()
-    except Exception:
-        return False
-
-
 class CaptureWatch:
     """A manual capture (torch.cuda.graph) of the program's: its static inputs (device or pinned host tensors the
     body read) and outputs, by name, and the memory of each input, whose freeing is noted at the line that dropped
@@ -178,7 +171,7 @@ class CaptureWatch:
 
     def look(self, frame):
         for name, captured in self.inputs.items():
-            if name not in self.reported and _expired(self.storages.get(name)):
+            if name not in self.reported and contract.expired(self.storages.get(name)):
                 self.reported.add(name)  # freed: the graph reads memory the allocator hands out again
                 bridge.recorder.emit(EventKind.STATE_REBOUND, origin=Origin.USER, graph=self.graph_id, pool=1,
                                      value=captured, type_name="static-input", text=name)
