@@ -82,7 +82,9 @@ struct RemovalSlot {
 };
 constexpr int kRemovalSlots = 8;
 RemovalSlot removal_slots[kRemovalSlots];
-constexpr int kRemovalSignals[] = {SIGINT, SIGTERM, SIGHUP};
+// Every signal whose default action ends the process without graphcheck asking for it: SIGQUIT (Ctrl-\) and SIGPIPE
+// (a closed pipe downstream) end it as surely as SIGINT does.
+constexpr int kRemovalSignals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE, SIGALRM, SIGUSR1, SIGUSR2};
 
 extern "C" void RemoveFilesAndReraise(int signal) {
   const int saved_errno = errno;

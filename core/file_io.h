@@ -54,11 +54,12 @@ absl::StatusOr<std::string> ReadInputFile(const std::string& path, const InputKi
 // Writes `contents` to `path` whole: into a new temporary file in the same folder (mkstemp: O_EXCL, an unpredictable
 // name), then renamed over `path`. A link at `path` is replaced, never written through; a device or FIFO at `path`
 // (/dev/null, /dev/stdout, a pipe) is written in place. The temporary file is removed on every failure, including a
-// file-size limit (SIGXFSZ is held off while writing, so the write fails instead of killing graphcheck) and SIGINT,
-// SIGTERM or SIGHUP while it is written (RemoveOnSignal).
+// file-size limit (SIGXFSZ is held off while writing, so the write fails instead of killing graphcheck) and a signal
+// that ends graphcheck while it is written (RemoveOnSignal).
 absl::Status WriteFileAtomically(const std::string& path, absl::string_view contents);
 
-// For its lifetime, a signal that ends graphcheck (SIGINT, SIGTERM, SIGHUP, where their action is the default one)
+// For its lifetime, a signal that ends graphcheck (SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE, SIGALRM, SIGUSR1,
+// SIGUSR2, where their action is the default one)
 // first removes the file at `path`: the handler unlinks every registered file (unlink is async-signal-safe; the paths
 // sit in fixed slots, so the handler neither allocates nor locks), restores the default action and raises the signal
 // again, so the process still ends as the signal says. A few files at once are covered; more are not, silently.

@@ -158,10 +158,12 @@ void ExpectSignalRemovesFile(int signal, bool covered) {
   EXPECT_EQ(std::filesystem::exists(path), !covered);
 }
 
-TEST(RemoveOnSignalTest, SigintAndSigtermRemoveTheFileAndStillEndTheProcess) {
+TEST(RemoveOnSignalTest, EverySignalThatEndsTheProcessRemovesTheFileAndStillEndsIt) {
   ExpectSignalRemovesFile(SIGINT, true);
   ExpectSignalRemovesFile(SIGTERM, true);
   ExpectSignalRemovesFile(SIGHUP, true);
+  ExpectSignalRemovesFile(SIGQUIT, true);
+  ExpectSignalRemovesFile(SIGPIPE, true);
 }
 
 TEST(RemoveOnSignalTest, AFileNoLongerCoveredStays) { ExpectSignalRemovesFile(SIGTERM, false); }
