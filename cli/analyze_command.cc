@@ -102,7 +102,7 @@ AnalyzedTrace ReadAndAnalyze(const std::string& path, const analysis::AnalysisSe
   AnalyzedTrace out;
   absl::StatusOr<trace::Trace> trace = trace::ReadTrace(path);
   if (!trace.ok()) {
-    out.status = absl::InvalidArgumentError(absl::StrCat(path, ": ", trace.status().message()));
+    out.status = trace.status();  // it names the path already
     return out;
   }
   // Damage the reader stepped over goes to stderr and the step's message too (trace-incomplete reports it as well).

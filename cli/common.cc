@@ -4,13 +4,14 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "absl/strings/str_split.h"
 #include "cli/catalog.h"
 #include "cli/progress.h"
 #include "core/exit_code.h"
@@ -19,6 +20,7 @@
 #include "core/version.h"
 #include "report/json.h"
 #include "report/policy.h"
+#include "trace/trace_reader.h"
 
 namespace graphcheck {
 namespace {
@@ -34,13 +36,27 @@ std::string SourceRoot(const std::filesystem::path& working_dir) {
   return working_dir.string();
 }
 
-// A --checks list that holds no pattern ("", ",,,") would select every check, as if it had not been given.
 std::string NoEmptySelection(std::string& spec) {
-  const std::vector<absl::string_view> patterns = absl::StrSplit(spec, ',', absl::SkipWhitespace());
-  return patterns.empty() ? std::string("selects no check (see graphcheck list-checks)") : std::string();
+  return HoldsNoCheckPattern(spec) ? std::string("selects no check (see graphcheck list-checks)") : std::string();
 }
 
 }  // namespace
+
+CLI::Validator NumberIn(double min, double max) {
+  // The bounds as a user writes them ("at least 1", not DBL_MAX's 309 digits).
+  const std::string bounds = std::isinf(min) && std::isinf(max) ? ""
+                             : std::isinf(max)                  ? absl::StrCat(" of at least ", min)
+                                                                : absl::StrCat(" in [", min, ", ", max, "]");
+  return CLI::Validator(
+      [min, max, bounds](std::string& text) {
+        double value = 0;
+        // "nan" passes every range check (it compares false) and "inf" or "1e999" none: refuse both by name.
+        if (absl::SimpleAtod(text, &value) && std::isfinite(value) && value >= min && value <= max)
+          return std::string();
+        return absl::StrCat("'", text, "' must be a finite number", bounds);
+      },
+      bounds.empty() ? "FINITE" : absl::StrCat("NUMBER", bounds));
+}
 
 const CLI::Validator& OutputFile() {
   static const CLI::Validator validator(
@@ -74,12 +90,17 @@ void AddRenderOptions(CLI::App* command, OutputOptions* output) {
   command->add_option("--baseline", output->baseline,
                       "A JSON report of an earlier run: fail only on findings that are new against it, or on metric "
                       "regressions beyond --max-regression");
-  command->add_option("--checks", output->checks, "Checks to run: comma list of globs, '-' excludes (default: all)")
+  // Re-rendering a saved report runs no check: --checks keeps the findings of the selected ones (AddOutputOptions
+  // says "to run" for the commands that do run them).
+  command
+      ->add_option("--checks", output->checks,
+                   "Show only the findings of these checks: comma list of globs, '-' excludes (default: all)")
       ->check(CLI::Validator(NoEmptySelection, "GLOBS"));
 }
 
 void AddOutputOptions(CLI::App* command, OutputOptions* output) {
   AddRenderOptions(command, output);
+  command->get_option("--checks")->description("Checks to run: comma list of globs, '-' excludes (default: all)");
   command->add_option("--check-option", output->check_options, "Set a check option: ID.NAME=VALUE (repeatable)");
 }
 
@@ -116,7 +137,8 @@ absl::StatusOr<CommandSettings> ResolveSettings(const OutputOptions& output) {
   for (const MetricThreshold& threshold : file.thresholds) SetThreshold(threshold, &resolved.thresholds);
   for (const std::string& text : output.max_regression) {
     absl::StatusOr<MetricThreshold> threshold = ParseThreshold(text);
-    if (!threshold.ok()) return threshold.status();
+    if (!threshold.ok())
+      return absl::InvalidArgumentError(absl::StrCat("--max-regression ", threshold.status().message()));
     SetThreshold(*std::move(threshold), &resolved.thresholds);
   }
   if (!output.baseline.empty()) {
@@ -190,7 +212,14 @@ int ExitCodeForComparison(const ReportDiff& diff, const OutputSettings& output) 
 absl::StatusOr<Report> ReadReportFile(const std::string& path) {
   absl::StatusOr<std::string> text = ReadInputFile(path, kReportInput);
   if (!text.ok()) return text.status();
+  if (text->empty())
+    return absl::InvalidArgumentError(absl::StrCat(path, ": the file is empty (0 bytes), not a report"));
   absl::StatusOr<Report> report = ReportFromJson(*text);
+  // A trace given where a report goes is a newcomer's likely mix-up: name it and the command that reads it.
+  if (!report.ok() && trace::ReadTraceFromBytes(*text).ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, ": a graphcheck trace, not a report: analyze it with `graphcheck analyze ", path, "`"));
+  }
   if (!report.ok()) return absl::InvalidArgumentError(absl::StrCat(path, ": ", report.status().message()));
   return report;
 }

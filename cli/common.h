@@ -65,6 +65,9 @@ struct CommandContext {
 void AddRenderOptions(CLI::App* command, OutputOptions* output);
 // AddRenderOptions and --check-option: for the subcommands that run checks.
 void AddOutputOptions(CLI::App* command, OutputOptions* output);
+// The check of a numeric option: a finite number in [min, max] (an infinite bound: none on that side). main() puts
+// NumberIn(-inf, inf) on every floating-point option of every command.
+CLI::Validator NumberIn(double min, double max);
 // The check of an option that names a file to write: not "" (which would write to standard output unasked).
 const CLI::Validator& OutputFile();
 // The parts of AddOutputOptions that `graphcheck diff` shares: --format among `formats`, -o, and --fail-on,

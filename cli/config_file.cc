@@ -4,10 +4,12 @@
 #include <set>
 #include <system_error>
 
+#include <yaml-cpp/depthguard.h>
 #include <yaml-cpp/yaml.h>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "core/file_io.h"
 #include "report/output.h"
 
@@ -73,11 +75,17 @@ class Parser {
     } else {
       return Error(node, "checks must be a list of check ids or globs ('-' excludes)");
     }
+    const std::string spec = absl::StrJoin(patterns, ",");
+    if (HoldsNoCheckPattern(spec)) return Error(node, "checks selects no check (see graphcheck list-checks)");
     if (node.IsScalar()) {
-      if (absl::Status s = CheckPattern(node, patterns.front()); !s.ok()) return s;
+      if (absl::Status s = CheckPattern(node, spec); !s.ok()) return s;
     }
-    if (patterns.empty()) return Error(node, "checks selects no check (see graphcheck list-checks)");
-    config->checks = absl::StrJoin(patterns, ",");
+    // Blamed here, on the file's line, rather than later on the merged selection, which would name --checks.
+    if (absl::StatusOr<CheckSelection> selection = CheckSelection::Parse(spec);
+        selection.ok() && !selection->SelectsAnyOf(registry_)) {
+      return Error(node, absl::StrCat("checks '", spec, "' selects no check (see graphcheck list-checks)"));
+    }
+    config->checks = spec;
     return absl::OkStatus();
   }
 
@@ -150,7 +158,7 @@ class Parser {
     return ForEachValue(
         node, "max-regression", [&](const YAML::Node& metric, const YAML::Node& value, const std::string& text) {
           absl::StatusOr<MetricThreshold> threshold = ParseThreshold(absl::StrCat(metric.Scalar(), "=", text));
-          if (!threshold.ok()) return Error(value, threshold.status().message());
+          if (!threshold.ok()) return Error(value, absl::StrCat("max-regression ", threshold.status().message()));
           SetThreshold(*std::move(threshold), &config->thresholds);
           return absl::OkStatus();
         });
@@ -204,11 +212,19 @@ class Parser {
 
 }  // namespace
 
+bool HoldsNoCheckPattern(absl::string_view list) {
+  const std::vector<absl::string_view> patterns = absl::StrSplit(list, ',', absl::SkipWhitespace());
+  return patterns.empty();
+}
+
 absl::StatusOr<ConfigFile> ParseConfigFile(const std::string& path, absl::string_view text,
                                            const CheckRegistry& registry) {
   YAML::Node root;
   try {
     root = YAML::Load(std::string(text));
+  } catch (const YAML::DeepRecursion& e) {  // yaml-cpp's own message for it is "bad file"
+    return absl::InvalidArgumentError(
+        absl::StrCat(Position(path, e.mark), "nesting is too deep (more than ", e.depth() - 1, " levels)"));
   } catch (const YAML::Exception& e) {
     return absl::InvalidArgumentError(absl::StrCat(Position(path, e.mark), e.msg));
   }

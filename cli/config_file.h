@@ -30,6 +30,10 @@ struct ConfigFile {
   std::string fail_on;  // "" when the file does not say
 };
 
+// Whether a comma list of check globs holds none ("", ",,,"): a selection of nothing, where the empty selection would
+// otherwise mean every check. --checks and the file's checks refuse it alike.
+bool HoldsNoCheckPattern(absl::string_view list);
+
 // Parses and validates `text` (the contents of `path`) against the checks of `registry`.
 absl::StatusOr<ConfigFile> ParseConfigFile(const std::string& path, absl::string_view text,
                                            const CheckRegistry& registry);

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <limits>
 #include <memory>
 #include <numeric>
 #include <optional>
@@ -142,8 +143,9 @@ int Lint(const LintOptions& options, const CommandContext& context) {
     if (!IsMegatronConfiguration(document)) {
       return FailWith(absl::InvalidArgumentError(
           absl::StrCat(document.file(),
-                       ": nothing in it is a Megatron Bridge, Megatron Core or Transformer Engine configuration "
-                       "(no ConfigContainer section such as model: or train:, no Megatron argument)")));
+                       ": not a configuration graphcheck knows: nothing in it is a Megatron Bridge, Megatron Core or "
+                       "Transformer Engine configuration (no ConfigContainer section such as model: or train:, no "
+                       "Megatron argument); a graphcheck configuration goes to --config-file")));
     }
   }
   absl::StatusOr<std::optional<CaptureOrder>> order = BuildOrder(options);
@@ -185,6 +187,7 @@ int Lint(const LintOptions& options, const CommandContext& context) {
 }  // namespace
 
 void AddLintCommand(CLI::App* app, CommandContext* context) {
+  constexpr double kNoBound = std::numeric_limits<double>::infinity();
   auto options = std::make_shared<LintOptions>();
   CLI::App* command = app->add_subcommand(
       "lint",
@@ -203,15 +206,15 @@ void AddLintCommand(CLI::App* app, CommandContext* context) {
   command
       ->add_option("--warmup-microbatches", options->warmup_microbatches,
                    "Warmup microbatches for --schedule-table (default 0)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(NumberIn(0, kNoBound));
   command->add_option("--chunks", options->chunks, "Number of model chunks the order is for")
-      ->check(CLI::PositiveNumber);
+      ->check(NumberIn(1, kNoBound));
   command->add_option("--microbatches", options->microbatches, "Microbatches per chunk the order is for")
-      ->check(CLI::PositiveNumber);
+      ->check(NumberIn(1, kNoBound));
   command->add_option("--callables", options->callables, "Number of callables passed to make_graphed_callables")
-      ->check(CLI::PositiveNumber);
+      ->check(NumberIn(1, kNoBound));
   command->add_option("--sample-args", options->sample_args, "Number of sample argument tuples passed")
-      ->check(CLI::PositiveNumber);
+      ->check(NumberIn(1, kNoBound));
   command->add_option("--layers-per-chunk", options->layers_per_chunk,
                       "Layers in each chunk, e.g. \"1,2\" (_num_layers_per_chunk)");
   command->add_flag("--moe-overlap", options->moe_overlap,

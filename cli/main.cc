@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <functional>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -37,6 +38,20 @@ std::vector<std::string> CommandNames(const CLI::App& app) {
   return names;
 }
 
+// Every floating-point option of every command refuses nan and inf: CLI11 converts both, and "nan" passes its range
+// checks (it compares false with any bound). One place, so that an option added later is covered too.
+void RequireFiniteNumbers(CLI::App* app) {
+  for (CLI::App* command : app->get_subcommands(std::function<bool(CLI::App*)>())) {
+    for (CLI::Option* option : command->get_options()) {
+      if (option->get_type_name().rfind("FLOAT", 0) == 0) {
+        option->check(
+            graphcheck::NumberIn(-std::numeric_limits<double>::infinity(), std::numeric_limits<double>::infinity()));
+      }
+    }
+    RequireFiniteNumbers(command);
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -60,6 +75,7 @@ int main(int argc, char** argv) {
   graphcheck::AddTraceCommand(&app, &context);
   graphcheck::AddAnalyzeCommand(&app, &context);
   graphcheck::AddPlanCommand(&app, &context);
+  RequireFiniteNumbers(&app);
 
   // Bare `graphcheck`: the help, on stdout, and the usage exit code (no command ran; a script that forgot its command
   // must not pass).

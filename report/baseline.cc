@@ -69,9 +69,10 @@ absl::StatusOr<MetricThreshold> ParseThreshold(absl::string_view text) {
   threshold.metric = std::string(text.substr(0, equals));
   absl::ConsumeSuffix(&value, "%");
   double percent = 0;
-  if (threshold.metric.empty() || !absl::SimpleAtod(value, &percent) || percent < 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--max-regression '", text, "' must be METRIC=PERCENT, e.g. graphed.speedup=10%"));
+  // NaN compares false with every regression and infinity exceeds none: either would switch the gate off.
+  if (threshold.metric.empty() || !absl::SimpleAtod(value, &percent) || !std::isfinite(percent) || percent < 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "'", text, "' must be METRIC=PERCENT with a finite PERCENT of 0 or more, e.g. graphed.speedup=10%"));
   }
   threshold.max_ratio = percent / 100;
   return threshold;

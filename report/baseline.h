@@ -26,7 +26,8 @@ struct MetricThreshold {
 // graphed.speedup, launch.iteration_us, graphed.iteration_us and coverage.graphed_gpu_time_share at 10%.
 std::vector<MetricThreshold> DefaultThresholds();
 // "graphed.speedup=10%" (the % is optional: the number is a percentage). Later thresholds for the same metric
-// replace earlier ones, so command-line values win over the configuration file's and the defaults.
+// replace earlier ones, so command-line values win over the configuration file's and the defaults. The error does not
+// name where the text came from: the caller does (--max-regression, or the configuration file's max-regression).
 absl::StatusOr<MetricThreshold> ParseThreshold(absl::string_view text);
 void SetThreshold(MetricThreshold threshold, std::vector<MetricThreshold>* thresholds);
 // Whether `metric` (a catalogue name, with a job's scope) improves upwards: its catalogue entry's direction.

@@ -401,6 +401,8 @@ absl::StatusOr<Trace> ReadFromSource(ByteSource& source, TraceFileStats* stats) 
   if (stats == nullptr) stats = &local_stats;
   *stats = TraceFileStats();
   stats->file_bytes = source.size();
+  // A run killed before its recorder wrote anything leaves an empty file: say so, not "bad magic".
+  if (source.size() == 0) return absl::InvalidArgumentError("the file is empty (0 bytes): no trace was written to it");
   uint8_t header[internal::kFileHeaderBytes];
   const absl::string_view header_bytes = source.Read(0, std::min<uint64_t>(source.size(), sizeof(header)));
   if (header_bytes.size() < sizeof(header) ||

@@ -175,7 +175,18 @@ std::string HowToSet(const ConfigDocument& document, const ConfigKey& key, absl:
 }
 
 bool IsMegatronConfiguration(const ConfigDocument& document) {
-  if (!document.environment().variables.variables().empty()) return true;  // the environment checks read it
+  // A launch script's exported variables are the job's environment, which the environment checks read. A YAML or JSON
+  // file's `env:` section alone is not: docker-compose files and CI workflows hold those too.
+  if (document.dialect() == ConfigDialect::kMcoreArgs && !document.environment().variables.variables().empty()) {
+    return true;
+  }
+  // Hydra configurations (a `defaults:` list, a `hydra:` section) share section names with ConfigContainer (model:,
+  // dataset:) but are a different format, which no check reads.
+  const bool hydra = std::any_of(document.entries().begin(), document.entries().end(), [](const ConfigEntry& entry) {
+    const absl::string_view section = absl::string_view(entry.key).substr(0, entry.key.find('.'));
+    return section == "defaults" || section == "hydra";
+  });
+  if (document.dialect() == ConfigDialect::kBridge && hydra) return false;
   // Megatron Bridge's ConfigContainer sections (and NeMo-Run's executor, which carries the job's environment).
   static constexpr absl::string_view kBridgeSections[] = {"model",
                                                           "train",

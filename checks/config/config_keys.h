@@ -47,8 +47,9 @@ struct Setting {
 Setting Lookup(const ConfigDocument& document, const ConfigKey& key);
 
 // Whether anything in the document is a Megatron Bridge / Megatron Core / Transformer Engine training setting (a
-// ConfigContainer section, a Megatron argument) or an environment for the job. A file that holds none (`foo: bar`, a
-// graphcheck report) would otherwise lint clean.
+// ConfigContainer section, a Megatron argument) or a launch script's environment for the job. A file that holds none
+// (`foo: bar`, a graphcheck report, a CI workflow, a docker-compose file, a Hydra configuration) would otherwise lint
+// clean.
 bool IsMegatronConfiguration(const ConfigDocument& document);
 
 // Whether the document sets any CUDA-graph setting (cuda_graph_impl, cuda_graph_scope, cuda_graph_warmup_steps,

@@ -5,6 +5,7 @@
 #include <set>
 #include <string>
 
+#include <yaml-cpp/depthguard.h>
 #include <yaml-cpp/yaml.h>
 
 #include "absl/strings/str_cat.h"
@@ -169,6 +170,9 @@ absl::Status ReadYaml(absl::string_view text, ConfigDocument* document) {
     if (root.IsNull() || !root.IsDefined()) return absl::OkStatus();  // an empty file sets nothing
     if (!root.IsMap()) return ErrorAt(*document, PositionOf(root), "the top level must be a mapping of keys");
     return YamlFlattener(text, document).Visit(root, "", Position{}, 0);
+  } catch (const YAML::DeepRecursion& e) {  // yaml-cpp's own message for it is "bad file"
+    return ErrorAt(*document, Position{e.mark.line + 1, e.mark.column + 1},
+                   absl::StrCat("nesting is too deep (more than ", e.depth() - 1, " levels)"));
   } catch (const YAML::Exception& e) {
     return ErrorAt(*document, e.mark.is_null() ? Position{} : Position{e.mark.line + 1, e.mark.column + 1}, e.msg);
   }

@@ -162,9 +162,10 @@ bad "an unclosed quote" "$gc" lint --config "$work/quote.yaml"
 grep -q 'never closed' "$work/err" || fail "unclosed quote: $(cat "$work/err")"
 printf -- "--cuda-graph-impl 'local\n" >"$work/quote.args"
 bad "an unclosed quote in an arguments file" "$gc" lint --config "$work/quote.args"
-# A file with Megatron-looking sections but no CUDA-graph setting (Hydra, docker-compose) lints, and says so.
-printf 'services:\n  web:\n    image: nginx\n    environment:\n      - FOO=bar\n' >"$work/compose.yaml"
-"$gc" lint --config "$work/compose.yaml" --format json -o "$work/compose.json"
+# A Megatron Bridge configuration without a CUDA-graph setting lints, and says so (docker-compose files and Hydra
+# configurations are refused: tests/cli/hostile_configs_end_to_end.sh).
+printf 'model:\n  num_layers: 2\ntrain:\n  micro_batch_size: 1\n' >"$work/no-graphs.yaml"
+"$gc" lint --config "$work/no-graphs.yaml" --format json -o "$work/compose.json"
 json_has "a configuration without CUDA-graph settings says so" "$work/compose.json" \
   "any('no CUDA-graph setting found' in s['message'] for s in r['steps'])"
 printf 'cuda_graph_impl: local\ncuda_graph_impl: none\n' >"$work/dup.yaml"
