@@ -8,7 +8,6 @@
 #include <string>
 #include <utility>
 
-#include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
@@ -74,27 +73,16 @@ void ParseCallText(absl::string_view text, ModuleCall* call) {
   }
 }
 
-std::vector<ModuleCall> ModuleCalls(const trace::Trace& trace) {
-  absl::flat_hash_map<uint64_t, const trace::ProbeEvent*> begun;  // by call number
+std::vector<ModuleCall> ModuleCalls(const trace::ProbeRecords& records) {
   std::vector<ModuleCall> calls;
-  for (const trace::ProbeEvent& e : trace.probe_events) {
-    if (e.kind == trace::ProbeEventKind::kModuleCallBegin) {
-      begun[e.value] = &e;
-    } else if (e.kind == trace::ProbeEventKind::kModuleCallEnd) {
-      auto it = begun.find(e.value);
-      if (it == begun.end() || it->second->graph != e.graph || e.time_ns < it->second->time_ns) continue;
-      ModuleCall& call = calls.emplace_back();
-      call.module = e.graph;
-      call.start_ns = it->second->time_ns;
-      call.end_ns = e.time_ns;
-      // Since 1.13 the end says how many nested module calls the probe's hooks saw (pool) and what the hooks added to
-      // each (value_now, ns): 0 from probes that hook no nested call. Both are bounded by what a call could make so
-      // that a damaged event cannot wrap the time.
-      if (e.pool < (uint64_t{1} << 32) && e.value_now < (uint64_t{1} << 32)) call.hooks_ns = e.pool * e.value_now;
-      call.stack = it->second->stack;
-      ParseCallText(trace.String(e.text), &call);
-      begun.erase(it);
-    }
+  for (const trace::ModuleCallRecord& record : records.module_calls) {
+    ModuleCall& call = calls.emplace_back();
+    call.module = record.module;
+    call.start_ns = record.at.time_ns;
+    call.end_ns = record.end_ns;
+    call.hooks_ns = record.hooked_calls * record.hook_ns_each;
+    call.stack = record.at.stack;
+    ParseCallText(record.call_text, &call);
   }
   return calls;
 }
@@ -408,9 +396,9 @@ size_t NvtxSteps(const TraceAnalysis& analysis) {
 
 std::vector<RegionPlan> PlanTrace(const trace::Trace& trace, const std::string& prefix, const PlanModel& model,
                                   size_t* unmeasured, bool* no_history) {
-  const std::vector<ModuleCall> calls = ModuleCalls(trace);
-  if (calls.empty()) return {};
   TraceAnalysis analysis(trace);
+  const std::vector<ModuleCall> calls = ModuleCalls(analysis.probe().records());
+  if (calls.empty()) return {};
   const size_t steps = NvtxSteps(analysis);
   std::map<std::string, std::vector<const ModuleCall*>> groups;
   std::vector<std::string> order;

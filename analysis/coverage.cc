@@ -301,11 +301,9 @@ class ReasonFinder {
  public:
   explicit ReasonFinder(const TraceAnalysis& analysis) : analysis_(analysis), trace_(analysis.trace()) {
     IndexCapturedKernels();
-    for (size_t e = 0; e < trace_.probe_events.size(); ++e) {
-      if (trace_.probe_events[e].kind != trace::ProbeEventKind::kCompileSkip) continue;
-      if (!first_skip_) first_skip_ = e;
-      ++skips_;
-    }
+    const std::vector<trace::CompileSkip>& skips = analysis.probe().records().compile_skips;
+    if (!skips.empty()) first_skip_ = &skips.front();
+    skips_ = skips.size();
   }
 
   void Explain(const RemainderGroup& group, EagerRemainder* out) const {
@@ -376,20 +374,19 @@ class ReasonFinder {
     }
     for (const PythonException& exception : analysis_.probe().exceptions()) {
       if (exception.window != w) continue;
-      const trace::ProbeEvent& event = trace_.probe_events[exception.event];
-      out->reason_where = ProbeEventLocation(trace_, event);
-      absl::StrAppend(&out->detail, ": ", exception.check_id, ", ", ExceptionText(trace_, event));
+      out->reason_where = ProbeEventLocation(trace_, exception.record.at);
+      absl::StrAppend(&out->detail, ": ", exception.check_id, ", ", ExceptionText(exception.record));
       return;
     }
     out->reason_where = analysis_.Locate(window.begin_call);
   }
 
   void CompileSkip(EagerRemainder* out) const {
-    const trace::ProbeEvent& skip = trace_.probe_events[*first_skip_];
+    const trace::CompileSkip& skip = *first_skip_;
     out->reason = "compile-cudagraph-skipped";
     out->detail = absl::StrCat("torch.compile ran ", skips_ == 1 ? "a function" : absl::StrCat(skips_, " functions"),
-                               " without CUDA graphs and this is inductor's kernel: ", trace_.String(skip.text));
-    out->reason_where = ProbeEventLocation(trace_, skip);
+                               " without CUDA graphs and this is inductor's kernel: ", skip.reason);
+    out->reason_where = ProbeEventLocation(trace_, skip.at);
   }
 
   void SyncInRegion(size_t sync, EagerRemainder* out) const {
@@ -405,7 +402,7 @@ class ReasonFinder {
   const trace::Trace& trace_;
   absl::flat_hash_map<trace::StringId, size_t> failed_window_;
   absl::flat_hash_map<trace::StringId, size_t> made_graph_window_;
-  std::optional<size_t> first_skip_;
+  const trace::CompileSkip* first_skip_ = nullptr;
   uint64_t skips_ = 0;
 };
 

@@ -30,13 +30,14 @@ std::vector<DdpModule> DdpModules(const TraceAnalysis& analysis) {
     modules.push_back({id, nullptr, {}});
     return modules.back();
   };
-  for (const trace::ProbeEvent& event : trace.probe_events) {
-    if (event.kind == trace::ProbeEventKind::kDdpConstructed) {
-      module_of(event.graph).constructed = &event;
-    } else if (event.kind == trace::ProbeEventKind::kDdpCapturedForward) {
-      module_of(event.graph)
-          .captured_forwards.push_back({&event, WindowAt(trace, windows, event.thread_id, event.time_ns)});
-    }
+  // A module's constructor comes before its forwards.
+  const trace::ProbeRecords& records = analysis.probe().records();
+  for (const trace::DdpConstructed& constructed : records.ddp_constructed) {
+    module_of(constructed.module).constructed = &constructed;
+  }
+  for (const trace::DdpCapturedForward& forward : records.ddp_captured_forwards) {
+    module_of(forward.module)
+        .captured_forwards.push_back({&forward, WindowAt(trace, windows, forward.at.thread_id, forward.at.time_ns)});
   }
   return modules;
 }

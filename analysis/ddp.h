@@ -12,19 +12,20 @@
 
 #include "analysis/capture_windows.h"
 #include "trace/events.h"
+#include "trace/probe_records.h"
 
 namespace graphcheck::analysis {
 
 class TraceAnalysis;  // trace_analysis.h
 
 struct DdpCapturedForward {
-  const trace::ProbeEvent* event = nullptr;
+  const trace::DdpCapturedForward* record = nullptr;
   std::optional<size_t> window;  // the capture window it ran in
 };
 
 struct DdpModule {
-  uint64_t id = 0;                                 // the module's Python id
-  const trace::ProbeEvent* constructed = nullptr;  // null when the probe did not see the constructor
+  uint64_t id = 0;                                     // the module's Python id
+  const trace::DdpConstructed* constructed = nullptr;  // null when the probe did not see the constructor
   std::vector<DdpCapturedForward> captured_forwards;
 };
 

@@ -17,8 +17,6 @@ namespace graphcheck::analysis {
 namespace {
 
 using trace::NamedTensor;
-using trace::ProbeEvent;
-using trace::ProbeEventKind;
 
 constexpr size_t kMaxBlocksBelow = 64;  // distinct block addresses looked at below an address
 constexpr uint64_t kMaxBlockBytes = uint64_t{1} << 40;
@@ -88,26 +86,31 @@ class NamedRanges {
   std::vector<const NamedTensor*> ranges_;
 };
 
-// The probe's graph-tensors event of capture window `window`: the first after its capture-end event for its graph.
-const ProbeEvent* TensorsEvent(const TraceAnalysis& analysis, size_t window) {
-  const trace::Trace& trace = analysis.trace();
-  const std::optional<size_t> end = ProbeCaptureEnd(trace, analysis.probe(), window);
-  if (!end) return nullptr;
-  const uint64_t graph = trace.probe_events[*end].graph;
-  for (size_t i = *end + 1; i < trace.probe_events.size() && i < *end + 64; ++i) {
-    const ProbeEvent& event = trace.probe_events[i];
-    if (event.kind == ProbeEventKind::kGraphTensors && event.graph == graph) return &event;
-    if (event.kind == ProbeEventKind::kCaptureEnd && event.graph == graph) break;
+// The probe's graph-tensors record of capture window `window`: the first after its capture-end for its graph, within
+// the 64 events the probe sends right after it, and before that graph's next capture-end.
+const trace::GraphTensors* TensorsRecord(const TraceAnalysis& analysis, size_t window) {
+  const trace::CaptureEnd* end = analysis.probe().End(window);
+  if (end == nullptr) return nullptr;
+  const trace::ProbeRecords& records = analysis.probe().records();
+  size_t next_end = ~size_t{0};
+  for (const trace::CaptureEnd& later : records.capture_ends) {
+    if (later.at.event > end->at.event && later.graph == end->graph) {
+      next_end = later.at.event;
+      break;
+    }
+  }
+  for (const trace::GraphTensors& tensors : records.graph_tensors) {
+    if (tensors.at.event <= end->at.event || tensors.graph != end->graph) continue;
+    return tensors.at.event < end->at.event + 64 && tensors.at.event < next_end ? &tensors : nullptr;
   }
   return nullptr;
 }
 
-// Every pool segment any graph's probe event names: memory of graphs, never the program's own.
-std::vector<NamedTensor> PoolSegments(const trace::Trace& trace) {
+// Every pool segment any graph's probe record names: memory of graphs, never the program's own.
+std::vector<NamedTensor> PoolSegments(const trace::ProbeRecords& records) {
   std::vector<NamedTensor> pools;
-  for (const ProbeEvent& event : trace.probe_events) {
-    if (event.kind != ProbeEventKind::kGraphTensors) continue;
-    for (NamedTensor& tensor : trace::ParseNamedTensors(trace.String(event.text))) {
+  for (const trace::GraphTensors& graph : records.graph_tensors) {
+    for (NamedTensor& tensor : trace::ParseNamedTensors(graph.tensors)) {
       if (tensor.role == "pool") pools.push_back(std::move(tensor));
     }
   }
@@ -196,7 +199,7 @@ std::vector<GraphContract> ReadGraphContracts(const TraceAnalysis& analysis) {
   absl::flat_hash_map<uint32_t, const trace::GraphManifest*> manifests;
   for (const trace::GraphManifest& manifest : trace.graph_manifests) manifests.emplace(manifest.graph_id, &manifest);
   const AllocatorBlocks blocks(trace.allocations);
-  const std::vector<NamedTensor> pool_segments = PoolSegments(trace);
+  const std::vector<NamedTensor> pool_segments = PoolSegments(analysis.probe().records());
   NamedRanges pools;
   for (const NamedTensor& segment : pool_segments) pools.Add(&segment);
   pools.Sort();
@@ -213,10 +216,9 @@ std::vector<GraphContract> ReadGraphContracts(const TraceAnalysis& analysis) {
     contract.origin = analysis.probe().Origin(w);
     auto manifest = manifests.find(contract.graph_id);
     if (manifest != manifests.end()) contract.manifest = manifest->second;
-    contract.tensors = TensorsEvent(analysis, w);
-    const std::vector<NamedTensor> named = contract.tensors != nullptr
-                                               ? trace::ParseNamedTensors(trace.String(contract.tensors->text))
-                                               : std::vector<NamedTensor>{};
+    contract.tensors = TensorsRecord(analysis, w);
+    const std::vector<NamedTensor> named =
+        contract.tensors != nullptr ? trace::ParseNamedTensors(contract.tensors->tensors) : std::vector<NamedTensor>{};
     if (contract.manifest != nullptr) {
       // The graph is whole when its capture end is called.
       ResolveUses(trace, blocks, pools, named, trace.api_calls[windows[w].begin_call].start_ns, end.start_ns,
@@ -229,8 +231,8 @@ std::vector<GraphContract> ReadGraphContracts(const TraceAnalysis& analysis) {
 
 std::string CaptureSite(const TraceAnalysis& analysis, const GraphContract& contract) {
   const trace::Trace& trace = analysis.trace();
-  if (const std::optional<size_t> begin = analysis.probe().BeginEvent(contract.window)) {
-    const std::string site = trace::CapturedAt(trace, trace.probe_events[*begin].graph);
+  if (const trace::CaptureBegin* begin = analysis.probe().Begin(contract.window)) {
+    const std::string site = trace::CapturedAt(trace, begin->graph);
     if (!site.empty()) return site;
   }
   const std::string site =
@@ -255,8 +257,8 @@ std::string DescribeContract(const trace::Trace& trace, const GraphContract& con
                    "; names ", parts.empty() ? std::string("nothing the program named") : absl::StrJoin(parts, ", "));
   if (contract.pool_addresses > 0) absl::StrAppend(&text, "; ", contract.pool_addresses, " addresses in graph pools");
   if (contract.tensors != nullptr) {
-    absl::StrAppend(&text, "; bakes in ", Plural(contract.tensors->value, "host value", "host values"),
-                    " the probe watches, from ", Plural(contract.tensors->value_now, "module", "modules"));
+    absl::StrAppend(&text, "; bakes in ", Plural(contract.tensors->host_values, "host value", "host values"),
+                    " the probe watches, from ", Plural(contract.tensors->modules, "module", "modules"));
   }
   if (!manifest.Audited()) {
     absl::StrAppend(&text, "; not audited: ",

@@ -14,6 +14,7 @@
 
 #include "analysis/trace_analysis.h"
 #include "trace/events.h"
+#include "trace/probe_records.h"
 
 namespace graphcheck::analysis {
 
@@ -44,7 +45,7 @@ struct GraphContract {
   uint32_t graph_id = 0;  // CUPTI's id of the graph
   trace::ProbeOrigin origin = trace::ProbeOrigin::kUnknown;
   const trace::GraphManifest* manifest = nullptr;  // null: the recorder wrote none (traces before 1.10)
-  const trace::ProbeEvent* tensors = nullptr;      // the probe's graph-tensors event; null without the probe
+  const trace::GraphTensors* tensors = nullptr;    // the probe's graph-tensors record; null without the probe
   std::vector<GraphRoleUse> named;                 // roles the graph names, in the probe's order
   uint64_t pool_addresses = 0;  // addresses inside the graph's pool (its outputs, temporaries, static gradients)
   uint64_t program_blocks = 0;  // blocks of the program's memory it names that the probe has no name for

@@ -311,9 +311,10 @@ void DropCaptureIterations(const trace::Trace& trace, Iterations* result) {
 
 }  // namespace
 
-Iterations FindIterations(const trace::Trace& trace, const NvtxIndex& nvtx, const IterationOptions& options) {
+Iterations FindIterations(const trace::Trace& trace, const NvtxIndex& nvtx, const trace::ProbeRecords& probe,
+                          const IterationOptions& options) {
   Iterations result;
-  const std::vector<TimeInterval> audits = AuditSpans(trace);
+  const std::vector<TimeInterval> audits = AuditSpans(probe);
   // Without --region, an outermost NVTX range the program repeats (its "step" marker) cuts the steps.
   constexpr size_t kMinRepeatedRanges = 3;
   const bool automatic = options.region.empty();
@@ -413,12 +414,13 @@ StepSelectionCount CountStepSelection(const trace::Trace& trace, const Iteration
   }
   if (!check_steps) return count;
   const NvtxIndex nvtx(trace);
+  const trace::ProbeRecords probe = trace::DecodeProbeRecords(trace);
   IterationOptions all = options;
   all.first = 0;
   all.last.reset();
-  const Iterations every = FindIterations(trace, nvtx, all);
+  const Iterations every = FindIterations(trace, nvtx, probe, all);
   count.steps_found = every.eager.size() + every.graphed.size();
-  const Iterations selected = FindIterations(trace, nvtx, options);
+  const Iterations selected = FindIterations(trace, nvtx, probe, options);
   count.steps_selected = selected.eager.size() + selected.graphed.size();
   return count;
 }

@@ -25,6 +25,7 @@
 #include "absl/strings/string_view.h"
 #include "analysis/nvtx_index.h"
 #include "trace/events.h"
+#include "trace/probe_records.h"
 
 namespace graphcheck::analysis {
 
@@ -69,7 +70,8 @@ struct Iterations {
 
 // The Python probe's own eager work under --shadow (its audit spans: python_probe.h's AuditSpans) is not the
 // program's: its launches never anchor steps, and a step that overlaps it is left out of every step list.
-Iterations FindIterations(const trace::Trace& trace, const NvtxIndex& nvtx, const IterationOptions& options);
+Iterations FindIterations(const trace::Trace& trace, const NvtxIndex& nvtx, const trace::ProbeRecords& probe,
+                          const IterationOptions& options);
 
 // Whether a region and step range the user asked for select anything, so that a typo is an error rather than a
 // silently empty analysis. Counted per trace (CountStepSelection, while each trace is loaded), then judged over all:

@@ -7,7 +7,8 @@
 namespace graphcheck::analysis {
 namespace {
 
-std::string HowItStopped(const trace::Trace& trace) {
+std::string HowItStopped(const TraceAnalysis& analysis) {
+  const trace::Trace& trace = analysis.trace();
   switch (trace.integrity.end) {
     case trace::TraceEnd::kCrashed:
       return absl::StrCat("crashed (signal ", trace.integrity.signal, ")");
@@ -18,9 +19,9 @@ std::string HowItStopped(const trace::Trace& trace) {
     default:
       break;
   }
-  const bool uncaught = std::any_of(
-      trace.probe_events.begin(), trace.probe_events.end(),
-      [](const trace::ProbeEvent& event) { return event.kind == trace::ProbeEventKind::kUncaughtException; });
+  const std::vector<trace::PythonExceptionRecord>& exceptions = analysis.probe().records().exceptions;
+  const bool uncaught = std::any_of(exceptions.begin(), exceptions.end(),
+                                    [](const trace::PythonExceptionRecord& e) { return !e.in_capture; });
   return uncaught ? "stopped on an uncaught exception" : "";
 }
 
@@ -50,9 +51,9 @@ ProcessSummary SummarizeProcess(const TraceAnalysis& analysis) {
     const OpenSpan span = OpenSpanOf(trace, window);
     capture.collectives = CollectivesBetween(nccl, span.begin_ns, span.end_ns);
     capture.where = analysis.Locate(window.begin_call);
-    const std::optional<size_t> begin = analysis.probe().BeginEvent(w);
-    if (begin && analysis.probe().Origin(w) == trace::ProbeOrigin::kMegatron) {
-      summary.megatron_layers.push_back(static_cast<int64_t>(trace.probe_events[*begin].value));
+    const trace::CaptureBegin* begin = analysis.probe().Begin(w);
+    if (begin != nullptr && begin->at.origin == trace::ProbeOrigin::kMegatron) {
+      summary.megatron_layers.push_back(begin->megatron_layer);
     }
   }
   summary.ledgers = BuildCollectiveLedgers(analysis, nccl, capture_numbers);
@@ -60,7 +61,7 @@ ProcessSummary SummarizeProcess(const TraceAnalysis& analysis) {
   summary.ledger_lossy = std::any_of(
       trace.integrity.losses.begin(), trace.integrity.losses.end(),
       [](const trace::LossCount& loss) { return loss.kind == trace::LossKind::kWriterDropped && loss.count > 0; });
-  summary.stopped = HowItStopped(trace);
+  summary.stopped = HowItStopped(analysis);
   std::sort(summary.megatron_layers.begin(), summary.megatron_layers.end());
   summary.megatron_layers.erase(std::unique(summary.megatron_layers.begin(), summary.megatron_layers.end()),
                                 summary.megatron_layers.end());

@@ -17,72 +17,87 @@
 namespace graphcheck::analysis {
 namespace {
 
-using trace::ProbeEvent;
-using trace::ProbeEventKind;
-
 constexpr size_t kQuotedExceptionBytes = 300;
 constexpr size_t kQuotedExceptionLines = 12;  // of a known message's details
 
 // Whether PyTorch's graph code raised it: the innermost frame (PythonFrames leaves out the probe's own wrappers of
 // graph methods) is torch/cuda/graphs.py.
-bool RaisedInGraphCode(const trace::Trace& trace, const ProbeEvent& event) {
-  const std::vector<SourceFrame> frames = trace::PythonFrames(trace, event.stack);
+bool RaisedInGraphCode(const trace::Trace& trace, const trace::PythonExceptionRecord& exception) {
+  const std::vector<SourceFrame> frames = trace::PythonFrames(trace, exception.at.stack);
   return !frames.empty() && absl::EndsWith(frames.front().file, "torch/cuda/graphs.py");
 }
 
 // Assigns each probe capture-begin to the first CUDA capture window its thread began after it (and before the
 // thread's next probe capture-begin, and before the probe saw that capture end or fail): the probe writes its event
 // just before torch calls cudaStreamBeginCapture. A capture_begin that raised before CUDA's began matches no window.
-std::vector<std::optional<size_t>> MatchWindows(const trace::Trace& trace, const std::vector<CaptureWindow>& windows) {
-  std::vector<std::optional<size_t>> begin_of_window(windows.size());
-  std::map<uint32_t, std::vector<size_t>> begins_by_thread;  // probe capture-begin events, in time order
-  std::vector<uint64_t> closed_at(trace.probe_events.size(), ~uint64_t{0});  // per begin: its graph's end or failure
-  std::map<uint64_t, size_t> open;                                           // graph -> its begin event
-  for (size_t e = 0; e < trace.probe_events.size(); ++e) {
-    const ProbeEvent& event = trace.probe_events[e];
-    if (event.kind == ProbeEventKind::kCaptureBegin) {
-      begins_by_thread[event.thread_id].push_back(e);
-      open[event.graph] = e;
-    } else if (event.kind == ProbeEventKind::kCaptureEnd || event.kind == ProbeEventKind::kCaptureException) {
-      if (auto it = open.find(event.graph); it != open.end()) {
-        closed_at[it->second] = event.time_ns;
-        open.erase(it);
+std::vector<const trace::CaptureBegin*> MatchWindows(const trace::Trace& trace, const trace::ProbeRecords& records,
+                                                     const std::vector<CaptureWindow>& windows) {
+  // When each begin's graph ended or failed, by the begin's event index.
+  std::map<uint64_t, const trace::CaptureBegin*> open;  // graph -> its begin
+  std::map<const trace::CaptureBegin*, uint64_t> closed_at;
+  auto close = [&](uint64_t graph, uint64_t time_ns) {
+    if (auto it = open.find(graph); it != open.end()) {
+      closed_at[it->second] = time_ns;
+      open.erase(it);
+    }
+  };
+  // Begins, ends and capture exceptions merged in event order.
+  size_t end = 0, exception = 0;
+  std::map<uint32_t, std::vector<const trace::CaptureBegin*>> begins_by_thread;  // in time order
+  auto close_before = [&](size_t event) {
+    while (true) {
+      const bool has_end = end < records.capture_ends.size() && records.capture_ends[end].at.event < event;
+      const bool has_exception =
+          exception < records.exceptions.size() && records.exceptions[exception].at.event < event;
+      if (!has_end && !has_exception) return;
+      if (has_end && (!has_exception || records.capture_ends[end].at.event < records.exceptions[exception].at.event)) {
+        close(records.capture_ends[end].graph, records.capture_ends[end].at.time_ns);
+        ++end;
+      } else {
+        const trace::PythonExceptionRecord& e = records.exceptions[exception++];
+        if (e.in_capture) close(e.graph, e.at.time_ns);
       }
     }
+  };
+  for (const trace::CaptureBegin& begin : records.capture_begins) {
+    close_before(begin.at.event);
+    begins_by_thread[begin.at.thread_id].push_back(&begin);
+    open[begin.graph] = &begin;
   }
+  close_before(~size_t{0});
+  std::vector<const trace::CaptureBegin*> begin_of_window(windows.size(), nullptr);
   for (size_t w = 0; w < windows.size(); ++w) {
     auto thread = begins_by_thread.find(windows[w].thread_id);
     if (thread == begins_by_thread.end()) continue;
     const uint64_t start = trace.api_calls[windows[w].begin_call].start_ns;
-    const std::vector<size_t>& begins = thread->second;
+    const std::vector<const trace::CaptureBegin*>& begins = thread->second;
     // The last probe begin at or before the CUDA begin.
     auto after = std::upper_bound(begins.begin(), begins.end(), start,
-                                  [&](uint64_t t, size_t e) { return t < trace.probe_events[e].time_ns; });
-    if (after == begins.begin() || closed_at[*std::prev(after)] < start) continue;
-    begin_of_window[w] = *std::prev(after);
+                                  [](uint64_t t, const trace::CaptureBegin* b) { return t < b->at.time_ns; });
+    if (after == begins.begin()) continue;
+    const trace::CaptureBegin* begin = *std::prev(after);
+    auto closed = closed_at.find(begin);
+    if (closed != closed_at.end() && closed->second < start) continue;
+    begin_of_window[w] = begin;
   }
   // A probe begin matches one window only: the first one after it.
-  std::map<size_t, size_t> first_window;
-  for (size_t w = 0; w < windows.size(); ++w) {
-    if (!begin_of_window[w]) continue;
-    auto [it, inserted] = first_window.emplace(*begin_of_window[w], w);
-    if (!inserted) begin_of_window[w].reset();
+  std::set<const trace::CaptureBegin*> matched;
+  for (const trace::CaptureBegin*& begin : begin_of_window) {
+    if (begin != nullptr && !matched.insert(begin).second) begin = nullptr;
   }
   return begin_of_window;
 }
 
-// The probe's backward-begin and backward-end events paired by number; a begin left open ends with the trace.
-std::vector<BackwardCall> BackwardCalls(const trace::Trace& trace) {
+// The probe's backward-begin and backward-end marks paired by number; a begin left open ends with the trace.
+std::vector<BackwardCall> BackwardCalls(const trace::ProbeRecords& records) {
   std::vector<BackwardCall> calls;
   std::map<uint64_t, size_t> open;  // backward number -> index into calls
-  for (const ProbeEvent& event : trace.probe_events) {
-    if (event.kind == ProbeEventKind::kBackwardBegin) {
-      open[event.value] = calls.size();
-      calls.push_back({event.time_ns, ~uint64_t{0}, event.thread_id, event.stack});
-    } else if (event.kind == ProbeEventKind::kBackwardEnd) {
-      auto it = open.find(event.value);
-      if (it == open.end()) continue;
-      calls[it->second].end_ns = event.time_ns;
+  for (const trace::ProbeMark& mark : records.backwards) {
+    if (mark.begin) {
+      open[mark.number] = calls.size();
+      calls.push_back({mark.at.time_ns, ~uint64_t{0}, mark.at.thread_id, mark.at.stack});
+    } else if (auto it = open.find(mark.number); it != open.end()) {
+      calls[it->second].end_ns = mark.at.time_ns;
       open.erase(it);
     }
   }
@@ -93,66 +108,69 @@ std::vector<BackwardCall> BackwardCalls(const trace::Trace& trace) {
 
 }  // namespace
 
-ProbeIndex::ProbeIndex(const trace::Trace& trace, const CaptureAnalysis& captures) {
-  backwards_ = BackwardCalls(trace);
+ProbeIndex::ProbeIndex(const trace::Trace& trace, const CaptureAnalysis& captures)
+    : records_(trace::DecodeProbeRecords(trace)) {
+  backwards_ = BackwardCalls(records_);
   const std::vector<CaptureWindow>& windows = captures.windows();
-  window_begin_ = MatchWindows(trace, windows);
+  window_begin_ = MatchWindows(trace, records_, windows);
   window_origin_.assign(windows.size(), trace::ProbeOrigin::kUnknown);
-  std::map<size_t, size_t> window_of_begin;
+  std::map<const trace::CaptureBegin*, size_t> window_of_begin;
   for (size_t w = 0; w < windows.size(); ++w) {
-    if (!window_begin_[w]) continue;
-    window_of_begin[*window_begin_[w]] = w;
-    window_origin_[w] = trace.probe_events[*window_begin_[w]].origin;
+    if (window_begin_[w] == nullptr) continue;
+    window_of_begin[window_begin_[w]] = w;
+    window_origin_[w] = window_begin_[w]->at.origin;
   }
+  cudagraph_trees_ =
+      std::any_of(records_.capture_begins.begin(), records_.capture_begins.end(),
+                  [](const trace::CaptureBegin& b) { return b.at.origin == trace::ProbeOrigin::kCudagraphTrees; });
   std::vector<bool> window_has_cause(windows.size(), false);
   for (const CaptureProblem& problem : captures.problems()) {
     if (problem.window) window_has_cause[*problem.window] = true;
   }
-  // The open probe capture of each Python graph object: its begin event.
-  std::map<uint64_t, size_t> open_capture;
-  std::set<size_t> reported_begins;
-  std::vector<std::pair<absl::string_view, absl::string_view>> reported_texts;  // (type, text) of capture exceptions
-  for (size_t e = 0; e < trace.probe_events.size(); ++e) {
-    const ProbeEvent& event = trace.probe_events[e];
-    switch (event.kind) {
-      case ProbeEventKind::kCaptureBegin:
-        open_capture[event.graph] = e;
-        if (event.origin == trace::ProbeOrigin::kCudagraphTrees) cudagraph_trees_ = true;
-        break;
-      case ProbeEventKind::kCaptureEnd:
-        open_capture.erase(event.graph);
-        break;
-      case ProbeEventKind::kCaptureException:
-      case ProbeEventKind::kUncaughtException: {
-        PythonException& exception = exceptions_.emplace_back();
-        exception.event = e;
-        exception.rule = MatchKnownMessage(trace.String(event.text), RaisedInGraphCode(trace, event));
-        const bool in_capture = event.kind == ProbeEventKind::kCaptureException;
-        exception.check_id = exception.rule ? exception.rule->check_id : in_capture ? "capture-error" : "";
-        if (in_capture) {
-          if (auto open = open_capture.find(event.graph); open != open_capture.end()) {
-            exception.probe_begin = open->second;
-            if (auto w = window_of_begin.find(open->second); w != window_of_begin.end()) exception.window = w->second;
-          }
-          const bool first = !exception.probe_begin || reported_begins.count(*exception.probe_begin) == 0;
-          exception.reported = first && !(exception.window && window_has_cause[*exception.window]);
-          if (exception.probe_begin) reported_begins.insert(*exception.probe_begin);
-          reported_texts.emplace_back(trace.String(event.type), trace.String(event.text));
-        } else {
-          // The program (or a thread) died of it: worth a finding when a rule knows it, unless it left a capture
-          // already reported, or it is CUDA's own text for a capture error whose root cause the trace found (a
-          // watchdog-like thread that queried during a global capture: unsafe-api-in-capture reports it).
-          const std::pair<absl::string_view, absl::string_view> text(trace.String(event.type),
-                                                                     trace.String(event.text));
-          const bool cuda_text_explained =
-              exception.rule != nullptr && exception.rule->cuda_error != 0 && !captures.problems().empty();
-          exception.reported = exception.rule != nullptr && !cuda_text_explained &&
-                               std::find(reported_texts.begin(), reported_texts.end(), text) == reported_texts.end();
-        }
-        break;
+  // The capture each exception left: the latest begin of its graph before it that no capture-end closed.
+  std::map<uint64_t, const trace::CaptureBegin*> open_capture;  // graph -> its begin
+  size_t next_begin = 0, next_end = 0;
+  auto advance_to = [&](size_t event) {
+    while (true) {
+      const bool has_begin =
+          next_begin < records_.capture_begins.size() && records_.capture_begins[next_begin].at.event < event;
+      const bool has_end = next_end < records_.capture_ends.size() && records_.capture_ends[next_end].at.event < event;
+      if (!has_begin && !has_end) return;
+      if (has_begin &&
+          (!has_end || records_.capture_begins[next_begin].at.event < records_.capture_ends[next_end].at.event)) {
+        const trace::CaptureBegin& begin = records_.capture_begins[next_begin++];
+        open_capture[begin.graph] = &begin;
+      } else {
+        open_capture.erase(records_.capture_ends[next_end++].graph);
       }
-      default:
-        break;
+    }
+  };
+  std::set<const trace::CaptureBegin*> reported_begins;
+  std::vector<std::pair<absl::string_view, absl::string_view>> reported_texts;  // (type, text) of capture exceptions
+  for (const trace::PythonExceptionRecord& record : records_.exceptions) {
+    advance_to(record.at.event);
+    PythonException& exception = exceptions_.emplace_back();
+    exception.record = record;
+    exception.rule = MatchKnownMessage(record.message, RaisedInGraphCode(trace, record));
+    exception.check_id = exception.rule ? exception.rule->check_id : record.in_capture ? "capture-error" : "";
+    const std::pair<absl::string_view, absl::string_view> text(record.type, record.message);
+    if (record.in_capture) {
+      if (auto open = open_capture.find(record.graph); open != open_capture.end()) {
+        exception.begin = open->second;
+        if (auto w = window_of_begin.find(open->second); w != window_of_begin.end()) exception.window = w->second;
+      }
+      const bool first = exception.begin == nullptr || reported_begins.count(exception.begin) == 0;
+      exception.reported = first && !(exception.window && window_has_cause[*exception.window]);
+      if (exception.begin != nullptr) reported_begins.insert(exception.begin);
+      reported_texts.push_back(text);
+    } else {
+      // The program (or a thread) died of it: worth a finding when a rule knows it, unless it left a capture
+      // already reported, or it is CUDA's own text for a capture error whose root cause the trace found (a
+      // watchdog-like thread that queried during a global capture: unsafe-api-in-capture reports it).
+      const bool cuda_text_explained =
+          exception.rule != nullptr && exception.rule->cuda_error != 0 && !captures.problems().empty();
+      exception.reported = exception.rule != nullptr && !cuda_text_explained &&
+                           std::find(reported_texts.begin(), reported_texts.end(), text) == reported_texts.end();
     }
   }
 }
@@ -178,8 +196,17 @@ bool ProbeIndex::HasException(size_t window) const {
                      [&](const PythonException& e) { return e.window == window; });
 }
 
-std::optional<size_t> ProbeIndex::BeginEvent(size_t window) const {
-  return window < window_begin_.size() ? window_begin_[window] : std::nullopt;
+const trace::CaptureBegin* ProbeIndex::Begin(size_t window) const {
+  return window < window_begin_.size() ? window_begin_[window] : nullptr;
+}
+
+const trace::CaptureEnd* ProbeIndex::End(size_t window) const {
+  const trace::CaptureBegin* begin = Begin(window);
+  if (begin == nullptr) return nullptr;
+  for (const trace::CaptureEnd& end : records_.capture_ends) {
+    if (end.at.event > begin->at.event && end.graph == begin->graph) return &end;
+  }
+  return nullptr;
 }
 
 std::vector<Metric> ProbeMetrics(const trace::Trace& trace, const ProbeIndex& probe,
@@ -192,14 +219,12 @@ std::vector<Metric> ProbeMetrics(const trace::Trace& trace, const ProbeIndex& pr
     if (probe.Origin(w) != trace::ProbeOrigin::kCudagraphTrees) continue;
     ++recordings;
     if (windows[w].end_call) compiled_graphs.insert(trace.Detail(trace.api_calls[*windows[w].end_call]).graph_id);
-    const ProbeEvent& begin = trace.probe_events[*probe.BeginEvent(w)];
-    const std::vector<SourceFrame> frames = trace::PythonFrames(trace, begin.stack);
+    const std::vector<SourceFrame> frames = trace::PythonFrames(trace, probe.Begin(w)->at.stack);
     if (const SourceFrame* site = FirstUserFrame(frames)) {
       call_sites.emplace(site->file, site->line);
     }
   }
-  const uint64_t skips = std::count_if(trace.probe_events.begin(), trace.probe_events.end(),
-                                       [](const ProbeEvent& e) { return e.kind == ProbeEventKind::kCompileSkip; });
+  const uint64_t skips = probe.records().compile_skips.size();
   if (recordings == 0 && skips == 0) return metrics;
   uint64_t replays = 0;
   for (const trace::ApiCall& call : trace.api_calls) {
@@ -278,17 +303,15 @@ std::vector<Metric> ShadowMetrics(const trace::Trace& trace) {
   return metrics;
 }
 
-std::vector<TimeInterval> AuditSpans(const trace::Trace& trace) {
+std::vector<TimeInterval> AuditSpans(const trace::ProbeRecords& records) {
   std::vector<TimeInterval> spans;
   std::map<uint32_t, uint64_t> open;  // thread -> its audit's begin
-  for (const ProbeEvent& event : trace.probe_events) {
-    if (event.kind == ProbeEventKind::kAuditBegin) {
-      open.emplace(event.thread_id, event.time_ns);
-    } else if (event.kind == ProbeEventKind::kAuditEnd) {
-      if (auto it = open.find(event.thread_id); it != open.end()) {
-        spans.push_back({it->second, event.time_ns, event.thread_id});
-        open.erase(it);
-      }
+  for (const trace::ProbeMark& mark : records.audits) {
+    if (mark.begin) {
+      open.emplace(mark.at.thread_id, mark.at.time_ns);
+    } else if (auto it = open.find(mark.at.thread_id); it != open.end()) {
+      spans.push_back({it->second, mark.at.time_ns, mark.at.thread_id});
+      open.erase(it);
     }
   }
   for (const auto& [thread, start] : open) spans.push_back({start, ~uint64_t{0}, thread});
@@ -297,36 +320,25 @@ std::vector<TimeInterval> AuditSpans(const trace::Trace& trace) {
   return spans;
 }
 
-std::optional<size_t> ProbeCaptureEnd(const trace::Trace& trace, const ProbeIndex& probe, size_t window) {
-  const std::optional<size_t> begin = probe.BeginEvent(window);
-  if (!begin) return std::nullopt;
-  for (size_t i = *begin + 1; i < trace.probe_events.size(); ++i) {
-    const ProbeEvent& e = trace.probe_events[i];
-    if (e.kind == ProbeEventKind::kCaptureEnd && e.graph == trace.probe_events[*begin].graph) return i;
-  }
-  return std::nullopt;
-}
-
-std::optional<uint64_t> ProgramPoolOf(const trace::Trace& trace, const ProbeIndex& probe, size_t window) {
+std::optional<uint64_t> ProgramPoolOf(const ProbeIndex& probe, size_t window) {
   const trace::ProbeOrigin origin = probe.Origin(window);
   if (IsGraphMachinery(origin) || origin == trace::ProbeOrigin::kCudagraphTrees) return std::nullopt;
-  const std::optional<size_t> end = ProbeCaptureEnd(trace, probe, window);
-  if (!end || trace.probe_events[*end].pool == 0) return std::nullopt;
-  return trace.probe_events[*end].pool;
+  const trace::CaptureEnd* end = probe.End(window);
+  if (end == nullptr || end->pool == 0) return std::nullopt;
+  return end->pool;
 }
 
-std::optional<uint64_t> BytesLeftAllocated(const trace::Trace& trace, const ProbeIndex& probe, size_t window) {
-  const std::optional<size_t> end = ProbeCaptureEnd(trace, probe, window);
-  if (!end) return std::nullopt;
-  const ProbeEvent& e = trace.probe_events[*end];
-  if (e.value == 0 || e.value_now == 0) return std::nullopt;  // before format 1.5, or torch could not say
-  return e.value > e.value_now ? e.value - e.value_now : 0;
+std::optional<uint64_t> BytesLeftAllocated(const ProbeIndex& probe, size_t window) {
+  const trace::CaptureEnd* end = probe.End(window);
+  // Before format 1.5, or when torch could not say, the counts are 0.
+  if (end == nullptr || end->allocated_at_end == 0 || end->allocated_at_begin == 0) return std::nullopt;
+  return end->allocated_at_end > end->allocated_at_begin ? end->allocated_at_end - end->allocated_at_begin : 0;
 }
 
-Location ProbeEventLocation(const trace::Trace& trace, const trace::ProbeEvent& event) {
+Location ProbeEventLocation(const trace::Trace& trace, const trace::ProbeHeader& at) {
   Location where;
-  where.python = trace::PythonFrames(trace, event.stack);
-  where.thread_id = event.thread_id;
+  where.python = trace::PythonFrames(trace, at.stack);
+  where.thread_id = at.thread_id;
   if (trace.process.pid != 0) where.pid = trace.process.pid;
   return where;
 }
@@ -393,14 +405,15 @@ std::string DescribeOrigin(trace::ProbeOrigin origin) {
   return "an unknown caller";
 }
 
-std::string LibraryGraphName(const trace::Trace& trace, const trace::ProbeEvent& capture_begin) {
-  switch (capture_begin.origin) {
+std::string LibraryGraphName(const trace::CaptureBegin& capture_begin) {
+  switch (capture_begin.at.origin) {
     case trace::ProbeOrigin::kMegatron:
-      return capture_begin.value == 0 ? absl::StrCat("Megatron's ", trace.String(capture_begin.text), " layer graph")
-                                      : absl::StrCat("Megatron's layer ", capture_begin.value, " ",
-                                                     trace.String(capture_begin.text), " graph");
+      return capture_begin.megatron_layer == 0
+                 ? absl::StrCat("Megatron's ", capture_begin.megatron_part, " layer graph")
+                 : absl::StrCat("Megatron's layer ", capture_begin.megatron_layer, " ", capture_begin.megatron_part,
+                                " graph");
     case trace::ProbeOrigin::kMegatronFullIteration:
-      return absl::StrCat("Megatron's full-iteration ", trace.String(capture_begin.text), " graph");
+      return absl::StrCat("Megatron's full-iteration ", capture_begin.megatron_part, " graph");
     default:
       return "";
   }
@@ -426,11 +439,11 @@ std::vector<std::string> ExceptionDetails(absl::string_view text) {
   return details;
 }
 
-std::string ExceptionText(const trace::Trace& trace, const trace::ProbeEvent& event) {
-  const absl::string_view text = trace.String(event.text);
+std::string ExceptionText(const trace::PythonExceptionRecord& exception) {
+  const absl::string_view text = exception.message;
   const absl::string_view first_line = text.substr(0, text.find('\n'));
   const bool cut = first_line.size() > kQuotedExceptionBytes || first_line.size() < text.size();
-  return absl::StrCat(trace.String(event.type), ": ", first_line.substr(0, kQuotedExceptionBytes), cut ? " ..." : "");
+  return absl::StrCat(exception.type, ": ", first_line.substr(0, kQuotedExceptionBytes), cut ? " ..." : "");
 }
 
 }  // namespace graphcheck::analysis

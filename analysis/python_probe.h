@@ -20,17 +20,18 @@
 #include "core/finding.h"
 #include "core/report.h"
 #include "trace/events.h"
+#include "trace/probe_records.h"
 #include "trace/python_frames.h"
 
 namespace graphcheck::analysis {
 
 // An exception the probe saw leave a capture (its body, capture_begin or capture_end) or end the program or a thread.
 struct PythonException {
-  size_t event = 0;                   // index into Trace::probe_events
-  const StderrRule* rule = nullptr;   // the known message it matched; null: none
-  std::string check_id;               // the rule's check; "capture-error" for a capture exception no rule knows
-  std::optional<size_t> probe_begin;  // the capture-begin event of the capture it left
-  std::optional<size_t> window;       // the CUDA capture window it left, when CUDA's capture had begun
+  trace::PythonExceptionRecord record;
+  const StderrRule* rule = nullptr;  // the known message it matched; null: none
+  std::string check_id;              // the rule's check; "capture-error" for a capture exception no rule knows
+  const trace::CaptureBegin* begin = nullptr;  // the capture-begin of the capture it left; null: none seen
+  std::optional<size_t> window;                // the CUDA capture window it left, when CUDA's capture had begun
   // Reported as a finding of its own: the first exception of its capture, in a capture whose CUDA calls show no root
   // cause (else it is evidence on that cause's finding), or an uncaught exception a rule knows that no capture
   // exception already reported.
@@ -45,14 +46,24 @@ struct BackwardCall {
   trace::PythonStackId stack = 0;  // the program's call
 };
 
+// The probe's records (decoded once here) tied to the capture windows. Records point into their own vectors, so an
+// index is moved, never copied.
 class ProbeIndex {
  public:
   ProbeIndex(const trace::Trace& trace, const CaptureAnalysis& captures);
+  ProbeIndex(const ProbeIndex&) = delete;
+  ProbeIndex& operator=(const ProbeIndex&) = delete;
+  ProbeIndex(ProbeIndex&&) = default;
+  ProbeIndex& operator=(ProbeIndex&&) = default;
 
+  // Every probe event of the trace as its kind's record.
+  const trace::ProbeRecords& records() const { return records_; }
   // Who began capture window `window`; kUnknown when no probe event matches it.
   trace::ProbeOrigin Origin(size_t window) const;
-  // The probe's capture-begin event of window `window`.
-  std::optional<size_t> BeginEvent(size_t window) const;
+  // The probe's capture-begin of window `window`; null when none matches it.
+  const trace::CaptureBegin* Begin(size_t window) const;
+  // The probe's capture-end of window `window`'s graph; null when none.
+  const trace::CaptureEnd* End(size_t window) const;
   // In event order.
   const std::vector<PythonException>& exceptions() const { return exceptions_; }
   // Whether a Python exception left capture window `window` (then the window's empty or missing graph is its doing).
@@ -64,8 +75,9 @@ class ProbeIndex {
   const BackwardCall* BackwardAround(uint64_t time_ns, uint32_t thread_id) const;
 
  private:
-  std::vector<std::optional<size_t>> window_begin_;  // per capture window
-  std::vector<trace::ProbeOrigin> window_origin_;    // per capture window
+  trace::ProbeRecords records_;
+  std::vector<const trace::CaptureBegin*> window_begin_;  // per capture window
+  std::vector<trace::ProbeOrigin> window_origin_;         // per capture window
   std::vector<PythonException> exceptions_;
   std::vector<BackwardCall> backwards_;  // by start
   bool cudagraph_trees_ = false;
@@ -86,14 +98,14 @@ std::vector<Metric> ShadowMetrics(const trace::Trace& trace);
 
 // The stretches in which the probe ran its own eager work under --shadow (AUDIT_BEGIN to AUDIT_END on one thread),
 // sorted by start; a begin left open ends with the trace.
-std::vector<TimeInterval> AuditSpans(const trace::Trace& trace);
+std::vector<TimeInterval> AuditSpans(const trace::ProbeRecords& records);
 
 // "torch.compile's cudagraph trees" and the like, for messages.
 std::string DescribeOrigin(trace::ProbeOrigin origin);
 // The graph a library's capture made, from its capture-begin event, for messages: "Megatron's layer 3 forward
 // graph", "Megatron's full-iteration training graph"; "" for captures whose origin names no graph of its own (the
 // program's, make_graphed_callables', which the capture site says better).
-std::string LibraryGraphName(const trace::Trace& trace, const trace::ProbeEvent& capture_begin);
+std::string LibraryGraphName(const trace::CaptureBegin& capture_begin);
 // Whether the graphs of `origin` are a forward whose saved activations stay in the pool until its backward graph
 // replays (make_graphed_callables, Transformer Engine, Megatron's layers): what a replay leaves there is not consumed
 // right away.
@@ -104,18 +116,16 @@ bool IsGraphMachinery(trace::ProbeOrigin origin);
 // The memory pool of capture window `window` as the probe's capture-end event of its graph names it
 // (CUDAGraph.pool()): for the program's captures, make_graphed_callables', Transformer Engine's and Megatron's; none
 // for torch.compile's cudagraph trees (which manage their pool themselves) and for captures the probe did not see.
-std::optional<uint64_t> ProgramPoolOf(const trace::Trace& trace, const ProbeIndex& probe, size_t window);
-// The probe's capture-end event (index into Trace::probe_events) of capture window `window`'s graph.
-std::optional<size_t> ProbeCaptureEnd(const trace::Trace& trace, const ProbeIndex& probe, size_t window);
+std::optional<uint64_t> ProgramPoolOf(const ProbeIndex& probe, size_t window);
 // What capture window `window` left allocated when it ended, by PyTorch's allocator's count (its outputs, a cuBLAS
 // workspace): the part of its pool that stays in use after capture. From the capture-end event (format 1.5).
-std::optional<uint64_t> BytesLeftAllocated(const trace::Trace& trace, const ProbeIndex& probe, size_t window);
+std::optional<uint64_t> BytesLeftAllocated(const ProbeIndex& probe, size_t window);
 
-// Where a probe event happened: its Python frames (the user's first), thread and process.
-Location ProbeEventLocation(const trace::Trace& trace, const trace::ProbeEvent& event);
+// Where a probe record happened: its Python frames (the user's first), thread and process.
+Location ProbeEventLocation(const trace::Trace& trace, const trace::ProbeHeader& at);
 
-// "RuntimeError: CUDA error: ..." of an exception event, shortened for a message.
-std::string ExceptionText(const trace::Trace& trace, const trace::ProbeEvent& event);
+// "RuntimeError: CUDA error: ..." of an exception, shortened for a message.
+std::string ExceptionText(const trace::PythonExceptionRecord& exception);
 // The lines after an exception's first, trimmed, bounded in number and length: the details of a known message
 // (Megatron's "CUDA graph argument mismatch:" lists each argument's received and expected shape).
 std::vector<std::string> ExceptionDetails(absl::string_view text);

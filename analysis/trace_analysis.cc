@@ -44,7 +44,7 @@ const NvtxIndex& TraceAnalysis::nvtx() const {
 
 const Iterations& TraceAnalysis::iterations(const IterationOptions& options) const {
   std::unique_ptr<Iterations>& slot = iterations_[options.Key()];
-  if (!slot) slot = std::make_unique<Iterations>(FindIterations(trace_, nvtx(), options));
+  if (!slot) slot = std::make_unique<Iterations>(FindIterations(trace_, nvtx(), probe().records(), options));
   return *slot;
 }
 
@@ -116,7 +116,7 @@ Location TraceAnalysis::Locate(size_t call) const {
   if (frames.size() > kLocationFrames) frames.resize(kLocationFrames);
   where.backtrace = std::move(frames);
   where.python = trace::PythonFrames(trace_, trace_.Detail(c).python_stack);
-  if (where.python.empty() && !trace_.probe_events.empty()) {
+  if (where.python.empty() && !probe().records().backwards.empty()) {
     // A call on autograd's own thread, which runs no Python: the program's backward() it ran under.
     if (const BackwardCall* backward = probe().BackwardAround(c.start_ns, c.thread_id)) {
       where.python = trace::PythonFrames(trace_, backward->stack);

@@ -257,12 +257,11 @@ ProcessResult AnalyzeProcess(const trace::Trace& trace, const AnalysisSettings& 
   for (Metric& metric : ShadowMetrics(trace)) result.metrics.push_back(std::move(metric));
   result.summary = SummarizeProcess(analysis);
   for (const PythonException& exception : analysis.probe().exceptions()) {
-    const trace::ProbeEvent& event = trace.probe_events[exception.event];
-    if (event.kind != trace::ProbeEventKind::kUncaughtException || exception.rule == nullptr) continue;
+    if (exception.record.in_capture || exception.rule == nullptr) continue;
     ProgramStop& stop = result.stops.emplace_back();
     stop.check_id = exception.check_id;
-    stop.where = ProbeEventLocation(trace, event);
-    stop.details = ExceptionDetails(trace.String(event.text));
+    stop.where = ProbeEventLocation(trace, exception.record.at);
+    stop.details = ExceptionDetails(exception.record.message);
   }
   return result;
 }

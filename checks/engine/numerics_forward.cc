@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "absl/strings/str_format.h"
+#include "analysis/trace_analysis.h"
 #include "checks/checks.h"
 #include "checks/engine/numerics_rule.h"
 #include "checks/engine/rng_draws_rule.h"
@@ -22,19 +23,19 @@
 namespace graphcheck::checks {
 namespace {
 
-class NumericsForwardCheck : public CheckOf<EngineRun, trace::Trace> {
+class NumericsForwardCheck : public CheckOf<EngineRun, analysis::TraceAnalysis> {
  public:
   NumericsForwardCheck();
   // An engine run, or a trace holding --shadow's comparisons.
   bool CanRun(const CheckInputs& inputs) const override;
 
  protected:
-  void Read(const EngineRun* run, const trace::Trace* trace, const BoundOptions& options,
+  void Read(const EngineRun* run, const analysis::TraceAnalysis* analysis, const BoundOptions& options,
             std::vector<Finding>* findings) const override;
 
  private:
   void CheckEngineRun(const EngineRun& run, const BoundOptions& options, std::vector<Finding>* findings) const;
-  void CheckShadowComparisons(const trace::Trace& trace, const BoundOptions& options,
+  void CheckShadowComparisons(const analysis::TraceAnalysis& analysis, const BoundOptions& options,
                               std::vector<Finding>* findings) const;
 };
 
@@ -48,16 +49,12 @@ constexpr char kFix[] =
 
 // The Python numbers the module's forward reads that changed after capture (the probe's host-value-changed events):
 // the likely cause of a difference, named in the evidence.
-std::vector<std::string> ChangedAttributes(const trace::Trace& trace, uint64_t module) {
+std::vector<std::string> ChangedAttributes(const trace::ProbeRecords& records, uint64_t module) {
   std::vector<std::string> lines;
-  for (const trace::ProbeEvent& e : trace.probe_events) {
-    if (e.kind != trace::ProbeEventKind::kHostValueChanged || e.graph != module ||
-        trace.String(e.type) != "module-attribute") {
-      continue;
-    }
-    const double captured = trace::HostValueNumber(e.value), now = trace::HostValueNumber(e.value_now);
-    lines.push_back(absl::StrFormat("the forward reads %s, %g at capture and %g later: the graphs keep %g",
-                                    trace.String(e.text), captured, now, captured));
+  for (const trace::HostValueChange& e : records.host_value_changes) {
+    if (e.graph != module || e.role != trace::HostValueRole::kModuleAttribute) continue;
+    lines.push_back(absl::StrFormat("the forward reads %s, %g at capture and %g later: the graphs keep %g", e.name,
+                                    e.captured, e.now, e.captured));
   }
   return lines;
 }
@@ -78,10 +75,10 @@ bool NumericsForwardCheck::CanRun(const CheckInputs& inputs) const {
   return inputs.Find<EngineRun>() != nullptr || (trace != nullptr && !trace->shadow_comparisons.empty());
 }
 
-void NumericsForwardCheck::Read(const EngineRun* run, const trace::Trace* trace, const BoundOptions& options,
-                                std::vector<Finding>* findings) const {
+void NumericsForwardCheck::Read(const EngineRun* run, const analysis::TraceAnalysis* analysis,
+                                const BoundOptions& options, std::vector<Finding>* findings) const {
   if (run != nullptr) CheckEngineRun(*run, options, findings);
-  if (trace != nullptr) CheckShadowComparisons(*trace, options, findings);
+  if (analysis != nullptr) CheckShadowComparisons(*analysis, options, findings);
 }
 
 void NumericsForwardCheck::CheckEngineRun(const EngineRun& run, const BoundOptions& options,
@@ -98,8 +95,9 @@ void NumericsForwardCheck::CheckEngineRun(const EngineRun& run, const BoundOptio
   findings->push_back(std::move(finding));
 }
 
-void NumericsForwardCheck::CheckShadowComparisons(const trace::Trace& trace, const BoundOptions& options,
+void NumericsForwardCheck::CheckShadowComparisons(const analysis::TraceAnalysis& analysis, const BoundOptions& options,
                                                   std::vector<Finding>* findings) const {
+  const trace::Trace& trace = analysis.trace();
   // Forwards that drew on the host compare a frozen draw with a fresh one: rng-frozen-mask names that cause.
   for (const ShadowVerdict& verdict :
        JudgeShadowComparisons(trace, trace::ShadowSubject::kModuleForward, /*host_draws=*/false, options)) {
@@ -114,7 +112,8 @@ void NumericsForwardCheck::CheckShadowComparisons(const trace::Trace& trace, con
     finding.evidence = {
         "graphcheck run --shadow: right after each graphed call, the module's eager forward ran twice on the same "
         "input, parameters and buffers, with every random source put back to where the graphed call started"};
-    for (std::string& line : ChangedAttributes(trace, verdict.owner)) finding.evidence.push_back(std::move(line));
+    for (std::string& line : ChangedAttributes(analysis.probe().records(), verdict.owner))
+      finding.evidence.push_back(std::move(line));
     for (const std::string& line : verdict.table) finding.evidence.push_back(line);
     finding.where.key = type;
     finding.where.python = trace::PythonFrames(trace, worst.stack);

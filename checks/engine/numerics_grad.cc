@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "absl/strings/str_format.h"
+#include "analysis/trace_analysis.h"
 #include "checks/checks.h"
 #include "checks/engine/numerics_rule.h"
 #include "checks/engine/shadow_verdict.h"
@@ -26,19 +27,19 @@
 namespace graphcheck::checks {
 namespace {
 
-class NumericsGradCheck : public CheckOf<EngineRun, trace::Trace> {
+class NumericsGradCheck : public CheckOf<EngineRun, analysis::TraceAnalysis> {
  public:
   NumericsGradCheck();
   // An engine run, or a trace holding --shadow's comparisons.
   bool CanRun(const CheckInputs& inputs) const override;
 
  protected:
-  void Read(const EngineRun* run, const trace::Trace* trace, const BoundOptions& options,
+  void Read(const EngineRun* run, const analysis::TraceAnalysis* analysis, const BoundOptions& options,
             std::vector<Finding>* findings) const override;
 
  private:
   void CheckEngineRun(const EngineRun& run, const BoundOptions& options, std::vector<Finding>* findings) const;
-  void CheckShadowBackwards(const trace::Trace& trace, const BoundOptions& options,
+  void CheckShadowBackwards(const analysis::TraceAnalysis& analysis, const BoundOptions& options,
                             std::vector<Finding>* findings) const;
   Finding Describe(const trace::Trace& trace, const ShadowVerdict& verdict) const;
 };
@@ -63,11 +64,9 @@ std::set<uint64_t> ForwardsThatDiffer(const trace::Trace& trace, const BoundOpti
 }
 
 // The modules whose .grad the probe saw in a graph's pool before a backward (grad-aliases-graph names that cause).
-std::set<uint64_t> GradsInAPool(const trace::Trace& trace) {
+std::set<uint64_t> GradsInAPool(const trace::ProbeRecords& records) {
   std::set<uint64_t> modules;
-  for (const trace::ProbeEvent& e : trace.probe_events) {
-    if (e.kind == trace::ProbeEventKind::kGradAliased) modules.insert(e.graph);
-  }
+  for (const trace::GradAliased& e : records.grads_aliased) modules.insert(e.module);
   return modules;
 }
 
@@ -88,10 +87,10 @@ bool NumericsGradCheck::CanRun(const CheckInputs& inputs) const {
   return inputs.Find<EngineRun>() != nullptr || (trace != nullptr && !trace->shadow_comparisons.empty());
 }
 
-void NumericsGradCheck::Read(const EngineRun* run, const trace::Trace* trace, const BoundOptions& options,
+void NumericsGradCheck::Read(const EngineRun* run, const analysis::TraceAnalysis* analysis, const BoundOptions& options,
                              std::vector<Finding>* findings) const {
   if (run != nullptr) CheckEngineRun(*run, options, findings);
-  if (trace != nullptr) CheckShadowBackwards(*trace, options, findings);
+  if (analysis != nullptr) CheckShadowBackwards(*analysis, options, findings);
 }
 
 void NumericsGradCheck::CheckEngineRun(const EngineRun& run, const BoundOptions& options,
@@ -106,10 +105,11 @@ void NumericsGradCheck::CheckEngineRun(const EngineRun& run, const BoundOptions&
   findings->push_back(std::move(finding));
 }
 
-void NumericsGradCheck::CheckShadowBackwards(const trace::Trace& trace, const BoundOptions& options,
+void NumericsGradCheck::CheckShadowBackwards(const analysis::TraceAnalysis& analysis, const BoundOptions& options,
                                              std::vector<Finding>* findings) const {
+  const trace::Trace& trace = analysis.trace();
   const std::set<uint64_t> forwards_differ = ForwardsThatDiffer(trace, options);
-  const std::set<uint64_t> grads_in_pool = GradsInAPool(trace);
+  const std::set<uint64_t> grads_in_pool = GradsInAPool(analysis.probe().records());
   for (const trace::ShadowSubject subject :
        {trace::ShadowSubject::kModuleBackward, trace::ShadowSubject::kGradAccumulation}) {
     for (const ShadowVerdict& verdict : JudgeShadowComparisons(trace, subject, /*host_draws=*/false, options)) {

@@ -23,8 +23,8 @@ using analysis::TraceAnalysis;
 
 namespace {
 
-using trace::ProbeEvent;
-using trace::ProbeEventKind;
+using trace::StateRebound;
+using trace::TensorRole;
 
 class AddressDriftCheck : public CheckOf<TraceAnalysis> {
  public:
@@ -43,25 +43,26 @@ class AddressDriftCheck : public CheckOf<TraceAnalysis> {
   void Read(const TraceAnalysis& analysis, const BoundOptions&, std::vector<Finding>* findings) const override {
     const trace::Trace& trace = analysis.trace();
     // One finding per graphed module and role: a checkpoint reloaded by rebinding moves every parameter at once.
-    std::map<std::pair<uint64_t, std::string>, std::vector<const ProbeEvent*>> moved;
-    for (const ProbeEvent& event : trace.probe_events) {
-      if (event.kind != ProbeEventKind::kStateRebound || event.pool == 1) continue;  // freed: graph-reads-freed
-      const std::string role(trace.String(event.type));
-      if (role == "parameter" || role == "buffer" || role == "optimizer-state") {
-        moved[{event.graph, role}].push_back(&event);
-      }
+    // By graph, then role name.
+    std::map<std::pair<uint64_t, absl::string_view>, std::vector<const StateRebound*>> moved;
+    for (const StateRebound& rebound : analysis.probe().records().state_rebound) {
+      if (rebound.freed || rebound.role == TensorRole::kStaticInput)
+        continue;  // graph-reads-freed, static-input-rebound
+      moved[{rebound.graph, trace::TensorRoleName(rebound.role)}].push_back(&rebound);
     }
     for (const auto& [key, events] : moved) {
-      const std::string& role = key.second;
-      const ProbeEvent& first = *events.front();
+      const StateRebound& first = *events.front();
+      const TensorRole role_kind = first.role;
+      const std::string role(key.second);
       std::vector<std::string> names;
-      for (const ProbeEvent* e : events) names.emplace_back(trace.String(e->text));
+      for (const StateRebound* e : events) names.emplace_back(e->name);
       Finding finding = NewFinding();
-      const bool parameter = role == "parameter";
-      const std::string noun = role == "optimizer-state" ? "optimizer state tensor" : role;
+      const bool parameter = role_kind == TensorRole::kParameter;
+      const bool optimizer_state = role_kind == TensorRole::kOptimizerState;
+      const std::string noun = optimizer_state ? "optimizer state tensor" : role;
       // Before format 1.10 only make_graphed_callables' modules were watched, and their events named no origin.
       const bool graphed =
-          first.origin == trace::ProbeOrigin::kGraphedCallables || first.origin == trace::ProbeOrigin::kUnknown;
+          first.at.origin == trace::ProbeOrigin::kGraphedCallables || first.at.origin == trace::ProbeOrigin::kUnknown;
       const std::string owner = graphed ? "of a module graphed by make_graphed_callables" : "that the graph reads";
       finding.message = absl::StrCat(
           events.size() == 1
@@ -72,27 +73,26 @@ class AddressDriftCheck : public CheckOf<TraceAnalysis> {
           graphed ? "" : " or live in new memory", trace::CapturedAt(trace, first.graph), ": ",
           graphed ? "its graphs" : "the graph", " still read the ", events.size() == 1 ? "tensor" : "tensors",
           graphed ? " they were" : " it was", " captured with, so ",
-          parameter                   ? "the forward computes with the old weights and their gradients go to the old "
-                                        "tensors, while the optimizer steps the new ones"
-          : role == "optimizer-state" ? "every replay steps with and updates the old state, and the optimizer's "
-                                        "state the program keeps (and saves) no longer changes"
-                                      : "the graphs read and update the old memory, and the module's buffer no "
-                                        "longer changes",
+          parameter         ? "the forward computes with the old weights and their gradients go to the old "
+                              "tensors, while the optimizer steps the new ones"
+          : optimizer_state ? "every replay steps with and updates the old state, and the optimizer's "
+                              "state the program keeps (and saves) no longer changes"
+                            : "the graphs read and update the old memory, and the module's buffer no "
+                              "longer changes",
           ".");
       for (size_t i = 0; i < events.size() && i < 5; ++i) {
-        finding.evidence.push_back(absl::StrFormat("%s %s: 0x%x at capture, 0x%x now", role, names[i], events[i]->value,
-                                                   events[i]->value_now));
+        finding.evidence.push_back(absl::StrFormat("%s %s: 0x%x at capture, 0x%x now", role, names[i],
+                                                   events[i]->address_at_capture, events[i]->address_now));
       }
       if (events.size() > 5) finding.evidence.push_back(absl::StrCat("and ", events.size() - 5, " more"));
-      finding.where = ProbeEventLocation(trace, first);
+      finding.where = ProbeEventLocation(trace, first.at);
       finding.where.key = names[0];
       const std::string again = graphed ? "call make_graphed_callables again" : "capture the graph again";
-      finding.fix = role == "optimizer-state"
-                        ? absl::StrCat(
-                              "Restore optimizer state in place (for each state tensor, "
-                              "state[key].copy_(saved[key])) instead of optimizer.load_state_dict(), which "
-                              "makes new tensors; or ",
-                              again, " after loading.")
+      finding.fix = optimizer_state ? absl::StrCat(
+                                          "Restore optimizer state in place (for each state tensor, "
+                                          "state[key].copy_(saved[key])) instead of optimizer.load_state_dict(), which "
+                                          "makes new tensors; or ",
+                                          again, " after loading.")
                     : parameter ? absl::StrCat(
                                       "Copy new values into the parameters the graph was captured with "
                                       "(model.load_state_dict(state), which copies in place, or p.data.copy_(new) "

@@ -72,21 +72,20 @@ class CompileCudagraphSkippedCheck : public CheckOf<TraceAnalysis> {
   void Read(const TraceAnalysis& analysis, const BoundOptions& options, std::vector<Finding>* findings) const override {
     const trace::Trace& trace = analysis.trace();
     // (reason, first user frame) -> finding index and count.
-    std::map<std::pair<trace::StringId, std::string>, std::pair<size_t, uint32_t>> seen;
-    for (const trace::ProbeEvent& event : trace.probe_events) {
-      if (event.kind != trace::ProbeEventKind::kCompileSkip) continue;
-      const std::vector<SourceFrame> frames = trace::PythonFrames(trace, event.stack);
+    std::map<std::pair<absl::string_view, std::string>, std::pair<size_t, uint32_t>> seen;
+    for (const trace::CompileSkip& event : analysis.probe().records().compile_skips) {
+      const std::vector<SourceFrame> frames = trace::PythonFrames(trace, event.at.stack);
       const SourceFrame* user = FirstUserFrame(frames);
       const std::string site = user == nullptr ? "" : absl::StrCat(user->file, ":", user->line);
-      auto [it, inserted] = seen.try_emplace({event.text, site}, findings->size(), 0);
+      auto [it, inserted] = seen.try_emplace({event.reason, site}, findings->size(), 0);
       if (++it->second.second > 1) {
         (*findings)[it->second.first].evidence.back() = absl::StrCat("reported ", it->second.second, " times");
         continue;
       }
-      const absl::string_view reason = trace.String(event.text);
+      const absl::string_view reason = event.reason;
       Finding finding = NewFinding();
       finding.where.python = frames;
-      finding.where.thread_id = event.thread_id;
+      finding.where.thread_id = event.at.thread_id;
       if (trace.process.pid != 0) finding.where.pid = trace.process.pid;
       finding.message = absl::StrCat(
           "torch.compile ran ", site.empty() ? std::string("a compiled function") : "the function called at " + site,

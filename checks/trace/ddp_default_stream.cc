@@ -41,20 +41,20 @@ class DdpDefaultStreamCheck : public CheckOf<TraceAnalysis> {
   void Read(const TraceAnalysis& analysis, const BoundOptions&, std::vector<Finding>* findings) const override {
     const trace::Trace& trace = analysis.trace();
     for (const DdpModule& module : DdpModules(analysis)) {
-      if (module.constructed == nullptr || module.constructed->value != 1) continue;
+      if (module.constructed == nullptr || !module.constructed->on_default_stream) continue;
       for (const DdpCapturedForward& forward : module.captured_forwards) {
         if (!forward.window) continue;
         const CaptureProblem* problem =
             FirstProblemIn(analysis.captures(), *forward.window, CaptureCause::kLegacyStream);
         if (problem == nullptr) continue;
         Finding finding = NewFinding();
-        finding.where = ProbeEventLocation(trace, *module.constructed);
+        finding.where = ProbeEventLocation(trace, module.constructed->at);
         finding.message =
             "DistributedDataParallel was constructed on the default stream: autograd runs its gradient accumulators "
             "on that stream, so backward inside the capture made the legacy default stream wait on the capturing "
             "stream and the capture failed (the AccumulateGrad stream error, cudaErrorStreamCaptureImplicit, 906).";
         finding.evidence.push_back(absl::StrCat("the capture failed: ", DescribeProblem(trace, *problem)));
-        const std::string forward_site = trace::ProgramSite(trace::PythonFrames(trace, forward.event->stack));
+        const std::string forward_site = trace::ProgramSite(trace::PythonFrames(trace, forward.record->at.stack));
         if (!forward_site.empty()) finding.evidence.push_back(absl::StrCat("the captured forward: ", forward_site));
         finding.fix =
             "Construct DDP under a side stream: s = torch.cuda.Stream(); with torch.cuda.stream(s): model = "

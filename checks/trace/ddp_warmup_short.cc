@@ -47,18 +47,18 @@ class DdpWarmupShortCheck : public CheckOf<TraceAnalysis> {
     const uint64_t min_warmup = static_cast<uint64_t>(options.GetDouble("min-warmup"));
     for (const DdpModule& module : DdpModules(analysis)) {
       for (const DdpCapturedForward& forward : module.captured_forwards) {
-        const uint64_t warmup = forward.event->value == 0 ? 0 : forward.event->value - 1;
+        const uint64_t warmup = forward.record->forwards == 0 ? 0 : forward.record->forwards - 1;
         if (warmup >= min_warmup) continue;
         Finding finding = NewFinding();
-        finding.where = ProbeEventLocation(trace, *forward.event);
+        finding.where = ProbeEventLocation(trace, forward.record->at);
         finding.message = absl::StrCat(
             "DistributedDataParallel's forward ran inside a capture after ", warmup, " eager iteration",
             warmup == 1 ? "" : "s", " (DDP needs ", min_warmup,
             "): its reducer still times iterations with CUDA events it synchronizes, and rebuilds its gradient buckets "
             "after the first, and a capture forbids both.");
         finding.evidence.push_back(
-            absl::StrCat("forward ", forward.event->value, " of the DDP module ran inside the capture"));
-        if (forward.event->value_now != 0) {
+            absl::StrCat("forward ", forward.record->forwards, " of the DDP module ran inside the capture"));
+        if (forward.record->rebuilt_buckets) {
           finding.evidence.push_back("DDP rebuilt its gradient buckets inside the capture");
         }
         if (forward.window) {

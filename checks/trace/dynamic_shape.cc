@@ -57,7 +57,7 @@ class DynamicShapeCheck : public CheckOf<TraceAnalysis, EngineRun> {
   void Read(const TraceAnalysis* analysis, const EngineRun* engine, const BoundOptions& options,
             std::vector<Finding>* findings) const override {
     if (analysis != nullptr) {
-      ReportGraphedCallsOfOtherShapes(analysis->trace(), findings);
+      ReportGraphedCallsOfOtherShapes(*analysis, findings);
       ReportVaryingLaunches(*analysis, options, findings);
     }
     if (engine != nullptr && engine->shape_variation) ReportVariedDimension(*engine, findings);
@@ -67,24 +67,19 @@ class DynamicShapeCheck : public CheckOf<TraceAnalysis, EngineRun> {
   // A callable graphed by make_graphed_callables called with inputs of another shape than it captured (the Python
   // probe's input-shape-changed events): PyTorch raised copying the input into the static one, or copied it in
   // silently (broadcast) and the replay computed on the captured shape. One finding per callable and change.
-  void ReportGraphedCallsOfOtherShapes(const trace::Trace& trace, std::vector<Finding>* findings) const {
-    for (const trace::ProbeEvent& event : trace.probe_events) {
-      if (event.kind != trace::ProbeEventKind::kInputShapeChanged) continue;
-      const absl::string_view how = trace.String(event.type);
-      const absl::string_view text = trace.String(event.text);
-      const size_t newline = text.find('\n');
-      const absl::string_view change = text.substr(0, newline);
+  void ReportGraphedCallsOfOtherShapes(const TraceAnalysis& analysis, std::vector<Finding>* findings) const {
+    const trace::Trace& trace = analysis.trace();
+    for (const trace::InputShapeChange& event : analysis.probe().records().input_shape_changes) {
+      const absl::string_view change = event.description;
       Finding finding = NewFinding();
       finding.severity = Severity::kError;
-      finding.where = ProbeEventLocation(trace, event);
+      finding.where = ProbeEventLocation(trace, event.at);
       finding.where.key = std::string(change);
       std::string consequence;
-      if (how == "raised") {
+      if (event.handling == trace::ShapeChangeHandling::kRaised) {
         consequence = "PyTorch raised copying it into the graph's static input, which has the captured shape";
-        if (newline != absl::string_view::npos) {
-          finding.evidence.push_back(absl::StrCat("PyTorch raised ", text.substr(newline + 1)));
-        }
-      } else if (how == "broadcast") {
+        if (!event.error.empty()) finding.evidence.push_back(absl::StrCat("PyTorch raised ", event.error));
+      } else if (event.handling == trace::ShapeChangeHandling::kBroadcast) {
         consequence =
             "PyTorch copied it into the graph's static input by broadcasting, with no error: the replay computed on "
             "the captured shape, so its outputs do not belong to this input";

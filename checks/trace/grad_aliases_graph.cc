@@ -33,23 +33,22 @@ class GradAliasesGraphCheck : public CheckOf<TraceAnalysis> {
  protected:
   void Read(const TraceAnalysis& analysis, const BoundOptions&, std::vector<Finding>* findings) const override {
     const trace::Trace& trace = analysis.trace();
-    for (const trace::ProbeEvent& event : trace.probe_events) {
-      if (event.kind != trace::ProbeEventKind::kGradAliased) continue;
-      const std::string names(trace.String(event.text));
+    for (const trace::GradAliased& aliased : analysis.probe().records().grads_aliased) {
+      const std::string names(aliased.names);
       Finding finding = NewFinding();
       finding.message = absl::StrCat(
-          "Before this backward, the .grad of ", event.value == 1 ? "" : absl::StrCat(event.value, " parameters: "),
-          names, event.value == 1 ? " is" : " are", " memory of the graphs make_graphed_callables made",
-          trace::CapturedAt(trace, event.graph),
+          "Before this backward, the .grad of ", aliased.count == 1 ? "" : absl::StrCat(aliased.count, " parameters: "),
+          names, aliased.count == 1 ? " is" : " are", " memory of the graphs make_graphed_callables made",
+          trace::CapturedAt(trace, aliased.module),
           ": PyTorch's AccumulateGrad took the graph's static gradient output as the .grad when it found none, so "
           "this replay overwrites it and then adds the new gradient to itself: the gradient doubles, and "
           "gradients accumulated over earlier micro-batches are lost.");
       finding.evidence.push_back(
-          absl::StrFormat(".grad of %s at 0x%x, inside a graph's private memory pool", names, event.value_now));
+          absl::StrFormat(".grad of %s at 0x%x, inside a graph's private memory pool", names, aliased.first_address));
       finding.evidence.push_back(
           "PyTorch issue #181723 (open); Transformer Engine fixed it in its own "
           "make_graphed_callables (PR #2937)");
-      finding.where = ProbeEventLocation(trace, event);
+      finding.where = ProbeEventLocation(trace, aliased.at);
       finding.fix =
           "Give the parameters gradients of their own before graphing: for p in model.parameters(): p.grad = "
           "torch.zeros_like(p) before torch.cuda.make_graphed_callables, then zero them in place "

@@ -22,8 +22,8 @@ using analysis::TraceAnalysis;
 
 namespace {
 
-using trace::ProbeEvent;
-using trace::ProbeEventKind;
+using trace::HostValueChange;
+using trace::HostValueRole;
 
 class GradDetachedCheck : public CheckOf<TraceAnalysis> {
  public:
@@ -42,22 +42,22 @@ class GradDetachedCheck : public CheckOf<TraceAnalysis> {
  protected:
   void Read(const TraceAnalysis& analysis, const BoundOptions&, std::vector<Finding>* findings) const override {
     const trace::Trace& trace = analysis.trace();
-    std::map<uint64_t, std::vector<const ProbeEvent*>> detached;  // graph -> its events, in time order
-    for (const ProbeEvent& event : trace.probe_events) {
-      if (event.kind != ProbeEventKind::kHostValueChanged || trace.String(event.type) != "grad") continue;
-      if (event.pool == 1 && !ReplayedAfter(analysis, event.graph, event.time_ns)) continue;
-      detached[event.graph].push_back(&event);
+    std::map<uint64_t, std::vector<const HostValueChange*>> detached;  // graph -> its changes, in time order
+    for (const HostValueChange& change : analysis.probe().records().host_value_changes) {
+      if (change.role != HostValueRole::kGrad) continue;
+      if (change.at_change && !ReplayedAfter(analysis, change.graph, change.at.time_ns)) continue;
+      detached[change.graph].push_back(&change);
     }
     for (const auto& [graph, events] : detached) {
-      const ProbeEvent& first = *events.front();
-      const std::string name(trace.String(first.text));
-      const bool none = first.value_now == 0;
+      const HostValueChange& first = *events.front();
+      const std::string name(first.name);
+      const bool none = first.grad_now == 0;
       const std::string more = events.size() > 1 ? absl::StrCat(" (and ", events.size() - 1, " more)") : "";
       Finding finding = NewFinding();
-      finding.where = ProbeEventLocation(trace, first);
+      finding.where = ProbeEventLocation(trace, first.at);
       finding.where.key = name;
       finding.message = absl::StrCat(
-          first.pool == 1 ? "After this call the" : "At this replay the", " .grad of ", name, more,
+          first.at_change ? "After this call the" : "At this replay the", " .grad of ", name, more,
           none ? " is None" : " is another tensor", ", but the graph", trace::CapturedAt(trace, graph),
           " still writes its gradients into the tensors it captured: ",
           none ? "an optimizer stepping outside the graph sees no gradient and skips the parameters, so training "
@@ -65,8 +65,8 @@ class GradDetachedCheck : public CheckOf<TraceAnalysis> {
                : "an optimizer stepping outside the graph steps with gradients the graph no longer writes.");
       for (size_t i = 0; i < events.size() && i < 5; ++i) {
         finding.evidence.push_back(absl::StrFormat(
-            "%s: .grad at 0x%x at capture, %s", trace.String(events[i]->text), events[i]->value,
-            events[i]->value_now == 0 ? std::string("None now") : absl::StrFormat("0x%x now", events[i]->value_now)));
+            "%s: .grad at 0x%x at capture, %s", events[i]->name, events[i]->grad_at_capture,
+            events[i]->grad_now == 0 ? std::string("None now") : absl::StrFormat("0x%x now", events[i]->grad_now)));
       }
       if (events.size() > 5) finding.evidence.push_back(absl::StrCat("and ", events.size() - 5, " more"));
       finding.fix =

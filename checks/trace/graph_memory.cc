@@ -34,14 +34,13 @@ using analysis::TraceAnalysis;
 namespace {
 
 using trace::ApiKind;
-using trace::ProbeEvent;
 
 constexpr double kMiB = 1024.0 * 1024.0;
 
 struct Pool {
   uint64_t bytes = 0;
   size_t graphs = 0;
-  std::optional<size_t> first_begin_event;  // the probe's capture-begin of its first graph
+  const trace::CaptureBegin* first_begin = nullptr;  // the probe's capture-begin of its first graph
 };
 
 // One capture into a program's pool, in capture order.
@@ -106,14 +105,14 @@ class GraphMemoryCheck : public CheckOf<TraceAnalysis> {
     std::vector<PooledCapture> captures;
     const std::vector<CaptureWindow>& windows = analysis.captures().windows();
     for (size_t w = 0; w < windows.size(); ++w) {
-      const std::optional<uint64_t> key = ProgramPoolOf(trace, probe, w);
+      const std::optional<uint64_t> key = ProgramPoolOf(probe, w);
       if (!windows[w].end_call || !key) continue;
-      const PooledCapture capture{AllocatedDuring(trace, windows[w]), BytesLeftAllocated(trace, probe, w)};
+      const PooledCapture capture{AllocatedDuring(trace, windows[w]), BytesLeftAllocated(probe, w)};
       captures.push_back(capture);
       Pool& pool = pools[*key];
       pool.bytes += capture.allocated;
       pool.graphs += 1;
-      if (!pool.first_begin_event) pool.first_begin_event = probe.BeginEvent(w);
+      if (pool.first_begin == nullptr) pool.first_begin = probe.Begin(w);
     }
     if (pools.size() < 2) return;
     uint64_t total = 0;
@@ -135,10 +134,9 @@ class GraphMemoryCheck : public CheckOf<TraceAnalysis> {
       const Pool& pool = *by_size[i].second;
       std::string line = absl::StrFormat("pool %d: %d graph(s), %s allocated during their captures", i + 1, pool.graphs,
                                          MibText(pool.bytes));
-      if (pool.first_begin_event) {
-        const ProbeEvent& begin = trace.probe_events[*pool.first_begin_event];
-        absl::StrAppend(&line, trace::CapturedAt(trace, begin.graph));
-        if (i == 0) finding.where = ProbeEventLocation(trace, begin);
+      if (const trace::CaptureBegin* begin = pool.first_begin) {
+        absl::StrAppend(&line, trace::CapturedAt(trace, begin->graph));
+        if (i == 0) finding.where = ProbeEventLocation(trace, begin->at);
       }
       finding.evidence.push_back(std::move(line));
     }

@@ -32,8 +32,8 @@ using analysis::TraceAnalysis;
 
 namespace {
 
-using trace::ProbeEvent;
-using trace::ProbeEventKind;
+using trace::StateRebound;
+using trace::TensorRole;
 
 constexpr char kFix[] =
     "Keep every tensor a graph reads alive, at the address it had at capture, for as long as the graph is replayed: "
@@ -57,13 +57,14 @@ class GraphReadsFreedCheck : public CheckOf<TraceAnalysis> {
     const trace::Trace& trace = analysis.trace();
     std::multimap<uint64_t, uint64_t> named;  // Python graph -> address of a tensor the probe reported freed
     // One finding per graph and role: a checkpoint loaded with load_state_dict() frees every optimizer state tensor.
-    std::map<std::pair<uint64_t, std::string>, std::vector<const ProbeEvent*>> freed;
-    for (const ProbeEvent& event : trace.probe_events) {
-      if (event.kind != ProbeEventKind::kStateRebound || event.pool != 1) continue;
-      named.emplace(event.graph, event.value);
-      freed[{event.graph, std::string(trace.String(event.type))}].push_back(&event);
+    std::map<std::pair<uint64_t, absl::string_view>, std::vector<const StateRebound*>> freed;  // by graph, role name
+    const trace::ProbeRecords& records = analysis.probe().records();
+    for (const StateRebound& rebound : records.state_rebound) {
+      if (!rebound.freed) continue;
+      named.emplace(rebound.graph, rebound.address_at_capture);
+      freed[{rebound.graph, trace::TensorRoleName(rebound.role)}].push_back(&rebound);
     }
-    for (const auto& [key, events] : freed) findings->push_back(NamedFreed(trace, events));
+    for (const auto& [key, events] : freed) findings->push_back(NamedFreed(trace, records, events));
     for (const GraphContract& contract : ReadGraphContracts(analysis)) {
       const uint64_t python_graph = contract.tensors != nullptr ? contract.tensors->graph : 0;
       for (const FreedUse& freed : contract.freed) {
@@ -81,37 +82,38 @@ class GraphReadsFreedCheck : public CheckOf<TraceAnalysis> {
  private:
   // The probe's: named tensors of one role whose memory is gone (`events`, the first seen first). Where: the line
   // that dropped the first, when the probe saw it.
-  Finding NamedFreed(const trace::Trace& trace, const std::vector<const ProbeEvent*>& events) const {
-    const ProbeEvent& event = *events.front();
-    const std::string name(trace.String(event.text));
-    const std::string role(trace.String(event.type));
-    const std::string noun = role == "optimizer-state" ? "optimizer state tensor" : role;
-    const ProbeEvent* released = nullptr;
-    for (const ProbeEvent& e : trace.probe_events) {
-      if (e.time_ns > event.time_ns) break;
-      if (e.kind == ProbeEventKind::kTensorReleased && e.graph == event.graph && e.value == event.value) released = &e;
+  Finding NamedFreed(const trace::Trace& trace, const trace::ProbeRecords& records,
+                     const std::vector<const StateRebound*>& events) const {
+    const StateRebound& event = *events.front();
+    const std::string name(event.name);
+    const std::string role(trace::TensorRoleName(event.role));
+    const std::string noun = event.role == TensorRole::kOptimizerState ? "optimizer state tensor" : role;
+    const trace::TensorReleased* released = nullptr;
+    for (const trace::TensorReleased& e : records.tensors_released) {
+      if (e.at.time_ns > event.at.time_ns) break;
+      if (e.graph == event.graph && e.address == event.address_at_capture) released = &e;
     }
     Finding finding = NewFinding();
     finding.message = absl::StrCat(
         "The ", noun, " ", name, ", which the graph", trace::CapturedAt(trace, event.graph), " reads, ",
-        event.value_now != 0 ? "is a new tensor now" : "is gone", ", and the memory it had at capture was freed",
+        event.address_now != 0 ? "is a new tensor now" : "is gone", ", and the memory it had at capture was freed",
         released != nullptr ? " when this line dropped it" : "",
         ": every replay still reads and writes that memory, which the caching allocator hands to other tensors.");
     if (events.size() > 1) {
       finding.message += absl::StrFormat(" %d more %ss it reads were freed with it.", events.size() - 1, noun);
     }
     for (size_t i = 0; i < events.size() && i < 5; ++i) {
-      const ProbeEvent& e = *events[i];
+      const StateRebound& e = *events[i];
       finding.evidence.push_back(
-          absl::StrFormat("%s %s: 0x%x at capture (freed), %s now", role, trace.String(e.text), e.value,
-                          e.value_now != 0 ? absl::StrFormat("0x%x", e.value_now) : std::string("none")));
+          absl::StrFormat("%s %s: 0x%x at capture (freed), %s now", role, e.name, e.address_at_capture,
+                          e.address_now != 0 ? absl::StrFormat("0x%x", e.address_now) : std::string("none")));
     }
     if (events.size() > 5) finding.evidence.push_back(absl::StrCat("and ", events.size() - 5, " more"));
     if (released != nullptr) {
-      const std::string replay = trace::ProgramSite(trace::PythonFrames(trace, event.stack));
+      const std::string replay = trace::ProgramSite(trace::PythonFrames(trace, event.at.stack));
       if (!replay.empty()) finding.evidence.push_back(absl::StrCat("the graph was replayed after it at ", replay));
     }
-    finding.where = ProbeEventLocation(trace, released != nullptr ? *released : event);
+    finding.where = ProbeEventLocation(trace, released != nullptr ? released->at : event.at);
     finding.where.key = name;
     finding.fix = kFix;
     return finding;

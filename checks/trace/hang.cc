@@ -72,20 +72,30 @@ struct LiveGraph {
 
 std::vector<LiveGraph> LiveGraphsAt(const TraceAnalysis& analysis, const trace::Hang& hang) {
   const trace::Trace& trace = analysis.trace();
-  std::vector<uint64_t> alive;  // Python graph ids, latest first
-  for (size_t i = trace.probe_events.size(); i-- > 0;) {
-    const trace::ProbeEvent& e = trace.probe_events[i];
-    if (e.thread_id != hang.thread_id || e.time_ns > hang.since_ns) continue;
-    if (e.kind == trace::ProbeEventKind::kWaitBegin && alive.empty()) continue;  // the wait itself
-    if (e.kind != trace::ProbeEventKind::kGraphAlive) break;
-    alive.push_back(e.graph);
+  // The probe names the graphs still alive right before it begins the wait, on the waiting thread: those sent after
+  // that thread's previous wait mark and before the wait the thread hung in.
+  const trace::ProbeRecords& records = analysis.probe().records();
+  const trace::ProbeMark* wait = nullptr;
+  size_t previous_mark = 0;
+  for (const trace::ProbeMark& mark : records.waits) {
+    if (mark.at.thread_id != hang.thread_id || mark.at.time_ns > hang.since_ns) continue;
+    previous_mark = wait != nullptr ? wait->at.event : 0;
+    wait = &mark;
+  }
+  std::vector<uint64_t> alive;  // Python graph ids
+  if (wait != nullptr && wait->begin) {
+    for (const trace::GraphAlive& graph : records.graphs_alive) {
+      if (graph.at.thread_id == hang.thread_id && graph.at.event > previous_mark && graph.at.event < wait->at.event) {
+        alive.push_back(graph.graph);
+      }
+    }
   }
   std::vector<LiveGraph> graphs;
   const std::vector<CaptureWindow>& windows = analysis.captures().windows();
   for (uint64_t graph : alive) {
     for (size_t w = 0; w < windows.size(); ++w) {
-      const std::optional<size_t> begin = analysis.probe().BeginEvent(w);
-      if (!begin || trace.probe_events[*begin].graph != graph || !windows[w].end_call) continue;
+      const trace::CaptureBegin* begin = analysis.probe().Begin(w);
+      if (begin == nullptr || begin->graph != graph || !windows[w].end_call) continue;
       graphs.push_back({static_cast<uint32_t>(trace.Detail(trace.api_calls[*windows[w].end_call]).graph_id),
                         trace::CapturedAt(trace, graph)});
     }

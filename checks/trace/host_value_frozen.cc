@@ -16,7 +16,6 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "absl/strings/str_split.h"
 #include "analysis/python_probe.h"
 #include "analysis/trace_analysis.h"
 #include "checks/checks.h"
@@ -29,8 +28,8 @@ using analysis::TraceAnalysis;
 
 namespace {
 
-using trace::ProbeEvent;
-using trace::ProbeEventKind;
+using trace::HostValueChange;
+using trace::HostValueRole;
 
 class HostValueFrozenCheck : public CheckOf<TraceAnalysis> {
  public:
@@ -54,44 +53,40 @@ class HostValueFrozenCheck : public CheckOf<TraceAnalysis> {
       if (c.subject == trace::ShadowSubject::kModuleForward) shadowed.insert(c.module);
     }
     // One finding per graph and role: a scheduler changes one learning rate per parameter group at once.
-    std::map<std::pair<uint64_t, std::string>, std::vector<const ProbeEvent*>> changed;
-    for (const ProbeEvent& event : trace.probe_events) {
-      if (event.kind != ProbeEventKind::kHostValueChanged) continue;
-      const std::string role(trace.String(event.type));
-      if (role == "module-attribute" && shadowed.count(event.graph) != 0) continue;
-      if (!Known(role)) continue;
-      if (event.pool == 1 && !ReplayedAfter(analysis, event.graph, event.time_ns)) continue;
-      changed[{event.graph, role}].push_back(&event);
+    // By graph, then role name.
+    std::map<std::pair<uint64_t, absl::string_view>, std::vector<const HostValueChange*>> changed;
+    for (const HostValueChange& change : analysis.probe().records().host_value_changes) {
+      if (change.role == HostValueRole::kGrad) continue;  // grad-detached
+      if (change.role == HostValueRole::kModuleAttribute && shadowed.count(change.graph) != 0) continue;
+      if (change.at_change && !ReplayedAfter(analysis, change.graph, change.at.time_ns)) continue;
+      changed[{change.graph, trace::HostValueRoleName(change.role)}].push_back(&change);
     }
-    for (const auto& [key, events] : changed) {
-      findings->push_back(Describe(trace, key.second, events));
+    for (const auto& [key, changes] : changed) {
+      findings->push_back(Describe(trace, changes.front()->role, changes));
     }
   }
 
  private:
-  static bool Known(const std::string& role) {
-    return role == "optimizer-hyperparameter" || role == "module-attribute" || role == "requires-grad" ||
-           role == "grad-mode" || IsHostRead(role);
-  }
-  // Numbers host_reads.py saw the captured code read: `text` is the name, then a line saying where it was read.
-  static bool IsHostRead(const std::string& role) {
-    return role == "global" || role == "closure" || role == "attribute" || role == "entry";
+  // Numbers host_reads.py saw the captured code read, with a line saying where it was read.
+  static bool IsHostRead(HostValueRole role) {
+    return role == HostValueRole::kGlobal || role == HostValueRole::kClosure || role == HostValueRole::kAttribute ||
+           role == HostValueRole::kEntry;
   }
 
-  Finding Describe(const trace::Trace& trace, const std::string& role,
-                   const std::vector<const ProbeEvent*>& events) const {
-    const ProbeEvent& first = *events.front();
-    const std::vector<std::string> lines = absl::StrSplit(trace.String(first.text), absl::MaxSplits('\n', 1));
-    const std::string& name = lines[0];
-    const double captured = trace::HostValueNumber(first.value), now = trace::HostValueNumber(first.value_now);
+  Finding Describe(const trace::Trace& trace, HostValueRole role,
+                   const std::vector<const HostValueChange*>& events) const {
+    const HostValueChange& first = *events.front();
+    const std::string name(first.name);
+    const double captured = first.captured, now = first.now;
+    const std::string read_at = first.read_at.empty() ? "" : absl::StrCat(" (in ", first.read_at, ")");
     Finding finding = NewFinding();
-    finding.where = ProbeEventLocation(trace, first);
+    finding.where = ProbeEventLocation(trace, first.at);
     finding.where.key = name;
-    if (role == "requires-grad") {
+    if (role == HostValueRole::kRequiresGrad) {
       const bool trains_now = now != 0;
       finding.message = absl::StrFormat(
           "%s %s %s: the graph%s was captured when %s, so its replays %s.",
-          first.pool == 1 ? "This call makes" : "At this replay,", name,
+          first.at_change ? "This call makes" : "At this replay,", name,
           events.size() > 1 ? absl::StrFormat("and %d more parameters %s", events.size() - 1,
                                               trains_now ? "require gradients" : "no longer require gradients")
                             : (trains_now ? "require gradients" : "no longer require gradients"),
@@ -103,32 +98,38 @@ class HostValueFrozenCheck : public CheckOf<TraceAnalysis> {
           "Capture the graph again after changing which parameters require gradients (a new CUDAGraph after a "
           "warm-up on a side stream, or make_graphed_callables again), or capture with every parameter that will "
           "train requiring gradients and keep the frozen ones out of the optimizer.";
-    } else if (role == "grad-mode") {
-      const std::string read_at = lines.size() > 1 ? absl::StrCat(" (in ", lines[1], ")") : "";
+    } else if (role == HostValueRole::kGradMode) {
       finding.message = absl::StrFormat(
           "%s with grad mode %s, but the captured code read torch.is_grad_enabled()%s when the graph%s was captured "
           "with it %s: every replay runs the branch taken then.",
-          first.pool == 1 ? "This call runs the graph's next replays" : "This replay runs", now != 0 ? "on" : "off",
+          first.at_change ? "This call runs the graph's next replays" : "This replay runs", now != 0 ? "on" : "off",
           read_at, trace::CapturedAt(trace, first.graph), captured != 0 ? "on" : "off");
       finding.fix =
           "Capture one graph per grad mode and replay the one that matches (an inference graph under torch.no_grad()), "
           "or make the branch a tensor operation the graph computes in both modes.";
+    } else if (role == HostValueRole::kAutocast) {
+      finding.message = absl::StrFormat(
+          "This replay runs with CUDA autocast %s, where earlier replays ran with it %s as at the capture of the "
+          "graph%s: the graph computes in the precision it was captured in, whatever autocast says now.",
+          now != 0 ? "on" : "off", captured != 0 ? "on" : "off", trace::CapturedAt(trace, first.graph));
+      finding.fix =
+          "Capture one graph per precision and replay the one that matches the autocast region it runs in, or "
+          "capture again after changing autocast.";
     } else if (IsHostRead(role)) {
-      const std::string what = role == "global"    ? absl::StrCat("the global ", name)
-                               : role == "closure" ? absl::StrCat("the closure variable ", name)
-                                                   : name;
-      const std::string read_at = lines.size() > 1 ? absl::StrCat(" (in ", lines[1], ")") : "";
+      const std::string what = role == HostValueRole::kGlobal    ? absl::StrCat("the global ", name)
+                               : role == HostValueRole::kClosure ? absl::StrCat("the closure variable ", name)
+                                                                 : name;
       finding.message = absl::StrFormat(
           "%s, which the captured code read%s when the graph%s was captured: every replay still computes with %g.",
-          first.pool == 1 ? absl::StrFormat("This line changes %s from %g to %g", what, captured, now)
+          first.at_change ? absl::StrFormat("This line changes %s from %g to %g", what, captured, now)
                           : absl::StrFormat("At this replay %s is %g, not %g", what, now, captured),
           read_at, trace::CapturedAt(trace, first.graph), captured);
       finding.fix =
           "Keep a number the captured code reads and the program changes in a CUDA tensor, updated in place "
           "between replays (scale = torch.tensor(1.0, device=\"cuda\") once, scale.fill_(value) after), which every "
           "replay reads; or capture the graph again after changing it.";
-    } else if (role == "optimizer-hyperparameter") {
-      const std::string change = first.pool == 1
+    } else if (role == HostValueRole::kOptimizerHyperparameter) {
+      const std::string change = first.at_change
                                      ? absl::StrFormat("This call changed %s from %g to %g", name, captured, now)
                                      : absl::StrFormat("%s is %g at this replay", name, now);
       finding.message = absl::StrFormat(
@@ -139,7 +140,8 @@ class HostValueFrozenCheck : public CheckOf<TraceAnalysis> {
           "Give the optimizer its hyperparameter as a tensor on the GPU (torch.optim.Adam(params, "
           "lr=torch.tensor(0.01, device=\"cuda\"), capturable=True)): LR schedulers then update it in place and every "
           "replay reads the current value. Or step the optimizer outside the graph.";
-    } else if (first.origin == trace::ProbeOrigin::kGraphedCallables || first.origin == trace::ProbeOrigin::kUnknown) {
+    } else if (first.at.origin == trace::ProbeOrigin::kGraphedCallables ||
+               first.at.origin == trace::ProbeOrigin::kUnknown) {
       finding.message = absl::StrFormat(
           "The forward of a module graphed by make_graphed_callables reads %s, which changed from %g to %g after "
           "capture: the graphs replay the %g they were captured with.",
@@ -151,7 +153,7 @@ class HostValueFrozenCheck : public CheckOf<TraceAnalysis> {
       finding.message = absl::StrFormat(
           "%s, which the forward of a module that ran inside the capture of the graph%s reads: the graph replays the "
           "%g it was captured with.",
-          first.pool == 1 ? absl::StrFormat("This line changes %s from %g to %g", name, captured, now)
+          first.at_change ? absl::StrFormat("This line changes %s from %g to %g", name, captured, now)
                           : absl::StrFormat("%s is %g at this replay", name, now),
           trace::CapturedAt(trace, first.graph), captured);
       finding.fix =
@@ -159,10 +161,8 @@ class HostValueFrozenCheck : public CheckOf<TraceAnalysis> {
           "self.temperature.fill_(value)), which every replay reads; or capture the graph again after changing it.";
     }
     for (size_t i = 0; i < events.size() && i < 5; ++i) {
-      const std::string label(trace.String(events[i]->text));
-      finding.evidence.push_back(absl::StrFormat("%s: %g at capture, %g now", label.substr(0, label.find('\n')),
-                                                 trace::HostValueNumber(events[i]->value),
-                                                 trace::HostValueNumber(events[i]->value_now)));
+      finding.evidence.push_back(
+          absl::StrFormat("%s: %g at capture, %g now", events[i]->name, events[i]->captured, events[i]->now));
     }
     if (events.size() > 5) finding.evidence.push_back(absl::StrCat("and ", events.size() - 5, " more"));
     return finding;

@@ -18,8 +18,6 @@ using analysis::TraceAnalysis;
 
 namespace {
 
-using trace::ProbeEvent;
-using trace::ProbeEventKind;
 using trace::ProbeOrigin;
 
 class MegatronGraphsNotCreatedCheck : public CheckOf<TraceAnalysis> {
@@ -37,21 +35,20 @@ class MegatronGraphsNotCreatedCheck : public CheckOf<TraceAnalysis> {
  protected:
   void Read(const TraceAnalysis& analysis, const BoundOptions&, std::vector<Finding>* findings) const override {
     const trace::Trace& trace = analysis.trace();
-    const std::vector<ProbeEvent>& events = trace.probe_events;
-    auto recorded = std::find_if(events.begin(), events.end(),
-                                 [](const ProbeEvent& e) { return e.kind == ProbeEventKind::kMegatronGraphRecorded; });
-    if (recorded == events.end()) return;
-    const bool created = std::any_of(events.begin(), events.end(), [](const ProbeEvent& e) {
-      return e.kind == ProbeEventKind::kCaptureBegin && e.origin == ProbeOrigin::kMegatron;
-    });
+    const trace::ProbeRecords& records = analysis.probe().records();
+    if (records.megatron_graphs_recorded.empty()) return;
+    const bool created =
+        std::any_of(records.capture_begins.begin(), records.capture_begins.end(),
+                    [](const trace::CaptureBegin& b) { return b.at.origin == ProbeOrigin::kMegatron; });
     if (created) return;
     Finding finding = NewFinding();
-    finding.where = ProbeEventLocation(trace, *recorded);
+    const trace::MegatronGraphRecorded& recorded = records.megatron_graphs_recorded.front();
+    finding.where = ProbeEventLocation(trace, recorded.at);
     finding.message =
         "Megatron Core's CudaGraphManager recorded the layers' CUDA graphs here, but the program never created them: "
         "no layer graph was captured, and every layer ran eagerly in every iteration.";
-    finding.evidence = {recorded->value > 0 ? absl::StrCat("first layer graph recorded: layer ", recorded->value)
-                                            : std::string("first layer graph recorded (layer number unknown)"),
+    finding.evidence = {recorded.layer > 0 ? absl::StrCat("first layer graph recorded: layer ", recorded.layer)
+                                           : std::string("first layer graph recorded (layer number unknown)"),
                         "no capture begun by CudaGraphManager in the trace"};
     finding.fix =
         "Call megatron.core.transformer.cuda_graphs.create_cudagraphs() after the first training iteration, as "

@@ -32,23 +32,23 @@ class OutputOverwrittenCheck : public CheckOf<TraceAnalysis> {
 
  protected:
   void Read(const TraceAnalysis& analysis, const BoundOptions& options, std::vector<Finding>* findings) const override {
-    ReportHeldOutputs(analysis.trace(), findings);
+    ReportHeldOutputs(analysis, findings);
     ReportCompiledOutputsRead(analysis, findings);
   }
 
  private:
-  void ReportHeldOutputs(const trace::Trace& trace, std::vector<Finding>* findings) const {
-    for (const trace::ProbeEvent& event : trace.probe_events) {
-      if (event.kind != trace::ProbeEventKind::kOutputsHeld) continue;
-      const std::string name(trace.String(event.text));
+  void ReportHeldOutputs(const TraceAnalysis& analysis, std::vector<Finding>* findings) const {
+    const trace::Trace& trace = analysis.trace();
+    for (const trace::OutputsHeld& held : analysis.probe().records().outputs_held) {
+      const std::string name(held.name);
       Finding finding = NewFinding();
       finding.message = absl::StrCat(
-          "The program keeps `", name, "`, an output of the graph", trace::CapturedAt(trace, event.graph),
+          "The program keeps `", name, "`, an output of the graph", trace::CapturedAt(trace, held.graph),
           ", across replays without a copy: each replay overwrites it in place, so everything kept holds the last "
           "replay's values.");
-      finding.evidence.push_back(absl::StrCat("the program held ", event.value, " more reference(s) to `", name,
-                                              "` with each replay looked at"));
-      finding.where = ProbeEventLocation(trace, event);
+      finding.evidence.push_back(absl::StrCat("the program held ", held.references_added, " more reference(s) to `",
+                                              name, "` with each replay looked at"));
+      finding.where = ProbeEventLocation(trace, held.at);
       finding.where.key = name;
       finding.fix = absl::StrCat("Keep a copy of what must outlive the next replay (", name,
                                  ".clone(), or .item() / .cpu() for values to log).");
@@ -60,14 +60,10 @@ class OutputOverwrittenCheck : public CheckOf<TraceAnalysis> {
     const size_t first = findings->size();
     ReportPythonExceptions(analysis, NewFinding(), findings);
     if (findings->size() == first) return;
-    const trace::Trace& trace = analysis.trace();
-    uint64_t invalidations = 0;
+    const std::vector<trace::OutputsInvalidated>& invalidated = analysis.probe().records().outputs_invalidated;
+    const uint64_t invalidations = invalidated.size();
     uint64_t outputs = 0;
-    for (const trace::ProbeEvent& event : trace.probe_events) {
-      if (event.kind != trace::ProbeEventKind::kOutputsInvalidated) continue;
-      ++invalidations;
-      outputs += event.value;
-    }
+    for (const trace::OutputsInvalidated& event : invalidated) outputs += event.held;
     if (invalidations == 0) return;
     for (size_t i = first; i < findings->size(); ++i) {
       (*findings)[i].evidence.push_back(absl::StrCat("torch.compile's cudagraph trees freed ", outputs,

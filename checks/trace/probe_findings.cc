@@ -25,17 +25,17 @@ void ReportPythonExceptions(const TraceAnalysis& analysis, const Finding& protot
   const ProbeIndex& probe = analysis.probe();
   for (const PythonException& exception : probe.exceptions()) {
     if (!exception.reported || exception.check_id != prototype.check_id) continue;
-    const trace::ProbeEvent& event = trace.probe_events[exception.event];
+    const trace::PythonExceptionRecord& event = exception.record;
     Finding finding = prototype;
     if (exception.rule != nullptr) finding.severity = exception.rule->severity;
-    finding.where = ProbeEventLocation(trace, event);
-    const std::string text = ExceptionText(trace, event);
+    finding.where = ProbeEventLocation(trace, event.at);
+    const std::string text = ExceptionText(event);
     const std::string meaning = exception.rule != nullptr ? exception.rule->meaning : "";
-    if (event.kind == trace::ProbeEventKind::kUncaughtException) {
+    if (!event.in_capture) {
       finding.message = absl::StrCat("The program stopped on ", text, meaning.empty() ? "" : ": ", meaning, ".");
     } else {
       const trace::ProbeOrigin origin =
-          exception.probe_begin ? trace.probe_events[*exception.probe_begin].origin : trace::ProbeOrigin::kUnknown;
+          exception.begin != nullptr ? exception.begin->at.origin : trace::ProbeOrigin::kUnknown;
       const std::string capture = exception.window
                                       ? DescribeCapture(trace, analysis.captures().windows()[*exception.window])
                                       : std::string("a capture whose CUDA capture never began");
@@ -45,16 +45,16 @@ void ReportPythonExceptions(const TraceAnalysis& analysis, const Finding& protot
       if (exception.window) finding.where.stream_id = analysis.captures().windows()[*exception.window].stream_id;
     }
     if (const std::string at = trace::RaisedAt(finding.where.python); !at.empty()) {
-      finding.evidence.push_back(absl::StrCat(trace.String(event.type), " raised ", at));
+      finding.evidence.push_back(absl::StrCat(event.type, " raised ", at));
     }
     // A known message's further lines are its details (Megatron's argument mismatches, with the shapes).
     if (exception.rule != nullptr) {
-      for (std::string& line : ExceptionDetails(trace.String(event.text))) finding.evidence.push_back(std::move(line));
+      for (std::string& line : ExceptionDetails(event.message)) finding.evidence.push_back(std::move(line));
     }
     // What the same capture raised after it (capture_end failing because the body did).
     for (const PythonException& later : probe.exceptions()) {
-      if (later.event > exception.event && exception.probe_begin && later.probe_begin == exception.probe_begin) {
-        finding.consequences.push_back(absl::StrCat("then ", ExceptionText(trace, trace.probe_events[later.event])));
+      if (later.record.at.event > event.at.event && exception.begin != nullptr && later.begin == exception.begin) {
+        finding.consequences.push_back(absl::StrCat("then ", ExceptionText(later.record)));
       }
     }
     finding.fix = exception.rule != nullptr
@@ -71,9 +71,8 @@ std::vector<std::string> ExceptionEvidence(const TraceAnalysis& analysis, size_t
   std::vector<std::string> lines;
   for (const PythonException& exception : analysis.probe().exceptions()) {
     if (exception.reported || exception.window != window) continue;
-    const trace::ProbeEvent& event = trace.probe_events[exception.event];
-    std::string line = absl::StrCat("the program saw ", ExceptionText(trace, event));
-    if (const std::string at = trace::RaisedAt(trace::PythonFrames(trace, event.stack)); !at.empty()) {
+    std::string line = absl::StrCat("the program saw ", ExceptionText(exception.record));
+    if (const std::string at = trace::RaisedAt(trace::PythonFrames(trace, exception.record.at.stack)); !at.empty()) {
       absl::StrAppend(&line, " (raised ", at, ")");
     }
     lines.push_back(std::move(line));
@@ -86,8 +85,8 @@ bool ReplayedAfter(const TraceAnalysis& analysis, uint64_t graph, uint64_t time_
   const std::vector<CaptureWindow>& windows = analysis.captures().windows();
   std::set<uint64_t> cuda_graphs;
   for (size_t w = 0; w < windows.size(); ++w) {
-    const std::optional<size_t> begin = analysis.probe().BeginEvent(w);
-    if (begin && trace.probe_events[*begin].graph == graph && windows[w].end_call) {
+    const trace::CaptureBegin* begin = analysis.probe().Begin(w);
+    if (begin != nullptr && begin->graph == graph && windows[w].end_call) {
       cuda_graphs.insert(trace.Detail(trace.api_calls[*windows[w].end_call]).graph_id);
     }
   }

@@ -62,20 +62,20 @@ class RecaptureChurnCheck : public CheckOf<TraceAnalysis> {
     for (size_t w = 0; w < windows.size(); ++w) {
       const CaptureWindow& window = windows[w];
       if (IsGraphMachinery(probe.Origin(w))) continue;
-      const std::optional<size_t> begin = probe.BeginEvent(w);
+      const trace::CaptureBegin* begin = probe.Begin(w);
       const bool compiled = probe.Origin(w) == trace::ProbeOrigin::kCudagraphTrees;
       // A Python program's captures are regions by the program's line that began them (PyTorch begins every capture
       // from the same C++ code, so the host backtrace cannot tell them apart): the probe's begin event's stack, else
       // the Python stack the recorder took on the begin call. Cudagraph trees give each shape of a dynamic function
       // its own function id: their recordings are one region by the program's call site too.
       const trace::PythonStackId stack =
-          begin ? trace.probe_events[*begin].stack : trace.Detail(trace.api_calls[window.begin_call]).python_stack;
+          begin != nullptr ? begin->at.stack : trace.Detail(trace.api_calls[window.begin_call]).python_stack;
       const std::vector<SourceFrame> frames = trace::PythonFrames(trace, stack);
       const SourceFrame* call_site = FirstUserFrame(frames);
       const trace::Backtrace* backtrace =
           trace.FindBacktrace(trace.Detail(trace.api_calls[window.begin_call]).backtrace);
       const uint64_t key = call_site != nullptr   ? absl::HashOf(3, call_site->file, call_site->line)
-                           : compiled             ? absl::HashOf(4, trace.probe_events[*begin].value)
+                           : compiled             ? absl::HashOf(4, begin->compiled_function)
                            : backtrace != nullptr ? absl::HashOf(1, backtrace->frames)
                                                   : absl::HashOf(2, window.kernel_sequence);
       auto [it, inserted] = group_of_key.try_emplace(key, groups.size());
@@ -95,8 +95,8 @@ class RecaptureChurnCheck : public CheckOf<TraceAnalysis> {
       if (group.windows.size() < min_captures || replays_before[last] == replays_before[first]) continue;
       Finding finding = NewFinding();
       finding.where = analysis.Locate(windows[first].begin_call);
-      if (const std::optional<size_t> begin = probe.BeginEvent(first)) {
-        finding.where.python = trace::PythonFrames(trace, trace.probe_events[*begin].stack);
+      if (const trace::CaptureBegin* begin = probe.Begin(first)) {
+        finding.where.python = trace::PythonFrames(trace, begin->at.stack);
       }
       finding.message =
           group.compiled

@@ -13,6 +13,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "analysis/trace_analysis.h"
 #include "checks/checks.h"
 #include "checks/engine/numerics_rule.h"
 #include "checks/engine/shadow_verdict.h"
@@ -23,32 +24,32 @@
 namespace graphcheck::checks {
 namespace {
 
-class ReplayMismatchCheck : public CheckOf<trace::Trace> {
+class ReplayMismatchCheck : public CheckOf<analysis::TraceAnalysis> {
  public:
   ReplayMismatchCheck();
   // A trace holding --shadow's comparisons of replays or its notes of replays it could not compare.
   bool CanRun(const CheckInputs& inputs) const override;
 
  protected:
-  void Read(const trace::Trace& trace, const BoundOptions& options, std::vector<Finding>* findings) const override;
+  void Read(const analysis::TraceAnalysis& analysis, const BoundOptions& options,
+            std::vector<Finding>* findings) const override;
 };
 
 }  // namespace
 namespace {
 
-bool ShadowedReplays(const trace::Trace& trace) {
+bool ShadowedReplays(const analysis::TraceAnalysis& analysis) {
+  const trace::Trace& trace = analysis.trace();
   return std::any_of(
              trace.shadow_comparisons.begin(), trace.shadow_comparisons.end(),
              [](const trace::ShadowComparison& c) { return c.subject == trace::ShadowSubject::kCapturedRegion; }) ||
-         std::any_of(trace.probe_events.begin(), trace.probe_events.end(),
-                     [](const trace::ProbeEvent& e) { return e.kind == trace::ProbeEventKind::kShadowSkipped; });
+         !analysis.probe().records().shadow_skipped.empty();
 }
 
 // host-value-frozen and grad-detached name the cause of a graph whose baked-in host values changed.
-bool HostValueChanged(const trace::Trace& trace, uint64_t graph) {
-  return std::any_of(trace.probe_events.begin(), trace.probe_events.end(), [&](const trace::ProbeEvent& e) {
-    return e.kind == trace::ProbeEventKind::kHostValueChanged && e.graph == graph;
-  });
+bool HostValueChanged(const trace::ProbeRecords& records, uint64_t graph) {
+  return std::any_of(records.host_value_changes.begin(), records.host_value_changes.end(),
+                     [&](const trace::HostValueChange& e) { return e.graph == graph; });
 }
 
 }  // namespace
@@ -63,15 +64,17 @@ ReplayMismatchCheck::ReplayMismatchCheck()
           NumericsRuleOptions()}) {}
 
 bool ReplayMismatchCheck::CanRun(const CheckInputs& inputs) const {
-  const trace::Trace* trace = inputs.Find<trace::Trace>();
-  return trace != nullptr && ShadowedReplays(*trace);
+  const analysis::TraceAnalysis* analysis = inputs.Find<analysis::TraceAnalysis>();
+  return analysis != nullptr && ShadowedReplays(*analysis);
 }
 
-void ReplayMismatchCheck::Read(const trace::Trace& trace, const BoundOptions& options,
+void ReplayMismatchCheck::Read(const analysis::TraceAnalysis& analysis, const BoundOptions& options,
                                std::vector<Finding>* findings) const {
+  const trace::Trace& trace = analysis.trace();
+  const trace::ProbeRecords& records = analysis.probe().records();
   for (const ShadowVerdict& verdict :
        JudgeShadowComparisons(trace, trace::ShadowSubject::kCapturedRegion, /*host_draws=*/false, options)) {
-    if (verdict.differing == 0 || HostValueChanged(trace, verdict.owner)) continue;
+    if (verdict.differing == 0 || HostValueChanged(records, verdict.owner)) continue;
     const trace::ShadowComparison& worst = *verdict.worst;
     const std::string call(trace.String(worst.module_type));
     Finding finding = NewFinding();
@@ -93,14 +96,13 @@ void ReplayMismatchCheck::Read(const trace::Trace& trace, const BoundOptions& op
         "gradients set to None between replays, random numbers drawn on the host.";
     findings->push_back(std::move(finding));
   }
-  for (const trace::ProbeEvent& event : trace.probe_events) {
-    if (event.kind != trace::ProbeEventKind::kShadowSkipped) continue;
+  for (const trace::ShadowSkipped& event : records.shadow_skipped) {
     Finding finding = NewFinding();
     finding.severity = Severity::kNote;
     finding.message = absl::StrCat("--shadow did not compare the replays of the graph",
-                                   trace::CapturedAt(trace, event.graph), ": ", trace.String(event.text), ".");
-    finding.where.python = trace::PythonFrames(trace, event.stack);
-    finding.where.key = std::string(trace.String(event.type));
+                                   trace::CapturedAt(trace, event.graph), ": ", event.reason, ".");
+    finding.where.python = trace::PythonFrames(trace, event.at.stack);
+    finding.where.key = std::string(event.call);
     finding.fix =
         "To have its replays compared, capture a block that runs on its own (no return, yield or break out of the "
         "with block); a process group's collectives cannot be compared on one process.";

@@ -28,9 +28,9 @@ namespace {
 
 struct PooledGraph {
   uint64_t pool = 0;
-  size_t index = 0;                   // capture order within its pool
-  std::optional<size_t> begin_event;  // the probe's capture-begin
-  uint64_t captured_ns = 0;           // its capture's end
+  size_t index = 0;                            // capture order within its pool
+  const trace::CaptureBegin* begin = nullptr;  // the probe's capture-begin
+  uint64_t captured_ns = 0;                    // its capture's end
   trace::ProbeOrigin origin = trace::ProbeOrigin::kUnknown;
 };
 
@@ -131,12 +131,12 @@ class ReplayOrderCheck : public CheckOf<TraceAnalysis> {
     std::map<uint64_t, size_t> captured;  // pool -> graphs so far
     const std::vector<CaptureWindow>& windows = analysis.captures().windows();
     for (size_t w = 0; w < windows.size(); ++w) {
-      const std::optional<uint64_t> pool = ProgramPoolOf(trace, probe, w);
+      const std::optional<uint64_t> pool = ProgramPoolOf(probe, w);
       if (!windows[w].end_call || !pool) continue;
       const trace::ApiCall& end = trace.api_calls[*windows[w].end_call];
       const uint64_t graph_id = trace.Detail(end).graph_id;
       if (graph_id == 0 || trace.Detail(end).return_code != 0) continue;
-      graphs[graph_id] = PooledGraph{*pool, captured[*pool]++, probe.BeginEvent(w), end.end_ns, probe.Origin(w)};
+      graphs[graph_id] = PooledGraph{*pool, captured[*pool]++, probe.Begin(w), end.end_ns, probe.Origin(w)};
     }
     for (auto it = graphs.begin(); it != graphs.end();) {
       it = captured[it->second.pool] < 2 ? graphs.erase(it) : std::next(it);
@@ -154,10 +154,9 @@ class ReplayOrderCheck : public CheckOf<TraceAnalysis> {
 
   // " (Megatron's layer 3 forward graph, captured at train.py:12 in body)", or what of it is known.
   static std::string Site(const trace::Trace& trace, const PooledGraph& graph) {
-    if (!graph.begin_event) return "";
-    const trace::ProbeEvent& begin = trace.probe_events[*graph.begin_event];
-    const std::string name = LibraryGraphName(trace, begin);
-    const std::string site = trace::CapturedAt(trace, begin.graph);  // " (captured at ...)" or ""
+    if (graph.begin == nullptr) return "";
+    const std::string name = LibraryGraphName(*graph.begin);
+    const std::string site = trace::CapturedAt(trace, graph.begin->graph);  // " (captured at ...)" or ""
     if (name.empty()) return site;
     return site.empty() ? absl::StrCat(" (", name, ")") : absl::StrCat(" (", name, ", ", site.substr(2));
   }

@@ -31,19 +31,17 @@ class RngHostDrawCheck : public CheckOf<TraceAnalysis> {
  protected:
   void Read(const TraceAnalysis& analysis, const BoundOptions&, std::vector<Finding>* findings) const override {
     const trace::Trace& trace = analysis.trace();
-    for (const trace::ProbeEvent& event : trace.probe_events) {
-      if (event.kind != trace::ProbeEventKind::kHostRandomDraw) continue;
-      if (!ReplayedAfter(analysis, event.graph, event.time_ns)) continue;
-      const std::string source(trace.String(event.type));
-      const bool clock = source == "clock";
+    for (const trace::HostRandomDraw& draw : analysis.probe().records().host_random_draws) {
+      if (!ReplayedAfter(analysis, draw.graph, draw.at.time_ns)) continue;
+      const bool clock = draw.source == trace::DrawSource::kClock;
       Finding finding = NewFinding();
-      finding.message = absl::StrCat(
-          clock ? "This line reads the host clock (" : "This line draws a random number on the host (",
-          trace.String(event.text), ") inside the capture of a graph", trace::CapturedAt(trace, event.graph),
-          clock ? ": the graph holds the time read at capture, so every replay computes with that moment."
-                : ": the graph holds the value drawn at capture, so every replay makes the same choice.");
-      finding.evidence.push_back(absl::StrCat("generator: ", source));
-      finding.where = ProbeEventLocation(trace, event);
+      finding.message =
+          absl::StrCat(clock ? "This line reads the host clock (" : "This line draws a random number on the host (",
+                       draw.call, ") inside the capture of a graph", trace::CapturedAt(trace, draw.graph),
+                       clock ? ": the graph holds the time read at capture, so every replay computes with that moment."
+                             : ": the graph holds the value drawn at capture, so every replay makes the same choice.");
+      finding.evidence.push_back(absl::StrCat("generator: ", trace::DrawSourceName(draw.source)));
+      finding.where = ProbeEventLocation(trace, draw.at);
       finding.fix =
           "Draw on the GPU inside the graph, from CUDA's generator (torch.rand((), device=\"cuda\"), "
           "torch.bernoulli on a CUDA tensor), which a replay advances; or draw on the host outside the graph and copy "

@@ -29,8 +29,8 @@ using analysis::TraceAnalysis;
 
 namespace {
 
-using trace::ProbeEvent;
-using trace::ProbeEventKind;
+using trace::MadeStateRole;
+using trace::StateMadeInCapture;
 
 constexpr size_t kMaxNamesShown = 8;
 
@@ -59,10 +59,7 @@ class StateMadeInCaptureCheck : public CheckOf<TraceAnalysis> {
  protected:
   void Read(const TraceAnalysis& analysis, const BoundOptions&, std::vector<Finding>* findings) const override {
     const trace::Trace& trace = analysis.trace();
-    std::vector<const ProbeEvent*> events;
-    for (const ProbeEvent& event : trace.probe_events) {
-      if (event.kind == ProbeEventKind::kStateMadeInCapture) events.push_back(&event);
-    }
+    const std::vector<StateMadeInCapture>& events = analysis.probe().records().state_made_in_capture;
     if (events.empty()) return;
     const std::vector<GraphContract> contracts = ReadGraphContracts(analysis);
     absl::flat_hash_map<uint64_t, const GraphContract*> by_python_graph;
@@ -70,35 +67,37 @@ class StateMadeInCaptureCheck : public CheckOf<TraceAnalysis> {
       if (contract.tensors != nullptr) by_python_graph.emplace(contract.tensors->graph, &contract);
     }
     // Replaced tensors the graph reads, grouped per graph: one finding at the first one's line.
-    absl::flat_hash_map<uint64_t, std::vector<const ProbeEvent*>> replaced;
+    absl::flat_hash_map<uint64_t, std::vector<const StateMadeInCapture*>> replaced;
     std::vector<uint64_t> graph_order;
-    for (const ProbeEvent* event : events) {
-      if (trace.String(event->type) == "optimizer-state") {
-        findings->push_back(OptimizerStateMade(trace, *event));
+    for (const StateMadeInCapture& event : events) {
+      if (event.role == MadeStateRole::kOptimizerState) {
+        findings->push_back(OptimizerStateMade(trace, event));
         continue;
       }
-      auto contract = by_python_graph.find(event->graph);
-      if (contract == by_python_graph.end() || !GraphNames(*contract->second, event->value, event->pool)) continue;
-      auto& list = replaced[event->graph];
-      if (list.empty()) graph_order.push_back(event->graph);
-      list.push_back(event);
+      auto contract = by_python_graph.find(event.graph);
+      if (contract == by_python_graph.end() || !GraphNames(*contract->second, event.address_before, event.bytes)) {
+        continue;
+      }
+      auto& list = replaced[event.graph];
+      if (list.empty()) graph_order.push_back(event.graph);
+      list.push_back(&event);
     }
     for (uint64_t graph : graph_order) findings->push_back(StateReplaced(trace, replaced[graph]));
   }
 
  private:
-  Finding OptimizerStateMade(const trace::Trace& trace, const ProbeEvent& event) const {
+  Finding OptimizerStateMade(const trace::Trace& trace, const StateMadeInCapture& event) const {
     Finding finding = NewFinding();
     finding.message = absl::StrCat(
         "This optimizer step ran for the first time inside the capture", trace::CapturedAt(trace, event.graph),
-        " and created the optimizer's state there (", event.pool, event.pool == 1 ? " tensor" : " tensors",
+        " and created the optimizer's state there (", event.tensors, event.tensors == 1 ? " tensor" : " tensors",
         ", in the graph's memory pool): the graph holds the creation too, so every replay sets the state back to its "
         "initial value (zeros; the gradient, for SGD's momentum) before the update, and the optimizer never "
         "accumulates its moments or momentum.");
-    finding.evidence.push_back(absl::StrCat("made inside the capture: ", trace.String(event.text)));
+    finding.evidence.push_back(absl::StrCat("made inside the capture: ", event.names));
     finding.evidence.push_back(
-        absl::StrFormat("the first at 0x%x, inside the graph's private memory pool", event.value_now));
-    finding.where = ProbeEventLocation(trace, event);
+        absl::StrFormat("the first at 0x%x, inside the graph's private memory pool", event.address_now));
+    finding.where = ProbeEventLocation(trace, event.at);
     finding.fix =
         "Let the optimizer step in the warm-up before the capture, on the side stream the warm-up runs on (PyTorch's "
         "whole-network recipe runs a few full iterations, optimizer.step() included), so that its state exists "
@@ -106,16 +105,17 @@ class StateMadeInCaptureCheck : public CheckOf<TraceAnalysis> {
     return finding;
   }
 
-  Finding StateReplaced(const trace::Trace& trace, const std::vector<const ProbeEvent*>& events) const {
-    const ProbeEvent& first = *events.front();
+  Finding StateReplaced(const trace::Trace& trace, const std::vector<const StateMadeInCapture*>& events) const {
+    const StateMadeInCapture& first = *events.front();
+    const absl::string_view role = trace::MadeStateRoleName(first.role);
     std::vector<std::string> names;
     for (size_t i = 0; i < events.size() && i < kMaxNamesShown; ++i) {
-      names.push_back(absl::StrCat(trace.String(events[i]->type), " ", trace.String(events[i]->text)));
+      names.push_back(absl::StrCat(trace::MadeStateRoleName(events[i]->role), " ", events[i]->names));
     }
     if (events.size() > kMaxNamesShown) names.push_back(absl::StrCat("and ", events.size() - kMaxNamesShown, " more"));
     Finding finding = NewFinding();
     finding.message = absl::StrCat(
-        "This line replaces the ", trace.String(first.type), " ", trace.String(first.text),
+        "This line replaces the ", role, " ", first.names,
         events.size() > 1 ? absl::StrCat(" (and ", events.size() - 1, " more)") : "", " inside the capture",
         trace::CapturedAt(trace, first.graph),
         " with a new tensor: the graph reads the tensor it replaced, as it was at capture, and writes the new one in "
@@ -123,11 +123,10 @@ class StateMadeInCaptureCheck : public CheckOf<TraceAnalysis> {
         "carries from one step to the next, and the old tensor's memory is the allocator's once nothing holds it.");
     finding.evidence.push_back(
         absl::StrCat("replaced inside the capture and read by the graph: ", absl::StrJoin(names, ", ")));
-    finding.evidence.push_back(absl::StrFormat("%s %s: 0x%x before (read by the graph), 0x%x now (its pool)",
-                                               trace.String(first.type), trace.String(first.text), first.value,
-                                               first.value_now));
-    finding.where = ProbeEventLocation(trace, first);
-    finding.where.key = std::string(trace.String(first.text));
+    finding.evidence.push_back(absl::StrFormat("%s %s: 0x%x before (read by the graph), 0x%x now (its pool)", role,
+                                               first.names, first.address_before, first.address_now));
+    finding.where = ProbeEventLocation(trace, first.at);
+    finding.where.key = std::string(first.names);
     finding.fix =
         "Update state in place inside captured code, so that the graph reads and writes the same memory at every "
         "replay: self.ema.mul_(0.9).add_(x.mean(0), alpha=0.1), or self.ema.copy_(new_value).";

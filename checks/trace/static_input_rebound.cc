@@ -31,18 +31,18 @@ class StaticInputReboundCheck : public CheckOf<TraceAnalysis> {
  protected:
   void Read(const TraceAnalysis& analysis, const BoundOptions&, std::vector<Finding>* findings) const override {
     const trace::Trace& trace = analysis.trace();
-    for (const trace::ProbeEvent& event : trace.probe_events) {
-      if (event.kind != trace::ProbeEventKind::kStateRebound || trace.String(event.type) != "static-input") continue;
-      if (event.pool == 1) continue;  // its memory was freed: graph-reads-freed names the line that dropped it
-      const std::string name(trace.String(event.text));
+    for (const trace::StateRebound& rebound : analysis.probe().records().state_rebound) {
+      if (rebound.role != trace::TensorRole::kStaticInput) continue;
+      if (rebound.freed) continue;  // its memory was freed: graph-reads-freed names the line that dropped it
+      const std::string name(rebound.name);
       Finding finding = NewFinding();
       finding.message =
-          absl::StrCat("`", name, "`, a static input of the graph", trace::CapturedAt(trace, event.graph),
+          absl::StrCat("`", name, "`, a static input of the graph", trace::CapturedAt(trace, rebound.graph),
                        ", holds another tensor at this replay: the graph still reads the memory the captured tensor "
                        "had, so the replay computes on stale or reused data.");
-      finding.evidence.push_back(
-          absl::StrFormat("%s: 0x%x at capture, 0x%x at the replay", name, event.value, event.value_now));
-      finding.where = ProbeEventLocation(trace, event);
+      finding.evidence.push_back(absl::StrFormat("%s: 0x%x at capture, 0x%x at the replay", name,
+                                                 rebound.address_at_capture, rebound.address_now));
+      finding.where = ProbeEventLocation(trace, rebound.at);
       finding.where.key = name;
       finding.fix = absl::StrCat("Copy each batch into the captured tensor before replaying (", name,
                                  ".copy_(batch)) instead of assigning the name a new tensor.");

@@ -32,14 +32,15 @@ class TrainingModeFrozenCheck : public CheckOf<TraceAnalysis> {
  protected:
   void Read(const TraceAnalysis& analysis, const BoundOptions&, std::vector<Finding>* findings) const override {
     const trace::Trace& trace = analysis.trace();
-    for (const trace::ProbeEvent& event : trace.probe_events) {
-      if (event.kind != trace::ProbeEventKind::kTrainingModeChanged) continue;
-      const bool captured_training = event.value == 1;
-      const std::string library = LibraryGraphName(trace, FindBegin(trace, event.graph));
+    const trace::ProbeRecords& records = analysis.probe().records();
+    for (const trace::TrainingModeChange& change : records.training_mode_changes) {
+      const bool captured_training = change.captured_training;
+      const trace::CaptureBegin* begin = records.FirstCaptureBeginOf(change.graph);
+      const std::string library = begin != nullptr ? LibraryGraphName(*begin) : "";
       Finding finding = NewFinding();
       finding.message = absl::StrCat(
-          "This replay of ", library.empty() ? "the graph" : library, trace::CapturedAt(trace, event.graph),
-          " runs with ", event.value_now, event.value_now == 1 ? " module" : " modules", " in ",
+          "This replay of ", library.empty() ? "the graph" : library, trace::CapturedAt(trace, change.graph),
+          " runs with ", change.modules, change.modules == 1 ? " module" : " modules", " in ",
           captured_training ? "eval" : "training", " mode that the capture recorded in ",
           captured_training ? "training" : "eval", " mode: the graph replays ",
           captured_training ? "dropout and batch-norm updates as in training, so eval results are noisy and "
@@ -47,8 +48,8 @@ class TrainingModeFrozenCheck : public CheckOf<TraceAnalysis> {
                             : "eval behaviour (no dropout, frozen batch-norm statistics) although the program trains",
           ".");
       finding.evidence.push_back(
-          absl::StrCat(captured_training ? "in eval mode now: " : "in training mode now: ", trace.String(event.text)));
-      finding.where = ProbeEventLocation(trace, event);
+          absl::StrCat(captured_training ? "in eval mode now: " : "in training mode now: ", change.names));
+      finding.where = ProbeEventLocation(trace, change.at);
       finding.fix = captured_training
                         ? "Capture a separate graph in eval mode (under torch.no_grad()) for evaluation and replay "
                           "the one that matches the mode, or run evaluation eagerly; with Megatron-Core's per-layer "
@@ -57,15 +58,6 @@ class TrainingModeFrozenCheck : public CheckOf<TraceAnalysis> {
                         : "Call model.train() before capturing the training graph, or capture one graph per mode.";
       findings->push_back(std::move(finding));
     }
-  }
-
- private:
-  static const trace::ProbeEvent& FindBegin(const trace::Trace& trace, uint64_t graph) {
-    static const trace::ProbeEvent kNone;
-    for (const trace::ProbeEvent& e : trace.probe_events) {
-      if (e.kind == trace::ProbeEventKind::kCaptureBegin && e.graph == graph) return e;
-    }
-    return kNone;
   }
 };
 

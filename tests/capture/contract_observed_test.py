@@ -209,6 +209,33 @@ sent = changed(recorder, "attribute")
 check("a number reached through self.settings is sent", [e["text"].split("\n")[0] for e in sent] ==
       ["self.settings.loss_scale"], sent)
 
+
+# A list read with a variable index (per-layer scales in a loop): any of its numbers is baked in.
+class Scaled(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.blocks = torch.nn.ModuleList([torch.nn.Linear(4, 4) for _ in range(3)])
+        self.layer_scales = [1.0, 1.0, 1.0]
+
+    def forward(self, z):
+        for i, block in enumerate(self.blocks):
+            z = block(z) * self.layer_scales[i]
+        return z
+
+
+recorder, _ = fresh()
+scaled = Scaled()
+graph = capture(lambda: scaled(x))
+graph.replay()
+check("clean twin: a list the captured code indexed by a variable, left alone, sends nothing",
+      not recorder.of(EventKind.HOST_VALUE_CHANGED), recorder.events)
+scaled.layer_scales[2] = 0.5  # rescale one layer
+graph.replay()
+sent = changed(recorder, "entry")
+check("a list entry read by a variable index is sent by its index, at the line that set it", len(sent) == 1 and
+      sent[0]["text"].startswith("self.layer_scales[2]\n") and sent[0]["line"] == line_of(HERE, "# rescale one layer"),
+      sent)
+
 # Host draws the profile function cannot see as calls: numpy's generators (Cython methods) and the clock.
 rng = numpy.random.default_rng(0)
 
@@ -265,6 +292,24 @@ for switch in (True, False):
     else:
         check("clean twin: a replay in the captured grad mode sends nothing", not sent, sent)
 
+
+# Autocast turned off after replays in the capture's autocast region (CUDA's autocast cannot be entered on a CPU:
+# the probe's reading of it is stood in for).
+autocast, read_autocast = [True], contract.autocast_enabled
+contract.autocast_enabled = lambda torch: autocast[0]
+for name, states in (("clean twin: captured in autocast and replayed outside it from the start sends nothing",
+                      (True, False, False)),
+                     ("a replay with autocast turned off after replays in it is sent", (True, True, False))):
+    autocast[0] = states[0]
+    recorder, model = fresh()
+    graph = capture(lambda: model(x))
+    for state in states[1:]:
+        autocast[0] = state
+        graph.replay()
+    sent = changed(recorder, "autocast")
+    check(name, len(sent) == (0 if states[1] is False else 1) and all(
+        e["value"] == bridge.double_bits(1.0) and e["value_now"] == bridge.double_bits(0.0) for e in sent), sent)
+contract.autocast_enabled = read_autocast
 
 # A layer unfrozen after capture: the graph computes no gradient for it.
 recorder, model = fresh()

@@ -1,8 +1,10 @@
 """The Python probe and the C++ side agree on every number and layout they share: the probe's event kinds, capture
 origins and shadow subjects (python/probe/graphcheck_probe/bridge.py) are trace/events.h's enums, value for
 value, its allocator actions are AllocatorEvent::Action's, the environment variables it reads are
-trace/run_settings.h's, and its ctypes records are capture/probe_abi.h's structs, field for field in order with the same C types. A
-kind added on one side only, or a field moved, fails here instead of writing events the analysis misreads.
+trace/run_settings.h's, and its ctypes records are capture/probe_abi.h's structs, field for field in order with the
+same C types. Each kind is sent by one function of events.py whose named arguments are fields of the kind's typed
+record (trace/probe_records.h), with the same role names. A kind added on one side only, or a field moved, fails
+here instead of writing events the analysis misreads.
 
 usage: probe_abi_test.py SOURCE_DIR
 """
@@ -80,6 +82,58 @@ for struct, python in (("GraphcheckProbeEvent", bridge.ProbeEventRecord),
             fields.append((match.group(2), C_TYPES[match.group(1)]))
     check("%s: the probe's %s has its fields in order" % (struct, python.__name__),
           [(n, t) for n, t in python._fields_] == fields, "probe %s, probe_abi.h %s" % (python._fields_, fields))
+
+# The typed records: each kind is sent by one function of events.py whose named arguments are fields of the kind's
+# record in trace/probe_records.h, the role enums are its enums with probe_records.cc's names, and nothing else sends.
+from graphcheck_probe import events  # noqa: E402
+import inspect  # noqa: E402
+
+records_h, records_cc = read("trace/probe_records.h"), read("trace/probe_records.cc")
+
+
+def struct_fields(name):
+    body = re.search(r"struct %s \{(.*?)\n\};" % name, records_h, re.S).group(1)
+    return set(re.findall(r"^\s+[\w:<>,\s]+?\s(\w+)(?: = [^;]*)?;", body, re.M))
+
+
+RECORDS = {"capture_begin": "CaptureBegin", "capture_end": "CaptureEnd", "exception": "PythonExceptionRecord",
+           "compile_skip": "CompileSkip", "outputs_invalidated": "OutputsInvalidated",
+           "state_rebound": "StateRebound", "outputs_held": "OutputsHeld", "ddp_constructed": "DdpConstructed",
+           "ddp_captured_forward": "DdpCapturedForward", "host_value_change": "HostValueChange",
+           "input_shape_change": "InputShapeChange", "audit": "ProbeMark", "shadow_skipped": "ShadowSkipped",
+           "wait": "ProbeMark", "graph_alive": "GraphAlive", "megatron_graph_recorded": "MegatronGraphRecorded",
+           "graph_tensors": "GraphTensors", "training_mode_change": "TrainingModeChange",
+           "host_random_draw": "HostRandomDraw", "grad_aliased": "GradAliased", "tensor_released": "TensorReleased",
+           "module_call": "ModuleCallRecord", "backward": "ProbeMark", "state_made_in_capture": "StateMadeInCapture"}
+NOT_FIELDS = {"origin", "frames", "begin"}  # the header's origin and stack; which of two marks
+functions = {name: f for name, f in inspect.getmembers(events, inspect.isfunction) if not name.startswith("_")}
+check("events.py has one function per record", set(functions) == set(RECORDS),
+      sorted(set(functions) ^ set(RECORDS)))
+for name, function in sorted(functions.items()):
+    if name not in RECORDS:
+        continue
+    fields = struct_fields(RECORDS[name])
+    arguments = set(inspect.signature(function).parameters) - NOT_FIELDS
+    check("events.%s's arguments are %s's fields" % (name, RECORDS[name]), arguments <= fields,
+          "not fields: %s" % sorted(arguments - fields))
+sent = set(re.findall(r"EventKind\.(\w+)", read("python/probe/graphcheck_probe/events.py")))
+check("events.py sends every event kind", sent == {k.name for k in bridge.EventKind},
+      sorted({k.name for k in bridge.EventKind} ^ sent))
+probe_modules = os.path.join("python", "probe", "graphcheck_probe")
+senders = [f for f in os.listdir(os.path.join(source, probe_modules)) if f.endswith(".py")
+           and f not in ("events.py", "bridge.py") and "recorder.emit(" in read(os.path.join(probe_modules, f))]
+check("only events.py sends events", not senders, senders)
+for cpp, table, python in (("TensorRole", "kTensorRoles", events.TensorRole),
+                           ("HostValueRole", "kHostValueRoles", events.HostValueRole),
+                           ("ShapeChangeHandling", "kShapeChangeHandlings", events.ShapeChangeHandling),
+                           ("DrawSource", "kDrawSources", events.DrawSource),
+                           ("MadeStateRole", "kMadeStateRoles", events.MadeStateRole)):
+    constants = cpp_enum(records_h, cpp)
+    names = re.findall(r'"([a-z-]+)"', re.search(r"%s = \{(.*?)\};" % table, records_cc, re.S).group(1))
+    expected = {constant: names[value] for constant, value in constants.items() if value < len(names)}
+    got = {member.name: member.value for member in python}
+    check("%s: the probe's names are probe_records.cc's" % cpp, got == expected and len(names) == len(constants),
+          "probe %s, C++ %s" % (sorted(got.items()), sorted(expected.items())))
 
 if failures:
     print("%d failed" % len(failures))

@@ -150,8 +150,9 @@ class Recorder:
 
     def emit(self, kind, origin=Origin.UNKNOWN, graph=0, pool=0, value=0, value_now=0, type_name=None, text=None,
              frames=None, text_limit=MAX_TEXT):
-        """One probe event; `frames`: explicit frames as frames.exception_frames() or frames.encode_stack() give
-        them, None for the calling thread's Python stack (taken by the recorder)."""
+        """One probe event in its raw fields: only events.py, which sends each kind with named arguments, calls
+        this. `frames`: explicit frames as frames.exception_frames() or frames.encode_stack() give them, None for the
+        calling thread's Python stack (taken by the recorder)."""
         if self._event is None and not self._load():
             return
         try:

@@ -26,8 +26,8 @@ import sys
 import threading
 import weakref
 
-from . import bridge, frames, host_draws, host_reads
-from .bridge import EventKind, Origin
+from . import events, frames, host_draws, host_reads
+from .bridge import Origin
 
 MAX_TENSORS = 20000  # tensors named per capture
 MAX_MODULES = 4096  # modules noted per capture
@@ -124,6 +124,14 @@ def module_names(frame):
     return names
 
 
+def autocast_enabled(torch):
+    """Whether CUDA autocast is on for this thread; None when torch cannot say."""
+    try:
+        return bool(torch.is_autocast_enabled("cuda"))
+    except Exception:
+        return None
+
+
 class Capture:
     """A capture under way on this thread: the modules that run inside it and its host random draws."""
 
@@ -133,6 +141,7 @@ class Capture:
         self.thread = threading.get_ident()
         torch = _torch()
         self.grad_enabled = bool(torch is not None and torch.is_grad_enabled())  # a training graph, or inference
+        self.autocast = autocast_enabled(torch)
         self.modules = {}  # id -> module, in the order their forward first ran
         # (id(module), attribute) -> (module ref, attribute, role, address, bytes, stack) of a parameter or buffer
         # the captured code replaced, as it was before, and the line that replaced it first
@@ -218,14 +227,15 @@ class _Tensor:
 
 def released(graph_id, role, name, address):
     """The program dropped its last Python reference to a tensor a graph reads: the line is the stack now."""
-    bridge.recorder.emit(EventKind.TENSOR_RELEASED, graph=graph_id, type_name=role, text=name, value=address)
+    events.tensor_released(graph=graph_id, role=role, name=name, address=address)
 
 
 class Contract:
     """What one graph's capture ran and baked in, checked at its replays."""
 
-    def __init__(self, graph, origin, modules, names, grad_enabled=True, observed=None):
-        """`observed`: the capture's host_reads.Observer, None when nothing was observed."""
+    def __init__(self, graph, origin, modules, names, grad_enabled=True, observed=None, autocast=None):
+        """`observed`: the capture's host_reads.Observer, None when nothing was observed; `autocast`: whether CUDA
+        autocast was on during the capture (None: unknown)."""
         self.graph_id = id(graph)
         self.graph_ref = weakref.ref(graph)
         self.origin = origin
@@ -237,6 +247,10 @@ class Contract:
         self.attributes = []  # (module ref, label, attribute, value at capture)
         self.tensors = []  # _Tensor
         self.host_values = observed.baked() if observed is not None else []  # host_reads.Read
+        # Autocast at capture, and whether a replay looked at ran in it: replaying outside the capture's autocast
+        # region is the usual way, but a program that replayed in it and then turned autocast another way meant the
+        # precision to change, which the graph cannot.
+        self.autocast, self.autocast_matched = autocast, False
         self.reported = set()
         # ARMED_MODES once a Module.train() ran since the last look (the next replay looks at the modes), ARMED_ALL
         # once state a graph reads may have been replaced (load_state_dict, requires_grad_): it looks at everything
@@ -287,6 +301,7 @@ class Contract:
             self._look_tensors(frame)
             self._look_attributes()
         self._look_host_values(frame)
+        self._look_autocast()
         self.change_stack = None
 
     def _look_modes(self):
@@ -304,8 +319,19 @@ class Contract:
             return
         self.reported.add(key)
         shown = ", ".join(differ[:MAX_NAMES]) + (", ..." if len(differ) > MAX_NAMES else "")
-        bridge.recorder.emit(EventKind.TRAINING_MODE_CHANGED, origin=self.origin, graph=self.graph_id,
-                             value=int(captured), value_now=len(differ), text=shown)
+        events.training_mode_change(origin=self.origin, graph=self.graph_id, captured_training=captured,
+                                    modules=len(differ), names=shown)
+
+    def _look_autocast(self):
+        now = autocast_enabled(_torch())
+        if self.autocast is None or now is None or "autocast" in self.reported:
+            return
+        if now == self.autocast:
+            self.autocast_matched = True
+        elif self.autocast_matched:
+            self.reported.add("autocast")
+            self._host_value_changed(events.HostValueRole.AUTOCAST, "torch.is_autocast_enabled('cuda')",
+                                     float(self.autocast), float(now))
 
     def _look_tensors(self, frame=None):
         for entry in self.tensors:
@@ -315,7 +341,7 @@ class Contract:
             if entry.requires_grad is not None and tensor is not None and tensor.requires_grad != entry.requires_grad:
                 self.reported.add(id(entry))
                 stack = self.change_stack or frames.change_site(frame, {"STORE_ATTR"}, "requires_grad")
-                self._host_value_changed("requires-grad", entry.name, float(entry.requires_grad),
+                self._host_value_changed(events.HostValueRole.REQUIRES_GRAD, entry.name, float(entry.requires_grad),
                                          float(tensor.requires_grad), stack)
                 continue
             now = _address(tensor) if tensor is not None else 0
@@ -323,9 +349,8 @@ class Contract:
             if now == entry.address and not freed:
                 continue
             self.reported.add(id(entry))
-            bridge.recorder.emit(EventKind.STATE_REBOUND, origin=self.origin, graph=self.graph_id,
-                                 pool=int(freed), value=entry.address, value_now=now, type_name=entry.role,
-                                 text=entry.name)
+            events.state_rebound(origin=self.origin, graph=self.graph_id, role=entry.role, name=entry.name,
+                                 address_at_capture=entry.address, address_now=now, freed=freed)
 
     def _look_host_values(self, frame):
         """A number the captured code read (host_reads) that is another now: at the line of the replaying function
@@ -337,16 +362,16 @@ class Contract:
             if now is None or now == read.captured:
                 continue
             self.reported.add(read.label)
-            opnames, name = read.stores()
-            self._host_value_changed(read.role, "%s\n%s" % (read.label, read.where), float(read.captured),
-                                     float(now), frames.change_site(frame, opnames, name))
+            label, captured, now, (opnames, name) = read.change(now)
+            self._host_value_changed(read.role, label, captured, now, frames.change_site(frame, opnames, name),
+                                     read_at=read.where)
 
-    def _host_value_changed(self, role, text, captured, now, stack=None, attributed=None):
+    def _host_value_changed(self, role, name, captured, now, stack=None, attributed=None, read_at=None):
         """HOST_VALUE_CHANGED at the line that made the change: `stack`, or the calling thread's (`attributed`, the
         caller is that line); else at the replay."""
-        bridge.recorder.emit(EventKind.HOST_VALUE_CHANGED, origin=self.origin, graph=self.graph_id,
-                             pool=int(stack is not None or bool(attributed)), value=bridge.double_bits(captured),
-                             value_now=bridge.double_bits(now), type_name=role, text=text, frames=stack)
+        events.host_value_change(origin=self.origin, graph=self.graph_id, role=role, name=name, captured=captured,
+                                 now=now, at_change=stack is not None or bool(attributed), read_at=read_at,
+                                 frames=stack)
 
     def _look_attributes(self, changed=None, name=None):
         """A number a captured forward reads that changed: at a replay (all of them), or at the line that set one
@@ -359,7 +384,8 @@ class Contract:
             now = getattr(module, attribute, captured)
             if type(now) in (int, float) and now != captured:
                 self.reported.add(label)
-                self._host_value_changed("module-attribute", label, captured, now, attributed=changed is not None)
+                self._host_value_changed(events.HostValueRole.MODULE_ATTRIBUTE, label, captured, now,
+                                         attributed=changed is not None)
 
     def watch_attributes(self):
         for module_ref, _, attribute, _ in self.attributes:
@@ -441,7 +467,7 @@ def capture_ended(graph, capture, frame, pool_key, stepped):
     program = frames.program_frame(frame) or frame
     names = module_names(program)
     modules = list(capture.modules.values())
-    contract = Contract(graph, capture.origin, modules, names, capture.grad_enabled, capture.reads)
+    contract = Contract(graph, capture.origin, modules, names, capture.grad_enabled, capture.reads, capture.autocast)
     segments = _pool_segments(graph)
     ranges = sorted((address, address + size) for address, size in segments)
     if pool_key and ranges:
@@ -464,9 +490,8 @@ def capture_ended(graph, capture, frame, pool_key, stepped):
     text = ["%s\t%s\t%x\t%x" % (role, name.replace("\t", " ").replace("\n", " "), _address(t), _bytes(t))
             for role, name, t in lines[:MAX_TENSORS]]
     text.extend("pool\t\t%x\t%x" % segment for segment in segments)
-    bridge.recorder.emit(EventKind.GRAPH_TENSORS, origin=capture.origin, graph=id(graph), pool=pool_key,
-                         value=contract.baked(), value_now=len(modules), text="\n".join(text),
-                         text_limit=bridge.MAX_TENSOR_LIST)
+    events.graph_tensors(origin=capture.origin, graph=id(graph), pool=pool_key, host_values=contract.baked(),
+                         modules=len(modules), tensors="\n".join(text))
     _send_state_made(capture, names, ranges, stepped, parameter_names)
     if not contract.host_values and not (contract.watched and (contract.modes or contract.attributes or
                                                                 contract.tensors)):
@@ -550,8 +575,8 @@ def _send_state_made(capture, names, ranges, stepped, parameter_names):
         # update in place.
         if now and now != address and _inside(ranges, now):
             name = "%s.%s" % (names.get(id(module)) or type(module).__name__, attribute)
-            bridge.recorder.emit(EventKind.STATE_MADE_IN_CAPTURE, origin=capture.origin, graph=capture.graph_id,
-                                 type_name=role, text=name, value=address, value_now=now, pool=size, frames=stack)
+            events.state_made_in_capture(origin=capture.origin, graph=capture.graph_id, role=role, names=name,
+                                         address_before=address, address_now=now, bytes=size, frames=stack)
     for optimizer in stepped:
         before = capture.state_before.get(id(optimizer))
         if before is None:
@@ -560,6 +585,6 @@ def _send_state_made(capture, names, ranges, stepped, parameter_names):
                 if _inside(ranges, _address(tensor))]
         if made:
             shown = ", ".join(label for label, _ in made[:MAX_NAMES]) + (", ..." if len(made) > MAX_NAMES else "")
-            bridge.recorder.emit(EventKind.STATE_MADE_IN_CAPTURE, origin=capture.origin, graph=capture.graph_id,
-                                 type_name="optimizer-state", text=shown, value_now=_address(made[0][1]),
-                                 pool=len(made), frames=before[1])
+            events.state_made_in_capture(origin=capture.origin, graph=capture.graph_id,
+                                         role=events.MadeStateRole.OPTIMIZER_STATE, names=shown,
+                                         address_now=_address(made[0][1]), tensors=len(made), frames=before[1])

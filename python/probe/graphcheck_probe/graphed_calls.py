@@ -14,8 +14,8 @@ import sys
 import threading
 import weakref
 
-from . import bridge, contract, frames, watches
-from .bridge import EventKind, Origin
+from . import contract, events, frames, watches
+from .bridge import Origin
 
 _MAX_ATTRIBUTES = 256  # numeric attributes of one graphed module watched
 
@@ -76,16 +76,16 @@ class InputShapes:
         except BaseException as error:
             for key, index, text in changes:
                 self.reported.add(key)
-                bridge.recorder.emit(EventKind.INPUT_SHAPE_CHANGED, origin=Origin.GRAPHED_CALLABLES, graph=graph_id,
-                                     value=index & 0xFFFFFFFF, type_name="raised",
-                                     text="%s\n%s: %s" % (text, frames.exception_type(error),
-                                                          frames.exception_text(error)))
+                events.input_shape_change(graph=graph_id, input=None if index < 0 else index,
+                                          handling=events.ShapeChangeHandling.RAISED, description=text,
+                                          error="%s: %s" % (frames.exception_type(error), frames.exception_text(error)))
             raise
         for key, index, text in changes:
             self.reported.add(key)
-            how = "converted" if key[0] != "count" and key[1][0] == self.captured[index][0] else "broadcast"
-            bridge.recorder.emit(EventKind.INPUT_SHAPE_CHANGED, origin=Origin.GRAPHED_CALLABLES, graph=graph_id,
-                                 value=index & 0xFFFFFFFF, type_name=how, text=text)
+            converted = key[0] != "count" and key[1][0] == self.captured[index][0]
+            events.input_shape_change(graph=graph_id, input=None if index < 0 else index,
+                                      handling=events.ShapeChangeHandling.CONVERTED if converted
+                                      else events.ShapeChangeHandling.BROADCAST, description=text)
         return result
 
 
@@ -150,18 +150,22 @@ class ModuleWatch:
                 continue
             if id(parameter) != captured[0]:
                 self.reported.add(name)
-                watches.emit_rebound(Origin.GRAPHED_CALLABLES, self.module_id, "parameter", name, captured[1],
-                              watches.address(parameter))
+                events.state_rebound(origin=Origin.GRAPHED_CALLABLES, graph=self.module_id,
+                                     role=events.TensorRole.PARAMETER, name=name, address_at_capture=captured[1],
+                                     address_now=watches.address(parameter))
             elif getattr(parameter, "requires_grad", None) != captured[2]:
                 self.reported.add(name)
-                watches.emit_host_change(self.module_id, "requires-grad", name, bridge.double_bits(float(captured[2])),
-                                  bridge.double_bits(float(parameter.requires_grad)), attributed=False,
-                                  origin=Origin.GRAPHED_CALLABLES)
+                events.host_value_change(origin=Origin.GRAPHED_CALLABLES, graph=self.module_id,
+                                         role=events.HostValueRole.REQUIRES_GRAD, name=name,
+                                         captured=float(captured[2]), now=float(parameter.requires_grad),
+                                         at_change=False)
         for name, buffer in module.named_buffers():
             captured = self.buffers.get(name)
             if captured is not None and name not in self.reported and watches.address(buffer) != captured:
                 self.reported.add(name)
-                watches.emit_rebound(Origin.GRAPHED_CALLABLES, self.module_id, "buffer", name, captured, watches.address(buffer))
+                events.state_rebound(origin=Origin.GRAPHED_CALLABLES, graph=self.module_id,
+                                     role=events.TensorRole.BUFFER, name=name, address_at_capture=captured,
+                                     address_now=watches.address(buffer))
         for sub, path, name, captured in self.attributes:
             owner = sub()
             key = (path, name)
@@ -171,8 +175,9 @@ class ModuleWatch:
             if type(now) in (int, float) and now != captured:
                 self.reported.add(key)
                 label = "%s.%s" % (path, name) if path else "%s.%s" % (type(owner).__name__, name)
-                watches.emit_host_change(self.module_id, "module-attribute", label, bridge.double_bits(captured),
-                                  bridge.double_bits(now), attributed=False, origin=Origin.GRAPHED_CALLABLES)
+                events.host_value_change(origin=Origin.GRAPHED_CALLABLES, graph=self.module_id,
+                                         role=events.HostValueRole.MODULE_ATTRIBUTE, name=label, captured=captured,
+                                         now=now, at_change=False)
 
 
     def look_modes(self):
@@ -190,8 +195,8 @@ class ModuleWatch:
         if differ:
             self.reported.add("modes")
             shown = ", ".join(differ[:8]) + (", ..." if len(differ) > 8 else "")
-            bridge.recorder.emit(EventKind.TRAINING_MODE_CHANGED, origin=Origin.GRAPHED_CALLABLES,
-                                 graph=self.module_id, value=int(captured), value_now=len(differ), text=shown)
+            events.training_mode_change(origin=Origin.GRAPHED_CALLABLES, graph=self.module_id,
+                                        captured_training=captured, modules=len(differ), names=shown)
 
 
 def watch_graphed_module(module, own_forward, shapes, shadow):
@@ -310,9 +315,8 @@ def check_grads_before_backward(leaves, graph_id, thread, reported):
                 reported.append(True)
                 caller = sys._current_frames().get(thread)
                 shown = ", ".join(n for n, _ in aliased[:contract.MAX_NAMES]) + (", ..." if len(aliased) > contract.MAX_NAMES else "")
-                bridge.recorder.emit(EventKind.GRAD_ALIASED, origin=Origin.GRAPHED_CALLABLES, graph=graph_id,
-                                     value=len(aliased), value_now=aliased[0][1], text=shown,
-                                     frames=frames.encode_stack(caller) if caller is not None else None)
+                events.grad_aliased(module=graph_id, count=len(aliased), first_address=aliased[0][1], names=shown,
+                                    frames=frames.encode_stack(caller) if caller is not None else None)
         except Exception:
             pass
         return None

@@ -9,8 +9,7 @@ drawn from inside it.
 import random
 import sys
 
-from . import bridge, frames
-from .bridge import EventKind
+from . import events, frames
 
 # torch functions and Tensor methods that draw from a generator: on a CPU tensor, from the CPU one.
 _TORCH_DRAWS = {"rand", "randn", "randint", "randperm", "bernoulli", "normal", "multinomial", "poisson", "rand_like",
@@ -148,7 +147,7 @@ class Draws:
                 return
             self.seen.add(key)
             self.sent.add(source)
-            bridge.recorder.emit(EventKind.HOST_RANDOM_DRAW, graph=self.graph_id, type_name=source, text=label)
+            events.host_random_draw(graph=self.graph_id, source=source, call=label)
         except Exception:
             pass
 
@@ -169,8 +168,7 @@ class Draws:
             sys.setprofile(self.previous_profile)
         for source, label, stack in generators.drawn() if generators is not None else ():
             self.sent.add(source)
-            bridge.recorder.emit(EventKind.HOST_RANDOM_DRAW, graph=self.graph_id, type_name=source, text=label,
-                                 frames=stack)
+            events.host_random_draw(graph=self.graph_id, source=source, call=label, frames=stack)
         for source, before in self.states.items():
             if source in self.sent or (self.profiling and (source != "torch-cpu" or not self.torch_candidates)):
                 continue
@@ -182,5 +180,4 @@ class Draws:
                 continue
             stack = self.torch_candidates[0] if source == "torch-cpu" and self.torch_candidates else None
             label = {"python-random": "random", "numpy": "numpy.random", "torch-cpu": "torch's CPU generator"}[source]
-            bridge.recorder.emit(EventKind.HOST_RANDOM_DRAW, graph=self.graph_id, type_name=source, text=label,
-                                 frames=stack)
+            events.host_random_draw(graph=self.graph_id, source=source, call=label, frames=stack)

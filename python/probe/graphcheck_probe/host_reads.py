@@ -24,6 +24,7 @@ import weakref
 from . import frames, host_draws
 
 MAX_PATHS = 256  # numbers watched per capture
+MAX_ENTRIES = 64  # numbers of one list or dict indexed by a variable, compared at replays
 MAX_CLOSURES = 8  # closures whose cells are looked up per capture (gc.get_referrers: a walk of the heap)
 _MAX_STEPS = 4  # attribute or subscript steps after the variable
 
@@ -39,11 +40,13 @@ def is_number(value):
 
 def _paths(code, start=-1, end=None):
     """(root kind, root name, steps, line) of each path `code` loads (between byte offsets `start` and `end`,
-    exclusive, when given): root kind "global", "cell" or "local"; steps (("attr", name) or ("item", constant), ...).
+    exclusive, when given): root kind "global", "cell" or "local"; steps (("attr", name), ("item", constant), ...,
+    and last ("each", None) for a container indexed by a variable: `self.scales[i]` reads any of its entries).
     Every prefix of a chain is a path of its own."""
     found = []
     path, line = None, 0
     pending_constant = None
+    container = None  # the path just before a variable's load: subscripted by it when BINARY_SUBSCR follows
     for instruction in dis.get_instructions(code):
         name = instruction.opname
         line = frames.instruction_line(instruction, line)
@@ -59,6 +62,7 @@ def _paths(code, start=-1, end=None):
         elif name in _PAIR_LOADS and isinstance(instruction.argval, tuple) and len(instruction.argval) == 2:
             root = ("local", instruction.argval[1])
         if root is not None and isinstance(root[1], str):
+            container = path if path is not None and pending_constant is None else None
             path = (root[0], root[1], ())
             pending_constant = None
             found.append(path + (line,))
@@ -76,10 +80,13 @@ def _paths(code, start=-1, end=None):
             if isinstance(key, (str, int)) and len(path[2]) < _MAX_STEPS:
                 path = (path[0], path[1], path[2] + (("item", key),))
                 found.append(path + (line,))
+                container = None
                 continue
+        if name in _SUBSCRIPTS and container is not None and path is not None and not path[2]:
+            found.append((container[0], container[1], container[2] + (("each", None),), line))
         if name in ("CACHE", "EXTENDED_ARG", "NOP"):
             continue
-        path, pending_constant = None, None
+        path, pending_constant, container = None, None, None
     return found
 
 
@@ -97,10 +104,30 @@ def _loop_targets(code):
     return targets
 
 
+def _entries(value):
+    """The numbers of a plain list, tuple or dict, as ((key, number), ...), at most MAX_ENTRIES; None when it holds
+    none."""
+    if type(value) in (list, tuple):
+        items = enumerate(value)
+    elif type(value) is dict:
+        items = value.items()
+    else:
+        return None
+    numbers = []
+    for key, entry in items:
+        if is_number(entry):
+            numbers.append((key, entry))
+            if len(numbers) >= MAX_ENTRIES:
+                break
+    return tuple(numbers) or None
+
+
 def _step(value, step):
     """One step of a path through plain storage only (instance and class dictionaries, dicts, lists); None when it
-    would run the program's code."""
+    would run the program's code. ("each", None) stands for the numbers of a container, compared as one value."""
     kind, key = step
+    if kind == "each":
+        return _entries(value)
     if kind == "item":
         if type(value) is dict:
             return value.get(key)
@@ -122,10 +149,15 @@ def _follow(value, steps):
     return value
 
 
+def _is_value(value):
+    """A number, or the numbers of a container read by a variable index."""
+    return is_number(value) or type(value) is tuple
+
+
 def _label(root, steps):
     text = root
     for kind, key in steps:
-        text += ".%s" % key if kind == "attr" else "[%r]" % (key,)
+        text += ".%s" % key if kind == "attr" else "[%r]" % (key,) if kind == "item" else ""
     return text
 
 
@@ -162,7 +194,18 @@ class Read:
 
     def now(self):
         value = _follow(self.root.value(), self.steps) if self.steps else self.root.value()
-        return value if is_number(value) else None
+        return value if _is_value(value) else None
+
+    def change(self, now):
+        """(label, number at capture, number now, (opnames, name) of the stores that can make it) of what differs
+        in `now`: for a container, its first entry that changed (or appeared or went)."""
+        if type(self.captured) is not tuple:
+            return (self.label, float(self.captured), float(now)) + (self.stores(),)
+        before, after = dict(self.captured), dict(now)
+        changed = next(key for key in list(before) + list(after) if before.get(key) != after.get(key))
+        nan = float("nan")
+        return ("%s[%r]" % (self.label, changed), float(before.get(changed, nan)), float(after.get(changed, nan)),
+                ({"STORE_SUBSCR"}, changed))
 
     def stores(self):
         """(opnames, name) of the instructions that can change it: the variable stored, or its last attribute or
@@ -252,7 +295,7 @@ class Observer:
                     continue
                 base = _cell_value(holder)
             value = _follow(base, steps) if steps else base
-            if not is_number(value):
+            if not _is_value(value):
                 if value is not None and not isinstance(value, (str, bytes)):
                     self.generators.note(value, _label(name, steps), frame, line)
                 continue
@@ -263,7 +306,7 @@ class Observer:
             if root is None or key in self.reads:
                 continue
             role = {"global": "global", "cell": "closure", "local": "attribute"}[kind] if not steps else (
-                "entry" if steps[-1][0] == "item" else "attribute")
+                "entry" if steps[-1][0] in ("item", "each") else "attribute")
             where = "%s() at %s:%d" % (code.co_name, code.co_filename, line)
             self.reads[key] = Read(root, steps, role, _label(name, steps), where, value)
             if len(self.reads) >= MAX_PATHS:

@@ -9,8 +9,7 @@ cost a 2-layer GPT-2's call (32 nested calls) 15-20% on an H200, which the plan 
 Module calls that other threads make while an outermost call runs are not seen."""
 import threading
 
-from . import bridge
-from .bridge import EventKind
+from . import events
 
 _MAX_TENSORS = 16  # tensor inputs named per call
 _local = threading.local()  # per thread: the outermost call in progress (an _OutermostCall)
@@ -106,7 +105,7 @@ class _GlobalHooks:
             self._ended()
             return None
         _local.call = call
-        bridge.recorder.emit(EventKind.MODULE_CALL_BEGIN, graph=id(module), value=call.number)
+        events.module_call(begin=True, module=id(module), number=call.number)
         return None
 
     def _reentered(self, module, args):
@@ -123,8 +122,8 @@ class _GlobalHooks:
             call.reentered -= 1
             return None
         # The end's stack is not read: an empty one costs the recorder nothing.
-        bridge.recorder.emit(EventKind.MODULE_CALL_END, graph=id(module), value=call.number,
-                             text=_call_text(module, args, kwargs), frames="")
+        events.module_call(begin=False, module=id(module), number=call.number,
+                           call_text=_call_text(module, args, kwargs))
         _local.call = None
         for handle in call.handles:
             handle.remove()

@@ -4,16 +4,16 @@ program: if torch changed shape, that hook is simply not installed."""
 import sys
 import threading
 
-from . import bridge, contract, frames, graphed_calls, memory, origins, waits, watches
-from .bridge import EventKind, Origin
+from . import contract, events, frames, graphed_calls, memory, origins, waits, watches
+from .bridge import Origin
 
 shadow = None  # the --shadow comparer (shadow.Shadow), set by install() when GRAPHCHECK_SHADOW asks for one
 
 
-def _record_exception(graph, error, kind=EventKind.CAPTURE_EXCEPTION, caller=None):
+def _record_exception(graph, error, in_capture=True, caller=None):
     text = frames.exception_text(error) + origins.megatron_mismatches(error)
-    bridge.recorder.emit(kind, graph=0 if graph is None else id(graph), type_name=frames.exception_type(error),
-                         text=text, frames=frames.exception_frames(error, caller))
+    events.exception(in_capture=in_capture, graph=0 if graph is None else id(graph),
+                     type=frames.exception_type(error), message=text, frames=frames.exception_frames(error, caller))
 
 
 def _replace(owner, name, hook, original):
@@ -34,8 +34,9 @@ def _patch_graphs(module):
     def capture_begin(self, *args, **kwargs):
         origin, value, text = origins.capture_origin(sys._getframe(1))
         mode = kwargs.get("capture_error_mode", args[1] if len(args) > 1 else "global")
-        bridge.recorder.emit(EventKind.CAPTURE_BEGIN, origin=origin, graph=id(self), value=value,
-                             type_name=str(mode), text=text)
+        events.capture_begin(origin=origin, graph=id(self), error_mode=mode,
+                             compiled_function=value if origin == Origin.CUDAGRAPH_TREES else 0,
+                             megatron_layer=value if origin == Origin.MEGATRON else 0, megatron_part=text)
         self._graphcheck_allocated_at_begin = origins.allocated_bytes()
         self._graphcheck_origin = origin
         watches.forget_graph(self)
@@ -56,8 +57,8 @@ def _patch_graphs(module):
             _record_exception(self, error, caller=sys._getframe(1))
             raise
         pool = origins.pool_key(self)
-        bridge.recorder.emit(EventKind.CAPTURE_END, graph=id(self), pool=pool, value=origins.allocated_bytes(),
-                             value_now=getattr(self, "_graphcheck_allocated_at_begin", 0))
+        events.capture_end(graph=id(self), pool=pool, allocated_at_end=origins.allocated_bytes(),
+                           allocated_at_begin=getattr(self, "_graphcheck_allocated_at_begin", 0))
         waits.live_graphs.add(self)
         try:
             stepped = watches.stepping_optimizers()
@@ -216,12 +217,12 @@ def _patch_autograd(module):
         _backwards[0] += 1
         number = _backwards[0]
         _backward.depth = 1
-        bridge.recorder.emit(EventKind.BACKWARD_BEGIN, value=number)
+        events.backward(begin=True, number=number)
         try:
             return original(*args, **kwargs)
         finally:
             _backward.depth = 0
-            bridge.recorder.emit(EventKind.BACKWARD_END, value=number)
+            events.backward(begin=False, number=number)
 
     backward.__wrapped__ = original
     backward.__doc__ = original.__doc__
@@ -325,7 +326,7 @@ def _patch_cudagraph_utils(module):
     log_skip = module.log_cudagraph_skip_and_bump_counter
 
     def log_cudagraph_skip_and_bump_counter(msg, *args, **kwargs):
-        bridge.recorder.emit(EventKind.COMPILE_SKIP, text=str(msg))
+        events.compile_skip(reason=str(msg))
         return log_skip(msg, *args, **kwargs)
 
     log_cudagraph_skip_and_bump_counter.__wrapped__ = log_skip
@@ -344,7 +345,7 @@ def _patch_cudagraph_trees(module):
         except Exception:
             held = 0
         if held:
-            bridge.recorder.emit(EventKind.OUTPUTS_INVALIDATED, value=held)
+            events.outputs_invalidated(held=held)
         return dealloc(self, *args, **kwargs)
 
     dealloc_current_path_weakrefs.__wrapped__ = dealloc
@@ -366,8 +367,7 @@ def _patch_ddp(module):
         except Exception:
             on_default = False
         result = init(self, *args, **kwargs)
-        bridge.recorder.emit(EventKind.DDP_CONSTRUCTED, graph=id(self), value=int(on_default),
-                             text="the default stream" if on_default else "a side stream")
+        events.ddp_constructed(module=id(self), on_default_stream=on_default)
         return result
 
     def _pre_forward(self, *args, **kwargs):
@@ -387,9 +387,8 @@ def _patch_ddp(module):
         finally:  # also when DDP's warmup work raised inside the capture, which is when the event matters most
             if capturing:
                 rebuilt = not rebuilt_before and getattr(self, "_has_rebuilt_buckets", False)
-                bridge.recorder.emit(EventKind.DDP_CAPTURED_FORWARD, graph=id(self), value=forwards,
-                                     value_now=int(rebuilt),
-                                     text="static_graph" if getattr(self, "static_graph", False) else None)
+                events.ddp_captured_forward(module=id(self), forwards=forwards, rebuilt_buckets=rebuilt,
+                                            static_graph=getattr(self, "static_graph", False))
 
     _replace(ddp, "__init__", __init__, init)
     _replace(ddp, "_pre_forward", _pre_forward, pre_forward)
@@ -406,7 +405,7 @@ def _patch_megatron_cuda_graphs(module):
     def record_fwd_graph(cls, runner, *args, **kwargs):
         if not announced:
             announced.append(True)
-            bridge.recorder.emit(EventKind.MEGATRON_GRAPH_RECORDED, value=origins.megatron_layer_number(runner))
+            events.megatron_graph_recorded(layer=origins.megatron_layer_number(runner))
         return original(cls, runner, *args, **kwargs)
 
     record_fwd_graph.__wrapped__ = original
@@ -470,7 +469,7 @@ def hook_uncaught_exceptions():
 
     def excepthook(exc_type, exc, tb):
         if exc is not None and not isinstance(exc, (KeyboardInterrupt, SystemExit)):
-            _record_exception(None, exc, EventKind.UNCAUGHT_EXCEPTION)
+            _record_exception(None, exc, in_capture=False)
         return previous(exc_type, exc, tb)
 
     sys.excepthook = excepthook
@@ -478,7 +477,7 @@ def hook_uncaught_exceptions():
 
     def thread_excepthook(args):
         if args.exc_value is not None and not isinstance(args.exc_value, SystemExit):
-            _record_exception(None, args.exc_value, EventKind.UNCAUGHT_EXCEPTION)
+            _record_exception(None, args.exc_value, in_capture=False)
         return previous_thread(args)
 
     threading.excepthook = thread_excepthook

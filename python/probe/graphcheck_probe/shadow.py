@@ -25,8 +25,8 @@ import random as python_random
 import sys
 import time
 
-from . import bridge, frames, shadow_grads, watches
-from .bridge import EventKind, ShadowRecord, ShadowSubject
+from . import bridge, events, frames, shadow_grads, watches
+from .bridge import ShadowRecord, ShadowSubject
 
 _MAX_OUTPUTS = 64  # outputs of one module call compared
 _MAX_COMPARISONS = 512  # tensors of one shadowed replay compared
@@ -310,8 +310,8 @@ class Shadow:
     def __init__(self, calls):
         self.calls = calls
 
-    def _audit(self, kind, owner):
-        bridge.recorder.emit(kind, graph=owner)
+    def _audit(self, begin, owner):
+        events.audit(begin=begin, graph=owner)
 
     # --- modules graphed by make_graphed_callables ---------------------------------------------------------------
 
@@ -340,7 +340,7 @@ class Shadow:
                    for name, tensor in owner._buffers.items() if tensor is not None]
         eager_forward = watch.own_forward or type(module).forward.__get__(module)
         runs, drawn, eager_generator = [], set(), None
-        self._audit(EventKind.AUDIT_BEGIN, watch.module_id)
+        self._audit(True, watch.module_id)
         try:
             for _ in range(2):
                 state.restore(torch)
@@ -355,7 +355,7 @@ class Shadow:
                             tensor.copy_(saved)
         finally:
             state.restore(torch, cuda=after_replay)
-            self._audit(EventKind.AUDIT_END, watch.module_id)
+            self._audit(False, watch.module_id)
         eager, repeat = (dict(_named_tensors(run, "output", [])) for run in runs)
         differ = _draws_differ(torch, drawn, after_replay, eager_generator)
         outputs = _named_tensors(graphed, "output", [])
@@ -437,8 +437,7 @@ class Shadow:
                                                                    frames.exception_text(error)[:200])
         if not region.skip_reported:
             region.skip_reported = True
-            bridge.recorder.emit(EventKind.SHADOW_SKIPPED, graph=region.graph_id, text=region.reason,
-                                 type_name=region.label)
+            events.shadow_skipped(graph=region.graph_id, call=region.label, reason=region.reason)
         return None
 
     def _run_region(self, torch, region, state, grads_none_at_capture):
@@ -449,7 +448,7 @@ class Shadow:
         grads = [(p, p.grad, None if p.grad is None else p.grad.detach().clone()) for p in parameters]
         fresh = [p for p in (ref() for ref in grads_none_at_capture) if p is not None]
         runs, drawn = [], set()
-        self._audit(EventKind.AUDIT_BEGIN, region.graph_id)
+        self._audit(True, region.graph_id)
         try:
             for _ in range(2):
                 state.restore(torch)
@@ -478,7 +477,7 @@ class Shadow:
                                 grad.copy_(before)
                 runs.append(run)
         finally:
-            self._audit(EventKind.AUDIT_END, region.graph_id)
+            self._audit(False, region.graph_id)
         return runs, drawn, parameters
 
     def _compare_region(self, torch, region, replay_number, runs, drawn, differ, parameters, started):

@@ -9,8 +9,7 @@ collectives keeps the communicator from being destroyed.
 """
 import weakref
 
-from . import bridge
-from .bridge import EventKind
+from . import events
 
 # Every graph captured in this process (capture_end adds it), for GRAPH_ALIVE.
 live_graphs = weakref.WeakSet()
@@ -25,12 +24,12 @@ def _bounded(name, function, announce_graphs=False):
     def wait(*args, **kwargs):
         if announce_graphs:
             for graph in list(live_graphs):
-                bridge.recorder.emit(EventKind.GRAPH_ALIVE, graph=id(graph))
-        bridge.recorder.emit(EventKind.WAIT_BEGIN, text=name)
+                events.graph_alive(graph=id(graph))
+        events.wait(begin=True, what=name)
         try:
             return function(*args, **kwargs)
         finally:
-            bridge.recorder.emit(EventKind.WAIT_END, text=name)
+            events.wait(begin=False, what=name)
 
     wait.__wrapped__ = function
     wait.__name__ = getattr(function, "__name__", name)

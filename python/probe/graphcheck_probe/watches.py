@@ -19,8 +19,8 @@ import sys
 import threading
 import weakref
 
-from . import bridge, contract, frames
-from .bridge import EventKind, Origin
+from . import contract, events, frames
+from .bridge import Origin
 
 # Calls of a graphed module and replays of a watched graph that are looked at: the first FIRST_LOOKS, then the powers
 # of two up to LAST_LOOK; after that the replay hook is removed.
@@ -70,18 +70,6 @@ def _references(tensor):
     except Exception:
         pass
     return count
-
-
-def emit_rebound(origin, graph_id, role, name, captured, now):
-    bridge.recorder.emit(EventKind.STATE_REBOUND, origin=origin, graph=graph_id, value=captured, value_now=now,
-                         type_name=role, text=name)
-
-
-def emit_host_change(graph_id, role, name, captured, now, attributed, origin=Origin.UNKNOWN):
-    """HOST_VALUE_CHANGED: numbers travel as their IEEE-754 bits, gradients as addresses (0: None); `attributed`: the
-    calling thread's stack is the call that made the change (a scheduler's step(), zero_grad())."""
-    bridge.recorder.emit(EventKind.HOST_VALUE_CHANGED, origin=origin, graph=graph_id, pool=int(attributed),
-                         value=captured, value_now=now, type_name=role, text=name)
 
 
 def describe_shape(shape, dtype):
@@ -173,8 +161,8 @@ class CaptureWatch:
         for name, captured in self.inputs.items():
             if name not in self.reported and contract.expired(self.storages.get(name)):
                 self.reported.add(name)  # freed: the graph reads memory the allocator hands out again
-                bridge.recorder.emit(EventKind.STATE_REBOUND, origin=Origin.USER, graph=self.graph_id, pool=1,
-                                     value=captured, type_name="static-input", text=name)
+                events.state_rebound(origin=Origin.USER, graph=self.graph_id, role=events.TensorRole.STATIC_INPUT,
+                                     name=name, address_at_capture=captured, freed=True)
         if frame.f_code is self.code:
             values = frames.local_values(frame)
             for name, captured in self.inputs.items():
@@ -184,7 +172,9 @@ class CaptureWatch:
                 moved = address(now)
                 if moved != captured and not _static_inputs.get(moved):
                     self.reported.add(name)
-                    emit_rebound(Origin.USER, self.graph_id, "static-input", name, captured, moved)
+                    events.state_rebound(origin=Origin.USER, graph=self.graph_id,
+                                         role=events.TensorRole.STATIC_INPUT, name=name, address_at_capture=captured,
+                                         address_now=moved)
         for name, tensor in self.outputs.items():
             if name in self.reported:
                 continue
@@ -195,8 +185,8 @@ class CaptureWatch:
             history.append(count)
             if len(history) > _HELD_GROWTH:
                 self.reported.add(name)
-                bridge.recorder.emit(EventKind.OUTPUTS_HELD, origin=Origin.USER, graph=self.graph_id,
-                                     value=history[-1] - history[0], text=name)
+                events.outputs_held(origin=Origin.USER, graph=self.graph_id, name=name,
+                                    references_added=history[-1] - history[0])
 
 
 # Every optimizer the program constructed (Optimizer.__init__ is hooked), for the parameters a capture may write.
@@ -311,8 +301,8 @@ class HostStateWatch:
             if type(now) not in (int, float) or float(now) == captured:
                 continue  # a tensor now: the program moved to a value the graph reads at replay, or not a number
             self.reported.add(label)
-            emit_host_change(self.graph_id, "optimizer-hyperparameter", label, bridge.double_bits(captured),
-                              bridge.double_bits(now), attributed)
+            events.host_value_change(graph=self.graph_id, role=events.HostValueRole.OPTIMIZER_HYPERPARAMETER,
+                                     name=label, captured=captured, now=now, at_change=attributed)
         if optimizer is not None:
             return
         for parameter_ref, grad_id, captured, label in self.grads:
@@ -323,7 +313,9 @@ class HostStateWatch:
             if grad is not None and id(grad) == grad_id:
                 continue
             self.reported.add(label)
-            emit_host_change(self.graph_id, "grad", label, captured, 0 if grad is None else address(grad), attributed)
+            events.host_value_change(graph=self.graph_id, role=events.HostValueRole.GRAD, name=label,
+                                     captured=captured, now=0 if grad is None else address(grad),
+                                     at_change=attributed)
 
 
 def stepping_optimizers():

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "analysis/trace_analysis.h"
 #include "core/check.h"
 #include "core/finding.h"
 #include "trace/events.h"
@@ -60,8 +61,9 @@ class ShadowTrace {
   const trace::Trace& trace() const { return trace_; }
 
   std::vector<Finding> Run(const Check& check, const CheckOptions& options = {}) const {
+    const analysis::TraceAnalysis analysis(trace_);
     CheckInputs inputs;
-    inputs.Add(trace_);
+    analysis::AddTrace(analysis, &inputs);
     if (!check.CanRun(inputs)) return {};
     std::vector<Finding> findings;
     check.Run(inputs, BoundOptions(check.info(), options), &findings);

@@ -56,6 +56,7 @@ TEST(ReplayMismatchTest, OtherChecksNameTheCause) {
   trace::ProbeEvent& changed = host.trace().probe_events.emplace_back();
   changed.kind = trace::ProbeEventKind::kHostValueChanged;
   changed.graph = kGraph;
+  changed.type = host.trace().Intern("optimizer-hyperparameter");
   EXPECT_THAT(host.Run(*NewReplayMismatchCheck()), IsEmpty());
   ShadowTrace drawn;
   drawn.Region().Compare(kGraph, 1, 0.5, 0, false, "output loss").Draws("cpu");
