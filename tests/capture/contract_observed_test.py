@@ -210,8 +210,9 @@ check("a number reached through self.settings is sent", [e["text"].split("\n")[0
       ["self.settings.loss_scale"], sent)
 
 
-# A list read with a variable index (per-layer scales in a loop): any of its numbers is baked in.
-class Scaled(torch.nn.Module):
+# A list of numbers the captured code read by a variable index or iterated (per-layer scales in a loop): any of its
+# numbers is baked in.
+class Indexed(torch.nn.Module):
     def __init__(self):
         super().__init__()
         self.blocks = torch.nn.ModuleList([torch.nn.Linear(4, 4) for _ in range(3)])
@@ -223,18 +224,30 @@ class Scaled(torch.nn.Module):
         return z
 
 
-recorder, _ = fresh()
-scaled = Scaled()
-graph = capture(lambda: scaled(x))
-graph.replay()
-check("clean twin: a list the captured code indexed by a variable, left alone, sends nothing",
-      not recorder.of(EventKind.HOST_VALUE_CHANGED), recorder.events)
-scaled.layer_scales[2] = 0.5  # rescale one layer
-graph.replay()
-sent = changed(recorder, "entry")
-check("a list entry read by a variable index is sent by its index, at the line that set it", len(sent) == 1 and
-      sent[0]["text"].startswith("self.layer_scales[2]\n") and sent[0]["line"] == line_of(HERE, "# rescale one layer"),
-      sent)
+class Iterated(Indexed):
+    def forward(self, z):
+        for scale, block in zip(self.layer_scales, self.blocks):
+            z = block(z) * scale
+        return z
+
+
+def rescale(model, graph):
+    model.layer_scales[2] = 0.5  # rescale one layer
+    graph.replay()
+
+
+for kind in (Indexed, Iterated):
+    recorder, _ = fresh()
+    scaled = kind()
+    graph = capture(lambda: scaled(x))
+    graph.replay()
+    check("clean twin: a list the captured code read (%s), left alone, sends nothing" % kind.__name__,
+          not recorder.of(EventKind.HOST_VALUE_CHANGED), recorder.events)
+    rescale(scaled, graph)
+    sent = changed(recorder, "entry")
+    check("a list entry the captured code read (%s) is sent by its index, at the line that set it" % kind.__name__,
+          len(sent) == 1 and sent[0]["text"].startswith("self.layer_scales[2]\n") and
+          sent[0]["line"] == line_of(HERE, "# rescale one layer"), sent)
 
 # Host draws the profile function cannot see as calls: numpy's generators (Cython methods) and the clock.
 rng = numpy.random.default_rng(0)

@@ -40,13 +40,11 @@ def is_number(value):
 
 def _paths(code, start=-1, end=None):
     """(root kind, root name, steps, line) of each path `code` loads (between byte offsets `start` and `end`,
-    exclusive, when given): root kind "global", "cell" or "local"; steps (("attr", name), ("item", constant), ...,
-    and last ("each", None) for a container indexed by a variable: `self.scales[i]` reads any of its entries).
+    exclusive, when given): root kind "global", "cell" or "local"; steps (("attr", name) or ("item", constant), ...).
     Every prefix of a chain is a path of its own."""
     found = []
     path, line = None, 0
     pending_constant = None
-    container = None  # the path just before a variable's load: subscripted by it when BINARY_SUBSCR follows
     for instruction in dis.get_instructions(code):
         name = instruction.opname
         line = frames.instruction_line(instruction, line)
@@ -62,7 +60,6 @@ def _paths(code, start=-1, end=None):
         elif name in _PAIR_LOADS and isinstance(instruction.argval, tuple) and len(instruction.argval) == 2:
             root = ("local", instruction.argval[1])
         if root is not None and isinstance(root[1], str):
-            container = path if path is not None and pending_constant is None else None
             path = (root[0], root[1], ())
             pending_constant = None
             found.append(path + (line,))
@@ -80,13 +77,10 @@ def _paths(code, start=-1, end=None):
             if isinstance(key, (str, int)) and len(path[2]) < _MAX_STEPS:
                 path = (path[0], path[1], path[2] + (("item", key),))
                 found.append(path + (line,))
-                container = None
                 continue
-        if name in _SUBSCRIPTS and container is not None and path is not None and not path[2]:
-            found.append((container[0], container[1], container[2] + (("each", None),), line))
         if name in ("CACHE", "EXTENDED_ARG", "NOP"):
             continue
-        path, pending_constant, container = None, None, None
+        path, pending_constant = None, None
     return found
 
 
@@ -105,16 +99,12 @@ def _loop_targets(code):
 
 
 def _entries(value):
-    """The numbers of a plain list, tuple or dict, as ((key, number), ...), at most MAX_ENTRIES; None when it holds
+    """The numbers of a plain list or tuple, as ((index, number), ...), at most MAX_ENTRIES; None when it holds
     none."""
-    if type(value) in (list, tuple):
-        items = enumerate(value)
-    elif type(value) is dict:
-        items = value.items()
-    else:
+    if type(value) not in (list, tuple):
         return None
     numbers = []
-    for key, entry in items:
+    for key, entry in enumerate(value):
         if is_number(entry):
             numbers.append((key, entry))
             if len(numbers) >= MAX_ENTRIES:
@@ -124,7 +114,7 @@ def _entries(value):
 
 def _step(value, step):
     """One step of a path through plain storage only (instance and class dictionaries, dicts, lists); None when it
-    would run the program's code. ("each", None) stands for the numbers of a container, compared as one value."""
+    would run the program's code. ("each", None) stands for the numbers of a list, compared as one value."""
     kind, key = step
     if kind == "each":
         return _entries(value)
@@ -150,7 +140,7 @@ def _follow(value, steps):
 
 
 def _is_value(value):
-    """A number, or the numbers of a container read by a variable index."""
+    """A number, or the numbers of a list (_entries)."""
     return is_number(value) or type(value) is tuple
 
 
@@ -295,10 +285,14 @@ class Observer:
                     continue
                 base = _cell_value(holder)
             value = _follow(base, steps) if steps else base
-            if not _is_value(value):
-                if value is not None and not isinstance(value, (str, bytes)):
-                    self.generators.note(value, _label(name, steps), frame, line)
-                continue
+            if not is_number(value):
+                # A list of numbers the code loaded (`for scale in self.scales`, `self.scales[i]`): any of them.
+                entries = _entries(value)
+                if entries is None:
+                    if value is not None and not isinstance(value, (str, bytes)):
+                        self.generators.note(value, _label(name, steps), frame, line)
+                    continue
+                steps, value = steps + (("each", None),), entries
             if steps and self._module_class is not None and isinstance(base, self._module_class) and len(steps) == 1:
                 continue  # a module's own number: contract.Contract and graphed_calls.ModuleWatch follow it
             root = _Root(kind, holder, name) if holder is not None else self._local_root(base, name)
