@@ -1,7 +1,8 @@
 // dynamic-control-flow: the steps do not all launch the same operations: a branch on data (a Python `if` on a tensor
 // value, an early exit, MoE routing) changes the kernel sequence. A graph freezes one sequence, so replay would run
 // the captured branch every time. Compares each step's sequence with the most common one and points at the first
-// operation where the first differing step departs from it.
+// operation where the first differing step departs from it. In a program that also replays graphs in steps, the eager
+// steps are another phase (a reference run, an evaluation loop, set-up the repetition took for steps): a note.
 #include <algorithm>
 
 #include "absl/container/flat_hash_set.h"
@@ -117,6 +118,11 @@ class DynamicControlFlowCheck : public CheckOf<TraceAnalysis> {
                                             "common sequence; ",
                                             distinct.size(), " distinct sequences"));
     finding.evidence.push_back(absl::StrCat("steps from ", iterations.source));
+    if (!iterations.graphed.empty()) {
+      finding.severity = Severity::kNote;
+      finding.evidence.push_back(absl::StrCat("the program also replays graphs in ", iterations.graphed.size(),
+                                              " steps: these eager steps are another phase of it"));
+    }
     finding.fix =
         "Make the step's control flow independent of data: compute both branches and select with torch.where or a "
         "mask, move data-dependent decisions outside the graphed region (partial capture), or capture one graph "

@@ -1,5 +1,7 @@
 // no-speedup: the program replays CUDA graphs, and its graphed steps are not faster than its eager steps by at least
-// `min-speedup`. The gate for "graphs on, nothing gained".
+// `min-speedup`. The gate for "graphs on, nothing gained". Only like is compared with like: eager and graphed steps
+// whose GPU work differs by more than `max-work-ratio` are not one step run two ways (a program's set-up or
+// evaluation loop against its graphed training loop) and are not judged.
 #include <algorithm>
 #include <string>
 #include <vector>
@@ -22,12 +24,15 @@ using analysis::TraceAnalysis;
 namespace {
 
 std::vector<CheckOption> NoSpeedupOptions() {
-  return {{"min-speedup", "1.05", "eager step time / graphed step time below this is reported", 0, 1e6},
-          {"min-steps", "5", "judge only with at least this many eager and this many graphed steps", 1, 1e9},
-          {"noise", "0.05",
-           "graphed steps slower than eager by more than this (or the steps' own spread, if larger) "
-           "are a warning; otherwise a note",
-           0, 10}};
+  return {
+      {"min-speedup", "1.05", "eager step time / graphed step time below this is reported", 0, 1e6},
+      {"min-steps", "5", "judge only with at least this many eager and this many graphed steps", 1, 1e9},
+      {"max-work-ratio", "3",
+       "judge only when the eager and the graphed steps' GPU busy times are within this factor of each other", 1, 1e6},
+      {"noise", "0.05",
+       "graphed steps slower than eager by more than this (or the steps' own spread, if larger) "
+       "are a warning; otherwise a note",
+       0, 10}};
 }
 
 // How much the steps' host spans vary: (p90 - p10) / median, 0 with fewer than 2 steps.
@@ -49,6 +54,14 @@ std::string DescribeSpread(const std::vector<Iteration>& steps) {
   return absl::StrFormat("median %.1f us (min %.1f, max %.1f)", us[us.size() / 2], us.front(), us.back());
 }
 
+// Whether the eager and the graphed steps keep the GPU busy for about as long: a graph replays the kernels the eager
+// step launched, so the same step run two ways does the same GPU work. Unknown (no GPU times) counts as the same.
+bool SameWork(const LaunchStats& stats, double max_ratio) {
+  const double eager = stats.eager.gpu_busy_us, graphed = stats.graphed.gpu_busy_us;
+  if (eager <= 0 || graphed <= 0) return true;
+  return std::max(eager, graphed) <= max_ratio * std::min(eager, graphed);
+}
+
 class NoSpeedupCheck : public CheckOf<TraceAnalysis> {
  public:
   NoSpeedupCheck()
@@ -66,7 +79,7 @@ class NoSpeedupCheck : public CheckOf<TraceAnalysis> {
     const size_t min_steps = static_cast<size_t>(options.GetDouble("min-steps"));
     if (stats.eager.steps < min_steps || stats.graphed.steps < min_steps || stats.graphed.step_us <= 0) return;
     const double speedup = stats.eager_step_us / stats.graphed.step_us;
-    if (speedup >= options.GetDouble("min-speedup")) return;
+    if (speedup >= options.GetDouble("min-speedup") || !SameWork(stats, options.GetDouble("max-work-ratio"))) return;
     const Iterations& steps = analysis.steps();
     const double noise = std::max({options.GetDouble("noise"), RelativeSpread(LaunchRecorded(steps.eager)),
                                    RelativeSpread(LaunchRecorded(steps.graphed))});

@@ -3,6 +3,8 @@
 // Tensor.item(), .cpu(), nonzero, boolean masks. One finding per call site, with how many steps hit it. The
 // synchronizations of the graph machinery itself (torch.cuda.graph before it captures, make_graphed_callables' warmup,
 // torch.compile recording its graphs) are not the user's to remove, and are left out when the Python stack shows them.
+// In a program that also replays graphs in steps, the eager steps are another phase (a reference run before the
+// graphed loop, an evaluation loop): their synchronizations are a note, not what keeps the graphed loop from working.
 #include "absl/strings/str_cat.h"
 #include "checks/checks.h"
 #include "checks/trace/internal/capture_problem_check.h"
@@ -48,6 +50,11 @@ class SyncInRegionCheck : public CheckOf<TraceAnalysis> {
                                      " steps of the region to graph; inside a capture it would fail (900).");
       finding.evidence.push_back(
           absl::StrCat(site.calls, " calls from this call site; steps from ", iterations.source));
+      if (!iterations.graphed.empty()) {
+        finding.severity = Severity::kNote;
+        finding.evidence.push_back(absl::StrCat("the program also replays graphs in ", iterations.graphed.size(),
+                                                " steps: these eager steps are another phase of it"));
+      }
       finding.fix =
           "Remove the synchronization from the step: keep scalars on the GPU (torch.where, clamp, masks that keep "
           "shapes static), log with a lag (copy with non_blocking=True into pinned memory and read it a step later), "

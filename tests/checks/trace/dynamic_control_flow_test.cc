@@ -10,13 +10,15 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::SizeIs;
 
-trace::Trace Steps(bool branch) {
+// Six eager steps, the fourth with an extra kernel when `branch`; then `graphed` steps that replay a graph.
+trace::Trace Steps(bool branch, int graphed = 0) {
   TraceBuilder b;
   for (int s = 0; s < 6; ++s) {
     std::vector<StepKernel> kernels = {{"embed"}, {"gemm"}, {"softmax"}};
     if (branch && s == 3) kernels.insert(kernels.begin() + 2, StepKernel{"overflow_fixup"});
     EagerSteps(&b, 1000000 + s * 100000, 1, 100000, kernels);
   }
+  for (int s = 0; s < graphed; ++s) b.Replay(2000000 + s * 100000, 1, 7, 1, 2000, 5000);
   return b.Build();
 }
 
@@ -28,6 +30,15 @@ TEST(DynamicControlFlowTest, PointsAtTheFirstDivergingLaunch) {
   EXPECT_THAT(findings[0].message, HasSubstr("launched softmax"));
   EXPECT_THAT(findings[0].evidence[0], HasSubstr("1 of 4 steps"));
   EXPECT_THAT(RunCheck(checks::NewDynamicShapeCheck(), trace), SizeIs(0));
+}
+
+// An eager reference run (or evaluation loop) beside the graphed loop is another phase: a note.
+TEST(DynamicControlFlowTest, EagerStepsBesideGraphedOnesAreANote) {
+  const std::vector<Finding> findings = RunCheck(checks::NewDynamicControlFlowCheck(), Steps(true, 8));
+  ASSERT_THAT(findings, SizeIs(1));
+  EXPECT_EQ(findings[0].severity, Severity::kNote);
+  EXPECT_THAT(findings[0].evidence.back(), HasSubstr("also replays graphs in"));
+  EXPECT_EQ(RunCheck(checks::NewDynamicControlFlowCheck(), Steps(true))[0].severity, Severity::kWarning);
 }
 
 // One-time work: the first step that steps Adam also initialises its state (an extra fill kernel, seen on an H100);

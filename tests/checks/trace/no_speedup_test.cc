@@ -38,6 +38,15 @@ TEST(NoSpeedupTest, FasterGraphedStepsAreClean) {
   EXPECT_THAT(RunCheck(checks::NewNoSpeedupCheck(), LaunchBoundTrace(1000, 6, 30000)), SizeIs(0));
 }
 
+// An eager loop of 0.1 us kernels and a graphed loop of 20 us replays are not one step run two ways (a program's
+// evaluation or set-up loop beside its graphed training loop): not judged, however slow the graphed steps.
+TEST(NoSpeedupTest, StepsDoingOtherWorkAreNotCompared) {
+  EXPECT_THAT(RunCheck(checks::NewNoSpeedupCheck(), LaunchBoundTrace(100, 8, 130000)), SizeIs(0));
+  CheckOptions wide;
+  wide.Set("no-speedup", "max-work-ratio", "100");
+  EXPECT_THAT(RunCheck(checks::NewNoSpeedupCheck(), LaunchBoundTrace(100, 8, 130000), wide), SizeIs(1));
+}
+
 TEST(NoSpeedupTest, NeedsBothEagerAndGraphedSteps) {
   EXPECT_THAT(RunCheck(checks::NewNoSpeedupCheck(), LaunchBoundTrace(1000)), SizeIs(0));
 }
