@@ -114,6 +114,7 @@ body_graphs = []
 for size in (4, 2):
     graph = Graph()
     contract.capture_started(graph, Origin.USER)
+    contract.trace_body(sys._getframe(0))  # as patches' torch.cuda.graph.__enter__ does
     start = sys._getframe(0).f_lasti
     out = model(x[:size]) * GAIN * size
     contract.observe_body(sys._getframe(0), start, sys._getframe(0).f_lasti)
@@ -131,6 +132,23 @@ sent = changed(recorder, "global")
 check("a global the capture's body read is sent at the line in the replay's loop that stored it", len(sent) == 1 and
       sent[0]["text"].startswith("GAIN\n<module>() at ") and sent[0]["line"] == line_of(HERE, "# change the gain"), sent)
 
+
+# A global in a branch the captured code did not take is no read: the graph never saw it.
+def maybe_scaled(model, scaled):
+    return model(x) * (TEMPERATURE if scaled else 1.0)
+
+
+for scaled in (False, True):
+    recorder, model = fresh()
+    TEMPERATURE = 1.0
+    graph = capture(lambda: maybe_scaled(model, scaled))
+    ramp(graph, [0.25])
+    sent = changed(recorder, "global")
+    if scaled:
+        check("a global in the branch the captured code took is sent", len(sent) == 1, recorder.events)
+    else:
+        check("clean twin: a global in a branch the captured code did not take sends nothing", not sent, sent)
+TEMPERATURE = 1.0
 
 # A closure variable, set by another function: found at the replay.
 def make_step(model):

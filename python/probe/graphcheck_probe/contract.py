@@ -159,6 +159,7 @@ class Capture:
         try:
             self.reads = host_reads.Observer()
             self.draws = host_draws.Draws(self.graph_id, self.reads)
+            self.reads.start_tracing()
         except Exception:
             self.draws = None
 
@@ -187,6 +188,8 @@ class Capture:
         if self.hook is not None:
             self.hook.remove()
             self.hook = None
+        if self.reads is not None:
+            self.reads.stop_tracing()
         if self.draws is not None:
             self.draws.stop(self.reads.generators if self.reads is not None else None)
             self.draws = None
@@ -401,6 +404,16 @@ def capture_started(graph, origin):
         capturing.add(threading.get_ident())
     except Exception:
         _local.capture = None
+
+
+def trace_body(frame):
+    """The instructions of a `with torch.cuda.graph` body that run in its capture (host_reads.Observer.trace_body)."""
+    capture = getattr(_local, "capture", None)
+    if capture is not None and capture.reads is not None:
+        try:
+            capture.reads.trace_body(frame)
+        except Exception:
+            pass
 
 
 def observe_body(frame, start, end):

@@ -15,6 +15,11 @@ graphed_calls.ModuleWatch), which also follow a module's own number (`self.p`) f
 Every method a module ran inside the capture is noted (Observer.module_reads), so that those watches see the
 attributes its helpers read, not only its forward's; and a read of torch's grad mode by the program's code
 (`if torch.is_grad_enabled():`, which host_draws' profile function sees as a call into C) is kept like a number.
+
+A load the code holds but did not run (`SCALE if scaled else 1.0` with `scaled` false) is no read: while the capture
+runs, a trace function notes the instructions of the program's own frames that ran (opcode events, nothing for the
+libraries' frames), and a path none of whose loads ran is dropped at the capture's end. Not under a tracer of the
+program's own (a debugger, coverage): then every path the code holds is kept.
 """
 import dis
 import sys
@@ -39,7 +44,7 @@ def is_number(value):
 
 
 def _paths(code, start=-1, end=None):
-    """(root kind, root name, steps, line) of each path `code` loads (between byte offsets `start` and `end`,
+    """(root kind, root name, steps, line, offset of the load that ends it) of each path `code` loads (between byte offsets `start` and `end`,
     exclusive, when given): root kind "global", "cell" or "local"; steps (("attr", name) or ("item", constant), ...).
     Every prefix of a chain is a path of its own."""
     found = []
@@ -62,11 +67,11 @@ def _paths(code, start=-1, end=None):
         if root is not None and isinstance(root[1], str):
             path = (root[0], root[1], ())
             pending_constant = None
-            found.append(path + (line,))
+            found.append(path + (line, instruction.offset))
             continue
         if path is not None and name in ("LOAD_ATTR", "LOAD_METHOD") and len(path[2]) < _MAX_STEPS:
             path = (path[0], path[1], path[2] + (("attr", instruction.argval),))
-            found.append(path + (line,))
+            found.append(path + (line, instruction.offset))
             continue
         if path is not None and name == "LOAD_CONST" and pending_constant is None:
             pending_constant = (instruction.argval,)
@@ -76,7 +81,7 @@ def _paths(code, start=-1, end=None):
             pending_constant = None
             if isinstance(key, (str, int)) and len(path[2]) < _MAX_STEPS:
                 path = (path[0], path[1], path[2] + (("item", key),))
-                found.append(path + (line,))
+                found.append(path + (line, instruction.offset))
                 continue
         if name in ("CACHE", "EXTENDED_ARG", "NOP"):
             continue
@@ -174,13 +179,15 @@ class _Root:
 
 
 class Read:
-    """A number the captured code read: where it lives, its name, and its value at capture."""
+    """A number the captured code read: where it lives, its name, its value at capture, and the (code, offset) of
+    the instructions that load it."""
 
-    __slots__ = ("root", "steps", "role", "label", "where", "captured")
+    __slots__ = ("root", "steps", "role", "label", "where", "captured", "sites")
 
     def __init__(self, root, steps, role, label, where, captured):
         self.root, self.steps, self.role, self.label, self.where, self.captured = (root, steps, role, label, where,
                                                                                     captured)
+        self.sites = set()
 
     def now(self):
         value = _follow(self.root.value(), self.steps) if self.steps else self.root.value()
@@ -217,6 +224,8 @@ class Observer:
         self.module_reads = {}  # id(module) -> names its methods loaded inside the capture
         self.closures = 0
         self.generators = host_draws.Generators()
+        self.executed = None  # (code, offset) of the program's instructions that ran; None: not traced
+        self._body_frame = None
         self._module_class = None
         torch = sys.modules.get("torch")
         if torch is not None:
@@ -230,6 +239,40 @@ class Observer:
             paths = self.codes[code] = _paths(code) if frames.is_program_file(code.co_filename) else None
         if paths and len(self.reads) < MAX_PATHS:
             self._read(frame, code, paths)
+
+    def start_tracing(self):
+        """Notes the program's instructions that run from now on this thread (see the module's doc)."""
+        if sys.gettrace() is not None:
+            return
+        self.executed = set()
+        sys.settrace(self._trace)
+
+    def trace_body(self, frame):
+        """Notes the instructions a frame already running runs from now on: a `with torch.cuda.graph` body."""
+        if self.executed is not None and frames.is_program_file(frame.f_code.co_filename):
+            frame.f_trace_lines, frame.f_trace_opcodes = False, True
+            frame.f_trace = self._opcode
+            self._body_frame = frame
+
+    def stop_tracing(self):
+        if self.executed is None:
+            return
+        if sys.gettrace() == self._trace:
+            sys.settrace(None)
+        if self._body_frame is not None:
+            self._body_frame.f_trace, self._body_frame.f_trace_opcodes = None, False
+            self._body_frame = None
+
+    def _trace(self, frame, event, arg):
+        if event != "call" or not frames.is_program_file(frame.f_code.co_filename):
+            return None
+        frame.f_trace_lines, frame.f_trace_opcodes = False, True
+        return self._opcode
+
+    def _opcode(self, frame, event, arg):
+        if event == "opcode":
+            self.executed.add((frame.f_code, frame.f_lasti))
+        return self._opcode
 
     def grad_mode_read(self, frame):
         """The program's code read torch.is_grad_enabled() inside the capture (a branch on it is baked in)."""
@@ -266,7 +309,7 @@ class Observer:
         arguments = set(code.co_varnames[:code.co_argcount + code.co_kwonlyargcount])
         local_values = None
         cells = None
-        for kind, name, steps, line in paths:
+        for kind, name, steps, line, offset in paths:
             if kind == "local":
                 if name not in arguments and not in_body:
                     continue
@@ -297,12 +340,16 @@ class Observer:
                 continue  # a module's own number: contract.Contract and graphed_calls.ModuleWatch follow it
             root = _Root(kind, holder, name) if holder is not None else self._local_root(base, name)
             key = (kind, id(root.holder) if root is not None else 0, name, steps)
-            if root is None or key in self.reads:
+            if root is None:
+                continue
+            if key in self.reads:
+                self.reads[key].sites.add((code, offset))
                 continue
             role = {"global": "global", "cell": "closure", "local": "attribute"}[kind] if not steps else (
                 "entry" if steps[-1][0] in ("item", "each") else "attribute")
             where = "%s() at %s:%d" % (code.co_name, code.co_filename, line)
             self.reads[key] = Read(root, steps, role, _label(name, steps), where, value)
+            self.reads[key].sites.add((code, offset))
             if len(self.reads) >= MAX_PATHS:
                 return
 
@@ -337,10 +384,12 @@ class Observer:
         return {}
 
     def baked(self):
-        """The reads whose value is still what the code read: a number the captured code changed itself is its own
-        counter, not a value the graph baked in."""
+        """The reads whose value is still what the code read and whose loads ran: a number the captured code changed
+        itself is its own counter, not a value the graph baked in."""
         kept = []
         for read in self.reads.values():
+            if self.executed is not None and read.sites and not read.sites & self.executed:
+                continue
             try:
                 if read.now() == read.captured:
                     kept.append(read)

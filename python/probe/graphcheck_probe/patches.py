@@ -84,6 +84,7 @@ def _patch_graphs(module):
             if getattr(graph, "_graphcheck_origin", Origin.USER) == Origin.USER:
                 frame = sys._getframe(1)
                 self._graphcheck_watch = (watches.CaptureWatch(graph, frame), frame.f_lineno)
+                contract.trace_body(frame)
         except Exception:
             pass
         return result
