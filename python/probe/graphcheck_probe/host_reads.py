@@ -250,8 +250,7 @@ class Observer:
     def trace_body(self, frame):
         """Notes the instructions a frame already running runs from now on: a `with torch.cuda.graph` body."""
         if self.executed is not None and frames.is_program_file(frame.f_code.co_filename):
-            frame.f_trace_lines, frame.f_trace_opcodes = False, True
-            frame.f_trace = self._opcode
+            self._trace_opcodes(frame)
             self._body_frame = frame
 
     def stop_tracing(self):
@@ -266,6 +265,12 @@ class Observer:
     def _trace(self, frame, event, arg):
         if event != "call" or not frames.is_program_file(frame.f_code.co_filename):
             return None
+        return self._trace_opcodes(frame)
+
+    def _trace_opcodes(self, frame):
+        # f_trace first: from Python 3.12 on, f_trace_opcodes turns opcode events on only for a frame that already
+        # has its trace function (set before, they never come: seen with 3.12.1 and 3.13.0).
+        frame.f_trace = self._opcode
         frame.f_trace_lines, frame.f_trace_opcodes = False, True
         return self._opcode
 
@@ -387,8 +392,10 @@ class Observer:
         """The reads whose value is still what the code read and whose loads ran: a number the captured code changed
         itself is its own counter, not a value the graph baked in."""
         kept = []
+        # No opcode event at all means the tracing did not take (another tool's): every path the code holds is kept.
+        executed = self.executed or None
         for read in self.reads.values():
-            if self.executed is not None and read.sites and not read.sites & self.executed:
+            if executed is not None and read.sites and not read.sites & executed:
                 continue
             try:
                 if read.now() == read.captured:
