@@ -1,8 +1,8 @@
 """host_reads.Observer's trace of the instructions a capture ran, in each CPython the probe may meet (one ctest entry
 per interpreter, as python_stack_test.py): a path the code loads only in a branch not taken is dropped, one it ran is
-kept, in a called function and in a `with` body's frame that was already running. Python 3.12 changed when opcode
-events start (a frame needs its trace function before f_trace_opcodes), which a 3.11-only test did not see. No torch
-needed.
+kept, in a called function and in a `with` body's frame that was already running, with a profile function set as the
+capture's is. Python 3.12 gives a trace function no opcode events under a profile function (sys.monitoring is used
+there), which a 3.11-only test did not see. No torch needed.
 
 usage: host_reads_tracing_test.py PROBE_DIR
 """
@@ -23,13 +23,13 @@ def scaled(x):
 def observed(function, argument):
     """The labels of the reads a capture around `function(argument)` keeps."""
     observer = host_reads.Observer()
-    observer.start_tracing()
 
     def profile(frame, event, arg):
         if event == "call" and frame.f_code is function.__code__:
             observer.call(frame)
 
-    sys.setprofile(profile)
+    sys.setprofile(profile)  # before the tracing starts, as the capture's profile function is (host_draws.Draws)
+    observer.start_tracing()
     function(argument)
     sys.setprofile(None)
     observer.stop_tracing()
@@ -38,6 +38,7 @@ def observed(function, argument):
 
 def observed_body():
     observer = host_reads.Observer()
+    sys.setprofile(lambda frame, event, arg: None)
     observer.start_tracing()
     frame = sys._getframe(0)
     observer.trace_body(frame)
@@ -45,6 +46,7 @@ def observed_body():
     taken = False
     result = 2 * (SCALE if taken else 1.0) * CFG.gain
     observer.observe_body(frame, start, frame.f_lasti)
+    sys.setprofile(None)
     observer.stop_tracing()
     return sorted(read.label for read in observer.baked()), result
 
@@ -57,6 +59,6 @@ for name, got, expected in (
     print(("ok   " if got == expected else "FAIL ") + "%s %s: %s" % (sys.version.split()[0], name, got))
     if got != expected:
         failures.append(name)
-check_trace = sys.gettrace() is None
-print(("ok   " if check_trace else "FAIL ") + "the trace function is gone after the capture")
+check_trace = sys.gettrace() is None and (not hasattr(sys, "monitoring") or sys.monitoring.get_tool(4) is None)
+print(("ok   " if check_trace else "FAIL ") + "the trace function and monitoring tool are gone after the capture")
 sys.exit(1 if failures or not check_trace else 0)

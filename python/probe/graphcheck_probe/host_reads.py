@@ -17,9 +17,10 @@ attributes its helpers read, not only its forward's; and a read of torch's grad 
 (`if torch.is_grad_enabled():`, which host_draws' profile function sees as a call into C) is kept like a number.
 
 A load the code holds but did not run (`SCALE if scaled else 1.0` with `scaled` false) is no read: while the capture
-runs, a trace function notes the instructions of the program's own frames that ran (opcode events, nothing for the
-libraries' frames), and a path none of whose loads ran is dropped at the capture's end. Not under a tracer of the
-program's own (a debugger, coverage): then every path the code holds is kept.
+runs, the instructions of the program's own code objects that ran are noted (sys.monitoring's instruction events on
+those code objects alone from Python 3.12, opcode events of a trace function before), and a path none of whose loads
+ran is dropped at the capture's end. When that cannot be had (a debugger's or coverage's tracer, the monitoring tool
+id taken, a profiler of the program's own) every path the code holds is kept.
 """
 import dis
 import sys
@@ -29,7 +30,8 @@ import weakref
 from . import frames, host_draws
 
 MAX_PATHS = 256  # numbers watched per capture
-MAX_ENTRIES = 64  # numbers of one list or dict indexed by a variable, compared at replays
+MAX_ENTRIES = 64  # numbers of one list or tuple the code loaded, compared at replays
+_MONITORING_TOOL = 4  # a sys.monitoring tool id no CPython-defined tool uses (0-2 and 5 are)
 MAX_CLOSURES = 8  # closures whose cells are looked up per capture (gc.get_referrers: a walk of the heap)
 _MAX_STEPS = 4  # attribute or subscript steps after the variable
 
@@ -225,6 +227,7 @@ class Observer:
         self.closures = 0
         self.generators = host_draws.Generators()
         self.executed = None  # (code, offset) of the program's instructions that ran; None: not traced
+        self._monitored = None  # the code objects with instruction events on, under sys.monitoring
         self._body_frame = None
         self._module_class = None
         torch = sys.modules.get("torch")
@@ -237,11 +240,24 @@ class Observer:
         paths = self.codes.get(code, False)
         if paths is False:
             paths = self.codes[code] = _paths(code) if frames.is_program_file(code.co_filename) else None
+        if paths and self._monitored is not None:
+            self._monitor(code)
         if paths and len(self.reads) < MAX_PATHS:
             self._read(frame, code, paths)
 
     def start_tracing(self):
-        """Notes the program's instructions that run from now on this thread (see the module's doc)."""
+        """Notes the program's instructions that run from now on (see the module's doc)."""
+        monitoring = getattr(sys, "monitoring", None)
+        if monitoring is not None:
+            # Python 3.12 gives a trace function no opcode events while a profile function is set (3.12.1): the
+            # capture's is. Instruction events are turned on per code object as the profile function sees it.
+            try:
+                monitoring.use_tool_id(_MONITORING_TOOL, "graphcheck")
+            except ValueError:  # another tool holds the id
+                return
+            monitoring.register_callback(_MONITORING_TOOL, monitoring.events.INSTRUCTION, self._instruction)
+            self.executed, self._monitored = set(), set()
+            return
         if sys.gettrace() is not None:
             return
         self.executed = set()
@@ -249,18 +265,38 @@ class Observer:
 
     def trace_body(self, frame):
         """Notes the instructions a frame already running runs from now on: a `with torch.cuda.graph` body."""
-        if self.executed is not None and frames.is_program_file(frame.f_code.co_filename):
+        if self.executed is None or not frames.is_program_file(frame.f_code.co_filename):
+            return
+        if self._monitored is not None:
+            self._monitor(frame.f_code)
+        else:
             self._trace_opcodes(frame)
             self._body_frame = frame
 
     def stop_tracing(self):
         if self.executed is None:
             return
+        if self._monitored is not None:
+            monitoring = sys.monitoring
+            for code in self._monitored:
+                monitoring.set_local_events(_MONITORING_TOOL, code, 0)
+            monitoring.register_callback(_MONITORING_TOOL, monitoring.events.INSTRUCTION, None)
+            monitoring.free_tool_id(_MONITORING_TOOL)
+            self._monitored = set()
+            return
         if sys.gettrace() == self._trace:
             sys.settrace(None)
         if self._body_frame is not None:
             self._body_frame.f_trace, self._body_frame.f_trace_opcodes = None, False
             self._body_frame = None
+
+    def _monitor(self, code):
+        if code not in self._monitored:
+            self._monitored.add(code)
+            sys.monitoring.set_local_events(_MONITORING_TOOL, code, sys.monitoring.events.INSTRUCTION)
+
+    def _instruction(self, code, offset):
+        self.executed.add((code, offset))
 
     def _trace(self, frame, event, arg):
         if event != "call" or not frames.is_program_file(frame.f_code.co_filename):

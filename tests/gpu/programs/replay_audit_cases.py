@@ -172,9 +172,10 @@ def region(scaled, two_statements=False, steps=8):
             static_loss = train_step()
     for step in range(steps):
         nvtx.range_push("step")
-        SCALE = 1.0 + step  # read by train_step in Python: the graph keeps the 1.0 it had at capture
+        # train_step reads SCALE in Python: the graph keeps the 1.0 it had at capture.
+        SCALE = 1.0 + step  # defect: region-scale
         static_x.copy_(torch.randn(32, 64, device="cuda"))
-        graph.replay()  # defect: region-scale
+        graph.replay()
         nvtx.range_pop()
     torch.cuda.synchronize()
     print("loss", float(static_loss), flush=True)
