@@ -106,24 +106,6 @@ def mode_sensitive(module, observed=()):
     return not (type(p) is float and p == 0.0 and type(module).__name__.endswith("Dropout"))
 
 
-def module_names(frame):
-    """id(module) -> "model.encoder.layers.0.dropout" for the modules the program's frame can name (its variables
-    and its module's globals)."""
-    names = {}
-    try:
-        Module = _torch().nn.Module
-        scopes = [frames.local_values(frame), frame.f_globals] if frames.is_function_frame(frame) else [
-            frame.f_globals]
-        for scope in scopes:
-            for variable, value in list(scope.items()):
-                if isinstance(value, Module) and not variable.startswith("__"):
-                    for name, sub in value.named_modules():
-                        names.setdefault(id(sub), "%s.%s" % (variable, name) if name else variable)
-    except Exception:
-        pass
-    return names
-
-
 def autocast_enabled(torch):
     """Whether CUDA autocast is on for this thread; None when torch cannot say."""
     try:
@@ -478,7 +460,7 @@ def capture_ended(graph, capture, frame, pool_key, stepped):
     if capture is None or capture.graph_id != id(graph) or capture.origin in _NOT_NAMED:
         return None
     program = frames.program_frame(frame) or frame
-    names = module_names(program)
+    names = frames.module_names(program)
     modules = list(capture.modules.values())
     contract = Contract(graph, capture.origin, modules, names, capture.grad_enabled, capture.reads, capture.autocast)
     segments = _pool_segments(graph)

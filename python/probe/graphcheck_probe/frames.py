@@ -3,7 +3,8 @@ called the hooked function, without the probe's own frames, and within a bound t
 outermost frames, so that a failure six frames deep in a library still names the program's line.
 
 Explicit frames travel as "file\\x1fline\\x1ffunction" records joined by \\x1e, innermost first
-(capture/probe_events.cc reads them)."""
+(capture/probe_events.cc reads them). Also what a program's frame says about it: its local values, the line that
+changed a value it keeps (change_site), the names it gives its modules (module_names)."""
 import os
 import sys
 import sysconfig
@@ -169,3 +170,21 @@ def local_values(frame):
 def is_function_frame(frame):
     """A function's frame (its variables are its own), not a module's or a class body's (whose are a dict)."""
     return bool(frame.f_code.co_flags & 0x1)  # CO_OPTIMIZED, without touching f_locals
+
+
+def module_names(frame):
+    """id(module) -> "model.encoder.layers.0.dropout" for the modules the program's frame can name (its variables
+    and its module's globals)."""
+    names = {}
+    try:
+        Module = sys.modules["torch"].nn.Module
+        scopes = [local_values(frame), frame.f_globals] if is_function_frame(frame) else [
+            frame.f_globals]
+        for scope in scopes:
+            for variable, value in list(scope.items()):
+                if isinstance(value, Module) and not variable.startswith("__"):
+                    for name, sub in value.named_modules():
+                        names.setdefault(id(sub), "%s.%s" % (variable, name) if name else variable)
+    except Exception:
+        pass
+    return names

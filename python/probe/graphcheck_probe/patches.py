@@ -26,10 +26,14 @@ def _replace(owner, name, hook, original):
 def _patch_graphs(module):
     """torch.cuda.graphs: CUDAGraph.capture_begin / capture_end / reset, the torch.cuda.graph context (and the graphs it
     captures) and make_graphed_callables (and the callables it graphs)."""
-    graph_class = module.CUDAGraph
+    _patch_cuda_graph(module.CUDAGraph)
+    _patch_graph_context(module.graph)
+    _patch_make_graphed_callables(module)
+
+
+def _patch_cuda_graph(graph_class):
+    """CUDAGraph's capture_begin and capture_end (the capture's events, watches and contract) and reset."""
     begin, end, reset = graph_class.capture_begin, graph_class.capture_end, graph_class.reset
-    context_enter, context_exit = module.graph.__enter__, module.graph.__exit__
-    make_graphed = module.make_graphed_callables
 
     def capture_begin(self, *args, **kwargs):
         origin, value, text = origins.capture_origin(sys._getframe(1))
@@ -77,6 +81,15 @@ def _patch_graphs(module):
         waits.live_graphs.discard(self)
         return reset(self, *args, **kwargs)
 
+    _replace(graph_class, "capture_begin", capture_begin, begin)
+    _replace(graph_class, "capture_end", capture_end, end)
+    _replace(graph_class, "reset", graph_reset, reset)
+
+
+def _patch_graph_context(context_class):
+    """The torch.cuda.graph context: its body's host reads, static inputs and outputs, and its graph's replays."""
+    context_enter, context_exit = context_class.__enter__, context_class.__exit__
+
     def graph_enter(self):
         result = context_enter(self)
         try:
@@ -123,6 +136,16 @@ def _patch_graphs(module):
                 pass
         return result
 
+    graph_enter.__wrapped__ = context_enter
+    context_class.__enter__ = graph_enter
+    graph_exit.__wrapped__ = context_exit
+    context_class.__exit__ = graph_exit
+
+
+def _patch_make_graphed_callables(module):
+    """make_graphed_callables, and the modules and functions it graphs (graphed_calls.py)."""
+    make_graphed = module.make_graphed_callables
+
     def make_graphed_callables(callables, sample_args, *args, **kwargs):
         single = not isinstance(callables, tuple)
         try:  # per callable: the forward it replaces (an instance's own, else None for the class's) and its inputs
@@ -148,13 +171,6 @@ def _patch_graphs(module):
         except Exception:
             return graphed
 
-    _replace(graph_class, "capture_begin", capture_begin, begin)
-    _replace(graph_class, "capture_end", capture_end, end)
-    _replace(graph_class, "reset", graph_reset, reset)
-    graph_enter.__wrapped__ = context_enter
-    module.graph.__enter__ = graph_enter
-    graph_exit.__wrapped__ = context_exit
-    module.graph.__exit__ = graph_exit
     make_graphed_callables.__wrapped__ = make_graphed
     make_graphed_callables.__doc__ = make_graphed.__doc__
     module.make_graphed_callables = make_graphed_callables
