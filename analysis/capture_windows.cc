@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "analysis/capture_error_table.h"
 #include "analysis/torch_ops.h"
+#include "core/check_ids.h"
 #include "trace/api_names.h"
 
 namespace graphcheck::analysis {
@@ -316,23 +317,23 @@ CaptureAnalysis::CaptureAnalysis(const trace::Trace& trace) { Attributor(trace).
 absl::string_view CauseCheckId(CaptureCause cause) {
   switch (cause) {
     case CaptureCause::kSync:
-      return "sync-in-capture";
+      return check_id::kSyncInCapture;
     case CaptureCause::kUnsafeApi:
-      return "unsafe-api-in-capture";
+      return check_id::kUnsafeApiInCapture;
     case CaptureCause::kAlloc:
-      return "alloc-in-capture";
+      return check_id::kAllocInCapture;
     case CaptureCause::kLegacyStream:
-      return "legacy-stream-in-capture";
+      return check_id::kLegacyStreamInCapture;
     case CaptureCause::kPageableMemcpy:
-      return "pageable-memcpy";
+      return check_id::kPageableMemcpy;
     case CaptureCause::kUnjoinedStream:
-      return "unjoined-stream";
+      return check_id::kUnjoinedStream;
     case CaptureCause::kLazyInit:
-      return "warmup-insufficient";
+      return check_id::kWarmupInsufficient;
     case CaptureCause::kUnexplained:
-      return "capture-error";
+      return check_id::kCaptureError;
   }
-  return "capture-error";
+  return check_id::kCaptureError;
 }
 
 OpenSpan OpenSpanOf(const trace::Trace& trace, const CaptureWindow& window) {

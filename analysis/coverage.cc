@@ -16,6 +16,7 @@
 #include "analysis/launch_metrics.h"
 #include "analysis/torch_ops.h"
 #include "analysis/trace_analysis.h"
+#include "core/check_ids.h"
 #include "core/metrics.h"
 #include "core/number_ranges.h"
 #include "trace/api_names.h"
@@ -315,7 +316,7 @@ class ReasonFinder {
       return CompileSkip(out);
     }
     if (group.shapes_vary) {
-      out->reason = "dynamic-shape";
+      out->reason = check_id::kDynamicShape;
       out->detail = "launched with other grid or block sizes from step to step: a graph replays the sizes it captured";
       return;
     }
@@ -383,14 +384,14 @@ class ReasonFinder {
 
   void CompileSkip(EagerRemainder* out) const {
     const trace::CompileSkip& skip = *first_skip_;
-    out->reason = "compile-cudagraph-skipped";
+    out->reason = check_id::kCompileCudagraphSkipped;
     out->detail = absl::StrCat("torch.compile ran ", skips_ == 1 ? "a function" : absl::StrCat(skips_, " functions"),
                                " without CUDA graphs and this is inductor's kernel: ", skip.reason);
     out->reason_where = ProbeEventLocation(trace_, skip.at);
   }
 
   void SyncInRegion(size_t sync, EagerRemainder* out) const {
-    out->reason = "sync-in-region";
+    out->reason = check_id::kSyncInRegion;
     out->reason_where = analysis_.Locate(sync);
     const std::string site = trace::ProgramSite(out->reason_where.python);
     out->detail = absl::StrCat("its steps synchronize with the host on its thread (", out->reason_where.api,

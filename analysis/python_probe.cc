@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "core/check_ids.h"
 #include "core/metrics.h"
 #include "trace/python_frames.h"
 
@@ -152,7 +153,7 @@ ProbeIndex::ProbeIndex(const trace::Trace& trace, const CaptureAnalysis& capture
     PythonException& exception = exceptions_.emplace_back();
     exception.record = record;
     exception.rule = MatchKnownMessage(record.message, RaisedInGraphCode(trace, record));
-    exception.check_id = exception.rule ? exception.rule->check_id : record.in_capture ? "capture-error" : "";
+    exception.check_id = exception.rule ? exception.rule->check_id : record.in_capture ? check_id::kCaptureError : "";
     const std::pair<absl::string_view, absl::string_view> text(record.type, record.message);
     if (record.in_capture) {
       if (auto open = open_capture.find(record.graph); open != open_capture.end()) {

@@ -18,6 +18,7 @@
 #include "analysis/trace_analysis.h"
 #include "checks/checks.h"
 #include "checks/output/stderr_messages.h"
+#include "core/check_ids.h"
 #include "core/fingerprint.h"
 
 namespace graphcheck::checks {
@@ -156,11 +157,11 @@ std::vector<RankResult> RankResults(const std::vector<ProcessResult>& processes,
 // partner is the usual wait of a graphed job), or that they agree, so that the wait is on something else.
 void CiteLedgersInHangs(const JobSummary& job, std::vector<Finding>* findings) {
   const bool any_hang = std::any_of(findings->begin(), findings->end(),
-                                    [](const Finding& finding) { return finding.check_id == "hang"; });
+                                    [](const Finding& finding) { return finding.check_id == check_id::kHang; });
   if (!any_hang) return;
   const std::vector<LedgerDivergence> divergences = CompareLedgers(job);
   for (Finding& finding : *findings) {
-    if (finding.check_id != "hang" || finding.where.ranks.empty()) continue;
+    if (finding.check_id != check_id::kHang || finding.where.ranks.empty()) continue;
     if (!divergences.empty()) {
       absl::StrAppend(&finding.message, " The ranks' collective ledgers part (rank-divergent-collectives): ",
                       DescribeDivergence(divergences.front()), ".");

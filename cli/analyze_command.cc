@@ -15,6 +15,7 @@
 #include "checks/analyze.h"
 #include "cli/catalog.h"
 #include "cli/progress.h"
+#include "core/check_ids.h"
 #include "core/file_io.h"
 #include "core/utf8.h"
 #include "trace/trace_reader.h"
@@ -82,7 +83,7 @@ absl::StatusOr<analysis::AnalysisSettings> AnalysisSettingsFrom(const IterationF
       return absl::InvalidArgumentError(absl::StrCat("--step-range: ", s.message()));
     }
   }
-  if (const Check* launch_bound = BuiltinChecks().Find("launch-bound")) {
+  if (const Check* launch_bound = BuiltinChecks().Find(check_id::kLaunchBound)) {
     settings.launch = analysis::LaunchModelFrom(BoundOptions(launch_bound->info(), check_options));
   }
   return settings;

@@ -1,4 +1,5 @@
 #include "core/model_spec.h"
+#include "core/check_ids.h"
 
 #include <algorithm>
 #include <fstream>
@@ -80,31 +81,31 @@ const std::vector<BuiltinModel>& BuiltinModels() {
       {"defect/item-in-forward",
        "mlp whose forward reads a value back with Tensor.item()",
        {{"x", {64, 1024}, "float32"}},
-       {"sync-in-capture"}},
+       {check_id::kSyncInCapture}},
       {"defect/data-dependent-shape",
        "mlp whose forward keeps the rows selected by nonzero()",
        {{"x", {64, 1024}, "float32"}},
-       {"sync-in-capture"}},
+       {check_id::kSyncInCapture}},
       {"defect/h2d-in-forward",
        "mlp whose forward copies a CPU tensor to the GPU",
        {{"x", {64, 1024}, "float32"}},
-       {"pageable-memcpy"}},
+       {check_id::kPageableMemcpy}},
       {"defect/frozen-host-scalar",
        "mlp whose forward scales by a host-side number that changes every call",
        {{"x", {64, 1024}, "float32"}},
-       {"numerics-forward"}},
+       {check_id::kNumericsForward}},
       {"defect/buffer-rebound",
        "mlp whose forward rebinds a step-counter buffer to a new tensor instead of updating it in place",
        {{"x", {64, 1024}, "float32"}},
-       {"state-elided"}},
+       {check_id::kStateElided}},
       {"defect/host-random-shift",
        "mlp whose forward rolls its activations by a shift drawn on the host every call",
        {{"x", {64, 1024}, "float32"}},
-       {"rng-frozen-mask"}},
+       {check_id::kRngFrozenMask}},
       {"defect/random-only-in-eager",
        "mlp with dropout whose forward also draws a random sample, but only when not capturing",
        {{"x", {64, 1024}, "float32"}},
-       {"rng-eager-mismatch"}},
+       {check_id::kRngEagerMismatch}},
   };
   return kModels;
 }

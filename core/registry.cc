@@ -168,10 +168,12 @@ CheckRun RunChecks(const CheckRegistry& registry, const CheckSelection& selectio
   run.findings.erase(std::remove_if(run.findings.begin(), run.findings.end(),
                                     [&](const Finding& f) { return !selection.Selects(f.check_id); }),
                      run.findings.end());
-  for (const Finding& finding : run.findings) {
+  for (Finding& finding : run.findings) {
     if (std::find(run.checks_run.begin(), run.checks_run.end(), finding.check_id) == run.checks_run.end()) {
       run.checks_run.push_back(finding.check_id);
     }
+    // A finding carries the title of the check it is reported under, whichever check made it.
+    if (const Check* owner = registry.Find(finding.check_id)) finding.title = owner->info().title;
   }
   std::sort(run.checks_run.begin(), run.checks_run.end());
   FoldRepeatedFindings(&run.findings);

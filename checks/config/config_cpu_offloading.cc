@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "checks/checks.h"
 #include "checks/config/cuda_graph_config_check.h"
+#include "core/check_ids.h"
 
 namespace graphcheck::checks {
 namespace {
@@ -22,7 +23,7 @@ class ConfigCpuOffloadingCheck : public CudaGraphConfigCheck {
 
 ConfigCpuOffloadingCheck::ConfigCpuOffloadingCheck()
     : CudaGraphConfigCheck(CheckInfo{
-          "config-cpu-offloading",
+          check_id::kConfigCpuOffloading,
           "CPU offloading with CUDA graphs",
           Severity::kError,
           CheckArea::kConfiguration,

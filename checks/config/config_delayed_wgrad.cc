@@ -9,6 +9,7 @@
 #include "absl/strings/str_split.h"
 #include "checks/checks.h"
 #include "checks/config/cuda_graph_config_check.h"
+#include "core/check_ids.h"
 
 namespace graphcheck::checks {
 namespace {
@@ -41,7 +42,7 @@ std::optional<std::pair<int, int>> MajorMinor(absl::string_view version) {
 
 ConfigDelayedWgradCheck::ConfigDelayedWgradCheck()
     : CudaGraphConfigCheck(CheckInfo{
-          "config-delayed-wgrad",
+          check_id::kConfigDelayedWgrad,
           "delayed wgrad with attention or router graphs",
           Severity::kError,
           CheckArea::kConfiguration,

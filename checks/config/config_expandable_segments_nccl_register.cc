@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "checks/checks.h"
 #include "checks/config/cuda_graph_config_check.h"
+#include "core/check_ids.h"
 
 namespace graphcheck::checks {
 namespace {
@@ -23,7 +24,7 @@ class ConfigExpandableSegmentsNcclRegisterCheck : public CudaGraphConfigCheck {
 
 ConfigExpandableSegmentsNcclRegisterCheck::ConfigExpandableSegmentsNcclRegisterCheck()
     : CudaGraphConfigCheck(CheckInfo{
-          "config-expandable-segments-nccl-register",
+          check_id::kConfigExpandableSegmentsNcclRegister,
           "configured environment: expandable_segments with NCCL graph registration",
           Severity::kError,
           CheckArea::kConfiguration,

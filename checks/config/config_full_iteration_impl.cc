@@ -7,6 +7,7 @@
 #include "absl/strings/str_join.h"
 #include "checks/checks.h"
 #include "checks/config/cuda_graph_config_check.h"
+#include "core/check_ids.h"
 
 namespace graphcheck::checks {
 namespace {
@@ -24,7 +25,7 @@ class ConfigFullIterationImplCheck : public CudaGraphConfigCheck {
 
 ConfigFullIterationImplCheck::ConfigFullIterationImplCheck()
     : CudaGraphConfigCheck(CheckInfo{
-          "config-full-iteration-impl",
+          check_id::kConfigFullIterationImpl,
           "full_iteration scope with the wrong implementation or with other scopes",
           Severity::kError,
           CheckArea::kConfiguration,

@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "checks/checks.h"
 #include "checks/config/cuda_graph_config_check.h"
+#include "core/check_ids.h"
 
 namespace graphcheck::checks {
 namespace {
@@ -23,7 +24,7 @@ class ConfigFullIterationNanCheckCheck : public CudaGraphConfigCheck {
 
 ConfigFullIterationNanCheckCheck::ConfigFullIterationNanCheckCheck()
     : CudaGraphConfigCheck(CheckInfo{
-          "config-full-iteration-nan-check",
+          check_id::kConfigFullIterationNanCheck,
           "full_iteration graph with NaN checks on",
           Severity::kError,
           CheckArea::kConfiguration,

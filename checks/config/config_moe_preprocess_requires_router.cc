@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "checks/checks.h"
 #include "checks/config/cuda_graph_config_check.h"
+#include "core/check_ids.h"
 
 namespace graphcheck::checks {
 namespace {
@@ -23,7 +24,7 @@ class ConfigMoePreprocessRequiresRouterCheck : public CudaGraphConfigCheck {
 
 ConfigMoePreprocessRequiresRouterCheck::ConfigMoePreprocessRequiresRouterCheck()
     : CudaGraphConfigCheck(CheckInfo{
-          "config-moe-preprocess-requires-router",
+          check_id::kConfigMoePreprocessRequiresRouter,
           "moe_preprocess scope without moe_router",
           Severity::kError,
           CheckArea::kConfiguration,

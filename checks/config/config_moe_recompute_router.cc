@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "checks/checks.h"
 #include "checks/config/cuda_graph_config_check.h"
+#include "core/check_ids.h"
 
 namespace graphcheck::checks {
 namespace {
@@ -23,7 +24,7 @@ class ConfigMoeRecomputeRouterCheck : public CudaGraphConfigCheck {
 
 ConfigMoeRecomputeRouterCheck::ConfigMoeRecomputeRouterCheck()
     : CudaGraphConfigCheck(CheckInfo{
-          "config-moe-recompute-router",
+          check_id::kConfigMoeRecomputeRouter,
           "MoE recomputation with the moe_router scope",
           Severity::kError,
           CheckArea::kConfiguration,

@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "checks/checks.h"
 #include "checks/config/cuda_graph_config_check.h"
+#include "core/check_ids.h"
 
 namespace graphcheck::checks {
 namespace {
@@ -23,7 +24,7 @@ class ConfigMoeScopeDroplessCheck : public CudaGraphConfigCheck {
 
 ConfigMoeScopeDroplessCheck::ConfigMoeScopeDroplessCheck()
     : CudaGraphConfigCheck(CheckInfo{
-          "config-moe-scope-dropless",
+          check_id::kConfigMoeScopeDropless,
           "moe scope on token-dropless MoE",
           Severity::kError,
           CheckArea::kConfiguration,

@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "checks/checks.h"
 #include "checks/config/cuda_graph_config_check.h"
+#include "core/check_ids.h"
 
 namespace graphcheck::checks {
 namespace {
@@ -23,7 +24,7 @@ class ConfigMoeScopeExclusiveCheck : public CudaGraphConfigCheck {
 
 ConfigMoeScopeExclusiveCheck::ConfigMoeScopeExclusiveCheck()
     : CudaGraphConfigCheck(CheckInfo{
-          "config-moe-scope-exclusive",
+          check_id::kConfigMoeScopeExclusive,
           "moe and moe_router scopes together",
           Severity::kError,
           CheckArea::kConfiguration,

@@ -6,6 +6,7 @@
 #include "absl/strings/str_join.h"
 #include "checks/checks.h"
 #include "checks/config/cuda_graph_config_check.h"
+#include "core/check_ids.h"
 
 namespace graphcheck::checks {
 namespace {
@@ -23,7 +24,7 @@ class ConfigMoeScopeWithoutMoeCheck : public CudaGraphConfigCheck {
 
 ConfigMoeScopeWithoutMoeCheck::ConfigMoeScopeWithoutMoeCheck()
     : CudaGraphConfigCheck(
-          CheckInfo{"config-moe-scope-without-moe",
+          CheckInfo{check_id::kConfigMoeScopeWithoutMoe,
                     "MoE graph scopes on a model without experts",
                     Severity::kError,
                     CheckArea::kConfiguration,

@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "checks/checks.h"
 #include "checks/config/cuda_graph_config_check.h"
+#include "core/check_ids.h"
 
 namespace graphcheck::checks {
 namespace {
@@ -23,7 +24,7 @@ class ConfigStaticShapesCheck : public CudaGraphConfigCheck {
 
 ConfigStaticShapesCheck::ConfigStaticShapesCheck()
     : CudaGraphConfigCheck(CheckInfo{
-          "config-static-shapes",
+          check_id::kConfigStaticShapes,
           "settings that change tensor shapes between steps",
           Severity::kError,
           CheckArea::kConfiguration,

@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "checks/checks.h"
 #include "checks/config/cuda_graph_config_check.h"
+#include "core/check_ids.h"
 
 namespace graphcheck::checks {
 namespace {
@@ -23,7 +24,7 @@ class ConfigTeRngTrackerCheck : public CudaGraphConfigCheck {
 
 ConfigTeRngTrackerCheck::ConfigTeRngTrackerCheck()
     : CudaGraphConfigCheck(CheckInfo{
-          "config-te-rng-tracker",
+          check_id::kConfigTeRngTracker,
           "CUDA graphs without Transformer Engine's RNG tracker",
           Severity::kError,
           CheckArea::kConfiguration,

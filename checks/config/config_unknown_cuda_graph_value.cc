@@ -12,6 +12,7 @@
 #include "absl/types/span.h"
 #include "checks/checks.h"
 #include "checks/config/cuda_graph_config_check.h"
+#include "core/check_ids.h"
 
 namespace graphcheck::checks {
 namespace {
@@ -64,7 +65,7 @@ std::string Suggestion(absl::string_view name, absl::Span<const absl::string_vie
 
 ConfigUnknownCudaGraphValueCheck::ConfigUnknownCudaGraphValueCheck()
     : CudaGraphConfigCheck(CheckInfo{
-          "config-unknown-cuda-graph-value",
+          check_id::kConfigUnknownCudaGraphValue,
           "unknown CUDA-graph implementation or scope name",
           Severity::kError,
           CheckArea::kConfiguration,

@@ -13,6 +13,7 @@
 #include "checks/checks.h"
 #include "checks/config/capture_order.h"
 #include "core/check.h"
+#include "core/check_ids.h"
 
 namespace graphcheck::checks {
 namespace {
@@ -207,7 +208,7 @@ void CheckCallablesAndSamples(const CaptureOrder& order, int chunks, int microba
 
 ScheduleOrderCheck::ScheduleOrderCheck()
     : CheckOf(CheckInfo{
-          "schedule-order",
+          check_id::kScheduleOrder,
           "invalid capture order for make_graphed_callables",
           Severity::kError,
           CheckArea::kConfiguration,

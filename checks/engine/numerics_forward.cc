@@ -16,6 +16,7 @@
 #include "checks/engine/rng_draws_rule.h"
 #include "checks/engine/shadow_verdict.h"
 #include "core/check.h"
+#include "core/check_ids.h"
 #include "engine/run/engine_run.h"
 #include "trace/events.h"
 #include "trace/python_frames.h"
@@ -63,7 +64,7 @@ std::vector<std::string> ChangedAttributes(const trace::ProbeRecords& records, u
 
 NumericsForwardCheck::NumericsForwardCheck()
     : CheckOf(CheckInfo{
-          "numerics-forward", "The graphed forward computes different outputs than eager", Severity::kError,
+          check_id::kNumericsForward, "The graphed forward computes different outputs than eager", Severity::kError,
           CheckArea::kNumerics,
           "From identical parameters, inputs and random state, the forward graph's outputs differ from the eager "
           "forward's (bitwise where eager reproduces itself, else beyond eager's own spread): on `graphcheck check`'s "

@@ -20,6 +20,7 @@
 #include "checks/engine/numerics_rule.h"
 #include "checks/engine/shadow_verdict.h"
 #include "core/check.h"
+#include "core/check_ids.h"
 #include "engine/run/engine_run.h"
 #include "trace/events.h"
 #include "trace/python_frames.h"
@@ -74,7 +75,7 @@ std::set<uint64_t> GradsInAPool(const trace::ProbeRecords& records) {
 
 NumericsGradCheck::NumericsGradCheck()
     : CheckOf(CheckInfo{
-          "numerics-grad", "The graphed backward computes different gradients than eager", Severity::kError,
+          check_id::kNumericsGrad, "The graphed backward computes different gradients than eager", Severity::kError,
           CheckArea::kNumerics,
           "The parameter gradients that the backward graph produces differ from eager's (bitwise where eager "
           "reproduces itself, else beyond eager's own spread), on `graphcheck check`'s first step while the forward "

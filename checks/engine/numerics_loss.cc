@@ -11,6 +11,7 @@
 #include "checks/checks.h"
 #include "checks/engine/numerics_rule.h"
 #include "core/check.h"
+#include "core/check_ids.h"
 #include "engine/run/engine_run.h"
 
 namespace graphcheck::checks {
@@ -41,7 +42,8 @@ bool ExplainedBySamples(const EngineRun& run, const NumericsRule& rule) {
 
 NumericsLossCheck::NumericsLossCheck()
     : CheckOf(CheckInfo{
-          "numerics-loss", "Graphed training does not reproduce eager training", Severity::kError, CheckArea::kNumerics,
+          check_id::kNumericsLoss, "Graphed training does not reproduce eager training", Severity::kError,
+          CheckArea::kNumerics,
           "The same training steps, run eagerly and through the graphs from the same state and seed, give different "
           "losses (bitwise where eager reproduces itself, else beyond eager's own run-to-run spread): the replays "
           "compute something other than the eager code.",

@@ -8,6 +8,7 @@
 #include "absl/strings/str_format.h"
 #include "checks/checks.h"
 #include "core/check.h"
+#include "core/check_ids.h"
 #include "engine/run/engine_run.h"
 
 namespace graphcheck::checks {
@@ -24,7 +25,7 @@ class NumericsNonfiniteCheck : public CheckOf<EngineRun> {
 }  // namespace
 
 NumericsNonfiniteCheck::NumericsNonfiniteCheck()
-    : CheckOf(CheckInfo{"numerics-nonfinite",
+    : CheckOf(CheckInfo{check_id::kNumericsNonfinite,
                         "The graphed run produces NaN or Inf where eager does not",
                         Severity::kError,
                         CheckArea::kNumerics,

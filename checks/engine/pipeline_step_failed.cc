@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "checks/checks.h"
 #include "core/check.h"
+#include "core/check_ids.h"
 #include "engine/run/engine_run.h"
 
 namespace graphcheck::checks {
@@ -39,7 +40,7 @@ std::string FixFor(const std::string& step) {
 }  // namespace
 
 PipelineStepFailedCheck::PipelineStepFailedCheck()
-    : CheckOf(CheckInfo{"pipeline-step-failed",
+    : CheckOf(CheckInfo{check_id::kPipelineStepFailed,
                         "A step of the check pipeline failed",
                         Severity::kError,
                         CheckArea::kCapture,

@@ -7,6 +7,7 @@
 #include "checks/checks.h"
 #include "checks/engine/rng_draws_rule.h"
 #include "core/check.h"
+#include "core/check_ids.h"
 
 namespace graphcheck::checks {
 namespace {
@@ -23,7 +24,7 @@ class RngEagerMismatchCheck : public CheckOf<EngineRun> {
 
 RngEagerMismatchCheck::RngEagerMismatchCheck()
     : CheckOf(CheckInfo{
-          "rng-eager-mismatch",
+          check_id::kRngEagerMismatch,
           "Replays draw other random numbers than eager from the same seed",
           Severity::kError,
           CheckArea::kRng,

@@ -10,6 +10,7 @@
 #include "checks/engine/rng_draws_rule.h"
 #include "checks/engine/shadow_verdict.h"
 #include "core/check.h"
+#include "core/check_ids.h"
 #include "trace/events.h"
 #include "trace/python_frames.h"
 
@@ -44,7 +45,8 @@ constexpr char kFix[] =
 
 RngFrozenMaskCheck::RngFrozenMaskCheck()
     : CheckOf(CheckInfo{
-          "rng-frozen-mask", "Replays repeat the random draws made at capture", Severity::kError, CheckArea::kRng,
+          check_id::kRngFrozenMask, "Replays repeat the random draws made at capture", Severity::kError,
+          CheckArea::kRng,
           "The forward, run twice on the same input, gives different outputs in eager (its random draws advance) and "
           "the "
           "same outputs from two replays (graphcheck check), or under `graphcheck run --shadow` a graphed call differs "

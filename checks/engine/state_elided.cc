@@ -10,6 +10,7 @@
 #include "checks/checks.h"
 #include "checks/engine/numerics_rule.h"
 #include "core/check.h"
+#include "core/check_ids.h"
 #include "engine/run/engine_run.h"
 
 namespace graphcheck::checks {
@@ -27,7 +28,8 @@ class StateElidedCheck : public CheckOf<EngineRun> {
 
 StateElidedCheck::StateElidedCheck()
     : CheckOf(CheckInfo{
-          "state-elided", "State that eager steps update and graph replays do not", Severity::kError, CheckArea::kState,
+          check_id::kStateElided, "State that eager steps update and graph replays do not", Severity::kError,
+          CheckArea::kState,
           "After the same steps from the same state, a parameter or buffer differs between the eager and the graphed "
           "run while the first step's outputs and gradients agree: the eager code updates it outside what the graph "
           "recorded.",

@@ -11,6 +11,7 @@
 #include "checks/checks.h"
 #include "checks/environment/allocator_conf.h"
 #include "core/check.h"
+#include "core/check_ids.h"
 #include "core/environment.h"
 
 namespace graphcheck::checks {
@@ -28,7 +29,7 @@ class EnvExpandableSegmentsNcclRegisterCheck : public CheckOf<Environment> {
 
 EnvExpandableSegmentsNcclRegisterCheck::EnvExpandableSegmentsNcclRegisterCheck()
     : CheckOf(CheckInfo{
-          "env-expandable-segments-nccl-register",
+          check_id::kEnvExpandableSegmentsNcclRegister,
           "expandable_segments with NCCL graph buffer registration",
           Severity::kError,
           CheckArea::kEnvironment,

@@ -4,6 +4,7 @@
 
 #include "checks/checks.h"
 #include "checks/environment/env_variable_check.h"
+#include "core/check_ids.h"
 
 namespace graphcheck::checks {
 namespace {
@@ -17,7 +18,7 @@ class EnvLaunchBlockingCheck : public EnvVariableCheck {
 
 EnvLaunchBlockingCheck::EnvLaunchBlockingCheck()
     : EnvVariableCheck(Spec{
-          CheckInfo{"env-launch-blocking",
+          CheckInfo{check_id::kEnvLaunchBlocking,
                     "CUDA_LAUNCH_BLOCKING=1 serializes every launch",
                     Severity::kWarning,
                     CheckArea::kEnvironment,

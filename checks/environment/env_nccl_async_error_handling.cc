@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "checks/checks.h"
 #include "core/check.h"
+#include "core/check_ids.h"
 #include "core/environment.h"
 #include "trace/events.h"
 
@@ -56,7 +57,7 @@ const trace::ApiCall* FailedWatchdogCall(const trace::Trace& trace) {
 
 EnvNcclAsyncErrorHandlingCheck::EnvNcclAsyncErrorHandlingCheck()
     : CheckOf(CheckInfo{
-          "env-nccl-async-error-handling",
+          check_id::kEnvNcclAsyncErrorHandling,
           "NCCL asynchronous error handling is on in a distributed job",
           Severity::kWarning,
           CheckArea::kEnvironment,

@@ -4,6 +4,7 @@
 
 #include "checks/checks.h"
 #include "checks/environment/env_variable_check.h"
+#include "core/check_ids.h"
 
 namespace graphcheck::checks {
 namespace {
@@ -17,7 +18,7 @@ class EnvNoCachingAllocatorCheck : public EnvVariableCheck {
 
 EnvNoCachingAllocatorCheck::EnvNoCachingAllocatorCheck()
     : EnvVariableCheck(Spec{
-          CheckInfo{"env-no-caching-allocator",
+          CheckInfo{check_id::kEnvNoCachingAllocator,
                     "PYTORCH_NO_CUDA_MEMORY_CACHING=1 disables the caching allocator",
                     Severity::kError,
                     CheckArea::kEnvironment,

@@ -14,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "analysis/job_summary.h"
 #include "checks/checks.h"
+#include "core/check_ids.h"
 
 namespace graphcheck::checks {
 
@@ -68,7 +69,7 @@ class RankDivergentCaptureCheck : public CheckOf<JobSummary> {
  public:
   RankDivergentCaptureCheck()
       : CheckOf(CheckInfo{
-            "rank-divergent-capture",
+            check_id::kRankDivergentCapture,
             "The ranks of a distributed job captured different graphs",
             Severity::kError,
             CheckArea::kDistributed,

@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "analysis/ledger_comparison.h"
 #include "checks/checks.h"
+#include "core/check_ids.h"
 
 namespace graphcheck::checks {
 
@@ -79,7 +80,7 @@ class RankDivergentCollectivesCheck : public CheckOf<JobSummary> {
  public:
   RankDivergentCollectivesCheck()
       : CheckOf(CheckInfo{
-            "rank-divergent-collectives",
+            check_id::kRankDivergentCollectives,
             "The ranks of a distributed job issued collectives in different orders",
             Severity::kError,
             CheckArea::kDistributed,

@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "checks/checks.h"
 #include "core/check.h"
+#include "core/check_ids.h"
 
 namespace graphcheck::checks {
 
@@ -23,7 +24,7 @@ class StderrMessagesCheck : public CheckOf<ProgramOutput> {
  public:
   StderrMessagesCheck()
       : CheckOf(CheckInfo{
-            "stderr-messages",
+            check_id::kStderrMessages,
             "Known error message in the program's stderr",
             Severity::kError,
             CheckArea::kCapture,

@@ -15,6 +15,7 @@
 #include "analysis/python_probe.h"
 #include "analysis/trace_analysis.h"
 #include "checks/checks.h"
+#include "core/check_ids.h"
 
 namespace graphcheck::checks {
 
@@ -30,7 +31,7 @@ class AddressDriftCheck : public CheckOf<TraceAnalysis> {
  public:
   AddressDriftCheck()
       : CheckOf(CheckInfo{
-            "address-drift",
+            check_id::kAddressDrift,
             "A parameter or buffer a graph reads moved after capture",
             Severity::kError,
             CheckArea::kState,

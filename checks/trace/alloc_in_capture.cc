@@ -4,6 +4,7 @@
 #include "absl/strings/str_cat.h"
 #include "checks/checks.h"
 #include "checks/trace/internal/capture_problem_check.h"
+#include "core/check_ids.h"
 
 namespace graphcheck::checks {
 
@@ -18,7 +19,7 @@ class AllocInCaptureCheck : public CaptureProblemCheck {
  public:
   AllocInCaptureCheck()
       : CaptureProblemCheck(
-            {"alloc-in-capture",
+            {check_id::kAllocInCapture,
              "Memory was allocated or freed during CUDA graph capture",
              Severity::kError,
              CheckArea::kCapture,

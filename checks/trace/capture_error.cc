@@ -5,6 +5,7 @@
 #include "analysis/capture_error_table.h"
 #include "checks/checks.h"
 #include "checks/trace/internal/capture_problem_check.h"
+#include "core/check_ids.h"
 
 namespace graphcheck::checks {
 
@@ -21,7 +22,7 @@ class CaptureErrorCheck : public CaptureProblemCheck {
  public:
   CaptureErrorCheck()
       : CaptureProblemCheck(
-            {"capture-error",
+            {check_id::kCaptureError,
              "A CUDA call failed with a stream-capture error",
              Severity::kError,
              CheckArea::kCapture,

@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "analysis/trace_analysis.h"
 #include "checks/checks.h"
+#include "core/check_ids.h"
 #include "trace/python_frames.h"
 
 namespace graphcheck::checks {
@@ -59,7 +60,7 @@ class CompileCudagraphSkippedCheck : public CheckOf<TraceAnalysis> {
  public:
   CompileCudagraphSkippedCheck()
       : CheckOf(CheckInfo{
-            "compile-cudagraph-skipped",
+            check_id::kCompileCudagraphSkipped,
             "torch.compile ran a function without CUDA graphs",
             Severity::kWarning,
             CheckArea::kTorchCompile,

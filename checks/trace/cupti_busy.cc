@@ -2,6 +2,7 @@
 // Nsight Systems or Compute, another graphcheck). The program ran, but nothing was recorded about it.
 #include "absl/strings/str_cat.h"
 #include "checks/checks.h"
+#include "core/check_ids.h"
 #include "trace/events.h"
 
 namespace graphcheck::checks {
@@ -11,7 +12,7 @@ class CuptiBusyCheck : public CheckOf<trace::Trace> {
  public:
   CuptiBusyCheck()
       : CheckOf(CheckInfo{
-            "cupti-busy",
+            check_id::kCuptiBusy,
             "Another CUPTI subscriber kept graphcheck from recording",
             Severity::kError,
             CheckArea::kEnvironment,

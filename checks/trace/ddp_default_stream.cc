@@ -9,6 +9,7 @@
 #include "analysis/python_probe.h"
 #include "analysis/trace_analysis.h"
 #include "checks/checks.h"
+#include "core/check_ids.h"
 #include "trace/python_frames.h"
 
 namespace graphcheck::checks {
@@ -29,7 +30,7 @@ class DdpDefaultStreamCheck : public CheckOf<TraceAnalysis> {
  public:
   DdpDefaultStreamCheck()
       : CheckOf(CheckInfo{
-            "ddp-default-stream",
+            check_id::kDdpDefaultStream,
             "DistributedDataParallel constructed on the default stream broke a capture",
             Severity::kError,
             CheckArea::kCapture,

@@ -8,6 +8,7 @@
 #include "analysis/python_probe.h"
 #include "analysis/trace_analysis.h"
 #include "checks/checks.h"
+#include "core/check_ids.h"
 
 namespace graphcheck::checks {
 
@@ -26,7 +27,7 @@ class DdpWarmupShortCheck : public CheckOf<TraceAnalysis> {
  public:
   DdpWarmupShortCheck()
       : CheckOf(CheckInfo{
-            "ddp-warmup-short",
+            check_id::kDdpWarmupShort,
             "DistributedDataParallel captured before its warmup iterations were done",
             Severity::kError,
             CheckArea::kCapture,

@@ -10,6 +10,7 @@
 #include "analysis/step_signatures.h"
 #include "checks/checks.h"
 #include "checks/trace/internal/capture_problem_check.h"
+#include "core/check_ids.h"
 
 namespace graphcheck::checks {
 
@@ -33,7 +34,7 @@ class DynamicControlFlowCheck : public CheckOf<TraceAnalysis> {
  public:
   DynamicControlFlowCheck()
       : CheckOf(CheckInfo{
-            "dynamic-control-flow",
+            check_id::kDynamicControlFlow,
             "The kernel sequence changes between steps",
             Severity::kWarning,
             CheckArea::kEagerRegion,

@@ -14,6 +14,7 @@
 #include "analysis/trace_analysis.h"
 #include "checks/checks.h"
 #include "checks/trace/internal/capture_problem_check.h"
+#include "core/check_ids.h"
 #include "engine/run/engine_run.h"
 
 namespace graphcheck::checks {
@@ -39,7 +40,7 @@ class DynamicShapeCheck : public CheckOf<TraceAnalysis, EngineRun> {
  public:
   DynamicShapeCheck()
       : CheckOf(CheckInfo{
-            "dynamic-shape",
+            check_id::kDynamicShape,
             "Launch sizes change between steps",
             Severity::kWarning,
             CheckArea::kEagerRegion,

@@ -7,6 +7,7 @@
 #include "absl/strings/str_join.h"
 #include "checks/checks.h"
 #include "checks/trace/internal/capture_problem_check.h"
+#include "core/check_ids.h"
 
 namespace graphcheck::checks {
 
@@ -21,7 +22,7 @@ namespace {
 class EmptyGraphCheck : public CheckOf<TraceAnalysis> {
  public:
   EmptyGraphCheck()
-      : CheckOf(CheckInfo{"empty-graph",
+      : CheckOf(CheckInfo{check_id::kEmptyGraph,
                           "A capture produced an empty graph",
                           Severity::kWarning,
                           CheckArea::kCapture,

@@ -10,6 +10,7 @@
 #include "analysis/python_probe.h"
 #include "analysis/trace_analysis.h"
 #include "checks/checks.h"
+#include "core/check_ids.h"
 
 namespace graphcheck::checks {
 
@@ -21,7 +22,7 @@ namespace {
 class GradAliasesGraphCheck : public CheckOf<TraceAnalysis> {
  public:
   GradAliasesGraphCheck()
-      : CheckOf(CheckInfo{"grad-aliases-graph",
+      : CheckOf(CheckInfo{check_id::kGradAliasesGraph,
                           "A .grad lives in a graph's memory, which the next replay overwrites",
                           Severity::kError,
                           CheckArea::kState,

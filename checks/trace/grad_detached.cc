@@ -14,6 +14,7 @@
 #include "analysis/trace_analysis.h"
 #include "checks/checks.h"
 #include "checks/trace/probe_findings.h"
+#include "core/check_ids.h"
 
 namespace graphcheck::checks {
 
@@ -29,7 +30,7 @@ class GradDetachedCheck : public CheckOf<TraceAnalysis> {
  public:
   GradDetachedCheck()
       : CheckOf(CheckInfo{
-            "grad-detached",
+            check_id::kGradDetached,
             "A gradient the graph writes is no longer the parameter's .grad",
             Severity::kError,
             CheckArea::kState,

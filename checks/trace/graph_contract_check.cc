@@ -7,6 +7,7 @@
 #include "analysis/python_probe.h"
 #include "analysis/trace_analysis.h"
 #include "checks/checks.h"
+#include "core/check_ids.h"
 
 namespace graphcheck::checks {
 
@@ -24,7 +25,7 @@ constexpr size_t kMaxGraphLines = 20;
 class GraphContractCheck : public CheckOf<TraceAnalysis> {
  public:
   GraphContractCheck()
-      : CheckOf(CheckInfo{"graph-contract",
+      : CheckOf(CheckInfo{check_id::kGraphContract,
                           "What each captured graph reads, writes and baked in",
                           Severity::kNote,
                           CheckArea::kState,

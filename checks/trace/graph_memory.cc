@@ -20,6 +20,7 @@
 #include "analysis/python_probe.h"
 #include "analysis/trace_analysis.h"
 #include "checks/checks.h"
+#include "core/check_ids.h"
 
 namespace graphcheck::checks {
 
@@ -87,7 +88,7 @@ class GraphMemoryCheck : public CheckOf<TraceAnalysis> {
  public:
   GraphMemoryCheck()
       : CheckOf(CheckInfo{
-            "graph-memory",
+            check_id::kGraphMemory,
             "Graphs hold memory in separate pools that one shared pool would save",
             Severity::kWarning,
             CheckArea::kPerformance,

@@ -19,6 +19,7 @@
 #include "analysis/python_probe.h"
 #include "analysis/trace_analysis.h"
 #include "checks/checks.h"
+#include "core/check_ids.h"
 
 namespace graphcheck::checks {
 
@@ -43,7 +44,7 @@ constexpr char kFix[] =
 class GraphReadsFreedCheck : public CheckOf<TraceAnalysis> {
  public:
   GraphReadsFreedCheck()
-      : CheckOf(CheckInfo{"graph-reads-freed",
+      : CheckOf(CheckInfo{check_id::kGraphReadsFreed,
                           "A captured graph reads memory that was freed",
                           Severity::kError,
                           CheckArea::kState,

@@ -18,6 +18,7 @@
 #include "analysis/collectives.h"
 #include "analysis/trace_analysis.h"
 #include "checks/checks.h"
+#include "core/check_ids.h"
 #include "trace/python_frames.h"
 
 namespace graphcheck::checks {
@@ -107,7 +108,7 @@ class HangCheck : public CheckOf<TraceAnalysis> {
  public:
   HangCheck()
       : CheckOf(CheckInfo{
-            "hang",
+            check_id::kHang,
             "A process waited longer than --hang-timeout",
             Severity::kError,
             CheckArea::kDistributed,

@@ -20,6 +20,7 @@
 #include "analysis/trace_analysis.h"
 #include "checks/checks.h"
 #include "checks/trace/probe_findings.h"
+#include "core/check_ids.h"
 
 namespace graphcheck::checks {
 
@@ -34,7 +35,7 @@ using trace::HostValueRole;
 class HostValueFrozenCheck : public CheckOf<TraceAnalysis> {
  public:
   HostValueFrozenCheck()
-      : CheckOf(CheckInfo{"host-value-frozen",
+      : CheckOf(CheckInfo{check_id::kHostValueFrozen,
                           "A number or flag the graph baked in at capture changed afterwards",
                           Severity::kError,
                           CheckArea::kState,

@@ -12,6 +12,7 @@
 #include "analysis/memory_forecast.h"
 #include "analysis/trace_analysis.h"
 #include "checks/checks.h"
+#include "core/check_ids.h"
 
 namespace graphcheck::checks {
 
@@ -62,8 +63,8 @@ std::string MemoryEvidence(const MemoryForecast& memory) {
 class LaunchBoundCheck : public CheckOf<TraceAnalysis> {
  public:
   LaunchBoundCheck()
-      : CheckOf(CheckInfo{"launch-bound", "The step is launch-bound: CUDA graphs would save time", Severity::kNote,
-                          CheckArea::kPerformance,
+      : CheckOf(CheckInfo{check_id::kLaunchBound, "The step is launch-bound: CUDA graphs would save time",
+                          Severity::kNote, CheckArea::kPerformance,
                           "Forecast from the eager steps: the GPU waits for the host between kernels, and replaying "
                           "the step as a CUDA "
                           "graph would save at least min-savings of the step time.",

@@ -4,6 +4,7 @@
 #include "absl/strings/str_cat.h"
 #include "checks/checks.h"
 #include "checks/trace/internal/capture_problem_check.h"
+#include "core/check_ids.h"
 
 namespace graphcheck::checks {
 
@@ -18,7 +19,7 @@ class LegacyStreamInCaptureCheck : public CaptureProblemCheck {
  public:
   LegacyStreamInCaptureCheck()
       : CaptureProblemCheck(
-            {"legacy-stream-in-capture",
+            {check_id::kLegacyStreamInCapture,
              "The legacy default stream was used during CUDA graph capture",
              Severity::kError,
              CheckArea::kCapture,

@@ -10,6 +10,7 @@
 #include "analysis/python_probe.h"
 #include "analysis/trace_analysis.h"
 #include "checks/checks.h"
+#include "core/check_ids.h"
 
 namespace graphcheck::checks {
 
@@ -24,7 +25,7 @@ class MegatronGraphsNotCreatedCheck : public CheckOf<TraceAnalysis> {
  public:
   MegatronGraphsNotCreatedCheck()
       : CheckOf(CheckInfo{
-            "megatron-graphs-not-created",
+            check_id::kMegatronGraphsNotCreated,
             "Megatron Core recorded its layers' CUDA graphs but never created them",
             Severity::kWarning,
             CheckArea::kPerformance,

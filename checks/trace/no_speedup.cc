@@ -10,6 +10,7 @@
 #include "analysis/launch_metrics.h"
 #include "analysis/trace_analysis.h"
 #include "checks/checks.h"
+#include "core/check_ids.h"
 
 namespace graphcheck::checks {
 
@@ -66,7 +67,8 @@ class NoSpeedupCheck : public CheckOf<TraceAnalysis> {
  public:
   NoSpeedupCheck()
       : CheckOf(CheckInfo{
-            "no-speedup", "Graphed steps are not faster than eager steps", Severity::kWarning, CheckArea::kPerformance,
+            check_id::kNoSpeedup, "Graphed steps are not faster than eager steps", Severity::kWarning,
+            CheckArea::kPerformance,
             "The trace holds at least min-steps eager and min-steps graphed steps, and the graphed ones are not faster "
             "by min-speedup: the step is GPU-bound, or the graphs cover too little of it. A warning when the graphed "
             "steps are slower beyond the steps' noise, a note when graphs merely do not pay off.",

@@ -10,6 +10,7 @@
 #include "analysis/trace_analysis.h"
 #include "checks/checks.h"
 #include "checks/trace/probe_findings.h"
+#include "core/check_ids.h"
 
 namespace graphcheck::checks {
 
@@ -22,7 +23,7 @@ class OutputOverwrittenCheck : public CheckOf<TraceAnalysis> {
  public:
   OutputOverwrittenCheck()
       : CheckOf(CheckInfo{
-            "output-overwritten",
+            check_id::kOutputOverwritten,
             "A graph's output was read after a later replay overwrote it",
             Severity::kError,
             CheckArea::kState,

@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "checks/checks.h"
 #include "checks/trace/internal/capture_problem_check.h"
+#include "core/check_ids.h"
 
 namespace graphcheck::checks {
 
@@ -27,7 +28,7 @@ class PageableMemcpyCheck : public CaptureProblemCheck {
  public:
   PageableMemcpyCheck()
       : CaptureProblemCheck(
-            {"pageable-memcpy",
+            {check_id::kPageableMemcpy,
              "An asynchronous copy used pageable host memory",
              Severity::kError,
              CheckArea::kCapture,

@@ -14,6 +14,7 @@
 #include "absl/strings/str_format.h"
 #include "checks/checks.h"
 #include "checks/trace/internal/capture_problem_check.h"
+#include "core/check_ids.h"
 #include "trace/python_frames.h"
 
 namespace graphcheck::checks {
@@ -29,7 +30,7 @@ class RecaptureChurnCheck : public CheckOf<TraceAnalysis> {
  public:
   RecaptureChurnCheck()
       : CheckOf(CheckInfo{
-            "recapture-churn",
+            check_id::kRecaptureChurn,
             "The same region is captured again and again",
             Severity::kWarning,
             CheckArea::kCapture,

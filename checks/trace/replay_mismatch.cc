@@ -18,6 +18,7 @@
 #include "checks/engine/numerics_rule.h"
 #include "checks/engine/shadow_verdict.h"
 #include "core/check.h"
+#include "core/check_ids.h"
 #include "trace/events.h"
 #include "trace/python_frames.h"
 
@@ -56,8 +57,8 @@ bool HostValueChanged(const trace::ProbeRecords& records, uint64_t graph) {
 
 ReplayMismatchCheck::ReplayMismatchCheck()
     : CheckOf(CheckInfo{
-          "replay-mismatch", "A replay leaves other values than its captured code run eagerly", Severity::kError,
-          CheckArea::kNumerics,
+          check_id::kReplayMismatch, "A replay leaves other values than its captured code run eagerly",
+          Severity::kError, CheckArea::kNumerics,
           "Under `graphcheck run --shadow N`, the first N replays of each of the program's captures are compared with "
           "the capture's body run eagerly from the same state: parameters, gradients, optimizer state, buffers and "
           "outputs must agree within the numerics rule.",

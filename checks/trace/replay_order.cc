@@ -13,6 +13,7 @@
 #include "analysis/python_probe.h"
 #include "analysis/trace_analysis.h"
 #include "checks/checks.h"
+#include "core/check_ids.h"
 #include "trace/api_names.h"
 
 namespace graphcheck::checks {
@@ -55,7 +56,7 @@ class ReplayOrderCheck : public CheckOf<TraceAnalysis> {
  public:
   ReplayOrderCheck()
       : CheckOf(CheckInfo{
-            "replay-order",
+            check_id::kReplayOrder,
             "Graphs sharing a memory pool were replayed out of capture order",
             Severity::kWarning,
             CheckArea::kState,

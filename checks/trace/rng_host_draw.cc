@@ -9,6 +9,7 @@
 #include "analysis/trace_analysis.h"
 #include "checks/checks.h"
 #include "checks/trace/probe_findings.h"
+#include "core/check_ids.h"
 
 namespace graphcheck::checks {
 
@@ -20,7 +21,7 @@ namespace {
 class RngHostDrawCheck : public CheckOf<TraceAnalysis> {
  public:
   RngHostDrawCheck()
-      : CheckOf(CheckInfo{"rng-host-draw",
+      : CheckOf(CheckInfo{check_id::kRngHostDraw,
                           "A random number drawn on the host inside a capture is replayed as a constant",
                           Severity::kError,
                           CheckArea::kRng,

@@ -6,6 +6,7 @@
 #include "analysis/trace_analysis.h"
 #include "checks/checks.h"
 #include "checks/trace/probe_findings.h"
+#include "core/check_ids.h"
 
 namespace graphcheck::checks {
 namespace {
@@ -14,7 +15,7 @@ class RngInferenceStateCheck : public PythonExceptionCheck {
  public:
   RngInferenceStateCheck()
       : PythonExceptionCheck(CheckInfo{
-            "rng-inference-state",
+            check_id::kRngInferenceState,
             "A generator's graph-safe state was made under inference mode",
             Severity::kError,
             CheckArea::kRng,

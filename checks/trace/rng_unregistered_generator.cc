@@ -6,6 +6,7 @@
 #include "analysis/trace_analysis.h"
 #include "checks/checks.h"
 #include "checks/trace/probe_findings.h"
+#include "core/check_ids.h"
 
 namespace graphcheck::checks {
 namespace {
@@ -14,7 +15,7 @@ class RngUnregisteredGeneratorCheck : public PythonExceptionCheck {
  public:
   RngUnregisteredGeneratorCheck()
       : PythonExceptionCheck(CheckInfo{
-            "rng-unregistered-generator",
+            check_id::kRngUnregisteredGenerator,
             "Captured code used a random generator the graph does not know",
             Severity::kError,
             CheckArea::kRng,

@@ -19,6 +19,7 @@
 #include "analysis/python_probe.h"
 #include "analysis/trace_analysis.h"
 #include "checks/checks.h"
+#include "core/check_ids.h"
 
 namespace graphcheck::checks {
 
@@ -46,7 +47,7 @@ bool GraphNames(const GraphContract& contract, uint64_t address, uint64_t bytes)
 class StateMadeInCaptureCheck : public CheckOf<TraceAnalysis> {
  public:
   StateMadeInCaptureCheck()
-      : CheckOf(CheckInfo{"state-made-in-capture",
+      : CheckOf(CheckInfo{check_id::kStateMadeInCapture,
                           "State kept across steps is made inside a capture, and every replay makes it again",
                           Severity::kError,
                           CheckArea::kState,

@@ -8,6 +8,7 @@
 #include "analysis/python_probe.h"
 #include "analysis/trace_analysis.h"
 #include "checks/checks.h"
+#include "core/check_ids.h"
 
 namespace graphcheck::checks {
 
@@ -20,7 +21,7 @@ class StaticInputReboundCheck : public CheckOf<TraceAnalysis> {
  public:
   StaticInputReboundCheck()
       : CheckOf(CheckInfo{
-            "static-input-rebound",
+            check_id::kStaticInputRebound,
             "A captured graph's static input was replaced instead of refilled",
             Severity::kError,
             CheckArea::kState,

@@ -3,6 +3,7 @@
 #include "absl/strings/str_cat.h"
 #include "checks/checks.h"
 #include "checks/trace/internal/capture_problem_check.h"
+#include "core/check_ids.h"
 
 namespace graphcheck::checks {
 
@@ -17,7 +18,7 @@ class SyncInCaptureCheck : public CaptureProblemCheck {
  public:
   SyncInCaptureCheck()
       : CaptureProblemCheck(
-            {"sync-in-capture",
+            {check_id::kSyncInCapture,
              "A synchronizing call ran during CUDA graph capture",
              Severity::kError,
              CheckArea::kCapture,

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "checks/checks.h"
 #include "checks/trace/internal/capture_problem_check.h"
+#include "core/check_ids.h"
 #include "trace/api_names.h"
 
 namespace graphcheck::checks {
@@ -25,7 +26,7 @@ class SyncInRegionCheck : public CheckOf<TraceAnalysis> {
  public:
   SyncInRegionCheck()
       : CheckOf(CheckInfo{
-            "sync-in-region",
+            check_id::kSyncInRegion,
             "The region to graph synchronizes with the host",
             Severity::kWarning,
             CheckArea::kEagerRegion,

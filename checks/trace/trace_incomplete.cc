@@ -11,6 +11,7 @@
 #include "absl/strings/str_join.h"
 #include "analysis/trace_analysis.h"
 #include "checks/checks.h"
+#include "core/check_ids.h"
 
 namespace graphcheck::checks {
 
@@ -57,7 +58,7 @@ std::string SignalName(int signal) {
 class TraceIncompleteCheck : public CheckOf<TraceAnalysis> {
  public:
   TraceIncompleteCheck()
-      : CheckOf(CheckInfo{"trace-incomplete",
+      : CheckOf(CheckInfo{check_id::kTraceIncomplete,
                           "The trace is missing records",
                           Severity::kError,
                           CheckArea::kTraceIntegrity,

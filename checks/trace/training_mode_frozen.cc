@@ -8,6 +8,7 @@
 #include "analysis/python_probe.h"
 #include "analysis/trace_analysis.h"
 #include "checks/checks.h"
+#include "core/check_ids.h"
 
 namespace graphcheck::checks {
 
@@ -20,7 +21,7 @@ namespace {
 class TrainingModeFrozenCheck : public CheckOf<TraceAnalysis> {
  public:
   TrainingModeFrozenCheck()
-      : CheckOf(CheckInfo{"training-mode-frozen",
+      : CheckOf(CheckInfo{check_id::kTrainingModeFrozen,
                           "A graph replays in another training mode than it was captured in",
                           Severity::kError,
                           CheckArea::kState,

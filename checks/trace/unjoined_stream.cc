@@ -4,6 +4,7 @@
 #include "absl/strings/str_join.h"
 #include "checks/checks.h"
 #include "checks/trace/internal/capture_problem_check.h"
+#include "core/check_ids.h"
 
 namespace graphcheck::checks {
 
@@ -17,7 +18,7 @@ class UnjoinedStreamCheck : public CaptureProblemCheck {
  public:
   UnjoinedStreamCheck()
       : CaptureProblemCheck(
-            {"unjoined-stream",
+            {check_id::kUnjoinedStream,
              "A stream forked into the capture was not joined back",
              Severity::kError,
              CheckArea::kCapture,

@@ -4,6 +4,7 @@
 #include "absl/strings/str_cat.h"
 #include "checks/checks.h"
 #include "checks/trace/internal/capture_problem_check.h"
+#include "core/check_ids.h"
 
 namespace graphcheck::checks {
 
@@ -18,7 +19,7 @@ class UnsafeApiInCaptureCheck : public CaptureProblemCheck {
  public:
   UnsafeApiInCaptureCheck()
       : CaptureProblemCheck(
-            {"unsafe-api-in-capture",
+            {check_id::kUnsafeApiInCapture,
              "A call that capture forbids ran during capture (possibly from another thread)",
              Severity::kError,
              CheckArea::kCapture,

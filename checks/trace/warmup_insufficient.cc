@@ -4,6 +4,7 @@
 #include "absl/strings/str_cat.h"
 #include "checks/checks.h"
 #include "checks/trace/internal/capture_problem_check.h"
+#include "core/check_ids.h"
 
 namespace graphcheck::checks {
 
@@ -18,7 +19,7 @@ class WarmupInsufficientCheck : public CaptureProblemCheck {
  public:
   WarmupInsufficientCheck()
       : CaptureProblemCheck(
-            {"warmup-insufficient",
+            {check_id::kWarmupInsufficient,
              "Lazy initialisation happened during CUDA graph capture",
              Severity::kError,
              CheckArea::kCapture,

@@ -4,6 +4,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cctype>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -42,14 +43,29 @@ std::string ReadSourceFile(const std::string& path) {
   return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
 
-// A newcomer finds a check from its id in one step: its page names the file that declares it (the id is there) and
-// the file that tests it.
+// The constant of core/check_ids.h that names `id`: "sync-in-capture" -> "check_id::kSyncInCapture".
+std::string IdConstant(const std::string& id) {
+  std::string name = "check_id::k";
+  bool upper = true;
+  for (char c : id) {
+    if (c == '-') {
+      upper = true;
+      continue;
+    }
+    name += upper ? static_cast<char>(std::toupper(static_cast<unsigned char>(c))) : c;
+    upper = false;
+  }
+  return name;
+}
+
+// A newcomer finds a check from its id in one step: its page names the file that declares it (with the id's
+// constant) and the file that tests it.
 TEST(CatalogTest, EveryPageNamesTheCheckFileAndItsTest) {
   const std::regex source_line("\\*\\*Source:\\*\\* `([^`]+)` · \\*\\*Test:\\*\\* `([^`]+)`");
   for (const auto& [id, text] : CheckDocPages()) {
     std::smatch match;
     ASSERT_TRUE(std::regex_search(text, match, source_line)) << id << " page has no **Source:** line";
-    EXPECT_THAT(ReadSourceFile(match[1]), ::testing::HasSubstr("\"" + id + "\"")) << id << ": " << match[1];
+    EXPECT_THAT(ReadSourceFile(match[1]), ::testing::HasSubstr(IdConstant(id))) << id << ": " << match[1];
     EXPECT_FALSE(ReadSourceFile(match[2]).empty()) << id << ": " << match[2] << " does not exist";
   }
 }

@@ -55,6 +55,22 @@ class RepeatingCheck : public CheckOf<Environment> {
   int repeats_;
 };
 
+// Reports under another check's id (as stderr-messages does for a known message).
+class ReportsUnderCheck : public CheckOf<Environment> {
+ public:
+  explicit ReportsUnderCheck(std::string under)
+      : CheckOf(CheckInfo{"env-messages", "Known messages", Severity::kNote, CheckArea::kEnvironment, "", {}}),
+        under_(std::move(under)) {}
+
+ protected:
+  void Read(const Environment&, const BoundOptions&, std::vector<Finding>* findings) const override {
+    findings->push_back(NewFindingUnder(under_, Severity::kError));
+  }
+
+ private:
+  std::string under_;
+};
+
 CheckRegistry MakeRegistry() {
   CheckRegistry registry;
   EXPECT_TRUE(registry.Add(std::make_unique<FakeCheck>("env-b", Severity::kWarning)).ok());
@@ -149,6 +165,22 @@ TEST(RunChecksTest, RunsSelectedChecksWithInputsAndSortsBySeverity) {
   EXPECT_EQ(run.findings[0].severity, Severity::kError);
   EXPECT_EQ(run.findings[0].message, "threshold 5");
   EXPECT_EQ(run.findings[1].check_id, "env-b");
+}
+
+// A finding made by one check under another's id carries the title of the check it is reported under.
+TEST(RunChecksTest, AFindingUnderAnotherIdCarriesThatChecksTitle) {
+  CheckRegistry registry;
+  ASSERT_TRUE(registry.Add(std::make_unique<ReportsUnderCheck>("env-a")).ok());
+  ASSERT_TRUE(registry.Add(std::make_unique<FakeCheck>("env-a", Severity::kError)).ok());
+  CheckInputs inputs;
+  Environment env;
+  inputs.Add(env);
+  auto selection = CheckSelection::Parse("*");
+  ASSERT_TRUE(selection.ok());
+  CheckRun run = RunChecks(registry, *selection, CheckOptions(), inputs);
+  ASSERT_EQ(run.findings.size(), 1u);
+  EXPECT_EQ(run.findings[0].check_id, "env-a");
+  EXPECT_EQ(run.findings[0].title, "fake");
 }
 
 TEST(RunChecksTest, OneMistakeRepeatedAtOneCallSiteIsOneFindingWithACount) {
