@@ -67,6 +67,10 @@ bool IsBidiControl(uint32_t c) {
   return c == 0x061c || c == 0x200e || c == 0x200f || (c >= 0x202a && c <= 0x202e) || (c >= 0x2066 && c <= 0x2069);
 }
 
+// C1 controls (U+0080-U+009F: U+009B is a terminal's CSI, U+0085 a line break) and the line and paragraph separators
+// U+2028 and U+2029, which editors and some terminals take for a new line.
+bool IsHiddenControl(uint32_t c) { return (c >= 0x80 && c <= 0x9f) || c == 0x2028 || c == 0x2029; }
+
 void AppendEscaped(std::string* out, uint32_t code_point) {
   if (code_point <= 0xff) {
     absl::StrAppendFormat(out, "\\x%02x", code_point);
@@ -86,17 +90,14 @@ std::string PrintableText(absl::string_view s) {
   return Filter(
       s,
       [](uint32_t c) {
-        return c == '\n' || c == '\t' || (c >= 0x20 && c != 0x7f && !(c >= 0x80 && c <= 0x9f) && !IsBidiControl(c));
+        return c == '\n' || c == '\t' || (c >= 0x20 && c != 0x7f && !IsHiddenControl(c) && !IsBidiControl(c));
       },
       [](std::string* out, uint32_t c, bool) { AppendEscaped(out, c); });
 }
 
 std::string LineText(absl::string_view s) {
   return Filter(
-      s,
-      [](uint32_t c) {
-        return c == '\t' || (c >= 0x20 && c != 0x7f && !(c >= 0x80 && c <= 0x9f) && !IsBidiControl(c));
-      },
+      s, [](uint32_t c) { return c == '\t' || (c >= 0x20 && c != 0x7f && !IsHiddenControl(c) && !IsBidiControl(c)); },
       [](std::string* out, uint32_t c, bool) {
         if (c == '\n') {
           out->append("\\n");
@@ -110,7 +111,8 @@ std::string XmlSafeText(absl::string_view s) {
   return Filter(
       s,
       [](uint32_t c) {
-        return c == '\n' || c == '\t' || c == '\r' || (c >= 0x20 && c != 0xfffe && c != 0xffff && !IsBidiControl(c));
+        return c == '\n' || c == '\t' || c == '\r' ||
+               (c >= 0x20 && c != 0x7f && c != 0xfffe && c != 0xffff && !IsHiddenControl(c) && !IsBidiControl(c));
       },
       [](std::string* out, uint32_t c, bool valid) {
         if (valid) {

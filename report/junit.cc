@@ -60,11 +60,11 @@ std::string RenderJunit(const Report& report, FailOn fail_on) {
   decl.append_attribute("encoding") = "UTF-8";
   pugi::xml_node suites = doc.append_child("testsuites");
   pugi::xml_node suite = suites.append_child("testsuite");
-  suite.append_attribute("name") = absl::StrCat("graphcheck ", report.mode).c_str();
+  suite.append_attribute("name") = XmlSafeText(absl::StrCat("graphcheck ", report.mode)).c_str();
   int failures = 0;
   for (const auto& [id, findings] : by_check) {
     pugi::xml_node testcase = suite.append_child("testcase");
-    testcase.append_attribute("classname") = absl::StrCat("graphcheck.", report.mode).c_str();
+    testcase.append_attribute("classname") = XmlSafeText(absl::StrCat("graphcheck.", report.mode)).c_str();
     testcase.append_attribute("name") = XmlSafeText(id).c_str();
     std::vector<const Finding*> failing, passing;
     for (const Finding* f : findings) (Fails(*f, fail_on) ? failing : passing).push_back(f);
@@ -72,7 +72,7 @@ std::string RenderJunit(const Report& report, FailOn fail_on) {
       ++failures;
       pugi::xml_node failure = testcase.append_child("failure");
       failure.append_attribute("message") = XmlSafeText(findings.front()->title).c_str();
-      failure.append_attribute("type") = id.c_str();
+      failure.append_attribute("type") = XmlSafeText(id).c_str();
       failure.text() = DescribeAll(failing).c_str();
     }
     if (!passing.empty()) testcase.append_child("system-out").text() = DescribeAll(passing).c_str();
@@ -81,7 +81,7 @@ std::string RenderJunit(const Report& report, FailOn fail_on) {
   const unsigned errors = report.incomplete ? 1 : 0;
   if (report.incomplete) {
     pugi::xml_node testcase = suite.append_child("testcase");
-    testcase.append_attribute("classname") = absl::StrCat("graphcheck.", report.mode).c_str();
+    testcase.append_attribute("classname") = XmlSafeText(absl::StrCat("graphcheck.", report.mode)).c_str();
     testcase.append_attribute("name") = "run-completed";
     pugi::xml_node error = testcase.append_child("error");
     error.append_attribute("message") = XmlSafeText(report.incomplete->reason).c_str();

@@ -82,6 +82,9 @@ std::string MarkdownText(absl::string_view text, size_t max_chars) {
       case '\t':
         out += ' ';
         break;
+      case '@':
+        out += "@\u200B";  // a zero-width space after it: "@user" in a merge-request comment mentions nobody
+        break;
       case '\\':
       case '*':
       case '_':

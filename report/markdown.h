@@ -15,7 +15,7 @@ namespace graphcheck {
 std::string RenderMarkdown(const Report& report);
 
 // One line of text safe inside a paragraph or a table cell: valid UTF-8, line breaks as spaces, Markdown and HTML
-// syntax escaped, and at most `max_chars` bytes (cut on a character boundary, "..." added).
+// syntax escaped, @mentions made inert, and at most `max_chars` bytes (cut on a character boundary, "..." added).
 std::string MarkdownText(absl::string_view text, size_t max_chars = 300);
 // A table of escaped cells: the header cut at 80 characters, the cells at 120.
 std::string MarkdownTable(const std::vector<std::string>& header, const std::vector<std::vector<std::string>>& rows);

@@ -62,7 +62,7 @@ std::string RenderText(const Report& report, const TextOptions& options) {
   const size_t shown = std::min(report.findings.size(), kMaxFindingsShown);
   for (size_t i = 0; i < shown; ++i) {
     const Finding& f = report.findings[i];
-    absl::StrAppend(&out, p.Severity(f.severity), " [", f.check_id, "] ", p.Bold(LineText(f.title)),
+    absl::StrAppend(&out, p.Severity(f.severity), " [", LineText(f.check_id), "] ", p.Bold(LineText(f.title)),
                     f.occurrences > 1 ? absl::StrCat(" (", f.occurrences, " times at this call site)") : "", "\n");
     absl::StrAppend(&out, "  ", LineText(f.message), "\n");
     const std::string where = LineText(absl::StrJoin(WhereParts(f.where), ", "));

@@ -2,10 +2,12 @@
 // hostile program strings stay text and keep every format valid; fingerprints ignore what changes between runs.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <regex>
 
 #include <nlohmann/json.hpp>
 #include <pugixml.hpp>
 
+#include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_split.h"
 #include "core/fingerprint.h"
@@ -226,6 +228,61 @@ TEST(HostileStringsTest, MarkdownRendersThemAsText) {
       EXPECT_EQ(std::count(line.begin(), line.end(), '|'), 5) << line;
     }
   }
+}
+
+// What a shared report can carry to whoever renders it: a terminal escape that clears the screen, a newline that
+// forges a finding line, the C1 control CSI, a line separator, a right-to-left override and a mention, in every
+// string of the report, the check id and title included.
+constexpr char kTerminalHostile[] =
+    "\x1b[2J\nerror [forged] all clear \xc2\x9b"
+    "31m \xc2\x85 \xe2\x80\xa8 \xe2\x80\xae \xe2\x80\x8f @maintainers";
+
+Report TerminalHostileReport() {
+  Report report = HostileReport();
+  for (Finding& f : report.findings) {
+    f.check_id = kTerminalHostile;
+    f.title = kTerminalHostile;
+    f.message = kTerminalHostile;
+    f.fix = kTerminalHostile;
+    f.evidence = {kTerminalHostile};
+  }
+  report.machine.hostname = kTerminalHostile;
+  return report;
+}
+
+// Bytes no rendering may pass through raw: ESC, the C1 CSI and NEL, U+2028, U+202E, U+200F.
+void ExpectNoHiddenControls(const std::string& out) {
+  for (const char* raw : {"\x1b", "\xc2\x9b", "\xc2\x85", "\xe2\x80\xa8", "\xe2\x80\xae", "\xe2\x80\x8f"}) {
+    EXPECT_THAT(out, Not(HasSubstr(raw))) << absl::CHexEscape(raw);
+  }
+}
+
+TEST(HostileStringsTest, NoOutputPassesControlsOrForgesALine) {
+  const Report report = TerminalHostileReport();
+  const std::string text = RenderText(report, TextOptions{});
+  ExpectNoHiddenControls(text);
+  for (absl::string_view line : absl::StrSplit(text, '\n')) {
+    EXPECT_FALSE(absl::StartsWith(line, "error [forged]")) << line;  // the program's newline cannot start a line
+  }
+  ExpectNoHiddenControls(RenderMarkdown(report));
+  ExpectNoHiddenControls(RenderHtml(report));
+  const std::string junit = RenderJunit(report, FailOn::kError);
+  ExpectNoHiddenControls(junit);
+  pugi::xml_document doc;
+  EXPECT_TRUE(doc.load_string(junit.c_str())) << junit;
+  // No character reference XML 1.0 forbids (a control other than tab, newline or return).
+  const std::regex reference("&#x?([0-9a-fA-F]+);");
+  for (auto it = std::sregex_iterator(junit.begin(), junit.end(), reference); it != std::sregex_iterator(); ++it) {
+    const std::string digits = (*it)[1];
+    const long code = std::stol(digits, nullptr, it->str().find('x') != std::string::npos ? 16 : 10);
+    EXPECT_TRUE(code >= 0x20 || code == 9 || code == 10 || code == 13) << it->str();
+  }
+}
+
+TEST(HostileStringsTest, MarkdownMentionsNobody) {
+  const std::string md = RenderMarkdown(TerminalHostileReport());
+  EXPECT_THAT(md, Not(HasSubstr("@maintainers")));
+  EXPECT_THAT(md, HasSubstr("@\u200Bmaintainers"));
 }
 
 TEST(MarkdownTest, VerdictTableAndKeyMetrics) {
