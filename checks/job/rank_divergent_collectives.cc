@@ -45,9 +45,9 @@ bool ExplainedByCaptures(const LedgerDivergence& divergence) {
   return mine.capture != 0 && mine.capture == theirs.capture && !(mine == theirs);
 }
 
-// The side to point at: of the fork's sides (else the parting's), the one whose program line never shows in the
-// other side's ledger (the extra replay's, not the step's); else the parting ranks'.
-const LedgerSide& SideToShow(const LedgerDivergence& divergence) {
+// The side that made extra work: of the fork's sides (else the parting's), the one whose program line never shows in
+// the other side's ledger (the extra replay's, not the step's); none when the lines do not tell.
+const LedgerSide* ExtraWorkSide(const LedgerDivergence& divergence) {
   const LedgerSide* sides[2] = {&divergence.divergent, &divergence.reference};
   if (divergence.fork) sides[0] = &divergence.fork->divergent, sides[1] = &divergence.fork->reference;
   for (int i = 0; i < 2; ++i) {
@@ -55,9 +55,16 @@ const LedgerSide& SideToShow(const LedgerDivergence& divergence) {
     if (!side.entry || side.ledger->site_frames[side.entry->site].file.empty()) continue;
     const std::vector<std::string>& their_sites = sides[1 - i]->ledger->sites;
     const std::string& site = side.ledger->sites[side.entry->site];
-    if (std::find(their_sites.begin(), their_sites.end(), site) == their_sites.end()) return side;
+    if (std::find(their_sites.begin(), their_sites.end(), site) == their_sites.end()) return &side;
   }
-  return *sides[0];
+  return nullptr;
+}
+
+// The side to point at: the extra work's, else the parting ranks'.
+const LedgerSide& SideToShow(const LedgerDivergence& divergence) {
+  const LedgerSide* extra = ExtraWorkSide(divergence);
+  if (extra != nullptr) return *extra;
+  return divergence.fork ? divergence.fork->divergent : divergence.divergent;
 }
 
 const char* FixFor(Kind kind) {
@@ -130,12 +137,25 @@ class RankDivergentCollectivesCheck : public CheckOf<JobSummary> {
                                                 " eager collective(s)", ledger.truncated ? " (first runs kept)" : ""));
       }
       finding.fix = FixFor(divergence.kind);
-      // A rank whose ledger ended because its process stopped: the parting follows from the stop.
+      const LedgerSide* extra = ExtraWorkSide(divergence);
       for (const LedgerSide* side : {&divergence.divergent, &divergence.reference}) {
-        if (!side->entry && !side->process->stopped.empty() && !side->process->hung) {
-          finding.fix = absl::StrCat("Rank ", side->process->rank, "'s process ", side->process->stopped,
+        if (side->entry || side->process->stopped.empty() || side->process->hung) continue;
+        const std::string stop = absl::StrCat(side->process->rank, "'s process ", side->process->stopped);
+        if (extra == nullptr) {
+          // Its ledger ended because its process stopped, and nothing else parts: the parting follows from the stop.
+          finding.fix = absl::StrCat("Rank ", stop,
                                      " where the others went on: fix what stopped it (its own findings); the other "
                                      "ranks' collectives after that have no partner.");
+        } else {
+          // One side worked at a line the other's ledger never shows: that extra work parts the ranks, and the stop
+          // follows from it (seen on two H200s: rank 1 was killed after rank 0's extra replay hung the job).
+          const LedgerEntry& entry = *extra->entry;
+          const std::string work = entry.kind == LedgerEntry::Kind::kReplay
+                                       ? std::string("replay")
+                                       : absl::StrCat("eager ", extra->ledger->names[entry.what]);
+          finding.fix = absl::StrCat("Rank ", extra->process->rank, "'s ", work, extra->ledger->SiteText(entry.site),
+                                     " is the extra work that parts the ranks; rank ", stop,
+                                     " only after the ranks had parted. ", FixFor(divergence.kind));
         }
       }
       findings->push_back(std::move(finding));

@@ -16,6 +16,7 @@ namespace {
 using ::testing::Contains;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
+using ::testing::Not;
 using ::testing::SizeIs;
 
 // train.py:48; rank 0 also replays it after every 10th step at train.py:52 "to log a fresh loss".
@@ -208,6 +209,28 @@ TEST(RankDivergentCollectivesTest, ARankThatStoppedOrLostRecordsIsSaidSo) {
     if (rank == 2) p.LoseRecords();
   });
   EXPECT_THAT(Divergences(lossy), IsEmpty());
+}
+
+// Seen on two H200s: rank 0 replayed its all-reduce graph once more (11 against 10), hung on that replay, and rank 1,
+// waiting at the teardown, was killed. The extra replay is the cause, not rank 1's stop.
+TEST(RankDivergentCollectivesTest, AnExtraReplayIsBlamedNotTheRankKilledAfterIt) {
+  const Job job = BuildJob(2, [](int rank, RankProgram& p) {
+    p.Capture(12, 30, {"ncclAllReduce"});
+    for (int step = 1; step <= 10; ++step) p.Replay(12, 48);
+    if (rank == 0) {
+      p.Replay(12, 52, "log");
+      p.Hang(90);
+    } else {
+      p.Killed();
+    }
+  });
+  const std::vector<Finding> findings = Divergences(job);
+  ASSERT_THAT(findings, SizeIs(1));
+  EXPECT_THAT(findings[0].evidence, Contains(HasSubstr("10 time(s), rank 0 11")));
+  EXPECT_THAT(findings[0].fix, Not(HasSubstr("fix what stopped it")));
+  EXPECT_THAT(findings[0].fix, HasSubstr("Rank 0's replay at /job/train.py:52 in log is the extra work"));
+  EXPECT_THAT(findings[0].fix, HasSubstr("rank 1's process was killed (its trace has no end) only after the ranks"));
+  EXPECT_THAT(findings[0].fix, HasSubstr("the same number of times"));
 }
 
 TEST(RankDivergentCollectivesTest, HangCitesTheParting) {

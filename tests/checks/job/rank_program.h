@@ -94,6 +94,8 @@ class RankProgram {
     b_.Exception(Tick(), kMain, trace::ProbeEventKind::kUncaughtException, 0, "RuntimeError", "data ran out",
                  b_.PythonStack({{"/job/train.py", 99, "main"}}));
   }
+  // The process was killed: its trace has no end (SIGKILL, or a launcher ending the job).
+  void Killed() { b_.trace().integrity.end = trace::TraceEnd::kRunning; }
   // The trace writer could not place some records: the ledger may miss entries.
   void LoseRecords() { b_.trace().integrity.losses.push_back({trace::LossKind::kWriterDropped, 10, 0}); }
   trace::Trace Build() { return b_.Build(); }
