@@ -12,6 +12,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "analysis/python_probe.h"
+#include "core/plural.h"
 
 namespace graphcheck::analysis {
 namespace {
@@ -175,10 +176,6 @@ std::string BytesText(uint64_t bytes) {
   if (bytes < (uint64_t{1} << 20)) return absl::StrFormat("%.0f KiB", bytes / 1024.0);
   return bytes < (uint64_t{10} << 20) ? absl::StrFormat("%.1f MiB", bytes / 1048576.0)
                                       : absl::StrFormat("%.0f MiB", bytes / 1048576.0);
-}
-
-std::string Plural(uint64_t n, absl::string_view one, absl::string_view many) {
-  return absl::StrCat(n, " ", n == 1 ? one : many);
 }
 
 // "3 parameters", "12 optimizer state tensors": a role of trace::NamedTensor counted.

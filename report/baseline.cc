@@ -46,9 +46,15 @@ std::string FindingLine(const Finding& f) {
                       where.empty() ? "" : absl::StrCat(" (", where, ")"));
 }
 
+// "+12.5%", or "from 0" when the old value was 0 (no ratio to give: "+0.0%" would read as no change).
+std::string RelativeChange(const MetricChange& m) {
+  if (m.old_value == 0 && m.new_value != 0) return "from 0";
+  return absl::StrFormat("%+.1f%%", m.change_ratio * 100);
+}
+
 std::string ChangeText(const MetricChange& m) {
   std::string text =
-      absl::StrFormat("%s %.4g -> %.4g %s (%+.1f%%)", m.name, m.old_value, m.new_value, m.unit, m.change_ratio * 100);
+      absl::StrFormat("%s %.4g -> %.4g %s (%s)", m.name, m.old_value, m.new_value, m.unit, RelativeChange(m));
   if (m.regression) absl::StrAppendFormat(&text, ": regression beyond %.0f%%", *m.limit * 100);
   return text;
 }
@@ -155,8 +161,8 @@ std::string RenderDiffMarkdown(const ReportDiff& diff) {
   if (!diff.moved.empty()) {
     absl::StrAppend(&out, "| metric | old | new | change | |\n|---|---|---|---|---|\n");
     for (const MetricChange& m : diff.moved) {
-      absl::StrAppendFormat(&out, "| `%s` | %.4g | %.4g | %+.1f%% | %s |\n", MarkdownText(m.name, 120), m.old_value,
-                            m.new_value, m.change_ratio * 100, m.regression ? ":x: regression" : "");
+      absl::StrAppendFormat(&out, "| `%s` | %.4g | %.4g | %s | %s |\n", MarkdownText(m.name, 120), m.old_value,
+                            m.new_value, RelativeChange(m), m.regression ? ":x: regression" : "");
     }
   }
   return out;

@@ -13,12 +13,14 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "core/plural.h"
 #include "core/utf8.h"
 #include "report/coverage_table.h"
 #include "report/limits.h"
 #include "report/numerics_table.h"
 #include "report/sarif.h"
 #include "report/svg_plots.h"
+#include "report/verdict.h"
 #include "report/where.h"
 
 namespace graphcheck {
@@ -109,11 +111,7 @@ void AddVerdict(const Report& report, pugi::xml_node body) {
   pugi::xml_node section = Add(body, "section", "", cls);
   Add(section, "p", verdict.headline, "headline");
   if (!verdict.saving.empty()) Add(section, "p", verdict.saving);
-  int counts[3] = {0, 0, 0};
-  for (const Finding& f : report.findings) ++counts[static_cast<int>(f.severity)];
-  Add(section, "p",
-      absl::StrFormat("%d errors, %d warnings, %d notes from %d checks", counts[2], counts[1], counts[0],
-                      report.checks_run.size()));
+  Add(section, "p", absl::StrCat(FindingCounts(report), " from ", Plural(report.checks_run.size(), "check", "checks")));
 }
 
 void AddPlots(const Report& report, pugi::xml_node body) {

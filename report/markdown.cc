@@ -4,10 +4,12 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "core/metrics.h"
+#include "core/plural.h"
 #include "core/utf8.h"
 #include "report/coverage_table.h"
 #include "report/limits.h"
 #include "report/numerics_table.h"
+#include "report/verdict.h"
 #include "report/where.h"
 
 namespace graphcheck {
@@ -130,10 +132,8 @@ std::string RenderMarkdown(const Report& report) {
   std::string out = absl::StrCat("### graphcheck ", MarkdownText(report.mode, 40), ": ", mark, " ",
                                  MarkdownText(verdict.headline), "\n\n");
   if (!verdict.saving.empty()) absl::StrAppend(&out, MarkdownText(verdict.saving), "\n\n");
-  int counts[3] = {0, 0, 0};
-  for (const Finding& f : report.findings) ++counts[static_cast<int>(f.severity)];
-  absl::StrAppendFormat(&out, "**%d errors, %d warnings, %d notes** from %d checks.\n\n", counts[2], counts[1],
-                        counts[0], report.checks_run.size());
+  absl::StrAppend(&out, "**", FindingCounts(report), "** from ", Plural(report.checks_run.size(), "check", "checks"),
+                  ".\n\n");
 
   std::vector<const Finding*> rows;
   for (const Finding& f : report.findings) {

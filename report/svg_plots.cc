@@ -20,7 +20,13 @@ constexpr double kLabelWidth = 120;
 constexpr double kRowHeight = 14;
 constexpr int kKernelColors = 8;  // CSS classes k0..k7
 
-std::string Num(double v) { return absl::StrFormat("%.2f", v); }
+// A coordinate or size as SVG takes it. A report's durations are the program's (a damaged or hostile report can hold
+// 1e308 or nan): a number that is not finite is 0 and the rest are bounded, so that no "inf", "nan" or 309-digit
+// number reaches the SVG.
+std::string Num(double v) {
+  constexpr double kFarthest = 1e6;  // far past any plot's edge (kWidth)
+  return absl::StrFormat("%.2f", std::isfinite(v) ? std::clamp(v, -kFarthest, kFarthest) : 0.0);
+}
 
 // "850 us", "1.25 ms", "3.4 s".
 std::string FormatUs(double us) {

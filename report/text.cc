@@ -5,11 +5,13 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "core/plural.h"
 #include "core/utf8.h"
 #include "report/coverage_table.h"
 #include "report/limits.h"
 #include "report/numerics_table.h"
 #include "report/text_table.h"
+#include "report/verdict.h"
 #include "report/where.h"
 
 namespace graphcheck {
@@ -107,12 +109,9 @@ std::string RenderText(const Report& report, const TextOptions& options) {
       absl::StrAppendFormat(&out, "  %-40s %14.3f %s\n", LineText(m.ScopedName()), m.value, m.unit);
     }
   }
-  int counts[3] = {0, 0, 0};
-  for (const Finding& f : report.findings) ++counts[static_cast<int>(f.severity)];
-  absl::StrAppend(&out,
-                  p.Dim(absl::StrFormat("%d checks ran: %d errors, %d warnings, %d notes", report.checks_run.size(),
-                                        counts[2], counts[1], counts[0])),
-                  "\n");
+  absl::StrAppend(
+      &out, p.Dim(absl::StrCat(Plural(report.checks_run.size(), "check", "checks"), " ran: ", FindingCounts(report))),
+      "\n");
   return out;
 }
 

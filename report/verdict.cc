@@ -3,6 +3,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "core/metrics.h"
+#include "core/plural.h"
 
 namespace graphcheck {
 
@@ -48,6 +49,13 @@ Verdict ComputeVerdict(const Report& report) {
                                      *forecast, *eager, *forecast_ratio * 100);
   }
   return verdict;
+}
+
+std::string FindingCounts(const Report& report) {
+  uint64_t counts[3] = {0, 0, 0};
+  for (const Finding& f : report.findings) ++counts[static_cast<int>(f.severity)];
+  return absl::StrCat(Plural(counts[2], "error", "errors"), ", ", Plural(counts[1], "warning", "warnings"), ", ",
+                      Plural(counts[0], "note", "notes"));
 }
 
 }  // namespace graphcheck

@@ -14,6 +14,9 @@ namespace graphcheck {
 // (report/finish.h), which stores it in Report::verdict.
 Verdict ComputeVerdict(const Report& report);
 
+// "1 error, 2 warnings, 0 notes": the report's findings counted by severity.
+std::string FindingCounts(const Report& report);
+
 // The first metric named `name` (a catalogue name), for the whole run or, in a report of several processes, one
 // process (MetricScope::pid): not a maker's share or a rank's extreme.
 std::optional<double> FindMetric(const Report& report, const std::string& name);

@@ -351,6 +351,27 @@ TEST(BaselineTest, NewGoneAndRegressedMetrics) {
   EXPECT_THAT(RenderDiffText(diff), HasSubstr("  - warning [config-te-rng-tracker]"));
 }
 
+// A metric that was 0 has no relative change to give: "from 0", never "+0.0%" (which reads as no change).
+TEST(BaselineTest, AChangeFromZeroSaysFromZero) {
+  Report old_report = SampleReport();
+  Report new_report = SampleReport();
+  old_report.metrics[0].value = 0;
+  const ReportDiff diff = DiffReports(old_report, new_report, DefaultThresholds());
+  EXPECT_THAT(RenderDiffText(diff), HasSubstr("(from 0)"));
+  EXPECT_THAT(RenderDiffMarkdown(diff), HasSubstr("| from 0 |"));
+  EXPECT_THAT(RenderDiffText(diff), Not(HasSubstr("+0.0%")));
+}
+
+// Counts agree with their nouns: "1 error", "1 warning", "1 check".
+TEST(TextTest, CountsAgreeWithTheirNouns) {
+  Report report = SampleReport();
+  report.findings.resize(1);
+  report.checks_run = {"sync-in-capture"};
+  const std::string text = RenderText(report, TextOptions{});
+  EXPECT_THAT(text, HasSubstr("1 check ran: 1 error, 0 warnings, 0 notes"));
+  EXPECT_THAT(RenderMarkdown(report), HasSubstr("**1 error, 0 warnings, 0 notes** from 1 check."));
+}
+
 TEST(BaselineTest, SameReportPassesAndThresholdsParse) {
   const ReportDiff diff = DiffReports(SampleReport(), SampleReport(), DefaultThresholds());
   std::vector<std::string> reasons;

@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <map>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -105,6 +106,28 @@ TEST(StepPlotTest, AStepFromAReportWithoutItsExtentIsDrawnWideEnoughForItsKernel
   std::string text;
   for (pugi::xpath_node label : doc.select_nodes("//text")) text += std::string(label.node().text().get()) + "\n";
   EXPECT_THAT(text, ::testing::HasSubstr("300 us step time, 2 kernels (its kernels ran behind its launches, until"));
+}
+
+// A report's durations are the program's: 1e308 and nan (a damaged or hostile report) draw no "inf" or "nan" and no
+// number wider than the plot could use.
+TEST(StepPlotTest, NumbersThatAreNotFiniteOrHugeStayOutOfTheSvg) {
+  Timeline timeline;
+  StepTimeline& step = timeline.eager_step.emplace();
+  step.label = "eager step 3";
+  step.duration_us = 1e308;
+  step.kernels = {{"gemm", 7, 10, 1e308}, {"gemm", 7, std::nan(""), 400}};
+  step.launches = {{0, 5}, {5, std::nan("")}};
+  pugi::xml_document doc;
+  PlotStepTimelines(timeline, doc.append_child("body"));
+  std::ostringstream svg;
+  doc.save(svg);
+  EXPECT_THAT(svg.str(), ::testing::Not(::testing::HasSubstr("inf")));
+  EXPECT_THAT(svg.str(), ::testing::Not(::testing::HasSubstr("nan\"")));
+  for (pugi::xpath_node rect : doc.select_nodes("//rect")) {
+    for (const char* attribute : {"x", "y", "width", "height"}) {
+      EXPECT_LT(std::string(rect.node().attribute(attribute).value()).size(), 12u) << attribute;
+    }
+  }
 }
 
 }  // namespace
