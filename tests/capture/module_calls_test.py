@@ -67,7 +67,8 @@ ends = events(EventKind.MODULE_CALL_END)
 check("one begin and one end per outermost call", (len(events(EventKind.MODULE_CALL_BEGIN)), len(ends)) == (3, 3),
       recorder.events)
 check("calls numbered in order", [e["value"] for e in ends] == [1, 2, 3], ends)
-check("the end names the class and the input shapes", ends[0]["text"] == "Net\t0=2x8\tmask=2x3", ends[0])
+check("the end names the class and the input shapes, positional ones by forward's parameter names",
+      ends[0]["text"] == "Net\tx=2x8\tmask=2x3", ends[0])
 check("the end asks for no stack (the begin's is the call's)", all(e["frames"] == "" for e in ends), ends)
 check("no global hook while an outermost call runs", net.global_hooks_seen == [0, 0, 0], net.global_hooks_seen)
 
@@ -79,7 +80,7 @@ except ValueError:
     pass
 ends = events(EventKind.MODULE_CALL_END)
 check("a module that calls itself, and a call that raises, end once each",
-      [e["text"] for e in ends[3:]] == ["Recursive\t0=3", "Recursive\t0=4"], ends)
+      [e["text"] for e in ends[3:]] == ["Recursive\tx=3", "Recursive\tx=4"], ends)
 check("its own hooks are gone after each call", not recursive._forward_hooks and not recursive._forward_pre_hooks)
 check("past the limit, no global hook is left", len(hooks._global_forward_pre_hooks) == hooks_before,
       len(hooks._global_forward_pre_hooks))

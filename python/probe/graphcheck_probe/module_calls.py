@@ -53,10 +53,29 @@ class _OutermostCall:
         self.handles = ()
 
 
+_positional = {}  # forward function -> the names of its positional parameters after self
+
+
+def _positional_names(module):
+    """The names forward gives its positional inputs ("input_ids" for a Hugging Face model's first), so that a plan
+    says `input_ids dim 0`; () when forward takes *args or cannot be read."""
+    forward = getattr(type(module), "forward", None)
+    names = _positional.get(forward)
+    if names is None:
+        code = getattr(forward, "__code__", None)
+        names = tuple(code.co_varnames[1:code.co_argcount]) if code is not None else ()
+        _positional[forward] = names
+    return names
+
+
 def _call_text(module, args, kwargs):
-    """The module's class, then one "name=shape" per tensor input, tab-separated."""
+    """The module's class, then one "name=shape" per tensor input, tab-separated: positional inputs by the name
+    forward gives them (by their index when it gives none)."""
     try:
-        inputs = _shapes(tuple(args), "", [])
+        names = _positional_names(module)
+        inputs = []
+        for index, value in enumerate(args):
+            _shapes(value, names[index] if index < len(names) else str(index), inputs)
         _shapes(dict(kwargs or {}), "", inputs)
         return "\t".join([type(module).__name__] + inputs)
     except Exception:
