@@ -83,6 +83,15 @@ SHADOW = {
     "eval_graph_captured_in_eval",
     "whole_step_temperature_buffer",
     "whole_step_gpu_stochastic_depth",
+    "eager_twin_then_graphed_mlp",
+    "eager_twin_whole_step_nanogpt",
+    "lazy_bucket_serving_bert",
+    "static_kv_cache_decode",
+    "timm_convnext_stages_graphed_after_eager",
+    "whole_step_cosine_lr_eager_validation",
+    "amp_gradscaler_graphed_eager_eval",
+    "grad_accum_captured_eager_tail_batch",
+    "hf_distilbert_item_every_step",
 }
 SHADOW_METRICS = ("shadow.calls_compared", "shadow.replays_compared", "shadow.calls_drawing")
 # Programs that draw random numbers on the GPU once their graphs exist (dropout, drop path, stochastic depth): their
@@ -95,12 +104,16 @@ RANDOM = {
     "hf_bert_classifier_graphed",
     "graphed_amp_fp16_dropout_mlp",
     "whole_step_gpu_stochastic_depth",
+    "whole_step_cosine_lr_eager_validation",
+    "amp_gradscaler_graphed_eager_eval",
+    "hf_distilbert_item_every_step",
 }
 # Programs whose eager twin cannot draw what the graphed run draws, name -> why: their spread run draws from another
 # stream of the CUDA generator and their last loss is not compared (ORACLE_CEILING still holds). None at present.
 RNG_OTHER_STREAM = {}
 NO_GRAPHS = {"eager_baseline_resnet"}  # nothing to remove: no oracle
-INFERENCE = {"compile_reduce_overhead_infer", "manual_capture_inference_timm", "shared_pool_buckets"}  # no optimizer
+INFERENCE = {"compile_reduce_overhead_infer", "manual_capture_inference_timm", "shared_pool_buckets",
+             "lazy_bucket_serving_bert", "compile_infer_after_eager_bench", "static_kv_cache_decode"}  # no optimizer
 # Programs that train with Adam or AdamW: their update is m / (sqrt(v) + eps), the same within eps / sqrt(v) (about
 # 1e-5 here) for a gradient twice as large, so a doubled gradient changes nothing an oracle could see.
 SCALE_FREE_OPTIMIZER = {
@@ -115,6 +128,9 @@ SCALE_FREE_OPTIMIZER = {
     "whole_step_gpu_stochastic_depth",
     "whole_step_temperature_buffer",
     "whole_step_tensor_lr_scheduler",
+    "eager_twin_whole_step_nanogpt",
+    "whole_step_cosine_lr_eager_validation",
+    "hf_distilbert_item_every_step",
 }
 PLANTS = ("frozen", "double-grad")
 # Below these relative differences a graphed run computes like eager whatever the spread.
