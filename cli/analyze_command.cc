@@ -6,7 +6,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <map>
 #include <memory>
+#include <set>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
@@ -42,7 +44,7 @@ int Analyze(const AnalyzeOptions& options, const CommandContext& context) {
   Report report = NewReport("analyze", context);
   if (!options.traces.empty()) report.subject = options.traces.front();
   if (absl::Status s = AnalyzeTraceFilesInto(options.traces, options.stderr_path.empty() ? nullptr : &stderr_lines,
-                                             options.iteration, settings->checks, &report);
+                                             options.iteration, settings->checks, &report, TraceOrigin::kUserPaths);
       !s.ok()) {
     return FailWith(s);
   }
@@ -89,9 +91,102 @@ absl::StatusOr<analysis::AnalysisSettings> AnalysisSettingsFrom(const IterationF
   return settings;
 }
 
+// What tells one job's processes from another's, kept once the trace is dropped.
+struct ProcessIdentity {
+  uint32_t pid = 0;
+  uint32_t parent_pid = 0;
+  std::string host;
+  int32_t rank = -1;
+  int32_t world_size = -1;
+  uint64_t start_ns = 0;   // 0: not known
+  std::string rendezvous;  // "MASTER_ADDR:MASTER_PORT", "" when not recorded
+};
+
+ProcessIdentity IdentityOf(const trace::Trace& trace) {
+  const trace::ProcessInfo& process = trace.process;
+  ProcessIdentity identity{
+      process.pid, process.parent_pid, process.hostname, process.rank, process.world_size, process.start_ns, ""};
+  const std::string* address = trace.environment.Get("MASTER_ADDR");
+  const std::string* port = trace.environment.Get("MASTER_PORT");
+  if (address != nullptr && port != nullptr) identity.rendezvous = absl::StrCat(*address, ":", *port);
+  return identity;
+}
+
+// Groups processes into jobs: the ranks of one world size and rendezvous (a rank without one joins every rank of its
+// world size: synthetic and MPI-launched jobs record none), a launcher and the processes it started on its host
+// (torchrun's agent, a forked worker; the child started after it), and the processes one launcher started.
+class JobGroups {
+ public:
+  explicit JobGroups(const std::vector<ProcessIdentity>& processes) : parent_(processes.size()) {
+    for (size_t i = 0; i < parent_.size(); ++i) parent_[i] = i;
+    std::map<std::pair<int32_t, std::string>, size_t> rendezvous;
+    std::map<int32_t, size_t> world;  // the first rank of each world size
+    std::set<int32_t> unnamed;        // the world sizes of ranks without a rendezvous
+    std::map<std::pair<std::string, uint32_t>, size_t> by_pid;
+    std::map<std::pair<std::string, uint32_t>, size_t> by_parent;
+    for (size_t i = 0; i < processes.size(); ++i) {
+      const ProcessIdentity& p = processes[i];
+      if (p.rank >= 0 && p.world_size > 1) {
+        JoinFirst(&rendezvous, {p.world_size, p.rendezvous}, i);
+        world.emplace(p.world_size, i);
+        if (p.rendezvous.empty()) unnamed.insert(p.world_size);
+      }
+      by_pid.emplace(std::make_pair(p.host, p.pid), i);
+      if (p.parent_pid != 0) JoinFirst(&by_parent, {p.host, p.parent_pid}, i);
+    }
+    // The ranks of a world size in one group when one of them named no rendezvous (it pairs with every other).
+    for (size_t i = 0; i < processes.size(); ++i) {
+      const ProcessIdentity& p = processes[i];
+      if (p.rank >= 0 && p.world_size > 1 && unnamed.count(p.world_size) != 0) Join(i, world[p.world_size]);
+    }
+    for (size_t i = 0; i < processes.size(); ++i) {
+      const ProcessIdentity& child = processes[i];
+      auto launcher = by_pid.find({child.host, child.parent_pid});
+      if (launcher == by_pid.end()) continue;
+      const ProcessIdentity& parent = processes[launcher->second];
+      if (parent.start_ns == 0 || child.start_ns == 0 || parent.start_ns <= child.start_ns) Join(i, launcher->second);
+    }
+  }
+  size_t Of(size_t i) {
+    while (parent_[i] != i) i = parent_[i] = parent_[parent_[i]];
+    return i;
+  }
+
+ private:
+  void Join(size_t a, size_t b) { parent_[Of(a)] = Of(b); }
+  // Joins `i` to the first process that had `key`.
+  template <typename Key>
+  void JoinFirst(std::map<Key, size_t>* firsts, const Key& key, size_t i) {
+    auto [it, first] = firsts->emplace(key, i);
+    if (!first) Join(i, it->second);
+  }
+  std::vector<size_t> parent_;
+};
+
+// OK when the traces are of one job; else InvalidArgument naming how many jobs and two traces of different ones:
+// merging unrelated runs makes one "job" whose verdict belongs to none of them.
+absl::Status CheckOneJob(const std::vector<std::string>& files, const std::vector<ProcessIdentity>& processes) {
+  JobGroups groups(processes);
+  std::vector<bool> seen(processes.size(), false);
+  size_t jobs = 0;
+  size_t other = 0;
+  for (size_t i = 0; i < processes.size(); ++i) {
+    const size_t group = groups.Of(i);
+    if (seen[group]) continue;
+    seen[group] = true;
+    if (++jobs == 2) other = i;
+  }
+  if (jobs < 2) return absl::OkStatus();
+  return absl::InvalidArgumentError(
+      absl::StrCat("the ", files.size(), " traces are of ", jobs, " separate jobs, not one: ", files[0], " (pid ",
+                   processes[0].pid, ") and ", files[other], " (pid ", processes[other].pid,
+                   ") share no rank rendezvous, launcher or parent process; analyze one job's traces at a time"));
+}
+
 // One trace, read, analyzed and dropped by a worker.
 struct AnalyzedTrace {
   absl::Status status;
+  ProcessIdentity identity;
   checks::ProcessResult result;
   analysis::StepSelectionCount selection;
   std::vector<std::string> read_warnings;
@@ -108,6 +203,7 @@ AnalyzedTrace ReadAndAnalyze(const std::string& path, const analysis::AnalysisSe
   }
   // Damage the reader stepped over goes to stderr and the step's message too (trace-incomplete reports it as well).
   out.read_warnings = trace->read_warnings;
+  out.identity = IdentityOf(*trace);
   if (!trace->devices.empty()) out.gpu = trace->devices.front().gpu;
   out.selection = analysis::CountStepSelection(*trace, settings.steps, check_steps);
   out.result = checks::AnalyzeProcess(*trace, settings, BuiltinChecks(), checks.selection, checks.options);
@@ -140,7 +236,8 @@ absl::StatusOr<std::vector<std::string>> ExpandTracePaths(const std::vector<std:
 }
 
 absl::Status AnalyzeTraceFilesInto(const std::vector<std::string>& paths, const std::vector<std::string>* stderr_lines,
-                                   const IterationFlags& flags, const CheckSettings& checks, Report* report) {
+                                   const IterationFlags& flags, const CheckSettings& checks, Report* report,
+                                   TraceOrigin origin) {
   absl::StatusOr<analysis::AnalysisSettings> settings = AnalysisSettingsFrom(flags, checks.options);
   if (!settings.ok()) return settings.status();
   absl::StatusOr<std::vector<std::string>> files = ExpandTracePaths(paths);
@@ -167,16 +264,21 @@ absl::Status AnalyzeTraceFilesInto(const std::vector<std::string>& paths, const 
   for (std::thread& worker : workers) worker.join();
   std::vector<checks::ProcessResult> processes;
   std::vector<analysis::StepSelectionCount> selections;
+  std::vector<ProcessIdentity> identities;
   size_t warnings = 0;
   for (size_t i = 0; i < analyzed.size(); ++i) {
     AnalyzedTrace& trace = analyzed[i];
     if (!trace.status.ok()) return trace.status;
+    identities.push_back(std::move(trace.identity));
     if (!trace.read_warnings.empty()) EndProgress();
     PrintReadWarnings((*files)[i], trace.read_warnings);
     warnings += trace.read_warnings.size();
     if (!report->machine.gpu && trace.gpu) report->machine.gpu = trace.gpu;
     selections.push_back(std::move(trace.selection));
     processes.push_back(std::move(trace.result));
+  }
+  if (origin == TraceOrigin::kUserPaths) {
+    if (absl::Status s = CheckOneJob(*files, identities); !s.ok()) return s;
   }
   analysis::IterationOptions judged = settings->steps;
   if (!flags.region_must_match) judged.region.clear();

@@ -1,4 +1,4 @@
-// `graphcheck analyze TRACE... [--region NAME] [--step-range A:B] [--stderr FILE]`: the analyzers over trace files
+// `graphcheck analyze TRACE... [--region NAME] [--step-range A:B] [--stderr FILE]`: the checks over trace files
 // recorded earlier (any machine, no GPU needed), merged into one report of mode "analyze".
 #ifndef GRAPHCHECK_CLI_ANALYZE_COMMAND_H_
 #define GRAPHCHECK_CLI_ANALYZE_COMMAND_H_
@@ -23,11 +23,16 @@ void AddIterationFlags(CLI::App* command, IterationFlags* flags);
 // that `graphcheck analyze DIR...` takes every rank of a job, each node's folder or all of them. Sorted, no repeats.
 absl::StatusOr<std::vector<std::string>> ExpandTracePaths(const std::vector<std::string>& paths);
 
-// Reads every trace (InvalidArgument naming the file when one is not a graphcheck trace), analyzes them with the
-// program's stderr lines (may be null) and adds the analyze step, the checks that ran, the findings, the metrics and
-// the GPU to `report`.
+// Where the traces come from: one recorded run (one job by construction), or paths a user gave, which may hold
+// unrelated runs (the examples' folder).
+enum class TraceOrigin { kOneRun, kUserPaths };
+
+// Reads every trace (InvalidArgument naming the file when one is not a graphcheck trace, or, for kUserPaths, when
+// the traces are of more than one job), analyzes them with the program's stderr lines (may be null) and adds the
+// analyze step, the checks that ran, the findings, the metrics and the GPU to `report`.
 absl::Status AnalyzeTraceFilesInto(const std::vector<std::string>& paths, const std::vector<std::string>* stderr_lines,
-                                   const IterationFlags& flags, const CheckSettings& checks, Report* report);
+                                   const IterationFlags& flags, const CheckSettings& checks, Report* report,
+                                   TraceOrigin origin = TraceOrigin::kOneRun);
 
 }  // namespace graphcheck
 
