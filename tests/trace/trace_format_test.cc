@@ -372,6 +372,32 @@ TEST(TraceFormatTest, RecordLargerThanAChunkGetsItsOwnChunk) {
   EXPECT_EQ(trace.String(trace.Shape(trace.kernels[0]).name), huge);
 }
 
+// A 40 MB name cost 64x its size to analyze: the reader keeps kMaxStringBytes of a string, whole characters, and
+// says it cut it. A string at the limit is kept whole.
+TEST(TraceFormatTest, AStringPastTheLimitIsCutWithAMarker) {
+  const std::string path = testing::TempDir() + "/long-string.gctrace";
+  auto writer = NewWriter(path);
+  ASSERT_NE(writer, nullptr);
+  const std::string at_limit(kMaxStringBytes, 'a');
+  // "é" (2 bytes) from offset 1: the limit falls inside one.
+  const std::string past_limit = "x" + [] {
+    std::string s;
+    while (s.size() < 3 * kMaxStringBytes) s += "\xc3\xa9";
+    return s;
+  }();
+  const StringId whole = writer->InternString(at_limit);
+  const StringId cut = writer->InternString(past_limit);
+  writer.reset();
+  const Trace trace = MustRead(path);
+  EXPECT_THAT(trace.read_warnings, IsEmpty());
+  EXPECT_EQ(trace.String(whole), at_limit);
+  const std::string kept(trace.String(cut));
+  const std::string marker = absl::StrCat(" ... [cut by graphcheck: ", past_limit.size(), " bytes]");
+  ASSERT_EQ(kept.size(), kMaxStringBytes - 1 + marker.size());
+  EXPECT_EQ(kept.substr(0, kMaxStringBytes - 1), past_limit.substr(0, kMaxStringBytes - 1));
+  EXPECT_EQ(kept.substr(kMaxStringBytes - 1), marker);
+}
+
 TEST(TraceFormatTest, ReadErrorsNameThePath) {
   const std::string dir = testing::TempDir();
   absl::StatusOr<Trace> missing = ReadTrace(dir + "/missing.gctrace");
