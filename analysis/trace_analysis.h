@@ -1,4 +1,4 @@
-// One trace's shared analysis and the base class of the trace analyzers. TraceAnalysis builds, on first use, what
+// One trace's shared analysis and the base class of the trace checks. TraceAnalysis builds, on first use, what
 // several checks read (capture windows and their root causes, the NVTX index, iterations per option set, the kernel
 // index) so each is computed once per trace; it also turns a call into a finding's Location. Whoever runs the checks
 // on a trace builds one and adds both (AddTrace). Not thread-safe: checks run one after another.
@@ -83,7 +83,7 @@ class TraceAnalysis {
 // without a Python stack.
 bool CalledByGraphMachinery(const trace::Trace& trace, const trace::ApiCall& call);
 
-// Adds `analysis` and its trace to `inputs`: the trace analyzers read the one, checks of the raw trace the other.
+// Adds `analysis` and its trace to `inputs`: the trace checks read the one, checks of the raw trace the other.
 inline CheckInputs& AddTrace(const TraceAnalysis& analysis, CheckInputs* inputs) {
   return inputs->Add(analysis.trace()).Add(analysis);
 }

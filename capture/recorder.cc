@@ -219,7 +219,7 @@ uint64_t Recorder::StreamId(CUcontext context, CUstream stream, bool per_thread)
 
 void Recorder::CaptureStateAtEntry(const CallbackEntry& entry, const DecodedCall& call, PendingCall* pending) {
   // Querying a legacy-stream handle while another stream captures is itself an implicit synchronization: never
-  // query it; the analyzers judge legacy-stream calls by the capture windows.
+  // query it; the checks judge legacy-stream calls by the capture windows.
   if (call.has_stream && !IsLegacyStream(call.stream)) {
     CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
     cuuint64_t id = 0;
@@ -576,7 +576,7 @@ void Recorder::NoteCaptureFork(ApiKind kind, const DecodedCall& call, trace::Api
     if (it != event_streams_.end()) record->other_stream_id = it->second;
   }
   // A wait on an event recorded in a capturing stream forks the waiting stream into that capture: record the state
-  // after the call, so the analyzers see which streams joined which capture.
+  // after the call, so the checks see which streams joined which capture.
   if (call.has_stream && !IsLegacyStream(call.stream)) {
     CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
     cuuint64_t id = 0;

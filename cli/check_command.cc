@@ -187,7 +187,7 @@ absl::StatusOr<RecordedProgram> RecordEngine(const CheckCommandOptions& options,
   return RecordedProgram::Run(command, recording);
 }
 
-// The engine's run merged into the report (GPU, steps, metrics, numerics) and the engine validators run over it; a
+// The engine's run merged into the report (GPU, steps, metrics, numerics) and the engine checks run over it; a
 // crashed engine is its failed step instead. Returns the run when the engine finished.
 absl::StatusOr<std::optional<EngineRun>> AddEngineRun(const ProgramResult& engine, const char* result_path,
                                                       const CheckSettings& checks, Report* report) {
@@ -208,12 +208,12 @@ absl::StatusOr<std::optional<EngineRun>> AddEngineRun(const ProgramResult& engin
   return std::optional<EngineRun>(*std::move(run));
 }
 
-// The analyzers over the engine's trace, steps cut by its "graphcheck:step" ranges, and each finding attributed to
+// The checks over the engine's trace, steps cut by its "graphcheck:step" ranges, and each finding attributed to
 // the pipeline step it happened in.
 absl::Status AnalyzeEngineTrace(const CheckCommandOptions& options, const RecordedProgram& recorded,
                                 const CheckSettings& checks, Report* report) {
   // A failure LibTorch diagnosed before any CUDA call (a pageable copy it refused) leaves nothing in the trace but
-  // its message: the messages of failed steps join the engine's stderr for the known-message analyzer.
+  // its message: the messages of failed steps join the engine's stderr for the known-message check.
   std::vector<std::string> messages = recorded.result().stderr_lines;
   for (const Step& step : report->steps) {
     if (step.status == StepStatus::kFailed) messages.push_back(step.message);

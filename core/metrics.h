@@ -151,7 +151,8 @@ inline constexpr Spec kShadowBackwardsCompared{
     ".grad was checked to be what the backward accumulated (--shadow; numerics-grad)"};
 inline constexpr Spec kShadowCallsDrawing{
     "shadow.calls_drawing", "count",
-    "of the calls and replays compared, those whose eager code drew random numbers (every source put back)"};
+    "of the calls, replays and backwards compared, those whose eager code drew random numbers (every source put "
+    "back)"};
 inline constexpr Spec kShadowCallsRandom{
     "shadow.calls_random", "count",
     "calls and replays not compared: the graph and its eager code advanced the CUDA generator by different amounts, so "

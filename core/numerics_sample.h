@@ -1,7 +1,7 @@
 // A numerics sample: one tensor as the eager run and the graphed run left it, reduced to the figures the numerics
-// and state validators judge (worst difference, where it is, non-finite counts) and to the run-to-run noise of eager
+// and state checks judge (worst difference, where it is, non-finite counts) and to the run-to-run noise of eager
 // itself (the same tensor from a second eager run). The engine (`graphcheck check`) measures them on the GPU; the
-// validators read them anywhere.
+// checks read them anywhere.
 #ifndef GRAPHCHECK_CORE_NUMERICS_SAMPLE_H_
 #define GRAPHCHECK_CORE_NUMERICS_SAMPLE_H_
 

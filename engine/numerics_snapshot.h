@@ -1,4 +1,4 @@
-// What the numerics validators read, taken from one run of the check pipeline (eager, eager repeat or graphed): the
+// What the numerics checks read, taken from one run of the check pipeline (eager, eager repeat or graphed): the
 // first step's forward outputs and parameter gradients, and the parameters and buffers after the last step, each
 // cloned by name; and their comparison into NumericsSamples (core/numerics_sample.h), computed on the GPU.
 #ifndef GRAPHCHECK_ENGINE_NUMERICS_SNAPSHOT_H_

@@ -388,7 +388,7 @@ class CheckPipeline {
     at::manual_seed(plan_.seed);
   }
 
-  // Timed eager steps from the initial state, keeping what the validators compare (RunSnapshot).
+  // Timed eager steps from the initial state, keeping what the checks compare (RunSnapshot).
   absl::Status EagerRun(absl::string_view what, std::vector<double>* step_us, std::vector<double>* losses,
                         RunSnapshot* snapshot) {
     if (absl::Status s = CallTorch(what, [&] { Restart(); }); !s.ok()) return s;
@@ -406,7 +406,7 @@ class CheckPipeline {
   }
 
   // Steps "eager-warmup", "eager-reference" and "eager-repeat". Eager runs twice from the same state: the second
-  // measures eager's own run-to-run noise, which the numerics validators must not take for a graph defect.
+  // measures eager's own run-to-run noise, which the numerics checks must not take for a graph defect.
   void RunEager() {
     log_.Run("eager-warmup", [&] {
       return CallTorch("eager warmup", [&] {

@@ -1,4 +1,4 @@
-// Measures RngDraws (engine/run/engine_run.h) for the RNG validators: the forward run twice in a row on one batch by
+// Measures RngDraws (engine/run/engine_run.h) for the RNG checks: the forward run twice in a row on one batch by
 // eager and by the graphs, each right after the same seed, and how far each advanced the default CUDA generator.
 #ifndef GRAPHCHECK_ENGINE_RNG_DRAWS_H_
 #define GRAPHCHECK_ENGINE_RNG_DRAWS_H_

@@ -1,4 +1,4 @@
-// The trace event model: what the recorder (capture/) records about one process and what the analyzers read. Plain
+// The trace event model: what the recorder (capture/) records about one process and what the checks read. Plain
 // data with no CUDA types: capture/ normalizes CUPTI's callback ids and records into these. One Trace per process.
 //
 // Times are nanoseconds on CUPTI's clock (cuptiGetTimestamp), so API calls on the host and activity records from the
@@ -315,7 +315,7 @@ struct RecorderError {
 };
 
 // What the Python probe saw (since format 1.3): what only Python knows about captures and torch.compile. The probe
-// (python/probe) records; the analyzers judge. Replays need no event of their own: the graph a capture-end event
+// (python/probe) records; the checks judge. Replays need no event of their own: the graph a capture-end event
 // names is the CUDA graph of the capture window it closes, whose cudaGraphLaunch calls the recorder keeps anyway.
 enum class ProbeEventKind : uint8_t {
   kCaptureBegin = 1,        // CUDAGraph.capture_begin called: origin, graph, pool, mode (in `type`)

@@ -1,6 +1,6 @@
 // The Python stacks of a trace as a finding shows them: each frame's file, line and function, and whether the frame
-// is the program's own code (the frame to point at) or a library's. Shared by the trace analyzers and by the
-// validators that read what the Python probe recorded.
+// is the program's own code (the frame to point at) or a library's. Shared by the trace checks and by the
+// checks that read what the Python probe recorded.
 #ifndef GRAPHCHECK_TRACE_PYTHON_FRAMES_H_
 #define GRAPHCHECK_TRACE_PYTHON_FRAMES_H_
 

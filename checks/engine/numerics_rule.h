@@ -1,4 +1,4 @@
-// The rule every numerics validator applies when it compares graphed against eager (issue measurements on an H100:
+// The rule every numerics check applies when it compares graphed against eager (issue measurements on an H100:
 // two eager runs of ResNet-18 from the same state differ by up to 16% in loss after 20 SGD steps, yet with
 // deterministic kernels they, and the graphed run, are bitwise equal). So:
 // - where the engine asked for deterministic kernels and a second eager run reproduced the first bitwise, graphed

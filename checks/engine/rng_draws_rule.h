@@ -1,4 +1,4 @@
-// How the RNG validators read the engine's RngDraws (engine/run/engine_run.h): whether the model's outputs depend on
+// How the RNG checks read the engine's RngDraws (engine/run/engine_run.h): whether the model's outputs depend on
 // random draws, and whether the graphs draw as eager does. A difference counts when it exceeds kNoiseFactor times
 // eager's own run-to-run difference after the same seed (0 with deterministic kernels, so any difference then counts).
 #ifndef GRAPHCHECK_CHECKS_ENGINE_RNG_DRAWS_RULE_H_

@@ -1,4 +1,4 @@
-// What `graphcheck check`'s engine measured: the pipeline's steps and metrics, and the snapshots the validators read
+// What `graphcheck check`'s engine measured: the pipeline's steps and metrics, and the snapshots the checks read
 // (the loss of every eager and every graphed training step, run from the same initial state on the same inputs, a
 // second eager run that measures eager's own run-to-run noise, and per-tensor numerics samples).
 // The engine process writes it as JSON (engine/run/engine_run_json.h); the CLI reads it back and merges it with the

@@ -1,5 +1,5 @@
 """graphcheck's Python probe: records what only Python knows about CUDA graphs into the trace that graphcheck's
-recorder writes for this process, on the recorder's clock. It records; graphcheck's analyzers judge.
+recorder writes for this process, on the recorder's clock. It records; graphcheck's checks judge.
 
 - Captures (patches.py, origins.py): who began each one (the program, torch.cuda.make_graphed_callables, torch.compile's
   cudagraph trees and their pool-creating empty capture, Transformer Engine, Megatron Core), its graph, pool and
