@@ -86,15 +86,6 @@ std::string ToValidUtf8(absl::string_view s) {
       s, [](uint32_t) { return true; }, [](std::string* out, uint32_t, bool) { out->append("\xEF\xBF\xBD"); });
 }
 
-std::string PrintableText(absl::string_view s) {
-  return Filter(
-      s,
-      [](uint32_t c) {
-        return c == '\n' || c == '\t' || (c >= 0x20 && c != 0x7f && !IsHiddenControl(c) && !IsBidiControl(c));
-      },
-      [](std::string* out, uint32_t c, bool) { AppendEscaped(out, c); });
-}
-
 std::string LineText(absl::string_view s) {
   return Filter(
       s, [](uint32_t c) { return c == '\t' || (c >= 0x20 && c != 0x7f && !IsHiddenControl(c) && !IsBidiControl(c)); },
@@ -111,7 +102,7 @@ std::string XmlSafeText(absl::string_view s) {
   return Filter(
       s,
       [](uint32_t c) {
-        return c == '\n' || c == '\t' || c == '\r' ||
+        return c == '\n' || c == '\t' ||
                (c >= 0x20 && c != 0x7f && c != 0xfffe && c != 0xffff && !IsHiddenControl(c) && !IsBidiControl(c));
       },
       [](std::string* out, uint32_t c, bool valid) {

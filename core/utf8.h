@@ -15,20 +15,17 @@ namespace graphcheck {
 // U+10FFFF, sequences cut short) replaced by U+FFFD.
 std::string ToValidUtf8(absl::string_view s);
 
-// For a terminal: invalid UTF-8 bytes, C0 controls other than newline and tab, DEL and the C1 controls
-// (U+0080-U+009F, which some terminals obey) written as \xNN, and Unicode's bidirectional formatting characters
-// (U+202E and its kin, which make text display in another order than it reads) and line separators (U+2028, U+2029)
-// as \uNNNN; everything else kept.
-std::string PrintableText(absl::string_view s);
-
-// PrintableText for one line of a line-structured output (the text report, a one-line error): newlines written as
-// \n too, so that program text can never start a line of its own (a forged "error [check] ..." finding).
+// For a terminal, one line of a line-structured output (the text report, a table cell, a one-line error): invalid
+// UTF-8 bytes, C0 controls other than tab, DEL and the C1 controls (U+0080-U+009F, which some terminals obey) written
+// as \xNN, newlines as \n, so that program text can never start a line of its own (a forged "error [check] ..."
+// finding), and Unicode's bidirectional formatting characters (U+202E and its kin, which make text display in
+// another order than it reads) and line separators (U+2028, U+2029) as \uNNNN; everything else kept.
 std::string LineText(absl::string_view s);
 
 // For XML 1.0 text and attributes (before the XML library escapes <, &, "), and for HTML and Markdown: valid UTF-8,
-// the characters XML 1.0 cannot carry even escaped (C0 controls other than tab, newline and return; U+FFFE and
-// U+FFFF) written as \xNN or \uFFFE, and what a reader of the page would not see (DEL, the C1 controls, the
-// bidirectional formatting characters, U+2028 and U+2029) as \xNN or \uNNNN.
+// the characters XML 1.0 cannot carry even escaped (C0 controls other than tab and newline; U+FFFE and U+FFFF)
+// written as \xNN or \uFFFE, and what a reader of the page would not see (carriage return, which a parser reads as a
+// newline; DEL, the C1 controls, the bidirectional formatting characters, U+2028 and U+2029) as \xNN or \uNNNN.
 std::string XmlSafeText(absl::string_view s);
 
 }  // namespace graphcheck

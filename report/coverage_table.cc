@@ -108,7 +108,7 @@ CellTable MakeRemainderTable(const Coverage& coverage) {
 
 std::string CoverageText(const Coverage& coverage, size_t max_step_rows) {
   std::string out;
-  for (const std::string& line : CoverageHeadline(coverage)) absl::StrAppend(&out, "  ", PrintableText(line), "\n");
+  for (const std::string& line : CoverageHeadline(coverage)) absl::StrAppend(&out, "  ", LineText(line), "\n");
   if (coverage.steps_counted == 0) return out;
   const CellTable steps = MakeCoverageStepTable(coverage, max_step_rows);
   absl::StrAppend(&out, AlignedTable(steps.header, steps.rows));

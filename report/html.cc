@@ -132,7 +132,9 @@ void AddFrames(pugi::xml_node parent, const std::string& summary, const std::vec
   if (frames.empty()) return;
   pugi::xml_node details = parent.append_child("details");
   Add(details, "summary", absl::StrCat(summary, " (", frames.size(), " frames)"));
-  Add(details, "pre", absl::StrJoin(frames, "\n"));
+  // One line per frame: the <pre> keeps newlines, and a frame's own would forge frames.
+  Add(details, "pre",
+      absl::StrJoin(frames, "\n", [](std::string* out, const std::string& frame) { out->append(LineText(frame)); }));
 }
 
 void AddList(pugi::xml_node parent, const std::string& heading, const std::vector<std::string>& items) {

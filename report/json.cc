@@ -270,8 +270,10 @@ std::string ReportToJson(const Report& report) {
     for (const NumericsSample& s : report.numerics) numerics.push_back(SampleToJson(s));
     out["numerics"] = std::move(numerics);
   }
-  // Strings from the program (kernel names, NVTX ranges) may hold invalid UTF-8: replace rather than throw.
-  return out.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
+  // Strings from the program (kernel names, NVTX ranges) may hold invalid UTF-8: replace rather than throw. Every
+  // character past ASCII as \uXXXX: the data reads back the same, and a terminal showing the file gets no C1 control,
+  // line separator or bidi override.
+  return out.dump(2, ' ', /*ensure_ascii=*/true, json::error_handler_t::replace) + "\n";
 }
 
 std::string ReportDiffToJson(const ReportDiff& diff) {
@@ -293,7 +295,7 @@ std::string ReportDiffToJson(const ReportDiff& diff) {
   }
   json out{
       {"schema", kDiffSchema}, {"appeared", findings(diff.appeared)}, {"gone", findings(diff.gone)}, {"moved", moved}};
-  return out.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
+  return out.dump(2, ' ', /*ensure_ascii=*/true, json::error_handler_t::replace) + "\n";
 }
 
 absl::StatusOr<Report> ReportFromJson(absl::string_view text) {

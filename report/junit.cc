@@ -34,6 +34,8 @@ std::string Describe(const Finding& f) {
   for (const std::string& e : f.evidence) lines.push_back(absl::StrCat("- ", e));
   if (f.occurrences > 1) lines.push_back(absl::StrCat("seen ", f.occurrences, " times at this call site"));
   if (!f.fix.empty()) lines.push_back(absl::StrCat("fix: ", f.fix));
+  // One line per field, as in the text report: a newline in the program's text cannot forge a line of the CI log.
+  for (std::string& line : lines) line = LineText(line);
   return XmlSafeText(absl::StrJoin(lines, "\n"));
 }
 

@@ -156,7 +156,7 @@ json Results(const Report& report, const std::map<std::string, size_t>& rule_ind
   for (const Finding& f : report.findings) {
     if (results.size() == kMaxSarifResults) break;
     json result = Result(f, rule_index.at(f.check_id), artifacts, subject);
-    bytes += result.dump(-1, ' ', false, json::error_handler_t::replace).size();
+    bytes += result.dump(-1, ' ', /*ensure_ascii=*/true, json::error_handler_t::replace).size();
     if (bytes > kMaxSarifBytes) break;
     results.push_back(std::move(result));
   }
@@ -182,7 +182,10 @@ void SetNotifications(const Report& report, size_t omitted, json* invocation) {
   }
 }
 
-std::string Serialize(const json& log) { return log.dump(2, ' ', false, json::error_handler_t::replace) + "\n"; }
+// ASCII only, as the JSON report (report/json.cc): a viewer reads the same strings, a terminal sees no raw control.
+std::string Serialize(const json& log) {
+  return log.dump(2, ' ', /*ensure_ascii=*/true, json::error_handler_t::replace) + "\n";
+}
 
 // The file, at most kMaxSarifBytes: indentation adds to the results' compact size, so the last tenth of the results
 // goes until it fits (a few rounds at most, as indentation less than doubles the size).

@@ -106,7 +106,7 @@ std::string RenderText(const Report& report, const TextOptions& options) {
   if (!report.metrics.empty()) {
     absl::StrAppend(&out, p.Bold("metrics"), "\n");
     for (const Metric& m : report.metrics) {
-      absl::StrAppendFormat(&out, "  %-40s %14.3f %s\n", LineText(m.ScopedName()), m.value, m.unit);
+      absl::StrAppendFormat(&out, "  %-40s %14.3f %s\n", LineText(m.ScopedName()), m.value, LineText(m.unit));
     }
   }
   absl::StrAppend(

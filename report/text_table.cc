@@ -13,7 +13,7 @@ std::string AlignedTable(const std::vector<std::string>& header, const std::vect
   std::vector<size_t> widths(header.size(), 0);
   auto widen = [&](const std::vector<std::string>& cells) {
     for (size_t i = 0; i < cells.size() && i < widths.size(); ++i) {
-      widths[i] = std::max(widths[i], PrintableText(cells[i]).size());
+      widths[i] = std::max(widths[i], LineText(cells[i]).size());
     }
   };
   widen(header);
@@ -22,7 +22,7 @@ std::string AlignedTable(const std::vector<std::string>& header, const std::vect
   auto line = [&](const std::vector<std::string>& cells) {
     std::string text = " ";
     for (size_t i = 0; i < cells.size() && i < widths.size(); ++i) {
-      absl::StrAppendFormat(&text, " %-*s", widths[i], PrintableText(cells[i]));
+      absl::StrAppendFormat(&text, " %-*s", widths[i], LineText(cells[i]));
     }
     absl::StrAppend(&out, absl::StripTrailingAsciiWhitespace(text), "\n");
   };

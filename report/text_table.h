@@ -1,5 +1,5 @@
 // Tables as text cells (CellTable), and plain-text tables for the text report: columns padded to their widest cell, two
-// spaces of indent, control characters escaped (PrintableText), trailing blanks cut.
+// spaces of indent, control characters and newlines escaped (LineText), trailing blanks cut.
 #ifndef GRAPHCHECK_REPORT_TEXT_TABLE_H_
 #define GRAPHCHECK_REPORT_TEXT_TABLE_H_
 

@@ -2,7 +2,10 @@
 // hostile program strings stay text and keep every format valid; fingerprints ignore what changes between runs.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <fstream>
+#include <map>
 #include <regex>
+#include <sstream>
 
 #include <nlohmann/json.hpp>
 #include <pugixml.hpp>
@@ -230,59 +233,92 @@ TEST(HostileStringsTest, MarkdownRendersThemAsText) {
   }
 }
 
-// What a shared report can carry to whoever renders it: a terminal escape that clears the screen, a newline that
-// forges a finding line, the C1 control CSI, a line separator, a right-to-left override and a mention, in every
-// string of the report, the check id and title included.
-constexpr char kTerminalHostile[] =
-    "\x1b[2J\nerror [forged] all clear \xc2\x9b"
-    "31m \xc2\x85 \xe2\x80\xa8 \xe2\x80\xae \xe2\x80\x8f @maintainers";
-
-Report TerminalHostileReport() {
-  Report report = HostileReport();
-  for (Finding& f : report.findings) {
-    f.check_id = kTerminalHostile;
-    f.title = kTerminalHostile;
-    f.message = kTerminalHostile;
-    f.fix = kTerminalHostile;
-    f.evidence = {kTerminalHostile};
-  }
-  report.machine.hostname = kTerminalHostile;
-  return report;
+// tests/fixtures/hostile_reports/strings.json: every string a program or a shared report can set (the check id, title,
+// units, kernel names, ranks' hosts, the incomplete run's reason...) starts with a screen clear, a forged finding line,
+// the C1 CSI and NEL, the line separators, the bidi override and marks, and a mention (make_corpus.py there).
+Report FixtureReport(const std::string& name) {
+  std::ifstream in(std::string(GRAPHCHECK_SOURCE_DIR) + "/tests/fixtures/hostile_reports/" + name);
+  std::stringstream text;
+  text << in.rdbuf();
+  absl::StatusOr<Report> report = ReportFromJson(text.str());
+  EXPECT_TRUE(report.ok()) << name << ": " << report.status();
+  FinishReport({}, &*report);
+  return *std::move(report);
 }
 
-// Bytes no rendering may pass through raw: ESC, the C1 CSI and NEL, U+2028, U+202E, U+200F.
-void ExpectNoHiddenControls(const std::string& out) {
-  for (const char* raw : {"\x1b", "\xc2\x9b", "\xc2\x85", "\xe2\x80\xa8", "\xe2\x80\xae", "\xe2\x80\x8f"}) {
-    EXPECT_THAT(out, Not(HasSubstr(raw))) << absl::CHexEscape(raw);
+// Every output graphcheck writes from a report, by name: each format, and a diff (as diff and --baseline print it)
+// both ways.
+std::map<std::string, std::string> EveryOutput(const Report& hostile, const Report& clean) {
+  std::map<std::string, std::string> out = {
+      {"text", RenderText(hostile, TextOptions{})},
+      {"text in colour", RenderText(hostile, TextOptions{/*color=*/true})},
+      {"markdown", RenderMarkdown(hostile)},
+      {"html", RenderHtml(hostile)},
+      {"junit", RenderJunit(hostile, FailOn::kError)},
+      {"sarif", RenderSarif(hostile, nullptr)},
+      {"json", ReportToJson(hostile)},
+  };
+  for (const auto& [name, diff] : {std::pair{"diff to hostile", DiffReports(clean, hostile, DefaultThresholds())},
+                                   std::pair{"diff from hostile", DiffReports(hostile, clean, DefaultThresholds())}}) {
+    out[absl::StrCat(name, " text")] = RenderDiffText(diff);
+    out[absl::StrCat(name, " markdown")] = RenderDiffMarkdown(diff);
+    out[absl::StrCat(name, " json")] = ReportDiffToJson(diff);
   }
+  return out;
 }
 
-TEST(HostileStringsTest, NoOutputPassesControlsOrForgesALine) {
-  const Report report = TerminalHostileReport();
-  const std::string text = RenderText(report, TextOptions{});
-  ExpectNoHiddenControls(text);
-  for (absl::string_view line : absl::StrSplit(text, '\n')) {
-    EXPECT_FALSE(absl::StartsWith(line, "error [forged]")) << line;  // the program's newline cannot start a line
-  }
-  ExpectNoHiddenControls(RenderMarkdown(report));
-  ExpectNoHiddenControls(RenderHtml(report));
-  const std::string junit = RenderJunit(report, FailOn::kError);
-  ExpectNoHiddenControls(junit);
+// A character XML 1.0 forbids, even as a character reference (pugixml decodes references without refusing them).
+bool ForbiddenInXml(wchar_t c) {
+  return !(c == 0x9 || c == 0xa || c == 0xd || (c >= 0x20 && c <= 0xd7ff) || (c >= 0xe000 && c <= 0xfffd) ||
+           (c >= 0x10000 && c <= 0x10ffff));
+}
+
+void ExpectXml10(const std::string& xml) {
   pugi::xml_document doc;
-  EXPECT_TRUE(doc.load_string(junit.c_str())) << junit;
-  // No character reference XML 1.0 forbids (a control other than tab, newline or return).
-  const std::regex reference("&#x?([0-9a-fA-F]+);");
-  for (auto it = std::sregex_iterator(junit.begin(), junit.end(), reference); it != std::sregex_iterator(); ++it) {
-    const std::string digits = (*it)[1];
-    const long code = std::stol(digits, nullptr, it->str().find('x') != std::string::npos ? 16 : 10);
-    EXPECT_TRUE(code >= 0x20 || code == 9 || code == 10 || code == 13) << it->str();
+  ASSERT_TRUE(doc.load_string(xml.c_str())) << xml;
+  std::vector<std::string> values;
+  for (pugi::xpath_node node : doc.select_nodes("//node()")) values.push_back(node.node().value());
+  for (pugi::xpath_node node : doc.select_nodes("//@*")) values.push_back(node.attribute().value());
+  for (const std::string& value : values) {
+    for (wchar_t c : pugi::as_wide(value)) EXPECT_FALSE(ForbiddenInXml(c)) << std::hex << c << " in " << value;
   }
+}
+
+void ExpectNoForgedLine(absl::string_view out) {
+  for (absl::string_view line : absl::StrSplit(out, '\n')) EXPECT_FALSE(absl::StartsWith(line, "error [forged]"));
+}
+
+TEST(HostileStringsTest, EveryFieldInEveryOutputStaysInert) {
+  const Report hostile = FixtureReport("strings.json");
+  ASSERT_TRUE(absl::StartsWith(hostile.findings.at(0).check_id, "\x1b[2J"));  // the fixture is hostile
+  for (auto& [name, out] : EveryOutput(hostile, FixtureReport("clean.json"))) {
+    SCOPED_TRACE(name);
+    out = std::regex_replace(out, std::regex("\x1b\\[[0-9;]*m"), "");  // the palette's own colours
+    EXPECT_THAT(out, HasSubstr("pwned"));                              // the hostile strings are there, made inert
+    for (const std::string& raw :
+         std::vector<std::string>{"\x1b", "\x07", "\x08", "\r", std::string(1, '\0'), "\x7f", "\xc2\x9b", "\xc2\x85",
+                                  "\xe2\x80\xa8", "\xe2\x80\xa9", "\xe2\x80\xae", "\xe2\x80\x8f", "\xe2\x80\x8e"}) {
+      EXPECT_THAT(out, Not(HasSubstr(raw))) << absl::CHexEscape(raw);
+    }
+    // The program's newline starts no line where lines mean something (HTML's do not, but for its <pre>).
+    if (name != "html") ExpectNoForgedLine(out);
+    if (absl::StrContains(name, "markdown")) EXPECT_THAT(out, Not(HasSubstr("@maintainers")));  // mentions nobody
+  }
+}
+
+TEST(HostileStringsTest, HtmlPreformattedTextHasNoForgedLine) {
+  pugi::xml_document doc;
+  ASSERT_TRUE(doc.load_string(RenderHtml(FixtureReport("strings.json")).c_str()));
+  for (pugi::xpath_node pre : doc.select_nodes("//pre")) ExpectNoForgedLine(pre.node().text().get());
+}
+
+TEST(HostileStringsTest, JunitIsXml10) {
+  ExpectXml10(RenderJunit(FixtureReport("strings.json"), FailOn::kError));
+  ExpectXml10(RenderJunit(FixtureReport("strings.json"), FailOn::kNever));
 }
 
 TEST(HostileStringsTest, MarkdownMentionsNobody) {
-  const std::string md = RenderMarkdown(TerminalHostileReport());
-  EXPECT_THAT(md, Not(HasSubstr("@maintainers")));
-  EXPECT_THAT(md, HasSubstr("@\u200Bmaintainers"));
+  EXPECT_THAT(RenderMarkdown(FixtureReport("strings.json")), HasSubstr("@\u200Bmaintainers"));
 }
 
 TEST(MarkdownTest, VerdictTableAndKeyMetrics) {
