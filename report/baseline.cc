@@ -12,6 +12,7 @@
 #include "core/exit_code.h"
 #include "core/fingerprint.h"
 #include "core/metrics.h"
+#include "core/plural.h"
 #include "core/utf8.h"
 #include "report/limits.h"
 #include "report/markdown.h"
@@ -147,8 +148,8 @@ std::string RenderDiffText(const ReportDiff& diff) {
 }
 
 std::string RenderDiffMarkdown(const ReportDiff& diff) {
-  std::string out = absl::StrFormat("### graphcheck diff: %d new, %d gone, %d metrics moved\n\n", diff.appeared.size(),
-                                    diff.gone.size(), diff.moved.size());
+  std::string out = absl::StrFormat("### graphcheck diff: %d new, %d gone, %s moved\n\n", diff.appeared.size(),
+                                    diff.gone.size(), Plural(diff.moved.size(), "metric", "metrics"));
   for (const auto& [title, findings] : {std::pair{"New findings", &diff.appeared}, {"Gone", &diff.gone}}) {
     if (findings->empty()) continue;
     absl::StrAppend(&out, "**", title, "**\n\n| severity | check | finding |\n|---|---|---|\n");

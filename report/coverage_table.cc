@@ -3,6 +3,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "core/plural.h"
 #include "core/utf8.h"
 #include "report/text_table.h"
 #include "report/where.h"
@@ -68,7 +69,8 @@ std::vector<std::string> CoverageHeadline(const Coverage& coverage) {
     origins.push_back(absl::StrCat(s.origin, " ", Percent(s.gpu_us, all_us)));
   if (!origins.empty())
     absl::StrAppend(&headline, " (of the GPU time, by who made the graphs: ", absl::StrJoin(origins, ", "), ")");
-  absl::StrAppend(&headline, "; launched one by one: ", total.eager_kernels, " kernels, ", Us(total.eager_gpu_us));
+  absl::StrAppend(&headline, "; launched one by one: ", Plural(total.eager_kernels, "kernel", "kernels"), ", ",
+                  Us(total.eager_gpu_us));
   return {headline, absl::StrCat("over ", coverage.scope)};
 }
 
@@ -112,12 +114,15 @@ std::string CoverageText(const Coverage& coverage, size_t max_step_rows) {
   if (coverage.steps_counted == 0) return out;
   const CellTable steps = MakeCoverageStepTable(coverage, max_step_rows);
   absl::StrAppend(&out, AlignedTable(steps.header, steps.rows));
-  if (steps.omitted > 0) absl::StrAppend(&out, "  ... and ", steps.omitted, " more steps (--format json lists them)\n");
+  if (steps.omitted > 0)
+    absl::StrAppend(&out, "  ... and ", Plural(steps.omitted, "more step", "more steps"),
+                    " (--format json lists them)\n");
   const CellTable remainders = MakeRemainderTable(coverage);
   if (remainders.rows.empty()) return out;
   absl::StrAppend(&out, "  largest eager remainders (GPU time) and why they are not graphed\n");
   absl::StrAppend(&out, AlignedTable(remainders.header, remainders.rows));
-  if (remainders.omitted > 0) absl::StrAppend(&out, "  ... and ", remainders.omitted, " more call sites\n");
+  if (remainders.omitted > 0)
+    absl::StrAppend(&out, "  ... and ", Plural(remainders.omitted, "more call site", "more call sites"), "\n");
   return out;
 }
 

@@ -131,7 +131,7 @@ void AddPlots(const Report& report, pugi::xml_node body) {
 void AddFrames(pugi::xml_node parent, const std::string& summary, const std::vector<std::string>& frames) {
   if (frames.empty()) return;
   pugi::xml_node details = parent.append_child("details");
-  Add(details, "summary", absl::StrCat(summary, " (", frames.size(), " frames)"));
+  Add(details, "summary", absl::StrCat(summary, " (", Plural(frames.size(), "frame", "frames"), ")"));
   // One line per frame: the <pre> keeps newlines, and a frame's own would forge frames.
   Add(details, "pre",
       absl::StrJoin(frames, "\n", [](std::string* out, const std::string& frame) { out->append(LineText(frame)); }));
@@ -244,16 +244,18 @@ void AddRanks(const Report& report, pugi::xml_node body) {
                                  : "Metrics that differ across the ranks by more than 5%; the others agree",
                    " (Metrics below: medians over the ranks).",
                    shown < report.ranks.size()
-                       ? absl::StrCat(" ", report.ranks.size() - shown, " more ranks are in the JSON report.")
+                       ? absl::StrCat(" ", Plural(report.ranks.size() - shown, "more rank is", "more ranks are"),
+                                      " in the JSON report.")
                        : ""),
       "note");
 }
 
-void AddTable(pugi::xml_node parent, const CellTable& table, const std::string& omitted_what) {
+// `one` and `many` name what the table leaves out: "more step", "more steps".
+void AddTable(pugi::xml_node parent, const CellTable& table, absl::string_view one, absl::string_view many) {
   pugi::xml_node rows = parent.append_child("table");
   AddRow(rows, table.header, "th");
   for (const std::vector<std::string>& row : table.rows) AddRow(rows, row);
-  if (table.omitted > 0) Add(parent, "p", absl::StrCat("... and ", table.omitted, " more ", omitted_what, "."), "note");
+  if (table.omitted > 0) Add(parent, "p", absl::StrCat("... and ", Plural(table.omitted, one, many), "."), "note");
 }
 
 // What share of the steps ran as graph replays, by who made the graphs, and the largest eager remainders with why.
@@ -267,10 +269,11 @@ void AddCoverage(const Report& report, pugi::xml_node body) {
   const CellTable remainders = MakeRemainderTable(*report.coverage);
   if (!remainders.rows.empty()) {
     Add(section, "h3", "Largest eager remainders and why they are not graphed");
-    AddTable(section, remainders, "call sites");
+    AddTable(section, remainders, "more call site", "more call sites");
   }
   Add(section, "h3", "Per step");
-  AddTable(section, MakeCoverageStepTable(*report.coverage, kMaxCoverageRows), "steps (the JSON report lists them)");
+  AddTable(section, MakeCoverageStepTable(*report.coverage, kMaxCoverageRows), "more step (the JSON report lists it)",
+           "more steps (the JSON report lists them)");
 }
 
 void AddSteps(const Report& report, pugi::xml_node body) {
@@ -299,7 +302,7 @@ void AddNumerics(const Report& report, pugi::xml_node body) {
       "Each tensor as the eager and the graphed run left it, from the same state: outputs and gradients of the first "
       "step, parameters and buffers after the last. Worst first.",
       "note");
-  AddTable(section, table, "tensors");
+  AddTable(section, table, "more tensor", "more tensors");
 }
 
 void AddMetrics(const Report& report, pugi::xml_node body) {

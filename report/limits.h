@@ -8,6 +8,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "core/plural.h"
 
 namespace graphcheck {
 
@@ -18,7 +19,7 @@ inline constexpr size_t kMaxSarifBytes = 9u << 20;      // the file, under uploa
 
 // "... and 12 more findings (--format json lists all)".
 inline std::string MoreFindingsLine(size_t omitted) {
-  return absl::StrCat("... and ", omitted, " more finding", omitted == 1 ? "" : "s", " (--format json lists all)");
+  return absl::StrCat("... and ", Plural(omitted, "more finding", "more findings"), " (--format json lists all)");
 }
 
 }  // namespace graphcheck

@@ -41,12 +41,13 @@ std::string MarkdownCoverage(const Coverage& coverage) {
   if (!remainders.rows.empty()) {
     absl::StrAppend(&out, "<details><summary>Largest eager remainders and why they are not graphed</summary>\n\n",
                     MarkdownTable(remainders.header, remainders.rows));
-    if (remainders.omitted > 0) absl::StrAppend(&out, "\n... and ", remainders.omitted, " more call sites.\n");
+    if (remainders.omitted > 0)
+      absl::StrAppend(&out, "\n... and ", Plural(remainders.omitted, "more call site", "more call sites"), ".\n");
     absl::StrAppend(&out, "\n</details>\n\n");
   }
   const CellTable steps = MakeCoverageStepTable(coverage, kMaxCoverageRows);
   absl::StrAppend(&out, "<details><summary>Coverage per step</summary>\n\n", MarkdownTable(steps.header, steps.rows));
-  if (steps.omitted > 0) absl::StrAppend(&out, "\n... and ", steps.omitted, " more steps.\n");
+  if (steps.omitted > 0) absl::StrAppend(&out, "\n... and ", Plural(steps.omitted, "more step", "more steps"), ".\n");
   absl::StrAppend(&out, "\n</details>\n\n");
   return out;
 }
@@ -168,7 +169,8 @@ std::string RenderMarkdown(const Report& report) {
     const CellTable table = MakeNumericsTable(report.numerics, kMaxNumericsRows);
     absl::StrAppend(&out, "<details><summary>Numerics: eager against graphed, worst first</summary>\n\n",
                     MarkdownTable(table.header, table.rows));
-    if (table.omitted > 0) absl::StrAppend(&out, "\n... and ", table.omitted, " more tensors.\n");
+    if (table.omitted > 0)
+      absl::StrAppend(&out, "\n... and ", Plural(table.omitted, "more tensor", "more tensors"), ".\n");
     absl::StrAppend(&out, "\n</details>\n\n");
   }
 

@@ -9,6 +9,7 @@
 #include "absl/strings/str_format.h"
 #include "core/fingerprint.h"
 #include "core/metrics.h"
+#include "core/plural.h"
 #include "core/utf8.h"
 #include "report/verdict.h"
 
@@ -171,8 +172,8 @@ double DrawStepRows(Plot& plot, const StepTimeline& step, double top, double sca
           ? absl::StrCat(" (its kernels ran behind its launches, until ", FormatUs(extent_us), ")")
           : "";
   plot.Label(0, top + 11,
-             absl::StrFormat("%s: %s step time, %d kernels%s", step.label, FormatUs(step.duration_us),
-                             step.kernels.size() + step.dropped_kernels, behind),
+             absl::StrFormat("%s: %s step time, %s%s", step.label, FormatUs(step.duration_us),
+                             Plural(step.kernels.size() + step.dropped_kernels, "kernel", "kernels"), behind),
              "start", "heading");
   top += 16;
   plot.Label(kLabelWidth - 6, top + 10, "CPU launch calls", "end");
@@ -220,14 +221,14 @@ void DrawCoverageBar(Plot& plot, const StepCoverage& step, double x, double widt
   for (const CoverageShare& s : step.graphed) {
     const double h = s.gpu_us * scale;
     y -= h;
-    plot.Rect(
-        x, y, width, h, OriginClass(s.origin),
-        absl::StrFormat("%s: graphs made by %s, %s (%d kernels)", step.label, s.origin, FormatUs(s.gpu_us), s.kernels));
+    plot.Rect(x, y, width, h, OriginClass(s.origin),
+              absl::StrFormat("%s: graphs made by %s, %s (%s)", step.label, s.origin, FormatUs(s.gpu_us),
+                              Plural(s.kernels, "kernel", "kernels")));
   }
   const double h = step.eager_gpu_us * scale;
   plot.Rect(x, y - h, width, h, "cov cov-eager",
-            absl::StrFormat("%s: launched one by one, %s (%d kernels)", step.label, FormatUs(step.eager_gpu_us),
-                            step.eager_kernels));
+            absl::StrFormat("%s: launched one by one, %s (%s)", step.label, FormatUs(step.eager_gpu_us),
+                            Plural(step.eager_kernels, "kernel", "kernels")));
 }
 
 }  // namespace
@@ -263,7 +264,8 @@ void PlotCoverage(const Coverage& coverage, pugi::xml_node parent) {
   }
   plot.Note(absl::StrCat("Over ", coverage.scope, "."));
   if (coverage.dropped_steps > 0) {
-    plot.Note(absl::StrCat(coverage.dropped_steps, " later steps beyond the report's cap are not drawn"));
+    plot.Note(absl::StrCat(Plural(coverage.dropped_steps, "later step is", "later steps are"),
+                           " not drawn (the report's cap)"));
   }
 }
 
@@ -294,8 +296,9 @@ void PlotStepTimelines(const Timeline& timeline, pugi::xml_node parent) {
   plot.XAxis(kLabelWidth, right, top, 4, axis, FormatUs);
   for (const StepTimeline* step : steps) {
     if (step->dropped_kernels + step->dropped_launches > 0) {
-      plot.Note(absl::StrCat(step->label, ": ", step->dropped_kernels, " kernels and ", step->dropped_launches,
-                             " launch calls beyond the report's cap are not drawn"));
+      plot.Note(absl::StrCat(step->label, ": ", Plural(step->dropped_kernels, "kernel", "kernels"), " and ",
+                             Plural(step->dropped_launches, "launch call", "launch calls"),
+                             " beyond the report's cap are not drawn"));
     }
   }
 }
@@ -313,7 +316,8 @@ void PlotKernelDurations(const Timeline& timeline, pugi::xml_node parent) {
     const HistogramBucket& b = buckets[i];
     const double h = axis.top > 0 ? (bottom - 10) * b.count / axis.top : 0;
     const std::string range = absl::StrCat(FormatUs(b.lower_us), " - ", FormatUs(b.upper_us));
-    plot.Rect(left + i * slot + 2, bottom - h, slot - 4, h, "bar", absl::StrCat(range, ": ", b.count, " kernels"));
+    plot.Rect(left + i * slot + 2, bottom - h, slot - 4, h, "bar",
+              absl::StrCat(range, ": ", Plural(b.count, "kernel", "kernels")));
     plot.Label(left + (i + 0.5) * slot, bottom + 14, FormatUs(b.lower_us), "middle", "tick");
   }
   plot.YAxis(left, bottom, 10, axis, FormatCount);
@@ -362,7 +366,8 @@ void PlotRunSteps(const Timeline& timeline, pugi::xml_node parent) {
     x += 110;
   }
   if (timeline.dropped_run_steps > 0) {
-    plot.Note(absl::StrCat(timeline.dropped_run_steps, " later steps beyond the report's cap are not drawn"));
+    plot.Note(absl::StrCat(Plural(timeline.dropped_run_steps, "later step is", "later steps are"),
+                           " not drawn (the report's cap)"));
   }
 }
 

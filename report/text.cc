@@ -97,7 +97,8 @@ std::string RenderText(const Report& report, const TextOptions& options) {
     absl::StrAppend(&out, p.Bold("numerics, eager against graphed (worst first)"), "\n");
     absl::StrAppend(&out, AlignedTable(table.header, table.rows));
     if (table.omitted > 0)
-      absl::StrAppend(&out, "  ... and ", table.omitted, " more tensors (--format json lists all)\n");
+      absl::StrAppend(&out, "  ... and ", Plural(table.omitted, "more tensor", "more tensors"),
+                      " (--format json lists all)\n");
   }
   if (report.coverage) {
     absl::StrAppend(&out, p.Bold("coverage: graph replays against kernels launched one by one"), "\n");

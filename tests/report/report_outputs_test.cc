@@ -321,6 +321,59 @@ TEST(HostileStringsTest, MarkdownMentionsNobody) {
   EXPECT_THAT(RenderMarkdown(FixtureReport("strings.json")), HasSubstr("@\u200Bmaintainers"));
 }
 
+// A report whose every count is 1, with `rows` tensors, coverage steps and ranks (one past a format's cap makes its
+// "... and 1 more" line).
+Report CountsOfOne(size_t rows) {
+  Report report = FixtureReport("clean.json");
+  report.findings.pop_back();  // one error, one warning, one note
+  report.checks_run.resize(1);
+  for (Finding& f : report.findings) f.where.backtrace = {"cudaStreamSynchronize"};
+  Timeline& timeline = *report.timeline;
+  timeline.eager_step->kernels.resize(1);
+  timeline.eager_step->dropped_kernels = 0;
+  timeline.graphed_step->kernels.clear();
+  timeline.graphed_step->dropped_kernels = 1;
+  timeline.graphed_step->dropped_launches = 1;
+  timeline.kernel_durations = {{1, 2, 1}};
+  timeline.dropped_run_steps = 1;
+  Coverage& coverage = *report.coverage;
+  StepCoverage step = coverage.steps.at(0);
+  step.eager_kernels = 1;
+  for (CoverageShare& share : step.graphed) share.kernels = 1;
+  coverage.total = step;
+  coverage.steps.assign(rows, step);
+  coverage.dropped_steps = 1;
+  coverage.more_remainders = 1;
+  report.numerics.assign(rows, report.numerics.at(0));
+  const RankResult rank = report.ranks.at(0);
+  report.ranks.clear();
+  for (size_t i = 0; i < rows; ++i) report.ranks.push_back(rank), report.ranks.back().rank = i;
+  return report;
+}
+
+// No "1 errors", "1 kernels", "1 more steps" in any output.
+TEST(CountsTest, OneOfAnythingIsSingularInEveryOutput) {
+  const std::regex one_with_plural(
+      "(^|[^0-9.,])1 (more |later )?(error|warning|note|check|kernel|frame|step|tensor|call site|rank|metric|launch "
+      "call|finding)s\\b");
+  // Text and Markdown show 10 tensors; text 10, Markdown 20 and HTML 200 coverage steps; HTML 16 ranks.
+  for (size_t rows : {11, 17, 21, 201}) {
+    const Report report = CountsOfOne(rows);
+    Report moved = report;
+    moved.metrics.at(0).value *= 2;
+    const ReportDiff diff = DiffReports(report, moved, DefaultThresholds());
+    for (const auto& [name, out] : std::map<std::string, std::string>{{"text", RenderText(report, TextOptions{})},
+                                                                      {"markdown", RenderMarkdown(report)},
+                                                                      {"html", RenderHtml(report)},
+                                                                      {"junit", RenderJunit(report, FailOn::kError)},
+                                                                      {"diff text", RenderDiffText(diff)},
+                                                                      {"diff markdown", RenderDiffMarkdown(diff)}}) {
+      std::smatch match;
+      EXPECT_FALSE(std::regex_search(out, match, one_with_plural)) << rows << " rows, " << name << ": " << match.str();
+    }
+  }
+}
+
 TEST(MarkdownTest, VerdictTableAndKeyMetrics) {
   const std::string md = RenderMarkdown(SampleReport());
   EXPECT_THAT(md, HasSubstr("Not capturable: A synchronizing call ran during CUDA graph capture (sync-in-capture)"));
