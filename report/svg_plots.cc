@@ -29,8 +29,10 @@ std::string Num(double v) {
   return absl::StrFormat("%.2f", std::isfinite(v) ? std::clamp(v, -kFarthest, kFarthest) : 0.0);
 }
 
-// "850 us", "1.25 ms", "3.4 s".
+// "850 us", "1.25 ms", "3.4 s"; "n/a" for a time that is not finite (a damaged report's sum of 1e308s), which would
+// put "inf s" into a label.
 std::string FormatUs(double us) {
+  if (!std::isfinite(us)) return "n/a";
   if (us >= 1e6) return absl::StrFormat("%.3g s", us / 1e6);
   if (us >= 1e3) return absl::StrFormat("%.3g ms", us / 1e3);
   return absl::StrFormat("%.3g us", us);

@@ -4,7 +4,7 @@
 # string a program or a shared file can set to screen clears, forged finding lines, C1 controls, line separators, bidi
 # overrides and a mention; numbers.json every decimal to 1e308. No output, stdout or stderr, passes one of them raw;
 # no line of a line-structured output is forged; Markdown mentions nobody; XML parses; JSON reads back the same; and
-# every number of an SVG plot is finite and short.
+# every number of an SVG plot, in its attributes and its labels, is finite and short.
 set -u
 gc=${1:?graphcheck binary}
 root=${2:?source dir}
@@ -51,6 +51,9 @@ for path in paths:
                 for number in re.findall(r"[-+0-9.eE]+|inf|nan", value, re.I):
                     if not re.fullmatch(r"-?[0-9]{1,9}(\.[0-9]+)?", number):
                         problems.append(f"{path}: SVG {attribute}=\"{value[:40]}\"")
+            for label in re.findall(r">([^<]*)<", svg):
+                if re.search(r"\b(inf|nan)\b|[0-9]{20,}", label, re.I):
+                    problems.append(f"{path}: SVG text \"{label[:60]}\"")
 print("\n".join(problems[:10]))
 sys.exit(1 if problems else 0)
 PY

@@ -115,7 +115,7 @@ TEST(StepPlotTest, NumbersThatAreNotFiniteOrHugeStayOutOfTheSvg) {
   StepTimeline& step = timeline.eager_step.emplace();
   step.label = "eager step 3";
   step.duration_us = 1e308;
-  step.kernels = {{"gemm", 7, 10, 1e308}, {"gemm", 7, std::nan(""), 400}};
+  step.kernels = {{"gemm", 7, 10, 1e308}, {"gemm", 7, 1e308, 1e308}, {"gemm", 7, std::nan(""), 400}};
   step.launches = {{0, 5}, {5, std::nan("")}};
   pugi::xml_document doc;
   PlotStepTimelines(timeline, doc.append_child("body"));
