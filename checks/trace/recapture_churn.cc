@@ -1,10 +1,12 @@
 // recapture-churn: the same region captured again and again while its graphs are being replayed (a capture per step,
 // or torch.compile re-recording for every new input shape). Captures of one region are grouped by the Python line that
 // began them (or called the function torch.compile's cudagraph trees recorded), else by the backtrace of their begin
-// call, else by their kernel sequence; a group is churn when it holds at least
-// `min-captures` captures and graphs were replayed between its first and last capture (so per-layer captures made up
-// front, as Transformer Engine and Megatron do, are not churn). Cudagraph trees' pool-creating empty capture is not a
-// region.
+// call, else by their kernel sequence. A group is churn when at least `min-captures` of its captures were superseded:
+// replays happened before the region's next capture, and the graph was never launched again after it. So per-layer
+// captures made up front (Transformer Engine, Megatron) are not churn, and neither is one graph per bucket captured
+// lazily as each bucket first comes (every bucket's graph is replayed again after the next bucket's capture); a
+// capture per step, or a new recording for each new shape that leaves the last one unused, is. Cudagraph trees'
+// pool-creating empty capture is not a region.
 #include <algorithm>
 
 #include "absl/container/flat_hash_map.h"
@@ -15,6 +17,7 @@
 #include "checks/checks.h"
 #include "checks/trace/internal/capture_problem_check.h"
 #include "core/check_ids.h"
+#include "core/plural.h"
 #include "trace/python_frames.h"
 
 namespace graphcheck::checks {
@@ -26,6 +29,37 @@ using analysis::TraceAnalysis;
 
 namespace {
 
+// How many graph launches came before each capture began, in one pass.
+std::vector<uint64_t> ReplaysBeforeEachCapture(const trace::Trace& trace, const std::vector<CaptureWindow>& windows) {
+  std::vector<uint64_t> replays_before(windows.size());
+  uint64_t replays = 0;
+  for (size_t i = 0, w = 0; i < trace.api_calls.size() && w < windows.size(); ++i) {
+    while (w < windows.size() && windows[w].begin_call == i) replays_before[w++] = replays;
+    replays += trace.api_calls[i].kind == trace::ApiKind::kGraphLaunch;
+  }
+  return replays_before;
+}
+
+// The index of each graph's last launch call, by CUPTI's graph id.
+absl::flat_hash_map<uint64_t, size_t> LastLaunchOfEachGraph(const trace::Trace& trace) {
+  absl::flat_hash_map<uint64_t, size_t> last;
+  for (size_t i = 0; i < trace.api_calls.size(); ++i) {
+    if (trace.api_calls[i].kind != trace::ApiKind::kGraphLaunch) continue;
+    if (const uint64_t graph = trace.Detail(trace.api_calls[i]).graph_id) last[graph] = i;
+  }
+  return last;
+}
+
+// Whether the graph `window` captured was launched after call `call`. A capture whose graph the trace cannot name
+// (it never ended, or the recorder saw no id) counts as not launched.
+bool LaunchedAfter(const trace::Trace& trace, const CaptureWindow& window,
+                   const absl::flat_hash_map<uint64_t, size_t>& last_launch, size_t call) {
+  if (!window.end_call) return false;
+  const uint64_t graph = trace.Detail(trace.api_calls[*window.end_call]).graph_id;
+  auto it = graph != 0 ? last_launch.find(graph) : last_launch.end();
+  return it != last_launch.end() && it->second > call;
+}
+
 class RecaptureChurnCheck : public CheckOf<TraceAnalysis> {
  public:
   RecaptureChurnCheck()
@@ -34,10 +68,13 @@ class RecaptureChurnCheck : public CheckOf<TraceAnalysis> {
             "The same region is captured again and again",
             Severity::kWarning,
             CheckArea::kCapture,
-            "One region was captured many times with replays in between: each capture costs far more than the launches "
-            "it saves. Shapes that change between steps (dynamic shapes) are the usual cause.",
-            {{"min-captures", "3", "captures of one region, with replays between them, that count as churn", 2,
-              1e9}}}) {}
+            "One region was captured many times with replays in between, each new graph taking the last one's place: "
+            "each capture costs far more than the launches it saves. Shapes that change between steps (dynamic shapes) "
+            "are the usual cause.",
+            {{"min-captures", "3",
+              "captures of one region that count as churn, all but the last superseded (replays before the next "
+              "capture, none after it)",
+              2, 1e9}}}) {}
 
  protected:
   void Read(const TraceAnalysis& analysis, const BoundOptions& options, std::vector<Finding>* findings) const override {
@@ -48,16 +85,12 @@ class RecaptureChurnCheck : public CheckOf<TraceAnalysis> {
     struct Group {
       bool compiled = false;  // recorded by torch.compile's cudagraph trees
       std::vector<size_t> windows;
+      size_t superseded = 0;  // captures whose graph was never launched after the group's next capture
       absl::flat_hash_set<uint64_t> shapes;
       uint64_t capture_ns = 0;
     };
-    // Replays before each capture began, counted in one pass.
-    std::vector<uint64_t> replays_before(windows.size());
-    uint64_t replays = 0;
-    for (size_t i = 0, w = 0; i < trace.api_calls.size() && w < windows.size(); ++i) {
-      while (w < windows.size() && windows[w].begin_call == i) replays_before[w++] = replays;
-      replays += trace.api_calls[i].kind == trace::ApiKind::kGraphLaunch;
-    }
+    const std::vector<uint64_t> replays_before = ReplaysBeforeEachCapture(trace, windows);
+    const absl::flat_hash_map<uint64_t, size_t> last_launch = LastLaunchOfEachGraph(trace);
     absl::flat_hash_map<uint64_t, size_t> group_of_key;
     std::vector<Group> groups;
     for (size_t w = 0; w < windows.size(); ++w) {
@@ -90,10 +123,16 @@ class RecaptureChurnCheck : public CheckOf<TraceAnalysis> {
       }
     }
     const double min_captures = options.GetDouble("min-captures");
-    for (const Group& group : groups) {
+    for (Group& group : groups) {
       const size_t first = group.windows.front();
       const size_t last = group.windows.back();
       if (group.windows.size() < min_captures || replays_before[last] == replays_before[first]) continue;
+      for (size_t i = 0; i + 1 < group.windows.size(); ++i) {
+        const CaptureWindow& next = windows[group.windows[i + 1]];
+        group.superseded += replays_before[group.windows[i + 1]] > replays_before[group.windows[i]] &&
+                            !LaunchedAfter(trace, windows[group.windows[i]], last_launch, next.begin_call);
+      }
+      if (group.superseded + 1 < min_captures) continue;
       Finding finding = NewFinding();
       finding.where = analysis.Locate(windows[first].begin_call);
       if (const trace::CaptureBegin* begin = probe.Begin(first)) {
@@ -109,6 +148,9 @@ class RecaptureChurnCheck : public CheckOf<TraceAnalysis> {
                              " times, with graph replays in between: it is recaptured instead of replayed.");
       finding.evidence.push_back(absl::StrCat(replays_before[last] - replays_before[first],
                                               " graph launches between the first and the last capture"));
+      finding.evidence.push_back(absl::StrCat(group.superseded, " of the ",
+                                              Plural(group.windows.size(), "graph", "graphs"),
+                                              " never launched again once the region was captured anew"));
       finding.evidence.push_back(absl::StrFormat("%.3f ms spent capturing", group.capture_ns / 1e6));
       if (group.shapes.size() > 1) {
         finding.evidence.push_back(absl::StrCat(group.shapes.size(),

@@ -52,6 +52,30 @@ TEST(RecaptureChurnTest, PythonCapturesAreRegionsByTheirLine) {
   EXPECT_THAT(RunCheck(checks::NewRecaptureChurnCheck(), Captures(3, true, false, {52, 52, 52})), SizeIs(1));
 }
 
+// One graph per bucket, captured lazily at one line as each bucket first comes, every earlier bucket's graph replayed
+// again after each new capture (a serving loop): a family of graphs, not churn. The same loop where each new capture
+// leaves the last graph unused is.
+TEST(RecaptureChurnTest, GraphsStillReplayedAfterTheNextCaptureAreNotChurn) {
+  auto lazy_buckets = [](bool earlier_replayed_again) {
+    TraceBuilder b;
+    uint64_t t = 1000;
+    for (uint32_t c = 0; c < 3; ++c) {
+      ApiCall& begin = b.Begin(t, 1, kStream);
+      begin.python_stack = b.PythonStack({{"/home/me/serve.py", 49, "capture"}});
+      TraceBuilder::In(b.Launch(t + 100, 1, kStream, "gemm", {4u << c, 1, 1}), 100 + c);
+      b.End(t + 200, 1, kStream, 100 + c, 0, 1).graph_id = 100 + c;
+      for (uint32_t g = earlier_replayed_again ? 0 : c; g <= c; ++g)
+        b.Replay(t + 300 + 100 * g, 1, kStream, 100 + g, 10, 10);
+      t += 10000;
+    }
+    return b.Build();
+  };
+  EXPECT_THAT(RunCheck(checks::NewRecaptureChurnCheck(), lazy_buckets(true)), SizeIs(0));
+  const std::vector<Finding> churn = RunCheck(checks::NewRecaptureChurnCheck(), lazy_buckets(false));
+  ASSERT_THAT(churn, SizeIs(1));
+  EXPECT_THAT(churn[0].evidence, ::testing::Contains(HasSubstr("2 of the 3 graphs never launched again")));
+}
+
 TEST(RecaptureChurnTest, RespectsMinCaptures) {
   CheckOptions options;
   options.Set("recapture-churn", "min-captures", "5");
