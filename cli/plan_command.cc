@@ -4,7 +4,6 @@
 #include <string>
 #include <vector>
 
-#include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "analysis/capture_plan.h"
 #include "cli/analyze_command.h"
@@ -28,7 +27,7 @@ int Plan(const PlanOptions& options) {
   std::vector<trace::Trace> traces;
   for (const std::string& path : *files) {
     absl::StatusOr<trace::Trace> trace = trace::ReadTrace(path);
-    if (!trace.ok()) return FailWith(absl::InvalidArgumentError(absl::StrCat(path, ": ", trace.status().message())));
+    if (!trace.ok()) return FailWith(trace.status());  // it names the path already
     PrintReadWarnings(path, trace->read_warnings);
     traces.push_back(*std::move(trace));
   }

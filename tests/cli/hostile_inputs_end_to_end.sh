@@ -80,6 +80,15 @@ json.dump(dict(r, findings=many), open(sys.argv[3], 'w'))" "$work/base.json" "$w
 lines=$(wc -l <"$work/err")
 if [ "$lines" -le 22 ] && grep -q "and 480 more" "$work/err"; then pass "diff of 500 new errors: $lines stderr lines"; else
   fail "diff of 500 new errors: $lines stderr lines: $(tail -c 300 "$work/err")"; fi
+# Every command that reads traces names a file it cannot read once ("x: 'x': not a graphcheck trace" named it twice).
+printf 'not a trace\n' >"$work/not-a-trace.gctrace"
+for command in analyze plan "trace dump" "trace export -o $work/out.json"; do
+  for input in "$work/not-a-trace.gctrace" "$work/missing.gctrace"; do
+    # shellcheck disable=SC2086  # the command's words
+    bad "$command of $(basename "$input")" "$gc" $command "$input"
+    [ "$(grep -o "$(basename "$input")" "$work/err" | wc -l)" = 1 ] || fail "$command names the path twice: $(cat "$work/err")"
+  done
+done
 # A trace's file name is program text too: printed with its controls escaped, never raw.
 mkdir -p "$work/named"
 cp "$trace" "$work/named/$(printf 'esc\033[31m\nname').gctrace"
