@@ -92,6 +92,15 @@ class Decoder {
     return true;
   }
   void Add(const ProbeEvent& e);
+  void AddCaptureBegin(const ProbeEvent& e, const ProbeHeader& at);
+  void AddStateRebound(const ProbeEvent& e, const ProbeHeader& at);
+  void AddDdpConstructed(const ProbeEvent& e, const ProbeHeader& at);
+  void AddDdpCapturedForward(const ProbeEvent& e, const ProbeHeader& at);
+  void AddInputShapeChange(const ProbeEvent& e, const ProbeHeader& at);
+  void AddTrainingModeChange(const ProbeEvent& e, const ProbeHeader& at);
+  void AddHostRandomDraw(const ProbeEvent& e, const ProbeHeader& at);
+  void AddTensorReleased(const ProbeEvent& e, const ProbeHeader& at);
+  void AddStateMadeInCapture(const ProbeEvent& e, const ProbeHeader& at);
   void AddHostValueChange(const ProbeEvent& e, const ProbeHeader& at);
   void AddModuleCall(const ProbeEvent& begin, size_t begin_index, const ProbeEvent& end);
 
@@ -103,19 +112,8 @@ class Decoder {
 void Decoder::Add(const ProbeEvent& e) {
   const ProbeHeader at = Header(e);
   switch (e.kind) {
-    case ProbeEventKind::kCaptureBegin: {
-      CaptureBegin r;
-      r.at = at;
-      r.graph = e.graph;
-      r.error_mode = Text(e.type);
-      if (e.origin == ProbeOrigin::kCudagraphTrees) r.compiled_function = e.value;
-      if (e.origin == ProbeOrigin::kMegatron) r.megatron_layer = e.value <= UINT32_MAX ? e.value : 0;
-      if (e.origin == ProbeOrigin::kMegatron || e.origin == ProbeOrigin::kMegatronFullIteration) {
-        r.megatron_part = Text(e.text);
-      }
-      records_.capture_begins.push_back(r);
-      return;
-    }
+    case ProbeEventKind::kCaptureBegin:
+      return AddCaptureBegin(e, at);
     case ProbeEventKind::kCaptureEnd:
       records_.capture_ends.push_back({at, e.graph, e.pool, e.value, e.value_now});
       return;
@@ -130,53 +128,19 @@ void Decoder::Add(const ProbeEvent& e) {
     case ProbeEventKind::kOutputsInvalidated:
       records_.outputs_invalidated.push_back({at, e.value});
       return;
-    case ProbeEventKind::kStateRebound: {
-      StateRebound r;
-      r.at = at;
-      r.graph = e.graph;
-      r.name = Text(e.text);
-      r.address_at_capture = e.value;
-      r.address_now = e.value_now;
-      if (Role(e, kTensorRoles, &r.role) && Flag(e, e.pool, "freed", &r.freed)) records_.state_rebound.push_back(r);
-      return;
-    }
+    case ProbeEventKind::kStateRebound:
+      return AddStateRebound(e, at);
     case ProbeEventKind::kOutputsHeld:
       records_.outputs_held.push_back({at, e.graph, Text(e.text), e.value});
       return;
-    case ProbeEventKind::kDdpConstructed: {
-      DdpConstructed r;
-      r.at = at;
-      r.module = e.graph;
-      if (Flag(e, e.value, "on the default stream", &r.on_default_stream)) records_.ddp_constructed.push_back(r);
-      return;
-    }
-    case ProbeEventKind::kDdpCapturedForward: {
-      DdpCapturedForward r;
-      r.at = at;
-      r.module = e.graph;
-      r.forwards = e.value;
-      r.static_graph = Text(e.text) == "static_graph";
-      if (Flag(e, e.value_now, "rebuilt buckets", &r.rebuilt_buckets)) records_.ddp_captured_forwards.push_back(r);
-      return;
-    }
+    case ProbeEventKind::kDdpConstructed:
+      return AddDdpConstructed(e, at);
+    case ProbeEventKind::kDdpCapturedForward:
+      return AddDdpCapturedForward(e, at);
     case ProbeEventKind::kHostValueChanged:
-      AddHostValueChange(e, at);
-      return;
-    case ProbeEventKind::kInputShapeChanged: {
-      InputShapeChange r;
-      r.at = at;
-      r.graph = e.graph;
-      if (e.value != 0xffffffff) {
-        if (e.value > UINT32_MAX) return void(Invalid(e, "input index out of range"));
-        r.input = static_cast<uint32_t>(e.value);
-      }
-      const absl::string_view text = Text(e.text);
-      const size_t newline = text.find('\n');
-      r.description = text.substr(0, newline);
-      if (newline != absl::string_view::npos) r.error = text.substr(newline + 1);
-      if (Role(e, kShapeChangeHandlings, &r.handling)) records_.input_shape_changes.push_back(r);
-      return;
-    }
+      return AddHostValueChange(e, at);
+    case ProbeEventKind::kInputShapeChanged:
+      return AddInputShapeChange(e, at);
     case ProbeEventKind::kAuditBegin:
     case ProbeEventKind::kAuditEnd:
       records_.audits.push_back({at, e.kind == ProbeEventKind::kAuditBegin, e.graph, 0, {}});
@@ -197,59 +161,121 @@ void Decoder::Add(const ProbeEvent& e) {
     case ProbeEventKind::kGraphTensors:
       records_.graph_tensors.push_back({at, e.graph, e.pool, e.value, e.value_now, Text(e.text)});
       return;
-    case ProbeEventKind::kTrainingModeChanged: {
-      TrainingModeChange r;
-      r.at = at;
-      r.graph = e.graph;
-      r.modules = e.value_now;
-      r.names = Text(e.text);
-      if (Flag(e, e.value, "captured in training", &r.captured_training)) records_.training_mode_changes.push_back(r);
-      return;
-    }
-    case ProbeEventKind::kHostRandomDraw: {
-      HostRandomDraw r;
-      r.at = at;
-      r.graph = e.graph;
-      r.call = Text(e.text);
-      if (Role(e, kDrawSources, &r.source)) records_.host_random_draws.push_back(r);
-      return;
-    }
+    case ProbeEventKind::kTrainingModeChanged:
+      return AddTrainingModeChange(e, at);
+    case ProbeEventKind::kHostRandomDraw:
+      return AddHostRandomDraw(e, at);
     case ProbeEventKind::kGradAliased:
       records_.grads_aliased.push_back({at, e.graph, e.value, e.value_now, Text(e.text)});
       return;
-    case ProbeEventKind::kTensorReleased: {
-      TensorReleased r;
-      r.at = at;
-      r.graph = e.graph;
-      r.name = Text(e.text);
-      r.address = e.value;
-      if (Role(e, kTensorRoles, &r.role)) records_.tensors_released.push_back(r);
-      return;
-    }
+    case ProbeEventKind::kTensorReleased:
+      return AddTensorReleased(e, at);
     case ProbeEventKind::kBackwardBegin:
     case ProbeEventKind::kBackwardEnd:
       records_.backwards.push_back({at, e.kind == ProbeEventKind::kBackwardBegin, 0, e.value, {}});
       return;
-    case ProbeEventKind::kStateMadeInCapture: {
-      StateMadeInCapture r;
-      r.at = at;
-      r.graph = e.graph;
-      r.names = Text(e.text);
-      r.address_now = e.value_now;
-      if (!Role(e, kMadeStateRoles, &r.role)) return;
-      if (r.role == MadeStateRole::kOptimizerState) {
-        r.tensors = e.pool;
-      } else {
-        r.address_before = e.value;
-        r.bytes = e.pool;
-      }
-      records_.state_made_in_capture.push_back(r);
-      return;
-    }
+    case ProbeEventKind::kStateMadeInCapture:
+      return AddStateMadeInCapture(e, at);
     case ProbeEventKind::kModuleCallBegin:
     case ProbeEventKind::kModuleCallEnd:
       return;  // paired in Run()
   }
+}
+
+void Decoder::AddCaptureBegin(const ProbeEvent& e, const ProbeHeader& at) {
+  CaptureBegin r;
+  r.at = at;
+  r.graph = e.graph;
+  r.error_mode = Text(e.type);
+  if (e.origin == ProbeOrigin::kCudagraphTrees) r.compiled_function = e.value;
+  if (e.origin == ProbeOrigin::kMegatron) r.megatron_layer = e.value <= UINT32_MAX ? e.value : 0;
+  if (e.origin == ProbeOrigin::kMegatron || e.origin == ProbeOrigin::kMegatronFullIteration) {
+    r.megatron_part = Text(e.text);
+  }
+  records_.capture_begins.push_back(r);
+}
+
+void Decoder::AddStateRebound(const ProbeEvent& e, const ProbeHeader& at) {
+  StateRebound r;
+  r.at = at;
+  r.graph = e.graph;
+  r.name = Text(e.text);
+  r.address_at_capture = e.value;
+  r.address_now = e.value_now;
+  if (Role(e, kTensorRoles, &r.role) && Flag(e, e.pool, "freed", &r.freed)) records_.state_rebound.push_back(r);
+}
+
+void Decoder::AddDdpConstructed(const ProbeEvent& e, const ProbeHeader& at) {
+  DdpConstructed r;
+  r.at = at;
+  r.module = e.graph;
+  if (Flag(e, e.value, "on the default stream", &r.on_default_stream)) records_.ddp_constructed.push_back(r);
+}
+
+void Decoder::AddDdpCapturedForward(const ProbeEvent& e, const ProbeHeader& at) {
+  DdpCapturedForward r;
+  r.at = at;
+  r.module = e.graph;
+  r.forwards = e.value;
+  r.static_graph = Text(e.text) == "static_graph";
+  if (Flag(e, e.value_now, "rebuilt buckets", &r.rebuilt_buckets)) records_.ddp_captured_forwards.push_back(r);
+}
+
+void Decoder::AddInputShapeChange(const ProbeEvent& e, const ProbeHeader& at) {
+  InputShapeChange r;
+  r.at = at;
+  r.graph = e.graph;
+  if (e.value != 0xffffffff) {
+    if (e.value > UINT32_MAX) return void(Invalid(e, "input index out of range"));
+    r.input = static_cast<uint32_t>(e.value);
+  }
+  const absl::string_view text = Text(e.text);
+  const size_t newline = text.find('\n');
+  r.description = text.substr(0, newline);
+  if (newline != absl::string_view::npos) r.error = text.substr(newline + 1);
+  if (Role(e, kShapeChangeHandlings, &r.handling)) records_.input_shape_changes.push_back(r);
+}
+
+void Decoder::AddTrainingModeChange(const ProbeEvent& e, const ProbeHeader& at) {
+  TrainingModeChange r;
+  r.at = at;
+  r.graph = e.graph;
+  r.modules = e.value_now;
+  r.names = Text(e.text);
+  if (Flag(e, e.value, "captured in training", &r.captured_training)) records_.training_mode_changes.push_back(r);
+}
+
+void Decoder::AddHostRandomDraw(const ProbeEvent& e, const ProbeHeader& at) {
+  HostRandomDraw r;
+  r.at = at;
+  r.graph = e.graph;
+  r.call = Text(e.text);
+  if (Role(e, kDrawSources, &r.source)) records_.host_random_draws.push_back(r);
+}
+
+void Decoder::AddTensorReleased(const ProbeEvent& e, const ProbeHeader& at) {
+  TensorReleased r;
+  r.at = at;
+  r.graph = e.graph;
+  r.name = Text(e.text);
+  r.address = e.value;
+  if (Role(e, kTensorRoles, &r.role)) records_.tensors_released.push_back(r);
+}
+
+void Decoder::AddStateMadeInCapture(const ProbeEvent& e, const ProbeHeader& at) {
+  StateMadeInCapture r;
+  r.at = at;
+  r.graph = e.graph;
+  r.names = Text(e.text);
+  r.address_now = e.value_now;
+  if (!Role(e, kMadeStateRoles, &r.role)) return;
+  if (r.role == MadeStateRole::kOptimizerState) {
+    r.tensors = e.pool;
+  } else {
+    r.address_before = e.value;
+    r.bytes = e.pool;
+  }
+  records_.state_made_in_capture.push_back(r);
 }
 
 void Decoder::AddHostValueChange(const ProbeEvent& e, const ProbeHeader& at) {
