@@ -60,108 +60,123 @@ trace::StringId Recorder::NvtxMessage(const nvtxEventAttributes_t* attributes) {
   }
 }
 
+trace::StringId Recorder::NvtxDomain(nvtxDomainHandle_t domain) {
+  absl::MutexLock lock(&mutex_);
+  auto it = nvtx_domains_.find(reinterpret_cast<uintptr_t>(domain));
+  return it == nvtx_domains_.end() ? 0 : it->second;
+}
+
+bool Recorder::DecodeNvtxRange(CUpti_CallbackId cbid, const CUpti_NvtxData* data, trace::NvtxEvent* event) {
+  const void* params = data->functionParams;
+  switch (cbid) {
+    case CUPTI_CBID_NVTX_nvtxRangePushA:
+      event->kind = trace::NvtxEvent::Kind::kPush;
+      event->message = writer_->InternString(static_cast<const nvtxRangePushA_params*>(params)->message);
+      return true;
+    case CUPTI_CBID_NVTX_nvtxRangePushEx:
+      event->kind = trace::NvtxEvent::Kind::kPush;
+      event->message = NvtxMessage(static_cast<const nvtxRangePushEx_params*>(params)->eventAttrib);
+      return true;
+    case CUPTI_CBID_NVTX_nvtxRangePop:
+      event->kind = trace::NvtxEvent::Kind::kPop;
+      return true;
+    case CUPTI_CBID_NVTX_nvtxRangeStartA:
+    case CUPTI_CBID_NVTX_nvtxRangeStartEx:
+      event->kind = trace::NvtxEvent::Kind::kRangeStart;
+      event->message = cbid == CUPTI_CBID_NVTX_nvtxRangeStartA
+                           ? writer_->InternString(static_cast<const nvtxRangeStartA_params*>(params)->message)
+                           : NvtxMessage(static_cast<const nvtxRangeStartEx_params*>(params)->eventAttrib);
+      if (data->functionReturnValue != nullptr) {
+        event->range_id = *static_cast<const nvtxRangeId_t*>(data->functionReturnValue);
+      }
+      return true;
+    case CUPTI_CBID_NVTX_nvtxRangeEnd:
+      event->kind = trace::NvtxEvent::Kind::kRangeEnd;
+      event->range_id = static_cast<const nvtxRangeEnd_params*>(params)->id;
+      return true;
+    case CUPTI_CBID_NVTX_nvtxMarkA:
+      event->kind = trace::NvtxEvent::Kind::kMark;
+      event->message = writer_->InternString(static_cast<const nvtxMarkA_params*>(params)->message);
+      return true;
+    case CUPTI_CBID_NVTX_nvtxMarkEx:
+      event->kind = trace::NvtxEvent::Kind::kMark;
+      event->message = NvtxMessage(static_cast<const nvtxMarkEx_params*>(params)->eventAttrib);
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool Recorder::DecodeNvtxDomainRange(CUpti_CallbackId cbid, const CUpti_NvtxData* data, trace::NvtxEvent* event) {
+  const void* params = data->functionParams;
+  switch (cbid) {
+    case CUPTI_CBID_NVTX_nvtxDomainRangePushEx: {
+      const auto* p = static_cast<const nvtxDomainRangePushEx_params*>(params);
+      event->kind = trace::NvtxEvent::Kind::kPush;
+      event->domain = NvtxDomain(p->domain);
+      event->message = NvtxMessage(p->core.eventAttrib);
+      return true;
+    }
+    case CUPTI_CBID_NVTX_nvtxDomainRangePop:
+      event->kind = trace::NvtxEvent::Kind::kPop;
+      event->domain = NvtxDomain(static_cast<const nvtxDomainRangePop_params*>(params)->domain);
+      return true;
+    case CUPTI_CBID_NVTX_nvtxDomainRangeStartEx: {
+      const auto* p = static_cast<const nvtxDomainRangeStartEx_params*>(params);
+      event->kind = trace::NvtxEvent::Kind::kRangeStart;
+      event->domain = NvtxDomain(p->domain);
+      event->message = NvtxMessage(p->core.eventAttrib);
+      if (data->functionReturnValue != nullptr) {
+        event->range_id = *static_cast<const nvtxRangeId_t*>(data->functionReturnValue);
+      }
+      return true;
+    }
+    case CUPTI_CBID_NVTX_nvtxDomainRangeEnd: {
+      const auto* p = static_cast<const nvtxDomainRangeEnd_params*>(params);
+      event->kind = trace::NvtxEvent::Kind::kRangeEnd;
+      event->domain = NvtxDomain(p->domain);
+      event->range_id = p->core.id;
+      return true;
+    }
+    case CUPTI_CBID_NVTX_nvtxDomainMarkEx: {
+      const auto* p = static_cast<const nvtxDomainMarkEx_params*>(params);
+      event->kind = trace::NvtxEvent::Kind::kMark;
+      event->domain = NvtxDomain(p->domain);
+      event->message = NvtxMessage(p->core.eventAttrib);
+      return true;
+    }
+    default:
+      return false;
+  }
+}
+
+void Recorder::RegisterNvtxName(CUpti_CallbackId cbid, const CUpti_NvtxData* data) {
+  if (data->functionReturnValue == nullptr) return;
+  if (cbid == CUPTI_CBID_NVTX_nvtxDomainCreateA) {
+    const auto* p = static_cast<const nvtxDomainCreateA_params*>(data->functionParams);
+    if (p->name == nullptr) return;
+    const auto handle = *static_cast<const nvtxDomainHandle_t*>(data->functionReturnValue);
+    const trace::StringId name = writer_->InternString(p->name);
+    if (absl::string_view(p->name) == "NCCL") nccl_domain_.store(name, std::memory_order_relaxed);
+    absl::MutexLock lock(&mutex_);
+    nvtx_domains_[reinterpret_cast<uintptr_t>(handle)] = name;
+  } else if (cbid == CUPTI_CBID_NVTX_nvtxDomainRegisterStringA) {
+    const auto* p = static_cast<const nvtxDomainRegisterStringA_params*>(data->functionParams);
+    if (p->string == nullptr) return;
+    const auto handle = *static_cast<const nvtxStringHandle_t*>(data->functionReturnValue);
+    const trace::StringId text = writer_->InternString(p->string);
+    absl::MutexLock lock(&mutex_);
+    nvtx_registered_[reinterpret_cast<uintptr_t>(handle)] = text;
+  }
+}
+
 void Recorder::OnNvtx(CUpti_CallbackId cbid, const CUpti_NvtxData* data) {
   trace::NvtxEvent event;
   event.thread_id = CurrentThreadId();
   event.time_ns = Timestamp();
-  auto domain_of = [this](nvtxDomainHandle_t domain) -> trace::StringId {
-    absl::MutexLock lock(&mutex_);
-    auto it = nvtx_domains_.find(reinterpret_cast<uintptr_t>(domain));
-    return it == nvtx_domains_.end() ? 0 : it->second;
-  };
-  const void* params = data->functionParams;
-  switch (cbid) {
-    case CUPTI_CBID_NVTX_nvtxRangePushA:
-      event.kind = trace::NvtxEvent::Kind::kPush;
-      event.message = writer_->InternString(static_cast<const nvtxRangePushA_params*>(params)->message);
-      break;
-    case CUPTI_CBID_NVTX_nvtxRangePushEx:
-      event.kind = trace::NvtxEvent::Kind::kPush;
-      event.message = NvtxMessage(static_cast<const nvtxRangePushEx_params*>(params)->eventAttrib);
-      break;
-    case CUPTI_CBID_NVTX_nvtxRangePop:
-      event.kind = trace::NvtxEvent::Kind::kPop;
-      break;
-    case CUPTI_CBID_NVTX_nvtxRangeStartA:
-    case CUPTI_CBID_NVTX_nvtxRangeStartEx:
-      event.kind = trace::NvtxEvent::Kind::kRangeStart;
-      event.message = cbid == CUPTI_CBID_NVTX_nvtxRangeStartA
-                          ? writer_->InternString(static_cast<const nvtxRangeStartA_params*>(params)->message)
-                          : NvtxMessage(static_cast<const nvtxRangeStartEx_params*>(params)->eventAttrib);
-      if (data->functionReturnValue != nullptr) {
-        event.range_id = *static_cast<const nvtxRangeId_t*>(data->functionReturnValue);
-      }
-      break;
-    case CUPTI_CBID_NVTX_nvtxRangeEnd:
-      event.kind = trace::NvtxEvent::Kind::kRangeEnd;
-      event.range_id = static_cast<const nvtxRangeEnd_params*>(params)->id;
-      break;
-    case CUPTI_CBID_NVTX_nvtxMarkA:
-      event.kind = trace::NvtxEvent::Kind::kMark;
-      event.message = writer_->InternString(static_cast<const nvtxMarkA_params*>(params)->message);
-      break;
-    case CUPTI_CBID_NVTX_nvtxMarkEx:
-      event.kind = trace::NvtxEvent::Kind::kMark;
-      event.message = NvtxMessage(static_cast<const nvtxMarkEx_params*>(params)->eventAttrib);
-      break;
-    case CUPTI_CBID_NVTX_nvtxDomainRangePushEx: {
-      const auto* p = static_cast<const nvtxDomainRangePushEx_params*>(params);
-      event.kind = trace::NvtxEvent::Kind::kPush;
-      event.domain = domain_of(p->domain);
-      event.message = NvtxMessage(p->core.eventAttrib);
-      break;
-    }
-    case CUPTI_CBID_NVTX_nvtxDomainRangePop:
-      event.kind = trace::NvtxEvent::Kind::kPop;
-      event.domain = domain_of(static_cast<const nvtxDomainRangePop_params*>(params)->domain);
-      break;
-    case CUPTI_CBID_NVTX_nvtxDomainRangeStartEx: {
-      const auto* p = static_cast<const nvtxDomainRangeStartEx_params*>(params);
-      event.kind = trace::NvtxEvent::Kind::kRangeStart;
-      event.domain = domain_of(p->domain);
-      event.message = NvtxMessage(p->core.eventAttrib);
-      if (data->functionReturnValue != nullptr) {
-        event.range_id = *static_cast<const nvtxRangeId_t*>(data->functionReturnValue);
-      }
-      break;
-    }
-    case CUPTI_CBID_NVTX_nvtxDomainRangeEnd: {
-      const auto* p = static_cast<const nvtxDomainRangeEnd_params*>(params);
-      event.kind = trace::NvtxEvent::Kind::kRangeEnd;
-      event.domain = domain_of(p->domain);
-      event.range_id = p->core.id;
-      break;
-    }
-    case CUPTI_CBID_NVTX_nvtxDomainMarkEx: {
-      const auto* p = static_cast<const nvtxDomainMarkEx_params*>(params);
-      event.kind = trace::NvtxEvent::Kind::kMark;
-      event.domain = domain_of(p->domain);
-      event.message = NvtxMessage(p->core.eventAttrib);
-      break;
-    }
-    case CUPTI_CBID_NVTX_nvtxDomainCreateA: {
-      const auto* p = static_cast<const nvtxDomainCreateA_params*>(params);
-      if (data->functionReturnValue != nullptr && p->name != nullptr) {
-        const auto handle = *static_cast<const nvtxDomainHandle_t*>(data->functionReturnValue);
-        const trace::StringId name = writer_->InternString(p->name);
-        if (absl::string_view(p->name) == "NCCL") nccl_domain_.store(name, std::memory_order_relaxed);
-        absl::MutexLock lock(&mutex_);
-        nvtx_domains_[reinterpret_cast<uintptr_t>(handle)] = name;
-      }
-      return;
-    }
-    case CUPTI_CBID_NVTX_nvtxDomainRegisterStringA: {
-      const auto* p = static_cast<const nvtxDomainRegisterStringA_params*>(params);
-      if (data->functionReturnValue != nullptr && p->string != nullptr) {
-        const auto handle = *static_cast<const nvtxStringHandle_t*>(data->functionReturnValue);
-        const trace::StringId text = writer_->InternString(p->string);
-        absl::MutexLock lock(&mutex_);
-        nvtx_registered_[reinterpret_cast<uintptr_t>(handle)] = text;
-      }
-      return;
-    }
-    default:
-      return;
+  if (!DecodeNvtxRange(cbid, data, &event) && !DecodeNvtxDomainRange(cbid, data, &event)) {
+    RegisterNvtxName(cbid, data);  // a domain or a string made; no event
+    return;
   }
   // Steps of the program's own (default-domain) ranges, while the first sampling window waits for them. Libraries
   // put their calls in ranges of their own domains (NCCL's collectives): those are not steps.
@@ -174,7 +189,8 @@ void Recorder::OnNvtx(CUpti_CallbackId cbid, const CUpti_NvtxData* data) {
       event.domain == nccl_domain_.load(std::memory_order_relaxed)) {
     nccl_calls_.fetch_add(1, std::memory_order_relaxed);
     if (cbid == CUPTI_CBID_NVTX_nvtxDomainRangePushEx) {
-      event.communicator = NcclCommunicator(static_cast<const nvtxDomainRangePushEx_params*>(params)->core.eventAttrib);
+      const auto* p = static_cast<const nvtxDomainRangePushEx_params*>(data->functionParams);
+      event.communicator = NcclCommunicator(p->core.eventAttrib);
     }
   }
   writer_->WriteNvtx(event);

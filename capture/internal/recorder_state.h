@@ -31,7 +31,7 @@
 #include "capture/hang_watch.h"
 #include "capture/probe_abi.h"
 #include "capture/python_stack.h"
-#include "capture/recorder_options.h"
+#include "trace/run_settings.h"
 #include "trace/trace_writer.h"
 
 namespace graphcheck::capture::internal {
@@ -117,7 +117,7 @@ extern thread_local ThreadState t_state;
 
 class Recorder {
  public:
-  absl::Status Start(const RecorderOptions& options);
+  absl::Status Start(const trace::RunSettings& settings);
   void Stop();
   void OnFork();
 
@@ -159,6 +159,12 @@ class Recorder {
   // rank only is the usual cause of a graphed job's hang), at about 3.5 us a launch, graphs without collectives free.
   void AttachStacks(ApiKind kind, const PendingCall& pending, bool collective_launch, trace::ApiCallRecord* record);
   void OnNvtx(CUpti_CallbackId cbid, const CUpti_NvtxData* data);
+  // An NVTX call of the default domain, or of a named one, as the event it records; false for another call.
+  bool DecodeNvtxRange(CUpti_CallbackId cbid, const CUpti_NvtxData* data, trace::NvtxEvent* event);
+  bool DecodeNvtxDomainRange(CUpti_CallbackId cbid, const CUpti_NvtxData* data, trace::NvtxEvent* event);
+  // A domain created or a string registered: its name, for the events that name its handle later.
+  void RegisterNvtxName(CUpti_CallbackId cbid, const CUpti_NvtxData* data);
+  trace::StringId NvtxDomain(nvtxDomainHandle_t domain);  // 0 for a domain never created under the recorder
   // Writes the calling thread's name once per thread and trace.
   void NoteThreadName();
   void OnContextCreated(const CUpti_ResourceData* data);
@@ -198,7 +204,7 @@ class Recorder {
   // The writer for callers outside the class (crash hooks); null before Start.
   friend trace::TraceWriter* RecorderWriter();
 
-  RecorderOptions options_;
+  trace::RunSettings settings_;
   std::string path_;
   std::unique_ptr<trace::TraceWriter> writer_;
   std::unique_ptr<CuptiSubscription> subscription_;
