@@ -37,7 +37,7 @@ void Recorder::OnHang(const HangWatch::Wait& wait) {
   hang.thread_id = wait.thread_id;
   hang.time_ns = Timestamp();
   hang.since_ns = wait.since_ns;
-  hang.timeout_ns = options_.hang_timeout_ms * 1000000;
+  hang.timeout_ns = hang_watch_->timeout_ns();
   hang.call = wait.call;
   hang.stream_id = wait.stream_id;
   hang.last_graph_id = wait.last_graph_id;

@@ -1,23 +1,26 @@
 #include "capture/hang_watch.h"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <utility>
 
 namespace graphcheck::capture {
 namespace {
 
-// The slot this thread claimed, per watch (a process has one; tests make several).
+// The slot this thread claimed, per watch (a process has one; tests make several). A watch is known by its serial,
+// not its address: a watch made where a destroyed one was must not inherit that one's claims.
 struct ClaimedSlot {
-  const HangWatch* watch = nullptr;
+  uint64_t watch = 0;
   void* slot = nullptr;
 };
 thread_local ClaimedSlot t_claimed;
+std::atomic<uint64_t> g_last_serial{0};
 
 }  // namespace
 
 HangWatch::HangWatch(uint64_t timeout_ns, std::function<void(const Wait&)> on_hang)
-    : timeout_ns_(timeout_ns), on_hang_(std::move(on_hang)) {}
+    : serial_(++g_last_serial), timeout_ns_(timeout_ns), on_hang_(std::move(on_hang)) {}
 
 HangWatch::~HangWatch() { StopWatcher(); }
 
@@ -31,15 +34,15 @@ void HangWatch::StopWatcher() {
 }
 
 HangWatch::Slot* HangWatch::SlotOfThisThread() {
-  if (t_claimed.watch == this) return static_cast<Slot*>(t_claimed.slot);  // null: this thread is not watched
+  if (t_claimed.watch == serial_) return static_cast<Slot*>(t_claimed.slot);  // null: this thread is not watched
   int index = slots_used_.load(std::memory_order_relaxed);
   do {
     if (index >= kMaxThreads) {
-      t_claimed = {this, nullptr};
+      t_claimed = {serial_, nullptr};
       return nullptr;
     }
   } while (!slots_used_.compare_exchange_weak(index, index + 1, std::memory_order_relaxed));
-  t_claimed = {this, &slots_[index]};
+  t_claimed = {serial_, &slots_[index]};
   return &slots_[index];
 }
 
@@ -56,7 +59,7 @@ void HangWatch::Enter(const Wait& wait) {
 }
 
 void HangWatch::Exit() {
-  if (t_claimed.watch != this || t_claimed.slot == nullptr) return;
+  if (t_claimed.watch != serial_ || t_claimed.slot == nullptr) return;
   Slot* slot = static_cast<Slot*>(t_claimed.slot);
   if (slot->depth == 0 || --slot->depth > 0) return;
   slot->since_ns.store(0, std::memory_order_release);

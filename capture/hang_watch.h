@@ -38,6 +38,7 @@ class HangWatch {
   ~HangWatch();  // stops the watcher
   HangWatch(const HangWatch&) = delete;
   HangWatch& operator=(const HangWatch&) = delete;
+  uint64_t timeout_ns() const { return timeout_ns_; }
 
   // The calling thread begins (`wait.since_ns` set) or ends a wait. Lock-free. Waits nest (a synchronize inside
   // destroy_process_group): the outermost one is watched until it ends.
@@ -63,6 +64,7 @@ class HangWatch {
   };
   Slot* SlotOfThisThread();
 
+  const uint64_t serial_;  // which watch a thread's claimed slot is of (hang_watch.cc)
   const uint64_t timeout_ns_;
   const std::function<void(const Wait&)> on_hang_;
   std::array<Slot, kMaxThreads> slots_;

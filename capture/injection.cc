@@ -11,11 +11,12 @@
 #include "capture/internal/recorder_state.h"
 #include "capture/probe_abi.h"
 #include "capture/recorder.h"
+#include "trace/run_settings.h"
 
 extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) {
-  graphcheck::capture::RecorderOptions options;
-  static_cast<graphcheck::trace::RunSettings&>(options) = graphcheck::trace::RunSettingsFromEnvironment(std::getenv);
-  const absl::Status status = graphcheck::capture::StartRecorder(options);
+  const absl::StatusOr<graphcheck::trace::RunSettings> settings =
+      graphcheck::trace::RunSettingsFromEnvironment(std::getenv);
+  const absl::Status status = settings.ok() ? graphcheck::capture::StartRecorder(*settings) : settings.status();
   if (!status.ok()) {
     std::fprintf(stderr, "graphcheck: recorder not started: %s\n", std::string(status.message()).c_str());
     return 0;

@@ -6,7 +6,7 @@
 namespace graphcheck::capture::internal {
 
 void Recorder::RunSampler() {
-  const trace::SamplingSchedule& s = options_.sampling;
+  const trace::SamplingSchedule& s = settings_.sampling;
   absl::MutexLock lock(&sampler_mutex_);
   // Waits `ms`; true when asked to stop.
   auto stopped_after = [&](uint32_t ms) {

@@ -32,7 +32,8 @@ namespace {
 constexpr size_t kActivityBufferBytes = 4 << 20;
 // Error records per process; past it failures are only counted (a driver failing every call must not fill the disk).
 constexpr uint32_t kMaxErrorRecords = 256;
-constexpr int kHangPollMs = 100;  // how often the hang watch looks at the waiting threads
+constexpr int kHangPollMs = 100;                  // how often the hang watch looks at the waiting threads
+constexpr uint32_t kActivityFlushPeriodMs = 250;  // how often CUPTI hands over GPU activity records
 
 // The writer's and the hang watch's clock, a plain function: 0 when CUPTI cannot read it (Recorder::Timestamp, for the
 // recorder's own records, also counts the failure; here that would recurse through CallFailed).
@@ -55,13 +56,13 @@ Recorder& TheRecorder() {
   return *recorder;
 }
 
-absl::Status Recorder::Start(const RecorderOptions& options) {
-  options_ = options;
-  if (options_.trace_dir.empty()) options_.trace_dir = ".";
-  if (options_.launches == trace::LaunchRecording::kCaptureOnly) options_.record_activity = false;
+absl::Status Recorder::Start(const trace::RunSettings& settings) {
+  settings_ = settings;
+  if (settings_.trace_dir.empty()) settings_.trace_dir = ".";
+  if (settings_.launches == trace::LaunchRecording::kCaptureOnly) settings_.record_activity = false;
   absl::InitializeSymbolizer("/proc/self/exe");
   python_ = PythonStackReader::Detect();
-  path_ = TracePath(options_.trace_dir);
+  path_ = TracePath(settings_.trace_dir);
   trace::TraceWriter::Options writer_options;
   writer_options.clock = &CuptiNow;
   absl::StatusOr<std::unique_ptr<trace::TraceWriter>> writer =
@@ -72,7 +73,7 @@ absl::Status Recorder::Start(const RecorderOptions& options) {
   writer_->WriteEnvironment(CaptureEnvironment());
 
   trace::RecorderStatus status;
-  status.launches = options_.launches;
+  status.launches = settings_.launches;
   absl::StatusOr<std::unique_ptr<CuptiSubscription>> subscription =
       CuptiSubscription::Create(&Recorder::Callback, this, &status.other_subscriber);
   if (!subscription.ok()) {
@@ -90,17 +91,17 @@ absl::Status Recorder::Start(const RecorderOptions& options) {
     if (!s.ok()) return s;
   }
   decoder_ = std::make_unique<ActivityDecoder>(writer_.get());
-  if (options_.record_activity) {
+  if (settings_.record_activity) {
     absl::StatusOr<std::unique_ptr<ActivityRecording>> activity = ActivityRecording::Create(
         {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMSET},
-        &Recorder::BufferRequested, &Recorder::BufferCompleted, options_.activity_flush_period_ms);
+        &Recorder::BufferRequested, &Recorder::BufferCompleted, kActivityFlushPeriodMs);
     if (!activity.ok()) return activity.status();
     activity_ = *std::move(activity);
   }
-  if (options_.launches == trace::LaunchRecording::kSampled) {
+  if (settings_.launches == trace::LaunchRecording::kSampled) {
     // The first window opens now, with activity already on; the sampler thread closes it and runs the schedule.
     first_steps_ = std::make_unique<trace::FirstStepsCounter>(
-        options_.sampling.first_steps, options_.step_range.empty() ? 0 : writer_->InternString(options_.step_range));
+        settings_.sampling.first_steps, settings_.step_range.empty() ? 0 : writer_->InternString(settings_.step_range));
     window_open_.store(true);
     counting_launches_.store(true);
     ApplyLaunchCallbacks();
@@ -108,8 +109,9 @@ absl::Status Recorder::Start(const RecorderOptions& options) {
     sampler_pid_ = getpid();
     sampler_ = new std::thread([this] { RunSampler(); });
   }
-  if (options_.hang_timeout_ms > 0) {
-    hang_watch_ = std::make_unique<HangWatch>(options_.hang_timeout_ms * 1000000,
+  if (settings_.hang_timeout > absl::ZeroDuration()) {
+    // The watch runs on CUPTI's clock, in its nanoseconds.
+    hang_watch_ = std::make_unique<HangWatch>(static_cast<uint64_t>(absl::ToInt64Nanoseconds(settings_.hang_timeout)),
                                               [this](const HangWatch::Wait& wait) { OnHang(wait); });
     hang_watch_pid_ = getpid();
     hang_watch_->StartWatcher(&CuptiNow, kHangPollMs);
@@ -125,7 +127,7 @@ absl::Status Recorder::EnableApiCallbacks(CUpti_CallbackDomain domain, std::vect
     entry.kind = callback.kind;
     entry.per_thread_stream = callback.per_thread_stream;
     entry.name = writer_->InternString(callback.name);
-    if (callback.kind == ApiKind::kKernelLaunch && options_.launches != trace::LaunchRecording::kAll) {
+    if (callback.kind == ApiKind::kKernelLaunch && settings_.launches != trace::LaunchRecording::kAll) {
       launch_callbacks_.emplace_back(domain, callback.cbid);  // enabled in captures and sampling windows
       continue;
     }
@@ -164,7 +166,7 @@ void Recorder::OnFork() {
   if (writer_ == nullptr) return;
   // The writer copies every string and backtrace interned so far into the child's file, so the ids this recorder
   // caches (API names, kernel names, frames, NVTX domains) stay valid in the child.
-  path_ = TracePath(options_.trace_dir);
+  path_ = TracePath(settings_.trace_dir);
   writer_->ReopenForChild(path_, CurrentProcess(static_cast<uint32_t>(getppid()))).IgnoreError();
 }
 
@@ -705,9 +707,9 @@ namespace graphcheck::capture {
 
 using internal::TheRecorder;
 
-absl::Status StartRecorder(const RecorderOptions& options) {
+absl::Status StartRecorder(const trace::RunSettings& settings) {
   static absl::Status status = [&] {
-    absl::Status s = TheRecorder().Start(options);
+    absl::Status s = TheRecorder().Start(settings);
     if (!s.ok()) return s;
     std::atexit([] { TheRecorder().Stop(); });
     pthread_atfork(nullptr, nullptr, [] { TheRecorder().OnFork(); });

@@ -6,13 +6,13 @@
 #define GRAPHCHECK_CAPTURE_RECORDER_H_
 
 #include "absl/status/status.h"
-#include "capture/recorder_options.h"
+#include "trace/run_settings.h"
 
 namespace graphcheck::capture {
 
 // Starts recording this process (idempotent). A CUPTI subscriber already present is recorded in the trace
 // (cupti-busy) and is not an error: the program runs on.
-absl::Status StartRecorder(const RecorderOptions& options);
+absl::Status StartRecorder(const trace::RunSettings& settings);
 
 }  // namespace graphcheck::capture
 

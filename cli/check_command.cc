@@ -179,9 +179,9 @@ int EmitWithoutGpu(const absl::Status& driver, const CommandSettings& settings, 
 absl::StatusOr<RecordedProgram> RecordEngine(const CheckCommandOptions& options,
                                              const std::vector<std::string>& command) {
   RecordingOptions recording;
-  recording.trace_dir = options.trace_dir;
+  recording.settings.trace_dir = options.trace_dir;
+  recording.settings.launches = trace::LaunchRecording::kAll;
   recording.inject_library = options.inject_library;
-  recording.launches = trace::LaunchRecording::kAll;
   ShowProgress(
       absl::StrCat("checking ", options.model, ": eager reference, warmup, capture, ", options.replays, " replays"));
   return RecordedProgram::Run(command, recording);

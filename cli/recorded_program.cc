@@ -58,6 +58,13 @@ absl::Status CheckGpuDriver() {
 
 absl::StatusOr<RecordedProgram> RecordedProgram::Run(const std::vector<std::string>& command,
                                                      RecordingOptions options) {
+  // Usage errors first, before what the machine lacks.
+  if (!options.python_probe && options.settings.shadow_calls > 0) {
+    return absl::InvalidArgumentError("--shadow needs the Python probe: drop --no-python-probe");
+  }
+  if (!options.python_probe && options.settings.module_calls > 0) {
+    return absl::InvalidArgumentError("--plan needs the Python probe: drop --no-python-probe");
+  }
   if (options.inject_library.empty()) options.inject_library = ExecutableDir() + "/libgraphcheck_inject.so";
   if (access(options.inject_library.c_str(), R_OK) != 0) {
     return absl::FailedPreconditionError(
@@ -66,26 +73,20 @@ absl::StatusOr<RecordedProgram> RecordedProgram::Run(const std::vector<std::stri
   if (absl::Status s = CheckGpuDriver(); !s.ok()) return s;
 
   RecordedProgram program;
-  if (options.trace_dir.empty()) {
+  trace::RunSettings& settings = options.settings;
+  if (settings.trace_dir.empty()) {
     char temp[] = "/tmp/graphcheck-run-XXXXXX";
     if (mkdtemp(temp) == nullptr) return absl::InternalError("cannot create a temporary trace folder");
     program.trace_dir_ = temp;
     program.remove_trace_dir_ = true;
-  } else if (std::error_code error; !std::filesystem::create_directories(options.trace_dir, error) && error) {
+  } else if (std::error_code error; !std::filesystem::create_directories(settings.trace_dir, error) && error) {
     return absl::InvalidArgumentError(
-        absl::StrCat("cannot create --trace-dir ", options.trace_dir, ": ", error.message()));
+        absl::StrCat("cannot create --trace-dir ", settings.trace_dir, ": ", error.message()));
   } else {
-    program.trace_dir_ = options.trace_dir;
+    program.trace_dir_ = settings.trace_dir;
   }
-  trace::RunSettings settings;
+  // The program and the processes it starts may change their working directory.
   settings.trace_dir = std::filesystem::absolute(program.trace_dir_).string();
-  settings.record_activity = !options.no_activity && options.launches != trace::LaunchRecording::kCaptureOnly;
-  settings.launches = options.launches;
-  settings.sampling = options.sampling;
-  settings.step_range = options.step_range;
-  settings.hang_timeout_ms = options.hang_timeout_s > 0 ? static_cast<uint64_t>(options.hang_timeout_s * 1000) : 0;
-  settings.shadow_calls = options.python_probe ? options.shadow_calls : 0;
-  settings.module_calls = options.python_probe ? options.module_calls : 0;
   std::map<std::string, std::string> environment = trace::RunSettingsEnvironment(settings);
   environment["CUDA_INJECTION64_PATH"] = options.inject_library;
   if (options.python_probe) {

@@ -8,27 +8,19 @@
 
 #include "absl/status/statusor.h"
 #include "cli/program_runner.h"
-#include "trace/events.h"
-#include "trace/launch_sampling.h"
+#include "trace/run_settings.h"
 
 namespace graphcheck {
 
+// How a program runs under the recorder: the settings it is handed (trace/run_settings.h, the one record the command
+// fills), and what goes around them.
 struct RecordingOptions {
-  std::string trace_dir;       // kept when given; else a temporary folder, removed by ~RecordedProgram
+  // settings.trace_dir is kept when given; else the traces go to a temporary folder, removed by ~RecordedProgram.
+  trace::RunSettings settings;
   std::string inject_library;  // default: libgraphcheck_inject.so next to graphcheck
-  bool no_activity = false;
-  // Python programs get graphcheck's probe (the probe/ folder next to graphcheck, first on PYTHONPATH).
+  // Python programs get graphcheck's probe (the probe/ folder next to graphcheck, first on PYTHONPATH), which
+  // settings.shadow_calls and settings.module_calls need.
   bool python_probe = false;
-  // The probe compares each module graphed by make_graphed_callables with its eager forward on its first N calls
-  // (--shadow); 0: never.
-  int shadow_calls = 0;
-  uint32_t module_calls = 0;  // --plan: the outermost module calls the probe records; 0 off
-  // The recorder ends a process whose thread waits longer than this in a synchronizing CUDA call (--hang-timeout);
-  // 0: no bound.
-  double hang_timeout_s = 0;
-  trace::LaunchRecording launches = trace::LaunchRecording::kSampled;
-  trace::SamplingSchedule sampling;
-  std::string step_range;  // the NVTX step range (--region), which closes the first sampling window after a few steps
 };
 
 // The folder of the running graphcheck executable (where the recorder and the engine are built).
@@ -39,8 +31,9 @@ absl::Status CheckGpuDriver();
 
 class RecordedProgram {
  public:
-  // FailedPrecondition when the recorder library or the driver is missing; InvalidArgument when the trace folder
-  // cannot be made; the command's own start failure as RunProgram reports it.
+  // InvalidArgument when the settings need the Python probe and it is off, or when the trace folder cannot be made;
+  // FailedPrecondition when the recorder library or the driver is missing; the command's own start failure as
+  // RunProgram reports it.
   static absl::StatusOr<RecordedProgram> Run(const std::vector<std::string>& command, RecordingOptions options);
   RecordedProgram(RecordedProgram&& other) noexcept;
   RecordedProgram& operator=(RecordedProgram&&) = delete;

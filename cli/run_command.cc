@@ -6,6 +6,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/time/time.h"
 #include "cli/analyze_command.h"
 #include "cli/progress.h"
 #include "cli/recorded_program.h"
@@ -18,13 +19,13 @@ namespace {
 // The outermost module calls `--plan` records: enough for the shape distribution of a long serving run.
 constexpr uint32_t kPlanModuleCalls = 100000;
 
+// The command line as CLI11 parses it: what needs no conversion goes straight into `recording`, the rest is spelled as
+// the user wrote it until RecordingFrom converts it, once.
 struct RunOptions {
   std::vector<std::string> command;
-  std::string trace_dir;  // kept when given
-  std::string inject_library;
+  RecordingOptions recording;  // --trace-dir, --inject, --shadow
   bool no_activity = false;
   bool no_python_probe = false;
-  int shadow_calls = 0;
   bool plan = false;
   double hang_timeout_s = 0;
   bool capture_only = false;
@@ -33,6 +34,25 @@ struct RunOptions {
   IterationFlags iteration;
   OutputOptions output;
 };
+
+// How the program is recorded: the run settings, each in its own type (the timeout a duration), filled once here.
+absl::StatusOr<RecordingOptions> RecordingFrom(const RunOptions& options) {
+  RecordingOptions recording = options.recording;
+  recording.python_probe = !options.no_python_probe;
+  trace::RunSettings& settings = recording.settings;
+  settings.record_activity = !options.no_activity;
+  if (absl::Status s =
+          trace::ParseLaunchRecording(options.capture_only ? "capture" : options.launches, &settings.launches);
+      !s.ok()) {
+    return s;
+  }
+  if (absl::Status s = trace::ParseSamplingSchedule(options.sampling, &settings.sampling); !s.ok()) return s;
+  settings.step_range = options.iteration.region;
+  // Rounded up to the environment's whole milliseconds, so that a bound never becomes none.
+  settings.hang_timeout = absl::Ceil(absl::Seconds(options.hang_timeout_s), absl::Milliseconds(1));
+  settings.module_calls = options.plan ? kPlanModuleCalls : 0;
+  return recording;
+}
 
 // The file the run is about: the first script argument of an interpreter ("train.py" of `python3 train.py`), else
 // the program itself.
@@ -48,31 +68,10 @@ int Run(RunOptions& options, const CommandContext& context) {
   if (options.command.empty()) {
     return FailWith(absl::InvalidArgumentError("no program given: graphcheck run [options] -- CMD ARGS..."));
   }
-  RecordingOptions recording;
-  recording.trace_dir = options.trace_dir;
-  recording.inject_library = options.inject_library;
-  recording.no_activity = options.no_activity;
-  recording.python_probe = !options.no_python_probe;
-  if (options.shadow_calls > 0 && options.no_python_probe) {
-    return FailWith(absl::InvalidArgumentError("--shadow needs the Python probe: drop --no-python-probe"));
-  }
-  recording.shadow_calls = options.shadow_calls;
-  if (options.plan && options.no_python_probe) {
-    return FailWith(absl::InvalidArgumentError("--plan needs the Python probe: drop --no-python-probe"));
-  }
-  recording.module_calls = options.plan ? kPlanModuleCalls : 0;
-  recording.hang_timeout_s = options.hang_timeout_s;
-  recording.step_range = options.iteration.region;
-  if (absl::Status s =
-          trace::ParseLaunchRecording(options.capture_only ? "capture" : options.launches, &recording.launches);
-      !s.ok()) {
-    return FailWith(s);
-  }
-  if (absl::Status s = trace::ParseSamplingSchedule(options.sampling, &recording.sampling); !s.ok()) {
-    return FailWith(s);
-  }
+  absl::StatusOr<RecordingOptions> recording = RecordingFrom(options);
+  if (!recording.ok()) return FailWith(recording.status());
   ShowProgress(absl::StrCat("running ", absl::StrJoin(options.command, " ")));
-  absl::StatusOr<RecordedProgram> recorded = RecordedProgram::Run(options.command, recording);
+  absl::StatusOr<RecordedProgram> recorded = RecordedProgram::Run(options.command, *std::move(recording));
   if (!recorded.ok()) return FailWith(recorded.status());
   ProgramResult* program = &recorded->result();
 
@@ -96,8 +95,8 @@ int Run(RunOptions& options, const CommandContext& context) {
 void AddRunCommand(CLI::App* app, CommandContext* context) {
   auto options = std::make_shared<RunOptions>();
   CLI::App* command = app->add_subcommand("run", "Run a CUDA program with the recorder injected and analyze it");
-  command->add_option("--trace-dir", options->trace_dir, "Keep the traces (one per process) in DIR");
-  command->add_option("--inject", options->inject_library, "Recorder library (default: next to graphcheck)");
+  command->add_option("--trace-dir", options->recording.settings.trace_dir, "Keep the traces (one per process) in DIR");
+  command->add_option("--inject", options->recording.inject_library, "Recorder library (default: next to graphcheck)");
   command->add_flag("--no-activity", options->no_activity,
                     "Record API calls only, no GPU timings: lower overhead, no launch-overhead metrics");
   command
@@ -120,7 +119,7 @@ void AddRunCommand(CLI::App* app, CommandContext* context) {
                     "exceptions, replays and torch.compile's CUDA-graph decisions; without it the CUDA calls are "
                     "still recorded)");
   command
-      ->add_option("--shadow", options->shadow_calls,
+      ->add_option("--shadow", options->recording.settings.shadow_calls,
                    "Compare each module graphed by make_graphed_callables with its own eager forward on its first N "
                    "calls (the eager forward runs twice on the same input, random state and buffers restored; each "
                    "compared call costs about two eager forwards): numerics-forward in a running program. 0 (the "

@@ -31,7 +31,7 @@
 #include "capture/hang_watch.h"
 #include "capture/probe_abi.h"
 #include "capture/python_stack.h"
-#include "capture/recorder_options.h"
+#include "trace/run_settings.h"
 #include "trace/trace_writer.h"
 
 namespace graphcheck::capture::internal {
@@ -117,7 +117,7 @@ extern thread_local ThreadState t_state;
 
 class Recorder {
  public:
-  absl::Status Start(const RecorderOptions& options);
+  absl::Status Start(const trace::RunSettings& settings);
   void Stop();
   void OnFork();
 
@@ -204,7 +204,7 @@ class Recorder {
   // The writer for callers outside the class (crash hooks); null before Start.
   friend trace::TraceWriter* RecorderWriter();
 
-  RecorderOptions options_;
+  trace::RunSettings settings_;
   std::string path_;
   std::unique_ptr<trace::TraceWriter> writer_;
   std::unique_ptr<CuptiSubscription> subscription_;

@@ -57,12 +57,36 @@ check("kMaxProbeEventKind is the probe's largest kind", largest == max(bridge.Ev
 
 from graphcheck_probe import settings  # noqa: E402
 
-run_settings = dict(re.findall(r'inline constexpr char (k\w+Variable)\[\] = "(GRAPHCHECK_\w+)";',
-                               read("trace/run_settings.h")))
+run_settings_h = read("trace/run_settings.h")
+variables = dict(re.findall(r'inline constexpr char (k\w+Variable)\[\] = "(GRAPHCHECK_\w+)";', run_settings_h))
 for python_name, cpp_name in (("SHADOW", "kShadowVariable"), ("HANG_TIMEOUT_MS", "kHangTimeoutVariable"),
                               ("MODULE_CALLS", "kModuleCallsVariable")):
     check("the probe's settings.%s is run_settings.h's %s" % (python_name, cpp_name),
-          getattr(settings, python_name) == run_settings.get(cpp_name), run_settings)
+          getattr(settings, python_name) == variables.get(cpp_name), variables)
+probe_variables = {v for v in vars(settings).values() if isinstance(v, str) and v.startswith("GRAPHCHECK_")}
+check("the probe names no variable run_settings.h does not", probe_variables <= set(variables.values()),
+      probe_variables - set(variables.values()))
+# The counts are the recorder's uint32_t fields: the probe takes what the recorder takes.
+for field in ("shadow_calls", "module_calls"):
+    check("RunSettings::%s is a uint32_t, the probe's bound" % field,
+          re.search(r"\buint32_t %s = 0;" % field, run_settings_h) is not None)
+# Read as the recorder reads them (tests/trace/run_settings_test.cc holds the same values): what graphcheck writes
+# reads back, a variable not set is 0, and anything else is an error naming the variable and its value.
+written = {settings.SHADOW: "4", settings.HANG_TIMEOUT_MS: "600000", settings.MODULE_CALLS: "100000"}
+check("the settings graphcheck writes read back",
+      settings.read(written) == settings.Settings(shadow_calls=4, hang_timeout_ms=600000, module_calls=100000),
+      settings.read(written))
+check("a variable not set is 0", settings.read({}) == settings.Settings(0, 0, 0), settings.read({}))
+for name, value in ((settings.HANG_TIMEOUT_MS, "ten minutes"), (settings.HANG_TIMEOUT_MS, "-3"),
+                    (settings.HANG_TIMEOUT_MS, "1e3"), (settings.HANG_TIMEOUT_MS, " 5"), (settings.HANG_TIMEOUT_MS, ""),
+                    (settings.SHADOW, "+2"), (settings.SHADOW, "4294967296"), (settings.SHADOW, "-1"),
+                    (settings.SHADOW, "\u0663"), (settings.MODULE_CALLS, "1_000")):
+    try:
+        settings.read({name: value})
+        error = "no error"
+    except ValueError as e:
+        error = str(e)
+    check("%s=%r is an error naming it" % (name, value), error.startswith('%s is "%s": ' % (name, value)), error)
 
 C_TYPES = {"uint32_t": ctypes.c_uint32, "int32_t": ctypes.c_int32, "uint64_t": ctypes.c_uint64,
            "int64_t": ctypes.c_int64, "uint8_t": ctypes.c_uint8, "double": ctypes.c_double,

@@ -322,6 +322,19 @@ with tempfile.TemporaryDirectory() as work:
         '''), run_env=watched_env)
     check("a reset graph is not announced alive", ran.stdout.strip() == "True False", ran.stdout + ran.stderr)
 
+    # A setting set by hand that is not as graphcheck writes it: neither the recorder nor the probe starts, each says
+    # which variable and why, and the program runs on as without them.
+    ran, bad_setting_traces = run_program("bad_setting.py", textwrap.dedent('''\
+            import ctypes, os
+            print(ctypes.CDLL(os.environ["CUDA_INJECTION64_PATH"]).InitializeInjection())
+            import torch
+        '''), run_env=dict(env, GRAPHCHECK_SHADOW="two"))
+    bad_setting = 'GRAPHCHECK_SHADOW is "two": not a whole number from 0 to 4294967295'
+    check("a bad setting starts neither the recorder nor the probe, and says so",
+          ran.returncode == 0 and ran.stdout == "0\n" and not bad_setting_traces and
+          "graphcheck: recorder not started: " + bad_setting in ran.stderr and
+          "graphcheck: Python probe not started: " + bad_setting in ran.stderr, ran.stdout + ran.stderr)
+
     # A program that makes no capture: the same output with and without the probe, and no probe event.
     quiet = os.path.join(work, "quiet.py")
     with open(quiet, "w") as f:

@@ -1,68 +1,79 @@
-// The recorded program's settings (trace/run_settings.h): what `graphcheck run` writes into the environment reads back
-// as the same settings, defaults included; values set by hand that do not parse keep their defaults.
+// The recorded program's settings (trace/run_settings.h): settings written into the environment read back as the same
+// settings, defaults included; a value that does not read as written is an error naming the variable.
 #include "trace/run_settings.h"
 
 #include <map>
 #include <string>
+#include <tuple>
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
+
+#include "absl/strings/str_cat.h"
 
 namespace graphcheck::trace {
 namespace {
 
-RunSettings Read(const std::map<std::string, std::string>& environment) {
+using ::testing::HasSubstr;
+
+absl::StatusOr<RunSettings> Read(const std::map<std::string, std::string>& environment) {
   return RunSettingsFromEnvironment([&](const char* name) -> const char* {
     auto it = environment.find(name);
     return it == environment.end() ? nullptr : it->second.c_str();
   });
 }
 
-TEST(RunSettingsTest, WhatIsWrittenReadsBack) {
+// Every field, so that settings compare equal exactly when they are.
+auto Fields(const RunSettings& s) {
+  return std::make_tuple(s.trace_dir, s.record_activity, s.launches, s.sampling.ToString(), s.step_range,
+                         s.hang_timeout, s.shadow_calls, s.module_calls);
+}
+
+TEST(RunSettingsTest, SettingsReadBackAsWritten) {
   RunSettings settings;
   settings.trace_dir = "/tmp/traces";
   settings.record_activity = false;
   settings.launches = LaunchRecording::kCaptureOnly;
   ASSERT_TRUE(ParseSamplingSchedule("5000:500:10000:4", &settings.sampling).ok());
   settings.step_range = "train step";
-  settings.hang_timeout_ms = 600000;
+  settings.hang_timeout = absl::Minutes(10);
   settings.shadow_calls = 4;
   settings.module_calls = 100000;
   const std::map<std::string, std::string> environment = RunSettingsEnvironment(settings);
   EXPECT_EQ(environment.size(), 8u);
   EXPECT_EQ(environment.at(kLaunchesVariable), "capture-only");
-  const RunSettings read = Read(environment);
-  EXPECT_EQ(read.trace_dir, settings.trace_dir);
-  EXPECT_FALSE(read.record_activity);
-  EXPECT_EQ(read.launches, settings.launches);
-  EXPECT_EQ(read.sampling.ToString(), "5000:500:10000:4");
-  EXPECT_EQ(read.step_range, settings.step_range);
-  EXPECT_EQ(read.hang_timeout_ms, 600000u);
-  EXPECT_EQ(read.shadow_calls, 4u);
-  EXPECT_EQ(read.module_calls, 100000u);
+  EXPECT_EQ(environment.at(kHangTimeoutVariable), "600000");  // the unit its name says
+  const absl::StatusOr<RunSettings> read = Read(environment);
+  ASSERT_TRUE(read.ok()) << read.status();
+  EXPECT_EQ(Fields(*read), Fields(settings));
 }
 
-TEST(RunSettingsTest, DefaultsRoundTripAndAnEmptyEnvironmentIsTheDefault) {
+TEST(RunSettingsTest, DefaultsReadBackAndAnEmptyEnvironmentIsTheDefault) {
   const RunSettings defaults;
-  const RunSettings read = Read(RunSettingsEnvironment(defaults));
-  EXPECT_TRUE(read.record_activity);
-  EXPECT_EQ(read.launches, LaunchRecording::kSampled);
-  EXPECT_EQ(read.sampling.ToString(), defaults.sampling.ToString());
-  EXPECT_EQ(read.hang_timeout_ms, 0u);
-  EXPECT_EQ(read.shadow_calls, 0u);
-  EXPECT_EQ(read.module_calls, 0u);
-  EXPECT_EQ(Read({}).launches, LaunchRecording::kSampled);
-  EXPECT_TRUE(Read({}).trace_dir.empty());
+  const absl::StatusOr<RunSettings> written = Read(RunSettingsEnvironment(defaults));
+  ASSERT_TRUE(written.ok()) << written.status();
+  EXPECT_EQ(Fields(*written), Fields(defaults));
+  const absl::StatusOr<RunSettings> empty = Read({});
+  ASSERT_TRUE(empty.ok()) << empty.status();
+  EXPECT_EQ(Fields(*empty), Fields(defaults));
 }
 
-TEST(RunSettingsTest, ValuesThatDoNotParseKeepTheirDefaults) {
-  const RunSettings read = Read({{kLaunchesVariable, "sometimes"},
-                                 {kSamplingVariable, "1:2"},
-                                 {kHangTimeoutVariable, "ten minutes"},
-                                 {kShadowVariable, "-3"}});
-  EXPECT_EQ(read.launches, LaunchRecording::kSampled);
-  EXPECT_EQ(read.sampling.ToString(), RunSettings{}.sampling.ToString());
-  EXPECT_EQ(read.hang_timeout_ms, 0u);
-  EXPECT_EQ(read.shadow_calls, 0u);
+TEST(RunSettingsTest, AValueThatDoesNotReadAsWrittenIsAnErrorNamingTheVariable) {
+  const std::pair<const char*, const char*> bad[] = {
+      {kActivityVariable, "yes"},      {kLaunchesVariable, "sometimes"},
+      {kSamplingVariable, "1:2"},      {kHangTimeoutVariable, "ten minutes"},
+      {kHangTimeoutVariable, "-3"},    {kHangTimeoutVariable, "1e3"},
+      {kHangTimeoutVariable, " 5"},    {kHangTimeoutVariable, ""},
+      {kShadowVariable, "+2"},         {kShadowVariable, "4294967296"},
+      {kModuleCallsVariable, "1_000"},
+  };
+  for (const auto& [variable, value] : bad) {
+    const absl::StatusOr<RunSettings> read = Read({{variable, value}});
+    ASSERT_FALSE(read.ok()) << variable << "=" << value;
+    EXPECT_EQ(read.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(read.status().message(), HasSubstr(absl::StrCat(variable, " is \"", value, "\"")));
+  }
+  EXPECT_THAT(Read({{kShadowVariable, "-1"}}).status().message(), HasSubstr("not a whole number from 0 to 4294967295"));
 }
 
 }  // namespace

@@ -30,26 +30,28 @@ from . import bridge, patches, settings
 
 
 def install():
-    """Starts the probe in this process (idempotent). Does nothing outside `graphcheck run`."""
+    """Starts the probe in this process (idempotent). Does nothing outside `graphcheck run`; ValueError, before
+    anything is started, when a setting in the environment is not as graphcheck writes it (settings.read)."""
     library = os.environ.get("CUDA_INJECTION64_PATH")
     if isinstance(bridge.recorder, bridge.Recorder) or not library:
         return
+    config = settings.read()  # first: a bad value leaves the probe unstarted, not half started
     bridge.recorder = bridge.Recorder(library)
-    if settings.shadow_calls() > 0:
+    if config.shadow_calls > 0:
         from . import shadow
 
-        patches.shadow = shadow.Shadow(settings.shadow_calls())
-    if settings.module_calls() > 0:
+        patches.shadow = shadow.Shadow(config.shadow_calls)
+    if config.module_calls > 0:
         from . import module_calls
 
         patch_module = patches.PATCHES["torch.nn.modules.module"]
 
         def patch_module_and_record_calls(module):
             patch_module(module)
-            module_calls.install(module, sys.modules["torch"], settings.module_calls())
+            module_calls.install(module, sys.modules["torch"], config.module_calls)
 
         patches.PATCHES["torch.nn.modules.module"] = patch_module_and_record_calls
-    if settings.hang_timeout_ms() > 0:
+    if config.hang_timeout_ms > 0:
         from . import waits
 
         patches.PATCHES["torch.distributed.distributed_c10d"] = waits.patch_distributed
