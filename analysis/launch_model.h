@@ -1,14 +1,12 @@
 // The model of what a graphed step costs, from which the savings forecast is made (launch_metrics.h): one graph
-// launch plus a cost per node, kernels counted short below a length, and how many eager steps a forecast needs. Its
-// values are launch-bound's options (LaunchModelCheckOptions), read once into AnalysisSettings.
+// launch plus a cost per node, kernels counted short below a length, and how many eager steps a forecast needs. A
+// plain setting of the analysis (AnalysisSettings::launch); the user sets its numbers as launch-bound's options, which
+// checks/trace/launch_model_options.h reads into it once, with these values as their defaults.
 #ifndef GRAPHCHECK_ANALYSIS_LAUNCH_MODEL_H_
 #define GRAPHCHECK_ANALYSIS_LAUNCH_MODEL_H_
 
 #include <cstddef>
 #include <string>
-#include <vector>
-
-#include "core/check.h"
 
 namespace graphcheck::analysis {
 
@@ -24,10 +22,6 @@ struct LaunchModel {
   // whose optimizer step and loss stay eager); a step without them is graphed whole.
   std::string graphable_range = "graphcheck:graphable";
 };
-
-// launch-bound's model options, and reading them back with the iteration options.
-std::vector<CheckOption> LaunchModelCheckOptions();
-LaunchModel LaunchModelFrom(const BoundOptions& options);
 
 }  // namespace graphcheck::analysis
 

@@ -15,9 +15,9 @@
 #include "absl/strings/str_split.h"
 #include "analysis/iterations.h"
 #include "checks/analyze.h"
+#include "checks/trace/launch_model_options.h"
 #include "cli/catalog.h"
 #include "cli/progress.h"
-#include "core/check_ids.h"
 #include "core/file_io.h"
 #include "core/utf8.h"
 #include "trace/trace_reader.h"
@@ -74,8 +74,8 @@ size_t AnalysisThreads(size_t traces) {
   return std::max<size_t>(1, std::min(threads, traces));
 }
 
-// The analysis' settings, made once: the steps from --region and --step-range, the launch model from launch-bound's
-// options.
+// The analysis' settings, made once: the steps from --region and --step-range, the launch model from the options the
+// user set for it.
 absl::StatusOr<analysis::AnalysisSettings> AnalysisSettingsFrom(const IterationFlags& flags,
                                                                 const CheckOptions& check_options) {
   analysis::AnalysisSettings settings;
@@ -85,9 +85,7 @@ absl::StatusOr<analysis::AnalysisSettings> AnalysisSettingsFrom(const IterationF
       return absl::InvalidArgumentError(absl::StrCat("--step-range: ", s.message()));
     }
   }
-  if (const Check* launch_bound = BuiltinChecks().Find(check_id::kLaunchBound)) {
-    settings.launch = analysis::LaunchModelFrom(BoundOptions(launch_bound->info(), check_options));
-  }
+  settings.launch = checks::LaunchModelFromOptions(check_options);
   return settings;
 }
 

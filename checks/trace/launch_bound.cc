@@ -12,6 +12,7 @@
 #include "analysis/memory_forecast.h"
 #include "analysis/trace_analysis.h"
 #include "checks/checks.h"
+#include "checks/trace/launch_model_options.h"
 #include "core/check_ids.h"
 
 namespace graphcheck::checks {
@@ -20,7 +21,6 @@ using analysis::ComputeLaunchStats;
 using analysis::ForecastGraphMemory;
 using analysis::IterationOptions;
 using analysis::LaunchModel;
-using analysis::LaunchModelCheckOptions;
 using analysis::LaunchStats;
 using analysis::MemoryForecast;
 using analysis::MibText;
@@ -29,11 +29,28 @@ using analysis::TraceAnalysis;
 
 namespace {
 
-std::vector<CheckOption> LaunchBoundOptions() {
-  // The model's options are read once, into the analysis' settings (AnalysisSettings::launch).
-  std::vector<CheckOption> options = LaunchModelCheckOptions();
-  options.push_back({"min-savings", "0.2", "report when the forecast saving is at least this share of the step", 0, 1});
-  return options;
+CheckInfo LaunchBoundInfo() {
+  // The model's options (launch_model_options.h), their defaults the model's own values; the check reads the model
+  // from the analysis' settings, and only min-savings as its own.
+  const LaunchModel model;
+  return CheckInfo{
+      check_id::kLaunchBound,
+      "The step is launch-bound: CUDA graphs would save time",
+      Severity::kNote,
+      CheckArea::kPerformance,
+      "Forecast from the eager steps: the GPU waits for the host between kernels, and replaying the step as a CUDA "
+      "graph would save at least min-savings of the step time.",
+      {
+          {"graph-launch-us", absl::StrCat(model.graph_launch_us), "forecast: cost of one graph launch, microseconds",
+           0, 1e6},
+          {"graph-node-us", absl::StrCat(model.graph_node_us),
+           "forecast: cost per graph node (kernel, copy, memset), microseconds", 0, 1e6},
+          {"short-kernel-us", absl::StrCat(model.short_kernel_us),
+           "kernels shorter than this count as short, microseconds", 0, 1e9},
+          {"min-steps", absl::StrCat(model.min_forecast_steps),
+           "forecast only from at least this many eager steps (after the step range)", 1, 1e9},
+          {"min-savings", "0.2", "report when the forecast saving is at least this share of the step", 0, 1},
+      }};
 }
 
 // The memory line of the forecast: what the graph's private pool would hold.
@@ -62,13 +79,7 @@ std::string MemoryEvidence(const MemoryForecast& memory) {
 
 class LaunchBoundCheck : public CheckOf<TraceAnalysis> {
  public:
-  LaunchBoundCheck()
-      : CheckOf(CheckInfo{check_id::kLaunchBound, "The step is launch-bound: CUDA graphs would save time",
-                          Severity::kNote, CheckArea::kPerformance,
-                          "Forecast from the eager steps: the GPU waits for the host between kernels, and replaying "
-                          "the step as a CUDA "
-                          "graph would save at least min-savings of the step time.",
-                          LaunchBoundOptions()}) {}
+  LaunchBoundCheck() : CheckOf(LaunchBoundInfo()) {}
 
  private:
   void ReportEagerRemainder(const TraceAnalysis& analysis, const LaunchStats& stats, const BoundOptions& options,
@@ -155,5 +166,16 @@ class LaunchBoundCheck : public CheckOf<TraceAnalysis> {
 }  // namespace
 
 std::unique_ptr<Check> NewLaunchBoundCheck() { return std::make_unique<LaunchBoundCheck>(); }
+
+LaunchModel LaunchModelFromOptions(const CheckOptions& options) {
+  const CheckInfo info = LaunchBoundInfo();
+  const BoundOptions bound(info, options);
+  LaunchModel model;
+  model.graph_launch_us = bound.GetDouble("graph-launch-us");
+  model.graph_node_us = bound.GetDouble("graph-node-us");
+  model.short_kernel_us = bound.GetDouble("short-kernel-us");
+  model.min_forecast_steps = static_cast<size_t>(bound.GetDouble("min-steps"));
+  return model;
+}
 
 }  // namespace graphcheck::checks
