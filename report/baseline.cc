@@ -16,6 +16,7 @@
 #include "core/utf8.h"
 #include "report/limits.h"
 #include "report/markdown.h"
+#include "report/number_text.h"
 #include "report/where.h"
 
 namespace graphcheck {
@@ -50,13 +51,16 @@ std::string FindingLine(const Finding& f) {
 // "+12.5%", or "from 0" when the old value was 0 (no ratio to give: "+0.0%" would read as no change).
 std::string RelativeChange(const MetricChange& m) {
   if (m.old_value == 0 && m.new_value != 0) return "from 0";
-  return absl::StrFormat("%+.1f%%", m.change_ratio * 100);
+  const double percent = m.change_ratio * 100;
+  return absl::StrCat(percent > 0 && std::isfinite(percent) ? "+" : "", NumberText(percent, 1, "%"));
 }
 
+std::string Value(double value) { return NumberText(value, 4, "", Notation::kSignificant); }
+
 std::string ChangeText(const MetricChange& m) {
-  std::string text =
-      absl::StrFormat("%s %.4g -> %.4g %s (%s)", m.name, m.old_value, m.new_value, m.unit, RelativeChange(m));
-  if (m.regression) absl::StrAppendFormat(&text, ": regression beyond %.0f%%", *m.limit * 100);
+  std::string text = absl::StrCat(m.name, " ", Value(m.old_value), " -> ", Value(m.new_value), " ", m.unit, " (",
+                                  RelativeChange(m), ")");
+  if (m.regression) absl::StrAppend(&text, ": regression beyond ", NumberText(*m.limit * 100, 0, "%"));
   return text;
 }
 
@@ -162,8 +166,8 @@ std::string RenderDiffMarkdown(const ReportDiff& diff) {
   if (!diff.moved.empty()) {
     absl::StrAppend(&out, "| metric | old | new | change | |\n|---|---|---|---|---|\n");
     for (const MetricChange& m : diff.moved) {
-      absl::StrAppendFormat(&out, "| `%s` | %.4g | %.4g | %s | %s |\n", MarkdownText(m.name, 120), m.old_value,
-                            m.new_value, RelativeChange(m), m.regression ? ":x: regression" : "");
+      absl::StrAppend(&out, "| `", MarkdownText(m.name, 120), "` | ", Value(m.old_value), " | ", Value(m.new_value),
+                      " | ", RelativeChange(m), " | ", m.regression ? ":x: regression" : "", " |\n");
     }
   }
   return out;

@@ -1,10 +1,10 @@
 #include "report/coverage_table.h"
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "core/plural.h"
 #include "core/utf8.h"
+#include "report/number_text.h"
 #include "report/text_table.h"
 #include "report/where.h"
 
@@ -13,11 +13,9 @@ namespace {
 
 constexpr size_t kKernelChars = 60;  // long template names are cut in tables; JSON keeps them whole
 
-std::string Percent(double part, double whole) {
-  return whole > 0 ? absl::StrFormat("%.1f%%", 100 * part / whole) : std::string("-");
-}
+std::string Percent(double part, double whole) { return whole > 0 ? NumberText(100 * part / whole, 1, "%") : "-"; }
 
-std::string Us(double us) { return absl::StrFormat("%.1f us", us); }
+std::string Us(double us) { return NumberText(us, 1, "us"); }
 
 uint64_t GraphedKernels(const StepCoverage& step) {
   uint64_t kernels = 0;

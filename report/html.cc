@@ -11,12 +11,12 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "core/plural.h"
 #include "core/utf8.h"
 #include "report/coverage_table.h"
 #include "report/limits.h"
+#include "report/number_text.h"
 #include "report/numerics_table.h"
 #include "report/sarif.h"
 #include "report/svg_plots.h"
@@ -236,7 +236,7 @@ void AddRanks(const Report& report, pugi::xml_node body) {
     row(absl::StrCat(name, " (", unit, ")"), [&name = name](const RankResult& r) {
       auto m =
           std::find_if(r.metrics.begin(), r.metrics.end(), [&](const Metric& x) { return x.ScopedName() == name; });
-      return m == r.metrics.end() ? std::string("-") : absl::StrFormat("%.4g", m->value);
+      return m == r.metrics.end() ? std::string("-") : NumberText(m->value, 4, "", Notation::kSignificant);
     });
   }
   Add(section, "p",
@@ -287,7 +287,7 @@ void AddSteps(const Report& report, pugi::xml_node body) {
     Add(row, "td", s.name);
     const std::string status(StepStatusName(s.status));
     Add(row, "td", status, absl::StrCat("status-", status).c_str());
-    Add(row, "td", absl::StrFormat("%.1f ms", s.duration_ms), "num");
+    Add(row, "td", NumberText(s.duration_ms, 1, "ms"), "num");
     Add(row, "td", s.message);
   }
 }
@@ -314,7 +314,7 @@ void AddMetrics(const Report& report, pugi::xml_node body) {
   for (const Metric& m : report.metrics) {
     pugi::xml_node row = table.append_child("tr");
     Add(row, "td", m.ScopedName(), "mono");
-    Add(row, "td", absl::StrFormat("%.4g", m.value), "num");
+    Add(row, "td", NumberText(m.value, 4, "", Notation::kSignificant), "num");
     Add(row, "td", m.unit);
     Add(row, "td", m.description);
   }

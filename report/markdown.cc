@@ -8,6 +8,7 @@
 #include "core/utf8.h"
 #include "report/coverage_table.h"
 #include "report/limits.h"
+#include "report/number_text.h"
 #include "report/numerics_table.h"
 #include "report/verdict.h"
 #include "report/where.h"
@@ -158,7 +159,7 @@ std::string RenderMarkdown(const Report& report) {
   for (const char* name : kKeyMetrics) {
     for (const Metric& m : report.metrics) {
       if (m.name != name || !m.scope.Whole()) continue;
-      absl::StrAppendFormat(&metrics, "| `%s` | %.3f %s |\n", name, m.value, MarkdownText(m.unit, 20));
+      absl::StrAppend(&metrics, "| `", name, "` | ", NumberText(m.value, 3, MarkdownText(m.unit, 20)), " |\n");
       break;
     }
   }
@@ -178,8 +179,8 @@ std::string RenderMarkdown(const Report& report) {
     absl::StrAppend(&out,
                     "<details><summary>Steps</summary>\n\n| step | status | time | message |\n|---|---|---|---|\n");
     for (const Step& s : report.steps) {
-      absl::StrAppendFormat(&out, "| %s | %s | %.1f ms | %s |\n", MarkdownText(s.name, 80), StepStatusName(s.status),
-                            s.duration_ms, MarkdownText(s.message));
+      absl::StrAppend(&out, "| ", MarkdownText(s.name, 80), " | ", StepStatusName(s.status), " | ",
+                      NumberText(s.duration_ms, 1, "ms"), " | ", MarkdownText(s.message), " |\n");
     }
     absl::StrAppend(&out, "\n</details>\n");
   }

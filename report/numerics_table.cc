@@ -6,7 +6,7 @@
 #include <tuple>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_format.h"
+#include "report/number_text.h"
 
 namespace graphcheck {
 namespace {
@@ -39,11 +39,13 @@ CellTable MakeNumericsTable(const std::vector<NumericsSample>& samples, size_t m
         s.name,
         std::string(TensorRoleName(s.role)),
         s.dtype,
-        absl::StrFormat("%.3g", s.max_abs_error),
-        absl::StrFormat("%.3g", RelativeDifference(s)),
-        s.max_abs_error > 0 ? absl::StrFormat("[%d] %.9g, %.9g", s.worst_index, s.eager_at_worst, s.graphed_at_worst)
-                            : "equal",
-        s.eager_spread < 0 ? "not measured" : absl::StrFormat("%.3g", s.eager_spread),
+        NumberText(s.max_abs_error, 3, "", Notation::kSignificant),
+        NumberText(RelativeDifference(s), 3, "", Notation::kSignificant),
+        s.max_abs_error > 0
+            ? absl::StrCat("[", s.worst_index, "] ", NumberText(s.eager_at_worst, 9, "", Notation::kSignificant), ", ",
+                           NumberText(s.graphed_at_worst, 9, "", Notation::kSignificant))
+            : "equal",
+        s.eager_spread < 0 ? "not measured" : NumberText(s.eager_spread, 3, "", Notation::kSignificant),
         absl::StrCat(s.eager_nonfinite, ", ", s.graphed_nonfinite),
     });
   }

@@ -11,6 +11,7 @@
 #include "core/metrics.h"
 #include "core/plural.h"
 #include "core/utf8.h"
+#include "report/number_text.h"
 #include "report/verdict.h"
 
 namespace graphcheck {
@@ -29,16 +30,14 @@ std::string Num(double v) {
   return absl::StrFormat("%.2f", std::isfinite(v) ? std::clamp(v, -kFarthest, kFarthest) : 0.0);
 }
 
-// "850 us", "1.25 ms", "3.4 s"; "n/a" for a time that is not finite (a damaged report's sum of 1e308s), which would
-// put "inf s" into a label.
+// "850 us", "1.25 ms", "3.4 s"; "n/a" for a time that is not finite (a damaged report's sum of 1e308s).
 std::string FormatUs(double us) {
-  if (!std::isfinite(us)) return "n/a";
-  if (us >= 1e6) return absl::StrFormat("%.3g s", us / 1e6);
-  if (us >= 1e3) return absl::StrFormat("%.3g ms", us / 1e3);
-  return absl::StrFormat("%.3g us", us);
+  if (us >= 1e6) return NumberText(us / 1e6, 3, "s", Notation::kSignificant);
+  if (us >= 1e3) return NumberText(us / 1e3, 3, "ms", Notation::kSignificant);
+  return NumberText(us, 3, "us", Notation::kSignificant);
 }
 
-std::string FormatCount(double n) { return absl::StrFormat("%.0f", n); }
+std::string FormatCount(double n) { return NumberText(n, 0); }
 
 // A tick step on the 1-2-5 sequence giving at most about `ticks` ticks over [0, range].
 double NiceStep(double range, int ticks) {

@@ -9,6 +9,7 @@
 #include "core/utf8.h"
 #include "report/coverage_table.h"
 #include "report/limits.h"
+#include "report/number_text.h"
 #include "report/numerics_table.h"
 #include "report/text_table.h"
 #include "report/verdict.h"
@@ -88,8 +89,8 @@ std::string RenderText(const Report& report, const TextOptions& options) {
   if (!report.steps.empty()) {
     absl::StrAppend(&out, p.Bold("steps"), "\n");
     for (const Step& s : report.steps) {
-      absl::StrAppendFormat(&out, "  %-20s %-8s %10.1f ms  %s\n", LineText(s.name), StepStatusName(s.status),
-                            s.duration_ms, LineText(s.message));
+      absl::StrAppendFormat(&out, "  %-20s %-8s %13s  %s\n", LineText(s.name), StepStatusName(s.status),
+                            NumberText(s.duration_ms, 1, "ms"), LineText(s.message));
     }
   }
   if (!report.numerics.empty()) {
@@ -107,7 +108,8 @@ std::string RenderText(const Report& report, const TextOptions& options) {
   if (!report.metrics.empty()) {
     absl::StrAppend(&out, p.Bold("metrics"), "\n");
     for (const Metric& m : report.metrics) {
-      absl::StrAppendFormat(&out, "  %-40s %14.3f %s\n", LineText(m.ScopedName()), m.value, LineText(m.unit));
+      absl::StrAppendFormat(&out, "  %-40s %14s %s\n", LineText(m.ScopedName()), NumberText(m.value, 3),
+                            LineText(m.unit));
     }
   }
   absl::StrAppend(

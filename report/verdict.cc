@@ -4,6 +4,7 @@
 #include "absl/strings/str_format.h"
 #include "core/metrics.h"
 #include "core/plural.h"
+#include "report/number_text.h"
 
 namespace graphcheck {
 
@@ -40,13 +41,14 @@ Verdict ComputeVerdict(const Report& report) {
                                   : "No capture blocker found (no graphed step in this run)";
   }
   if (eager && graphed && speedup) {
-    verdict.saving = absl::StrFormat("Measured: graphed steps took %.1f us against %.1f us eager (x%.2f)", *graphed,
-                                     *eager, *speedup);
+    verdict.saving = absl::StrCat("Measured: graphed steps took ", NumberText(*graphed, 1, "us"), " against ",
+                                  NumberText(*eager, 1, "us"), " eager (x", NumberText(*speedup, 2), ")");
   } else if (engine_speedup) {
-    verdict.saving = absl::StrFormat("Measured: graphed steps x%.2f faster than eager", *engine_speedup);
+    verdict.saving = absl::StrCat("Measured: graphed steps x", NumberText(*engine_speedup, 2), " faster than eager");
   } else if (eager && forecast && forecast_ratio) {
-    verdict.saving = absl::StrFormat("Forecast: %.1f us per step graphed against %.1f us eager (%.0f%% saved)",
-                                     *forecast, *eager, *forecast_ratio * 100);
+    verdict.saving =
+        absl::StrCat("Forecast: ", NumberText(*forecast, 1, "us"), " per step graphed against ",
+                     NumberText(*eager, 1, "us"), " eager (", NumberText(*forecast_ratio * 100, 0, "%"), " saved)");
   }
   return verdict;
 }

@@ -3,8 +3,9 @@
 # `--baseline` both ways. The corpus is tests/fixtures/hostile_reports (make_corpus.py there): strings.json sets every
 # string a program or a shared file can set to screen clears, forged finding lines, C1 controls, line separators, bidi
 # overrides and a mention; numbers.json every decimal to 1e308. No output, stdout or stderr, passes one of them raw;
-# no line of a line-structured output is forged; Markdown mentions nobody; XML parses; JSON reads back the same; and
-# every number of an SVG plot, in its attributes and its labels, is finite and short.
+# no line of a line-structured output is forged; Markdown mentions nobody; XML parses; JSON reads back the same;
+# every number of an SVG plot, in its attributes and its labels, is finite and short; and no output line, of any
+# format a person reads, holds a 309-digit number, "nan" or "inf".
 set -u
 gc=${1:?graphcheck binary}
 root=${2:?source dir}
@@ -112,6 +113,34 @@ render "numbers-html" 1 "$gc" report "$numbers" --format html
 inert "1e308 durations and extents in the HTML's plots" html "$work/numbers-html.out"
 [ "$(grep -c '<svg' "$work/numbers-html.out")" -ge 3 ] && pass "the plots of numbers.json are drawn" ||
   fail "numbers.json drew fewer than 3 plots"
+
+# short NAME FILE...: no line of the files holds a run of more than 20 digits (1e308 written out), "nan" or "inf"
+# ("-nan%", "inf%", "+inf%": a share or change of such numbers).
+short() {
+  local name=$1
+  shift
+  if problems=$(grep -HnoiE '[0-9]{21,}|(^|[^a-z/])[-+]?(nan|inf)(%|[^a-z/]|$)' "$@" | cut -c1-160 | head -5) &&
+    [ -n "$problems" ]; then
+    fail "$name: $problems"
+  else
+    pass "$name"
+  fi
+}
+for format in text markdown junit html; do
+  render "numbers-report-$format" 1 "$gc" report "$numbers" --format "$format"
+  short "numbers.json, report --format $format" "$work/numbers-report-$format.out" "$work/numbers-report-$format.err"
+done
+for format in text markdown; do
+  render "numbers-diff-to-$format" 1 "$gc" diff "$clean" "$numbers" --format "$format"
+  render "numbers-diff-from-$format" 1 "$gc" diff "$numbers" "$clean" --format "$format"
+  short "numbers.json, diff --format $format" "$work/numbers-diff-to-$format".* "$work/numbers-diff-from-$format".*
+done
+for format in text markdown junit; do
+  render "numbers-baseline-clean-$format" 1 "$gc" report "$numbers" --baseline "$clean" --format "$format"
+  render "numbers-baseline-numbers-$format" 1 "$gc" report "$clean" --baseline "$numbers" --format "$format"
+  short "numbers.json, --baseline, --format $format" "$work/numbers-baseline-clean-$format".* \
+    "$work/numbers-baseline-numbers-$format".*
+done
 
 echo "$failures failed"
 [ "$failures" = 0 ]

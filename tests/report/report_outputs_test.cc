@@ -317,6 +317,20 @@ TEST(HostileStringsTest, JunitIsXml10) {
   ExpectXml10(RenderJunit(FixtureReport("strings.json"), FailOn::kNever));
 }
 
+// tests/fixtures/hostile_reports/numbers.json holds 1e308 in every decimal (a sum of two is infinite, a share of two
+// such sums NaN): every output a person reads prints each number short and finite-looking, never as 309 digits,
+// "nan" or "inf". JSON and SARIF carry the numbers themselves.
+TEST(HostileNumbersTest, EveryNumberIsShortInEveryOutput) {
+  const std::regex long_number("[0-9]{21,}");
+  const std::regex not_finite("(^|[^A-Za-z/])[-+]?(nan|inf)(%|[^A-Za-z/]|$)", std::regex::icase);
+  for (const auto& [name, out] : EveryOutput(FixtureReport("numbers.json"), FixtureReport("clean.json"))) {
+    if (name == "json" || name == "sarif" || absl::EndsWith(name, " json")) continue;
+    std::smatch match;
+    EXPECT_FALSE(std::regex_search(out, match, long_number)) << name << ": " << match.str();
+    EXPECT_FALSE(std::regex_search(out, match, not_finite)) << name << ": " << match.str();
+  }
+}
+
 TEST(HostileStringsTest, MarkdownMentionsNobody) {
   EXPECT_THAT(RenderMarkdown(FixtureReport("strings.json")), HasSubstr("@\u200Bmaintainers"));
 }
