@@ -20,6 +20,7 @@
 #include "analysis/memory_forecast.h"
 #include "analysis/nvtx_index.h"
 #include "analysis/trace_analysis.h"
+#include "core/plural.h"
 #include "core/quantile.h"
 #include "trace/python_frames.h"
 
@@ -366,13 +367,15 @@ void Judge(RegionPlan* region) {
   // except where no shape repeats (then the sample says how the shapes go).
   region->pays_off = best->saving_per_call_us > 0 && !(never_repeat && best->net_saving_us <= 0);
   if (region->pays_off) {
+    // At most 1e18 calls: a count the cast to uint64_t keeps (a saving of a femtosecond would overflow it).
+    const double payback = std::min(std::ceil(best->capture_us / best->saving_per_call_us), 1e18);
     region->verdict = absl::StrFormat(
-        "Capture %zu graph(s), for %s %s: they cover %.0f%% of the calls, pad %.1f%% of their GPU time and save "
-        "%.1f us per call (%.0f%% of the eager time); their start-up capture, %.1f ms, is paid back after %.0f "
-        "calls.",
-        best->buckets.size(), region->dimension.empty() ? "the one shape" : region->dimension.c_str(),
-        SizesText(best->buckets), 100 * best->calls_covered, 100 * best->padding_share, best->saving_per_call_us,
-        100 * best->saving_share, best->capture_us / 1e3, std::ceil(best->capture_us / best->saving_per_call_us));
+        "Capture %s, for %s %s: the set covers %.0f%% of the calls, pads %.1f%% of their GPU time and saves %.1f us "
+        "per call (%.0f%% of the eager time); its start-up capture, %.1f ms, is paid back after %s.",
+        Plural(best->buckets.size(), "graph", "graphs"),
+        region->dimension.empty() ? "the one shape" : region->dimension.c_str(), SizesText(best->buckets),
+        100 * best->calls_covered, 100 * best->padding_share, best->saving_per_call_us, 100 * best->saving_share,
+        best->capture_us / 1e3, Plural(static_cast<uint64_t>(payback), "call", "calls"));
     return;
   }
   if (best->saving_per_call_us <= 0) {
@@ -472,13 +475,14 @@ absl::StatusOr<CapturePlan> PlanCaptures(const std::vector<const trace::Trace*>&
   std::stable_sort(plan.regions.begin(), plan.regions.end(),
                    [](const RegionPlan& a, const RegionPlan& b) { return EagerTime(a) > EagerTime(b); });
   if (plan.regions.size() > kMaxRegions) {
-    plan.notes.push_back(absl::StrCat(plan.regions.size() - kMaxRegions, " smaller region(s) left out"));
+    plan.notes.push_back(
+        absl::StrCat(Plural(plan.regions.size() - kMaxRegions, "smaller region", "smaller regions"), " left out"));
     plan.regions.resize(kMaxRegions);
   }
   if (unmeasured > 0) {
     plan.notes.push_back(absl::StrCat(
-        unmeasured,
-        " size(s) had no call inside a launch-recording window: their GPU figures are their nearest measured size's "
+        Plural(unmeasured, "size", "sizes"),
+        " had no call inside a launch-recording window: their GPU figures are their nearest measured size's "
         "(graphcheck run --plan --launches all measures every call)"));
   }
   // Seen on H200s (bench/results/2026-11-28-session19.md): a recorded 2-layer GPT-2's calls outside the windows took

@@ -19,6 +19,7 @@
 #include "core/check_ids.h"
 #include "core/metrics.h"
 #include "core/number_ranges.h"
+#include "core/plural.h"
 #include "trace/api_names.h"
 #include "trace/python_frames.h"
 
@@ -281,10 +282,11 @@ std::string StepList(const std::vector<LabelledStep>& steps) {
 std::string Scope(const std::vector<LabelledStep>& counted, const std::vector<LabelledStep>& unrecorded,
                   const std::vector<LabelledStep>& before_graphs, const std::string& source) {
   std::string scope = counted.empty() ? "no step has kernel records"
-                                      : absl::StrCat(counted.size(), " steps with kernel records (", StepList(counted),
-                                                     "; steps from ", source, ")");
+                                      : absl::StrCat(Plural(counted.size(), "step", "steps"), " with kernel records (",
+                                                     StepList(counted), "; steps from ", source, ")");
   if (!unrecorded.empty()) {
-    absl::StrAppend(&scope, "; ", unrecorded.size(), " steps without kernel records left out (", StepList(unrecorded),
+    absl::StrAppend(&scope, "; ", Plural(unrecorded.size(), "step", "steps"), " without kernel records left out (",
+                    StepList(unrecorded),
                     "): the trace has no GPU record of their launches (sampled or capture-only launch recording), so "
                     "their coverage is not known");
   }

@@ -172,7 +172,7 @@ void ResolveUses(const trace::Trace& trace, const AllocatorBlocks& blocks, const
 }
 
 std::string BytesText(uint64_t bytes) {
-  if (bytes < 1024) return absl::StrCat(bytes, " bytes");
+  if (bytes < 1024) return Plural(bytes, "byte", "bytes");
   if (bytes < (uint64_t{1} << 20)) return absl::StrFormat("%.0f KiB", bytes / 1024.0);
   return bytes < (uint64_t{10} << 20) ? absl::StrFormat("%.1f MiB", bytes / 1048576.0)
                                       : absl::StrFormat("%.0f MiB", bytes / 1048576.0);
@@ -252,16 +252,19 @@ std::string DescribeContract(const trace::Trace& trace, const GraphContract& con
       absl::StrCat(Plural(manifest.kernel_nodes, "kernel", "kernels"), ", ",
                    Plural(manifest.copy_nodes, "copy", "copies"), ", ", Plural(manifest.set_nodes, "set", "sets"),
                    "; names ", parts.empty() ? std::string("nothing the program named") : absl::StrJoin(parts, ", "));
-  if (contract.pool_addresses > 0) absl::StrAppend(&text, "; ", contract.pool_addresses, " addresses in graph pools");
+  if (contract.pool_addresses > 0) {
+    absl::StrAppend(&text, "; ", Plural(contract.pool_addresses, "address", "addresses"), " in graph pools");
+  }
   if (contract.tensors != nullptr) {
     absl::StrAppend(&text, "; bakes in ", Plural(contract.tensors->host_values, "host value", "host values"),
                     " the probe watches, from ", Plural(contract.tensors->modules, "module", "modules"));
   }
   if (!manifest.Audited()) {
     absl::StrAppend(&text, "; not audited: ",
-                    manifest.unread_nodes > 0 ? absl::StrCat(Plural(manifest.unread_nodes, "node", "nodes"),
-                                                             " unread (", trace.String(manifest.unread_reason), ")")
-                                              : absl::StrCat(manifest.uses_left_out, " addresses left out"));
+                    manifest.unread_nodes > 0
+                        ? absl::StrCat(Plural(manifest.unread_nodes, "node", "nodes"), " unread (",
+                                       trace.String(manifest.unread_reason), ")")
+                        : absl::StrCat(Plural(manifest.uses_left_out, "address", "addresses"), " left out"));
   }
   return text;
 }

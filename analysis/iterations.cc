@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "analysis/python_probe.h"
+#include "core/plural.h"
 #include "trace/captured_nodes.h"
 
 namespace graphcheck::analysis {
@@ -90,7 +91,7 @@ std::string StepsByRepetition(const trace::Trace& trace, size_t from, size_t to,
       steps->push_back(MakeIteration(trace, trace.api_calls[*previous].start_ns, trace.api_calls[i].start_ns));
     previous = i;
   }
-  return absl::StrCat(counts.count[*anchor] - 1, " steps");
+  return Plural(counts.count[*anchor] - 1, "step", "steps");
 }
 
 // A repeated unit of one launch is a loop body, not a step (a C++ loop of one kernel): such units are grouped so that
@@ -366,7 +367,9 @@ Iterations FindIterations(const trace::Trace& trace, const NvtxIndex& nvtx, cons
       if (eager.empty()) eager = description;
       steps.insert(steps.end(), found.begin(), found.end());
     }
-    if (ranges_with_steps > 1) eager = absl::StrCat(steps.size(), " steps in ", ranges_with_steps, " sampling windows");
+    if (ranges_with_steps > 1) {
+      eager = absl::StrCat(Plural(steps.size(), "step", "steps"), " in ", ranges_with_steps, " sampling windows");
+    }
     result.eager_by_repetition = true;
     SortByReplay(trace, std::move(steps), &result);
     std::string graphed = GraphedStepsByRepetition(trace, from, &result.graphed);
@@ -376,8 +379,8 @@ Iterations FindIterations(const trace::Trace& trace, const NvtxIndex& nvtx, cons
     }
   }
   if (result.reruns > 0 && !result.source.empty()) {
-    absl::StrAppend(&result.source, "; ", result.reruns,
-                    " steps left out: they replay a graph and also launch its kernels one by one");
+    absl::StrAppend(&result.source, "; ", Plural(result.reruns, "step", "steps"),
+                    " left out for replaying a graph and also launching its kernels one by one");
   }
   DropOverlapping(audits, &result.eager);
   DropOverlapping(audits, &result.graphed);
@@ -391,7 +394,7 @@ Iterations FindIterations(const trace::Trace& trace, const NvtxIndex& nvtx, cons
   }
   if (!result.source.empty() && trace.recorder.launches != trace::LaunchRecording::kAll) {
     absl::StrAppend(&result.source, "; launches ", trace::LaunchRecordingName(trace.recorder.launches), ": ",
-                    unrecorded, " steps without their launches");
+                    Plural(unrecorded, "step", "steps"), " without their launches");
   }
   Select(options, &result.eager);
   Select(options, &result.graphed);
@@ -449,8 +452,9 @@ absl::Status JudgeStepSelection(const std::vector<StepSelectionCount>& counts, c
                      names.empty() ? " (it has none)" : absl::StrCat("; ranges there: ", absl::StrJoin(names, ", "))));
   }
   if (check_steps && steps_found > 0 && steps_selected == 0) {
-    return absl::OutOfRangeError(
-        absl::StrCat("the step range selects none of the ", steps_found, " steps found (steps are numbered from 0)"));
+    return absl::OutOfRangeError(absl::StrCat("the step range selects none of the ",
+                                              Plural(steps_found, "step", "steps"),
+                                              " found (steps are numbered from 0)"));
   }
   return absl::OkStatus();
 }

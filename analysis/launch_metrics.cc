@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "analysis/trace_analysis.h"
 #include "core/metrics.h"
+#include "core/plural.h"
 #include "core/quantile.h"
 #include "trace/api_names.h"
 
@@ -274,8 +275,10 @@ LaunchStats ComputeLaunchStats(const TraceAnalysis& analysis, const IterationOpt
 }
 
 std::string LaunchStats::StepTimeSource() const {
-  return step_time_unperturbed ? absl::StrCat(unperturbed_steps, " eager steps outside launch recording (", source, ")")
-                               : absl::StrCat(eager.steps, " eager steps with launches recorded (", source, ")");
+  return step_time_unperturbed
+             ? absl::StrCat(Plural(unperturbed_steps, "eager step", "eager steps"), " outside launch recording (",
+                            source, ")")
+             : absl::StrCat(Plural(eager.steps, "eager step", "eager steps"), " with launches recorded (", source, ")");
 }
 
 std::vector<Metric> LaunchMetrics(const LaunchStats& stats) {

@@ -4,6 +4,7 @@
 #include "absl/hash/hash.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "core/plural.h"
 #include "trace/api_names.h"
 
 namespace graphcheck::analysis {
@@ -103,7 +104,7 @@ std::string DescribeOperation(const trace::Trace& trace, const ApiCall& call, bo
     return text;
   }
   std::string text = std::string(trace.String(d.name));
-  if (with_shape) absl::StrAppend(&text, " ", d.bytes, " bytes");
+  if (with_shape) absl::StrAppend(&text, " ", Plural(d.bytes, "byte", "bytes"));
   return text;
 }
 

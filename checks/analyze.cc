@@ -20,6 +20,7 @@
 #include "checks/output/stderr_messages.h"
 #include "core/check_ids.h"
 #include "core/fingerprint.h"
+#include "core/plural.h"
 
 namespace graphcheck::checks {
 
@@ -116,7 +117,7 @@ std::vector<Metric> JobMetrics(const std::vector<ProcessResult>& processes, std:
     std::sort(v.begin(), v.end());
     Metric median = shape[name];
     median.value = v[v.size() / 2].first;
-    median.description = absl::StrCat(median.description, " (median over ", v.size(), " ranks)");
+    median.description = absl::StrCat(median.description, " (median over ", Plural(v.size(), "rank", "ranks"), ")");
     metrics.push_back(median);
     const double low = v.front().first;
     const double high = v.back().first;

@@ -16,6 +16,7 @@
 #include "cli/progress.h"
 #include "core/exit_code.h"
 #include "core/file_io.h"
+#include "core/plural.h"
 #include "core/utf8.h"
 #include "core/version.h"
 #include "report/json.h"
@@ -184,8 +185,9 @@ int EmitReport(const Report& report, const OutputSettings& output) {
   }
   if (!output.baseline) return ExitCodeForReport(final_report, output.render.fail_on);
   const ReportDiff diff = CompareReports(*output.baseline, final_report, output);
-  std::fprintf(stderr, "graphcheck: against baseline %s: %zu new, %zu gone, %zu metrics moved\n",
-               LineText(output.baseline_path).c_str(), diff.appeared.size(), diff.gone.size(), diff.moved.size());
+  std::fprintf(stderr, "graphcheck: against baseline %s: %zu new, %zu gone, %s moved\n",
+               LineText(output.baseline_path).c_str(), diff.appeared.size(), diff.gone.size(),
+               Plural(diff.moved.size(), "metric", "metrics").c_str());
   return ExitCodeForComparison(diff, output);
 }
 

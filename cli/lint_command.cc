@@ -15,6 +15,7 @@
 #include "checks/config/config_parser.h"
 #include "cli/catalog.h"
 #include "core/environment.h"
+#include "core/plural.h"
 
 namespace graphcheck {
 namespace {
@@ -120,9 +121,8 @@ void PrintOrder(const CaptureOrder& order, const LintOptions& options) {
   const bool with_report =
       options.output.format == "text" && (options.output.output.empty() || options.output.output == "-");
   std::FILE* stream = with_report ? stdout : stderr;
-  const std::string text =
-      absl::StrCat("capture order (", order.entries.size(), " entries): ", FormatOrder(order.entries), "\n",
-                   RenderTimeline(order.entries), "\n");
+  const std::string text = absl::StrCat("capture order (", Plural(order.entries.size(), "entry", "entries"),
+                                        "): ", FormatOrder(order.entries), "\n", RenderTimeline(order.entries), "\n");
   std::fputs(text.c_str(), stream);
   std::fflush(stream);
 }

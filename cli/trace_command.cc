@@ -11,6 +11,7 @@
 #include "absl/strings/str_join.h"
 #include "analysis/trace_analysis.h"
 #include "core/exit_code.h"
+#include "core/plural.h"
 #include "core/utf8.h"
 #include "report/chrome_trace.h"
 #include "report/output.h"
@@ -69,9 +70,9 @@ int Export(const ExportOptions& options) {
 }
 
 std::string Summary(const std::string& path, const trace::Trace& t, const trace::TraceFileStats& stats) {
-  std::string out =
-      absl::StrFormat("trace: %s\nformat: %d.%d, writer pid %d, %d chunks, %d bytes on disk\n", LineText(path),
-                      stats.major_version, stats.minor_version, stats.writer_pid, stats.chunks, stats.file_bytes);
+  std::string out = absl::StrFormat("trace: %s\nformat: %d.%d, writer pid %d, %s, %s on disk\n", LineText(path),
+                                    stats.major_version, stats.minor_version, stats.writer_pid,
+                                    Plural(stats.chunks, "chunk", "chunks"), Plural(stats.file_bytes, "byte", "bytes"));
   const trace::ProcessInfo& p = t.process;
   absl::StrAppendFormat(&out, "process: pid %d, parent %d, rank %d, local rank %d, world size %d, host %s\n", p.pid,
                         p.parent_pid, p.rank, p.local_rank, p.world_size, LineText(p.hostname));
@@ -84,7 +85,7 @@ std::string Summary(const std::string& path, const trace::Trace& t, const trace:
   if (!t.recorder.other_subscriber.empty())
     absl::StrAppend(&out, " (other subscriber: ", LineText(t.recorder.other_subscriber), ")");
   if (!t.recorder.message.empty()) absl::StrAppend(&out, ": ", LineText(t.recorder.message));
-  absl::StrAppend(&out, "\nenvironment: ", t.environment.variables().size(), " variables\n\n");
+  absl::StrAppend(&out, "\nenvironment: ", Plural(t.environment.variables().size(), "variable", "variables"), "\n\n");
 
   absl::StrAppendFormat(&out, "%-16s %12s %14s %14s\n", "record", "count", "bytes", "bytes/record");
   uint64_t total_records = 0, total_bytes = 0;
@@ -103,13 +104,13 @@ std::string Summary(const std::string& path, const trace::Trace& t, const trace:
   absl::StrAppend(&out, "\ngraph manifests: ", t.graph_manifests.size(), "\n");
   for (const trace::GraphManifest& m : t.graph_manifests) {
     absl::StrAppendFormat(
-        &out,
-        "  graph %d at %d tid %d: %d kernels, %d copies, %d sets, %d other nodes; %d addresses%s; "
-        "read in %.1f us%s\n",
-        m.graph_id, m.time_ns, m.thread_id, m.kernel_nodes, m.copy_nodes, m.set_nodes, m.other_nodes, m.uses.size(),
+        &out, "  graph %d at %d tid %d: %s, %s, %s, %s; %s%s; read in %.1f us%s\n", m.graph_id, m.time_ns, m.thread_id,
+        Plural(m.kernel_nodes, "kernel", "kernels"), Plural(m.copy_nodes, "copy", "copies"),
+        Plural(m.set_nodes, "set", "sets"), Plural(m.other_nodes, "other node", "other nodes"),
+        Plural(m.uses.size(), "address", "addresses"),
         m.uses_left_out == 0 ? "" : absl::StrCat(" (", m.uses_left_out, " more left out)"), m.read_ns / 1e3,
         m.unread_nodes == 0 ? std::string()
-                            : absl::StrCat("; NOT AUDITED: ", m.unread_nodes, " nodes unread (",
+                            : absl::StrCat("; NOT AUDITED: ", Plural(m.unread_nodes, "node", "nodes"), " unread (",
                                            LineText(t.String(m.unread_reason)), ")"));
   }
   return out;
@@ -153,7 +154,8 @@ std::string Listing(const trace::Trace& t, size_t limit) {
   }
   size_t frees = 0;
   for (const trace::AllocatorEvent& a : t.allocations) frees += a.action == trace::AllocatorEvent::Action::kFree;
-  absl::StrAppend(&out, "allocator history: ", t.allocations.size() - frees, " allocations, ", frees, " frees\n");
+  absl::StrAppend(&out, "allocator history: ", Plural(t.allocations.size() - frees, "allocation", "allocations"), ", ",
+                  Plural(frees, "free", "frees"), "\n");
   absl::StrAppend(&out, "shadow comparisons (first ", std::min(limit, t.shadow_comparisons.size()), " of ",
                   t.shadow_comparisons.size(), "):\n");
   for (size_t i = 0; i < std::min(limit, t.shadow_comparisons.size()); ++i) {
@@ -177,11 +179,11 @@ std::string Listing(const trace::Trace& t, size_t limit) {
   absl::StrAppend(&out, "memory activity: ", t.memory.size(), ", graph launches: ", t.graph_launches.size(), "\n");
   for (const trace::GraphManifest& m : t.graph_manifests) {
     absl::StrAppend(&out, "graph ", m.graph_id, " manifest (first ", std::min(limit, m.uses.size()), " of ",
-                    m.uses.size(), " addresses):\n");
+                    Plural(m.uses.size(), "address", "addresses"), "):\n");
     for (size_t i = 0; i < std::min(limit, m.uses.size()); ++i) {
       const trace::GraphMemoryUse& use = m.uses[i];
       absl::StrAppendFormat(&out, "  0x%x %s%s\n", use.address, trace::GraphMemoryAccessName(use.access),
-                            use.bytes == 0 ? "" : absl::StrCat(" ", use.bytes, " bytes"));
+                            use.bytes == 0 ? "" : absl::StrCat(" ", Plural(use.bytes, "byte", "bytes")));
     }
   }
   return out;

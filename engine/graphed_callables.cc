@@ -13,6 +13,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "core/plural.h"
 #include "engine/torch_edge.h"
 
 namespace graphcheck {
@@ -91,9 +92,9 @@ cudaStreamCaptureMode ToCudaMode(CaptureErrorMode mode) {
 absl::Status ValidateCallables(const std::vector<Callable>& callables,
                                const std::vector<std::vector<c10::IValue>>& sample_args, const GraphOptions& options) {
   if (callables.empty() || callables.size() != sample_args.size()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("make_graphed_callables needs one sample-argument list per callable (", callables.size(),
-                     " callables, ", sample_args.size(), " lists)"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "make_graphed_callables needs one sample-argument list per callable (",
+        Plural(callables.size(), "callable", "callables"), ", ", Plural(sample_args.size(), "list", "lists"), ")"));
   }
   if (options.warmup_iterations < 0) return absl::InvalidArgumentError("warmup iterations must be 0 or more");
   if (at::autocast::is_autocast_enabled(at::kCUDA) && at::autocast::is_autocast_cache_enabled()) {

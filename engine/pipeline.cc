@@ -19,6 +19,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "core/metrics.h"
+#include "core/plural.h"
 #include "core/quantile.h"
 #include "engine/fused_optimizer.h"
 #include "engine/graphed_callables.h"
@@ -347,9 +348,9 @@ class CheckPipeline {
       }
       varied_input_ = static_cast<size_t>(it - model_->inputs.begin());
       if (plan_.vary->dim >= batches_.front()[varied_input_].dim()) {
-        return absl::InvalidArgumentError(absl::StrCat("--vary: input '", plan_.vary->input, "' has ",
-                                                       batches_.front()[varied_input_].dim(), " dimensions, not ",
-                                                       plan_.vary->dim + 1));
+        return absl::InvalidArgumentError(absl::StrCat(
+            "--vary: input '", plan_.vary->input, "' has ",
+            Plural(batches_.front()[varied_input_].dim(), "dimension", "dimensions"), ", not ", plan_.vary->dim + 1));
       }
     }
     log_.Add("load-model", std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count(),

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "core/plural.h"
 
 namespace graphcheck {
 namespace {
@@ -82,7 +83,7 @@ std::string Bounded(absl::string_view text, size_t limit) {
   if (text.size() <= limit) return std::string(text);
   size_t end = limit;
   while (end > 0 && (static_cast<unsigned char>(text[end]) & 0xC0) == 0x80) --end;  // not inside a character
-  return absl::StrCat(text.substr(0, end), " ... (", text.size() - end, " more bytes)");
+  return absl::StrCat(text.substr(0, end), " ... (", Plural(text.size() - end, "more byte", "more bytes"), ")");
 }
 
 Report BoundedReport(Report report) {

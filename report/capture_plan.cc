@@ -7,11 +7,12 @@
 #include <pugixml.hpp>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "core/plural.h"
 #include "core/utf8.h"
 #include "report/html.h"
 #include "report/markdown.h"
+#include "report/number_text.h"
 #include "report/text_table.h"
 
 namespace graphcheck {
@@ -21,7 +22,7 @@ constexpr size_t kMaxSizeRows = 30;  // sizes listed per region outside JSON (th
 
 std::string Mib(uint64_t bytes) {
   if (bytes == 0) return "-";
-  return absl::StrFormat("%.0f MiB", bytes / (1024.0 * 1024.0));
+  return NumberText(bytes / (1024.0 * 1024.0), 0, "MiB");
 }
 
 std::vector<std::string> SetHeader() {
@@ -32,11 +33,11 @@ std::vector<std::string> SetHeader() {
 std::vector<std::vector<std::string>> SetRows(const RegionPlan& region) {
   std::vector<std::vector<std::string>> rows;
   for (const BucketSet& set : region.sets) {
-    rows.push_back(
-        {set.name, absl::StrJoin(set.buckets, ", "), absl::StrFormat("%.1f%%", 100 * set.calls_covered),
-         absl::StrFormat("%.1f%%", 100 * set.padding_share), Mib(set.private_pools_bytes), Mib(set.shared_pool_bytes),
-         absl::StrFormat("%.1f ms", set.capture_us / 1e3), absl::StrFormat("%.1f us", set.saving_per_call_us),
-         absl::StrFormat("%.1f us", set.saving_per_step_us), absl::StrFormat("%.1f%%", 100 * set.saving_share)});
+    rows.push_back({set.name, absl::StrJoin(set.buckets, ", "), NumberText(100 * set.calls_covered, 1, "%"),
+                    NumberText(100 * set.padding_share, 1, "%"), Mib(set.private_pools_bytes),
+                    Mib(set.shared_pool_bytes), NumberText(set.capture_us / 1e3, 1, "ms"),
+                    NumberText(set.saving_per_call_us, 1, "us"), NumberText(set.saving_per_step_us, 1, "us"),
+                    NumberText(100 * set.saving_share, 1, "%")});
   }
   return rows;
 }
@@ -56,15 +57,19 @@ std::vector<std::vector<std::string>> SizeRows(const RegionPlan& region, size_t*
   *omitted = region.sizes.size() - shown.size();
   std::vector<std::vector<std::string>> rows;
   for (const PlanSize* s : shown) {
-    rows.push_back({absl::StrCat(s->size), absl::StrCat(s->calls), absl::StrFormat("%.1f us", s->eager_us),
-                    absl::StrFormat("%.1f us%s", s->gpu_busy_us, s->measured ? "" : " (nearest)"),
-                    absl::StrFormat("%.0f", s->nodes), Mib(s->pool_bytes)});
+    rows.push_back({absl::StrCat(s->size), absl::StrCat(s->calls), NumberText(s->eager_us, 1, "us"),
+                    absl::StrCat(NumberText(s->gpu_busy_us, 1, "us"), s->measured ? "" : " (nearest)"),
+                    NumberText(s->nodes, 0), Mib(s->pool_bytes)});
   }
   return rows;
 }
 
+// "3 less called sizes": the sizes a table leaves out.
+std::string LessCalled(size_t omitted) { return Plural(omitted, "less called size", "less called sizes"); }
+
 std::string RegionSummary(const RegionPlan& region) {
-  std::string out = absl::StrFormat("%zu calls, %zu sizes", region.calls, region.sizes.size());
+  std::string out =
+      absl::StrCat(Plural(region.calls, "call", "calls"), ", ", Plural(region.sizes.size(), "size", "sizes"));
   if (!region.dimension.empty()) absl::StrAppend(&out, " of ", region.dimension);
   if (!region.padded_to_max.empty()) {
     absl::StrAppend(&out, "; padded to their largest: ", absl::StrJoin(region.padded_to_max, ", "));
@@ -79,7 +84,7 @@ std::string RenderText(const CapturePlan& plan) {
                     LineText(region.verdict), "\n\n", AlignedTable(SetHeader(), SetRows(region)), "\n");
     size_t omitted = 0;
     absl::StrAppend(&out, AlignedTable(SizeHeader(), SizeRows(region, &omitted)));
-    if (omitted > 0) absl::StrAppend(&out, "  ... and ", omitted, " less called sizes (JSON has them all)\n");
+    if (omitted > 0) absl::StrAppend(&out, "  ... and ", LessCalled(omitted), " (JSON has them all)\n");
   }
   if (!plan.notes.empty()) absl::StrAppend(&out, "\nnotes:\n");
   for (const std::string& note : plan.notes) absl::StrAppend(&out, "  ", LineText(note), "\n");
@@ -148,7 +153,7 @@ std::string RenderMarkdown(const CapturePlan& plan) {
     size_t omitted = 0;
     const std::vector<std::vector<std::string>> rows = SizeRows(region, &omitted);
     absl::StrAppend(&out, "\n<details><summary>Sizes seen</summary>\n\n", MarkdownTable(SizeHeader(), rows));
-    if (omitted > 0) absl::StrAppend(&out, "\n... and ", omitted, " less called sizes.\n");
+    if (omitted > 0) absl::StrAppend(&out, "\n... and ", LessCalled(omitted), ".\n");
     absl::StrAppend(&out, "\n</details>\n");
   }
   if (!plan.notes.empty()) absl::StrAppend(&out, "\n");
@@ -193,7 +198,7 @@ std::string RenderHtml(const CapturePlan& plan) {
     pugi::xml_node details = section.append_child("details");
     AddText(details, "summary", "Sizes seen");
     AddTable(details, SizeHeader(), SizeRows(region, &omitted));
-    if (omitted > 0) AddText(details, "p", absl::StrCat("... and ", omitted, " less called sizes"));
+    if (omitted > 0) AddText(details, "p", absl::StrCat("... and ", LessCalled(omitted)));
   }
   pugi::xml_node notes = body.append_child("ul");
   for (const std::string& note : plan.notes) AddText(notes, "li", note);

@@ -14,6 +14,7 @@
 #include "checks/config/capture_order.h"
 #include "core/check.h"
 #include "core/check_ids.h"
+#include "core/plural.h"
 
 namespace graphcheck::checks {
 namespace {
@@ -80,8 +81,9 @@ int CheckChunkCount(const CaptureOrder& order, OrderFindings& out) {
     if (entry.kind() == OrderEntry::Kind::kForward) max_chunk = std::max(max_chunk, entry.chunk());
   }
   if (order.chunks && *order.chunks != max_chunk) {
-    out.Add(absl::StrCat("The order's largest forward chunk id is ", max_chunk, ", but ", *order.chunks,
-                         " chunks are expected; Transformer Engine takes the number of chunks from max(_order)."),
+    out.Add(absl::StrCat("The order's largest forward chunk id is ", max_chunk, ", but ",
+                         Plural(*order.chunks, "chunk is", "chunks are"),
+                         " expected; Transformer Engine takes the number of chunks from max(_order)."),
             absl::StrCat("Give every chunk 1..", *order.chunks, " its forwards, or correct --chunks."));
   }
   return order.chunks.value_or(max_chunk);
@@ -103,7 +105,9 @@ PassTally TallyPasses(const CaptureOrder& order, int chunks, OrderFindings& out)
       continue;
     }
     if (entry.chunk() > chunks) {
-      out.AddAt(i, absl::StrCat("chunk ", entry.chunk(), " is out of range: there are ", chunks, " chunks."),
+      out.AddAt(i,
+                absl::StrCat("chunk ", entry.chunk(), " is out of range: the order has ",
+                             Plural(chunks, "chunk", "chunks"), "."),
                 absl::StrCat("Use chunk ids 1..", chunks, "."));
       continue;
     }
@@ -117,9 +121,9 @@ PassTally TallyPasses(const CaptureOrder& order, int chunks, OrderFindings& out)
         misordered[entry.chunk()] = true;
         out.AddAt(
             i,
-            absl::StrCat("backward ", c.backward, " of chunk ", entry.chunk(), " comes before its forward (", c.forward,
-                         " forward(s) of the chunk so far). Its graph would be captured from "
-                         "gradients that do not exist yet."),
+            absl::StrCat("backward ", c.backward, " of chunk ", entry.chunk(), " comes before its forward (",
+                         Plural(c.forward, "forward", "forwards"),
+                         " of the chunk so far). Its graph would be captured from gradients that do not exist yet."),
             "Move the backward after the matching forward (microbatches run forward first, backward later).");
       }
     } else if (++c.wgrad > c.backward && !misordered[entry.chunk()]) {
@@ -148,19 +152,22 @@ int CheckPassCounts(const CaptureOrder& order, int chunks, const PassTally& tall
     int missing = 1;
     while (tally.counts.count(missing) != 0) ++missing;
     out.Add(absl::StrCat(chunks - tally.counts.size(), " of the ", chunks, " chunks have no entries (chunk ", missing,
-                         " is one); every chunk needs ", microbatches, " forward(s) and backward(s)."),
+                         " is one); every chunk needs ", Plural(microbatches, "forward", "forwards"), " and ",
+                         Plural(microbatches, "backward", "backwards"), "."),
             "Give every chunk its forward and backward entries, or correct the chunk ids.");
   }
   for (const auto& [chunk, c] : tally.counts) {
     if (c.forward != microbatches || c.backward != microbatches) {
-      out.Add(absl::StrCat("Chunk ", chunk, " has ", c.forward, " forward(s) and ", c.backward, " backward(s); ",
-                           microbatches, " microbatches need ", microbatches, " of each."),
-              absl::StrCat("Give chunk ", chunk, " exactly ", microbatches, " forward (", chunk, ") and ", microbatches,
-                           " backward (-", chunk, ") entries."));
+      out.Add(
+          absl::StrCat("Chunk ", chunk, " has ", Plural(c.forward, "forward", "forwards"), " and ",
+                       Plural(c.backward, "backward", "backwards"), "; ",
+                       Plural(microbatches, "microbatch needs", "microbatches need"), " ", microbatches, " of each."),
+          absl::StrCat("Give chunk ", chunk, " exactly ", microbatches, " forward (", chunk, ") and ", microbatches,
+                       " backward (-", chunk, ") entries."));
     }
     if (c.wgrad != 0 && c.wgrad != microbatches) {
-      out.Add(absl::StrCat("Chunk ", chunk, " has ", c.wgrad, " weight-gradient pass(es) for ", microbatches,
-                           " microbatches."),
+      out.Add(absl::StrCat("Chunk ", chunk, " has ", Plural(c.wgrad, "weight-gradient pass", "weight-gradient passes"),
+                           " for ", Plural(microbatches, "microbatch", "microbatches"), "."),
               absl::StrCat("Give chunk ", chunk, " one -", chunk, ".5 entry per backward, or none."));
     }
   }
@@ -172,16 +179,17 @@ void CheckCallablesAndSamples(const CaptureOrder& order, int chunks, int microba
   std::optional<int64_t> total_layers;
   if (!order.layers_per_chunk.empty()) {
     if (static_cast<int>(order.layers_per_chunk.size()) != chunks) {
-      out.Add(absl::StrCat("_num_layers_per_chunk has ", order.layers_per_chunk.size(), " entries for ", chunks,
-                           " chunks."),
+      out.Add(absl::StrCat("_num_layers_per_chunk has ", Plural(order.layers_per_chunk.size(), "entry", "entries"),
+                           " for ", Plural(chunks, "chunk", "chunks"), "."),
               absl::StrCat("Give one layer count per chunk (", chunks, ")."));
     }
     total_layers = std::accumulate(order.layers_per_chunk.begin(), order.layers_per_chunk.end(), int64_t{0});
   } else if (order.sample_args && passes > 0 && microbatches > 0) {
     const int64_t twice = int64_t{*order.sample_args} * 2;
     if (twice < passes || twice % passes != 0) {
-      out.Add(absl::StrCat(*order.sample_args, " sample arguments do not fit an order of ", passes,
-                           " passes: Transformer Engine asserts len(sample_args) * 2 >= len(_order) and "
+      out.Add(absl::StrCat(Plural(*order.sample_args, "sample argument does", "sample arguments do"),
+                           " not fit an order of ", Plural(passes, "pass", "passes"),
+                           ": Transformer Engine asserts len(sample_args) * 2 >= len(_order) and "
                            "len(sample_args) * 2 % len(_order) == 0."),
               "Pass one sample argument tuple per layer per microbatch of every chunk.");
     }
@@ -191,16 +199,17 @@ void CheckCallablesAndSamples(const CaptureOrder& order, int chunks, int microba
   }
   if (!total_layers) return;
   if (order.callables && *order.callables != *total_layers) {
-    out.Add(
-        absl::StrCat(*order.callables, " callables are given, but the order and layer counts describe ", *total_layers,
-                     " layers; Transformer Engine asserts len(callables) == the total number of "
-                     "layers."),
-        "Pass one callable per layer of every chunk, in chunk order.");
+    out.Add(absl::StrCat(Plural(*order.callables, "callable is", "callables are"),
+                         " given, but the order and layer counts describe ", Plural(*total_layers, "layer", "layers"),
+                         "; Transformer Engine asserts len(callables) == the total number of layers."),
+            "Pass one callable per layer of every chunk, in chunk order.");
   }
   if (order.sample_args && *order.sample_args != *total_layers * microbatches) {
-    out.Add(absl::StrCat(*order.sample_args, " sample arguments are given; ", *total_layers, " layers x ", microbatches,
-                         " microbatches need ", *total_layers * microbatches, "."),
-            "Pass one sample argument tuple per layer per microbatch.");
+    out.Add(
+        absl::StrCat(Plural(*order.sample_args, "sample argument is", "sample arguments are"), " given; ",
+                     Plural(*total_layers, "layer", "layers"), " x ",
+                     Plural(microbatches, "microbatch", "microbatches"), " need ", *total_layers * microbatches, "."),
+        "Pass one sample argument tuple per layer per microbatch.");
   }
 }
 

@@ -17,6 +17,7 @@
 #include "checks/engine/shadow_verdict.h"
 #include "core/check.h"
 #include "core/check_ids.h"
+#include "core/plural.h"
 #include "engine/run/engine_run.h"
 #include "trace/events.h"
 #include "trace/python_frames.h"
@@ -91,7 +92,8 @@ void NumericsForwardCheck::CheckEngineRun(const EngineRun& run, const BoundOptio
   const std::vector<SampleMismatch> mismatches = FindMismatches(run, rule, {TensorRole::kOutput});
   if (mismatches.empty()) return;
   Finding finding = NewFinding();
-  DescribeMismatches(run, rule, mismatches, TensorRole::kOutput, "forward outputs of the first step", &finding);
+  DescribeMismatches(run, rule, mismatches, TensorRole::kOutput, "forward output of the first step",
+                     "forward outputs of the first step", &finding);
   finding.fix = kFix;
   findings->push_back(std::move(finding));
 }
@@ -107,9 +109,9 @@ void NumericsForwardCheck::CheckShadowComparisons(const analysis::TraceAnalysis&
     const std::string type(trace.String(worst.module_type));
     Finding finding = NewFinding();
     finding.message = absl::StrFormat(
-        "The graphed forward of %s (make_graphed_callables) differs from its own eager forward on %d of %d compared "
-        "calls; the worst is call %d.",
-        type, verdict.differing, verdict.compared, worst.call);
+        "The graphed forward of %s (make_graphed_callables) differs from its own eager forward on %d of %s; the "
+        "worst is call %d.",
+        type, verdict.differing, Plural(verdict.compared, "compared call", "compared calls"), worst.call);
     finding.evidence = {
         "graphcheck run --shadow: right after each graphed call, the module's eager forward ran twice on the same "
         "input, parameters and buffers, with every random source put back to where the graphed call started"};

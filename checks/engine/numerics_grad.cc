@@ -21,6 +21,7 @@
 #include "checks/engine/shadow_verdict.h"
 #include "core/check.h"
 #include "core/check_ids.h"
+#include "core/plural.h"
 #include "engine/run/engine_run.h"
 #include "trace/events.h"
 #include "trace/python_frames.h"
@@ -101,7 +102,8 @@ void NumericsGradCheck::CheckEngineRun(const EngineRun& run, const BoundOptions&
   const std::vector<SampleMismatch> mismatches = FindMismatches(run, rule, {TensorRole::kGradient});
   if (mismatches.empty()) return;
   Finding finding = NewFinding();
-  DescribeMismatches(run, rule, mismatches, TensorRole::kGradient, "parameter gradients of the first step", &finding);
+  DescribeMismatches(run, rule, mismatches, TensorRole::kGradient, "parameter gradient of the first step",
+                     "parameter gradients of the first step", &finding);
   finding.fix = kBackwardFix;
   findings->push_back(std::move(finding));
 }
@@ -130,10 +132,11 @@ Finding NumericsGradCheck::Describe(const trace::Trace& trace, const ShadowVerdi
   if (accumulation) {
     finding.message = absl::StrFormat(
         "After the graphed backward of %s (make_graphed_callables), .grad is not what the backward accumulated on "
-        "%d of %d compared calls: on call %d, %d of %d parameters' .grad differ from .grad before plus the gradient "
-        "added. Something wrote into .grad's memory during the backward, as a graph whose gradient buffers are the "
-        ".grad does (PyTorch #181723): the optimizer steps on the wrong gradients.",
-        type, verdict.differing, verdict.compared, worst.call, verdict.worst_differing, verdict.worst_tensors);
+        "%d of %s: on call %d, .grad differs from .grad before plus the gradient added for %d of %s. Something "
+        "wrote into .grad's memory during the backward, as a graph whose gradient buffers are the .grad does "
+        "(PyTorch #181723): the optimizer steps on the wrong gradients.",
+        type, verdict.differing, Plural(verdict.compared, "compared call", "compared calls"), worst.call,
+        verdict.worst_differing, Plural(verdict.worst_tensors, "parameter", "parameters"));
     finding.evidence = {
         "graphcheck run --shadow: before the graphed backward each .grad was copied; right after PyTorch's "
         "AccumulateGrad added the gradient it received, .grad was compared with the copy plus that gradient"};
@@ -141,8 +144,9 @@ Finding NumericsGradCheck::Describe(const trace::Trace& trace, const ShadowVerdi
   } else {
     finding.message = absl::StrFormat(
         "The graphed backward of %s (make_graphed_callables) computes other parameter gradients than its own eager "
-        "backward on %d of %d compared calls; the worst is call %d (%s).",
-        type, verdict.differing, verdict.compared, worst.call, verdict.worst_name);
+        "backward on %d of %s; the worst is call %d (%s).",
+        type, verdict.differing, Plural(verdict.compared, "compared call", "compared calls"), worst.call,
+        verdict.worst_name);
     finding.evidence = {
         "graphcheck run --shadow: the module's eager forward ran twice on the graphed call's input, with every "
         "random source put back; in the backward, its outputs were differentiated with the graphed outputs' "

@@ -12,6 +12,7 @@
 #include "checks/engine/numerics_rule.h"
 #include "core/check.h"
 #include "core/check_ids.h"
+#include "core/plural.h"
 #include "engine/run/engine_run.h"
 
 namespace graphcheck::checks {
@@ -82,9 +83,10 @@ void NumericsLossCheck::Read(const EngineRun& run, const BoundOptions& options, 
   if (mismatches == 0) return;
   Finding finding = NewFinding();
   finding.message = absl::StrFormat(
-      "%zu of %zu graphed training steps of %s give a different loss than the same eager steps; the first at step "
-      "%zu, the worst at step %zu (eager %.9g, graphed %.9g).",
-      mismatches, steps, run.model, first_bad, worst, run.eager_losses[worst], run.graphed_losses[worst]);
+      "The graphed training steps of %s give a different loss than the same eager steps at %zu of %s; the first at "
+      "step %zu, the worst at step %zu (eager %.9g, graphed %.9g).",
+      run.model, mismatches, Plural(steps, "step", "steps"), first_bad, worst, run.eager_losses[worst],
+      run.graphed_losses[worst]);
   finding.evidence = {
       absl::StrFormat("both runs start from the same parameters, optimizer state, inputs and seed (%s scope, %s)",
                       run.scope, run.compute_dtype),

@@ -5,10 +5,12 @@
 #include <cmath>
 #include <memory>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "checks/checks.h"
 #include "core/check.h"
 #include "core/check_ids.h"
+#include "core/plural.h"
 #include "engine/run/engine_run.h"
 
 namespace graphcheck::checks {
@@ -39,8 +41,8 @@ void NumericsNonfiniteCheck::Read(const EngineRun& run, const BoundOptions&, std
   for (const NumericsSample& s : run.samples) {
     if (s.graphed_nonfinite <= s.eager_nonfinite) continue;
     if (first_tensor.empty()) first_tensor = s.name;
-    evidence.push_back(absl::StrFormat("%s %s: %d of %d elements NaN or Inf graphed, %d eager", TensorRoleName(s.role),
-                                       s.name, s.graphed_nonfinite, s.numel, s.eager_nonfinite));
+    evidence.push_back(absl::StrFormat("%s %s: %d of %s NaN or Inf graphed, %d eager", TensorRoleName(s.role), s.name,
+                                       s.graphed_nonfinite, Plural(s.numel, "element", "elements"), s.eager_nonfinite));
   }
   const size_t steps = std::min(run.eager_losses.size(), run.graphed_losses.size());
   size_t first_step = steps, bad_steps = 0;
@@ -53,19 +55,19 @@ void NumericsNonfiniteCheck::Read(const EngineRun& run, const BoundOptions&, std
   Finding finding = NewFinding();
   if (bad_steps > 0) {
     finding.message = absl::StrFormat(
-        "The graphed loss of %s is not finite at %d of %d steps where the eager loss is, first at step %d (graphed "
-        "%g, eager %.9g).",
-        run.model, bad_steps, steps, first_step, run.graphed_losses[first_step], run.eager_losses[first_step]);
+        "The graphed loss of %s is not finite at %d of %s where the eager loss is, first at step %d (graphed %g, "
+        "eager %.9g).",
+        run.model, bad_steps, Plural(steps, "step", "steps"), first_step, run.graphed_losses[first_step],
+        run.eager_losses[first_step]);
   } else {
-    finding.message = absl::StrFormat(
-        "%d tensors of %s hold NaN or Inf after the graphed run and not after the "
-        "eager run, first %s.",
-        evidence.size(), run.model, first_tensor);
+    finding.message =
+        absl::StrFormat("NaN or Inf after the graphed run and not after the eager run in %s of %s, first %s.",
+                        Plural(evidence.size(), "tensor", "tensors"), run.model, first_tensor);
   }
   if (evidence.size() > 5) {
     const size_t more = evidence.size() - 5;
     evidence.resize(5);
-    evidence.push_back(absl::StrFormat("and %d more tensors", more));
+    evidence.push_back(absl::StrCat("and ", Plural(more, "more tensor", "more tensors")));
   }
   finding.evidence = std::move(evidence);
   finding.where.key = first_tensor.empty() ? run.model : first_tensor;

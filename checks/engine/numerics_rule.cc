@@ -6,8 +6,10 @@
 #include <string>
 #include <utility>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/string_view.h"
+#include "core/plural.h"
 
 namespace graphcheck::checks {
 
@@ -169,24 +171,23 @@ std::vector<std::string> MismatchTable(const std::vector<SampleMismatch>& mismat
   for (size_t i = 0; i < mismatches.size() && i < limit; ++i) {
     const NumericsSample& s = *mismatches[i].sample;
     lines.push_back(
-        absl::StrFormat("%s %s (%s, %d elements): worst at [%d], eager %.9g, graphed %.9g, difference "
-                        "%.3g (allowed %.3g)",
-                        TensorRoleName(s.role), s.name, s.dtype, s.numel, s.worst_index, s.eager_at_worst,
-                        s.graphed_at_worst, s.max_abs_error, mismatches[i].allowed));
+        absl::StrFormat("%s %s (%s, %s): worst at [%d], eager %.9g, graphed %.9g, difference %.3g (allowed %.3g)",
+                        TensorRoleName(s.role), s.name, s.dtype, Plural(s.numel, "element", "elements"), s.worst_index,
+                        s.eager_at_worst, s.graphed_at_worst, s.max_abs_error, mismatches[i].allowed));
   }
   if (mismatches.size() > limit) {
-    lines.push_back(absl::StrFormat("and %d more tensors", mismatches.size() - limit));
+    lines.push_back(absl::StrCat("and ", Plural(mismatches.size() - limit, "more tensor", "more tensors")));
   }
   return lines;
 }
 
 void DescribeMismatches(const EngineRun& run, const NumericsRule& rule, const std::vector<SampleMismatch>& mismatches,
-                        TensorRole role, absl::string_view what, Finding* finding) {
+                        TensorRole role, absl::string_view one, absl::string_view many, Finding* finding) {
   const size_t sampled =
       std::count_if(run.samples.begin(), run.samples.end(), [&](const NumericsSample& s) { return s.role == role; });
   const NumericsSample& worst = *mismatches.front().sample;
-  finding->message = absl::StrFormat("%d of %d %s of %s differ between the eager and the graphed run; the worst is %s.",
-                                     mismatches.size(), sampled, what, run.model, worst.name);
+  finding->message = absl::StrFormat("The eager and the graphed run of %s differ in %d of %s; the worst is %s.",
+                                     run.model, mismatches.size(), Plural(sampled, one, many), worst.name);
   finding->evidence = {
       absl::StrFormat("both runs start from the same parameters, optimizer state, inputs and seed (%s scope, %s)",
                       run.scope, run.compute_dtype),

@@ -95,10 +95,10 @@ inline std::vector<SampleMismatch> FindMismatches(const EngineRun& run, const Nu
 // two values there, the difference and what was allowed.
 std::vector<std::string> MismatchTable(const std::vector<SampleMismatch>& mismatches, size_t limit);
 
-// Fills `finding`'s message and evidence for mismatching tensors: "N of M WHAT of MODEL differ between eager and
-// graphed", the rule, and the table (worst first).
+// Fills `finding`'s message and evidence for mismatching tensors: "the eager and the graphed run of MODEL differ in N
+// of M WHAT" (`one` or `many` by M), the rule, and the table (worst first).
 void DescribeMismatches(const EngineRun& run, const NumericsRule& rule, const std::vector<SampleMismatch>& mismatches,
-                        TensorRole role, absl::string_view what, Finding* finding);
+                        TensorRole role, absl::string_view one, absl::string_view many, Finding* finding);
 
 // True when the engine asked for deterministic kernels and the eager repeat equals the eager run bitwise: losses and
 // every sample's spread.

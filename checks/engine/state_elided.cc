@@ -11,6 +11,7 @@
 #include "checks/engine/numerics_rule.h"
 #include "core/check.h"
 #include "core/check_ids.h"
+#include "core/plural.h"
 #include "engine/run/engine_run.h"
 
 namespace graphcheck::checks {
@@ -53,18 +54,20 @@ void StateElidedCheck::Read(const EngineRun& run, const BoundOptions& options, s
   if (mismatches.empty()) return;
   const NumericsSample& worst = *mismatches.front().sample;
   Finding finding = NewFinding();
-  DescribeMismatches(run, rule, mismatches, worst.role, "parameters and buffers after the last step", &finding);
+  DescribeMismatches(run, rule, mismatches, worst.role, "parameter or buffer after the last step",
+                     "parameters and buffers after the last step", &finding);
   size_t frozen = 0;
   for (const SampleMismatch& m : mismatches) frozen += m.sample->changed_in_eager && !m.sample->changed_in_graphed;
   finding.message = absl::StrFormat(
-      "%d parameters and buffers of %s end the graphed run with other values than the eager run, though the first "
-      "step's outputs and gradients agree; the worst is %s %s%s.",
-      mismatches.size(), run.model, TensorRoleName(worst.role), worst.name,
+      "The graphed run of %s ends with other values than the eager run in %s, though the first step's outputs and "
+      "gradients agree; the worst is %s %s%s.",
+      run.model, Plural(mismatches.size(), "parameter or buffer", "parameters and buffers"), TensorRoleName(worst.role),
+      worst.name,
       worst.changed_in_eager && !worst.changed_in_graphed ? ", which eager steps change and graph replays never do"
                                                           : "");
   if (frozen > 0) {
     finding.evidence.push_back(absl::StrFormat(
-        "%d of them change during eager steps and keep their initial value through the replays", frozen));
+        "changed during eager steps and kept at their initial value through the replays: %d of them", frozen));
   }
   finding.fix =
       "Update state inside the graphed code, in place: `self.buf.add_(1)` or `self.buf.copy_(new)` rather than "

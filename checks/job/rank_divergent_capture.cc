@@ -15,6 +15,7 @@
 #include "analysis/job_summary.h"
 #include "checks/checks.h"
 #include "core/check_ids.h"
+#include "core/plural.h"
 
 namespace graphcheck::checks {
 
@@ -55,14 +56,17 @@ std::string Difference(const ProcessSummary& other, const ProcessSummary& refere
                           " where the others' issued ", DescribeCollectives(b.collectives));
     }
     if (a.nodes != b.nodes) {
-      return absl::StrCat("capture ", i + 1, " holds ", a.nodes, " nodes where the others' hold ", b.nodes);
+      return absl::StrCat("capture ", i + 1, " holds ", Plural(a.nodes, "node", "nodes"), " where the others' hold ",
+                          b.nodes);
     }
     if (a.kernel_sequence != b.kernel_sequence) {
-      return absl::StrCat("capture ", i + 1, " holds another kernel sequence (", a.nodes, " nodes each)");
+      return absl::StrCat("capture ", i + 1, " holds another kernel sequence (", Plural(a.nodes, "node", "nodes"),
+                          " each)");
     }
   }
   *capture = common;
-  return absl::StrCat("made ", other.captures.size(), " capture(s) where the others made ", reference.captures.size());
+  return absl::StrCat("made ", Plural(other.captures.size(), "capture", "captures"), " where the others made ",
+                      reference.captures.size());
 }
 
 class RankDivergentCaptureCheck : public CheckOf<JobSummary> {

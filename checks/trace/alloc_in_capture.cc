@@ -5,6 +5,7 @@
 #include "checks/checks.h"
 #include "checks/trace/internal/capture_problem_check.h"
 #include "core/check_ids.h"
+#include "core/plural.h"
 
 namespace graphcheck::checks {
 
@@ -34,7 +35,7 @@ class AllocInCaptureCheck : public CaptureProblemCheck {
     const uint64_t bytes = trace.Detail(trace.api_calls[problem.call]).bytes;
     finding->message = absl::StrCat(finding->where.api, OperatorClause(finding->where),
                                     " allocated or freed memory during a CUDA graph capture");
-    if (bytes != 0) absl::StrAppend(&finding->message, " (", bytes, " bytes)");
+    if (bytes != 0) absl::StrAppend(&finding->message, " (", Plural(bytes, "byte", "bytes"), ")");
     absl::StrAppend(&finding->message, "; allocation is not a graph operation.");
     finding->fix =
         "Allocate before capture: warm up the exact captured code first so PyTorch's caching allocator already holds "

@@ -11,6 +11,7 @@
 #include "checks/checks.h"
 #include "checks/trace/internal/capture_problem_check.h"
 #include "core/check_ids.h"
+#include "core/plural.h"
 
 namespace graphcheck::checks {
 
@@ -104,13 +105,14 @@ class DynamicControlFlowCheck : public CheckOf<TraceAnalysis> {
       finding.where = analysis.Locate(odd_ops[k]);
       what =
           absl::StrCat("step ", odd_step, " launches ", DescribeOperation(trace, trace.api_calls[odd_ops[k]], false),
-                       k < ref_ops.size() ? absl::StrCat(" where step ", ref_step, " launched ",
-                                                         DescribeOperation(trace, trace.api_calls[ref_ops[k]], false))
-                                          : absl::StrCat(" after the ", k, " operations of step ", ref_step));
+                       k < ref_ops.size()
+                           ? absl::StrCat(" where step ", ref_step, " launched ",
+                                          DescribeOperation(trace, trace.api_calls[ref_ops[k]], false))
+                           : absl::StrCat(" after the ", Plural(k, "operation", "operations"), " of step ", ref_step));
     } else {
       finding.where = analysis.Locate(ref_ops[k]);
-      what = absl::StrCat("step ", odd_step, " stops after ", k, " operations where step ", ref_step, " goes on with ",
-                          DescribeOperation(trace, trace.api_calls[ref_ops[k]], false));
+      what = absl::StrCat("step ", odd_step, " stops after ", Plural(k, "operation", "operations"), " where step ",
+                          ref_step, " goes on with ", DescribeOperation(trace, trace.api_calls[ref_ops[k]], false));
     }
     finding.message = absl::StrCat("The kernel sequence changes between steps: ", what, " (operation ", k + 1,
                                    "). A graph would replay one branch every time.");

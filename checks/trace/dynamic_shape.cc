@@ -15,6 +15,7 @@
 #include "checks/checks.h"
 #include "checks/trace/internal/capture_problem_check.h"
 #include "core/check_ids.h"
+#include "core/plural.h"
 #include "engine/run/engine_run.h"
 
 namespace graphcheck::checks {
@@ -113,8 +114,8 @@ class DynamicShapeCheck : public CheckOf<TraceAnalysis, EngineRun> {
       if (v.captured) {
         ++captured;
         pool_bytes += v.pool_bytes;
-        finding.evidence.push_back(absl::StrFormat("size %d: graphs of %d nodes, %.1f MiB of pool memory", v.size,
-                                                   v.graph_nodes, v.pool_bytes / 1048576.0));
+        finding.evidence.push_back(absl::StrFormat("size %d: graphs of %s, %.1f MiB of pool memory", v.size,
+                                                   Plural(v.graph_nodes, "node", "nodes"), v.pool_bytes / 1048576.0));
       } else {
         finding.evidence.push_back(
             absl::StrCat("size ", v.size, ": ", v.eager_ran ? "capture" : "the eager step", " failed: ", v.error));

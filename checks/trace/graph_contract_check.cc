@@ -8,6 +8,7 @@
 #include "analysis/trace_analysis.h"
 #include "checks/checks.h"
 #include "core/check_ids.h"
+#include "core/plural.h"
 
 namespace graphcheck::checks {
 
@@ -50,7 +51,8 @@ class GraphContractCheck : public CheckOf<TraceAnalysis> {
           ": ", DescribeContract(trace, contract)));
     }
     if (contracts.size() > kMaxGraphLines) {
-      finding.evidence.push_back(absl::StrCat("and ", contracts.size() - kMaxGraphLines, " more graphs"));
+      finding.evidence.push_back(
+          absl::StrCat("and ", Plural(contracts.size() - kMaxGraphLines, "more graph", "more graphs")));
     }
     finding.message = absl::StrCat(
         contracts.size(), contracts.size() == 1 ? " graph was" : " graphs were",

@@ -21,6 +21,7 @@
 #include "analysis/trace_analysis.h"
 #include "checks/checks.h"
 #include "core/check_ids.h"
+#include "core/plural.h"
 
 namespace graphcheck::checks {
 
@@ -133,8 +134,8 @@ class GraphMemoryCheck : public CheckOf<TraceAnalysis> {
                      [](const auto& a, const auto& b) { return a.second->bytes > b.second->bytes; });
     for (size_t i = 0; i < by_size.size() && i < 5; ++i) {
       const Pool& pool = *by_size[i].second;
-      std::string line = absl::StrFormat("pool %d: %d graph(s), %s allocated during their captures", i + 1, pool.graphs,
-                                         MibText(pool.bytes));
+      std::string line = absl::StrFormat("pool %d: %s, %s allocated during their captures", i + 1,
+                                         Plural(pool.graphs, "graph", "graphs"), MibText(pool.bytes));
       if (const trace::CaptureBegin* begin = pool.first_begin) {
         absl::StrAppend(&line, trace::CapturedAt(trace, begin->graph));
         if (i == 0) finding.where = ProbeEventLocation(trace, begin->at);
@@ -146,7 +147,9 @@ class GraphMemoryCheck : public CheckOf<TraceAnalysis> {
             ? "the trace does not say what each capture left allocated (format before 1.5): the shared figure is the "
               "largest capture's, without the outputs earlier graphs keep"
             : "a shared pool keeps what each capture left allocated (its outputs) and reuses the rest for the next");
-    if (by_size.size() > 5) finding.evidence.push_back(absl::StrCat("and ", by_size.size() - 5, " more pools"));
+    if (by_size.size() > 5) {
+      finding.evidence.push_back(absl::StrCat("and ", Plural(by_size.size() - 5, "more pool", "more pools")));
+    }
     finding.fix =
         "Capture graphs that run one after another into one pool: torch.cuda.graph(g2, pool=g1.pool()), or one "
         "torch.cuda.graph_pool_handle() passed to every capture; give make_graphed_callables all the callables in "

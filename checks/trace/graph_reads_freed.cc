@@ -20,6 +20,7 @@
 #include "analysis/trace_analysis.h"
 #include "checks/checks.h"
 #include "core/check_ids.h"
+#include "core/plural.h"
 
 namespace graphcheck::checks {
 
@@ -101,7 +102,9 @@ class GraphReadsFreedCheck : public CheckOf<TraceAnalysis> {
         released != nullptr ? " when this line dropped it" : "",
         ": every replay still reads and writes that memory, which the caching allocator hands to other tensors.");
     if (events.size() > 1) {
-      finding.message += absl::StrFormat(" %d more %ss it reads were freed with it.", events.size() - 1, noun);
+      finding.message += absl::StrCat(
+          " Freed with it: ", Plural(events.size() - 1, absl::StrCat("more ", noun), absl::StrCat("more ", noun, "s")),
+          " that the graph reads.");
     }
     for (size_t i = 0; i < events.size() && i < 5; ++i) {
       const StateRebound& e = *events[i];

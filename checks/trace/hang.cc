@@ -19,6 +19,7 @@
 #include "analysis/trace_analysis.h"
 #include "checks/checks.h"
 #include "core/check_ids.h"
+#include "core/plural.h"
 #include "trace/python_frames.h"
 
 namespace graphcheck::checks {
@@ -133,10 +134,11 @@ class HangCheck : public CheckOf<TraceAnalysis> {
       for (const LiveGraph& live : LiveGraphsAt(analysis, hang)) {
         const CapturedGraph graph = Captured(analysis, live.graph_id);
         if (graph.nccl_kernels.empty() && graph.nccl_calls.empty()) continue;
-        holding.push_back(absl::StrCat("graph ", live.graph_id, live.captured_at,
-                                       graph.nccl_calls.empty()
-                                           ? absl::StrCat(" holds ", graph.nccl_kernels.size(), " NCCL kernel(s)")
-                                           : absl::StrCat(" holds ", DescribeCollectives(graph.nccl_calls))));
+        holding.push_back(
+            absl::StrCat("graph ", live.graph_id, live.captured_at,
+                         graph.nccl_calls.empty()
+                             ? absl::StrCat(" holds ", Plural(graph.nccl_kernels.size(), "NCCL kernel", "NCCL kernels"))
+                             : absl::StrCat(" holds ", DescribeCollectives(graph.nccl_calls))));
       }
       // A teardown held up by live graphs is explained by them, not by a collective that does not pair up; a
       // process-group wait (a barrier, an eager collective) by the ranks that did not join it, not by the last graph.
@@ -164,22 +166,24 @@ class HangCheck : public CheckOf<TraceAnalysis> {
         int calls = 0;
         for (const CollectiveRun& run : graph.nccl_calls) calls += static_cast<int>(run.count);
         if ((launches > 0 || calls > 0) && !held_by_live_graphs && !group_wait) {
-          absl::StrAppend(&finding.message, " The last graph it launched holds ", std::max(launches, calls),
-                          " NCCL collective(s): a collective that another rank does not join (it captured other "
-                          "collectives, failed, or stopped earlier) never completes.");
+          absl::StrAppend(&finding.message, " The last graph it launched holds ",
+                          Plural(std::max(launches, calls), "NCCL collective", "NCCL collectives"),
+                          ": a collective that another rank does not join (it captured other collectives, failed, or "
+                          "stopped earlier) never completes.");
         }
         finding.evidence.push_back(absl::StrCat(
             "the last graph this thread launched: graph ", hang.last_graph_id,
-            graph.found ? absl::StrCat(" (", graph.nodes, graph.nodes == 1 ? " node)" : " nodes)")
+            graph.found ? absl::StrCat(" (", Plural(graph.nodes, "node", "nodes"), ")")
                         : " (its capture is not in this trace)",
             collectives.empty() ? "" : absl::StrCat("; NCCL kernels: ", absl::StrJoin(collectives, ", ")),
             graph.nccl_calls.empty() ? "" : absl::StrCat("; NCCL calls: ", DescribeCollectives(graph.nccl_calls))));
       }
       if (hang.stream_id != 0) finding.evidence.push_back(absl::StrCat("the stream waited on: ", hang.stream_id));
       if (!holding.empty()) {
-        absl::StrAppend(&finding.message, " ", holding.size(),
-                        " captured graph(s) holding NCCL collectives were still alive at the wait: NCCL cannot tear "
-                        "down a communicator whose work a live graph holds.");
+        absl::StrAppend(&finding.message,
+                        " Still alive at the wait: ", Plural(holding.size(), "captured graph", "captured graphs"),
+                        " holding NCCL collectives; NCCL cannot tear down a communicator whose work a live graph "
+                        "holds.");
         for (std::string& line : holding) finding.evidence.push_back(absl::StrCat("still alive: ", std::move(line)));
       }
       finding.where.api = call;

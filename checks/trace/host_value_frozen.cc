@@ -21,6 +21,7 @@
 #include "checks/checks.h"
 #include "checks/trace/probe_findings.h"
 #include "core/check_ids.h"
+#include "core/plural.h"
 
 namespace graphcheck::checks {
 
@@ -88,9 +89,10 @@ class HostValueFrozenCheck : public CheckOf<TraceAnalysis> {
       finding.message = absl::StrFormat(
           "%s %s %s: the graph%s was captured when %s, so its replays %s.",
           first.at_change ? "This call makes" : "At this replay,", name,
-          events.size() > 1 ? absl::StrFormat("and %d more parameters %s", events.size() - 1,
-                                              trains_now ? "require gradients" : "no longer require gradients")
-                            : (trains_now ? "require gradients" : "no longer require gradients"),
+          events.size() > 1
+              ? absl::StrFormat("and %s %s", Plural(events.size() - 1, "more parameter", "more parameters"),
+                                trains_now ? "require gradients" : "no longer require gradients")
+              : (trains_now ? "require gradients" : "no longer require gradients"),
           trace::CapturedAt(trace, first.graph), trains_now ? "they did not" : "they did",
           trains_now ? "compute no gradient for them: .grad stays as it is and the optimizer never moves them"
                      : "still compute and write their gradients, and an optimizer stepping inside the graph still "

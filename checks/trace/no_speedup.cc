@@ -11,6 +11,7 @@
 #include "analysis/trace_analysis.h"
 #include "checks/checks.h"
 #include "core/check_ids.h"
+#include "core/plural.h"
 
 namespace graphcheck::checks {
 
@@ -103,8 +104,8 @@ class NoSpeedupCheck : public CheckOf<TraceAnalysis> {
         utilization > 0.9 ? "the eager step already keeps the GPU busy, so there is no launch overhead to remove."
                           : "the graphs cover too little of the step, or eager work remains between replays.");
     finding.evidence = {
-        absl::StrFormat("%zu eager and %zu graphed steps from %s", stats.eager.steps, stats.graphed.steps,
-                        stats.source),
+        absl::StrCat(Plural(stats.eager.steps, "eager step", "eager steps"), " and ",
+                     Plural(stats.graphed.steps, "graphed step", "graphed steps"), " from ", stats.source),
         absl::StrFormat("host span per step: eager %s, graphed %s", DescribeSpread(LaunchRecorded(steps.eager)),
                         DescribeSpread(LaunchRecorded(steps.graphed))),
         absl::StrFormat("eager GPU utilization %.0f%%; %.0f kernels per eager step", 100 * utilization,

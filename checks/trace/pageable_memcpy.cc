@@ -6,6 +6,7 @@
 #include "checks/checks.h"
 #include "checks/trace/internal/capture_problem_check.h"
 #include "core/check_ids.h"
+#include "core/plural.h"
 
 namespace graphcheck::checks {
 
@@ -55,9 +56,10 @@ class PageableMemcpyCheck : public CaptureProblemCheck {
       finding.message = absl::StrCat(finding.where.api, OperatorClause(finding.where),
                                      " copies between pageable host memory and the device in the steps of the region "
                                      "to graph: the host waits for it, and the same copy inside a capture would fail.");
-      finding.evidence.push_back(
-          absl::StrCat(site.calls, " such copies from this call site in ", site.groups, " of ", iterations.eager.size(),
-                       " steps, ", trace.Detail(trace.api_calls[site.first_call]).bytes, " bytes the first time"));
+      finding.evidence.push_back(absl::StrCat(
+          Plural(site.calls, "such copy", "such copies"), " from this call site in ", site.groups, " of ",
+          Plural(iterations.eager.size(), "step", "steps"), ", ",
+          Plural(trace.Detail(trace.api_calls[site.first_call]).bytes, "byte", "bytes"), " the first time"));
       finding.evidence.push_back(absl::StrCat("steps from ", iterations.source));
       finding.fix = kFix;
       findings->push_back(std::move(finding));

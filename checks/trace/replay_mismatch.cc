@@ -19,6 +19,7 @@
 #include "checks/engine/shadow_verdict.h"
 #include "core/check.h"
 #include "core/check_ids.h"
+#include "core/plural.h"
 #include "trace/events.h"
 #include "trace/python_frames.h"
 
@@ -80,10 +81,10 @@ void ReplayMismatchCheck::Read(const analysis::TraceAnalysis& analysis, const Bo
     const std::string call(trace.String(worst.module_type));
     Finding finding = NewFinding();
     finding.message = absl::StrFormat(
-        "Replay %d of the graph%s differs from %s run eagerly from the same state: %d of %d tensors beyond the "
-        "numerics rule, the worst %s (%d of %d compared replays differ).",
-        worst.call, trace::CapturedAt(trace, verdict.owner), call, verdict.worst_differing, verdict.worst_tensors,
-        verdict.worst_name, verdict.differing, verdict.compared);
+        "Replay %d of the graph%s differs from %s run eagerly from the same state: %d of %s beyond the numerics "
+        "rule, the worst %s (replays that differ: %d of %d compared).",
+        worst.call, trace::CapturedAt(trace, verdict.owner), call, verdict.worst_differing,
+        Plural(verdict.worst_tensors, "tensor", "tensors"), verdict.worst_name, verdict.differing, verdict.compared);
     finding.evidence = {absl::StrCat(
         "graphcheck run --shadow: before the replay, ", call,
         " ran eagerly twice from the state the replay started from (every tensor it wrote and every random source "

@@ -9,6 +9,7 @@
 #include "checks/checks.h"
 #include "checks/trace/internal/capture_problem_check.h"
 #include "core/check_ids.h"
+#include "core/plural.h"
 #include "trace/api_names.h"
 
 namespace graphcheck::checks {
@@ -46,11 +47,12 @@ class SyncInRegionCheck : public CheckOf<TraceAnalysis> {
     for (const CallSites::Site& site : sites.sites()) {
       Finding finding = NewFinding();
       finding.where = analysis.Locate(site.first_call);
-      finding.message = absl::StrCat(finding.where.api, OperatorClause(finding.where), " synchronizes with the GPU in ",
-                                     site.groups, " of ", iterations.eager.size(),
-                                     " steps of the region to graph; inside a capture it would fail (900).");
+      finding.message = absl::StrCat(
+          finding.where.api, OperatorClause(finding.where), " synchronizes with the GPU in ", site.groups, " of ",
+          Plural(iterations.eager.size(), "step of the region to graph", "steps of the region to graph"),
+          "; inside a capture it would fail (900).");
       finding.evidence.push_back(
-          absl::StrCat(site.calls, " calls from this call site; steps from ", iterations.source));
+          absl::StrCat(Plural(site.calls, "call", "calls"), " from this call site; steps from ", iterations.source));
       if (!iterations.graphed.empty()) {
         finding.severity = Severity::kNote;
         finding.evidence.push_back(absl::StrCat("the program also replays graphs in ", iterations.graphed.size(),

@@ -142,7 +142,7 @@ TEST(CapturePlanTest, MoreBucketsPadLessAndCostMoreAtStartUp) {
   // Launch-bound calls (6 launches of 8 us, kernels of 2-8 us): every set saves, and the plan says to capture.
   for (const BucketSet& set : sets) EXPECT_GT(set.saving_per_call_us, 5) << set.name;
   EXPECT_TRUE(plan.regions[0].pays_off);
-  EXPECT_THAT(plan.regions[0].verdict, HasSubstr("graph(s), for 0 dim 0"));
+  EXPECT_THAT(plan.regions[0].verdict, HasSubstr("graphs, for 0 dim 0"));
 }
 
 TEST(CapturePlanTest, TheDynamicProgrammeFindsTheLeastPadding) {

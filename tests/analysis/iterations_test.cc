@@ -19,7 +19,8 @@ TEST(IterationsTest, FindsStepsByRepetitionDespiteAPrologueAndRepeatedKernels) {
   const trace::Trace trace = b.Build();
   analysis::IterationOptions options;
   options.first = 0;
-  const analysis::Iterations steps = analysis::FindIterations(trace, analysis::NvtxIndex(trace), trace::DecodeProbeRecords(trace), options);
+  const analysis::Iterations steps =
+      analysis::FindIterations(trace, analysis::NvtxIndex(trace), trace::DecodeProbeRecords(trace), options);
   ASSERT_EQ(steps.eager.size(), 5u);
   EXPECT_EQ(steps.eager[0].start_ns, 1000000u);
   EXPECT_EQ(steps.eager[0].end_ns, 1100000u);
@@ -39,7 +40,8 @@ TEST(IterationsTest, TheProbesOwnWorkIsNoStep) {
   const trace::Trace trace = b.Build();
   analysis::IterationOptions options;
   options.first = 0;
-  const analysis::Iterations steps = analysis::FindIterations(trace, analysis::NvtxIndex(trace), trace::DecodeProbeRecords(trace), options);
+  const analysis::Iterations steps =
+      analysis::FindIterations(trace, analysis::NvtxIndex(trace), trace::DecodeProbeRecords(trace), options);
   ASSERT_EQ(steps.eager.size(), 4u);  // 5 steps between the 6 anchors, less the one holding the audit
   for (const analysis::Iteration& step : steps.eager) {
     EXPECT_FALSE(step.start_ns <= 1250000 && 1250000 < step.end_ns) << step.start_ns;
@@ -52,7 +54,8 @@ TEST(IterationsTest, GroupsALoopOfOneKernelIntoStepsOfThirtyTwoLaunches) {
   const trace::Trace trace = b.Build();
   analysis::IterationOptions options;
   options.first = 0;
-  const analysis::Iterations steps = analysis::FindIterations(trace, analysis::NvtxIndex(trace), trace::DecodeProbeRecords(trace), options);
+  const analysis::Iterations steps =
+      analysis::FindIterations(trace, analysis::NvtxIndex(trace), trace::DecodeProbeRecords(trace), options);
   // 199 one-launch units (the last launch only ends the 199th) in groups of 32: 6 whole groups.
   ASSERT_EQ(steps.eager.size(), 6u);
   for (const analysis::Iteration& step : steps.eager) EXPECT_EQ(step.end_call - step.first_call, 32u);
@@ -70,7 +73,8 @@ TEST(IterationsTest, SampledLaunchesGiveStepsInsideEachWindowOnly) {
   const trace::Trace trace = b.Build();
   analysis::IterationOptions options;
   options.first = 0;
-  const analysis::Iterations steps = analysis::FindIterations(trace, analysis::NvtxIndex(trace), trace::DecodeProbeRecords(trace), options);
+  const analysis::Iterations steps =
+      analysis::FindIterations(trace, analysis::NvtxIndex(trace), trace::DecodeProbeRecords(trace), options);
   ASSERT_EQ(steps.eager.size(), 10u);  // 5 per window; none across the gap
   for (const analysis::Iteration& step : steps.eager) {
     EXPECT_EQ(step.end_ns - step.start_ns, 100000u);
@@ -91,7 +95,8 @@ TEST(IterationsTest, NvtxStepsOutsideTheSamplingWindowsAreKeptWithoutTheirLaunch
   const trace::Trace trace = b.Build();
   analysis::IterationOptions options;
   options.first = 0;
-  const analysis::Iterations steps = analysis::FindIterations(trace, analysis::NvtxIndex(trace), trace::DecodeProbeRecords(trace), options);
+  const analysis::Iterations steps =
+      analysis::FindIterations(trace, analysis::NvtxIndex(trace), trace::DecodeProbeRecords(trace), options);
   ASSERT_EQ(steps.eager.size(), 6u);
   const std::vector<analysis::Iteration> recorded = analysis::LaunchRecorded(steps.eager);
   ASSERT_EQ(recorded.size(), 2u);  // steps 2 and 3; step 4 runs past the window's end
@@ -110,7 +115,8 @@ TEST(IterationsTest, RegionAndStepRange) {
   analysis::IterationOptions options;
   options.region = "iter";
   ASSERT_TRUE(analysis::ParseStepRange("2:4", &options).ok());
-  const analysis::Iterations steps = analysis::FindIterations(trace, analysis::NvtxIndex(trace), trace::DecodeProbeRecords(trace), options);
+  const analysis::Iterations steps =
+      analysis::FindIterations(trace, analysis::NvtxIndex(trace), trace::DecodeProbeRecords(trace), options);
   ASSERT_EQ(steps.eager.size(), 2u);
   EXPECT_EQ(steps.eager[0].index, 2u);
   EXPECT_EQ(steps.eager[1].start_ns, 3000u);
@@ -139,12 +145,13 @@ TEST(IterationsTest, AStepThatRerunsItsGraphsKernelsEagerlyIsNoGraphedStep) {
     b.Pop(t + 800, 1);
   }
   const trace::Trace trace = b.Build();
-  const analysis::Iterations steps =
-      analysis::FindIterations(trace, analysis::NvtxIndex(trace), trace::DecodeProbeRecords(trace), analysis::IterationOptions{});
+  const analysis::Iterations steps = analysis::FindIterations(
+      trace, analysis::NvtxIndex(trace), trace::DecodeProbeRecords(trace), analysis::IterationOptions{});
   EXPECT_EQ(steps.reruns, 3u);
   EXPECT_EQ(steps.graphed.size(), 2u);  // the 3 with the optimizer, less the first (the default step range is 1:)
   EXPECT_THAT(steps.eager, ::testing::IsEmpty());
-  EXPECT_THAT(steps.source, ::testing::HasSubstr("3 steps left out: they replay a graph and also launch its kernels"));
+  EXPECT_THAT(steps.source,
+              ::testing::HasSubstr("3 steps left out for replaying a graph and also launching its kernels"));
 }
 
 // Steps do not overlap: step ranges duplicated at identical times (a damaged trace's duplicated chunks; issue 46 found
@@ -161,7 +168,8 @@ TEST(IterationsTest, OverlappingStepRangesAreOneStep) {
   analysis::IterationOptions options;
   options.region = "iter";
   options.first = 0;
-  const analysis::Iterations steps = analysis::FindIterations(trace, analysis::NvtxIndex(trace), trace::DecodeProbeRecords(trace), options);
+  const analysis::Iterations steps =
+      analysis::FindIterations(trace, analysis::NvtxIndex(trace), trace::DecodeProbeRecords(trace), options);
   ASSERT_EQ(steps.eager.size(), 5u);
   for (size_t i = 1; i < steps.eager.size(); ++i) EXPECT_GE(steps.eager[i].start_ns, steps.eager[i - 1].end_ns);
 }

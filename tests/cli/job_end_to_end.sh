@@ -47,7 +47,7 @@ r = json.load(open(sys.argv[1]))
 hangs = [f for f in r["findings"] if f["check_id"] == "hang"]
 checks = [
     ("one hang finding for ranks 0, 1 and 3", len(hangs) == 1 and hangs[0]["where"].get("ranks") == [0, 1, 3]),
-    ("it names the collective", hangs and "holds 1 NCCL collective(s)" in hangs[0]["message"] and
+    ("it names the collective", hangs and "holds 1 NCCL collective:" in hangs[0]["message"] and
      any("ncclDevKernel_AllReduce_Sum_f32_RING_LL" in e and "NCCL calls: ncclAllReduce" in e
          for e in hangs[0]["evidence"])),
     ("rank 2 named as divergent", [f["where"].get("ranks") for f in r["findings"]

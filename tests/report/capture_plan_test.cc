@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <regex>
+
 namespace graphcheck {
 namespace {
 
@@ -19,7 +21,7 @@ CapturePlan TwoSetPlan() {
   region.calls = 300;
   region.dimension = "0 dim 0";
   region.pays_off = true;
-  region.verdict = "Capture 4 graph(s), for 0 dim 0 8, 16, 32, 64.";
+  region.verdict = "Capture 4 graphs, for 0 dim 0 8, 16, 32, 64.";
   for (int64_t size : {8, 16, 32, 64}) {
     PlanSize& s = region.sizes.emplace_back();
     s.size = size;
@@ -43,7 +45,7 @@ CapturePlan TwoSetPlan() {
     set.saving_per_step_us = 42.5;
     set.saving_share = 0.425;
   }
-  plan.notes = {"1 size(s) had no call inside a launch-recording window"};
+  plan.notes = {"1 size had no call inside a launch-recording window"};
   plan.model = {"a graphed call takes ..."};
   return plan;
 }
@@ -51,12 +53,31 @@ CapturePlan TwoSetPlan() {
 TEST(CapturePlanReportTest, TextHasEachRegionsVerdictSetsAndSizes) {
   const std::string text = RenderCapturePlan(TwoSetPlan(), ReportFormat::kText);
   EXPECT_THAT(text, HasSubstr("graphcheck plan: serve.gctrace"));
-  EXPECT_THAT(text, HasSubstr("Capture 4 graph(s)"));
+  EXPECT_THAT(text, HasSubstr("Capture 4 graphs"));
   EXPECT_THAT(text, HasSubstr("300 calls, 4 sizes of 0 dim 0"));
   EXPECT_THAT(text, HasSubstr("8, 16, 32, 64"));
   EXPECT_THAT(text, HasSubstr("42.5 us"));
   EXPECT_THAT(text, HasSubstr("120 MiB"));
   EXPECT_THAT(text, HasSubstr("16.0 us (nearest)"));  // a size whose GPU figures are a neighbour's
+}
+
+// "1 call, 1 size" and "... and 1 less called size" in every format, never "1 calls" or "1 sizes".
+TEST(CapturePlanReportTest, OneOfAnythingIsSingular) {
+  CapturePlan one = TwoSetPlan();
+  one.regions[0].calls = 1;
+  one.regions[0].sizes.resize(1);
+  CapturePlan one_left_out = TwoSetPlan();  // the tables show 30 sizes: one more is left out
+  for (int64_t size = 100; size < 127; ++size) one_left_out.regions[0].sizes.push_back({size, 1});
+  const std::regex one_with_plural("(^|[^0-9.,])1 (less called )?(call|size)s\\b");
+  for (const CapturePlan& plan : {one, one_left_out}) {
+    for (ReportFormat format : {ReportFormat::kText, ReportFormat::kMarkdown, ReportFormat::kHtml}) {
+      const std::string out = RenderCapturePlan(plan, format);
+      std::smatch match;
+      EXPECT_FALSE(std::regex_search(out, match, one_with_plural)) << match.str() << " in\n" << out;
+    }
+  }
+  EXPECT_THAT(RenderCapturePlan(one, ReportFormat::kText), HasSubstr("1 call, 1 size of 0 dim 0"));
+  EXPECT_THAT(RenderCapturePlan(one_left_out, ReportFormat::kText), HasSubstr("... and 1 less called size (JSON"));
 }
 
 TEST(CapturePlanReportTest, JsonHoldsEveryFigure) {

@@ -230,6 +230,7 @@ TEST(ReportLimitsTest, ACutKeepsWholeCharacters) {
       "cd";                                              // "abécd"
   EXPECT_EQ(Bounded(text, 3), "ab ... (4 more bytes)");  // not half of é
   EXPECT_EQ(Bounded(text, 64), text);
+  EXPECT_EQ(Bounded("abcd", 3), "abc ... (1 more byte)");
 }
 
 }  // namespace

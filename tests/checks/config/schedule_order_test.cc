@@ -51,8 +51,8 @@ TEST(ScheduleOrderTest, NamesTheCountsOfTheUnevenDocstringOrder) {
   // Megatron's illustration runs layer 1 for two microbatches and layers 2 and 3 for one: TE would reject it.
   const std::vector<Finding> findings = RunOn(FromText("1, 2, 3, 1, -3, -3.5, -2, -2.5, -1, -1.5, -1, -1.5"));
   EXPECT_THAT(findings, ElementsAre(MessageHas("8 forward and backward entries, which is not 2 x 3 chunks"),
-                                    MessageHas("Chunk 1 has 2 forward(s) and 2 backward(s); 1 microbatches"),
-                                    MessageHas("Chunk 1 has 2 weight-gradient pass(es) for 1 microbatches")));
+                                    MessageHas("Chunk 1 has 2 forwards and 2 backwards; 1 microbatch needs 1 of each"),
+                                    MessageHas("Chunk 1 has 2 weight-gradient passes for 1 microbatch.")));
 }
 
 TEST(ScheduleOrderTest, FlagsBackwardBeforeForwardAtItsPosition) {
@@ -75,7 +75,8 @@ TEST(ScheduleOrderTest, FlagsIdsOutOfRangeAndZero) {
 TEST(ScheduleOrderTest, FlagsCountsThatDoNotMatchTheMicrobatches) {
   CaptureOrder order = FromText("1 1 -1 2 -2 -1");
   order.microbatches = 2;
-  EXPECT_THAT(RunOn(order), ElementsAre(MessageHas("Chunk 2 has 1 forward(s) and 1 backward(s); 2 microbatches")));
+  EXPECT_THAT(RunOn(order),
+              ElementsAre(MessageHas("Chunk 2 has 1 forward and 1 backward; 2 microbatches need 2 of each")));
 }
 
 TEST(ScheduleOrderTest, FlagsALengthTransformerEngineRejects) {

@@ -69,8 +69,10 @@ TEST(NumericsGradTest, ShadowFlagsAGradThatIsNotWhatTheBackwardAccumulated) {
                             .Compare(7, 2, 0, 0, false, "gradient 0.bias")
                             .Run(*NewNumericsGradCheck());
   ASSERT_EQ(findings.size(), 1u);
-  EXPECT_THAT(findings[0].message, HasSubstr(".grad is not what the backward accumulated on 1 of 2 compared calls: "
-                                             "on call 2, 1 of 2 parameters' .grad differ"));
+  EXPECT_THAT(findings[0].message,
+              HasSubstr(".grad is not what the backward accumulated on 1 of 2 compared calls: "
+                        "on call 2, .grad differs from .grad before plus the gradient added for 1 of 2 "
+                        "parameters"));
   EXPECT_THAT(findings[0].evidence, testing::Contains(HasSubstr("bit for bit")));
   EXPECT_THAT(findings[0].fix, HasSubstr("torch.zeros_like(p)"));
 }

@@ -114,7 +114,21 @@ TEST(NumericsRuleTest, MismatchesWorstFirstAndTheirTable) {
   const std::vector<std::string> table = MismatchTable(mismatches, 1);
   ASSERT_EQ(table.size(), 2u);
   EXPECT_THAT(table[0], HasSubstr("output b (float32, 1024 elements): worst at [7], eager 1, graphed 1.5"));
-  EXPECT_EQ(table[1], "and 1 more tensors");
+  EXPECT_EQ(table[1], "and 1 more tensor");
+}
+
+// A count of one takes the singular: "1 element", "1 of 1 forward output", "and 1 more tensor".
+TEST(NumericsRuleTest, OneOfAnythingIsSingular) {
+  EngineRun run = Losses({1.0}, {1.0}, {1.0});
+  run.samples = {Sample("out", TensorRole::kOutput, 0.5)};
+  run.samples[0].numel = 1;
+  const NumericsRule rule = Rule(run);
+  const std::vector<SampleMismatch> mismatches = FindMismatches(run, rule, {TensorRole::kOutput});
+  ASSERT_EQ(mismatches.size(), 1u);
+  EXPECT_THAT(MismatchTable(mismatches, 1)[0], HasSubstr("output out (float32, 1 element): "));
+  Finding finding;
+  DescribeMismatches(run, rule, mismatches, TensorRole::kOutput, "forward output", "forward outputs", &finding);
+  EXPECT_THAT(finding.message, HasSubstr("differ in 1 of 1 forward output; the worst is out."));
 }
 
 }  // namespace

@@ -98,7 +98,7 @@ TEST(RankDivergentCaptureTest, NamesARankWithFewerCaptures) {
   const std::vector<Finding> findings = Divergence(job);
   ASSERT_THAT(findings, SizeIs(1));
   EXPECT_EQ(findings[0].where.ranks, (std::vector<int32_t>{3}));
-  EXPECT_THAT(findings[0].message, HasSubstr("made 0 capture(s) where the others made 1"));
+  EXPECT_THAT(findings[0].message, HasSubstr("made 0 captures where the others made 1"));
 }
 
 TEST(RankDivergentCaptureTest, RanksThatCaptureTheSameAreClean) {

@@ -274,7 +274,7 @@ TEST(RankDivergentCollectivesTest, AgreeingLedgersKeepTheFixOfAHangWithItsOwnCau
   const Job job = AgreeingRanksThatThen([](RankProgram& p) { p.TeardownWithLiveGraph(12, 90); });
   const std::vector<Finding> findings = Analyze(job, "hang,rank-divergent-collectives").findings;
   ASSERT_THAT(findings, SizeIs(1));
-  EXPECT_THAT(findings[0].message, HasSubstr("still alive at the wait"));
+  EXPECT_THAT(findings[0].message, HasSubstr("Still alive at the wait"));
   EXPECT_THAT(findings[0].message, HasSubstr("Yet the 2 ranks' collective ledgers agree"));
   EXPECT_THAT(findings[0].fix, HasSubstr("before torch.distributed.destroy_process_group()"));
 }

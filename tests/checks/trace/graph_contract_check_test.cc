@@ -26,7 +26,7 @@ TEST(GraphContractTest, OneLinePerGraphSaysWhatItNamesAndBakesIn) {
   EXPECT_EQ(contracts[0].program_blocks, 1u);
   EXPECT_EQ(analysis::DescribeContract(trace, contracts[0]),
             "1 kernel, 0 copies, 0 sets; names 1 parameter (256 KiB), 1 buffer (1 KiB), 1 other block of the "
-            "program's memory; 1 addresses in graph pools; bakes in 3 host values the probe watches, from 2 modules");
+            "program's memory; 1 address in graph pools; bakes in 3 host values the probe watches, from 2 modules");
   const std::vector<Finding> findings = RunCheck(*checks::NewGraphContractCheck(), trace);
   ASSERT_THAT(findings, SizeIs(1));
   EXPECT_EQ(findings[0].severity, Severity::kNote);

@@ -53,7 +53,7 @@ TEST(GraphMemoryTest, SequentialGraphsInPrivatePoolsAreReported) {
   EXPECT_THAT(findings[0].message, HasSubstr("3 graphs were captured into 3 private memory pools that hold 600 MiB in "
                                              "all; captured one after another, they could share one pool and hold "
                                              "as little as 300 MiB: up to 300 MiB avoidable."));
-  EXPECT_THAT(findings[0].evidence[0], HasSubstr("pool 1: 1 graph(s), 300 MiB allocated during their captures "
+  EXPECT_THAT(findings[0].evidence[0], HasSubstr("pool 1: 1 graph, 300 MiB allocated during their captures "
                                                  "(captured at /home/me/train.py:10 in body)"));
   EXPECT_EQ(FirstUserFrame(findings[0].where)->line, 10u);
   EXPECT_THAT(findings[0].fix, HasSubstr("pool=g1.pool()"));

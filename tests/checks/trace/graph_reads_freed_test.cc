@@ -56,7 +56,7 @@ TEST(GraphReadsFreedTest, TensorsOfOneRoleFreedTogetherAreOneFinding) {
   const std::vector<Finding> findings = Findings(checks::NewGraphReadsFreedCheck(), b);
   ASSERT_THAT(findings, SizeIs(1));
   EXPECT_THAT(findings[0].message, HasSubstr("The optimizer state tensor Adam exp_avg of model.fc0, which the graph"));
-  EXPECT_THAT(findings[0].message, HasSubstr("6 more optimizer state tensors it reads were freed with it."));
+  EXPECT_THAT(findings[0].message, HasSubstr("Freed with it: 6 more optimizer state tensors that the graph reads."));
   EXPECT_EQ(FirstUserFrame(findings[0].where)->line, 61u);
   EXPECT_THAT(findings[0].evidence, SizeIs(6));  // five named, then "and 2 more"
 }

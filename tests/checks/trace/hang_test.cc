@@ -45,7 +45,7 @@ TEST(HangTest, NamesTheWaitAndTheCollectivesOfTheLastGraph) {
   const Finding& f = findings[0];
   EXPECT_EQ(f.check_id, "hang");
   EXPECT_THAT(f.message, HasSubstr("waited 31.0 s in cudaStreamSynchronize, longer than --hang-timeout (30.0 s)"));
-  EXPECT_THAT(f.message, HasSubstr("holds 2 NCCL collective(s)"));
+  EXPECT_THAT(f.message, HasSubstr("holds 2 NCCL collectives"));
   EXPECT_THAT(f.evidence[0], HasSubstr("graph 12 (3 nodes); NCCL kernels: ncclDevKernel_AllReduce_Sum_f32_RING_LL x2"));
   EXPECT_EQ(f.where.api, "cudaStreamSynchronize");
   ASSERT_NE(FirstUserFrame(f.where), nullptr);
@@ -71,7 +71,7 @@ TEST(HangTest, NamesTheNcclCallsMadeDuringTheCapture) {
   AddHang(b, 12);
   const std::vector<Finding> findings = RunCheck(checks::NewHangCheck(), b.Build());
   ASSERT_EQ(findings.size(), 1u);
-  EXPECT_THAT(findings[0].message, HasSubstr("holds 2 NCCL collective(s)"));
+  EXPECT_THAT(findings[0].message, HasSubstr("holds 2 NCCL collectives"));
   EXPECT_THAT(findings[0].evidence[0], HasSubstr("graph 12 (1 node); NCCL calls: ncclAllReduce x2"));
 }
 
@@ -103,7 +103,7 @@ TEST(HangTest, ATeardownWaitNamesTheLiveGraphsThatHoldCollectives) {
   const std::vector<Finding> findings = RunCheck(checks::NewHangCheck(), b.Build());
   ASSERT_EQ(findings.size(), 1u);
   EXPECT_THAT(findings[0].message, HasSubstr("waited 31.0 s in torch.distributed.destroy_process_group"));
-  EXPECT_THAT(findings[0].message, HasSubstr("1 captured graph(s) holding NCCL collectives were still alive"));
+  EXPECT_THAT(findings[0].message, HasSubstr("Still alive at the wait: 1 captured graph holding NCCL collectives;"));
   EXPECT_THAT(findings[0].evidence,
               ::testing::Contains(HasSubstr("still alive: graph 12 (captured at /home/me/train.py:40 in main)")));
   EXPECT_THAT(findings[0].fix, HasSubstr("before torch.distributed.destroy_process_group()"));

@@ -177,7 +177,7 @@ TEST(HostValueFrozenTest, AParameterUnfrozenAfterCaptureIsReportedAtTheCall) {
   const std::vector<Finding> findings = RunCheck(checks::NewHostValueFrozenCheck(), b.Build());
   ASSERT_THAT(findings, SizeIs(1));
   EXPECT_THAT(findings[0].message,
-              HasSubstr("This call makes model.0.weight and 1 more parameters require gradients: the graph (captured "
+              HasSubstr("This call makes model.0.weight and 1 more parameter require gradients: the graph (captured "
                         "at /home/me/train.py:12 in body) was captured when they did not, so its replays compute no "
                         "gradient for them"));
   EXPECT_EQ(FirstUserFrame(findings[0].where)->line, 61u);

@@ -35,7 +35,7 @@ TEST(ReplayMismatchTest, AReplayThatStepsOtherwiseThanItsCodeIsAFinding) {
   EXPECT_EQ(findings[0].severity, Severity::kError);
   EXPECT_THAT(findings[0].message, HasSubstr("Replay 2 of the graph differs from train_step run eagerly from the same "
                                              "state: 2 of 4 tensors beyond the numerics rule, the worst parameter "
-                                             "model.fc.weight (2 of 3 compared replays differ)."));
+                                             "model.fc.weight (replays that differ: 2 of 3 compared)."));
   EXPECT_THAT(findings[0].evidence[1], HasSubstr("allowed difference"));
   EXPECT_THAT(findings[0].evidence[2], HasSubstr("parameter model.fc.weight (float32, 4096 elements)"));
   EXPECT_EQ(FirstUserFrame(findings[0].where)->line, 42);
