@@ -178,7 +178,7 @@ with tempfile.TemporaryDirectory() as work:
     check("capture modes", modes.count("thread_local") == 2 and modes.count("global") == 3, modes)
     check("no event per replay", "replay" not in kinds, kinds)
     check("the allocator's history: its allocation and completed free, at exit",
-          "allocator history: 1 allocations, 1 frees" in dump.stdout, dump.stdout[-2000:])
+          "allocator history: 1 allocation, 1 free" in dump.stdout, dump.stdout[-2000:])
     check("capture ends with their pool", [e[9] for e in events if e[3] == "capture-end"][:1] == ["7"], events)
     check("the exceptions", kinds.count("capture-exception") == 2 and kinds.count("uncaught-exception") == 1, kinds)
     check("the outermost backward() only, begun and ended",
