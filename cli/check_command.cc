@@ -20,6 +20,7 @@
 #include "core/file_io.h"
 #include "core/metrics.h"
 #include "core/model_spec.h"
+#include "core/plural.h"
 #include "engine/run/engine_run.h"
 #include "engine/run/engine_run_json.h"
 #include "report/output.h"
@@ -182,8 +183,8 @@ absl::StatusOr<RecordedProgram> RecordEngine(const CheckCommandOptions& options,
   recording.settings.trace_dir = options.trace_dir;
   recording.settings.launches = trace::LaunchRecording::kAll;
   recording.inject_library = options.inject_library;
-  ShowProgress(
-      absl::StrCat("checking ", options.model, ": eager reference, warmup, capture, ", options.replays, " replays"));
+  ShowProgress(absl::StrCat("checking ", options.model, ": eager reference, warmup, capture, ",
+                            Plural(options.replays, "replay", "replays")));
   return RecordedProgram::Run(command, recording);
 }
 

@@ -14,6 +14,7 @@
 #include "checks/checks.h"
 #include "checks/trace/launch_model_options.h"
 #include "core/check_ids.h"
+#include "core/plural.h"
 
 namespace graphcheck::checks {
 
@@ -65,8 +66,8 @@ std::string MemoryEvidence(const MemoryForecast& memory) {
     absl::StrAppend(&held, " and ", MibText(memory.workspace_bytes),
                     " of cuBLAS workspaces, which the first graph captured on a stream allocates in its pool");
   }
-  const std::string source =
-      absl::StrFormat("forecast from the caching allocator's history of %zu eager steps", memory.steps);
+  const std::string source = absl::StrCat("forecast from the caching allocator's history of ",
+                                          Plural(memory.steps, "eager step", "eager steps"));
   if (parts) {
     return absl::StrFormat(
         "memory: the step's %zu graphable ranges, graphed into one shared pool, would hold about %s: %s; each in its "
@@ -94,8 +95,9 @@ class LaunchBoundCheck : public CheckOf<TraceAnalysis> {
         "The program replays CUDA graphs, but each graphed step still launches %.0f kernels one by one: %.1f us of "
         "its %.1f us go to launch calls, which graphing that remainder would save.",
         g.kernels, g.kernel_launch_us, g.step_us);
-    finding.evidence = {absl::StrFormat("%zu graphed steps from %s; %.1f graph launches per step", g.steps,
-                                        stats.source, g.graph_launches)};
+    finding.evidence = {absl::StrFormat("%s from %s; %.1f graph launches per step",
+                                        Plural(g.steps, "graphed step", "graphed steps"), stats.source,
+                                        g.graph_launches)};
     finding.fix =
         "Capture the eager remainder too (the loss, the optimizer step, gradient clipping: a capturable optimizer "
         "and whole-step capture), or move it out of the loop.";
@@ -117,10 +119,10 @@ class LaunchBoundCheck : public CheckOf<TraceAnalysis> {
       finding.title = "Too few steps to forecast what CUDA graphs would save";
       if (analysis.trace().process.pid != 0) finding.where.pid = analysis.trace().process.pid;
       finding.message = absl::StrFormat(
-          "Only %zu eager step(s) were recorded after the first: too few to forecast what CUDA graphs would save "
-          "(min-steps %s); the first steps of a program are dominated by its one-time start-up work.",
-          stats.eager.steps, options.Get("min-steps"));
-      finding.evidence = {absl::StrFormat("%zu steps from %s", stats.eager.steps, stats.source)};
+          "Only %s recorded after the first: too few to forecast what CUDA graphs would save (min-steps %s); the "
+          "first steps of a program are dominated by its one-time start-up work.",
+          Plural(stats.eager.steps, "eager step was", "eager steps were"), options.Get("min-steps"));
+      finding.evidence = {absl::StrCat(Plural(stats.eager.steps, "step", "steps"), " from ", stats.source)};
       finding.fix = "Record more steps of the loop (or pass --check-option launch-bound.min-steps=N to accept fewer).";
       findings->push_back(std::move(finding));
       return;
@@ -136,9 +138,10 @@ class LaunchBoundCheck : public CheckOf<TraceAnalysis> {
     const bool unperturbed = stats.step_time_unperturbed;
     finding.evidence = {
         absl::StrFormat("step time from %s, 10th-90th percentile %.1f-%.1f us; kernels and GPU times (medians) from "
-                        "%zu steps with launches recorded",
+                        "%s with launches recorded",
                         stats.StepTimeSource(), unperturbed ? stats.unperturbed_step_us_p10 : stats.eager.step_us_p10,
-                        unperturbed ? stats.unperturbed_step_us_p90 : stats.eager.step_us_p90, stats.eager.steps),
+                        unperturbed ? stats.unperturbed_step_us_p90 : stats.eager.step_us_p90,
+                        Plural(stats.eager.steps, "step", "steps")),
         absl::StrFormat("%.0f kernels per step, %.0f shorter than %g us", stats.eager.kernels,
                         stats.eager.short_kernels, options.GetDouble("short-kernel-us")),
         absl::StrFormat("GPU utilization %.0f%%, idle %.1f us per step",

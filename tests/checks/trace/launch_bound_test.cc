@@ -10,6 +10,7 @@
 namespace graphcheck::testing_trace {
 namespace {
 
+using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::SizeIs;
 
@@ -86,13 +87,18 @@ TEST(LaunchBoundTest, TooFewStepsGiveNoForecastAndSaySo) {
   const std::vector<Finding> findings = RunCheck(checks::NewLaunchBoundCheck(), trace);
   ASSERT_THAT(findings, SizeIs(1));
   EXPECT_EQ(findings[0].severity, Severity::kNote);
-  EXPECT_THAT(findings[0].message,
-              HasSubstr("Only 2 eager step(s) were recorded after the first: too few to forecast"));
+  EXPECT_THAT(findings[0].message, HasSubstr("Only 2 eager steps were recorded after the first: too few to forecast"));
   const analysis::TraceAnalysis analysis(trace);
   const analysis::LaunchStats stats =
       analysis::ComputeLaunchStats(analysis, analysis::IterationOptions(), analysis::LaunchModel());
   EXPECT_FALSE(stats.forecast);
   for (const Metric& m : analysis::LaunchMetrics(stats)) EXPECT_FALSE(absl::StrContains(m.name, "forecast"));
+  // One step after the first is one step, not "1 eager step(s) were" or "1 steps".
+  const std::vector<Finding> one =
+      RunCheck(checks::NewLaunchBoundCheck(), LaunchBoundTrace(1000, 0, 30000, /*eager=*/3));
+  ASSERT_THAT(one, SizeIs(1));
+  EXPECT_THAT(one[0].message, HasSubstr("Only 1 eager step was recorded after the first"));
+  EXPECT_THAT(one[0].evidence, ElementsAre(HasSubstr("1 step from ")));
 }
 
 }  // namespace
