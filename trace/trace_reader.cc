@@ -69,17 +69,6 @@ class FileSource : public ByteSource {
   std::string buffer_;
 };
 
-// `value`, or its first kMaxStringBytes bytes (not splitting a UTF-8 character) and a marker naming its length.
-void KeepString(absl::string_view value, std::string* kept) {
-  if (value.size() <= kMaxStringBytes) {
-    kept->assign(value.data(), value.size());
-    return;
-  }
-  size_t cut = kMaxStringBytes;
-  while (cut > 0 && (static_cast<uint8_t>(value[cut]) & 0xC0) == 0x80) --cut;  // a continuation byte
-  *kept = absl::StrCat(value.substr(0, cut), " ... [cut by graphcheck: ", value.size(), " bytes]");
-}
-
 class ChunkWalker {
  public:
   // kCount only counts the records of each type (for reserving exact room), silently; kDecode reads them.
@@ -218,7 +207,7 @@ class ChunkWalker {
         entry.offset = offset;
         absl::string_view value;
         if (!internal::DecodeString(payload, &entry.id, &value)) return Drop(strings_);
-        KeepString(value, &entry.value);  // a copy: the chunk buffer is reused
+        entry.value = KeptString(value);  // a copy: the chunk buffer is reused
         return true;
       }
       case RecordType::kBacktrace: {

@@ -11,17 +11,12 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "trace/events.h"
+#include "trace/kept_string.h"  // kMaxStringBytes: every string read is cut there
 
 namespace graphcheck::trace {
 
 // Record types this reader knows, plus one ([0]: unknown types).
 inline constexpr size_t kTraceRecordTypeSlots = 21;
-
-// The most bytes of one string (a kernel or function name, a message) the reader keeps. A longer one keeps its first
-// bytes (whole UTF-8 characters) and ends in a marker, " ... [cut by graphcheck: N bytes]": the analysis copies names
-// into steps, timelines and findings, so a name of 40 MB (a code generator's) would otherwise cost its size many times
-// over, where the architecture promises memory under twice the trace's size.
-inline constexpr size_t kMaxStringBytes = 64 * 1024;
 
 // What the file held, for `graphcheck trace dump` and for measuring the format's compactness.
 struct TraceFileStats {

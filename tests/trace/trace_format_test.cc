@@ -27,6 +27,7 @@ using ::testing::ElementsAre;
 using testing::Fields;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
+using ::testing::SizeIs;
 
 std::unique_ptr<TraceWriter> NewWriter(const std::string& path, size_t chunk_bytes = 256 * 1024) {
   TraceWriter::Options options;
@@ -396,6 +397,45 @@ TEST(TraceFormatTest, AStringPastTheLimitIsCutWithAMarker) {
   ASSERT_EQ(kept.size(), kMaxStringBytes - 1 + marker.size());
   EXPECT_EQ(kept.substr(0, kMaxStringBytes - 1), past_limit.substr(0, kMaxStringBytes - 1));
   EXPECT_EQ(kept.substr(kMaxStringBytes - 1), marker);
+}
+
+// Strings a record holds itself, outside the string table (the process's host and command line, the environment, a
+// GPU's name and driver, the recorder's status), are cut the same way: a trace cannot make the analysis copy a long
+// host name or environment value whole any more than a long kernel name.
+TEST(TraceFormatTest, StringsOutsideTheStringTableAreCutToo) {
+  const std::string path = testing::TempDir() + "/long-fields.gctrace";
+  const std::string long_text(3 * kMaxStringBytes, 'h');
+  ProcessInfo process = testing::SampleProcess();
+  process.hostname = long_text;
+  process.command_line = {"python3", long_text};
+  absl::StatusOr<std::unique_ptr<TraceWriter>> writer = TraceWriter::Create(path, process);
+  ASSERT_TRUE(writer.ok()) << writer.status();
+  const GpuInfo gpu{long_text, 9, 0, long_text};
+  (*writer)->WriteDevice(DeviceInfo{0, gpu});
+  Environment environment;
+  environment.Set("PYTORCH_" + long_text, long_text);
+  environment.set_gpu(gpu);
+  (*writer)->WriteEnvironment(environment);
+  (*writer)->WriteRecorderStatus(RecorderStatus{false, long_text, long_text, LaunchRecording::kAll});
+  writer->reset();
+  const Trace trace = MustRead(path);
+  EXPECT_THAT(trace.read_warnings, IsEmpty());
+  const std::string marker = absl::StrCat(" ... [cut by graphcheck: ", long_text.size(), " bytes]");
+  const std::string kept = long_text.substr(0, kMaxStringBytes) + marker;
+  EXPECT_EQ(trace.process.hostname, kept);
+  EXPECT_THAT(trace.process.command_line, ElementsAre("python3", kept));
+  ASSERT_THAT(trace.devices, SizeIs(1));
+  EXPECT_EQ(trace.devices[0].gpu.name, kept);
+  EXPECT_EQ(trace.devices[0].gpu.driver, kept);
+  ASSERT_TRUE(trace.environment.gpu().has_value());
+  EXPECT_EQ(trace.environment.gpu()->name, kept);
+  ASSERT_THAT(trace.environment.variables(), SizeIs(1));
+  EXPECT_EQ(trace.environment.variables().begin()->first,
+            absl::StrCat("PYTORCH_", long_text.substr(0, kMaxStringBytes - 8),
+                         " ... [cut by graphcheck: ", long_text.size() + 8, " bytes]"));
+  EXPECT_EQ(trace.environment.variables().begin()->second, kept);
+  EXPECT_EQ(trace.recorder.other_subscriber, kept);
+  EXPECT_EQ(trace.recorder.message, kept);
 }
 
 TEST(TraceFormatTest, ReadErrorsNameThePath) {

@@ -4,6 +4,8 @@
 
 #include <limits>
 
+#include "trace/kept_string.h"
+
 namespace graphcheck::trace::internal {
 namespace {
 
@@ -29,10 +31,11 @@ bool Int32(Decoder& d, int32_t* out) {
   return true;
 }
 
+// A string the record holds itself, cut as the string table's are (kept_string.h).
 bool OwnedString(Decoder& d, std::string* out) {
   absl::string_view s;
   if (!d.String(&s)) return false;
-  out->assign(s.data(), s.size());
+  *out = KeptString(s);
   return true;
 }
 
@@ -262,7 +265,7 @@ bool DecodeEnvironment(absl::string_view payload, bool lenient, Environment* out
   for (uint64_t i = 0; i < count; ++i) {
     absl::string_view name, value;
     if (!d.String(&name) || !d.String(&value)) return false;
-    env.Set(std::string(name), std::string(value));
+    env.Set(KeptString(name), KeptString(value));
   }
   uint8_t has_gpu;
   if (!d.Byte(&has_gpu) || has_gpu > 1) return false;
