@@ -25,6 +25,24 @@ TEST(LegacyStreamInCaptureTest, FlagsLegacyStreamWorkRefusedWith906) {
   EXPECT_THAT(RunCheck(checks::NewCaptureErrorCheck(), trace), SizeIs(0));
 }
 
+// Seen on an H200 (torch 2.11): eager steps, then make_graphed_callables while the last step's loss was alive. The
+// autograd engine's thread waited on the default stream for the parameters' AccumulateGrad nodes; the finding says
+// that a graph from before the capture is alive and how to drop it.
+TEST(LegacyStreamInCaptureTest, NamesAnAutogradGraphKeptFromTheEagerSteps) {
+  const trace::Trace trace = FailedCapture([](TraceBuilder& b) {
+    ApiCall& wait = b.Call(3000, 2, "cudaStreamWaitEvent", ApiKind::kStreamWaitEvent, 0);
+    wait.legacy_stream = true;
+    wait.return_code = 906;
+    wait.backtrace =
+        b.Backtrace({"cudaStreamWaitEvent", "c10::cuda::impl::CUDAGuardImpl::block()",
+                     "torch::autograd::Engine::evaluate_function()", "torch::autograd::Engine::thread_main()"});
+  });
+  const std::vector<Finding> findings = RunCheck(checks::NewLegacyStreamInCaptureCheck(), trace);
+  ASSERT_THAT(findings, SizeIs(1));
+  EXPECT_THAT(findings[0].message, HasSubstr("autograd graph from before the capture is still alive"));
+  EXPECT_THAT(findings[0].fix, HasSubstr("del loss"));
+}
+
 TEST(LegacyStreamInCaptureTest, WarnsAboutLegacyWorkThatEscapesTheGraph) {
   const trace::Trace trace =
       FailedCapture([](TraceBuilder& b) { b.Launch(3000, 1, 0, "add_kernel").legacy_stream = true; }, 0);
