@@ -7,9 +7,12 @@ that requires grad (the stem's output does: gradients flow back through the grap
 goes on in the same loop with the same optimizer. make_graphed_callables returns the module with its forward
 replaced, so `model(x)` runs stem (eager) -> stages (graph) -> head (eager).
 
-Why it is correct: the sample input has the stem output's shape, dtype and requires_grad; the stages have no hooks
-and keep train() mode; timm's ConvNeXt stages draw no random numbers at drop_path_rate 0 and keep no running
-statistics (LayerNorm); SGD steps eagerly on every parameter; grads set to None before each backward.
+Why it is correct: no autograd graph of an eager step is alive at the capture (`del loss`: kept, the parameters'
+AccumulateGrad nodes would keep the default stream of the eager steps, and the backward capture fails on the legacy
+stream, as PyTorch's "AccumulateGrad node's stream does not match" warning says); the sample input has the stem
+output's shape, dtype and requires_grad; the stages have no hooks and keep train() mode; timm's ConvNeXt stages draw
+no random numbers at drop_path_rate 0 and keep no running statistics (LayerNorm); SGD steps eagerly on every
+parameter; grads set to None before each backward.
 """
 import math
 import sys
@@ -41,6 +44,9 @@ def main():
             with torch.no_grad():
                 stem_out = model.stem(batches[0][0])
             sample = stem_out.clone().requires_grad_(True)
+            # The last eager step's loss still holds its autograd graph, and with it the AccumulateGrad nodes of the
+            # stages' parameters, made on the default stream: the backward capture would wait on that stream (906).
+            del loss
             model.stages = oracle.make_graphed_callables(model.stages, (sample,))
             print(f"graphed model.stages at step {step} on input {tuple(sample.shape)}", flush=True)
         for group in optimizer.param_groups:
