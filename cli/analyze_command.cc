@@ -97,46 +97,67 @@ struct ProcessIdentity {
   int32_t rank = -1;
   int32_t world_size = -1;
   uint64_t start_ns = 0;   // 0: not known
+  uint64_t last_ns = 0;    // its recorded end or its last record, on the same wall clock; 0: not known
   std::string rendezvous;  // "MASTER_ADDR:MASTER_PORT", "" when not recorded
+
+  // When the trace shows the process alive; a time not known is the whole run.
+  uint64_t From() const { return start_ns; }
+  uint64_t Until() const { return last_ns == 0 ? ~uint64_t{0} : std::max(start_ns, last_ns); }
 };
+
+// The last time the trace shows its process alive: the end the recorder wrote, else its last record (a killed
+// process writes no end).
+uint64_t LastSeen(const trace::Trace& trace) {
+  uint64_t last = trace.integrity.end_time_ns;
+  for (const trace::ApiCall& call : trace.api_calls) last = std::max(last, call.end_ns);
+  for (const trace::KernelActivity& kernel : trace.kernels) last = std::max(last, kernel.end_ns);
+  for (const trace::Hang& hang : trace.hangs) last = std::max(last, hang.time_ns);
+  if (!trace.nvtx.empty()) last = std::max(last, trace.nvtx.back().time_ns);
+  if (!trace.probe_events.empty()) last = std::max(last, trace.probe_events.back().time_ns);
+  return last;
+}
 
 ProcessIdentity IdentityOf(const trace::Trace& trace) {
   const trace::ProcessInfo& process = trace.process;
-  ProcessIdentity identity{
-      process.pid, process.parent_pid, process.hostname, process.rank, process.world_size, process.start_ns, ""};
+  ProcessIdentity identity{process.pid,        process.parent_pid, process.hostname, process.rank,
+                           process.world_size, process.start_ns,   LastSeen(trace),  ""};
   const std::string* address = trace.environment.Get("MASTER_ADDR");
   const std::string* port = trace.environment.Get("MASTER_PORT");
   if (address != nullptr && port != nullptr) identity.rendezvous = absl::StrCat(*address, ":", *port);
   return identity;
 }
 
-// Groups processes into jobs: the ranks of one world size and rendezvous (a rank without one joins every rank of its
-// world size: synthetic and MPI-launched jobs record none), a launcher and the processes it started on its host
-// (torchrun's agent, a forked worker; the child started after it), and the processes one launcher started.
+// Groups processes into jobs: the ranks of one world size and rendezvous that were alive at the same time (a rank
+// without a rendezvous joins every rank of its world size: synthetic and MPI-launched jobs record none), a launcher
+// and the processes it started on its host (torchrun's agent, a forked worker; the child started after it), and the
+// processes one launcher started.
 class JobGroups {
  public:
   explicit JobGroups(const std::vector<ProcessIdentity>& processes) : parent_(processes.size()) {
     for (size_t i = 0; i < parent_.size(); ++i) parent_[i] = i;
-    std::map<std::pair<int32_t, std::string>, size_t> rendezvous;
-    std::map<int32_t, size_t> world;  // the first rank of each world size
-    std::set<int32_t> unnamed;        // the world sizes of ranks without a rendezvous
+    std::map<std::pair<int32_t, std::string>, std::vector<size_t>> rendezvous;
+    std::set<int32_t> unnamed;  // the world sizes of ranks without a rendezvous
     std::map<std::pair<std::string, uint32_t>, size_t> by_pid;
     std::map<std::pair<std::string, uint32_t>, size_t> by_parent;
     for (size_t i = 0; i < processes.size(); ++i) {
       const ProcessIdentity& p = processes[i];
       if (p.rank >= 0 && p.world_size > 1) {
-        JoinFirst(&rendezvous, {p.world_size, p.rendezvous}, i);
-        world.emplace(p.world_size, i);
+        rendezvous[{p.world_size, p.rendezvous}].push_back(i);
         if (p.rendezvous.empty()) unnamed.insert(p.world_size);
       }
       by_pid.emplace(std::make_pair(p.host, p.pid), i);
       if (p.parent_pid != 0) JoinFirst(&by_parent, {p.host, p.parent_pid}, i);
     }
-    // The ranks of a world size in one group when one of them named no rendezvous (it pairs with every other).
-    for (size_t i = 0; i < processes.size(); ++i) {
-      const ProcessIdentity& p = processes[i];
-      if (p.rank >= 0 && p.world_size > 1 && unnamed.count(p.world_size) != 0) Join(i, world[p.world_size]);
+    // The ranks of a world size are one set when one of them named no rendezvous (it pairs with every other).
+    std::map<int32_t, std::vector<size_t>> worlds;
+    for (const auto& [key, ranks] : rendezvous) {
+      if (unnamed.count(key.first) == 0) {
+        JoinCoexisting(ranks, processes);
+      } else {
+        worlds[key.first].insert(worlds[key.first].end(), ranks.begin(), ranks.end());
+      }
     }
+    for (const auto& [world_size, ranks] : worlds) JoinCoexisting(ranks, processes);
     for (size_t i = 0; i < processes.size(); ++i) {
       const ProcessIdentity& child = processes[i];
       auto launcher = by_pid.find({child.host, child.parent_pid});
@@ -151,6 +172,26 @@ class JobGroups {
   }
 
  private:
+  // Ranks of one job are alive at the same time: they meet at the rendezvous and at every collective. Two runs that
+  // used one MASTER_ADDR:MASTER_PORT ran one after another (the port is taken while a run holds it), so `ranks` are
+  // joined where their lives overlap, directly or through others, allowing for hosts' clocks a second apart.
+  void JoinCoexisting(std::vector<size_t> ranks, const std::vector<ProcessIdentity>& processes) {
+    constexpr uint64_t kClockSkewNs = 1'000'000'000;
+    std::sort(ranks.begin(), ranks.end(),
+              [&](size_t a, size_t b) { return processes[a].From() < processes[b].From(); });
+    size_t first = ranks.front();  // of the overlapping lives seen so far
+    uint64_t until = processes[first].Until();
+    for (size_t i : ranks) {
+      const ProcessIdentity& p = processes[i];
+      if (p.From() > until && p.From() - until > kClockSkewNs) {
+        first = i;
+        until = p.Until();
+        continue;
+      }
+      Join(i, first);
+      until = std::max(until, p.Until());
+    }
+  }
   void Join(size_t a, size_t b) { parent_[Of(a)] = Of(b); }
   // Joins `i` to the first process that had `key`.
   template <typename Key>
@@ -178,7 +219,8 @@ absl::Status CheckOneJob(const std::vector<std::string>& files, const std::vecto
   return absl::InvalidArgumentError(
       absl::StrCat("the ", files.size(), " traces are of ", jobs, " separate jobs, not one: ", files[0], " (pid ",
                    processes[0].pid, ") and ", files[other], " (pid ", processes[other].pid,
-                   ") share no rank rendezvous, launcher or parent process; analyze one job's traces at a time"));
+                   ") share no launcher, parent process or rank rendezvous in use at the same time; analyze one "
+                   "job's traces at a time"));
 }
 
 // One trace, read, analyzed and dropped by a worker.
