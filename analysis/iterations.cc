@@ -236,8 +236,9 @@ bool RerunsItsGraphsEagerly(const trace::Trace& trace, const Iteration& step,
 }
 
 // Steps that replay graphs beside their eager launches (partial graphing) are graphed steps; those that also rerun
-// their graphs' kernels eagerly are neither (counted in `result->reruns`).
-void SortByReplay(const trace::Trace& trace, std::vector<Iteration> steps, Iterations* result) {
+// their graphs' kernels eagerly are neither (counted in `result->reruns`, their spans added to `reruns`).
+void SortByReplay(const trace::Trace& trace, std::vector<Iteration> steps, Iterations* result,
+                  std::vector<TimeInterval>* reruns) {
   std::optional<absl::flat_hash_map<uint64_t, KernelCounts>> captured;
   for (Iteration& it : steps) {
     for (size_t i = it.first_call; i < it.end_call && !it.graphed; ++i)
@@ -246,6 +247,7 @@ void SortByReplay(const trace::Trace& trace, std::vector<Iteration> steps, Itera
       if (!captured) captured = CapturedKernels(trace);
       if (RerunsItsGraphsEagerly(trace, it, *captured)) {
         ++result->reruns;
+        reruns->push_back({it.start_ns, it.end_ns, 0});
         continue;
       }
     }
@@ -284,8 +286,9 @@ void DropOverlapping(const std::vector<TimeInterval>& spans, std::vector<Iterati
 // recipes' 3 or 11 warmup iterations) is the capture's warmup, whose first-call work is not the program's eager step.
 constexpr size_t kWarmupSteps = 12;
 
-void DropCaptureIterations(const trace::Trace& trace, Iterations* result) {
-  std::vector<TimeInterval> captures;            // begin to end on one thread; open until its end call
+// Each capture's span: begin to end on one thread; open until its end call.
+std::vector<TimeInterval> CaptureSpans(const trace::Trace& trace) {
+  std::vector<TimeInterval> captures;
   absl::flat_hash_map<uint32_t, size_t> open;    // thread -> its open capture
   for (const ApiCall& call : trace.api_calls) {  // sorted by start
     if (call.kind == ApiKind::kCaptureBegin) {
@@ -298,6 +301,11 @@ void DropCaptureIterations(const trace::Trace& trace, Iterations* result) {
       }
     }
   }
+  return captures;
+}
+
+void DropCaptureIterations(const trace::Trace& trace, Iterations* result) {
+  const std::vector<TimeInterval> captures = CaptureSpans(trace);
   if (captures.empty()) return;
   const uint64_t first_capture = captures.front().start_ns;
   DropOverlapping(captures, &result->eager);
@@ -312,6 +320,92 @@ void DropCaptureIterations(const trace::Trace& trace, Iterations* result) {
 
 }  // namespace
 
+namespace {
+
+// Steps cut by the NVTX range `region` (`automatic`: the program's most repeated outermost range, not --region).
+void StepsFromNvtxRanges(const trace::Trace& trace, const NvtxIndex& nvtx, const std::string& region, bool automatic,
+                         Iterations* out) {
+  Iterations& result = *out;
+  std::vector<Iteration> steps;
+  // Steps do not overlap: a range that begins before the last step ends (another thread's range of the same name, or
+  // a damaged trace's duplicated records) is no step of its own. Overlapping steps would count their calls again,
+  // each (a trace whose chunks were duplicated 160 times took 1.1 GB and 22 s to analyze).
+  uint64_t last_end = 0;
+  for (const TimeInterval& range : nvtx.RangesNamed(region)) {
+    if (!steps.empty() && range.start_ns < last_end) continue;
+    steps.push_back(MakeIteration(trace, range.start_ns, range.end_ns));
+    last_end = range.end_ns;
+  }
+  const size_t from = steps.empty() ? 0 : steps.back().end_call;
+  std::vector<TimeInterval> reruns;
+  SortByReplay(trace, std::move(steps), &result, &reruns);
+  // A program that marks only its eager steps: its replays after them are still graphed steps.
+  std::string graphed;
+  if (automatic && result.graphed.empty()) graphed = GraphedStepsByRepetition(trace, from, &result.graphed);
+  if (!result.eager.empty() || !result.graphed.empty()) {
+    result.source =
+        absl::StrCat("NVTX range '", region, "'", automatic ? " (repeated)" : "", " (", result.eager.size(), " eager, ",
+                     graphed.empty() ? absl::StrCat(result.graphed.size()) : graphed, " graphed)");
+  }
+}
+
+// Steps found by repetition of the eager launch sequence (outside the probe's `audits`), and graphed steps by
+// repetition of the replays.
+void StepsByLaunchRepetition(const trace::Trace& trace, const std::vector<TimeInterval>& audits, Iterations* out) {
+  Iterations& result = *out;
+  std::vector<Iteration> steps;
+  std::string eager;
+  size_t from = 0;
+  size_t ranges_with_steps = 0;
+  for (const auto& [begin, end] : RecordedCallRanges(trace)) {
+    std::vector<Iteration> found;
+    std::string description = StepsByRepetition(
+        trace, begin, end,
+        [&](const ApiCall& call) {
+          if (!IsEagerLaunch(trace, call) || InSpans(audits, call.start_ns)) return std::optional<uint32_t>();
+          // Keys index a table as large as the largest key: a damaged record's string id beyond the string table
+          // counts as the unknown name, so it cannot make the table 2^32 entries long (found by the fuzzer).
+          const trace::StringId name = trace.Detail(call).kernel_name;
+          return std::optional<uint32_t>(name < trace.strings.size() ? name : 0);
+        },
+        &found);
+    if (found.empty()) continue;
+    ++ranges_with_steps;
+    from = found.back().end_call;
+    if (const size_t group = GroupShortSteps(trace, &found); group > 1) {
+      absl::StrAppend(&description, " of a short loop body, grouped by ", group, " into ", found.size());
+    }
+    if (eager.empty()) eager = description;
+    steps.insert(steps.end(), found.begin(), found.end());
+  }
+  if (ranges_with_steps > 1) {
+    eager = absl::StrCat(Plural(steps.size(), "step", "steps"), " in ", ranges_with_steps, " sampling windows");
+  }
+  result.eager_by_repetition = true;
+  std::vector<TimeInterval> unavailable;  // where no graphed step may be cut: kept eager steps and reruns
+  SortByReplay(trace, std::move(steps), &result, &unavailable);
+  // A step that ran a capture is no step (DropCaptureIterations); where one held the replays that followed the
+  // capture (a graphed run, then the program's eager reference run: the eager anchor spans both), those replays
+  // are cut by repetition of their own. Otherwise only replays after the last eager step are.
+  const std::vector<TimeInterval> captures = CaptureSpans(trace);
+  DropOverlapping(captures, &result.eager);
+  DropOverlapping(captures, &result.graphed);
+  std::vector<Iteration> replays;
+  std::string graphed = GraphedStepsByRepetition(trace, result.graphed.empty() ? 0 : from, &replays);
+  for (const Iteration& step : result.eager) unavailable.push_back({step.start_ns, step.end_ns, 0});
+  for (const Iteration& step : result.graphed) unavailable.push_back({step.start_ns, step.end_ns, 0});
+  const size_t cut = replays.size();
+  DropOverlapping(unavailable, &replays);
+  if (replays.size() != cut) graphed = replays.empty() ? "" : Plural(replays.size(), "step", "steps");
+  result.graphed.insert(result.graphed.end(), replays.begin(), replays.end());
+  if (!eager.empty() || !graphed.empty()) {
+    result.source = absl::StrCat("repeated launch sequence (", eager.empty() ? "no" : eager, " eager, ",
+                                 graphed.empty() ? "no" : graphed, " graphed)");
+  }
+}
+
+}  // namespace
+
 Iterations FindIterations(const trace::Trace& trace, const NvtxIndex& nvtx, const trace::ProbeRecords& probe,
                           const IterationOptions& options) {
   Iterations result;
@@ -321,62 +415,9 @@ Iterations FindIterations(const trace::Trace& trace, const NvtxIndex& nvtx, cons
   const bool automatic = options.region.empty();
   const std::string region = automatic ? nvtx.MostRepeatedOutermostRange(kMinRepeatedRanges) : options.region;
   if (!region.empty()) {
-    std::vector<Iteration> steps;
-    // Steps do not overlap: a range that begins before the last step ends (another thread's range of the same name, or
-    // a damaged trace's duplicated records) is no step of its own. Overlapping steps would count their calls again,
-    // each (a trace whose chunks were duplicated 160 times took 1.1 GB and 22 s to analyze).
-    uint64_t last_end = 0;
-    for (const TimeInterval& range : nvtx.RangesNamed(region)) {
-      if (!steps.empty() && range.start_ns < last_end) continue;
-      steps.push_back(MakeIteration(trace, range.start_ns, range.end_ns));
-      last_end = range.end_ns;
-    }
-    const size_t from = steps.empty() ? 0 : steps.back().end_call;
-    SortByReplay(trace, std::move(steps), &result);
-    // A program that marks only its eager steps: its replays after them are still graphed steps.
-    std::string graphed;
-    if (automatic && result.graphed.empty()) graphed = GraphedStepsByRepetition(trace, from, &result.graphed);
-    if (!result.eager.empty() || !result.graphed.empty()) {
-      result.source =
-          absl::StrCat("NVTX range '", region, "'", automatic ? " (repeated)" : "", " (", result.eager.size(),
-                       " eager, ", graphed.empty() ? absl::StrCat(result.graphed.size()) : graphed, " graphed)");
-    }
+    StepsFromNvtxRanges(trace, nvtx, region, automatic, &result);
   } else {
-    std::vector<Iteration> steps;
-    std::string eager;
-    size_t from = 0;
-    size_t ranges_with_steps = 0;
-    for (const auto& [begin, end] : RecordedCallRanges(trace)) {
-      std::vector<Iteration> found;
-      std::string description = StepsByRepetition(
-          trace, begin, end,
-          [&](const ApiCall& call) {
-            if (!IsEagerLaunch(trace, call) || InSpans(audits, call.start_ns)) return std::optional<uint32_t>();
-            // Keys index a table as large as the largest key: a damaged record's string id beyond the string table
-            // counts as the unknown name, so it cannot make the table 2^32 entries long (found by the fuzzer).
-            const trace::StringId name = trace.Detail(call).kernel_name;
-            return std::optional<uint32_t>(name < trace.strings.size() ? name : 0);
-          },
-          &found);
-      if (found.empty()) continue;
-      ++ranges_with_steps;
-      from = found.back().end_call;
-      if (const size_t group = GroupShortSteps(trace, &found); group > 1) {
-        absl::StrAppend(&description, " of a short loop body, grouped by ", group, " into ", found.size());
-      }
-      if (eager.empty()) eager = description;
-      steps.insert(steps.end(), found.begin(), found.end());
-    }
-    if (ranges_with_steps > 1) {
-      eager = absl::StrCat(Plural(steps.size(), "step", "steps"), " in ", ranges_with_steps, " sampling windows");
-    }
-    result.eager_by_repetition = true;
-    SortByReplay(trace, std::move(steps), &result);
-    std::string graphed = GraphedStepsByRepetition(trace, from, &result.graphed);
-    if (!eager.empty() || !graphed.empty()) {
-      result.source = absl::StrCat("repeated launch sequence (", eager.empty() ? "no" : eager, " eager, ",
-                                   graphed.empty() ? "no" : graphed, " graphed)");
-    }
+    StepsByLaunchRepetition(trace, audits, &result);
   }
   if (result.reruns > 0 && !result.source.empty()) {
     absl::StrAppend(&result.source, "; ", Plural(result.reruns, "step", "steps"),

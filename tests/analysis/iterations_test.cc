@@ -157,6 +157,32 @@ TEST(IterationsTest, AStepThatRerunsItsGraphsKernelsEagerlyIsNoGraphedStep) {
 // Steps do not overlap: step ranges duplicated at identical times (a damaged trace's duplicated chunks; issue 46 found
 // 5.5x the file size in memory, and 160 copies took 1.1 GB) or another thread's range of the same name inside a
 // step give no step of their own, so no call is counted twice.
+// A program that trains through its graph first and then runs the same steps eagerly from the same seeds, to compare
+// (the blind contract set's twins on an H200): the eager anchor spans the capture and all the replays. Those replays
+// are the graphed steps, and the step holding the capture is neither eager nor graphed.
+TEST(IterationsTest, ReplaysBeforeTheEagerStepsAreGraphedSteps) {
+  TraceBuilder b;
+  EagerSteps(&b, 1000000, 3, 100000, {{"gemm"}, {"adam"}});  // warmup before the capture
+  b.Begin(1300000, 1, 7);
+  TraceBuilder::In(b.Launch(1300100, 1, 7, "gemm"), 5);
+  b.End(1300200, 1, 7, 5, 0, 1).graph_id = 9;
+  for (int r = 0; r < 8; ++r) {
+    b.Launch(1400000 + r * 100000, 1, 7, "fill");  // the program's eager work beside each replay
+    b.Replay(1400500 + r * 100000, 1, 7, 9, 1000, 20000);
+  }
+  EagerSteps(&b, 2300000, 11, 100000, {{"gemm"}, {"adam"}});  // the eager reference run
+  const trace::Trace trace = b.Build();
+  analysis::IterationOptions options;
+  options.first = 0;
+  const analysis::Iterations steps =
+      analysis::FindIterations(trace, analysis::NvtxIndex(trace), trace::DecodeProbeRecords(trace), options);
+  EXPECT_EQ(steps.graphed.size(), 7u) << steps.source;  // between the 8 replays
+  for (const analysis::Iteration& step : steps.eager) {
+    EXPECT_TRUE(step.end_ns <= 1300000 || step.start_ns >= 2300000) << step.start_ns;
+  }
+  EXPECT_EQ(steps.eager.size(), 10u) << steps.source;  // the eager run's; the 2 warmup steps go (capture warmup)
+}
+
 TEST(IterationsTest, OverlappingStepRangesAreOneStep) {
   TraceBuilder b;
   for (int s = 0; s < 5; ++s) {
