@@ -267,6 +267,51 @@ for kind in (Indexed, Iterated):
           len(sent) == 1 and sent[0]["text"].startswith("self.layer_scales[2]\n") and
           sent[0]["line"] == line_of(HERE, "# rescale one layer"), sent)
 
+# A class attribute read through an instance (`self.decay`: one decay shared by every EMA, set by a classmethod's
+# warm-up schedule), and a numpy 0-d array a global names, changed in place (`LR.fill(...)`): both baked in.
+class Ema:
+    decay = 0.5
+
+    def __init__(self, model):
+        self.model = model
+
+    @classmethod
+    def set_decay(cls, value):
+        cls.decay = value  # warm up the class's decay
+
+    def update(self):
+        return self.model(x) * (1.0 - self.decay)
+
+
+LR = numpy.array(0.1)
+
+
+def sgd_like(model):
+    return model(x) * float(LR)
+
+
+recorder, model = fresh()
+ema = Ema(model)
+ema_graph = capture(ema.update)
+lr_graph = capture(lambda: sgd_like(model))
+ema_graph.replay()
+lr_graph.replay()
+check("clean twin: a class attribute and a numpy array the captured code read, left alone, send nothing",
+      not recorder.of(EventKind.HOST_VALUE_CHANGED), recorder.events)
+Ema.set_decay(0.9)
+ema_graph.replay()
+sent = changed(recorder, "attribute")
+check("a class attribute read through self is sent at the line that set it", len(sent) == 1 and
+      sent[0]["text"].startswith("self.decay\n") and sent[0]["line"] == line_of(HERE, "# warm up the class's decay"),
+      sent)
+LR.fill(0.05)
+lr_graph.replay()
+sent = changed(recorder, "global")
+check("a numpy array's number changed in place is sent", len(sent) == 1 and sent[0]["text"].startswith("LR\n") and
+      bridge.double_bits(0.1) == sent[0]["value"] and bridge.double_bits(0.05) == sent[0]["value_now"], sent)
+Ema.set_decay(0.5)
+
+
 # Host draws the profile function cannot see as calls: numpy's generators (Cython methods) and the clock.
 rng = numpy.random.default_rng(0)
 

@@ -348,8 +348,10 @@ class Contract:
                 continue
             self.reported.add(read.label)
             label, captured, now, (opnames, name) = read.change(now)
-            self._host_value_changed(read.role, label, captured, now, frames.change_site(frame, opnames, name),
-                                     read_at=read.where)
+            stack = frames.change_site(frame, opnames, name)
+            if stack is None and opnames == {"STORE_ATTR"}:
+                stack = frames.method_store_site(read.holder_class(), opnames, name)
+            self._host_value_changed(read.role, label, captured, now, stack, read_at=read.where)
 
     def _host_value_changed(self, role, name, captured, now, stack=None, attributed=None, read_at=None):
         """HOST_VALUE_CHANGED at the line that made the change: `stack`, or the calling thread's (`attributed`, the

@@ -132,6 +132,28 @@ def change_site(frame, opnames, name, depth=16):
     return None
 
 
+def method_store_site(cls, opnames, name):
+    """The one line of the methods of `cls` and its bases (the program's own) with an instruction in `opnames` on
+    `name`, encoded as a stack of that method alone: where an attribute is set when no frame on the stack sets it (a
+    `set_epoch` or a classmethod's schedule called between replays). None when no line or several do."""
+    found = set()
+    try:
+        for klass in cls.__mro__:
+            for member in vars(klass).values():
+                function = getattr(member, "__func__", member)  # classmethod, staticmethod
+                code = getattr(function, "__code__", None)
+                if code is None or not is_program_file(code.co_filename):
+                    continue
+                for _, line in _store_sites(code, opnames, name)[0]:
+                    found.add((code.co_filename, line, code.co_name))
+    except Exception:
+        return None
+    if len(found) != 1:
+        return None
+    filename, line, function = found.pop()
+    return "%s%s%d%s%s" % (filename, _FIELD, line, _FIELD, function)
+
+
 def exception_text(error):
     try:
         return str(error)

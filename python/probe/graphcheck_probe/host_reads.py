@@ -2,13 +2,16 @@
 loaded inside the capture from a global, a closure cell, an attribute of any object or a dict or list entry
 (`TEMPERATURE`, `scale`, `self.cfg.loss_scale`, `CFG["mix"]`). A graph replays the kernels those values shaped, with
 the values as they were at capture; at its replays each source is read again, and a change becomes an event, at the
-line of the replaying function (or of its callers) that stores to that name when there is one, else at the replay.
+line of the replaying function (or of its callers) that stores to that name when there is one, or of the one method of
+the attribute's class that sets it (frames.method_store_site), else at the replay.
 
 How: while a capture runs, the capture's profile function (contract._RandomDraws) hands each Python call to
 Observer.call. The first call of each of the program's code objects is disassembled once into the paths it loads (a
-variable, then attribute names and constant subscripts); each path is followed at that call through instance
-dictionaries only (no property, __getattr__ or __getitem__ of the program's runs, so nothing is launched into the
-capture), and a path that ends on a number is kept with how to follow it again. A number the captured code itself
+variable, then attribute names and constant subscripts); each path is followed at that call through instance and
+class dictionaries only (a class attribute read through `self` too; no property, __getattr__ or __getitem__ of the
+program's runs, so nothing is launched into the capture), and a path that ends on a number, on a list of numbers or
+on a numpy scalar or small array (`float(LR)` of a 0-d array the schedule fills in place) is kept with how to follow
+it again. A number the captured code itself
 changed (a call counter) is not kept. Libraries' code is not read: their constants do not change, and the
 optimizers' and modules' numbers have watches of their own (watches.HostStateWatch, contract.Contract,
 graphed_calls.ModuleWatch), which also follow a module's own number (`self.p`) for the modules whose forward ran.
@@ -119,23 +122,57 @@ def _entries(value):
     return tuple(numbers) or None
 
 
+def _numpy_plain(value):
+    """The Python number or list a numpy scalar or small array holds (`LR = numpy.array(0.1)`, then `LR.fill(...)`
+    between replays); None for anything else. Reading it runs numpy's code, never the program's."""
+    if type(value).__module__ != "numpy" or not hasattr(value, "tolist"):
+        return None
+    try:
+        if getattr(value, "size", 1) > MAX_ENTRIES or getattr(value, "ndim", 0) > 1:
+            return None
+        plain = value.tolist()
+    except Exception:
+        return None
+    return plain if is_number(plain) or type(plain) is list else None
+
+
+def _attribute(value, key):
+    """`value.key` through plain storage: the instance's dictionary, else the dictionaries of its class and bases (a
+    class attribute read through `self`, or of a class itself), never a descriptor (property, method) that would run
+    code; None when it is in none."""
+    try:
+        held = vars(value)
+    except TypeError:
+        held = None
+    if isinstance(held, (dict, types.MappingProxyType)) and key in held:
+        return held[key]
+    classes = value.__mro__[1:] if isinstance(value, type) else type(value).__mro__
+    for cls in classes:
+        found = cls.__dict__.get(key, _MISSING)
+        if found is not _MISSING:
+            return None if hasattr(type(found), "__get__") else found
+    return None
+
+
+_MISSING = object()
+
+
 def _step(value, step):
     """One step of a path through plain storage only (instance and class dictionaries, dicts, lists); None when it
-    would run the program's code. ("each", None) stands for the numbers of a list, compared as one value."""
+    would run the program's code. ("each", None) stands for the numbers of a list, compared as one value; ("numpy",
+    None) for what a numpy scalar or array holds."""
     kind, key = step
     if kind == "each":
         return _entries(value)
+    if kind == "numpy":
+        return _numpy_plain(value)
     if kind == "item":
         if type(value) is dict:
             return value.get(key)
         if type(value) in (list, tuple) and isinstance(key, int) and -len(value) <= key < len(value):
             return value[key]
         return None
-    try:
-        held = vars(value)
-    except TypeError:
-        return None
-    return held.get(key) if isinstance(held, (dict, types.MappingProxyType)) else None
+    return _attribute(value, key)
 
 
 def _follow(value, steps):
@@ -206,14 +243,24 @@ class Read:
         return ("%s[%r]" % (self.label, changed), float(before.get(changed, nan)), float(after.get(changed, nan)),
                 ({"STORE_SUBSCR"}, changed))
 
+    def holder_class(self):
+        """The class whose methods may set the attribute the path ends on (the holding object's, or the holder itself
+        when it is a class); None when the path does not end on an attribute."""
+        steps = self.steps[:-1] if self.steps and self.steps[-1][0] == "numpy" else self.steps
+        if not steps or steps[-1][0] != "attr":
+            return None
+        holder = _follow(self.root.value(), steps[:-1]) if len(steps) > 1 else self.root.value()
+        return holder if isinstance(holder, type) else type(holder) if holder is not None else None
+
     def stores(self):
         """(opnames, name) of the instructions that can change it: the variable stored, or its last attribute or
         item set."""
         if self.root.kind == "grad-mode":
             return {"LOAD_ATTR", "LOAD_METHOD"}, "set_grad_enabled"
-        if not self.steps:
+        steps = self.steps[:-1] if self.steps and self.steps[-1][0] == "numpy" else self.steps
+        if not steps:
             return ({"STORE_GLOBAL", "STORE_NAME"} if self.root.kind == "global" else {"STORE_DEREF"}), self.root.name
-        kind, key = self.steps[-1]
+        kind, key = steps[-1]
         return ({"STORE_ATTR"}, key) if kind == "attr" else ({"STORE_SUBSCR"}, key)
 
 
@@ -369,6 +416,9 @@ class Observer:
                     continue
                 base = _cell_value(holder)
             value = _follow(base, steps) if steps else base
+            plain = _numpy_plain(value)
+            if plain is not None:
+                steps, value = steps + (("numpy", None),), plain
             if not is_number(value):
                 # A list of numbers the code loaded (`for scale in self.scales`, `self.scales[i]`): any of them.
                 entries = _entries(value)
@@ -386,8 +436,9 @@ class Observer:
             if key in self.reads:
                 self.reads[key].sites.add((code, offset))
                 continue
-            role = {"global": "global", "cell": "closure", "local": "attribute"}[kind] if not steps else (
-                "entry" if steps[-1][0] in ("item", "each") else "attribute")
+            named = steps[:-1] if steps and steps[-1][0] == "numpy" else steps
+            role = {"global": "global", "cell": "closure", "local": "attribute"}[kind] if not named else (
+                "entry" if named[-1][0] in ("item", "each") else "attribute")
             where = "%s() at %s:%d" % (code.co_name, code.co_filename, line)
             self.reads[key] = Read(root, steps, role, _label(name, steps), where, value)
             self.reads[key].sites.add((code, offset))
