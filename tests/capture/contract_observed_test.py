@@ -525,4 +525,67 @@ check("a static input dropped by rebinding its name is released at that line", l
       released[0]["line"] == line_of(HERE, "# a new batch bound to the static input's name"), released)
 check("and the replay sees its memory freed", len(rebound) == 1 and rebound[0]["pool"] == 1, rebound)
 
+
+# A tensor the captured code reached through a dict entry (a pinned staging buffer, `stage["x"]`) or a constant index
+# of a list (`self.params[0]`): the graph reads its memory. Refilled in place: nothing. Rebound to a batch kept
+# elsewhere: at the line that rebound it. Rebound so that the old buffer is dropped: released there, and the replay
+# sees its memory freed. Its data replaced (`p.data = ...`): the same object, other memory.
+def staging_step(stage, model):
+    return model(stage["x"])
+
+
+def load_batches(graph, stage, batches, refill):
+    for batch in batches:
+        if refill:
+            stage["x"].copy_(batch)
+        else:
+            stage["x"] = batch  # rebind the staging buffer
+        graph.replay()
+
+
+for refill, dropped in ((True, False), (False, False), (False, True)):
+    recorder, model = fresh()
+    stage = {"x": torch.randn(8, 4)}
+    graph = capture(lambda: staging_step(stage, model))
+    batches = [torch.randn(8, 4) for _ in range(2)]
+    kept = stage["x"] if not dropped else None
+    load_batches(graph, stage, batches, refill)
+    rebound = [e for e in recorder.of(EventKind.STATE_REBOUND) if e["type_name"] == "static-input"]
+    released = [e for e in recorder.of(EventKind.TENSOR_RELEASED) if e["graph"] == id(graph)]
+    if refill:
+        check("clean twin: a staging buffer in a dict refilled in place sends nothing",
+              not rebound and not released, recorder.events)
+    elif not dropped:
+        check("a staging buffer in a dict rebound is sent at the line that rebound it", len(rebound) == 1 and
+              rebound[0]["text"] == "stage['x']" and rebound[0]["pool"] == 0 and
+              rebound[0]["line"] == line_of(HERE, "# rebind the staging buffer"), rebound)
+    else:
+        check("a staging buffer in a dict dropped by rebinding is released at that line, and freed at the replay",
+              len(released) == 1 and released[0]["line"] == line_of(HERE, "# rebind the staging buffer") and
+              len(rebound) == 1 and rebound[0]["pool"] == 1, (released, rebound))
+
+
+class Lookahead:
+    def __init__(self, model):
+        self.params = list(model.parameters())
+
+    def fast(self):
+        return x @ self.params[0].t()
+
+
+recorder, model = fresh()
+lookahead = Lookahead(model)
+graph = capture(lookahead.fast)
+graph.replay()
+with torch.no_grad():
+    lookahead.params[0].copy_(torch.zeros(4, 4))
+graph.replay()
+check("clean twin: a tensor reached by a constant index, updated in place, sends nothing",
+      not recorder.of(EventKind.STATE_REBOUND), recorder.events)
+lookahead.params[0].data = torch.zeros(4, 4)  # replace the weight's data
+graph.replay()
+rebound = [e for e in recorder.of(EventKind.STATE_REBOUND) if e["type_name"] == "static-input"]
+check("a tensor reached by a constant index whose data was replaced is sent", len(rebound) == 1 and
+      rebound[0]["text"] == "self.params[0]", rebound)
+
 finish()

@@ -27,6 +27,7 @@ import threading
 import weakref
 
 from . import events, frames, host_draws, host_reads
+from .graph_tensors import NamedTensor, PathTensor, address, expired, nbytes, pinned, released
 from .bridge import Origin
 
 MAX_TENSORS = 20000  # tensors named per capture
@@ -51,41 +52,9 @@ def _torch():
     return sys.modules.get("torch")
 
 
-def _address(tensor):
-    try:
-        return int(tensor.data_ptr())
-    except Exception:
-        return 0
-
-
-def _bytes(tensor):
-    try:
-        return int(tensor.numel()) * int(tensor.element_size())
-    except Exception:
-        return 0
-
-
 def on_device(tensor):
     """Whether a tensor lives on a CUDA device (what a graph can read); tests on a CPU replace it."""
     return bool(getattr(tensor, "is_cuda", False))
-
-
-def expired(storage):
-    """Whether the memory a storage_ref() refers to may be reused by the allocator (False when unknown)."""
-    try:
-        return storage is not None and storage.expired()
-    except Exception:
-        return False
-
-
-def storage_ref(tensor):
-    """A weak reference to a tensor's memory: expired once the allocator may reuse it. None when unknown."""
-    try:
-        from torch.multiprocessing.reductions import StorageWeakRef
-
-        return StorageWeakRef(tensor.untyped_storage())
-    except Exception:
-        return None
 
 
 def _reads(module, name, observed=()):
@@ -157,7 +126,7 @@ class Capture:
             tensors = module.__dict__.get(table)
             old = tensors.get(name) if tensors else None
             if old is not None and on_device(old):
-                self.replaced[key] = (weakref.ref(module), name, role, _address(old), _bytes(old),
+                self.replaced[key] = (weakref.ref(module), name, role, address(old), nbytes(old),
                                       frames.encode_stack(sys._getframe(1)))
                 return
 
@@ -177,44 +146,6 @@ class Capture:
             self.draws = None
 
 
-class _Tensor:
-    """A named tensor a graph reads: where it was at capture, and how to find it now: `owner`.`attribute`, or for
-    optimizer state (`parameter` given) `owner`.state[parameter][attribute]. A parameter's requires_grad is kept
-    too: its graph computes gradients only for what required them at capture."""
-
-    __slots__ = ("owner", "attribute", "parameter", "role", "name", "address", "storage", "finalizer",
-                 "requires_grad")
-
-    def __init__(self, owner, attribute, role, name, tensor, parameter=None):
-        self.owner = weakref.ref(owner)
-        self.attribute = attribute
-        self.parameter = weakref.ref(parameter) if parameter is not None else None
-        self.role = role
-        self.name = name
-        self.address = _address(tensor)
-        self.storage = storage_ref(tensor)
-        self.finalizer = None
-        self.requires_grad = bool(getattr(tensor, "requires_grad", False)) if role == "parameter" else None
-
-    def now(self):
-        owner = self.owner()
-        if owner is None:
-            return None
-        if self.parameter is None:
-            return getattr(owner, self.attribute, None)
-        parameter = self.parameter()
-        state = owner.state.get(parameter) if parameter is not None else None
-        return state.get(self.attribute) if isinstance(state, dict) else None
-
-    def freed(self):
-        return expired(self.storage)
-
-
-def released(graph_id, role, name, address):
-    """The program dropped its last Python reference to a tensor a graph reads: the line is the stack now."""
-    events.tensor_released(graph=graph_id, role=role, name=name, address=address)
-
-
 class Contract:
     """What one graph's capture ran and baked in, checked at its replays."""
 
@@ -230,8 +161,12 @@ class Contract:
         self.watched = origin in _REPLAY_WATCHED
         self.modes = []  # (module ref, name, training at capture) of modules whose forward reads the flag
         self.attributes = []  # (module ref, label, attribute, value at capture)
-        self.tensors = []  # _Tensor
+        self.tensors = []  # NamedTensor
         self.host_values = observed.baked() if observed is not None else []  # host_reads.Read
+        self.tensor_reads = []  # NamedTensorRead: tensors the captured code reached through a path (`stage["x"]`)
+        if observed is not None:
+            for read in observed.baked_tensors(lambda t: on_device(t) or pinned(t))[:MAX_TENSORS]:
+                self.tensor_reads.append(PathTensor(read))
         # Autocast at capture, and whether a replay looked at ran in it: replaying outside the capture's autocast
         # region is the usual way, but a program that replayed in it and then turned autocast another way meant the
         # precision to change, which the graph cannot.
@@ -256,13 +191,15 @@ class Contract:
                 for attribute, tensor in (getattr(module, table, None) or {}).items():
                     if tensor is None or len(self.tensors) >= MAX_TENSORS or not on_device(tensor):
                         continue
-                    self.tensors.append(_Tensor(module, attribute, role, "%s.%s" % (name, attribute), tensor))
+                    self.tensors.append(NamedTensor(module, attribute, role, "%s.%s" % (name, attribute), tensor))
 
     def baked(self):
         return len(self.modes) + len(self.attributes)
 
     def watch_releases(self):
         """Notes the line where the program drops the last Python reference to a tensor the graph reads."""
+        for entry in self.tensor_reads:
+            entry.watch_release(self.graph_id)
         for entry in self.tensors:
             tensor = entry.now()
             if tensor is None:
@@ -286,6 +223,7 @@ class Contract:
             self._look_tensors(frame)
             self._look_attributes()
         self._look_host_values(frame)
+        self._look_tensor_reads(frame)
         self._look_autocast()
         self.change_stack = None
 
@@ -329,7 +267,7 @@ class Contract:
                 self._host_value_changed(events.HostValueRole.REQUIRES_GRAD, entry.name, float(entry.requires_grad),
                                          float(tensor.requires_grad), stack)
                 continue
-            now = _address(tensor) if tensor is not None else 0
+            now = address(tensor) if tensor is not None else 0
             freed = entry.freed()
             if now == entry.address and not freed:
                 continue
@@ -352,6 +290,24 @@ class Contract:
             if stack is None and opnames == {"STORE_ATTR"}:
                 stack = frames.method_store_site(read.holder_class(), opnames, name)
             self._host_value_changed(read.role, label, captured, now, stack, read_at=read.where)
+
+    def _look_tensor_reads(self, frame):
+        """A path to a tensor the captured code read that holds another tensor now, or whose tensor was freed: the
+        graph still reads the memory it had (a staging buffer rebound, `stage["x"] = batch`)."""
+        for entry in self.tensor_reads:
+            read = entry.read
+            if read.label in self.reported:
+                continue
+            freed = expired(entry.storage)
+            tensor = read.tensor_now()
+            now = address(tensor) if tensor is not None else 0
+            if not freed and (tensor is None or now == entry.address):
+                continue
+            self.reported.add(read.label)
+            opnames, name = read.stores()
+            events.state_rebound(origin=self.origin, graph=self.graph_id, role=events.TensorRole.STATIC_INPUT,
+                                 name=read.label, address_at_capture=entry.address, address_now=now, freed=freed,
+                                 frames=frames.change_site(frame, opnames, name))
 
     def _host_value_changed(self, role, name, captured, now, stack=None, attributed=None, read_at=None):
         """HOST_VALUE_CHANGED at the line that made the change: `stack`, or the calling thread's (`attributed`, the
@@ -482,16 +438,20 @@ def capture_ended(graph, capture, frame, pool_key, stepped):
     for optimizer, parameter, key, label, tensor in _optimizer_state_entries(stepped, parameter_names):
         lines.append(("optimizer-state", label, tensor))
         if len(contract.tensors) < MAX_TENSORS:  # load_state_dict() replaces it
-            contract.tensors.append(_Tensor(optimizer, key, "optimizer-state", label, tensor, parameter))
+            contract.tensors.append(NamedTensor(optimizer, key, "optimizer-state", label, tensor, parameter))
+    for entry in contract.tensor_reads:
+        tensor = entry.read.captured()
+        if tensor is not None and id(tensor) not in parameter_names:
+            lines.append(("static-input", entry.read.label, tensor))
     lines.extend(graph.__dict__.pop("_graphcheck_static_tensors", ()))
-    text = ["%s\t%s\t%x\t%x" % (role, name.replace("\t", " ").replace("\n", " "), _address(t), _bytes(t))
+    text = ["%s\t%s\t%x\t%x" % (role, name.replace("\t", " ").replace("\n", " "), address(t), nbytes(t))
             for role, name, t in lines[:MAX_TENSORS]]
     text.extend("pool\t\t%x\t%x" % segment for segment in segments)
     events.graph_tensors(origin=capture.origin, graph=id(graph), pool=pool_key, host_values=contract.baked(),
                          modules=len(modules), tensors="\n".join(text))
     _send_state_made(capture, names, ranges, stepped, parameter_names)
-    if not contract.host_values and not (contract.watched and (contract.modes or contract.attributes or
-                                                                contract.tensors)):
+    if not contract.host_values and not contract.tensor_reads and not (
+            contract.watched and (contract.modes or contract.attributes or contract.tensors)):
         return None
     contract.watch_releases()
     contract.watch_attributes()
@@ -564,24 +524,24 @@ def optimizer_stepping(optimizer, args, kwargs):
 def _send_state_made(capture, names, ranges, stepped, parameter_names):
     """Sends the state the program keeps that the capture made in the graph's pool (`ranges`, its segments): the
     parameters and buffers its code replaced, and the optimizer state created by a first step inside it."""
-    for module_ref, attribute, role, address, size, stack in capture.replaced.values():
+    for module_ref, attribute, role, address_before, size, stack in capture.replaced.values():
         module = module_ref()
         tensor = getattr(module, attribute, None) if module is not None else None
-        now = _address(tensor) if tensor is not None else 0
+        now = address(tensor) if tensor is not None else 0
         # The same tensor set again (spectral_norm's power iteration: self._u = normalize(..., out=self._u)) is an
         # update in place.
-        if now and now != address and _inside(ranges, now):
+        if now and now != address_before and _inside(ranges, now):
             name = "%s.%s" % (names.get(id(module)) or type(module).__name__, attribute)
             events.state_made_in_capture(origin=capture.origin, graph=capture.graph_id, role=role, names=name,
-                                         address_before=address, address_now=now, bytes=size, frames=stack)
+                                         address_before=address_before, address_now=now, bytes=size, frames=stack)
     for optimizer in stepped:
         before = capture.state_before.get(id(optimizer))
         if before is None:
             continue
         made = [(label, tensor) for _, label, tensor in _optimizer_state([optimizer], parameter_names, before[0])
-                if _inside(ranges, _address(tensor))]
+                if _inside(ranges, address(tensor))]
         if made:
             shown = ", ".join(label for label, _ in made[:MAX_NAMES]) + (", ..." if len(made) > MAX_NAMES else "")
             events.state_made_in_capture(origin=capture.origin, graph=capture.graph_id,
                                          role=events.MadeStateRole.OPTIMIZER_STATE, names=shown,
-                                         address_now=_address(made[0][1]), tensors=len(made), frames=before[1])
+                                         address_now=address(made[0][1]), tensors=len(made), frames=before[1])

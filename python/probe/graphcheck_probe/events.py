@@ -91,9 +91,10 @@ def outputs_invalidated(*, held):
     _send(EventKind.OUTPUTS_INVALIDATED, value=held)
 
 
-def state_rebound(*, origin, graph, role, name, address_at_capture, address_now=0, freed=False):
+def state_rebound(*, origin, graph, role, name, address_at_capture, address_now=0, freed=False, frames=None):
+    """`frames`: the line that rebound it, when known; else the replay's."""
     _send(EventKind.STATE_REBOUND, origin=origin, graph=graph, pool=int(freed), value=address_at_capture,
-          value_now=address_now, type_name=TensorRole(role).value, text=name)
+          value_now=address_now, type_name=TensorRole(role).value, text=name, frames=frames)
 
 
 def outputs_held(*, origin, graph, name, references_added):

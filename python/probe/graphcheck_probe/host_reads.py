@@ -183,6 +183,11 @@ def _follow(value, steps):
     return value
 
 
+def _is_tensor(value):
+    torch = sys.modules.get("torch")
+    return torch is not None and isinstance(value, torch.Tensor)
+
+
 def _is_value(value):
     """A number, or the numbers of a list (_entries)."""
     return is_number(value) or type(value) is tuple
@@ -232,6 +237,11 @@ class Read:
         value = _follow(self.root.value(), self.steps) if self.steps else self.root.value()
         return value if _is_value(value) else None
 
+    def tensor_now(self):
+        """For a tensor read: the tensor the path holds now, None when it holds none."""
+        value = _follow(self.root.value(), self.steps) if self.steps else self.root.value()
+        return value if _is_tensor(value) else None
+
     def change(self, now):
         """(label, number at capture, number now, (opnames, name) of the stores that can make it) of what differs
         in `now`: for a container, its first entry that changed (or appeared or went)."""
@@ -269,6 +279,7 @@ class Observer:
 
     def __init__(self):
         self.reads = {}  # (root kind, id(holder), name, steps) -> Read
+        self.tensor_reads = {}  # the same keys -> Read of a tensor reached through storage (`stage["x"]`)
         self.codes = {}  # code -> its paths (None: not the program's)
         self.module_reads = {}  # id(module) -> names its methods loaded inside the capture
         self.closures = 0
@@ -416,6 +427,10 @@ class Observer:
                     continue
                 base = _cell_value(holder)
             value = _follow(base, steps) if steps else base
+            if _is_tensor(value):
+                if steps or kind != "local":  # a local of the body's frame is watches.CaptureWatch's
+                    self._note_tensor(kind, holder, base, name, steps, code, line, offset, value)
+                continue
             plain = _numpy_plain(value)
             if plain is not None:
                 steps, value = steps + (("numpy", None),), plain
@@ -444,6 +459,39 @@ class Observer:
             self.reads[key].sites.add((code, offset))
             if len(self.reads) >= MAX_PATHS:
                 return
+
+    def _note_tensor(self, kind, holder, base, name, steps, code, line, offset, tensor):
+        """A tensor the captured code reached through a global, a cell, an attribute or an entry: the graph reads
+        its memory, so a path that holds another tensor at a replay no longer feeds the graph."""
+        root = _Root(kind, holder, name) if holder is not None else self._local_root(base, name)
+        if root is None or len(self.tensor_reads) >= MAX_PATHS:
+            return
+        key = (kind, id(root.holder), name, steps)
+        read = self.tensor_reads.get(key)
+        if read is None:
+            where = "%s() at %s:%d" % (code.co_name, code.co_filename, line)
+            try:
+                captured = weakref.ref(tensor)  # never kept alive by the probe: its freeing is a finding's line
+            except TypeError:
+                return
+            read = self.tensor_reads[key] = Read(root, steps, "static-input", _label(name, steps), where, captured)
+        read.sites.add((code, offset))
+
+    def baked_tensors(self, readable):
+        """The tensor reads whose loads ran and whose path still holds the tensor read (the captured code did not
+        rebind it itself) and that a graph reads at a fixed address (`readable`: on the device, or pinned)."""
+        executed = self.executed or None
+        kept = []
+        for read in self.tensor_reads.values():
+            if executed is not None and read.sites and not read.sites & executed:
+                continue
+            try:
+                tensor = read.captured()
+                if tensor is not None and read.tensor_now() is tensor and readable(tensor):
+                    kept.append(read)
+            except Exception:
+                pass
+        return kept
 
     @staticmethod
     def _local_root(value, name):

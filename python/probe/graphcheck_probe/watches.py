@@ -19,7 +19,7 @@ import sys
 import threading
 import weakref
 
-from . import contract, events, frames
+from . import contract, events, frames, graph_tensors
 from .bridge import Origin
 
 # Calls of a graphed module and replays of a watched graph that are looked at: the first FIRST_LOOKS, then the powers
@@ -137,10 +137,10 @@ class CaptureWatch:
         inputs = {name: self.before[name] for name in loaded - stored if name in self.before}
         self.inputs = {name: address(tensor) for name, tensor in inputs.items()}
         for name, tensor in inputs.items():
-            self.storages[name] = contract.storage_ref(tensor)
+            self.storages[name] = graph_tensors.storage_ref(tensor)
             _static_inputs.setdefault(self.inputs[name], set()).add(self.graph_id)
             try:
-                weakref.finalize(tensor, contract.released, self.graph_id, "static-input", name,
+                weakref.finalize(tensor, graph_tensors.released, self.graph_id, "static-input", name,
                                  self.inputs[name]).atexit = False
             except Exception:
                 pass
@@ -159,7 +159,7 @@ class CaptureWatch:
 
     def look(self, frame):
         for name, captured in self.inputs.items():
-            if name not in self.reported and contract.expired(self.storages.get(name)):
+            if name not in self.reported and graph_tensors.expired(self.storages.get(name)):
                 self.reported.add(name)  # freed: the graph reads memory the allocator hands out again
                 events.state_rebound(origin=Origin.USER, graph=self.graph_id, role=events.TensorRole.STATIC_INPUT,
                                      name=name, address_at_capture=captured, freed=True)
