@@ -125,6 +125,27 @@ for size in (4, 2):
 body_graphs[0].replay()
 check("clean twin: the loop variable a capture's body read, moved on, sends nothing",
       not recorder.of(EventKind.HOST_VALUE_CHANGED), recorder.events)
+# A module-level serving loop: each bucket's body read the global `static`, which then moves to the next bucket's.
+bucket_inputs = {size: torch.zeros(size, 4) for size in (4, 2)}
+bucket_graphs = {}
+for size in (4, 2):
+    static = bucket_inputs[size]
+    graph = Graph()
+    contract.capture_started(graph, Origin.USER)
+    contract.trace_body(sys._getframe(0))
+    bucket_start = sys._getframe(0).f_lasti
+    out = model(static) * GAIN
+    contract.observe_body(sys._getframe(0), bucket_start, sys._getframe(0).f_lasti)
+    taken = contract.stop_capture()
+    watches.graph_watch(graph).contract = contract.capture_ended(graph, taken, sys._getframe(0), 0, [])
+    watches.watch_replays(graph, None)
+    bucket_graphs[size] = graph
+for size in (4, 2):
+    static = bucket_inputs[size]
+    bucket_graphs[size].replay()
+bucket_graphs[4].replay()  # `static` holds bucket 2's input now
+check("clean twin: a module-level body's global moved between buckets' static inputs sends nothing",
+      not recorder.of(EventKind.STATE_REBOUND), recorder.events)
 for gain in (2.0, 3.0):
     GAIN = gain  # change the gain the body read
     body_graphs[0].replay()

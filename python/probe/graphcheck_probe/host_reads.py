@@ -428,7 +428,9 @@ class Observer:
                 base = _cell_value(holder)
             value = _follow(base, steps) if steps else base
             if _is_tensor(value):
-                if steps or kind != "local":  # a local of the body's frame is watches.CaptureWatch's
+                # A variable of a capture body's own frame (a local, or a global at module level) is
+                # watches.CaptureWatch's, which knows a serving loop's variable moving between buckets' inputs.
+                if steps or (kind != "local" and not in_body):
                     self._note_tensor(kind, holder, base, name, steps, code, line, offset, value)
                 continue
             plain = _numpy_plain(value)
