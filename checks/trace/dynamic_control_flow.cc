@@ -10,6 +10,7 @@
 #include "analysis/step_signatures.h"
 #include "checks/checks.h"
 #include "checks/trace/internal/capture_problem_check.h"
+#include "checks/trace/internal/eager_phase.h"
 #include "core/check_ids.h"
 #include "core/plural.h"
 
@@ -121,11 +122,7 @@ class DynamicControlFlowCheck : public CheckOf<TraceAnalysis> {
                                             "common sequence; ",
                                             distinct.size(), " distinct sequences"));
     finding.evidence.push_back(absl::StrCat("steps from ", iterations.source));
-    if (!iterations.graphed.empty()) {
-      finding.severity = Severity::kNote;
-      finding.evidence.push_back(absl::StrCat("the program also replays graphs in ", iterations.graphed.size(),
-                                              " steps: these eager steps are another phase of it"));
-    }
+    NoteWhenAnotherPhase(iterations, &finding);
     finding.fix =
         "Make the step's control flow independent of data: compute both branches and select with torch.where or a "
         "mask, move data-dependent decisions outside the graphed region (partial capture), or capture one graph "

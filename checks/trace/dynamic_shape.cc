@@ -14,6 +14,7 @@
 #include "analysis/trace_analysis.h"
 #include "checks/checks.h"
 #include "checks/trace/internal/capture_problem_check.h"
+#include "checks/trace/internal/eager_phase.h"
 #include "core/check_ids.h"
 #include "core/plural.h"
 #include "engine/run/engine_run.h"
@@ -179,6 +180,7 @@ class DynamicShapeCheck : public CheckOf<TraceAnalysis, EngineRun> {
                                             "kernels differ in sizes; ",
                                             distinct.size(), " distinct size sets"));
     finding.evidence.push_back(absl::StrCat("steps from ", iterations.source));
+    NoteWhenAnotherPhase(iterations, &finding);
     finding.fix =
         "Give the graphed region static shapes: pad or bucket variable dimensions (batch, sequence length) to a few "
         "sizes and capture one graph per bucket, drop the last incomplete batch (DataLoader(drop_last=True)), and "

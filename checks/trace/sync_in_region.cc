@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "checks/checks.h"
 #include "checks/trace/internal/capture_problem_check.h"
+#include "checks/trace/internal/eager_phase.h"
 #include "core/check_ids.h"
 #include "core/plural.h"
 #include "trace/api_names.h"
@@ -53,11 +54,7 @@ class SyncInRegionCheck : public CheckOf<TraceAnalysis> {
           "; inside a capture it would fail (900).");
       finding.evidence.push_back(
           absl::StrCat(Plural(site.calls, "call", "calls"), " from this call site; steps from ", iterations.source));
-      if (!iterations.graphed.empty()) {
-        finding.severity = Severity::kNote;
-        finding.evidence.push_back(absl::StrCat("the program also replays graphs in ", iterations.graphed.size(),
-                                                " steps: these eager steps are another phase of it"));
-      }
+      NoteWhenAnotherPhase(iterations, &finding);
       finding.fix =
           "Remove the synchronization from the step: keep scalars on the GPU (torch.where, clamp, masks that keep "
           "shapes static), log with a lag (copy with non_blocking=True into pinned memory and read it a step later), "

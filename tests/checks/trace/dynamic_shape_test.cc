@@ -11,11 +11,13 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::SizeIs;
 
-trace::Trace Steps(uint32_t odd_grid) {
+// Six eager steps, the fifth's gemm with grid `odd_grid`; then `graphed` steps that replay a graph.
+trace::Trace Steps(uint32_t odd_grid, int graphed = 0) {
   TraceBuilder b;
   for (int s = 0; s < 6; ++s) {
     EagerSteps(&b, 1000000 + s * 100000, 1, 100000, {{"embed", 1}, {"gemm", s == 4 ? odd_grid : 16}, {"softmax", 4}});
   }
+  for (int s = 0; s < graphed; ++s) b.Replay(2000000 + s * 100000, 1, 7, 1, 2000, 5000);
   return b.Build();
 }
 
@@ -27,6 +29,15 @@ TEST(DynamicShapeTest, PointsAtTheLaunchWhoseGridChanged) {
   EXPECT_THAT(findings[0].message, HasSubstr("gemm grid (24,1,1)"));
   EXPECT_THAT(findings[0].message, HasSubstr("gemm grid (16,1,1)"));
   EXPECT_THAT(RunCheck(checks::NewDynamicControlFlowCheck(), trace), SizeIs(0));
+}
+
+// An eager reference run (or an evaluation loop with a last short batch) beside the graphed loop is another phase of
+// the program: a note (blind contract set 2's target-stats twin on an H200: a warning before).
+TEST(DynamicShapeTest, EagerStepsBesideGraphedOnesAreANote) {
+  const std::vector<Finding> findings = RunCheck(checks::NewDynamicShapeCheck(), Steps(24, 8));
+  ASSERT_THAT(findings, SizeIs(1));
+  EXPECT_EQ(findings[0].severity, Severity::kNote);
+  EXPECT_THAT(findings[0].evidence.back(), HasSubstr("also replays graphs in"));
 }
 
 // The probe saw a graphed callable called with a smaller last batch: PyTorch raised copying it into the static input.
