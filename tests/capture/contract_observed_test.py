@@ -333,6 +333,38 @@ check("a numpy array's number changed in place is sent", len(sent) == 1 and sent
 Ema.set_decay(0.5)
 
 
+# A function kept in an attribute, with a number as its default (`self.act = lambda z, slope=0.3: ...`), replaced by
+# one with another default between replays: the graph runs the one it captured. Recreated with the same default: the
+# same graph.
+class Leaky(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(4, 4)
+        self.act = lambda z, slope=0.3: torch.nn.functional.leaky_relu(z, slope)
+
+    def forward(self, z):
+        return self.act(self.fc(z))
+
+
+def anneal_slope(model, graph, slope):
+    model.act = lambda z, slope=slope: torch.nn.functional.leaky_relu(z, slope)  # anneal the activation
+    graph.replay()
+
+
+recorder, _ = fresh()
+leaky = Leaky()
+graph = capture(lambda: leaky(x))
+anneal_slope(leaky, graph, 0.3)
+check("clean twin: a function attribute recreated with the same default sends nothing",
+      not recorder.of(EventKind.HOST_VALUE_CHANGED), recorder.events)
+anneal_slope(leaky, graph, 0.1)
+sent = changed(recorder, "attribute")
+check("a function attribute replaced with another default is sent by the parameter's name, at the line",
+      len(sent) == 1 and sent[0]["text"].startswith("self.act (default slope)\n") and
+      sent[0]["line"] == line_of(HERE, "# anneal the activation") and bridge.double_bits(0.3) == sent[0]["value"] and
+      bridge.double_bits(0.1) == sent[0]["value_now"], sent)
+
+
 # Host draws the profile function cannot see as calls: numpy's generators (Cython methods) and the clock.
 rng = numpy.random.default_rng(0)
 

@@ -166,6 +166,8 @@ def _step(value, step):
         return _entries(value)
     if kind == "numpy":
         return _numpy_plain(value)
+    if kind == "defaults":
+        return _entries(value.__defaults__ or ()) if type(value) is types.FunctionType else None
     if kind == "item":
         if type(value) is dict:
             return value.get(key)
@@ -250,13 +252,24 @@ class Read:
         before, after = dict(self.captured), dict(now)
         changed = next(key for key in list(before) + list(after) if before.get(key) != after.get(key))
         nan = float("nan")
-        return ("%s[%r]" % (self.label, changed), float(before.get(changed, nan)), float(after.get(changed, nan)),
-                ({"STORE_SUBSCR"}, changed))
+        numbers = float(before.get(changed, nan)), float(after.get(changed, nan))
+        if self.steps[-1][0] == "defaults":  # the function was replaced: its default `changed` differs
+            return ("%s (default %s)" % (self.label, self._default_name(changed)),) + numbers + (self.stores(),)
+        return ("%s[%r]" % (self.label, changed),) + numbers + (({"STORE_SUBSCR"}, changed),)
+
+    def _default_name(self, index):
+        """The name of the parameter whose default is the function's `index`-th."""
+        function = _follow(self.root.value(), self.steps[:-1])
+        try:
+            code = function.__code__
+            return code.co_varnames[code.co_argcount - len(function.__defaults__) + index]
+        except Exception:
+            return "default %d" % index
 
     def holder_class(self):
         """The class whose methods may set the attribute the path ends on (the holding object's, or the holder itself
         when it is a class); None when the path does not end on an attribute."""
-        steps = self.steps[:-1] if self.steps and self.steps[-1][0] == "numpy" else self.steps
+        steps = self.steps[:-1] if self.steps and self.steps[-1][0] in ("numpy", "defaults") else self.steps
         if not steps or steps[-1][0] != "attr":
             return None
         holder = _follow(self.root.value(), steps[:-1]) if len(steps) > 1 else self.root.value()
@@ -267,7 +280,7 @@ class Read:
         item set."""
         if self.root.kind == "grad-mode":
             return {"LOAD_ATTR", "LOAD_METHOD"}, "set_grad_enabled"
-        steps = self.steps[:-1] if self.steps and self.steps[-1][0] == "numpy" else self.steps
+        steps = self.steps[:-1] if self.steps and self.steps[-1][0] in ("numpy", "defaults") else self.steps
         if not steps:
             return ({"STORE_GLOBAL", "STORE_NAME"} if self.root.kind == "global" else {"STORE_DEREF"}), self.root.name
         kind, key = steps[-1]
@@ -436,7 +449,13 @@ class Observer:
             plain = _numpy_plain(value)
             if plain is not None:
                 steps, value = steps + (("numpy", None),), plain
-            if not is_number(value):
+            if type(value) is types.FunctionType and steps:
+                # A function the code holds in an attribute or entry (`self.act = lambda x, slope=0.3: ...`): the
+                # graph ran it with its default numbers as they were.
+                steps, value = steps + (("defaults", None),), _entries(value.__defaults__ or ())
+                if value is None:
+                    continue
+            elif not is_number(value):
                 # A list of numbers the code loaded (`for scale in self.scales`, `self.scales[i]`): any of them.
                 entries = _entries(value)
                 if entries is None:
@@ -453,7 +472,7 @@ class Observer:
             if key in self.reads:
                 self.reads[key].sites.add((code, offset))
                 continue
-            named = steps[:-1] if steps and steps[-1][0] == "numpy" else steps
+            named = steps[:-1] if steps and steps[-1][0] in ("numpy", "defaults") else steps
             role = {"global": "global", "cell": "closure", "local": "attribute"}[kind] if not named else (
                 "entry" if named[-1][0] in ("item", "each") else "attribute")
             where = "%s() at %s:%d" % (code.co_name, code.co_filename, line)
