@@ -90,7 +90,7 @@ class LaunchBoundCheck : public CheckOf<TraceAnalysis> {
     Finding finding = NewFinding();
     finding.title = "Graphed steps still launch kernels one by one";
     if (analysis.trace().process.pid != 0) finding.where.pid = analysis.trace().process.pid;
-    finding.where.nvtx_path = options.Get("region");
+    finding.where.nvtx_path = analysis.settings().steps.region;
     finding.message = absl::StrFormat(
         "The program replays CUDA graphs, but each graphed step still launches %.0f kernels one by one: %.1f us of "
         "its %.1f us go to launch calls, which graphing that remainder would save.",
@@ -130,7 +130,7 @@ class LaunchBoundCheck : public CheckOf<TraceAnalysis> {
     if (!stats.forecast || stats.forecast_savings_ratio < options.GetDouble("min-savings")) return;
     Finding finding = NewFinding();
     if (analysis.trace().process.pid != 0) finding.where.pid = analysis.trace().process.pid;
-    finding.where.nvtx_path = options.Get("region");
+    finding.where.nvtx_path = analysis.settings().steps.region;
     finding.message = absl::StrFormat(
         "The eager step is launch-bound: %.1f us per step (median), of which the GPU is busy %.1f us. Graphed, it is "
         "forecast at %.1f us, a saving of %.0f%%.",

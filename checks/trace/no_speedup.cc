@@ -18,7 +18,6 @@ namespace graphcheck::checks {
 using analysis::ComputeLaunchStats;
 using analysis::Iteration;
 using analysis::Iterations;
-using analysis::LaunchModel;
 using analysis::LaunchRecorded;
 using analysis::LaunchStats;
 using analysis::TraceAnalysis;
@@ -77,7 +76,7 @@ class NoSpeedupCheck : public CheckOf<TraceAnalysis> {
 
  protected:
   void Read(const TraceAnalysis& analysis, const BoundOptions& options, std::vector<Finding>* findings) const override {
-    const LaunchStats stats = ComputeLaunchStats(analysis, analysis.settings().steps, LaunchModel());
+    const LaunchStats stats = ComputeLaunchStats(analysis, analysis.settings().steps, analysis.settings().launch);
     // A speedup from a handful of steps is noise (first-call work, a capture's warmup): judge only with enough of each.
     const size_t min_steps = static_cast<size_t>(options.GetDouble("min-steps"));
     if (stats.eager.steps < min_steps || stats.graphed.steps < min_steps || stats.graphed.step_us <= 0) return;
@@ -92,7 +91,7 @@ class NoSpeedupCheck : public CheckOf<TraceAnalysis> {
     Finding finding = NewFinding();
     if (!slower) finding.severity = Severity::kNote;  // graphs do not pay off here; nothing got worse
     if (analysis.trace().process.pid != 0) finding.where.pid = analysis.trace().process.pid;
-    finding.where.nvtx_path = options.Get("region");
+    finding.where.nvtx_path = analysis.settings().steps.region;
     const double utilization = stats.eager_step_us > 0 ? stats.eager.gpu_busy_us / stats.eager_step_us : 0;
     finding.message = absl::StrFormat(
         "Graphed steps take %.1f us against %.1f us eager (speedup x%.2f; %s): %s", stats.graphed.step_us,

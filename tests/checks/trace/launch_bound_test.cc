@@ -25,6 +25,16 @@ TEST(LaunchBoundTest, FlagsShortKernelsWithIdleGaps) {
 
 // An 83 ms step that is DataLoader work, its launches within 40 us (seen on an H100: "a saving of 100%"): graphs remove
 // launching, not the host's other work, so nothing is forecast to save.
+// The steps the user named with --region: the finding says which range it speaks of (it read an option no check
+// declares, and was always empty).
+TEST(LaunchBoundTest, AFindingOnTheRegionTheUserNamedSaysTheRange) {
+  analysis::AnalysisSettings settings;
+  settings.steps.region = "step";
+  const std::vector<Finding> findings = RunCheck(checks::NewLaunchBoundCheck(), SampledTrace(8, 8), settings);
+  ASSERT_FALSE(findings.empty());
+  EXPECT_EQ(findings[0].where.nvtx_path, "step");
+}
+
 TEST(LaunchBoundTest, HostWorkOutsideTheLaunchingIsNotSaved) {
   TraceBuilder b;
   for (int s = 0; s < 8; ++s) {
