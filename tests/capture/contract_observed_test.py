@@ -17,7 +17,7 @@ use_probe_and_torch(sys.argv)
 import numpy  # noqa: E402
 import torch  # noqa: E402
 
-from graphcheck_probe import bridge, contract, graphed_calls, patches, watches  # noqa: E402
+from graphcheck_probe import bridge, contract, graph_tensors, graphed_calls, patches, watches  # noqa: E402
 from graphcheck_probe.bridge import EventKind, Origin  # noqa: E402
 
 contract.on_device = lambda tensor: True
@@ -584,7 +584,7 @@ check("and the replay sees its memory freed", len(rebound) == 1 and rebound[0]["
 # elsewhere: at the line that rebound it. Rebound so that the old buffer is dropped: released there, and the replay
 # sees its memory freed. Its data replaced (`p.data = ...`): the same object, other memory.
 def staging_step(stage, model):
-    return model(stage["x"])
+    return lambda: model(stage["x"])  # the step reads the staging buffer through its closure
 
 
 def load_batches(graph, stage, batches, refill):
@@ -599,7 +599,8 @@ def load_batches(graph, stage, batches, refill):
 for refill, dropped in ((True, False), (False, False), (False, True)):
     recorder, model = fresh()
     stage = {"x": torch.randn(8, 4)}
-    graph = capture(lambda: staging_step(stage, model))
+    step = staging_step(stage, model)
+    graph = capture(step)
     batches = [torch.randn(8, 4) for _ in range(2)]
     kept = stage["x"] if not dropped else None
     load_batches(graph, stage, batches, refill)
@@ -640,5 +641,140 @@ graph.replay()
 rebound = [e for e in recorder.of(EventKind.STATE_REBOUND) if e["type_name"] == "static-input"]
 check("a tensor reached by a constant index whose data was replaced is sent", len(rebound) == 1 and
       rebound[0]["text"] == "self.params[0]", rebound)
+
+
+# What is no static input, whatever path reached it (found in review; each sent an error before):
+def path_rebounds(recorder):
+    return [e for e in recorder.of(EventKind.STATE_REBOUND) if e["type_name"] == "static-input"]
+
+
+# - a tensor the capture itself made, stored by one function and read by the next (`self.loss`), later rebound by an
+#   eager tail batch: it lives in the graph's pool.
+class Accumulate:
+    def __init__(self, model):
+        self.model = model
+        self.loss = None
+
+    def forward(self):
+        self.loss = self.model(x).sum()
+
+    def backward(self):
+        return self.loss * 2
+
+
+recorder, model = fresh()
+accumulate = Accumulate(model)
+pool_segments = contract._pool_segments
+contract._pool_segments = lambda graph: [(graph_tensors.address(accumulate.loss), 4)]  # the capture made it there
+graph = capture(lambda: (accumulate.forward(), accumulate.backward()))
+contract._pool_segments = pool_segments
+accumulate.forward()  # an eager tail batch
+graph.replay()
+check("clean twin: a tensor the capture made, read by its next function and later rebound, sends nothing",
+      not path_rebounds(recorder), recorder.events)
+
+
+# - one graph per bucket, each captured from a closure over one variable that moves to the next bucket's input.
+def capture_closure_buckets(inputs):
+    graphs = {}
+    for size in (4, 2):
+        static_x = inputs[size]
+        graphs[size] = capture(lambda: static_x * 2)
+    return graphs
+
+
+recorder, _ = fresh()
+inputs = {size: torch.zeros(size, 4) for size in (4, 2)}
+for graph in capture_closure_buckets(inputs).values():
+    graph.replay()
+check("clean twin: a closure variable that holds another bucket's static input sends nothing",
+      not path_rebounds(recorder), recorder.events)
+
+
+# - a tensor whose shape, device or None-ness the captured code read, not its memory.
+class Cache:
+    def __init__(self):
+        self.cache = torch.zeros(4, 4)
+
+    def step(self):
+        rows = self.cache.shape[0]
+        return x[:rows] * 2 if self.cache is not None else x
+
+
+recorder, _ = fresh()
+holder = Cache()
+graph = capture(holder.step)
+holder.cache = torch.zeros(4, 4)
+graph.replay()
+check("clean twin: a tensor whose shape the capture read, rebound, sends nothing", not path_rebounds(recorder),
+      recorder.events)
+
+
+# What is one, and the probe must not hide: a closure's static input the program drops is freed (the probe holds the
+# closure's variable through the function, weakly); a global the body of a function's capture reads, rebound.
+def capture_and_drop():
+    static_x = torch.zeros(4, 4)
+    return capture(lambda: static_x * 2)  # the closure, and with it the static input, dropped
+
+
+recorder, _ = fresh()
+graph = capture_and_drop()
+graph.replay()
+rebound = path_rebounds(recorder)
+check("a closure's static input dropped is freed at the replay", len(rebound) == 1 and rebound[0]["pool"] == 1,
+      rebound)
+
+STATIC_X = torch.zeros(4, 4)
+
+
+def capture_global_body():
+    graph = Graph()
+    contract.capture_started(graph, Origin.USER)
+    contract.trace_body(sys._getframe(0))
+    start = sys._getframe(0).f_lasti
+    out = STATIC_X * 2
+    contract.observe_body(sys._getframe(0), start, sys._getframe(0).f_lasti)
+    taken = contract.stop_capture()
+    watches.graph_watch(graph).contract = contract.capture_ended(graph, taken, sys._getframe(0), 0, [])
+    watches.watch_replays(graph, None)
+    return graph, out
+
+
+recorder, _ = fresh()
+graph, _ = capture_global_body()
+kept_x = STATIC_X
+STATIC_X = torch.ones(4, 4)  # rebind the global the body read
+graph.replay()
+rebound = path_rebounds(recorder)
+check("a global a function's capture body read, rebound, is sent", len(rebound) == 1 and
+      rebound[0]["text"] == "STATIC_X" and rebound[0]["pool"] == 0, rebound)
+
+
+# A number an object's constructor set, changed by another object's method that no frame of the replay's shows: no
+# line of its own class sets it after construction, so the change is at the replay, not at `__init__`.
+class Brightness:
+    def __init__(self, strength):
+        self.strength = strength  # the constructor's store
+
+    def apply(self):
+        return x * self.strength
+
+
+class Curriculum:
+    def __init__(self, augment):
+        self.augment = augment
+
+    def advance(self):
+        self.augment.strength = 0.5
+
+
+recorder, _ = fresh()
+brightness = Brightness(0.2)
+graph = capture(brightness.apply)
+Curriculum(brightness).advance()
+graph.replay()
+sent = changed(recorder, "attribute")
+check("a change no frame or method makes is sent at the replay, not at the constructor", len(sent) == 1 and
+      sent[0]["line"] != line_of(HERE, "# the constructor's store"), sent)
 
 finish()

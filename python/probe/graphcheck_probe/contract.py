@@ -27,7 +27,8 @@ import threading
 import weakref
 
 from . import events, frames, host_draws, host_reads
-from .graph_tensors import NamedTensor, PathTensor, address, expired, nbytes, pinned, released
+from .graph_tensors import (NamedTensor, PathTensor, add_static_input, address, another_graphs_input, expired,
+                            forget_static_inputs, nbytes, pinned, released)
 from .bridge import Origin
 
 MAX_TENSORS = 20000  # tensors named per capture
@@ -279,12 +280,12 @@ class Contract:
         """A number the captured code read (host_reads) that is another now: at the line of the replaying function
         or its callers that stores to it, when one does, else at the replay."""
         for read in self.host_values:
-            if read.label in self.reported:
+            if id(read) in self.reported:
                 continue
             now = read.now()
             if now is None or now == read.captured:
                 continue
-            self.reported.add(read.label)
+            self.reported.add(id(read))
             label, captured, now, (opnames, name) = read.change(now)
             stack = frames.change_site(frame, opnames, name)
             if stack is None and opnames == {"STORE_ATTR"}:
@@ -296,14 +297,14 @@ class Contract:
         graph still reads the memory it had (a staging buffer rebound, `stage["x"] = batch`)."""
         for entry in self.tensor_reads:
             read = entry.read
-            if read.label in self.reported:
+            if id(entry) in self.reported:
                 continue
             freed = expired(entry.storage)
             tensor = read.tensor_now()
             now = address(tensor) if tensor is not None else 0
-            if not freed and (tensor is None or now == entry.address):
+            if not freed and (tensor is None or now == entry.address or another_graphs_input(now, self.graph_id)):
                 continue
-            self.reported.add(read.label)
+            self.reported.add(id(entry))
             opnames, name = read.stores()
             events.state_rebound(origin=self.origin, graph=self.graph_id, role=events.TensorRole.STATIC_INPUT,
                                  name=read.label, address_at_capture=entry.address, address_now=now, freed=freed,
@@ -411,6 +412,24 @@ def _optimizer_state(optimizers, parameter_names, left_out=()):
         yield "optimizer-state", label, tensor
 
 
+def _keep_static_inputs(contract, ranges, parameter_names):
+    """The tensors the captured code reached through a path that are static inputs: not made by the capture (in
+    its pool, or another graph's: the graph's own output, `self.logits` read by the capture's next function), not a
+    parameter or buffer (NamedTensor's), each memory once; registered as static inputs, for the other graphs."""
+    kept, addresses = [], set()
+    for entry in contract.tensor_reads:
+        tensor = entry.read.captured()
+        if (tensor is None or id(tensor) in parameter_names or entry.address in addresses or
+                _inside(ranges, entry.address) or in_pool(entry.address)):
+            continue
+        kept.append(entry)
+        addresses.add(entry.address)
+        add_static_input(entry.address, contract.graph_id)
+    contract.tensor_reads = kept
+    if addresses:
+        weakref.finalize(contract, forget_static_inputs, contract.graph_id, list(addresses)).atexit = False
+
+
 def capture_ended(graph, capture, frame, pool_key, stepped):
     """At a capture's end (after CUDAGraph.capture_end): sends the tensors it can name and returns the graph's
     Contract when it has something to check at replays (else None). `capture`: what stop_capture() returned before
@@ -439,10 +458,9 @@ def capture_ended(graph, capture, frame, pool_key, stepped):
         lines.append(("optimizer-state", label, tensor))
         if len(contract.tensors) < MAX_TENSORS:  # load_state_dict() replaces it
             contract.tensors.append(NamedTensor(optimizer, key, "optimizer-state", label, tensor, parameter))
+    _keep_static_inputs(contract, ranges, parameter_names)
     for entry in contract.tensor_reads:
-        tensor = entry.read.captured()
-        if tensor is not None and id(tensor) not in parameter_names:
-            lines.append(("static-input", entry.read.label, tensor))
+        lines.append(("static-input", entry.read.label, entry.read.captured()))
     lines.extend(graph.__dict__.pop("_graphcheck_static_tensors", ()))
     text = ["%s\t%s\t%x\t%x" % (role, name.replace("\t", " ").replace("\n", " "), address(t), nbytes(t))
             for role, name, t in lines[:MAX_TENSORS]]

@@ -132,14 +132,20 @@ def change_site(frame, opnames, name, depth=16):
     return None
 
 
+_CONSTRUCTORS = {"__init__", "__new__", "__post_init__", "__init_subclass__"}
+
+
 def method_store_site(cls, opnames, name):
     """The one line of the methods of `cls` and its bases (the program's own) with an instruction in `opnames` on
     `name`, encoded as a stack of that method alone: where an attribute is set when no frame on the stack sets it (a
-    `set_epoch` or a classmethod's schedule called between replays). None when no line or several do."""
+    `set_epoch` or a classmethod's schedule called between replays). A constructor is no such method: it set the value
+    the capture read. None when no line or several do."""
     found = set()
     try:
         for klass in cls.__mro__:
-            for member in vars(klass).values():
+            for key, member in vars(klass).items():
+                if key in _CONSTRUCTORS:
+                    continue
                 function = getattr(member, "__func__", member)  # classmethod, staticmethod
                 code = getattr(function, "__code__", None)
                 if code is None or not is_program_file(code.co_filename):

@@ -20,6 +20,30 @@ def nbytes(tensor):
         return 0
 
 
+# address -> ids of the live graphs that read a static input there (a manual capture's name, or a path the captured
+# code followed): a name or path that now holds another graph's static input (one per bucket, the variable moving on)
+# is no rebinding.
+_static_inputs = {}
+
+
+def add_static_input(address, graph_id):
+    _static_inputs.setdefault(address, set()).add(graph_id)
+
+
+def forget_static_inputs(graph_id, addresses):
+    for captured in addresses:
+        owners = _static_inputs.get(captured)
+        if owners is not None:
+            owners.discard(graph_id)
+            if not owners:
+                del _static_inputs[captured]
+
+
+def another_graphs_input(address, graph_id):
+    """Whether a live graph other than `graph_id` reads a static input at `address`."""
+    return bool(_static_inputs.get(address, set()) - {graph_id})
+
+
 def pinned(tensor):
     """Whether a tensor is in pinned host memory (a copy node's source a graph reads at a fixed address)."""
     try:

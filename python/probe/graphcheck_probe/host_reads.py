@@ -25,87 +25,19 @@ those code objects alone from Python 3.12, opcode events of a trace function bef
 ran is dropped at the capture's end. When that cannot be had (a debugger's or coverage's tracer, the monitoring tool
 id taken, a profiler of the program's own) every path the code holds is kept.
 """
-import dis
 import sys
 import types
 import weakref
 
-from . import frames, host_draws
+from . import code_paths, frames, host_draws
 
 MAX_PATHS = 256  # numbers watched per capture
 MAX_ENTRIES = 64  # numbers of one list or tuple the code loaded, compared at replays
 _MONITORING_TOOL = 4  # a sys.monitoring tool id no CPython-defined tool uses (0-2 and 5 are)
 MAX_CLOSURES = 8  # closures whose cells are looked up per capture (gc.get_referrers: a walk of the heap)
-_MAX_STEPS = 4  # attribute or subscript steps after the variable
-
-_GLOBAL_LOADS = {"LOAD_GLOBAL", "LOAD_NAME"}
-_FAST_LOADS = {"LOAD_FAST", "LOAD_FAST_CHECK", "LOAD_FAST_BORROW"}
-_PAIR_LOADS = {"LOAD_FAST_LOAD_FAST", "LOAD_FAST_BORROW_LOAD_FAST_BORROW"}  # 3.13+: the second name is the path's
-_SUBSCRIPTS = {"BINARY_SUBSCR"}
-
 
 def is_number(value):
     return isinstance(value, (int, float)) and not isinstance(value, type)
-
-
-def _paths(code, start=-1, end=None):
-    """(root kind, root name, steps, line, offset of the load that ends it) of each path `code` loads (between byte offsets `start` and `end`,
-    exclusive, when given): root kind "global", "cell" or "local"; steps (("attr", name) or ("item", constant), ...).
-    Every prefix of a chain is a path of its own."""
-    found = []
-    path, line = None, 0
-    pending_constant = None
-    for instruction in dis.get_instructions(code):
-        name = instruction.opname
-        line = frames.instruction_line(instruction, line)
-        if instruction.offset <= start or (end is not None and instruction.offset >= end):
-            continue
-        root = None
-        if name in _GLOBAL_LOADS:
-            root = ("global", instruction.argval)
-        elif name == "LOAD_DEREF" or name == "LOAD_CLASSDEREF":
-            root = ("cell", instruction.argval)
-        elif name in _FAST_LOADS:
-            root = ("local", instruction.argval)
-        elif name in _PAIR_LOADS and isinstance(instruction.argval, tuple) and len(instruction.argval) == 2:
-            root = ("local", instruction.argval[1])
-        if root is not None and isinstance(root[1], str):
-            path = (root[0], root[1], ())
-            pending_constant = None
-            found.append(path + (line, instruction.offset))
-            continue
-        if path is not None and name in ("LOAD_ATTR", "LOAD_METHOD") and len(path[2]) < _MAX_STEPS:
-            path = (path[0], path[1], path[2] + (("attr", instruction.argval),))
-            found.append(path + (line, instruction.offset))
-            continue
-        if path is not None and name == "LOAD_CONST" and pending_constant is None:
-            pending_constant = (instruction.argval,)
-            continue
-        if path is not None and name in _SUBSCRIPTS and pending_constant is not None:
-            key = pending_constant[0]
-            pending_constant = None
-            if isinstance(key, (str, int)) and len(path[2]) < _MAX_STEPS:
-                path = (path[0], path[1], path[2] + (("item", key),))
-                found.append(path + (line, instruction.offset))
-                continue
-        if name in ("CACHE", "EXTENDED_ARG", "NOP"):
-            continue
-        path, pending_constant = None, None
-    return found
-
-
-def _loop_targets(code):
-    """The names a code object's `for` loops bind: a serving loop's bucket size, read inside a `with
-    torch.cuda.graph` body as a key (`static_in[size]`), moves on by design."""
-    targets, after_loop = set(), False
-    for instruction in dis.get_instructions(code):
-        if instruction.opname == "FOR_ITER":
-            after_loop = True
-        elif after_loop and instruction.opname.startswith("STORE_") and isinstance(instruction.argval, str):
-            targets.add(instruction.argval)
-        elif after_loop and instruction.opname not in ("UNPACK_SEQUENCE", "UNPACK_EX", "CACHE", "EXTENDED_ARG"):
-            after_loop = instruction.opname.startswith("STORE_")
-    return targets
 
 
 def _entries(value):
@@ -217,11 +149,25 @@ class _Root:
         if self.kind == "global":
             return self.holder.get(self.name)
         if self.kind == "cell":
-            try:
-                return self.holder.cell_contents
-            except ValueError:
-                return None
+            return self.holder.value()
         return self.holder() if isinstance(self.holder, weakref.ref) else self.holder
+
+
+class _ClosureSlot:
+    """A closure's variable, found again through the function, held weakly: holding its cell would keep what the
+    variable holds alive (a tensor the program drops, which the graph then reads freed)."""
+
+    __slots__ = ("function", "index")
+
+    def __init__(self, function, index):
+        self.function, self.index = weakref.ref(function), index
+
+    def value(self):
+        function = self.function()
+        try:
+            return function.__closure__[self.index].cell_contents if function is not None else None
+        except (ValueError, TypeError, IndexError):
+            return None
 
 
 class Read:
@@ -296,6 +242,7 @@ class Observer:
         self.codes = {}  # code -> its paths (None: not the program's)
         self.module_reads = {}  # id(module) -> names its methods loaded inside the capture
         self.closures = 0
+        self._slots = {}  # (id(function), index) -> _ClosureSlot
         self.generators = host_draws.Generators()
         self.executed = None  # (code, offset) of the program's instructions that ran; None: not traced
         self._monitored = None  # the code objects with instruction events on, under sys.monitoring
@@ -310,7 +257,7 @@ class Observer:
         self._note_module_method(frame, code)
         paths = self.codes.get(code, False)
         if paths is False:
-            paths = self.codes[code] = _paths(code) if frames.is_program_file(code.co_filename) else None
+            paths = self.codes[code] = code_paths.paths(code) if frames.is_program_file(code.co_filename) else None
         if paths and self._monitored is not None:
             self._monitor(code)
         if paths and len(self.reads) < MAX_PATHS:
@@ -410,8 +357,8 @@ class Observer:
         """The reads of the code a frame ran between byte offsets `start` and `end` (a `with torch.cuda.graph` body,
         which runs in the frame that began the capture: no call event shows it)."""
         if frames.is_program_file(frame.f_code.co_filename):
-            loops = _loop_targets(frame.f_code)
-            paths = [p for p in _paths(frame.f_code, start, end) if p[2] or p[1] not in loops]
+            loops = code_paths.loop_targets(frame.f_code)
+            paths = [p for p in code_paths.paths(frame.f_code, start, end) if p[2] or p[1] not in loops]
             self._read(frame, frame.f_code, paths, in_body=True)
 
     def _read(self, frame, code, paths, in_body=False):
@@ -438,12 +385,13 @@ class Observer:
                 holder = cells.get(name)
                 if holder is None:
                     continue
-                base = _cell_value(holder)
+                base = holder.value()
             value = _follow(base, steps) if steps else base
             if _is_tensor(value):
-                # A variable of a capture body's own frame (a local, or a global at module level) is
-                # watches.CaptureWatch's, which knows a serving loop's variable moving between buckets' inputs.
-                if steps or (kind != "local" and not in_body):
+                # A variable of a capture body's own frame (a local, or a global at module level, where the frame's
+                # locals are its globals) is watches.CaptureWatch's.
+                own = kind == "local" or (in_body and kind == "global" and frame.f_globals is frame.f_locals)
+                if (steps or not own) and not code_paths.metadata_only(code, offset):
                     self._note_tensor(kind, holder, base, name, steps, code, line, offset, value)
                 continue
             plain = _numpy_plain(value)
@@ -485,8 +433,9 @@ class Observer:
         """A tensor the captured code reached through a global, a cell, an attribute or an entry: the graph reads
         its memory, so a path that holds another tensor at a replay no longer feeds the graph."""
         root = _Root(kind, holder, name) if holder is not None else self._local_root(base, name)
-        if root is None or len(self.tensor_reads) >= MAX_PATHS:
-            return
+        if root is None or len(self.tensor_reads) >= MAX_PATHS or (kind == "local" and type(root.holder) in (dict,
+                                                                                                          list)):
+            return  # a dict or list argument cannot be held weakly: holding it would keep its tensors alive
         key = (kind, id(root.holder), name, steps)
         read = self.tensor_reads.get(key)
         if read is None:
@@ -524,8 +473,8 @@ class Observer:
             return _Root("local", value, name) if type(value) in (dict, list) else None
 
     def _cells(self, frame, code, in_body):
-        """name -> cell of the closure whose frame this is: the function is found by its code (gc), a few times per
-        capture at most."""
+        """name -> _ClosureSlot of the closure whose frame this is: the function is found by its code (gc), a few
+        times per capture at most; one slot per variable and function, so that its reads share a key."""
         if not code.co_freevars or self.closures >= MAX_CLOSURES:
             return {}
         self.closures += 1
@@ -537,9 +486,9 @@ class Observer:
                 closure = getattr(function, "__closure__", None)
                 if getattr(function, "__code__", None) is not code or not closure:
                     continue
-                cells = dict(zip(code.co_freevars, closure))
-                if all(_cell_value(cells[n]) is values.get(n) for n in code.co_freevars if n in values):
-                    return cells
+                if all(_cell_value(cell) is values.get(n) for n, cell in zip(code.co_freevars, closure) if n in values):
+                    return {n: self._slots.setdefault((id(function), i), _ClosureSlot(function, i))
+                            for i, n in enumerate(code.co_freevars)}
         except Exception:
             pass
         return {}

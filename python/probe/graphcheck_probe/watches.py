@@ -104,20 +104,6 @@ def _names_used(code, start, end):
     return loaded, stored
 
 
-# address -> ids of the live manual captures whose static input lives there: a name that now holds another
-# capture's static input (one static input per bucket, the loop variable moving on) is no rebinding.
-_static_inputs = {}
-
-
-def _forget_static_inputs(graph_id, addresses):
-    for captured in addresses:
-        owners = _static_inputs.get(captured)
-        if owners is not None:
-            owners.discard(graph_id)
-            if not owners:
-                del _static_inputs[captured]
-
-
 class CaptureWatch:
     """A manual capture (torch.cuda.graph) of the program's: its static inputs (device or pinned host tensors the
     body read) and outputs, by name, and the memory of each input, whose freeing is noted at the line that dropped
@@ -138,13 +124,14 @@ class CaptureWatch:
         self.inputs = {name: address(tensor) for name, tensor in inputs.items()}
         for name, tensor in inputs.items():
             self.storages[name] = graph_tensors.storage_ref(tensor)
-            _static_inputs.setdefault(self.inputs[name], set()).add(self.graph_id)
+            graph_tensors.add_static_input(self.inputs[name], self.graph_id)
             try:
                 weakref.finalize(tensor, graph_tensors.released, self.graph_id, "static-input", name,
                                  self.inputs[name]).atexit = False
             except Exception:
                 pass
-        weakref.finalize(self, _forget_static_inputs, self.graph_id, list(self.inputs.values())).atexit = False
+        weakref.finalize(self, graph_tensors.forget_static_inputs, self.graph_id,
+                         list(self.inputs.values())).atexit = False
         values = frames.local_values(frame)
         self.outputs = {name: values[name] for name in stored if is_cuda_tensor(values.get(name))}
         self.before = None
@@ -170,7 +157,7 @@ class CaptureWatch:
                 if name in self.reported or not is_graph_readable(now):
                     continue
                 moved = address(now)
-                if moved != captured and not _static_inputs.get(moved):
+                if moved != captured and not graph_tensors.another_graphs_input(moved, self.graph_id):
                     self.reported.add(name)
                     events.state_rebound(origin=Origin.USER, graph=self.graph_id,
                                          role=events.TensorRole.STATIC_INPUT, name=name, address_at_capture=captured,
