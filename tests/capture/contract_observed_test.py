@@ -777,4 +777,29 @@ sent = changed(recorder, "attribute")
 check("a change no frame or method makes is sent at the replay, not at the constructor", len(sent) == 1 and
       sent[0]["line"] != line_of(HERE, "# the constructor's store"), sent)
 
+
+# A manual capture's static input read both by the body and by a closure the body calls: one rebinding, one event.
+def rebind_read_twice():
+    static = torch.zeros(4, 4)
+    scaled = lambda: static * 2  # noqa: E731
+    graph = Graph()
+    contract.capture_started(graph, Origin.USER)
+    watch = watches.CaptureWatch(graph, sys._getframe(0))
+    out = static + scaled()
+    watch.end(sys._getframe(0))
+    taken = contract.stop_capture()
+    watches.graph_watch(graph).capture = watch
+    watches.graph_watch(graph).contract = contract.capture_ended(graph, taken, sys._getframe(0), 0, [])
+    watches.watch_replays(graph, None)
+    kept = static
+    static = torch.ones(4, 4)  # rebind the input the body and its closure read
+    graph.replay()
+    return out, kept
+
+
+recorder, _ = fresh()
+rebind_read_twice()
+check("a static input read by the body and a closure it calls is sent once", len(path_rebounds(recorder)) == 1,
+      path_rebounds(recorder))
+
 finish()

@@ -28,7 +28,7 @@ import weakref
 
 from . import events, frames, host_draws, host_reads
 from .graph_tensors import (NamedTensor, PathTensor, add_static_input, address, another_graphs_input, expired,
-                            forget_static_inputs, nbytes, pinned, released)
+                            forget_static_inputs, graphs_input, nbytes, pinned, released)
 from .bridge import Origin
 
 MAX_TENSORS = 20000  # tensors named per capture
@@ -415,12 +415,14 @@ def _optimizer_state(optimizers, parameter_names, left_out=()):
 def _keep_static_inputs(contract, ranges, parameter_names):
     """The tensors the captured code reached through a path that are static inputs: not made by the capture (in
     its pool, or another graph's: the graph's own output, `self.logits` read by the capture's next function), not a
-    parameter or buffer (NamedTensor's), each memory once; registered as static inputs, for the other graphs."""
+    parameter or buffer (NamedTensor's), not a name the manual capture already watches (watches.CaptureWatch), each
+    memory once; registered as static inputs, for the other graphs."""
     kept, addresses = [], set()
     for entry in contract.tensor_reads:
         tensor = entry.read.captured()
         if (tensor is None or id(tensor) in parameter_names or entry.address in addresses or
-                _inside(ranges, entry.address) or in_pool(entry.address)):
+                graphs_input(entry.address, contract.graph_id) or _inside(ranges, entry.address) or
+                in_pool(entry.address)):
             continue
         kept.append(entry)
         addresses.add(entry.address)

@@ -39,6 +39,11 @@ def forget_static_inputs(graph_id, addresses):
                 del _static_inputs[captured]
 
 
+def graphs_input(address, graph_id):
+    """Whether graph `graph_id` already reads a static input at `address` (a manual capture's name for it)."""
+    return graph_id in _static_inputs.get(address, ())
+
+
 def another_graphs_input(address, graph_id):
     """Whether a live graph other than `graph_id` reads a static input at `address`."""
     return bool(_static_inputs.get(address, set()) - {graph_id})
