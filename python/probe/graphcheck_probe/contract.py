@@ -16,8 +16,9 @@ module knows, per captured graph:
 At capture end the named tensors go to the recorder in one GRAPH_TENSORS event (the analysis joins them with the
 recorder's manifest of the graph's nodes). At the graph's replays (the first ones, then exponentially spaced ones, and
 the first replay after any Module.train()/eval()), a replay in another training mode, a parameter or buffer that now
-lives elsewhere (freed or not), a parameter's changed requires_grad, optimizer state replaced (load_state_dict) and
-a changed number (the modules' own, and any the capture's Python read: host_reads.py) become events.
+lives elsewhere (freed or not), a tensor the captured code reached through a path that holds another now or was
+freed, a parameter's changed requires_grad, optimizer state replaced (load_state_dict) and a changed number (the
+modules' own, and any the capture's Python read: host_reads.py) become events.
 make_graphed_callables' modules are watched by graphed_calls.ModuleWatch instead (it replays only in the training
 mode it captured and copies new .data in), but for the numbers host_reads.py saw.
 """
@@ -164,7 +165,7 @@ class Contract:
         self.attributes = []  # (module ref, label, attribute, value at capture)
         self.tensors = []  # NamedTensor
         self.host_values = observed.baked() if observed is not None else []  # host_reads.Read
-        self.tensor_reads = []  # NamedTensorRead: tensors the captured code reached through a path (`stage["x"]`)
+        self.tensor_reads = []  # PathTensor: tensors the captured code reached through a path (`stage["x"]`)
         if observed is not None:
             for read in observed.baked_tensors(lambda t: on_device(t) or pinned(t))[:MAX_TENSORS]:
                 self.tensor_reads.append(PathTensor(read))

@@ -68,6 +68,15 @@ def _numpy_plain(value):
     return plain if is_number(plain) or type(plain) is list else None
 
 
+_MISSING = object()
+
+
+def _where_steps(steps):
+    """The steps that lead to where a value lives, without a last step that reads it out (a numpy value, a function's
+    defaults)."""
+    return steps[:-1] if steps and steps[-1][0] in ("numpy", "defaults") else steps
+
+
 def _attribute(value, key):
     """`value.key` through plain storage: the instance's dictionary, else the dictionaries of its class and bases (a
     class attribute read through `self`, or of a class itself), never a descriptor (property, method) that would run
@@ -84,9 +93,6 @@ def _attribute(value, key):
         if found is not _MISSING:
             return None if hasattr(type(found), "__get__") else found
     return None
-
-
-_MISSING = object()
 
 
 def _step(value, step):
@@ -215,7 +221,7 @@ class Read:
     def holder_class(self):
         """The class whose methods may set the attribute the path ends on (the holding object's, or the holder itself
         when it is a class); None when the path does not end on an attribute."""
-        steps = self.steps[:-1] if self.steps and self.steps[-1][0] in ("numpy", "defaults") else self.steps
+        steps = _where_steps(self.steps)
         if not steps or steps[-1][0] != "attr":
             return None
         holder = _follow(self.root.value(), steps[:-1]) if len(steps) > 1 else self.root.value()
@@ -226,7 +232,7 @@ class Read:
         item set."""
         if self.root.kind == "grad-mode":
             return {"LOAD_ATTR", "LOAD_METHOD"}, "set_grad_enabled"
-        steps = self.steps[:-1] if self.steps and self.steps[-1][0] in ("numpy", "defaults") else self.steps
+        steps = _where_steps(self.steps)
         if not steps:
             return ({"STORE_GLOBAL", "STORE_NAME"} if self.root.kind == "global" else {"STORE_DEREF"}), self.root.name
         kind, key = steps[-1]
@@ -420,7 +426,7 @@ class Observer:
             if key in self.reads:
                 self.reads[key].sites.add((code, offset))
                 continue
-            named = steps[:-1] if steps and steps[-1][0] in ("numpy", "defaults") else steps
+            named = _where_steps(steps)
             role = {"global": "global", "cell": "closure", "local": "attribute"}[kind] if not named else (
                 "entry" if named[-1][0] in ("item", "each") else "attribute")
             where = "%s() at %s:%d" % (code.co_name, code.co_filename, line)
