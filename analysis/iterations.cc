@@ -304,8 +304,7 @@ std::vector<TimeInterval> CaptureSpans(const trace::Trace& trace) {
   return captures;
 }
 
-void DropCaptureIterations(const trace::Trace& trace, Iterations* result) {
-  const std::vector<TimeInterval> captures = CaptureSpans(trace);
+void DropCaptureIterations(const std::vector<TimeInterval>& captures, Iterations* result) {
   if (captures.empty()) return;
   const uint64_t first_capture = captures.front().start_ns;
   DropOverlapping(captures, &result->eager);
@@ -351,7 +350,8 @@ void StepsFromNvtxRanges(const trace::Trace& trace, const NvtxIndex& nvtx, const
 
 // Steps found by repetition of the eager launch sequence (outside the probe's `audits`), and graphed steps by
 // repetition of the replays.
-void StepsByLaunchRepetition(const trace::Trace& trace, const std::vector<TimeInterval>& audits, Iterations* out) {
+void StepsByLaunchRepetition(const trace::Trace& trace, const std::vector<TimeInterval>& audits,
+                             const std::vector<TimeInterval>& captures, Iterations* out) {
   Iterations& result = *out;
   std::vector<Iteration> steps;
   std::string eager;
@@ -387,7 +387,6 @@ void StepsByLaunchRepetition(const trace::Trace& trace, const std::vector<TimeIn
   // A step that ran a capture is no step (DropCaptureIterations); where one held the replays that followed the
   // capture (a graphed run, then the program's eager reference run: the eager anchor spans both), those replays
   // are cut by repetition of their own. Otherwise only replays after the last eager step are.
-  const std::vector<TimeInterval> captures = CaptureSpans(trace);
   DropOverlapping(captures, &result.eager);
   DropOverlapping(captures, &result.graphed);
   std::vector<Iteration> replays;
@@ -410,6 +409,7 @@ Iterations FindIterations(const trace::Trace& trace, const NvtxIndex& nvtx, cons
                           const IterationOptions& options) {
   Iterations result;
   const std::vector<TimeInterval> audits = AuditSpans(probe);
+  const std::vector<TimeInterval> captures = CaptureSpans(trace);  // begin to end on one thread
   // Without --region, an outermost NVTX range the program repeats (its "step" marker) cuts the steps.
   constexpr size_t kMinRepeatedRanges = 3;
   const bool automatic = options.region.empty();
@@ -417,7 +417,7 @@ Iterations FindIterations(const trace::Trace& trace, const NvtxIndex& nvtx, cons
   if (!region.empty()) {
     StepsFromNvtxRanges(trace, nvtx, region, automatic, &result);
   } else {
-    StepsByLaunchRepetition(trace, audits, &result);
+    StepsByLaunchRepetition(trace, audits, captures, &result);
   }
   if (result.reruns > 0 && !result.source.empty()) {
     absl::StrAppend(&result.source, "; ", Plural(result.reruns, "step", "steps"),
@@ -425,7 +425,7 @@ Iterations FindIterations(const trace::Trace& trace, const NvtxIndex& nvtx, cons
   }
   DropOverlapping(audits, &result.eager);
   DropOverlapping(audits, &result.graphed);
-  DropCaptureIterations(trace, &result);
+  DropCaptureIterations(captures, &result);
   size_t unrecorded = 0;
   for (std::vector<Iteration>* steps : {&result.eager, &result.graphed}) {
     for (Iteration& step : *steps) {

@@ -8,6 +8,7 @@
 // capture per step, or a new recording for each new shape that leaves the last one unused, is. Cudagraph trees'
 // pool-creating empty capture is not a region.
 #include <algorithm>
+#include <optional>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
@@ -90,7 +91,7 @@ class RecaptureChurnCheck : public CheckOf<TraceAnalysis> {
       uint64_t capture_ns = 0;
     };
     const std::vector<uint64_t> replays_before = ReplaysBeforeEachCapture(trace, windows);
-    const absl::flat_hash_map<uint64_t, size_t> last_launch = LastLaunchOfEachGraph(trace);
+    std::optional<absl::flat_hash_map<uint64_t, size_t>> last_launch;  // made for the first group that may churn
     absl::flat_hash_map<uint64_t, size_t> group_of_key;
     std::vector<Group> groups;
     for (size_t w = 0; w < windows.size(); ++w) {
@@ -127,10 +128,11 @@ class RecaptureChurnCheck : public CheckOf<TraceAnalysis> {
       const size_t first = group.windows.front();
       const size_t last = group.windows.back();
       if (group.windows.size() < min_captures || replays_before[last] == replays_before[first]) continue;
+      if (!last_launch) last_launch = LastLaunchOfEachGraph(trace);
       for (size_t i = 0; i + 1 < group.windows.size(); ++i) {
         const CaptureWindow& next = windows[group.windows[i + 1]];
         group.superseded += replays_before[group.windows[i + 1]] > replays_before[group.windows[i]] &&
-                            !LaunchedAfter(trace, windows[group.windows[i]], last_launch, next.begin_call);
+                            !LaunchedAfter(trace, windows[group.windows[i]], *last_launch, next.begin_call);
       }
       if (group.superseded + 1 < min_captures) continue;
       Finding finding = NewFinding();
