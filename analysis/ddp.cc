@@ -50,6 +50,20 @@ const CaptureProblem* FirstProblemIn(const CaptureAnalysis& captures, size_t win
   return nullptr;
 }
 
+bool DdpNamesTheCause(const TraceAnalysis& analysis, const CaptureProblem& problem) {
+  if (!problem.window) return false;
+  for (const DdpModule& module : DdpModules(analysis)) {
+    for (const DdpCapturedForward& forward : module.captured_forwards) {
+      if (forward.window != problem.window) continue;
+      const uint64_t warmup = forward.record->forwards == 0 ? 0 : forward.record->forwards - 1;
+      if (warmup < kDdpWarmupIterations) return true;
+      const bool default_stream = module.constructed != nullptr && module.constructed->on_default_stream;
+      if (default_stream && problem.cause == CaptureCause::kLegacyStream) return true;
+    }
+  }
+  return false;
+}
+
 std::string DescribeProblem(const trace::Trace& trace, const CaptureProblem& problem) {
   const trace::ApiCall& call = trace.api_calls[problem.call];
   const int32_t code = trace.Detail(call).return_code;

@@ -36,6 +36,16 @@ std::vector<DdpModule> DdpModules(const TraceAnalysis& analysis);
 const CaptureProblem* FirstProblemIn(const CaptureAnalysis& captures, size_t window,
                                      std::optional<CaptureCause> cause = std::nullopt);
 
+// The eager iterations with gradient synchronization DDP needs before a capture (ddp-warmup-short's default): its
+// reducer times its first ten iterations with CUDA events it synchronizes.
+inline constexpr uint64_t kDdpWarmupIterations = 11;
+
+// Whether a DDP check names the cause of capture problem `problem` at the program's line, so that the capture check
+// of its cause says nothing more: a DDP forward captured before kDdpWarmupIterations eager ones in its window
+// (ddp-warmup-short: whatever failed there), or a DDP module constructed on the default stream whose captured forward
+// shares the window of a legacy-stream problem (ddp-default-stream).
+bool DdpNamesTheCause(const TraceAnalysis& analysis, const CaptureProblem& problem);
+
 // "cudaEventSynchronize failed with 900 (sync-in-capture)": a problem's first call, for evidence.
 std::string DescribeProblem(const trace::Trace& trace, const CaptureProblem& problem);
 

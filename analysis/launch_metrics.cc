@@ -29,6 +29,10 @@ class StepAccumulator {
     for (uint32_t g = 0; g < trace_.graph_launches.size(); ++g) {
       graphs_.emplace(trace_.graph_launches[g].correlation_id, g);
     }
+    // A replay's kernels carry its cudaGraphLaunch's correlation id and a graph id.
+    for (const trace::KernelActivity& kernel : trace_.kernels) {
+      if (kernel.graph_id != 0) ++replayed_kernels_[kernel.correlation_id];
+    }
     if (!model.graphable_range.empty()) parts_ = analysis.nvtx().RangesNamed(model.graphable_range);
   }
 
@@ -81,6 +85,9 @@ class StepAccumulator {
           if (auto it = graphs_.find(call.correlation_id); it != graphs_.end()) {
             const trace::GraphLaunchActivity& graph = trace_.graph_launches[it->second];
             intervals_.push_back({graph.start_ns, graph.end_ns});
+          }
+          if (auto it = replayed_kernels_.find(call.correlation_id); it != replayed_kernels_.end()) {
+            figures.replayed_kernels += it->second;
           }
           break;
         }
@@ -138,10 +145,10 @@ class StepAccumulator {
     if (per_step_.empty()) return median;
     for (double StepStats::*field :
          {&StepStats::step_us, &StepStats::kernels, &StepStats::graph_launches, &StepStats::nodes,
-          &StepStats::gpu_busy_us, &StepStats::gpu_idle_us, &StepStats::cpu_launch_us, &StepStats::short_kernels,
-          &StepStats::graphable_parts, &StepStats::graphable_nodes, &StepStats::graphable_gpu_busy_us,
-          &StepStats::graphable_gpu_span_us, &StepStats::outside_graphable_us, &StepStats::outside_gpu_busy_us,
-          &StepStats::outside_launching_us, &StepStats::kernel_launch_us}) {
+          &StepStats::replayed_kernels, &StepStats::gpu_busy_us, &StepStats::gpu_idle_us, &StepStats::cpu_launch_us,
+          &StepStats::short_kernels, &StepStats::graphable_parts, &StepStats::graphable_nodes,
+          &StepStats::graphable_gpu_busy_us, &StepStats::graphable_gpu_span_us, &StepStats::outside_graphable_us,
+          &StepStats::outside_gpu_busy_us, &StepStats::outside_launching_us, &StepStats::kernel_launch_us}) {
       std::vector<double> values;
       values.reserve(per_step_.size());
       for (const StepStats& step : per_step_) values.push_back(step.*field);
@@ -183,7 +190,8 @@ class StepAccumulator {
   const trace::Trace& trace_;
   const CorrelationIndex& kernels_;
   const LaunchModel& model_;
-  absl::flat_hash_map<uint64_t, uint32_t> graphs_;  // correlation id -> graph launch activity
+  absl::flat_hash_map<uint64_t, uint32_t> graphs_;            // correlation id -> graph launch activity
+  absl::flat_hash_map<uint64_t, uint32_t> replayed_kernels_;  // graph launch correlation id -> kernels it ran
   std::vector<Interval> intervals_;
   std::vector<Interval> part_intervals_;
   std::vector<TimeInterval> parts_;  // every graphable range of the trace, by start

@@ -36,6 +36,7 @@ struct StepStats {
   double kernels = 0;  // kernels run (launched one by one)
   double graph_launches = 0;
   double nodes = 0;             // kernels, copies and memsets: the nodes a graph of the step would hold
+  double replayed_kernels = 0;  // kernels its graph launches ran (GPU records; 0 where activity was not recorded)
   double gpu_busy_us = 0;       // union of kernel (and graph) intervals
   double gpu_idle_us = 0;       // step_us - gpu_busy_us
   double cpu_launch_us = 0;     // time inside launch calls

@@ -32,6 +32,15 @@ bool CalledByGraphMachinery(const trace::Trace& trace, const trace::ApiCall& cal
   return false;
 }
 
+bool InGraphedCallablesWarmup(const trace::Trace& trace, const trace::ApiCall& call) {
+  const trace::PythonStack* stack = trace.FindPythonStack(trace.Detail(call).python_stack);
+  if (stack == nullptr) return false;
+  return std::any_of(stack->frames.begin(), stack->frames.end(), [&](const trace::PythonFrameRef& frame) {
+    return absl::EndsWith(trace.String(frame.file), "/torch/cuda/graphs.py") &&
+           absl::StrContains(trace.String(frame.function), "make_graphed_callables");
+  });
+}
+
 const CaptureAnalysis& TraceAnalysis::captures() const {
   if (!captures_) captures_ = std::make_unique<CaptureAnalysis>(trace_);
   return *captures_;

@@ -83,6 +83,11 @@ class TraceAnalysis {
 // without a Python stack.
 bool CalledByGraphMachinery(const trace::Trace& trace, const trace::ApiCall& call);
 
+// Whether `call` ran while make_graphed_callables warmed up the program's callables before capturing them: its Python
+// stack holds make_graphed_callables' frame (torch/cuda/graphs.py) anywhere. The capture that follows says what of that
+// work a graph can hold. False without a Python stack.
+bool InGraphedCallablesWarmup(const trace::Trace& trace, const trace::ApiCall& call);
+
 // Adds `analysis` and its trace to `inputs`: the trace checks read the one, checks of the raw trace the other.
 inline CheckInputs& AddTrace(const TraceAnalysis& analysis, CheckInputs* inputs) {
   return inputs->Add(analysis.trace()).Add(analysis);

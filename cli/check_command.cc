@@ -7,15 +7,18 @@
 #include <cstdio>
 #include <memory>
 #include <optional>
+#include <set>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "analysis/capture_windows.h"
 #include "analysis/launch_metrics.h"
 #include "cli/analyze_command.h"
 #include "cli/program_runner.h"
 #include "cli/progress.h"
 #include "cli/recorded_program.h"
+#include "core/check_ids.h"
 #include "core/exit_code.h"
 #include "core/file_io.h"
 #include "core/metrics.h"
@@ -228,6 +231,7 @@ absl::Status AnalyzeEngineTrace(const CheckCommandOptions& options, const Record
     return s;
   }
   AttributeFindingsToSteps(report);
+  NoteCaptureFailuresACheckNames(report);
   return absl::OkStatus();
 }
 
@@ -292,6 +296,22 @@ int CheckModel(CheckCommandOptions& options, const CommandContext& context) {
 }
 
 }  // namespace
+
+void NoteCaptureFailuresACheckNames(Report* report) {
+  std::set<std::string> cause_checks;
+  for (uint8_t c = 0; c < static_cast<uint8_t>(analysis::CaptureCause::kUnexplained); ++c) {
+    cause_checks.insert(std::string(analysis::CauseCheckId(static_cast<analysis::CaptureCause>(c))));
+  }
+  const bool named = std::any_of(report->findings.begin(), report->findings.end(), [&](const Finding& f) {
+    return f.severity == Severity::kError && cause_checks.count(f.check_id) != 0;
+  });
+  if (!named) return;
+  for (Finding& finding : report->findings) {
+    if (finding.check_id == check_id::kPipelineStepFailed && absl::StrContains(finding.where.nvtx_path, "capture")) {
+      finding.severity = Severity::kNote;
+    }
+  }
+}
 
 void UseUnrecordedTimes(const std::vector<Metric>& unrecorded, std::vector<Metric>* metrics) {
   auto replaced = [](absl::string_view name) {

@@ -19,6 +19,11 @@ void AddCheckCommand(CLI::App* app, CommandContext* context);
 // builtin:mlp's eager step from ~700 to ~1200 us and its graphed step from ~285 to ~700 us.
 void UseUnrecordedTimes(const std::vector<Metric>& unrecorded, std::vector<Metric>* metrics);
 
+// pipeline-step-failed is there so that no failed step goes unreported. Where a capture check names why a capture step
+// failed (sync-in-capture, pageable-memcpy, ...: an error of the check CaptureCause maps to, capture-error aside), the
+// step's failure is that finding's: pipeline-step-failed becomes a note beside it, one defect and one error.
+void NoteCaptureFailuresACheckNames(Report* report);
+
 }  // namespace graphcheck
 
 #endif  // GRAPHCHECK_CLI_CHECK_COMMAND_H_

@@ -2,7 +2,9 @@
 // and random state: a host value frozen at capture, an input or parameter the graph no longer reads, a generator it
 // does not advance. Two producers: `graphcheck check`'s engine (the first step's outputs, eager against graphed) and,
 // in a running program, the Python probe under `graphcheck run --shadow N` (each module graphed by
-// make_graphed_callables against its own eager forward on its first N calls, trace::ShadowComparison).
+// make_graphed_callables against its own eager forward on its first N calls, trace::ShadowComparison). Where the
+// probe saw a make_graphed_callables capture replace a parameter or buffer, state-made-in-capture names that line and
+// this check says nothing more of the graphed forwards: one defect, one finding.
 #include <map>
 #include <memory>
 #include <string>
@@ -61,6 +63,18 @@ std::vector<std::string> ChangedAttributes(const trace::ProbeRecords& records, u
   return lines;
 }
 
+// Whether a make_graphed_callables capture replaced a module's parameter or buffer (state-made-in-capture's finding):
+// the graphed forward then reads the tensor it replaced. The probe does not tie make_graphed_callables' graphs to their
+// module, so any graphed module's difference is taken for it.
+bool StateReplacedInAGraphedCapture(const trace::ProbeRecords& records) {
+  for (const trace::StateMadeInCapture& e : records.state_made_in_capture) {
+    if (e.at.origin == trace::ProbeOrigin::kGraphedCallables && e.role != trace::MadeStateRole::kOptimizerState) {
+      return true;
+    }
+  }
+  return false;
+}
+
 }  // namespace
 
 NumericsForwardCheck::NumericsForwardCheck()
@@ -101,6 +115,7 @@ void NumericsForwardCheck::CheckEngineRun(const EngineRun& run, const BoundOptio
 void NumericsForwardCheck::CheckShadowComparisons(const analysis::TraceAnalysis& analysis, const BoundOptions& options,
                                                   std::vector<Finding>* findings) const {
   const trace::Trace& trace = analysis.trace();
+  if (StateReplacedInAGraphedCapture(analysis.probe().records())) return;
   // Forwards that drew on the host compare a frozen draw with a fresh one: rng-frozen-mask names that cause.
   for (const ShadowVerdict& verdict :
        JudgeShadowComparisons(trace, trace::ShadowSubject::kModuleForward, /*host_draws=*/false, options)) {

@@ -1,10 +1,14 @@
 // rng-frozen-mask: outputs that change with every random draw in eager stay the same from one replay to the next. The
 // randomness comes from the host (a CPU generator, Python's random, a number drawn per call and passed to a kernel),
-// which a graph records once at capture: every replay applies the capture-time mask, shift or noise.
+// which a graph records once at capture: every replay applies the capture-time mask, shift or noise. Where the probe
+// saw the draw itself inside the capture, rng-host-draw names it at the drawing line and this check stays silent: one
+// defect, one finding.
 #include <memory>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
+#include "analysis/trace_analysis.h"
 #include "checks/checks.h"
 #include "checks/engine/numerics_rule.h"
 #include "checks/engine/rng_draws_rule.h"
@@ -17,19 +21,19 @@
 namespace graphcheck::checks {
 namespace {
 
-class RngFrozenMaskCheck : public CheckOf<EngineRun, trace::Trace> {
+class RngFrozenMaskCheck : public CheckOf<EngineRun, analysis::TraceAnalysis> {
  public:
   RngFrozenMaskCheck();
   // An engine run, or a trace holding --shadow's comparisons.
   bool CanRun(const CheckInputs& inputs) const override;
 
  protected:
-  void Read(const EngineRun* run, const trace::Trace* trace, const BoundOptions& options,
+  void Read(const EngineRun* run, const analysis::TraceAnalysis* analysis, const BoundOptions& options,
             std::vector<Finding>* findings) const override;
 
  private:
   void CheckEngineRun(const EngineRun& run, std::vector<Finding>* findings) const;
-  void CheckShadowComparisons(const trace::Trace& trace, const BoundOptions& options,
+  void CheckShadowComparisons(const analysis::TraceAnalysis& analysis, const BoundOptions& options,
                               std::vector<Finding>* findings) const;
 };
 
@@ -40,6 +44,21 @@ constexpr char kFix[] =
     "Draw random numbers on the GPU inside the graphed code (torch.rand(..., device=\"cuda\"), torch.bernoulli, "
     "dropout on CUDA tensors, from the default generator or one registered with graph.register_generator_state): a "
     "number or mask drawn on the host (CPU generator, Python's random, numpy) is recorded once at capture.";
+
+// Whether the probe saw, inside a capture, a host draw from one of the sources the verdict's eager runs drew from
+// (rng-host-draw's finding, at the drawing line). A region's draw must be in its own graph's capture; a graphed
+// module's, in any capture, since the probe does not tie make_graphed_callables' graphs to their module.
+bool DrawSeenInCapture(const analysis::TraceAnalysis& analysis, const ShadowVerdict& verdict) {
+  for (const trace::HostRandomDraw& draw : analysis.probe().records().host_random_draws) {
+    if (verdict.subject == trace::ShadowSubject::kCapturedRegion && draw.graph != verdict.owner) continue;
+    const absl::string_view drawn = trace::DrawSourceName(draw.source);
+    for (absl::string_view source : absl::StrSplit(verdict.host_draws, ',')) {
+      // The shadow calls torch's CPU generator "cpu".
+      if (source == drawn || (source == "cpu" && draw.source == trace::DrawSource::kTorchCpu)) return true;
+    }
+  }
+  return false;
+}
 
 }  // namespace
 
@@ -58,18 +77,19 @@ bool RngFrozenMaskCheck::CanRun(const CheckInputs& inputs) const {
   return inputs.Find<EngineRun>() != nullptr || (trace != nullptr && !trace->shadow_comparisons.empty());
 }
 
-void RngFrozenMaskCheck::Read(const EngineRun* run, const trace::Trace* trace, const BoundOptions& options,
-                              std::vector<Finding>* findings) const {
+void RngFrozenMaskCheck::Read(const EngineRun* run, const analysis::TraceAnalysis* analysis,
+                              const BoundOptions& options, std::vector<Finding>* findings) const {
   if (run != nullptr) CheckEngineRun(*run, findings);
-  if (trace != nullptr) CheckShadowComparisons(*trace, options, findings);
+  if (analysis != nullptr) CheckShadowComparisons(*analysis, options, findings);
 }
 
-void RngFrozenMaskCheck::CheckShadowComparisons(const trace::Trace& trace, const BoundOptions& options,
+void RngFrozenMaskCheck::CheckShadowComparisons(const analysis::TraceAnalysis& analysis, const BoundOptions& options,
                                                 std::vector<Finding>* findings) const {
+  const trace::Trace& trace = analysis.trace();
   for (const trace::ShadowSubject subject :
        {trace::ShadowSubject::kModuleForward, trace::ShadowSubject::kCapturedRegion}) {
     for (const ShadowVerdict& verdict : JudgeShadowComparisons(trace, subject, /*host_draws=*/true, options)) {
-      if (verdict.differing == 0) continue;
+      if (verdict.differing == 0 || DrawSeenInCapture(analysis, verdict)) continue;
       const trace::ShadowComparison& worst = *verdict.worst;
       const std::string owner(trace.String(worst.module_type));
       const bool module = subject == trace::ShadowSubject::kModuleForward;

@@ -36,7 +36,7 @@ class DdpWarmupShortCheck : public CheckOf<TraceAnalysis> {
             "timing events during its first ten iterations and rebuilds its gradient buckets in the second, which a "
             "capture forbids.",
             {{"min-warmup",
-              "11",
+              absl::StrCat(analysis::kDdpWarmupIterations),
               "eager iterations with gradient synchronization DDP needs before capture",
               0,
               1e6,
@@ -49,7 +49,11 @@ class DdpWarmupShortCheck : public CheckOf<TraceAnalysis> {
     for (const DdpModule& module : DdpModules(analysis)) {
       for (const DdpCapturedForward& forward : module.captured_forwards) {
         const uint64_t warmup = forward.record->forwards == 0 ? 0 : forward.record->forwards - 1;
-        if (warmup >= min_warmup) continue;
+        const CaptureProblem* problem = forward.window ? FirstProblemIn(analysis.captures(), *forward.window) : nullptr;
+        // A capture that failed that early is this check's whatever min-warmup says: the capture checks leave it here
+        // (analysis::DdpNamesTheCause).
+        const bool failed_early = problem != nullptr && warmup < analysis::kDdpWarmupIterations;
+        if (warmup >= min_warmup && !failed_early) continue;
         Finding finding = NewFinding();
         finding.where = ProbeEventLocation(trace, forward.record->at);
         finding.message = absl::StrCat(
@@ -62,10 +66,8 @@ class DdpWarmupShortCheck : public CheckOf<TraceAnalysis> {
         if (forward.record->rebuilt_buckets) {
           finding.evidence.push_back("DDP rebuilt its gradient buckets inside the capture");
         }
-        if (forward.window) {
-          if (const CaptureProblem* problem = FirstProblemIn(analysis.captures(), *forward.window)) {
-            finding.evidence.push_back(absl::StrCat("the capture failed: ", DescribeProblem(trace, *problem)));
-          }
+        if (problem != nullptr) {
+          finding.evidence.push_back(absl::StrCat("the capture failed: ", DescribeProblem(trace, *problem)));
         }
         finding.fix = absl::StrCat(
             "Run at least ", min_warmup,

@@ -5,6 +5,8 @@
 // torch.compile recording its graphs) are not the user's to remove, and are left out when the Python stack shows them.
 // In a program that also replays graphs in steps, the eager steps are another phase (a reference run before the
 // graphed loop, an evaluation loop): their synchronizations are a note, not what keeps the graphed loop from working.
+// This check forecasts a capture; where the capture was tried, what it did is the fact: make_graphed_callables' warmup
+// is captured right after, and a synchronization a capture already failed at is sync-in-capture's.
 #include "absl/strings/str_cat.h"
 #include "checks/checks.h"
 #include "checks/trace/internal/capture_problem_check.h"
@@ -17,12 +19,33 @@ namespace graphcheck::checks {
 
 using analysis::CalledByGraphMachinery;
 using analysis::CallSites;
+using analysis::CaptureCause;
+using analysis::CaptureProblem;
+using analysis::InGraphedCallablesWarmup;
 using analysis::Iterations;
 using analysis::OperatorClause;
 using analysis::StepCallSites;
 using analysis::TraceAnalysis;
 
 namespace {
+
+// Whether a capture failed at this synchronization: the same API and operator, at the same line of the program where
+// the call has one (`graphcheck check`'s engine has none).
+bool CaptureFailedAt(const TraceAnalysis& analysis, const Location& site) {
+  const SourceFrame* site_line = FirstUserFrame(site);
+  for (const CaptureProblem& problem : analysis.captures().problems()) {
+    if (problem.cause != CaptureCause::kSync || !problem.failed) continue;
+    const Location failed = analysis.Locate(problem.call);
+    if (failed.api != site.api || failed.torch_op != site.torch_op) continue;
+    const SourceFrame* failed_line = FirstUserFrame(failed);
+    if (site_line == nullptr && failed_line == nullptr) return true;
+    if (site_line != nullptr && failed_line != nullptr && site_line->file == failed_line->file &&
+        site_line->line == failed_line->line) {
+      return true;
+    }
+  }
+  return false;
+}
 
 class SyncInRegionCheck : public CheckOf<TraceAnalysis> {
  public:
@@ -43,11 +66,13 @@ class SyncInRegionCheck : public CheckOf<TraceAnalysis> {
     const Iterations& iterations = analysis.steps();
     const CallSites sites =
         StepCallSites(trace, iterations.eager, [](const trace::Trace& trace, const trace::ApiCall& call) {
-          return trace::IsSynchronizing(call.kind) && !CalledByGraphMachinery(trace, call);
+          return trace::IsSynchronizing(call.kind) && !CalledByGraphMachinery(trace, call) &&
+                 !InGraphedCallablesWarmup(trace, call);
         });
     for (const CallSites::Site& site : sites.sites()) {
       Finding finding = NewFinding();
       finding.where = analysis.Locate(site.first_call);
+      if (CaptureFailedAt(analysis, finding.where)) continue;
       finding.message = absl::StrCat(
           finding.where.api, OperatorClause(finding.where), " synchronizes with the GPU in ", site.groups, " of ",
           Plural(iterations.eager.size(), "step of the region to graph", "steps of the region to graph"),

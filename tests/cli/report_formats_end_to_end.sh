@@ -126,7 +126,7 @@ mkdir -p "$work/repo/sub"
 cat >"$work/repo/.graphcheck.yaml" <<'YAML'
 checks: ["-sync-in-capture"]
 severity:
-  sync-in-region: error
+  launch-bound: error
 options:
   launch-bound:
     short-kernel-us: 1
@@ -136,7 +136,7 @@ expect config-found-upward 1 $?
 json_check config-disables "$work/configured.json" \
   "'sync-in-capture' not in r['checks_run'] and all(f['check_id'] != 'sync-in-capture' for f in r['findings'])"
 json_check config-severity "$work/configured.json" \
-  "[f['severity'] for f in r['findings'] if f['check_id'] == 'sync-in-region'] == ['error']"
+  "[f['severity'] for f in r['findings'] if f['check_id'] == 'launch-bound'] == ['error']"
 # short-kernel-us 1: 3 kernels per step are shorter than 1 us, against 27 shorter than the default 10 us.
 json_check config-option "$work/configured.json" \
   "[m['value'] for m in r['metrics'] if m['name'] == 'launch.short_kernels_per_iteration'] == [3]"

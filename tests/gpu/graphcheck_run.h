@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "absl/strings/str_cat.h"
@@ -47,6 +48,14 @@ struct GraphcheckRun {
     return ids;
   }
 };
+
+// A defect program's report names its defect and nothing else at warning level (issue 58): every warning or error is
+// one of `own`, the checks that name this defect.
+inline void ExpectNothingElseAtWarning(const GraphcheckRun& run, const std::vector<std::string>& own) {
+  for (const std::string& id : run.Ids(Severity::kWarning)) {
+    EXPECT_THAT(own, ::testing::Contains(id)) << "a finding beside the defect's own\n" << run.text;
+  }
+}
 
 inline std::string ReadFile(const std::string& path) {
   std::ifstream in(path);

@@ -54,11 +54,13 @@ MegatronRun RunMode(const std::string& mode, const std::string& launcher = "pyth
                                       absl::StrCat(launcher, " ", ProgramPath(), " ", mode));
 }
 
-// Runs MODE and expects CHECK's finding, of `severity`, whose first frame of the program's own is the marked line.
+// Runs MODE and expects CHECK's finding, of `severity`, whose first frame of the program's own is the marked line, and
+// no other finding at warning level.
 MegatronRun ExpectFlagged(const std::string& mode, const std::string& check, Severity severity) {
   MegatronRun run = RunMode(mode);
   const Finding* finding = run.Find(check);
   EXPECT_NE(finding, nullptr) << mode << "\n" << run.text << run.output;
+  gpu_test::ExpectNothingElseAtWarning(run, {check});
   if (finding == nullptr) return run;
   EXPECT_EQ(finding->severity, severity) << mode;
   auto user = std::find_if(finding->where.python.begin(), finding->where.python.end(),

@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "analysis/capture_error_table.h"
+#include "analysis/ddp.h"
 #include "analysis/torch_ops.h"
 #include "checks/trace/probe_findings.h"
 
@@ -41,7 +42,8 @@ void CaptureProblemCheck::Read(const TraceAnalysis& analysis, const BoundOptions
     // The first problem of a window is its root cause: the Python exceptions that left that capture are its evidence.
     const bool first_in_window = problem.window && !window_seen[*problem.window];
     if (problem.window) window_seen[*problem.window] = true;
-    if (problem.cause != cause_) continue;
+    // DDP captured too early or built on the default stream: its check names the cause at the program's line.
+    if (problem.cause != cause_ || analysis::DdpNamesTheCause(analysis, problem)) continue;
     Finding finding = NewFinding();
     finding.where = analysis.Locate(problem.call);
     // A call CUDA refused broke the capture; one it allowed is a latent defect (it escapes the graph or fails under

@@ -120,5 +120,25 @@ TEST(NumericsForwardTest, ShadowReportsEachModuleOnce) {
   EXPECT_THAT(findings[1].message, HasSubstr("on 2 of 2 compared calls"));
 }
 
+// A make_graphed_callables capture replaced a buffer (`self.steps = self.steps + 1` in forward): state-made-in-capture
+// names the line, and the graphed forward's difference it causes is not a second finding. Optimizer state made in a
+// capture, or a buffer replaced in the program's own capture, explains nothing about a graphed forward.
+TEST(NumericsForwardTest, ShadowLeavesABufferReplacedInTheCaptureToStateMadeInCapture) {
+  auto with_replaced = [](trace::ProbeOrigin origin, const char* role) {
+    testing_util::ShadowTrace shadow;
+    shadow.Compare(7, 1, 0.5);
+    trace::ProbeEvent& event = shadow.trace().probe_events.emplace_back();
+    event.kind = trace::ProbeEventKind::kStateMadeInCapture;
+    event.origin = origin;
+    event.graph = 1234;
+    event.type = shadow.trace().Intern(role);
+    event.text = shadow.trace().Intern("model.steps");
+    return shadow.Run(*NewNumericsForwardCheck());
+  };
+  EXPECT_TRUE(with_replaced(trace::ProbeOrigin::kGraphedCallables, "buffer").empty());
+  EXPECT_EQ(with_replaced(trace::ProbeOrigin::kGraphedCallables, "optimizer-state").size(), 1u);
+  EXPECT_EQ(with_replaced(trace::ProbeOrigin::kUser, "buffer").size(), 1u);
+}
+
 }  // namespace
 }  // namespace graphcheck::checks

@@ -60,5 +60,26 @@ TEST(RngFrozenMaskTest, ShadowLeavesCudaDrawsAndAgreeingHostDrawsAlone) {
   EXPECT_THAT(ShadowTrace().Compare(7, 1, 0).Draws("cpu").Run(*NewRngFrozenMaskCheck()), ::testing::IsEmpty());
 }
 
+// The probe saw the draw inside a capture: rng-host-draw names it at the drawing line, and this check says nothing
+// more. A draw from another source, or in another graph than the compared region's, does not explain it.
+TEST(RngFrozenMaskTest, ShadowLeavesADrawTheProbeSawInTheCaptureToRngHostDraw) {
+  auto with_draw = [](ShadowTrace shadow, uint64_t graph, const char* source) {
+    trace::ProbeEvent& event = shadow.trace().probe_events.emplace_back();
+    event.kind = trace::ProbeEventKind::kHostRandomDraw;
+    event.graph = graph;
+    event.type = shadow.trace().Intern(source);
+    event.text = shadow.trace().Intern("torch.rand");
+    return shadow.Run(*NewRngFrozenMaskCheck());
+  };
+  ShadowTrace module;
+  module.Compare(7, 1, 0.3).Draws("cpu");
+  EXPECT_THAT(with_draw(module, 1234, "torch-cpu"), ::testing::IsEmpty());
+  EXPECT_EQ(with_draw(module, 1234, "numpy").size(), 1u);
+  ShadowTrace region;
+  region.Region().Compare(9, 1, 0.3, 0, false, "output loss").Draws("python-random");
+  EXPECT_THAT(with_draw(region, 9, "python-random"), ::testing::IsEmpty());
+  EXPECT_EQ(with_draw(region, 10, "python-random").size(), 1u);
+}
+
 }  // namespace
 }  // namespace graphcheck::checks

@@ -50,6 +50,20 @@ TEST(DdpDefaultStreamTest, SilentWhenBuiltOnASideStreamOrWhenTheCaptureWorked) {
               IsEmpty());
 }
 
+// The legacy-stream failure it explains is not a second finding; built on a side stream, it is
+// legacy-stream-in-capture's.
+TEST(DdpDefaultStreamTest, TheFailureItCausedIsNotASecondFinding) {
+  auto failed = [](bool on_default_stream) {
+    return FailedCapture([on_default_stream](TraceBuilder& b) {
+      Constructed(b, on_default_stream);
+      CapturedForward(b, 12, false);
+      LegacyWait(b);
+    });
+  };
+  EXPECT_THAT(RunCheck(checks::NewLegacyStreamInCaptureCheck(), failed(true)), IsEmpty());
+  EXPECT_THAT(RunCheck(checks::NewLegacyStreamInCaptureCheck(), failed(false)), SizeIs(1));
+}
+
 TEST(DdpDefaultStreamTest, SilentWithoutDdp) {
   const trace::Trace trace = FailedCapture([](TraceBuilder& b) { EventSync(b); });
   EXPECT_THAT(RunCheck(checks::NewDdpDefaultStreamCheck(), trace), IsEmpty());

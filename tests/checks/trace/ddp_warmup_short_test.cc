@@ -53,6 +53,27 @@ TEST(DdpWarmupShortTest, TenWarmupIterationsAreShortAndElevenAreEnough) {
               SizeIs(1));
 }
 
+// Where this check names the cause, sync-in-capture says nothing of the same failure: one defect, one finding. A
+// capture that failed before DDP's 11 iterations is named even when min-warmup was set lower, since sync-in-capture
+// leaves it to this check.
+TEST(DdpWarmupShortTest, TheFailureItCausedIsNotASecondFinding) {
+  const trace::Trace early = FailedCapture([](TraceBuilder& b) {
+    CapturedForward(b, 3, false);
+    EventSync(b);
+  });
+  EXPECT_THAT(RunCheck(checks::NewSyncInCaptureCheck(), early), IsEmpty());
+  CheckOptions two;
+  two.Set("ddp-warmup-short", "min-warmup", "2");
+  EXPECT_THAT(RunCheck(checks::NewDdpWarmupShortCheck(), early, two), SizeIs(1));
+  // After the warmup DDP needs, the same synchronization is sync-in-capture's.
+  const trace::Trace warmed = FailedCapture([](TraceBuilder& b) {
+    CapturedForward(b, 12, false);
+    EventSync(b);
+  });
+  EXPECT_THAT(RunCheck(checks::NewSyncInCaptureCheck(), warmed), SizeIs(1));
+  EXPECT_THAT(RunCheck(checks::NewDdpWarmupShortCheck(), warmed), IsEmpty());
+}
+
 TEST(DdpWarmupShortTest, SilentWithoutDdp) {
   const trace::Trace trace = FailedCapture([](TraceBuilder& b) { EventSync(b); });
   EXPECT_THAT(RunCheck(checks::NewDdpWarmupShortCheck(), trace), IsEmpty());

@@ -15,7 +15,7 @@ namespace graphcheck::testing_trace {
 // (kernel_ns <= 1 us keeps them from overlapping; longer ones run back to back on the GPU). Then `graphed` steps
 // of `graphed_step_ns`, each one graph launch whose GPU span is 20 us.
 inline trace::Trace LaunchBoundTrace(uint64_t kernel_ns, int graphed = 0, uint64_t graphed_step_ns = 30000,
-                                     int eager = 7) {
+                                     int eager = 7, int replayed_kernels = 0) {
   TraceBuilder b;
   uint64_t t = 1000000;
   for (int s = 0; s < eager; ++s, t += 100000) {
@@ -32,7 +32,19 @@ inline trace::Trace LaunchBoundTrace(uint64_t kernel_ns, int graphed = 0, uint64
       b.trace().AddKernel(kernel);
     }
   }
-  for (int s = 0; s < graphed; ++s, t += graphed_step_ns) b.Replay(t, 1, 7, 1, 2000, 20000);
+  for (int s = 0; s < graphed; ++s, t += graphed_step_ns) {
+    const ApiCall& replay = b.Replay(t, 1, 7, 1, 2000, 20000);
+    for (int k = 0; k < replayed_kernels; ++k) {  // as CUPTI reports a replay's kernels
+      trace::KernelRecord kernel;
+      kernel.correlation_id = replay.correlation_id;
+      kernel.start_ns = t + 2000 + k * 20000 / replayed_kernels;
+      kernel.end_ns = kernel.start_ns + 20000 / replayed_kernels;
+      kernel.name = b.trace().Intern("replayed");
+      kernel.stream_id = 7;
+      kernel.graph_id = 1;
+      b.trace().AddKernel(kernel);
+    }
+  }
   return b.Build();
 }
 

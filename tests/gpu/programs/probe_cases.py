@@ -270,7 +270,7 @@ def buffer_rebound():
             self.register_buffer("steps", torch.zeros(()))
 
         def forward(self, x):
-            self.steps = self.steps + 1  # rebinds: a graph keeps reading the tensor it captured
+            self.steps = self.steps + 1  # rebinds: the graph reads what it captured  # defect: buffer-rebound
             return self.linear(x) / self.steps
 
     torch.manual_seed(0)
@@ -279,7 +279,7 @@ def buffer_rebound():
     optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
     for _ in range(6):
         optimizer.zero_grad(set_to_none=True)
-        out = graphed(torch.randn(16, 64, device="cuda"))  # defect: buffer-rebound
+        out = graphed(torch.randn(16, 64, device="cuda"))
         out.square().mean().backward()
         optimizer.step()
     torch.cuda.synchronize()

@@ -125,7 +125,7 @@ class Noisy(torch.nn.Module):
     def forward(self, x):
         if self.on_gpu:
             return self.linear(x) * (1 + 0.1 * torch.rand(1, device=x.device))
-        return self.linear(x) * (1 + 0.1 * float(torch.rand(1)))  # a scale drawn on the host: frozen at capture
+        return self.linear(x) * (1 + 0.1 * float(torch.rand(1)))  # drawn on the host, frozen  # defect: host-rand
 
 
 def noisy(on_gpu, steps=6):
@@ -136,7 +136,7 @@ def noisy(on_gpu, steps=6):
     for _ in range(steps):
         nvtx.range_push("step")
         optimizer.zero_grad(set_to_none=True)
-        out = graphed(torch.randn(16, 64, device="cuda"))  # defect: host-rand
+        out = graphed(torch.randn(16, 64, device="cuda"))
         out.square().mean().backward()
         optimizer.step()
         nvtx.range_pop()
