@@ -231,7 +231,7 @@ absl::Status AnalyzeEngineTrace(const CheckCommandOptions& options, const Record
     return s;
   }
   AttributeFindingsToSteps(report);
-  NoteCaptureFailuresACheckNames(report);
+  NoteWhatANamedCaptureFailureExplains(report);
   return absl::OkStatus();
 }
 
@@ -297,7 +297,7 @@ int CheckModel(CheckCommandOptions& options, const CommandContext& context) {
 
 }  // namespace
 
-void NoteCaptureFailuresACheckNames(Report* report) {
+void NoteWhatANamedCaptureFailureExplains(Report* report) {
   std::set<std::string> cause_checks;
   for (uint8_t c = 0; c < static_cast<uint8_t>(analysis::CaptureCause::kUnexplained); ++c) {
     cause_checks.insert(std::string(analysis::CauseCheckId(static_cast<analysis::CaptureCause>(c))));
@@ -307,9 +307,9 @@ void NoteCaptureFailuresACheckNames(Report* report) {
   });
   if (!named) return;
   for (Finding& finding : report->findings) {
-    if (finding.check_id == check_id::kPipelineStepFailed && absl::StrContains(finding.where.nvtx_path, "capture")) {
-      finding.severity = Severity::kNote;
-    }
+    const bool capture_step_failed =
+        finding.check_id == check_id::kPipelineStepFailed && absl::StrContains(finding.where.nvtx_path, "capture");
+    if (capture_step_failed || finding.check_id == check_id::kSyncInRegion) finding.severity = Severity::kNote;
   }
 }
 

@@ -19,10 +19,12 @@ void AddCheckCommand(CLI::App* app, CommandContext* context);
 // builtin:mlp's eager step from ~700 to ~1200 us and its graphed step from ~285 to ~700 us.
 void UseUnrecordedTimes(const std::vector<Metric>& unrecorded, std::vector<Metric>* metrics);
 
-// pipeline-step-failed is there so that no failed step goes unreported. Where a capture check names why a capture step
-// failed (sync-in-capture, pageable-memcpy, ...: an error of the check CaptureCause maps to, capture-error aside), the
-// step's failure is that finding's: pipeline-step-failed becomes a note beside it, one defect and one error.
-void NoteCaptureFailuresACheckNames(Report* report);
+// Where a capture check names why the engine's capture failed (sync-in-capture, pageable-memcpy, ...: an error of the
+// check a CaptureCause maps to, capture-error aside), that finding is the defect's, and two others become notes beside
+// it: pipeline-step-failed of the capture step (there so that no failed step goes unreported), and sync-in-region (a
+// forecast for the steps whose capture was tried; on an H200, a pageable copy PyTorch refused in the capture was a
+// sync-in-region warning in every eager step too).
+void NoteWhatANamedCaptureFailureExplains(Report* report);
 
 }  // namespace graphcheck
 

@@ -1,5 +1,6 @@
-// pipeline-step-failed beside the capture check that names why the capture step failed: a note, so that one defect is
-// one error; alone, or beside capture-error (which names no cause), or for a step that is not a capture, an error.
+// pipeline-step-failed and sync-in-region beside the capture check that names why the capture step failed: notes, so
+// that one defect is one error; alone, or beside capture-error (which names no cause), or for a step that is not a
+// capture, as they were.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -24,16 +25,26 @@ Finding Error(const std::string& id) {
   return f;
 }
 
+Finding Forecast() {
+  Finding f;
+  f.check_id = "sync-in-region";
+  f.severity = Severity::kWarning;
+  f.where.nvtx_path = "graphcheck:step";
+  return f;
+}
+
+// The first finding's severity after the pass.
 Severity StepFailureSeverity(std::vector<Finding> findings) {
   Report report;
   report.findings = std::move(findings);
-  NoteCaptureFailuresACheckNames(&report);
+  NoteWhatANamedCaptureFailureExplains(&report);
   return report.findings[0].severity;
 }
 
 TEST(CheckStepFailuresTest, ACaptureFailureACheckNamesIsANote) {
   EXPECT_EQ(StepFailureSeverity({Failed("forward-capture"), Error("sync-in-capture")}), Severity::kNote);
   EXPECT_EQ(StepFailureSeverity({Failed("forward-capture"), Error("pageable-memcpy")}), Severity::kNote);
+  EXPECT_EQ(StepFailureSeverity({Forecast(), Failed("forward-capture"), Error("pageable-memcpy")}), Severity::kNote);
 }
 
 TEST(CheckStepFailuresTest, AFailureNoCheckExplainsStaysAnError) {
@@ -43,6 +54,7 @@ TEST(CheckStepFailuresTest, AFailureNoCheckExplainsStaysAnError) {
   Finding warning = Error("sync-in-capture");
   warning.severity = Severity::kWarning;
   EXPECT_EQ(StepFailureSeverity({Failed("forward-capture"), warning}), Severity::kError);
+  EXPECT_EQ(StepFailureSeverity({Forecast(), Failed("forward-capture")}), Severity::kWarning);
 }
 
 }  // namespace
