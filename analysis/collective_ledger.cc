@@ -9,6 +9,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "analysis/trace_analysis.h"
+#include "core/plural.h"
 #include "trace/python_frames.h"
 
 namespace graphcheck::analysis {
@@ -228,7 +229,7 @@ std::string CollectiveLedger::GraphText(uint32_t graph_index) const {
                       graph.captured_at.empty() ? absl::StrCat("of capture ", graph.capture)
                                                 : absl::StrCat("captured at ", graph.captured_at),
                       " (",
-                      graph.collectives.empty() ? absl::StrCat(graph.nccl_kernels, " NCCL kernel(s)")
+                      graph.collectives.empty() ? Plural(graph.nccl_kernels, "NCCL kernel", "NCCL kernels")
                                                 : DescribeCollectives(graph.collectives),
                       ")");
 }

@@ -7,6 +7,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
+#include "core/plural.h"
 
 namespace graphcheck::analysis {
 namespace {
@@ -265,8 +266,8 @@ std::vector<std::string> ReplayCountDifferences(const LedgerDivergence& divergen
   const CollectiveLedger& their_ledger = *divergence.reference.ledger;
   std::vector<std::string> lines;
   auto add = [&](const CollectiveLedger& ledger, uint32_t graph, uint64_t my_count, uint64_t their_count) {
-    lines.push_back(absl::StrCat("rank ", my_rank, " replayed ", ledger.GraphText(graph), " ", my_count,
-                                 " time(s), rank ", their_rank, " ", their_count));
+    lines.push_back(absl::StrCat("rank ", my_rank, " replayed ", ledger.GraphText(graph), " ",
+                                 Plural(my_count, "time", "times"), ", rank ", their_rank, " ", their_count));
   };
   // Graphs pair up by what they hold, in capture order.
   std::vector<bool> paired(their_ledger.graphs.size(), false);
@@ -299,9 +300,9 @@ std::string DescribeAgreement(const JobSummary& job) {
   if (first == nullptr) return "";
   const size_t communicators = first->ledgers.communicators.size();
   return absl::StrCat(
-      "the ", ranks, " ranks' collective ledgers agree: each made ", first->ledgers.process.replays,
-      " collective-bearing graph replay(s) and ", first->ledgers.process.eager,
-      " eager collective(s), in the same order",
+      "the ", ranks, " ranks' collective ledgers agree: each made ",
+      Plural(first->ledgers.process.replays, "collective-bearing graph replay", "collective-bearing graph replays"),
+      " and ", Plural(first->ledgers.process.eager, "eager collective", "eager collectives"), ", in the same order",
       communicators > 1 ? absl::StrCat(", and on each of its ", communicators, " NCCL communicators") : "");
 }
 

@@ -77,7 +77,7 @@ std::string DescribeDivergence(const LedgerDivergence& divergence);
 // (ncclAllReduce x4) 44 times, rank 1 40 times".
 std::vector<std::string> ReplayCountDifferences(const LedgerDivergence& divergence);
 
-// "the 2 ranks' collective ledgers agree: each made 40 collective-bearing graph replay(s) and 3 eager collective(s), in
+// "the 2 ranks' collective ledgers agree: each made 40 collective-bearing graph replays and 3 eager collectives, in
 // the same order, and on each of its 2 NCCL communicators".
 std::string DescribeAgreement(const JobSummary& job);
 

@@ -19,6 +19,7 @@
 #include "cli/catalog.h"
 #include "cli/progress.h"
 #include "core/file_io.h"
+#include "core/plural.h"
 #include "core/utf8.h"
 #include "trace/trace_reader.h"
 
@@ -299,7 +300,7 @@ absl::Status AnalyzeTraceFilesInto(const std::vector<std::string>& paths, const 
   };
   std::vector<std::thread> workers;
   for (size_t w = 1; w < AnalysisThreads(files->size()); ++w) workers.emplace_back(work);
-  ShowProgress(absl::StrCat("analyzing ", files->size(), " trace(s)"));
+  ShowProgress(absl::StrCat("analyzing ", Plural(files->size(), "trace", "traces")));
   work();
   for (std::thread& worker : workers) worker.join();
   std::vector<checks::ProcessResult> processes;
@@ -335,7 +336,8 @@ absl::Status AnalyzeTraceFilesInto(const std::vector<std::string>& paths, const 
   const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   report->steps.push_back(
       Step{"analyze", StepStatus::kOk, ms,
-           absl::StrCat(files->size(), " trace(s)", warnings ? absl::StrCat(", ", warnings, " read warning(s)") : "")});
+           absl::StrCat(Plural(files->size(), "trace", "traces"),
+                        warnings ? absl::StrCat(", ", Plural(warnings, "read warning", "read warnings")) : "")});
   AddChecksRun(std::move(result.checks_run), report);
   for (Finding& finding : result.findings) report->findings.push_back(std::move(finding));
   report->metrics.insert(report->metrics.end(), result.metrics.begin(), result.metrics.end());

@@ -9,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "core/plural.h"
 #include "engine/torch_edge.h"
 
 namespace graphcheck {
@@ -299,8 +300,9 @@ absl::StatusOr<std::vector<at::Tensor>> LoadInputs(const std::string& path, cons
     FlattenTensors(value, &tensors);
   }
   if (tensors.size() != model_inputs.size()) {
-    return absl::InvalidArgumentError(absl::StrCat("--inputs '", path, "' holds ", tensors.size(),
-                                                   " tensor(s); the model takes ", model_inputs.size()));
+    return absl::InvalidArgumentError(absl::StrCat("--inputs '", path, "' holds ",
+                                                   Plural(tensors.size(), "tensor", "tensors"), "; the model takes ",
+                                                   model_inputs.size()));
   }
   for (at::Tensor& t : tensors) t = t.to(device);
   return tensors;

@@ -13,6 +13,7 @@
 #include "analysis/ledger_comparison.h"
 #include "checks/checks.h"
 #include "core/check_ids.h"
+#include "core/plural.h"
 
 namespace graphcheck::checks {
 
@@ -131,10 +132,11 @@ class RankDivergentCollectivesCheck : public CheckOf<JobSummary> {
       for (const LedgerSide* side : {&divergence.divergent, &divergence.reference}) {
         const CollectiveLedger& ledger = *side->ledger;
         const std::string communicator = CommunicatorText(ledger.communicator);
-        finding.evidence.push_back(absl::StrCat("rank ", side->process->rank, "'s ledger",
-                                                communicator.empty() ? "" : absl::StrCat(" of ", communicator), ": ",
-                                                ledger.replays, " collective-bearing replay(s), ", ledger.eager,
-                                                " eager collective(s)", ledger.truncated ? " (first runs kept)" : ""));
+        finding.evidence.push_back(absl::StrCat(
+            "rank ", side->process->rank, "'s ledger", communicator.empty() ? "" : absl::StrCat(" of ", communicator),
+            ": ", Plural(ledger.replays, "collective-bearing replay", "collective-bearing replays"), ", ",
+            Plural(ledger.eager, "eager collective", "eager collectives"),
+            ledger.truncated ? " (first runs kept)" : ""));
       }
       finding.fix = FixFor(divergence.kind);
       const LedgerSide* extra = ExtraWorkSide(divergence);

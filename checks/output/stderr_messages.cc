@@ -8,6 +8,7 @@
 #include "checks/checks.h"
 #include "core/check.h"
 #include "core/check_ids.h"
+#include "core/plural.h"
 
 namespace graphcheck::checks {
 
@@ -113,8 +114,9 @@ void FoldStderrFindings(const TraceSummary& traces, std::vector<Finding>* findin
     }
     if (rule != nullptr && rule->trace_decides && traces.recorded) {
       line.severity = Severity::kNote;
-      absl::StrAppend(&line.message, " The trace shows no such problem in the ", traces.captures,
-                      " recorded capture(s): nothing breaks capture here.");
+      absl::StrAppend(&line.message, " The trace shows no such problem in the ",
+                      Plural(traces.captures, "recorded capture", "recorded captures"),
+                      ": nothing breaks capture here.");
     }
     kept.push_back(std::move(line));
   }

@@ -8,6 +8,7 @@
 #include "checks/checks.h"
 #include "checks/trace/internal/capture_problem_check.h"
 #include "core/check_ids.h"
+#include "core/plural.h"
 
 namespace graphcheck::checks {
 
@@ -76,11 +77,10 @@ class EmptyGraphCheck : public CheckOf<TraceAnalysis> {
       if (escaped_launches[s] > 0) {
         std::vector<uint64_t> streams(escaped_streams[s].begin(), escaped_streams[s].end());
         std::sort(streams.begin(), streams.end());
-        finding.evidence.push_back(absl::StrCat(escaped_launches[s],
-                                                " kernel(s) launched by the capturing thread on "
-                                                "stream(s) ",
-                                                absl::StrJoin(streams, ", "),
-                                                " during the capture ran eagerly instead"));
+        finding.evidence.push_back(
+            absl::StrCat(Plural(escaped_launches[s], "kernel", "kernels"), " launched by the capturing thread on ",
+                         streams.size() == 1 ? "stream " : "streams ", absl::StrJoin(streams, ", "),
+                         " during the capture ran eagerly instead"));
       }
       finding.fix =
           "Launch the captured work on the capturing stream: inside torch.cuda.graph use the current stream (do not "

@@ -11,6 +11,7 @@
 #include "checks/checks.h"
 #include "checks/trace/probe_findings.h"
 #include "core/check_ids.h"
+#include "core/plural.h"
 
 namespace graphcheck::checks {
 
@@ -47,8 +48,9 @@ class OutputOverwrittenCheck : public CheckOf<TraceAnalysis> {
           "The program keeps `", name, "`, an output of the graph", trace::CapturedAt(trace, held.graph),
           ", across replays without a copy: each replay overwrites it in place, so everything kept holds the last "
           "replay's values.");
-      finding.evidence.push_back(absl::StrCat("the program held ", held.references_added, " more reference(s) to `",
-                                              name, "` with each replay looked at"));
+      finding.evidence.push_back(absl::StrCat("the program held ",
+                                              Plural(held.references_added, "more reference", "more references"),
+                                              " to `", name, "` with each replay looked at"));
       finding.where = ProbeEventLocation(trace, held.at);
       finding.where.key = name;
       finding.fix = absl::StrCat("Keep a copy of what must outlive the next replay (", name,
@@ -67,9 +69,9 @@ class OutputOverwrittenCheck : public CheckOf<TraceAnalysis> {
     for (const trace::OutputsInvalidated& event : invalidated) outputs += event.held;
     if (invalidations == 0) return;
     for (size_t i = first; i < findings->size(); ++i) {
-      (*findings)[i].evidence.push_back(absl::StrCat("torch.compile's cudagraph trees freed ", outputs,
-                                                     " output(s) the program still held, in ", invalidations,
-                                                     " later run(s) of its graphs"));
+      (*findings)[i].evidence.push_back(absl::StrCat(
+          "torch.compile's cudagraph trees freed ", Plural(outputs, "output", "outputs"),
+          " the program still held, in ", Plural(invalidations, "later run", "later runs"), " of its graphs"));
     }
   }
 };

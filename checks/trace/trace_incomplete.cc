@@ -12,6 +12,7 @@
 #include "analysis/trace_analysis.h"
 #include "checks/checks.h"
 #include "core/check_ids.h"
+#include "core/plural.h"
 
 namespace graphcheck::checks {
 
@@ -25,17 +26,22 @@ constexpr size_t kShownWarnings = 5;
 std::string LossText(trace::LossKind kind, uint64_t count) {
   switch (kind) {
     case trace::LossKind::kActivityDropped:
-      return absl::StrCat(count, " GPU activity record(s) dropped by CUPTI (kernel, copy and memset times)");
+      return absl::StrCat(Plural(count, "GPU activity record", "GPU activity records"),
+                          " dropped by CUPTI (kernel, copy and memset times)");
     case trace::LossKind::kWriterDropped:
-      return absl::StrCat(count, " record(s) the trace writer could not place (disk full or the file could not grow)");
+      return absl::StrCat(Plural(count, "record", "records"),
+                          " the trace writer could not place (disk full or the file could not grow)");
     case trace::LossKind::kLaunchExitLost:
-      return absl::StrCat(count, " kernel launch(es) whose exit was lost when launch recording was switched");
+      return absl::StrCat(Plural(count, "kernel launch", "kernel launches"),
+                          " whose exit was lost when launch recording was switched");
     case trace::LossKind::kCallError:
-      return absl::StrCat(count, " CUPTI or driver query(ies) of the recorder that failed (fields left unknown)");
+      return absl::StrCat(Plural(count, "CUPTI or driver query", "CUPTI or driver queries"),
+                          " of the recorder that failed (fields left unknown)");
     case trace::LossKind::kActivityBufferFailed:
-      return absl::StrCat(count, " activity buffer(s) that could not be allocated (their records were dropped)");
+      return absl::StrCat(Plural(count, "activity buffer", "activity buffers"),
+                          " that could not be allocated (their records were dropped)");
   }
-  return absl::StrCat(count, " record(s) lost");
+  return absl::StrCat(Plural(count, "record", "records"), " lost");
 }
 
 std::string SignalName(int signal) {
@@ -94,8 +100,8 @@ class TraceIncompleteCheck : public CheckOf<TraceAnalysis> {
     finding.message =
         empty ? "The trace holds no records: the file ends after its header (cut, or the process died at once), so "
                 "nothing can be said about this process's captures."
-              : absl::StrCat("The trace is damaged (", trace.read_warnings.size(),
-                             " problem(s) the reader stepped over): the records in the damaged ranges are lost, and a "
+              : absl::StrCat("The trace is damaged (", Plural(trace.read_warnings.size(), "problem", "problems"),
+                             " the reader stepped over): the records in the damaged ranges are lost, and a "
                              "capture that overlaps them has an unknown verdict.");
     for (size_t i = 0; i < std::min(kShownWarnings, trace.read_warnings.size()); ++i) {
       finding.evidence.push_back(trace.read_warnings[i]);
@@ -132,8 +138,8 @@ class TraceIncompleteCheck : public CheckOf<TraceAnalysis> {
             ? absl::StrCat("The recorder lost ", LossText(loss.kind, loss.count),
                            " outside every capture: capture verdicts hold, but step and launch statistics may be "
                            "short.")
-            : absl::StrCat("The recorder lost ", LossText(loss.kind, loss.count), " while ", hit.size(),
-                           " capture(s) ran: their verdict is unknown, not clean.");
+            : absl::StrCat("The recorder lost ", LossText(loss.kind, loss.count), " while ",
+                           Plural(hit.size(), "capture", "captures"), " ran: their verdict is unknown, not clean.");
     for (size_t i = 0; i < std::min(kShownWarnings, hit.size()); ++i) {
       finding.evidence.push_back(absl::StrCat("verdict unknown: ", hit[i]));
     }

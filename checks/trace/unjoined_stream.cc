@@ -5,6 +5,7 @@
 #include "checks/checks.h"
 #include "checks/trace/internal/capture_problem_check.h"
 #include "core/check_ids.h"
+#include "core/plural.h"
 
 namespace graphcheck::checks {
 
@@ -35,8 +36,9 @@ class UnjoinedStreamCheck : public CaptureProblemCheck {
                                       "stream was not joined back (the trace does not show which).");
     } else {
       finding->message =
-          absl::StrCat(finding->where.api, " failed with 904: stream(s) ", absl::StrJoin(problem.streams, ", "),
-                       " forked from the capturing stream and were not joined back before the end.");
+          absl::StrCat(finding->where.api, " failed with 904: ", problem.streams.size() == 1 ? "stream " : "streams ",
+                       absl::StrJoin(problem.streams, ", "), " forked from the capturing stream and ",
+                       problem.streams.size() == 1 ? "was" : "were", " not joined back before the end.");
       finding->evidence.push_back(absl::StrCat("forked and not joined: ", absl::StrJoin(problem.streams, ", ")));
     }
     finding->fix =

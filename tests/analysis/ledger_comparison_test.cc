@@ -90,7 +90,7 @@ TEST(LedgerComparisonTest, TheForkIsTheFirstSameWorkMadeAtAnotherLine) {
                                                "3rd replay of the graph captured at train.py:30 in setup "
                                                "(ncclAllReduce): rank 1 made it at train.py:48 in step, rank 0 at "
                                                "train.py:52 in log. Their ledgers part at the 5th"));
-  EXPECT_THAT(ReplayCountDifferences(d), ElementsAre(HasSubstr("4 time(s), rank 0 5")));
+  EXPECT_THAT(ReplayCountDifferences(d), ElementsAre(HasSubstr("4 times, rank 0 5")));
 }
 
 // Each named communicator's ledgers are compared among the ranks that used it: ranks 0 and 1 share a second

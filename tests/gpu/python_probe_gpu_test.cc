@@ -588,7 +588,7 @@ TEST_F(PythonProbeGpuTest, CollectiveLedgersNameWhereTheRanksPart) {
     EXPECT_EQ(finding->severity, Severity::kError);
     ExpectAtDefectLine(*finding, mode);
     if (std::string(mode) == "ddp-extra-replay") {
-      EXPECT_THAT(finding->evidence, ::testing::Contains(::testing::HasSubstr("30 time(s), rank 0 33"))) << run.text;
+      EXPECT_THAT(finding->evidence, ::testing::Contains(::testing::HasSubstr("30 times, rank 0 33"))) << run.text;
     }
     if (const Finding* hang = run.Find("hang")) {
       EXPECT_THAT(hang->message, ::testing::HasSubstr("collective ledgers part")) << run.text;

@@ -5,6 +5,7 @@
 #include "analysis/ddp.h"
 #include "analysis/torch_ops.h"
 #include "checks/trace/probe_findings.h"
+#include "core/plural.h"
 
 namespace graphcheck::checks {
 
@@ -63,8 +64,8 @@ void CaptureProblemCheck::Read(const TraceAnalysis& analysis, const BoundOptions
       }
     }
     if (problem.occurrences > 1) {
-      finding.evidence.push_back(
-          absl::StrCat("seen ", problem.occurrences, " times at this call site in ", problem.captures, " capture(s)"));
+      finding.evidence.push_back(absl::StrCat("seen ", problem.occurrences, " times at this call site in ",
+                                              Plural(problem.captures, "capture", "captures")));
     }
     for (const Consequence& c : problem.consequences) {
       finding.consequences.push_back(DescribeConsequence(trace, c));

@@ -46,7 +46,7 @@ TEST(RankDivergentCollectivesTest, NamesTheExtraReplayAtBothRanksLinesWithTheCou
   // The line to fix is rank 0's extra replay, not the step both ranks run.
   ASSERT_NE(FirstUserFrame(f.where), nullptr);
   EXPECT_EQ(FirstUserFrame(f.where)->line, 52);
-  EXPECT_THAT(f.evidence, Contains(HasSubstr("(ncclAllReduce x4) 40 time(s), rank 0 44")));
+  EXPECT_THAT(f.evidence, Contains(HasSubstr("(ncclAllReduce x4) 40 times, rank 0 44")));
   EXPECT_THAT(f.fix, HasSubstr("the same number of times"));
 }
 
@@ -59,7 +59,23 @@ TEST(RankDivergentCollectivesTest, WithoutLaunchLinesTheCountsStillNameIt) {
   ASSERT_THAT(findings, SizeIs(1));
   EXPECT_THAT(findings[0].message, HasSubstr("part at their 41st collective-bearing graph replay"));
   EXPECT_THAT(findings[0].message, HasSubstr("made no more (40 in all)"));
-  EXPECT_THAT(findings[0].evidence, Contains(HasSubstr("40 time(s), rank 0 44")));
+  EXPECT_THAT(findings[0].evidence, Contains(HasSubstr("40 times, rank 0 44")));
+}
+
+// Counts of one are singular: "1 time", "1 collective-bearing replay", "1 eager collective".
+TEST(RankDivergentCollectivesTest, CountsOfOneAreSingular) {
+  const Job job = BuildJob(2, [](int rank, RankProgram& p) {
+    p.Capture(12, 30, {"ncclAllReduce"});
+    p.Eager("ncclBroadcast", 40);
+    for (int step = 0; step < (rank == 0 ? 2 : 1); ++step) p.Replay(12, 0);
+  });
+  const std::vector<Finding> findings = Divergences(job);
+  ASSERT_THAT(findings, SizeIs(1));
+  EXPECT_THAT(findings[0].evidence, Contains(HasSubstr("(ncclAllReduce) 1 time, rank 0 2")));
+  EXPECT_THAT(findings[0].evidence,
+              Contains(HasSubstr("rank 1's ledger: 1 collective-bearing replay, 1 eager collective")));
+  EXPECT_THAT(findings[0].evidence,
+              Contains(HasSubstr("rank 0's ledger: 2 collective-bearing replays, 1 eager collective")));
 }
 
 // Both ranks replay the step graph and all-reduce the loss eagerly, but rank 1 all-reduces before its second replay:
@@ -151,7 +167,7 @@ TEST(RankDivergentCollectivesTest, EagerCollectivesThatPartOnANamedCommunicatorA
   ASSERT_THAT(findings, SizeIs(1));
   EXPECT_THAT(findings[0].message, HasSubstr("part at their 2nd eager collective on communicator 33333333"));
   EXPECT_THAT(findings[0].evidence, Contains(HasSubstr("rank 0's ledger of communicator 33333333: 0 collective-bearing "
-                                                       "replay(s), 3 eager collective(s)")));
+                                                       "replays, 3 eager collectives")));
 }
 
 TEST(RankDivergentCollectivesTest, CleanTwinsAreSilent) {
@@ -226,7 +242,7 @@ TEST(RankDivergentCollectivesTest, AnExtraReplayIsBlamedNotTheRankKilledAfterIt)
   });
   const std::vector<Finding> findings = Divergences(job);
   ASSERT_THAT(findings, SizeIs(1));
-  EXPECT_THAT(findings[0].evidence, Contains(HasSubstr("10 time(s), rank 0 11")));
+  EXPECT_THAT(findings[0].evidence, Contains(HasSubstr("10 times, rank 0 11")));
   EXPECT_THAT(findings[0].fix, Not(HasSubstr("fix what stopped it")));
   EXPECT_THAT(findings[0].fix, HasSubstr("Rank 0's replay at /job/train.py:52 in log is the extra work"));
   EXPECT_THAT(findings[0].fix, HasSubstr("rank 1's process was killed (its trace has no end) only after the ranks"));
@@ -264,7 +280,7 @@ TEST(RankDivergentCollectivesTest, HangSaysWhenTheLedgersAgree) {
   ASSERT_THAT(findings, SizeIs(1));
   EXPECT_EQ(findings[0].check_id, "hang");
   EXPECT_THAT(findings[0].message, HasSubstr("Yet the 2 ranks' collective ledgers agree: each made 5 "
-                                             "collective-bearing graph replay(s) and 0 eager collective(s)"));
+                                             "collective-bearing graph replays and 0 eager collectives"));
   EXPECT_THAT(findings[0].fix, HasSubstr("Look past the order of the collectives"));
 }
 

@@ -190,7 +190,7 @@ TEST(StderrMessagesTest, AWarningTheTraceDoesNotConfirmIsANote) {
   FoldStderrFindings(TraceSummary{true, 3}, &findings);
   ASSERT_THAT(findings, SizeIs(1));
   EXPECT_EQ(findings[0].severity, Severity::kNote);
-  EXPECT_THAT(findings[0].message, HasSubstr("no such problem in the 3 recorded capture(s)"));
+  EXPECT_THAT(findings[0].message, HasSubstr("no such problem in the 3 recorded captures: nothing breaks"));
 }
 
 TEST(StderrMessagesTest, AWarningTheTraceConfirmsFoldsIntoItsFinding) {

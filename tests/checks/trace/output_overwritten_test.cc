@@ -25,7 +25,8 @@ TEST(OutputOverwrittenTest, AnUncaughtOverwrittenOutputIsOutputOverwrittenWithTh
   ASSERT_THAT(findings, SizeIs(1));
   EXPECT_THAT(findings[0].message, HasSubstr("The program stopped on RuntimeError: Error: accessing tensor output"));
   EXPECT_EQ(findings[0].where.python[0].line, 41);
-  EXPECT_THAT(findings[0].evidence, Contains(HasSubstr("freed 2 output(s) the program still held")));
+  EXPECT_THAT(findings[0].evidence, Contains(HasSubstr("freed 2 outputs the program still held, in 1 later run of "
+                                                       "its graphs")));
 }
 
 TEST(OutputOverwrittenTest, AManualGraphsOutputKeptAcrossReplaysIsOutputOverwritten) {
@@ -39,7 +40,7 @@ TEST(OutputOverwrittenTest, AManualGraphsOutputKeptAcrossReplaysIsOutputOverwrit
   ASSERT_THAT(findings, SizeIs(1));
   EXPECT_THAT(findings[0].message, HasSubstr("The program keeps `static_out`, an output of the graph (captured at "
                                              "/home/me/train.py:14 in body), across replays without a copy"));
-  EXPECT_THAT(findings[0].evidence, Contains(HasSubstr("held 3 more reference(s) to `static_out`")));
+  EXPECT_THAT(findings[0].evidence, Contains(HasSubstr("held 3 more references to `static_out`")));
   EXPECT_EQ(FirstUserFrame(findings[0].where)->line, 21u);
   EXPECT_THAT(findings[0].fix, HasSubstr("static_out.clone()"));
 }

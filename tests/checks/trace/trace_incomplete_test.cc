@@ -47,8 +47,8 @@ TEST(TraceIncompleteTest, ActivityLostDuringACaptureMakesItsVerdictUnknown) {
   ASSERT_THAT(findings, SizeIs(1));
   EXPECT_EQ(findings[0].check_id, "trace-incomplete");
   EXPECT_EQ(findings[0].severity, Severity::kError);
-  EXPECT_THAT(findings[0].message, HasSubstr("120 GPU activity record(s) dropped"));
-  EXPECT_THAT(findings[0].message, HasSubstr("verdict is unknown, not clean"));
+  EXPECT_THAT(findings[0].message, HasSubstr("120 GPU activity records dropped"));
+  EXPECT_THAT(findings[0].message, HasSubstr("while 1 capture ran: their verdict is unknown, not clean"));
   EXPECT_THAT(findings[0].evidence, ::testing::Contains(HasSubstr("capture on stream 7")));
   EXPECT_THAT(findings[0].evidence, ::testing::Contains(HasSubstr("context 1 stream 7")));
   EXPECT_EQ(findings[0].where.pid, 9u);
@@ -61,6 +61,32 @@ TEST(TraceIncompleteTest, LossesOutsideEveryCaptureAreAWarning) {
   ASSERT_THAT(findings, SizeIs(1));
   EXPECT_EQ(findings[0].severity, Severity::kWarning);
   EXPECT_THAT(findings[0].message, HasSubstr("outside every capture"));
+}
+
+TEST(TraceIncompleteTest, ASingleLostRecordIsNamedInTheSingular) {
+  trace::Trace trace = CompleteTrace();
+  trace.integrity.losses.push_back({trace::LossKind::kActivityDropped, 1, 9000, 9500});
+  const std::vector<Finding> findings = RunTraceIncomplete(trace);
+  ASSERT_THAT(findings, SizeIs(1));
+  EXPECT_THAT(findings[0].message, HasSubstr("The recorder lost 1 GPU activity record dropped by CUPTI"));
+}
+
+TEST(TraceIncompleteTest, LossesThatMeetTwoCapturesCountThem) {
+  TraceBuilder b;
+  b.Begin(1000, 1, kStream);
+  TraceBuilder::In(b.Launch(2000, 1, kStream, "gemm"), kCaptureId);
+  b.End(3000, 1, kStream, kCaptureId, 0, 1);
+  b.Begin(4000, 1, kStream);
+  TraceBuilder::In(b.Launch(5000, 1, kStream, "gemm"), kCaptureId + 1);
+  b.End(6000, 1, kStream, kCaptureId + 1, 0, 2);
+  trace::Trace trace = b.Build();
+  trace.integrity.end = trace::TraceEnd::kClean;
+  trace.integrity.chunks = 1;
+  trace.integrity.losses.push_back({trace::LossKind::kWriterDropped, 1, 0, 0});  // no times: may have hit either
+  const std::vector<Finding> findings = RunTraceIncomplete(trace);
+  ASSERT_THAT(findings, SizeIs(1));
+  EXPECT_THAT(findings[0].message, HasSubstr("lost 1 record the trace writer could not place"));
+  EXPECT_THAT(findings[0].message, HasSubstr("while 2 captures ran: their verdict is unknown, not clean"));
 }
 
 // The sampler turning launch recording off drops the launches in flight at that moment by design (seen on an H100 on
@@ -93,6 +119,9 @@ TEST(TraceIncompleteTest, ADamagedTraceIsAnError) {
   ASSERT_THAT(findings, SizeIs(1));
   EXPECT_EQ(findings[0].severity, Severity::kError);
   EXPECT_THAT(findings[0].evidence[0], HasSubstr("truncated chunk"));
+  EXPECT_THAT(findings[0].message, HasSubstr("The trace is damaged (1 problem the reader stepped over)"));
+  trace.read_warnings.push_back("offset 8192: corrupt chunk");
+  EXPECT_THAT(RunTraceIncomplete(trace)[0].message, HasSubstr("The trace is damaged (2 problems the reader stepped"));
 }
 
 TEST(TraceIncompleteTest, ATraceCutAfterItsHeaderIsAnError) {

@@ -30,7 +30,8 @@ TEST(UnjoinedStreamTest, NamesTheForkedStreamThatWasNotJoined) {
   const std::vector<Finding> findings = RunCheck(checks::NewUnjoinedStreamCheck(), Fork(false));
   ASSERT_THAT(findings, SizeIs(1));
   EXPECT_EQ(findings[0].where.api, "cudaStreamEndCapture");
-  EXPECT_THAT(findings[0].message, HasSubstr("stream(s) 9"));
+  EXPECT_THAT(findings[0].message, HasSubstr("failed with 904: stream 9 forked from the capturing stream and was not "
+                                             "joined back before the end."));
   EXPECT_THAT(findings[0].fix, HasSubstr("wait_stream"));
   EXPECT_THAT(RunCheck(checks::NewCaptureErrorCheck(), Fork(false)), SizeIs(0));
 }
