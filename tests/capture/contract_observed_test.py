@@ -525,6 +525,64 @@ check("a weight passed as an input whose .grad is in a pool is sent by its param
 contract._pools.clear()
 
 
+# A manual capture of torch.autograd.grad over a micro-batch: the program accumulates by making the graph's gradient
+# output the .grad (blind set 1, grad-assign-alias), and each replay overwrites it. Its twins: the output copied
+# (`g.clone()`), and a whole-step capture whose backward makes .grad in the graph's pool (replays overwrite it as they
+# should).
+def grads_outside(model, keep):
+    params = list(model.parameters())
+    static = {}
+
+    def micro_grads():
+        static["grads"] = torch.autograd.grad(model(x).square().mean(), params)
+
+    graph = capture(micro_grads)
+    contract._pools[1] = sorted((g.data_ptr(), g.data_ptr() + 4 * g.numel()) for g in static["grads"])
+    for _ in range(3):
+        graph.replay()
+        for p, g in zip(params, static["grads"]):
+            if p.grad is None:
+                p.grad = keep(g)  # the .grad set outside the capture
+            else:
+                p.grad.add_(g)
+    contract._pools.clear()
+
+
+recorder, model = fresh()
+grads_outside(model, lambda g: g)
+aliased = recorder.of(EventKind.GRAD_ALIASED)
+check("a graph's gradient output made the .grad is sent once, at the line that set it",
+      len(aliased) == 1 and aliased[0]["origin"] == Origin.USER and aliased[0]["value"] == 4 and
+      aliased[0]["line"] == line_of(HERE, "# the .grad set outside the capture"), aliased)
+recorder, model = fresh()
+grads_outside(model, lambda g: g.clone())
+check("clean twin: the gradient output copied into .grad sends nothing", not recorder.of(EventKind.GRAD_ALIASED))
+recorder, model = fresh()
+
+
+def whole_step():
+    model(x).square().mean().backward()
+
+
+graph = capture(whole_step)
+contract._pools[1] = sorted((p.grad.data_ptr(), p.grad.data_ptr() + 4 * p.grad.numel()) for p in model.parameters())
+for _ in range(3):
+    graph.replay()
+contract._pools.clear()
+check("clean twin: .grad the captured backward made in the pool sends nothing", not recorder.of(EventKind.GRAD_ALIASED))
+# An inference graph captured first, then a whole-step graph whose backward makes .grad in the pool they share: the
+# first graph's replays see .grad there, made by a capture, and send nothing.
+recorder, model = fresh()
+evaluate = capture(lambda: model(x))
+graph = capture(whole_step)
+contract._pools[1] = sorted((p.grad.data_ptr(), p.grad.data_ptr() + 4 * p.grad.numel()) for p in model.parameters())
+for _ in range(3):
+    graph.replay()
+    evaluate.replay()
+contract._pools.clear()
+check("clean twin: .grad another capture made in a shared pool sends nothing", not recorder.of(EventKind.GRAD_ALIASED))
+
+
 # Static inputs of manual captures: judged by what the graph reads, not by the name that held it.
 def capture_buckets(sizes):
     """One manual capture per batch size, each reading its own static input; returns {size: (graph, input)}."""

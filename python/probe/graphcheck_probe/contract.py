@@ -40,6 +40,7 @@ MAX_NAMES = 8  # module or parameter names listed in one event
 # or attribute, and its captures run compiled code, not modules), not make_graphed_callables' (graphed_calls.ModuleWatch).
 _REPLAY_WATCHED = {Origin.USER, Origin.UNKNOWN, Origin.MEGATRON, Origin.MEGATRON_FULL_ITERATION}
 _NOT_NAMED = {Origin.CUDAGRAPH_TREES, Origin.CUDAGRAPH_TREES_INIT}
+_OWN_CAPTURES = {Origin.USER, Origin.UNKNOWN}  # the program's torch.cuda.graph and CUDAGraph.capture_begin
 _local = threading.local()  # .capture: the Capture under way on this thread
 capturing = set()  # the threads with a Capture under way: one look tells Module.__setattr__ there is none
 # id(module) -> names of its attributes a live graph baked in: Module.__setattr__ (patches.py) reports a change at the
@@ -48,6 +49,7 @@ capturing = set()  # the threads with a Capture under way: one look tells Module
 watched_attributes = {}
 _live = weakref.WeakSet()  # Contracts of graphs still alive with something to watch at replays
 _pools = {}  # pool key -> sorted [(start, end)] of its segments, for the gradient check
+_grads_at_captures = set()  # addresses of the parameters' .grad when a watched capture ended (Contract)
 
 
 def _torch():
@@ -194,6 +196,11 @@ class Contract:
                     if tensor is None or len(self.tensors) >= MAX_TENSORS or not on_device(tensor):
                         continue
                     self.tensors.append(NamedTensor(module, attribute, role, "%s.%s" % (name, attribute), tensor))
+        # The .grad tensors there when the capture ended: a whole-step capture's backward makes .grad in the graph's
+        # pool, to be overwritten by each replay as it should (and a graph captured before it, sharing the pool, sees
+        # them there at its own replays).
+        _grads_at_captures.update(a for a in (_grad_address(e.now()) for e in self.tensors if e.role == "parameter")
+                                  if a)
 
     def baked(self):
         return len(self.modes) + len(self.attributes)
@@ -223,6 +230,7 @@ class Contract:
             return
         if self.watched:
             self._look_tensors(frame)
+            self._look_grads(frame)
             self._look_attributes()
         self._look_host_values(frame)
         self._look_tensor_reads(frame)
@@ -276,6 +284,26 @@ class Contract:
             self.reported.add(id(entry))
             events.state_rebound(origin=self.origin, graph=self.graph_id, role=entry.role, name=entry.name,
                                  address_at_capture=entry.address, address_now=now, freed=freed)
+
+    def _look_grads(self, frame):
+        """A parameter's .grad that the capture did not make and that lies in a graph's pool: the program made a
+        graph's output the .grad (`p.grad = static_grads[i]`), and each replay overwrites what it accumulates there.
+        Sent at the line of the replaying function or its callers that sets a .grad, when one does."""
+        if "grads" in self.reported or self.origin not in _OWN_CAPTURES:
+            return  # Megatron keeps its gradients itself (main_grad); make_graphed_callables' are graphed_calls'
+        aliased = []
+        for entry in self.tensors:
+            if entry.role != "parameter":
+                continue
+            at = _grad_address(entry.now())
+            if at and at not in _grads_at_captures and in_pool(at):
+                aliased.append((entry.name, at))
+        if not aliased:
+            return
+        self.reported.add("grads")
+        shown = ", ".join(n for n, _ in aliased[:MAX_NAMES]) + (", ..." if len(aliased) > MAX_NAMES else "")
+        events.grad_aliased(origin=self.origin, module=self.graph_id, count=len(aliased), first_address=aliased[0][1],
+                            names=shown, frames=self.change_stack or frames.change_site(frame, {"STORE_ATTR"}, "grad"))
 
     def _look_host_values(self, frame):
         """A number the captured code read (host_reads) that is another now: at the line of the replaying function
@@ -515,6 +543,12 @@ def _inside(ranges, address):
     """Whether `address` lies in one of the sorted (start, end) `ranges`."""
     index = bisect.bisect_right(ranges, (address, float("inf"))) - 1
     return index >= 0 and ranges[index][0] <= address < ranges[index][1]
+
+
+def _grad_address(parameter):
+    """The address of `parameter`'s .grad on the device; 0 when it has none."""
+    grad = getattr(parameter, "grad", None)
+    return address(grad) if grad is not None and on_device(grad) else 0
 
 
 def in_pool(address):

@@ -165,9 +165,10 @@ def host_random_draw(*, graph, source, call, frames=None):
     _send(EventKind.HOST_RANDOM_DRAW, graph=graph, type_name=DrawSource(source).value, text=call, frames=frames)
 
 
-def grad_aliased(*, module, count, first_address, names, frames=None):
-    _send(EventKind.GRAD_ALIASED, origin=Origin.GRAPHED_CALLABLES, graph=module, value=count, value_now=first_address,
-          text=names, frames=frames)
+def grad_aliased(*, module, count, first_address, names, frames=None, origin=Origin.GRAPHED_CALLABLES):
+    """`module`: the graphed module's id; for the program's own capture (`origin` USER), its graph's."""
+    _send(EventKind.GRAD_ALIASED, origin=origin, graph=module, value=count, value_now=first_address, text=names,
+          frames=frames)
 
 
 def tensor_released(*, graph, role, name, address):
