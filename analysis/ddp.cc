@@ -55,8 +55,7 @@ bool DdpNamesTheCause(const TraceAnalysis& analysis, const CaptureProblem& probl
   for (const DdpModule& module : DdpModules(analysis)) {
     for (const DdpCapturedForward& forward : module.captured_forwards) {
       if (forward.window != problem.window) continue;
-      const uint64_t warmup = forward.record->forwards == 0 ? 0 : forward.record->forwards - 1;
-      if (warmup < kDdpWarmupIterations) return true;
+      if (WarmupIterations(forward) < kDdpWarmupIterations) return true;
       const bool default_stream = module.constructed != nullptr && module.constructed->on_default_stream;
       if (default_stream && problem.cause == CaptureCause::kLegacyStream) return true;
     }

@@ -32,6 +32,11 @@ struct DdpModule {
 // In order of first appearance.
 std::vector<DdpModule> DdpModules(const TraceAnalysis& analysis);
 
+// The eager forwards the module ran before `forward`, the one inside the capture.
+inline uint64_t WarmupIterations(const DdpCapturedForward& forward) {
+  return forward.record->forwards == 0 ? 0 : forward.record->forwards - 1;
+}
+
 // The first capture problem of capture window `window` (of `cause` when given); null when none.
 const CaptureProblem* FirstProblemIn(const CaptureAnalysis& captures, size_t window,
                                      std::optional<CaptureCause> cause = std::nullopt);

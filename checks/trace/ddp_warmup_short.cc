@@ -48,7 +48,7 @@ class DdpWarmupShortCheck : public CheckOf<TraceAnalysis> {
     const uint64_t min_warmup = static_cast<uint64_t>(options.GetDouble("min-warmup"));
     for (const DdpModule& module : DdpModules(analysis)) {
       for (const DdpCapturedForward& forward : module.captured_forwards) {
-        const uint64_t warmup = forward.record->forwards == 0 ? 0 : forward.record->forwards - 1;
+        const uint64_t warmup = analysis::WarmupIterations(forward);
         const CaptureProblem* problem = forward.window ? FirstProblemIn(analysis.captures(), *forward.window) : nullptr;
         // A capture that failed that early is this check's whatever min-warmup says: the capture checks leave it here
         // (analysis::DdpNamesTheCause).

@@ -4,7 +4,9 @@
 // raise ("accessing tensor output of CUDAGraphs that has been overwritten by a subsequent run"). The Python probe
 // records that exception at the program's line, and how many held outputs cudagraph trees freed before it; for manual
 // captures (torch.cuda.graph), it records a static output to which the program holds more references at each replay
-// (kept in a list without .clone(): every entry is the same memory, holding the last replay's values).
+// (kept in a list without .clone(): every entry is the same memory, holding the last replay's values); for callables
+// graphed by make_graphed_callables, an output the program reads after calling the callable again (`a = f(x);
+// b = f(y); g(a)`: every call writes into the same static memory, so a holds b's values).
 #include "absl/strings/str_cat.h"
 #include "analysis/python_probe.h"
 #include "analysis/trace_analysis.h"
@@ -44,17 +46,27 @@ class OutputOverwrittenCheck : public CheckOf<TraceAnalysis> {
     for (const trace::OutputsHeld& held : analysis.probe().records().outputs_held) {
       const std::string name(held.name);
       Finding finding = NewFinding();
-      finding.message = absl::StrCat(
-          "The program keeps `", name, "`, an output of the graph", trace::CapturedAt(trace, held.graph),
-          ", across replays without a copy: each replay overwrites it in place, so everything kept holds the last "
-          "replay's values.");
-      finding.evidence.push_back(absl::StrCat("the program held ",
-                                              Plural(held.references_added, "more reference", "more references"),
-                                              " to `", name, "` with each replay looked at"));
+      if (held.at.origin == trace::ProbeOrigin::kGraphedCallables) {
+        finding.message =
+            absl::StrCat("`", name,
+                         "` holds an output of a callable graphed by make_graphed_callables, and the program reads it "
+                         "after calling that callable again: every call writes its outputs into the same memory, so `",
+                         name, "` holds the later call's values.");
+        finding.evidence.push_back(absl::StrCat("`", name, "` is read after the next call, before it is rebound"));
+      } else {
+        finding.message = absl::StrCat(
+            "The program keeps `", name, "`, an output of the graph", trace::CapturedAt(trace, held.graph),
+            ", across replays without a copy: each replay overwrites it in place, so everything kept holds the last "
+            "replay's values.");
+        finding.evidence.push_back(absl::StrCat("the program held ",
+                                                Plural(held.references_added, "more reference", "more references"),
+                                                " to `", name, "` with each replay looked at"));
+      }
       finding.where = ProbeEventLocation(trace, held.at);
       finding.where.key = name;
-      finding.fix = absl::StrCat("Keep a copy of what must outlive the next replay (", name,
-                                 ".clone(), or .item() / .cpu() for values to log).");
+      finding.fix = absl::StrCat("Keep a copy of what must outlive the next ",
+                                 held.at.origin == trace::ProbeOrigin::kGraphedCallables ? "call" : "replay", " (",
+                                 name, ".clone(), or .item() / .cpu() for values to log).");
       findings->push_back(std::move(finding));
     }
   }

@@ -583,6 +583,35 @@ contract._pools.clear()
 check("clean twin: .grad another capture made in a shared pool sends nothing", not recorder.of(EventKind.GRAD_ALIASED))
 
 
+# A graphed callable called twice per step, its first output kept and read after the second call (blind set 2,
+# graphed-two-views): named by the variable at the line of the call that returned it. Its twins: the first output
+# copied, and the usual loop whose `out` is alive at each call only until it is rebound.
+def two_views(graphed, keep):
+    for step in range(3):
+        weak = keep(graphed(x, weight))  # the output read after the next call
+        strong = graphed(x.flip(-1), weight)
+        (weak * strong).sum()
+
+
+def one_call_per_step(graphed):
+    for step in range(3):
+        out = graphed(x, weight)
+        out.sum()
+
+
+for case, run_case in (("kept", lambda g: two_views(g, lambda t: t)), ("cloned", lambda g: two_views(g, torch.clone)),
+                       ("loop", one_call_per_step)):
+    recorder, _ = fresh()
+    run_case(graphed_calls.watch_graphed_function(linear, graphed_calls.InputShapes(None), ("inputs", "w")))
+    held = recorder.of(EventKind.OUTPUTS_HELD)
+    if case == "kept":
+        check("a graphed callable's output read after its next call is sent by its variable, at the call that made it",
+              len(held) == 1 and held[0]["text"] == "weak" and held[0]["origin"] == Origin.GRAPHED_CALLABLES and
+              held[0]["line"] == line_of(HERE, "# the output read after the next call"), held)
+    else:
+        check("clean twin (%s): an output copied, or rebound before it is read, sends nothing" % case, not held, held)
+
+
 # Static inputs of manual captures: judged by what the graph reads, not by the name that held it.
 def capture_buckets(sizes):
     """One manual capture per batch size, each reading its own static input; returns {size: (graph, input)}."""

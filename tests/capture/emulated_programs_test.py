@@ -20,10 +20,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 CONTRACT_EVENTS = {"STATE_REBOUND", "HOST_VALUE_CHANGED", "TRAINING_MODE_CHANGED", "GRAD_ALIASED", "OUTPUTS_HELD",
                    "HOST_RANDOM_DRAW", "STATE_MADE_IN_CAPTURE"}
 # Defects the emulation cannot show: autocast, the CUDA generator and the replays' numbers are not emulated, a CPU
-# generator's draws cannot be told from the emulated device's, and the probe does not see two yet (grad-assign-alias,
-# graphed-two-views; see issue 57).
+# generator's draws cannot be told from the emulated device's, and graph pools are not emulated (grad-assign-alias).
 NOT_EMULATED = {"autocast-disabled", "autocast-decorator", "mc-dropout", "bn-freeze-eval", "cpu-generator-mask",
-                "grad-assign-alias", "graphed-two-views"}
+                "grad-assign-alias"}
 CORPUS_NEEDS = ("import timm", "from transformers", "torchvision", "torch.compile", "torch.distributed")
 
 

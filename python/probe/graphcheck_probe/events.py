@@ -97,8 +97,8 @@ def state_rebound(*, origin, graph, role, name, address_at_capture, address_now=
           value_now=address_now, type_name=TensorRole(role).value, text=name, frames=frames)
 
 
-def outputs_held(*, origin, graph, name, references_added):
-    _send(EventKind.OUTPUTS_HELD, origin=origin, graph=graph, value=references_added, text=name)
+def outputs_held(*, origin, graph, name, references_added, frames=None):
+    _send(EventKind.OUTPUTS_HELD, origin=origin, graph=graph, value=references_added, text=name, frames=frames)
 
 
 def ddp_constructed(*, module, on_default_stream):

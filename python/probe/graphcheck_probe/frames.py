@@ -172,6 +172,53 @@ def exception_type(error):
     return cls.__qualname__ if cls.__module__ in ("builtins", None) else "%s.%s" % (cls.__module__, cls.__qualname__)
 
 
+_LOADS = ("LOAD_FAST", "LOAD_FAST_CHECK", "LOAD_FAST_LOAD_FAST", "LOAD_FAST_BORROW", "LOAD_FAST_BORROW_LOAD_FAST_BORROW",
+          "LOAD_DEREF", "LOAD_CLOSURE", "LOAD_NAME", "LOAD_GLOBAL")
+_REBINDS = ("STORE_FAST", "STORE_FAST_STORE_FAST", "STORE_FAST_LOAD_FAST", "STORE_DEREF", "STORE_NAME", "STORE_GLOBAL",
+            "DELETE_FAST", "DELETE_DEREF", "DELETE_NAME", "DELETE_GLOBAL", "LOAD_FAST_AND_CLEAR")
+_code_instructions = {}  # code object -> (its instructions, its loops): a frame's code is read once
+
+
+def _instructions(code):
+    import dis
+
+    cached = _code_instructions.get(code)
+    if cached is None:
+        instructions = list(dis.get_instructions(code))
+        loops = [(i.argval, i.offset) for i in instructions
+                 if i.opname in ("JUMP_BACKWARD", "JUMP_ABSOLUTE") and isinstance(i.argval, int) and i.argval < i.offset]
+        cached = _code_instructions[code] = (instructions, loops)
+        if len(_code_instructions) > 256:
+            _code_instructions.pop(next(iter(_code_instructions)))
+    return cached
+
+
+def read_before_rebound(frame, name):
+    """Whether `frame`'s code, going on from the instruction it runs (and round the innermost loop holding it), reads
+    the variable `name` before it stores to or deletes it, in the order of the code (branches are not followed apart).
+    `a = f(x); b = f(y); g(a)`: at the second call, a is read after it; in `for x in xs: out = f(x)`, at a call, out
+    is rebound first."""
+    try:
+        instructions, loops = _instructions(frame.f_code)
+        at = frame.f_lasti
+        inside = [(end - start, start, end) for start, end in loops if start <= at <= end]
+        after = [i for i in instructions if i.offset > at and (not inside or i.offset <= min(inside)[2])]
+        if inside:  # round the loop, back to where it is
+            _, start, _ = min(inside)
+            after += [i for i in instructions if start <= i.offset <= at]
+        for instruction in after:
+            names = instruction.argval if isinstance(instruction.argval, tuple) else (instruction.argval,)
+            if name not in names:
+                continue
+            if instruction.opname in _REBINDS:
+                return False
+            if instruction.opname in _LOADS:
+                return True
+    except Exception:
+        pass
+    return False
+
+
 def program_frame(frame):
     """The innermost of `frame` and its callers that is the program's own code; None when there is none."""
     walked = 0

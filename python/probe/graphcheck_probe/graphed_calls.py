@@ -8,7 +8,8 @@
   into the static input, or broadcasts into it silently).
 - Plain functions: the shapes of their inputs, and the leaf tensors among them (weights passed as inputs).
 - Both: before a graphed backward, a leaf's .grad that lives in the graphs' pool (PyTorch #181723:
-  check_grads_before_backward), on the first calls and then exponentially spaced ones (watches.due).
+  check_grads_before_backward), on the first calls and then exponentially spaced ones (watches.due); and an output
+  the program reads after the next call overwrote it (HeldOutputs: every call writes into the same static memory).
 """
 import sys
 import threading
@@ -18,6 +19,51 @@ from . import contract, events, frames, watches
 from .bridge import Origin
 
 _MAX_ATTRIBUTES = 256  # numeric attributes of one graphed module watched
+
+
+# Calls of one graphed callable whose outputs are followed (the defect shows from the second call on).
+_HELD_CALLS = 64
+
+
+class HeldOutputs:
+    """The tensors a graphed callable returned at its last call, held weakly, and the program's line that called it.
+    Every call returns new tensors that share the graph's static output memory, so an output the program still holds
+    at the next call is overwritten by it. Holding is not reading: in `for x in xs: out = f(x)` the last output is
+    alive at each call until `out` is rebound. An output is reported where a variable of the calling frame holds it
+    and the frame's code reads that variable after the call before rebinding it (`a = f(x); b = f(y); g(a)`), at the
+    line of the call that returned it. Sent once per callable."""
+
+    def __init__(self, graph_id):
+        self.graph_id = graph_id
+        self.previous, self.previous_stack = [], None
+        self.calls = 0
+
+    def before_call(self, frame):
+        if self.calls >= _HELD_CALLS or not self.previous:
+            return
+        alive = {id(t) for t in (ref() for ref in self.previous) if t is not None}
+        frame = frames.program_frame(frame) if alive else None
+        if frame is None:
+            return
+        for name, value in frames.local_values(frame).items():
+            if id(value) in alive and frames.read_before_rebound(frame, name):
+                self.calls = _HELD_CALLS  # reported: stop following
+                events.outputs_held(origin=Origin.GRAPHED_CALLABLES, graph=self.graph_id, name=name,
+                                    references_added=1, frames=self.previous_stack)
+                return
+
+    def after_call(self, result, frame):
+        if self.calls >= _HELD_CALLS:
+            return
+        self.calls += 1
+        try:
+            torch = sys.modules.get("torch")
+            self.previous = [weakref.ref(t) for t in torch.utils._pytree.tree_leaves(result)
+                             if isinstance(t, torch.Tensor)]
+            caller = frames.program_frame(frame)
+            self.previous_stack = frames.encode_stack(caller) if caller is not None and self.previous else None
+        except Exception:
+            self.previous = []
 
 
 class InputShapes:
@@ -133,6 +179,7 @@ class ModuleWatch:
         named = module.named_modules() if hasattr(module, "named_modules") else ()
         self.modes = [(weakref.ref(sub), path, sub.training) for path, sub in named
                       if path and contract.mode_sensitive(sub)]
+        self.held = HeldOutputs(self.module_id)
         self.modes_generation = _modes_generation[0]
         self.buffers = {name: watches.address(b) for name, b in module.named_buffers() if watches.is_cuda_tensor(b)}
         self.attributes = _numeric_attributes(module)
@@ -222,12 +269,14 @@ def watch_graphed_module(module, own_forward, shapes, shadow):
                 watch.look_modes()
             except Exception:
                 pass
+        watch.held.before_call(sys._getframe(1))
         if shadow is not None and watch.calls <= shadow.calls:
             result = shadow.module_call(module, watch,
                                         lambda: shapes.call(watch.module_id, graphed_forward, args, kwargs), args,
                                         kwargs)
         else:
             result = shapes.call(watch.module_id, graphed_forward, args, kwargs)
+        watch.held.after_call(result, sys._getframe(1))
         if watch.calls <= watches.LAST_LOOK and watches.due(watch.calls) and not watch.grads_aliased:
             arguments = leaf_arguments(args)
             watch_backward(result, lambda: _live_leaves(watch.module, arguments), watch.module_id,
@@ -255,9 +304,12 @@ def watch_graphed_function(function, shapes, names=()):
     leaf tensors it takes (its weights) are held to their gradients at its first backwards. `names`: the original
     function's parameter names."""
     calls, aliased = [0], []
+    held = HeldOutputs(0)
 
     def graphed_function(*args, **kwargs):
+        held.before_call(sys._getframe(1))
         result = shapes.call(id(graphed_function), function, args, kwargs)
+        held.after_call(result, sys._getframe(1))
         calls[0] += 1
         if calls[0] <= watches.LAST_LOOK and watches.due(calls[0]) and not aliased:
             arguments = leaf_arguments(args, names)
@@ -265,6 +317,7 @@ def watch_graphed_function(function, shapes, names=()):
                 watch_backward(result, lambda: _live_leaves(None, arguments), id(graphed_function), aliased)
         return result
 
+    held.graph_id = id(graphed_function)
     graphed_function.__wrapped__ = function
     graphed_function.__doc__ = getattr(function, "__doc__", None)
     return graphed_function

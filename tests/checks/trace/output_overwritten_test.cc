@@ -46,6 +46,24 @@ TEST(OutputOverwrittenTest, AManualGraphsOutputKeptAcrossReplaysIsOutputOverwrit
 }
 
 // Outputs cudagraph trees invalidated that the program never reads again are harmless: no finding.
+// A make_graphed_callables output read after the callable's next call (blind set 2's graphed-two-views: a teacher
+// called on a weak and a strong view): named by its variable, at the call that returned it.
+TEST(OutputOverwrittenTest, AGraphedCallablesOutputReadAfterItsNextCallIsOutputOverwritten) {
+  TraceBuilder b;
+  trace::ProbeEvent& held = b.Probe(1000, 1, ProbeEventKind::kOutputsHeld, 0x7f0010, ProbeOrigin::kGraphedCallables);
+  held.text = b.Intern("p_weak");
+  held.value = 1;
+  held.stack = TrainPyStack(b, 33);
+  const std::vector<Finding> findings = RunCheck(checks::NewOutputOverwrittenCheck(), b.Build());
+  ASSERT_THAT(findings, SizeIs(1));
+  EXPECT_THAT(findings[0].message, HasSubstr("`p_weak` holds an output of a callable graphed by "
+                                             "make_graphed_callables, and the program reads it after calling that "
+                                             "callable again"));
+  EXPECT_THAT(findings[0].evidence, Contains(HasSubstr("read after the next call")));
+  EXPECT_EQ(FirstUserFrame(findings[0].where)->line, 33u);
+  EXPECT_THAT(findings[0].fix, HasSubstr("outlive the next call (p_weak.clone()"));
+}
+
 TEST(OutputOverwrittenTest, InvalidatedOutputsThatAreNotReadAreClean) {
   TraceBuilder b;
   b.Probe(1000, 1, ProbeEventKind::kOutputsInvalidated).value = 3;

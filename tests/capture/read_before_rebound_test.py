@@ -1,0 +1,55 @@
+"""frames.read_before_rebound in each CPython the probe may meet (one ctest entry per interpreter): the bytecode that
+names a variable changed between 3.10 and 3.13 (LOAD_FAST_CHECK, LOAD_FAST_AND_CLEAR, LOAD_FAST_LOAD_FAST,
+STORE_FAST_STORE_FAST), and HeldOutputs asks it whether the program reads a kept output after the call that
+overwrote it. No torch needed.
+
+usage: read_before_rebound_test.py PROBE_DIR
+"""
+import sys
+
+sys.path.insert(0, sys.argv[1])
+from graphcheck_probe import frames  # noqa: E402
+
+asked = []
+
+
+def call(name):
+    """A graphed callable's stand-in: asks, for its caller, whether `name` is read before it is rebound."""
+    asked.append(frames.read_before_rebound(sys._getframe(1), name))
+    return len(asked)
+
+
+def kept_and_read():
+    for _ in range(2):
+        weak = call("weak")
+        strong = call("weak")  # weak is read below, after this call
+        total = weak + strong
+    return total
+
+
+def rebound_first():
+    out = 0
+    for _ in range(2):
+        out = call("out")  # out is rebound by this very assignment
+        out += 1
+    return out
+
+
+def read_together():
+    a = 1
+    b = call("a")  # a and b are loaded by one instruction from 3.13 on
+    return a + b
+
+
+failures = []
+for name, run, expected in (
+        ("a variable read after the call", kept_and_read, [False, True, False, True]),
+        ("a variable the call's result rebinds", rebound_first, [False, False]),
+        ("a variable loaded with another in one instruction", read_together, [True])):
+    asked.clear()
+    run()
+    got = asked[:]
+    print(("ok   " if got == expected else "FAIL ") + "%s %s: %s" % (sys.version.split()[0], name, got))
+    if got != expected:
+        failures.append(name)
+sys.exit(1 if failures else 0)
