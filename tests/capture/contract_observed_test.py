@@ -518,11 +518,11 @@ for step in range(2):
     graphed(x, weight).sum().backward()  # the graphed function's backward
     if step == 0:
         check("clean twin: a leaf's .grad outside every pool sends nothing", not recorder.of(EventKind.GRAD_ALIASED))
-        contract._pools[1] = [(weight.grad.data_ptr(), weight.grad.data_ptr() + 64)]
+        graph_tensors.pools[1] = [(weight.grad.data_ptr(), weight.grad.data_ptr() + 64)]
 aliased = recorder.of(EventKind.GRAD_ALIASED)
 check("a weight passed as an input whose .grad is in a pool is sent by its parameter name", len(aliased) == 1 and
       aliased[0]["text"] == "w" and aliased[0]["line"] == line_of(HERE, "# the graphed function's backward"), aliased)
-contract._pools.clear()
+graph_tensors.pools.clear()
 
 
 # A manual capture of torch.autograd.grad over a micro-batch: the program accumulates by making the graph's gradient
@@ -537,7 +537,7 @@ def grads_outside(model, keep):
         static["grads"] = torch.autograd.grad(model(x).square().mean(), params)
 
     graph = capture(micro_grads)
-    contract._pools[1] = sorted((g.data_ptr(), g.data_ptr() + 4 * g.numel()) for g in static["grads"])
+    graph_tensors.pools[1] = sorted((g.data_ptr(), g.data_ptr() + 4 * g.numel()) for g in static["grads"])
     for _ in range(3):
         graph.replay()
         for p, g in zip(params, static["grads"]):
@@ -545,7 +545,7 @@ def grads_outside(model, keep):
                 p.grad = keep(g)  # the .grad set outside the capture
             else:
                 p.grad.add_(g)
-    contract._pools.clear()
+    graph_tensors.pools.clear()
 
 
 recorder, model = fresh()
@@ -565,21 +565,21 @@ def whole_step():
 
 
 graph = capture(whole_step)
-contract._pools[1] = sorted((p.grad.data_ptr(), p.grad.data_ptr() + 4 * p.grad.numel()) for p in model.parameters())
+graph_tensors.pools[1] = sorted((p.grad.data_ptr(), p.grad.data_ptr() + 4 * p.grad.numel()) for p in model.parameters())
 for _ in range(3):
     graph.replay()
-contract._pools.clear()
+graph_tensors.pools.clear()
 check("clean twin: .grad the captured backward made in the pool sends nothing", not recorder.of(EventKind.GRAD_ALIASED))
 # An inference graph captured first, then a whole-step graph whose backward makes .grad in the pool they share: the
 # first graph's replays see .grad there, made by a capture, and send nothing.
 recorder, model = fresh()
 evaluate = capture(lambda: model(x))
 graph = capture(whole_step)
-contract._pools[1] = sorted((p.grad.data_ptr(), p.grad.data_ptr() + 4 * p.grad.numel()) for p in model.parameters())
+graph_tensors.pools[1] = sorted((p.grad.data_ptr(), p.grad.data_ptr() + 4 * p.grad.numel()) for p in model.parameters())
 for _ in range(3):
     graph.replay()
     evaluate.replay()
-contract._pools.clear()
+graph_tensors.pools.clear()
 check("clean twin: .grad another capture made in a shared pool sends nothing", not recorder.of(EventKind.GRAD_ALIASED))
 
 

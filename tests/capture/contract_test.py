@@ -19,7 +19,7 @@ from probe_checks import Graph, Recorder, check, finish, line_of, use_probe_and_
 use_probe_and_torch(sys.argv)
 import torch  # noqa: E402
 
-from graphcheck_probe import bridge, contract, graphed_calls, patches, watches  # noqa: E402
+from graphcheck_probe import bridge, contract, graph_tensors, graphed_calls, patches, watches  # noqa: E402
 from graphcheck_probe.bridge import EventKind, Origin  # noqa: E402
 
 class Scaled(torch.nn.Module):
@@ -260,10 +260,10 @@ for step in range(2):
     if step == 0:
         check("clean twin: a .grad outside every pool sends nothing", not recorder.of(EventKind.GRAD_ALIASED))
         address = model.lin.weight.grad.data_ptr()
-        contract._pools[1] = [(address, address + 64)]
+        graph_tensors.pools[1] = [(address, address + 64)]
 aliased = recorder.of(EventKind.GRAD_ALIASED)
 check("a .grad inside a pool is sent at the backward's line", len(aliased) == 1 and
       aliased[0]["text"] == "lin.weight" and aliased[0]["line"] == line_of(__file__, "# the graphed backward"), aliased)
-contract._pools.clear()
+graph_tensors.pools.clear()
 
 finish()

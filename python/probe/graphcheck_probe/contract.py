@@ -22,14 +22,13 @@ modules' own, and any the capture's Python read: host_reads.py) become events.
 make_graphed_callables' modules are watched by graphed_calls.ModuleWatch instead (it replays only in the training
 mode it captured and copies new .data in), but for the numbers host_reads.py saw.
 """
-import bisect
 import sys
 import threading
 import weakref
 
 from . import events, frames, host_draws, host_reads
 from .graph_tensors import (NamedTensor, PathTensor, add_static_input, address, another_graphs_input, expired,
-                            forget_static_inputs, graphs_input, nbytes, pinned, released)
+                            forget_static_inputs, graphs_input, in_pool, inside, nbytes, pinned, pools, released)
 from .bridge import Origin
 
 MAX_TENSORS = 20000  # tensors named per capture
@@ -48,7 +47,6 @@ capturing = set()  # the threads with a Capture under way: one look tells Module
 # costs a look.
 watched_attributes = {}
 _live = weakref.WeakSet()  # Contracts of graphs still alive with something to watch at replays
-_pools = {}  # pool key -> sorted [(start, end)] of its segments, for the gradient check
 _grads_at_captures = set()  # addresses of the parameters' .grad when a watched capture ended (Contract)
 
 
@@ -450,7 +448,7 @@ def _keep_static_inputs(contract, ranges, parameter_names):
     for entry in contract.tensor_reads:
         tensor = entry.read.captured()
         if (tensor is None or id(tensor) in parameter_names or entry.address in addresses or
-                graphs_input(entry.address, contract.graph_id) or _inside(ranges, entry.address) or
+                graphs_input(entry.address, contract.graph_id) or inside(ranges, entry.address) or
                 in_pool(entry.address)):
             continue
         kept.append(entry)
@@ -474,7 +472,7 @@ def capture_ended(graph, capture, frame, pool_key, stepped):
     segments = _pool_segments(graph)
     ranges = sorted((address, address + size) for address, size in segments)
     if pool_key and ranges:
-        _pools[pool_key] = ranges
+        pools[pool_key] = ranges
     lines = []
     parameter_names = {}
     for entry in contract.tensors:
@@ -539,22 +537,10 @@ def live():
     return bool(_live)
 
 
-def _inside(ranges, address):
-    """Whether `address` lies in one of the sorted (start, end) `ranges`."""
-    index = bisect.bisect_right(ranges, (address, float("inf"))) - 1
-    return index >= 0 and ranges[index][0] <= address < ranges[index][1]
-
-
 def _grad_address(parameter):
     """The address of `parameter`'s .grad on the device; 0 when it has none."""
     grad = getattr(parameter, "grad", None)
     return address(grad) if grad is not None and on_device(grad) else 0
-
-
-def in_pool(address):
-    """Whether `address` lies in the memory pool of a graph captured so far (the program's, make_graphed_callables',
-    Transformer Engine's or Megatron's; torch.compile's pools are its own)."""
-    return any(_inside(ranges, address) for ranges in _pools.values())
 
 
 def state_set(module, name):
@@ -585,7 +571,7 @@ def _send_state_made(capture, names, ranges, stepped, parameter_names):
         now = address(tensor) if tensor is not None else 0
         # The same tensor set again (spectral_norm's power iteration: self._u = normalize(..., out=self._u)) is an
         # update in place.
-        if now and now != address_before and _inside(ranges, now):
+        if now and now != address_before and inside(ranges, now):
             name = "%s.%s" % (names.get(id(module)) or type(module).__name__, attribute)
             events.state_made_in_capture(origin=capture.origin, graph=capture.graph_id, role=role, names=name,
                                          address_before=address_before, address_now=now, bytes=size, frames=stack)
@@ -594,7 +580,7 @@ def _send_state_made(capture, names, ranges, stepped, parameter_names):
         if before is None:
             continue
         made = [(label, tensor) for _, label, tensor in _optimizer_state([optimizer], parameter_names, before[0])
-                if _inside(ranges, address(tensor))]
+                if inside(ranges, address(tensor))]
         if made:
             shown = ", ".join(label for label, _ in made[:MAX_NAMES]) + (", ..." if len(made) > MAX_NAMES else "")
             events.state_made_in_capture(origin=capture.origin, graph=capture.graph_id,

@@ -1,9 +1,12 @@
 """The tensors a graph reads, named: where each was at capture and how to find it again (a module's parameter or
 buffer, optimizer state, or a tensor the captured code reached through a path: host_reads.py), with a weak reference
 to its memory, so that a replay can tell a tensor rebound from one freed, and the line that dropped it is noted."""
+import bisect
 import weakref
 
 from . import events
+
+pools = {}  # pool key -> sorted [(start, end)] of its segments (contract.py takes them at each capture's end)
 
 
 def address(tensor):
@@ -11,6 +14,18 @@ def address(tensor):
         return int(tensor.data_ptr())
     except Exception:
         return 0
+
+
+def inside(ranges, address):
+    """Whether `address` lies in one of the sorted (start, end) `ranges`."""
+    index = bisect.bisect_right(ranges, (address, float("inf"))) - 1
+    return index >= 0 and ranges[index][0] <= address < ranges[index][1]
+
+
+def in_pool(address):
+    """Whether `address` lies in the memory pool of a graph captured so far (the program's, make_graphed_callables',
+    Transformer Engine's or Megatron's; torch.compile's pools are its own)."""
+    return any(inside(ranges, address) for ranges in pools.values())
 
 
 def nbytes(tensor):

@@ -15,7 +15,7 @@ import sys
 import threading
 import weakref
 
-from . import contract, events, frames, watches
+from . import contract, events, frames, graph_tensors, watches
 from .bridge import Origin
 
 _MAX_ATTRIBUTES = 256  # numeric attributes of one graphed module watched
@@ -362,7 +362,7 @@ def check_grads_before_backward(leaves, graph_id, thread, reported):
             aliased = []
             for name, parameter in leaves():
                 grad = parameter.grad
-                if grad is not None and contract.on_device(grad) and contract.in_pool(watches.address(grad)):
+                if grad is not None and contract.on_device(grad) and graph_tensors.in_pool(watches.address(grad)):
                     aliased.append((name, watches.address(grad)))
             if aliased:
                 reported.append(True)
