@@ -1,6 +1,7 @@
 """The tensors a graph reads, named: where each was at capture and how to find it again (a module's parameter or
 buffer, optimizer state, or a tensor the captured code reached through a path: host_reads.py), with a weak reference
-to its memory, so that a replay can tell a tensor rebound from one freed, and the line that dropped it is noted."""
+to its memory, so that a replay can tell a tensor rebound from one freed, and the line that dropped it is noted; and
+the segments of the graphs' memory pools, to tell whether a tensor lives in one."""
 import bisect
 import weakref
 
