@@ -41,16 +41,19 @@ class HeldOutputs:
     def before_call(self, frame):
         if self.calls >= _HELD_CALLS or not self.previous:
             return
-        alive = {id(t) for t in (ref() for ref in self.previous) if t is not None}
-        frame = frames.program_frame(frame) if alive else None
-        if frame is None:
-            return
-        for name, value in frames.local_values(frame).items():
-            if id(value) in alive and frames.read_before_rebound(frame, name):
-                self.calls = _HELD_CALLS  # reported: stop following
-                events.outputs_held(origin=Origin.GRAPHED_CALLABLES, graph=self.graph_id, name=name,
-                                    references_added=1, frames=self.previous_stack)
+        try:
+            alive = {id(t) for t in (ref() for ref in self.previous) if t is not None}
+            frame = frames.program_frame(frame) if alive else None
+            if frame is None:
                 return
+            for name, value in frames.local_values(frame).items():
+                if id(value) in alive and frames.read_before_rebound(frame, name):
+                    self.calls = _HELD_CALLS  # reported: stop following
+                    events.outputs_held(origin=Origin.GRAPHED_CALLABLES, graph=self.graph_id, name=name,
+                                        references_added=1, frames=self.previous_stack)
+                    return
+        except Exception:
+            self.calls = _HELD_CALLS  # the probe never raises into the program; stop following this callable
 
     def after_call(self, result, frame):
         if self.calls >= _HELD_CALLS:
