@@ -1,7 +1,7 @@
 """The probe over whole GPU programs on a CPU (emulated/site-packages/cuda_emulation.py): the clean twin of every mode
-of the blind contract sets (tests/gpu/programs/blind_contract_cases.py, blind_contract_cases_2.py, written by people
-who never read the probe) and the clean corpus's programs that need no downloaded model or compiler must send no
-contract event (a changed host value, a rebound tensor, a training mode, an aliased gradient, held outputs, a host
+of the blind contract sets (tests/gpu/programs/blind_contract_cases.py, blind_contract_cases_2.py,
+blind_held_outputs.py, written by people who never read the probe) and the clean corpus's programs that need no
+downloaded model or compiler must send no contract event (a changed host value, a rebound tensor, a training mode, an aliased gradient, held outputs, a host
 draw); each defect the probe names under emulation must send at least one. The GPU runs (run_variants.py,
 run_corpus.py) say what graphcheck reports; this says, on every CI run, that the probe stays silent where it must.
 
@@ -53,7 +53,7 @@ def twins_of(program):
 def runs(root):
     """(program, mode, expect events) of every run."""
     found = []
-    for name in ("blind_contract_cases.py", "blind_contract_cases_2.py"):
+    for name in ("blind_contract_cases.py", "blind_contract_cases_2.py", "blind_held_outputs.py"):
         program = os.path.join(root, "tests", "gpu", "programs", name)
         for defect, twin in twins_of(program).items():
             found.append((program, twin, False))

@@ -35,6 +35,18 @@ def rebound_first():
     return out
 
 
+def kept_behind_a_branch(copy):
+    first = None
+    for step in range(2):
+        out = call("first")  # first is stored only behind an if, and read after the loop
+        if step == 0:
+            if copy:
+                first = out + 0
+            else:
+                first = out
+    return first
+
+
 def read_together():
     a = 1
     b = call("a")  # a and b are loaded by one instruction from 3.13 on
@@ -45,7 +57,9 @@ failures = []
 for name, run, expected in (
         ("a variable read after the call", kept_and_read, [False, True, False, True]),
         ("a variable the call's result rebinds", rebound_first, [False, False]),
-        ("a variable loaded with another in one instruction", read_together, [True])):
+        ("a variable loaded with another in one instruction", read_together, [True]),
+        ("a variable stored behind a branch and read after the loop", lambda: kept_behind_a_branch(False),
+         [True, True])):
     asked.clear()
     run()
     got = asked[:]

@@ -176,7 +176,7 @@ _LOADS = ("LOAD_FAST", "LOAD_FAST_CHECK", "LOAD_FAST_LOAD_FAST", "LOAD_FAST_BORR
           "LOAD_DEREF", "LOAD_CLOSURE", "LOAD_NAME", "LOAD_GLOBAL")
 _REBINDS = ("STORE_FAST", "STORE_FAST_STORE_FAST", "STORE_FAST_LOAD_FAST", "STORE_DEREF", "STORE_NAME", "STORE_GLOBAL",
             "DELETE_FAST", "DELETE_DEREF", "DELETE_NAME", "DELETE_GLOBAL", "LOAD_FAST_AND_CLEAR")
-_code_instructions = {}  # code object -> (its instructions, its loops): a frame's code is read once
+_code_instructions = {}  # code object -> (its instructions, their indices by offset): a frame's code is read once
 
 
 def _instructions(code):
@@ -185,35 +185,53 @@ def _instructions(code):
     cached = _code_instructions.get(code)
     if cached is None:
         instructions = list(dis.get_instructions(code))
-        loops = [(i.argval, i.offset) for i in instructions
-                 if i.opname in ("JUMP_BACKWARD", "JUMP_ABSOLUTE") and isinstance(i.argval, int) and i.argval < i.offset]
-        cached = _code_instructions[code] = (instructions, loops)
+        cached = _code_instructions[code] = (instructions, {i.offset: n for n, i in enumerate(instructions)})
         if len(_code_instructions) > 256:
             _code_instructions.pop(next(iter(_code_instructions)))
     return cached
 
 
+_ENDS = ("RETURN_VALUE", "RETURN_CONST", "RAISE_VARARGS", "RERAISE")
+
+
+def _successors(instructions, index, at_offset):
+    """The indices of the instructions that may run after instructions[index] (exception edges left out)."""
+    instruction = instructions[index]
+    if instruction.opname in _ENDS:
+        return []
+    jump = "JUMP" in instruction.opname or instruction.opname in ("FOR_ITER", "SEND")
+    following = [] if jump and "IF" not in instruction.opname and instruction.opname not in ("FOR_ITER", "SEND") \
+        else [index + 1]
+    if jump and isinstance(instruction.argval, int) and instruction.argval in at_offset:
+        following.append(at_offset[instruction.argval])
+    return [i for i in following if i < len(instructions)]
+
+
 def read_before_rebound(frame, name):
-    """Whether `frame`'s code, going on from the instruction it runs (and round the innermost loop holding it), reads
-    the variable `name` before it stores to or deletes it, in the order of the code (branches are not followed apart).
-    `a = f(x); b = f(y); g(a)`: at the second call, a is read after it; in `for x in xs: out = f(x)`, at a call, out
-    is rebound first."""
+    """Whether `frame`'s code, going on from the instruction it runs, may read the variable `name` before it stores
+    to or deletes it: a path through the code's jumps (round its loops too) from that instruction to a load of `name`
+    that passes no store. `a = f(x); b = f(y); g(a)`: at the second call, a is read after it; in `for x in xs: out =
+    f(x)`, at a call, out is rebound first; `if i == 0: first = out` may be jumped over, and a read of `first` after
+    the loop is reached."""
     try:
-        instructions, loops = _instructions(frame.f_code)
-        at = frame.f_lasti
-        inside = [(end - start, start, end) for start, end in loops if start <= at <= end]
-        after = [i for i in instructions if i.offset > at and (not inside or i.offset <= min(inside)[2])]
-        if inside:  # round the loop, back to where it is
-            _, start, _ = min(inside)
-            after += [i for i in instructions if start <= i.offset <= at]
-        for instruction in after:
-            names = instruction.argval if isinstance(instruction.argval, tuple) else (instruction.argval,)
-            if name not in names:
+        instructions, at_offset = _instructions(frame.f_code)
+        # The instruction the frame runs: f_lasti may point into its inline caches (3.11+), which dis leaves out.
+        start = max((n for offset, n in at_offset.items() if offset <= frame.f_lasti), default=None)
+        if start is None:
+            return False
+        seen, todo = set(), _successors(instructions, start, at_offset)
+        while todo:
+            index = todo.pop()
+            if index in seen:
                 continue
-            if instruction.opname in _REBINDS:
-                return False
-            if instruction.opname in _LOADS:
+            seen.add(index)
+            instruction = instructions[index]
+            names = instruction.argval if isinstance(instruction.argval, tuple) else (instruction.argval,)
+            if name in names and instruction.opname in _LOADS:
                 return True
+            if name in names and instruction.opname in _REBINDS:
+                continue
+            todo.extend(_successors(instructions, index, at_offset))
     except Exception:
         pass
     return False
