@@ -390,8 +390,9 @@ void Judge(RegionPlan* region) {
       region->calls, region->sizes.size(), (best->net_saving_us + best->capture_us) / 1e3, best->capture_us / 1e3);
 }
 
-// The number of NVTX steps, for the saving per step (0 when the trace has none).
-size_t NvtxSteps(const TraceAnalysis& analysis) {
+// The number of the program's own steps (NVTX ranges, or its loop's passes), for the saving per step (0 when the
+// trace has none: steps guessed from the launch sequence are not counted on).
+size_t ProgramSteps(const TraceAnalysis& analysis) {
   const Iterations& steps = analysis.steps();
   if (steps.source.empty() || steps.eager_by_repetition) return 0;
   return steps.eager.size() + steps.graphed.size();
@@ -402,7 +403,7 @@ std::vector<RegionPlan> PlanTrace(const trace::Trace& trace, const std::string& 
   TraceAnalysis analysis(trace);
   const std::vector<ModuleCall> calls = ModuleCalls(analysis.probe().records());
   if (calls.empty()) return {};
-  const size_t steps = NvtxSteps(analysis);
+  const size_t steps = ProgramSteps(analysis);
   std::map<std::string, std::vector<const ModuleCall*>> groups;
   std::vector<std::string> order;
   for (const ModuleCall& call : calls) {

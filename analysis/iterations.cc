@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <iterator>
 #include <limits>
+#include <map>
 #include <optional>
 
 #include "absl/container/flat_hash_map.h"
@@ -196,6 +197,13 @@ std::string GraphedStepsByRepetition(const trace::Trace& trace, size_t from, std
   return found;
 }
 
+bool ReplaysAGraph(const trace::Trace& trace, const Iteration& step) {
+  for (size_t i = step.first_call; i < step.end_call; ++i) {
+    if (IsReplay(trace, trace.api_calls[i])) return true;
+  }
+  return false;
+}
+
 // The kernels each captured graph holds, by name.
 using KernelCounts = absl::flat_hash_map<trace::StringId, size_t>;
 absl::flat_hash_map<uint64_t, KernelCounts> CapturedKernels(const trace::Trace& trace) {
@@ -241,8 +249,7 @@ void SortByReplay(const trace::Trace& trace, std::vector<Iteration> steps, Itera
                   std::vector<TimeInterval>* reruns) {
   std::optional<absl::flat_hash_map<uint64_t, KernelCounts>> captured;
   for (Iteration& it : steps) {
-    for (size_t i = it.first_call; i < it.end_call && !it.graphed; ++i)
-      it.graphed = IsReplay(trace, trace.api_calls[i]);
+    it.graphed = it.graphed || ReplaysAGraph(trace, it);
     if (it.graphed) {
       if (!captured) captured = CapturedKernels(trace);
       if (RerunsItsGraphsEagerly(trace, it, *captured)) {
@@ -348,6 +355,62 @@ void StepsFromNvtxRanges(const trace::Trace& trace, const NvtxIndex& nvtx, const
   }
 }
 
+// Steps cut where the program's own loop comes round (the probe's program-step marks, python/probe/graphcheck_probe/
+// steps.py): within each phase, from one mark to the next (the last mark's pass is left out: where it ends is not
+// known), so set-up, an evaluation between epochs and teardown are in no step. Phases are kept apart: the eager steps
+// are those of the one loop (over every call of its function) with the most, and likewise the graphed steps (steps
+// that replay graphs beside eager work); another eager loop with fewer passes (a warm-up loop) gives no step. A
+// program whose graphed loop replays a whole-step graph makes no marks there: its replays outside every phase are cut
+// by repetition. False when no loop came round kMinRepeats times.
+bool StepsFromProgramLoops(const trace::Trace& trace, const std::vector<trace::ProgramStep>& marks, Iterations* out) {
+  std::map<uint64_t, std::vector<const trace::ProgramStep*>> phases;
+  for (const trace::ProgramStep& mark : marks) phases[mark.phase].push_back(&mark);
+  std::vector<Iteration> steps;
+  std::vector<absl::string_view> loop_of_step;
+  std::vector<TimeInterval> spans;  // each phase's first mark to its last
+  for (const auto& [phase, phase_marks] : phases) {
+    if (phase_marks.size() < kMinRepeats) continue;
+    spans.push_back({phase_marks.front()->at.time_ns, phase_marks.back()->at.time_ns, 0});
+    for (size_t i = 1; i < phase_marks.size(); ++i) {
+      steps.push_back(MakeIteration(trace, phase_marks[i - 1]->at.time_ns, phase_marks[i]->at.time_ns));
+      loop_of_step.push_back(phase_marks[i]->loop);
+    }
+  }
+  if (steps.empty()) return false;
+  for (Iteration& step : steps) step.graphed = ReplaysAGraph(trace, step);
+  // The loop with the most steps of each kind.
+  auto busiest = [&](bool graphed) {
+    std::map<absl::string_view, size_t> count;
+    for (size_t s = 0; s < steps.size(); ++s) count[loop_of_step[s]] += steps[s].graphed == graphed ? 1 : 0;
+    auto best =
+        std::max_element(count.begin(), count.end(), [](const auto& a, const auto& b) { return a.second < b.second; });
+    return best->second > 0 ? best->first : absl::string_view();
+  };
+  const absl::string_view eager_loop = busiest(false);
+  const absl::string_view graphed_loop = busiest(true);
+  std::vector<Iteration> kept;
+  for (size_t s = 0; s < steps.size(); ++s) {
+    if (loop_of_step[s] == (steps[s].graphed ? graphed_loop : eager_loop)) kept.push_back(steps[s]);
+  }
+  Iterations& result = *out;
+  std::vector<TimeInterval> reruns;
+  SortByReplay(trace, std::move(kept), &result, &reruns);
+  std::string graphed;
+  if (!result.graphed.empty()) {
+    graphed = absl::StrCat(Plural(result.graphed.size(), "graphed step", "graphed steps"), " at ", graphed_loop);
+  } else {
+    GraphedStepsByRepetition(trace, 0, &result.graphed);
+    DropOverlapping(spans, &result.graphed);
+    graphed = result.graphed.empty() ? "no graphed step"
+                                     : absl::StrCat(Plural(result.graphed.size(), "graphed step", "graphed steps"),
+                                                    " cut from the replays");
+  }
+  const std::string eager = Plural(result.eager.size(), "eager step", "eager steps");
+  result.source = absl::StrCat("the program's loop (", eager,
+                               result.eager.empty() ? "" : absl::StrCat(" at ", eager_loop), "; ", graphed, ")");
+  return true;
+}
+
 // Steps found by repetition of the eager launch sequence (outside the probe's `audits`), and graphed steps by
 // repetition of the replays.
 void StepsByLaunchRepetition(const trace::Trace& trace, const std::vector<TimeInterval>& audits,
@@ -416,7 +479,7 @@ Iterations FindIterations(const trace::Trace& trace, const NvtxIndex& nvtx, cons
   const std::string region = automatic ? nvtx.MostRepeatedOutermostRange(kMinRepeatedRanges) : options.region;
   if (!region.empty()) {
     StepsFromNvtxRanges(trace, nvtx, region, automatic, &result);
-  } else {
+  } else if (!StepsFromProgramLoops(trace, probe.program_steps, &result)) {
     StepsByLaunchRepetition(trace, audits, captures, &result);
   }
   if (result.reruns > 0 && !result.source.empty()) {

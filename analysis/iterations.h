@@ -1,5 +1,6 @@
 // Iterations (training or inference steps) of one trace, for the eager-region and performance checks: the ranges of
-// an NVTX range the user names (`region`), or else found by repetition of the kernel-launch sequence.
+// an NVTX range the user names (`region`), or else the passes of the program's own loop the Python probe marked
+// (docs/architecture.md, "Steps and sampled launches"), or else found by repetition of the kernel-launch sequence.
 //
 // A recorder that sampled launches recorded them only inside its windows: repetition then runs in each window on its
 // own, and NVTX steps outside the windows are kept (their synchronizations were recorded) but marked as having

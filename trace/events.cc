@@ -358,6 +358,8 @@ absl::string_view ProbeEventKindName(ProbeEventKind kind) {
       return "backward-begin";
     case ProbeEventKind::kBackwardEnd:
       return "backward-end";
+    case ProbeEventKind::kProgramStep:
+      return "program-step";
     case ProbeEventKind::kStateMadeInCapture:
       return "state-made-in-capture";
   }

@@ -176,6 +176,9 @@ void Decoder::Add(const ProbeEvent& e) {
       return;
     case ProbeEventKind::kStateMadeInCapture:
       return AddStateMadeInCapture(e, at);
+    case ProbeEventKind::kProgramStep:
+      records_.program_steps.push_back({at, e.value, Text(e.text)});
+      return;
     case ProbeEventKind::kModuleCallBegin:
     case ProbeEventKind::kModuleCallEnd:
       return;  // paired in Run()

@@ -288,6 +288,13 @@ struct StateMadeInCapture {
   uint64_t tensors = 0;         // kOptimizerState: how many tensors
 };
 
+// A pass of the program's own loop begins: its steps are cut here (since 1.14; analysis/iterations.h).
+struct ProgramStep {
+  ProbeHeader at;
+  uint64_t phase = 0;      // from 1: another loop, or the same loop in another call of its function, is another
+  absl::string_view loop;  // where the loop is ("train.py:30 in main")
+};
+
 // Every probe event of a trace, decoded once, each kind in trace order. An event whose fields its kind does not allow
 // (an unknown role, a flag neither 0 nor 1) is left out and counted, with the first reason.
 struct ProbeRecords {
@@ -315,6 +322,7 @@ struct ProbeRecords {
   std::vector<ModuleCallRecord> module_calls;  // a begin without its end is left out
   std::vector<ProbeMark> backwards;
   std::vector<StateMadeInCapture> state_made_in_capture;
+  std::vector<ProgramStep> program_steps;
 
   size_t invalid = 0;
   std::string first_invalid;  // "event 12 (host-value-changed): unknown role \"foo\""

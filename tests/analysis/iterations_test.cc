@@ -183,6 +183,102 @@ TEST(IterationsTest, ReplaysBeforeTheEagerStepsAreGraphedSteps) {
   EXPECT_EQ(steps.eager.size(), 10u) << steps.source;  // the eager run's; the 2 warmup steps go (capture warmup)
 }
 
+// The probe's mark of a pass of the program's loop (python/probe/graphcheck_probe/steps.py).
+void LoopPass(TraceBuilder* b, uint64_t t, uint64_t phase, const std::string& loop) {
+  trace::ProbeEvent& e = b->Probe(t, 1, trace::ProbeEventKind::kProgramStep);
+  e.value = phase;
+  e.text = b->Intern(loop);
+}
+
+// An eager twin's loop, then a whole-step graph replayed in a loop that makes no marks (its optimizer steps inside
+// the graph), then teardown: the eager steps are the marked loop's passes, each from one mark to the next, and the
+// graphed steps are cut from the replays outside it. The set-up and teardown launches are in no step.
+TEST(IterationsTest, TheProgramsLoopCutsItsSteps) {
+  TraceBuilder b;
+  b.Launch(100, 1, 7, "init_weights");
+  b.Launch(200, 1, 7, "gemm");
+  for (int pass = 0; pass < 14; ++pass) {
+    const uint64_t t = 1000000 + pass * 100000;
+    LoopPass(&b, t, 1, "train.py:30 in main");
+    uint64_t at = t;
+    for (const char* kernel : {"adam", "zero", "gemm", "gemm"}) b.Launch(at += 1000, 1, 7, kernel);
+  }
+  b.Begin(3000000, 1, 7);
+  TraceBuilder::In(b.Launch(3000100, 1, 7, "gemm"), 5);
+  b.End(3000200, 1, 7, 5, 0, 1).graph_id = 9;
+  for (int r = 0; r < 8; ++r) b.Replay(3100000 + r * 100000, 1, 7, 9, 1000, 20000);
+  b.Launch(4000000, 1, 7, "gemm");  // teardown
+  const trace::Trace trace = b.Build();
+  analysis::IterationOptions options;
+  options.first = 0;
+  const analysis::Iterations steps =
+      analysis::FindIterations(trace, analysis::NvtxIndex(trace), trace::DecodeProbeRecords(trace), options);
+  ASSERT_EQ(steps.eager.size(), 13u) << steps.source;  // between the 14 marks; the last pass's end is not known
+  EXPECT_EQ(steps.eager[0].start_ns, 1000000u);
+  EXPECT_EQ(steps.eager[0].end_ns, 1100000u);
+  EXPECT_EQ(steps.eager[0].end_call - steps.eager[0].first_call, 4u);
+  EXPECT_EQ(steps.eager.back().end_ns, 2300000u);
+  EXPECT_EQ(steps.graphed.size(), 7u) << steps.source;
+  EXPECT_FALSE(steps.eager_by_repetition);
+  EXPECT_EQ(steps.source,
+            "the program's loop (13 eager steps at train.py:30 in main; 7 graphed steps cut from the replays)");
+}
+
+// Phases apart: an eager twin's loop (3 passes), a partially graphed loop (a replay in each of its 6 passes), then a
+// per-epoch function's loop called twice (4 and 3 passes; between the calls, evaluation). The graphed steps are the
+// graphed loop's; the eager steps the loop with the most, over both of its calls, and no step spans the evaluation.
+TEST(IterationsTest, EachLoopIsAPhaseOfItsOwn) {
+  TraceBuilder b;
+  uint64_t t = 1000000;
+  auto pass = [&](uint64_t phase, const std::string& loop, bool replay) {
+    LoopPass(&b, t, phase, loop);
+    b.Launch(t + 100, 1, 7, "adam");
+    if (replay) b.Replay(t + 200, 1, 7, 9, 1000, 20000);
+    b.Launch(t + 300, 1, 7, "gemm");
+    t += 100000;
+  };
+  for (int i = 0; i < 3; ++i) pass(1, "twin.py:10 in main", false);
+  b.Begin(t, 1, 7);
+  TraceBuilder::In(b.Launch(t + 100, 1, 7, "gemm"), 5);
+  b.End(t + 200, 1, 7, 5, 0, 1).graph_id = 9;
+  t += 100000;
+  for (int i = 0; i < 6; ++i) pass(2, "twin.py:20 in main", true);
+  for (int i = 0; i < 4; ++i) pass(3, "twin.py:40 in one_epoch", false);
+  const uint64_t evaluation = t;
+  for (int i = 0; i < 5; ++i) b.Launch(t + i * 1000, 1, 7, "eval_gemm");
+  t += 100000;
+  for (int i = 0; i < 3; ++i) pass(4, "twin.py:40 in one_epoch", false);
+  const trace::Trace trace = b.Build();
+  analysis::IterationOptions options;
+  options.first = 0;
+  const analysis::Iterations steps =
+      analysis::FindIterations(trace, analysis::NvtxIndex(trace), trace::DecodeProbeRecords(trace), options);
+  EXPECT_EQ(steps.graphed.size(), 5u) << steps.source;
+  EXPECT_EQ(steps.eager.size(), 5u) << steps.source;  // 3 + 2 passes of the epoch loop; the twin's 2 are left out
+  for (const analysis::Iteration& step : steps.eager) {
+    EXPECT_FALSE(step.start_ns <= evaluation && evaluation < step.end_ns) << step.start_ns;
+    EXPECT_GE(step.start_ns, 1000000u + 10 * 100000u) << "a step of the twin's loop";
+  }
+  EXPECT_THAT(steps.source, ::testing::HasSubstr("5 eager steps at twin.py:40 in one_epoch; 5 graphed steps at "
+                                                 "twin.py:20 in main"));
+}
+
+// A loop that came round twice bounds one step at most: the steps are found by repetition as without the probe.
+TEST(IterationsTest, AProgramWhoseLoopCameRoundTwiceFallsBackToRepetition) {
+  TraceBuilder b;
+  EagerSteps(&b, 1000000, 6, 100000, {{"zero_grad"}, {"gemm"}, {"adam"}});
+  LoopPass(&b, 1000000, 1, "a.py:3 in main");
+  LoopPass(&b, 1100000, 1, "a.py:3 in main");
+  const trace::Trace trace = b.Build();
+  analysis::IterationOptions options;
+  options.first = 0;
+  const analysis::Iterations steps =
+      analysis::FindIterations(trace, analysis::NvtxIndex(trace), trace::DecodeProbeRecords(trace), options);
+  EXPECT_EQ(steps.eager.size(), 5u);
+  EXPECT_TRUE(steps.eager_by_repetition);
+  EXPECT_THAT(steps.source, ::testing::HasSubstr("repeated launch sequence"));
+}
+
 TEST(IterationsTest, OverlappingStepRangesAreOneStep) {
   TraceBuilder b;
   for (int s = 0; s < 5; ++s) {

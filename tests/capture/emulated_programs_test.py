@@ -4,6 +4,9 @@ blind_held_outputs.py, written by people who never read the probe) and the clean
 downloaded model or compiler must send no contract event (a changed host value, a rebound tensor, a training mode, an aliased gradient, held outputs, a host
 draw); each defect the probe names under emulation must send at least one. The GPU runs (run_variants.py,
 run_corpus.py) say what graphcheck reports; this says, on every CI run, that the probe stays silent where it must.
+The loops the probe cuts the programs' steps at (steps.py) must be the programs' own, and for the programs of
+EXPECTED_LOOPS, and every mode of tests/gpu/programs/blind_loops.py (14 clean programs of as many loop shapes, written
+by someone who never read the probe, with their own answer key), exactly the passes their code makes.
 
 usage: emulated_programs_test.py PROBE_DIR TORCH_SITE_DIR REPO_ROOT
        emulated_programs_test.py --one PROBE_DIR TORCH_SITE_DIR PROGRAM [MODE]   (one run; prints its events as JSON)
@@ -24,6 +27,14 @@ CONTRACT_EVENTS = {"STATE_REBOUND", "HOST_VALUE_CHANGED", "TRAINING_MODE_CHANGED
 NOT_EMULATED = {"autocast-disabled", "autocast-decorator", "mc-dropout", "bn-freeze-eval", "cpu-generator-mask",
                 "grad-assign-alias"}
 CORPUS_NEEDS = ("import timm", "from transformers", "torchvision", "torch.compile", "torch.distributed")
+# Program (mode) -> its loops' passes as the probe marks them, phase by phase ("LINE xPASSES"): an eager twin's loop
+# and the graphed loop through one function are two phases; a gradient-accumulation loop's inner loop is a phase in
+# each epoch, the eager tail batch between them (in the epoch's loop) another.
+EXPECTED_LOOPS = {
+    "eager_twin_then_graphed_mlp.py ": ["37 x25", "37 x25"],
+    "grad_accum_captured_eager_tail_batch.py ": ["64 x5", "63 x1"] * 3,
+    "amp_gradscaler_graphed_eager_eval.py ": ["49 x30"],
+}
 
 
 def run_one(probe, site, program, mode):
@@ -33,21 +44,27 @@ def run_one(probe, site, program, mode):
     from graphcheck_probe.bridge import EventKind
 
     recorder, status = cuda_emulation.run(program, [mode] if mode else [])
-    events = []
+    events, loops = [], []
     for event in recorder.events:
         kind = EventKind(event["kind"]).name
+        if kind == "PROGRAM_STEP":
+            file, _, line = (event.get("text") or "").split(" in ")[0].rpartition(":")
+            if not loops or loops[-1][0] != event.get("value"):
+                loops.append([event.get("value"), os.path.basename(file), line, 0])
+            loops[-1][3] += 1
         # The emulation's device draws come from the CPU generator (device=x.device is the CPU): not the program's.
         if kind in CONTRACT_EVENTS and not (kind == "HOST_RANDOM_DRAW" and event.get("type_name") == "torch-cpu"):
             events.append("%s %s %s at %s" % (kind, event.get("type_name"), (event.get("text") or "").split("\n")[0],
                                               event.get("where")))
-    print(json.dumps({"status": status, "events": events}))
+    print(json.dumps({"status": status, "events": events, "loops": loops}))
 
 
-def twins_of(program):
+def constant(program, name):
+    """The literal a program assigns to `name` at its top level."""
     for node in ast.parse(open(program).read()).body:
-        if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "TWINS" for t in node.targets):
+        if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == name for t in node.targets):
             return ast.literal_eval(node.value)
-    raise SystemExit("%s has no TWINS" % program)
+    raise SystemExit("%s has no %s" % (program, name))
 
 
 def runs(root):
@@ -55,10 +72,14 @@ def runs(root):
     found = []
     for name in ("blind_contract_cases.py", "blind_contract_cases_2.py", "blind_held_outputs.py"):
         program = os.path.join(root, "tests", "gpu", "programs", name)
-        for defect, twin in twins_of(program).items():
+        for defect, twin in constant(program, "TWINS").items():
             found.append((program, twin, False))
             if defect not in NOT_EMULATED:
                 found.append((program, defect, True))
+    loops = os.path.join(root, "tests", "gpu", "programs", "blind_loops.py")
+    for mode, passes in constant(loops, "EXPECTED_LOOPS").items():
+        EXPECTED_LOOPS["blind_loops.py %s" % mode] = ["%d x%d" % pair for pair in passes]
+        found.append((loops, mode, False))
     corpus = os.path.join(root, "bench", "clean_corpus")
     for name in sorted(os.listdir(corpus)):
         path = os.path.join(corpus, name)
@@ -82,9 +103,10 @@ def main():
         try:
             return json.loads(lines[-1])
         except (IndexError, ValueError):
-            return {"status": "no result: " + done.stderr.strip()[-300:], "events": None}
+            return {"status": "no result: " + done.stderr.strip()[-300:], "events": None, "loops": []}
 
     failures = 0
+    seen_loops = set()
     every = runs(root)
     with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
         for (program, mode, expect), result in zip(every, pool.map(launch, every)):
@@ -95,6 +117,19 @@ def main():
             what = "sends" if expect else "sends nothing"
             print(("ok   " if ok else "FAIL ") + "%s %s%s" % (name, what, "" if ok else ": %s (%s)" % (
                 events, result["status"])))
+            loops = ["%s x%d" % (line, passes) for _, file, line, passes in result["loops"]]
+            foreign = [file for _, file, _, _ in result["loops"] if file != os.path.basename(program)]
+            loops_ok = not foreign and EXPECTED_LOOPS.get(name, loops) == loops
+            failures += not loops_ok
+            if not loops_ok:
+                print("FAIL %s: steps cut at loops %s%s, expected %s" % (name, loops, " in " + ", ".join(
+                    set(foreign)) if foreign else "", EXPECTED_LOOPS.get(name, "the program's own")))
+            if loops:
+                seen_loops.add(name)
+    missing = set(EXPECTED_LOOPS) - seen_loops
+    failures += len(missing)
+    print("%d runs cut steps at the program's loop%s" % (len(seen_loops), "; none in " + ", ".join(sorted(missing))
+                                                         if missing else ""))
     print("%d failure(s) of %d runs" % (failures, len(every)))
     sys.exit(1 if failures else 0)
 

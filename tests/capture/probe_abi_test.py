@@ -128,7 +128,8 @@ RECORDS = {"capture_begin": "CaptureBegin", "capture_end": "CaptureEnd", "except
            "wait": "ProbeMark", "graph_alive": "GraphAlive", "megatron_graph_recorded": "MegatronGraphRecorded",
            "graph_tensors": "GraphTensors", "training_mode_change": "TrainingModeChange",
            "host_random_draw": "HostRandomDraw", "grad_aliased": "GradAliased", "tensor_released": "TensorReleased",
-           "module_call": "ModuleCallRecord", "backward": "ProbeMark", "state_made_in_capture": "StateMadeInCapture"}
+           "module_call": "ModuleCallRecord", "backward": "ProbeMark", "state_made_in_capture": "StateMadeInCapture",
+           "program_step": "ProgramStep"}
 NOT_FIELDS = {"origin", "frames", "begin"}  # the header's origin and stack; which of two marks
 functions = {name: f for name, f in inspect.getmembers(events, inspect.isfunction) if not name.startswith("_")}
 check("events.py has one function per record", set(functions) == set(RECORDS),

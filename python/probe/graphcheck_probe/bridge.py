@@ -44,6 +44,7 @@ class EventKind(enum.IntEnum):
     BACKWARD_BEGIN = 27
     BACKWARD_END = 28
     STATE_MADE_IN_CAPTURE = 29
+    PROGRAM_STEP = 30
 
 
 class Origin(enum.IntEnum):

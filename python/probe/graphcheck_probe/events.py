@@ -188,6 +188,11 @@ def backward(*, begin, number):
     _send(EventKind.BACKWARD_BEGIN if begin else EventKind.BACKWARD_END, value=number)
 
 
+def program_step(*, phase, loop):
+    """A pass of the program's loop begins (steps.py); `loop` says where the loop is ("train.py:30 in main")."""
+    _send(EventKind.PROGRAM_STEP, value=phase, text=loop, frames="")
+
+
 def state_made_in_capture(*, origin, graph, role, names, address_now, address_before=0, bytes=0, tensors=0,
                           frames=None):
     """For parameters and buffers `address_before` and `bytes`; for optimizer state `tensors`, how many."""

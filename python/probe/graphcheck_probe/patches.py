@@ -4,7 +4,7 @@ program: if torch changed shape, that hook is simply not installed."""
 import sys
 import threading
 
-from . import contract, events, frames, graphed_calls, memory, origins, waits, watches
+from . import contract, events, frames, graphed_calls, memory, origins, steps, waits, watches
 from .bridge import Origin
 
 shadow = None  # the --shadow comparer (shadow.Shadow), set by install() when GRAPHCHECK_SHADOW asks for one
@@ -186,7 +186,8 @@ def _parameter_names(function):
 
 def _patch_optimizer(module):
     """torch.optim.optimizer: every optimizer constructed is known (for the gradients a capture writes), each step
-    inside a capture is noted (its hyperparameters are baked in), zero_grad() that detaches a graph's gradients
+    inside a capture is noted (its hyperparameters are baked in), each outside one cuts the program's steps
+    (steps.py), zero_grad() that detaches a graph's gradients
     is reported where it is called, and load_state_dict() has live graphs look at the state they step."""
     optimizer_class = module.Optimizer
     init, zero_grad = optimizer_class.__init__, optimizer_class.zero_grad
@@ -209,6 +210,7 @@ def _patch_optimizer(module):
 
     module.register_optimizer_step_pre_hook(watches.optimizer_stepping)
     module.register_optimizer_step_pre_hook(contract.optimizer_stepping)
+    module.register_optimizer_step_pre_hook(steps.optimizer_stepping)
     _replace(optimizer_class, "__init__", __init__, init)
     _replace(optimizer_class, "zero_grad", optimizer_zero_grad, zero_grad)
     _replace(optimizer_class, "load_state_dict", optimizer_load_state_dict, load_state_dict)

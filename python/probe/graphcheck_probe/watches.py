@@ -305,6 +305,12 @@ class HostStateWatch:
                                      at_change=attributed)
 
 
+def capture_under_way():
+    """Whether a capture is under way on this thread (at every optimizer step: a thread-local's missing attribute
+    costs an exception, its dictionary does not)."""
+    return _capturing.__dict__.get("state") is not None
+
+
 def stepping_optimizers():
     """The optimizers that stepped inside the capture under way on this thread (before capture_ended)."""
     state = getattr(_capturing, "state", None)
