@@ -249,6 +249,70 @@ check("a number reached through self.settings is sent", [e["text"].split("\n")[0
       ["self.settings.loss_scale"], sent)
 
 
+# Stores no frame of the replay shows, seen as they happen (attribute_stores.py) or found in the functions of a frame
+# that defined the step: one of two branches of a method, a callback that rebinds an attribute to a new tuple the
+# captured code unpacks, a sibling closure that slice-assigns a list of weights.
+class Distiller:
+    def __init__(self):
+        self.epoch, self.stats, self.on_device = 0, (0.0, 1.0), False
+
+    def set_epoch(self, epoch):
+        if self.on_device:
+            self.epoch = epoch
+        else:
+            self.epoch = epoch  # the branch that runs
+
+    def loss(self, out):
+        mean, std = self.stats
+        return (out - mean) / std / (4.0 - self.epoch)
+
+
+def drive(graph, before, values):
+    for value in values:
+        before(value)
+        graph.replay()
+
+
+def distill(model, between):
+    distiller = Distiller()
+    graph = capture(lambda: distiller.loss(model(x)))
+
+    def refresh_stats(value):
+        distiller.stats = (value, 1.0)  # new statistics
+
+    drive(graph, distiller.set_epoch if between == "epoch" else refresh_stats, [0, 0.0] if between == "same" else [1])
+
+
+def weighted(model, values):
+    weights = [1.0, 0.0]
+
+    def step():
+        return sum(w * model(x).sum() for w in weights)
+
+    def shift(a):
+        weights[:] = [1.0 - a, a]  # slice-assign the weights
+
+    drive(capture(step), shift, values)
+
+
+recorder, model = fresh()
+distill(model, "same")
+weighted(model, [0.0])
+check("clean twin: attributes and a list stored again with the values the graph read send nothing",
+      not recorder.of(EventKind.HOST_VALUE_CHANGED), recorder.events)
+for between, role, line in (("epoch", "attribute", "# the branch that runs"), ("stats", "entry", "# new statistics")):
+    recorder, model = fresh()
+    distill(model, between)
+    sent = changed(recorder, role)
+    check("an attribute stored where no frame of the replay shows (%s) is sent at that line" % between,
+          len(sent) == 1 and sent[0]["pool"] == 1 and sent[0]["line"] == line_of(HERE, line), sent)
+recorder, model = fresh()
+weighted(model, [0.5])
+sent = changed(recorder, "entry")
+check("a list slice-assigned by a sibling closure is sent at that line", len(sent) == 1 and sent[0]["pool"] == 1 and
+      sent[0]["line"] == line_of(HERE, "# slice-assign the weights"), sent)
+
+
 # A list of numbers the captured code read by a variable index or iterated (per-layer scales in a loop): any of its
 # numbers is baked in.
 class Indexed(torch.nn.Module):

@@ -26,7 +26,7 @@ import sys
 import threading
 import weakref
 
-from . import events, frames, host_draws, host_reads
+from . import attribute_stores, events, frames, host_draws, host_reads
 from .graph_tensors import (NamedTensor, PathTensor, add_static_input, address, another_graphs_input, expired,
                             forget_static_inputs, graphs_input, in_pool, inside, nbytes, pinned, pools, released)
 from .bridge import Origin
@@ -165,6 +165,8 @@ class Contract:
         self.attributes = []  # (module ref, label, attribute, value at capture)
         self.tensors = []  # NamedTensor
         self.host_values = observed.baked() if observed is not None else []  # host_reads.Read
+        for read in self.host_values:
+            attribute_stores.watch(read)
         self.tensor_reads = []  # PathTensor: tensors the captured code reached through a path (`stage["x"]`)
         if observed is not None:
             for read in observed.baked_tensors(lambda t: on_device(t) or pinned(t))[:MAX_TENSORS]:
@@ -314,7 +316,7 @@ class Contract:
                 continue
             self.reported.add(id(read))
             label, captured, now, (opnames, name) = read.change(now)
-            stack = frames.change_site(frame, opnames, name)
+            stack = attribute_stores.store_stack(read) or frames.change_site(frame, opnames, name)
             if stack is None and opnames == {"STORE_ATTR"}:
                 stack = frames.method_store_site(read.holder_class(), opnames, name)
             self._host_value_changed(read.role, label, captured, now, stack, read_at=read.where)

@@ -34,6 +34,12 @@ def is_program_file(path):
     return not path.startswith(_STDLIB)
 
 
+def is_library_file(path):
+    """An installed library's source other than torch's (a trainer's loop: transformers, accelerate, Megatron)."""
+    normalized = path.replace("\\", "/")
+    return ("/site-packages/" in normalized or "/dist-packages/" in normalized) and "/torch/" not in normalized
+
+
 def select(frames, is_program):
     """At most MAX_FRAMES of `frames` (innermost first): the INNERMOST first ones, then the program's own among the
     rest, outermost kept first when they are too many."""
@@ -84,18 +90,22 @@ def instruction_line(instruction, previous):
 
 def _store_sites(code, opnames, name):
     """(offset, line) of the instructions of `code` in `opnames` on `name` (STORE_SUBSCR: under a constant key
-    `name`), and the (start, end) byte offsets of its loops."""
+    `name`, or a slice, which stores under every key: `weights[:] = [...]`), and the (start, end) byte offsets of its
+    loops."""
     import dis
 
-    sites, loops, line, constant = [], [], 0, None
+    sites, loops, line, constant, sliced = [], [], 0, None, False
     for instruction in dis.get_instructions(code):
         line = instruction_line(instruction, line)
-        if instruction.opname in opnames and (
-                instruction.argval == name if instruction.opname != "STORE_SUBSCR" else constant == name):
+        subscript = instruction.opname == "STORE_SUBSCR"
+        if "STORE_SUBSCR" in opnames and (instruction.opname == "STORE_SLICE" or subscript and sliced):
+            sites.append((instruction.offset, line))
+        elif instruction.opname in opnames and (instruction.argval == name if not subscript else constant == name):
             sites.append((instruction.offset, line))
         if instruction.opname in ("JUMP_BACKWARD", "JUMP_ABSOLUTE") and isinstance(instruction.argval, int):
             loops.append((instruction.argval, instruction.offset))
         constant = instruction.argval if instruction.opname == "LOAD_CONST" else None
+        sliced = instruction.opname == "BUILD_SLICE"
     return sites, loops
 
 
@@ -258,6 +268,22 @@ def local_values(frame):
     if sys.version_info < (3, 13) and is_function_frame(frame):
         values.clear()
     return copy
+
+
+def loop_variables(frame, names):
+    """What `frame`'s variables `names` hold, as something to compare: numbers and strings themselves, other objects
+    by identity. Up to 3.12 a function frame's f_locals snapshot is emptied after (see local_values)."""
+    values = frame.f_locals
+    try:
+        found = tuple(_compared(values.get(name)) for name in names)
+    finally:
+        if sys.version_info < (3, 13) and is_function_frame(frame):
+            values.clear()
+    return found
+
+
+def _compared(value):
+    return value if value is None or type(value) in (int, float, str, bool) else id(value)
 
 
 def is_function_frame(frame):

@@ -2,8 +2,9 @@
 loaded inside the capture from a global, a closure cell, an attribute of any object or a dict or list entry
 (`TEMPERATURE`, `scale`, `self.cfg.loss_scale`, `CFG["mix"]`). A graph replays the kernels those values shaped, with
 the values as they were at capture; at its replays each source is read again, and a change becomes an event, at the
-line of the replaying function (or of its callers) that stores to that name when there is one, or of the one method of
-the attribute's class that sets it (frames.method_store_site), else at the replay.
+store seen as it happened for an attribute of the program's own objects (attribute_stores.py), else at the line of the
+replaying function (or of its callers) that stores to that name when there is one, or of the one method of the
+attribute's class that sets it (frames.method_store_site), else at the replay.
 
 How: while a capture runs, the capture's profile function (contract._RandomDraws) hands each Python call to
 Observer.call. The first call of each of the program's code objects is disassembled once into the paths it loads (a
@@ -226,6 +227,18 @@ class Read:
             return None
         holder = _follow(self.root.value(), steps[:-1]) if len(steps) > 1 else self.root.value()
         return holder if isinstance(holder, type) else type(holder) if holder is not None else None
+
+    def attribute_holders(self):
+        """(object, attribute name) of each attribute step on the path to where the value lives, outermost first,
+        as far as the path can be followed now."""
+        holders, value = [], self.root.value()
+        for step in _where_steps(self.steps):
+            if value is None:
+                break
+            if step[0] == "attr":
+                holders.append((value, step[1]))
+            value = _step(value, step)
+        return holders
 
     def stores(self):
         """(opnames, name) of the instructions that can change it: the variable stored, or its last attribute or
