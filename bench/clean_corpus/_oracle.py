@@ -35,6 +35,7 @@ a captured optimizer step then captures nothing), `double-grad` doubles every gr
 step (captured with the step in a whole-step capture). Both work through PyTorch's global optimizer step hooks, so
 every program that trains takes them without a change of its own.
 """
+import contextlib
 import os
 
 import torch
@@ -43,6 +44,10 @@ torch.backends.cudnn.deterministic = True
 torch.backends.cudnn.benchmark = False
 
 GRAPHS = os.environ.get("CORPUS_GRAPHS", "1") != "0"
+if os.environ.get("CORPUS_NO_NVTX") == "1":  # run_corpus.py --no-nvtx: a program that marks no steps
+    torch.cuda.nvtx.range_push = lambda *args, **kwargs: 0
+    torch.cuda.nvtx.range_pop = lambda *args, **kwargs: 0
+    torch.cuda.nvtx.range = lambda *args, **kwargs: contextlib.nullcontext()
 PLANTS = ("frozen", "double-grad")
 PLANT = os.environ.get("CORPUS_PLANT", "") if GRAPHS else ""  # never in an eager twin
 _initial = None

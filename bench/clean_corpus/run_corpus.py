@@ -49,6 +49,10 @@ with CORPUS_PLANT set in the graphed run only (no shadow runs): `frozen`, the op
 grad`, every gradient doubled before each optimizer step (_oracle.py). Their eager twins run unplanted, and the oracle
 judges as it always does. Exits 0 only if the oracle failed every planted run on its figures (a planted run that did
 not complete, or whose plant never ran, counts as not caught); graphcheck's findings are listed but do not count.
+
+`--no-nvtx` runs the programs as a user who marks no steps would (CORPUS_NO_NVTX=1: _oracle.py turns
+torch.cuda.nvtx's ranges into no-ops), so graphcheck cuts the steps at the programs' own loops (the probe's
+program-step marks) rather than at their `step` ranges; the verdicts are the same.
 """
 import argparse
 import concurrent.futures
@@ -198,6 +202,8 @@ def run_one(job, args, device):
     env = dict(os.environ)
     env.pop("CORPUS_PLANT", None)  # only --plant plants, and only in the plain graphed run
     env["PYTHONUNBUFFERED"] = "1"
+    if args.no_nvtx:
+        env["CORPUS_NO_NVTX"] = "1"
     if args.oracle and not job["shadow"]:
         env["CORPUS_ORACLE_DIR"] = os.path.join(args.out, "oracle")
         if args.plant:
@@ -641,6 +647,8 @@ def main():
     parser.add_argument("--no-oracle", dest="oracle", action="store_false",
                         help="do not run the programs with their graphs removed and compare")
     parser.add_argument("--oracle-jobs", type=int, default=3, help="eager runs at a time (they are not timed)")
+    parser.add_argument("--no-nvtx", action="store_true",
+                        help="turn the programs' NVTX ranges off, so that steps are cut at their loops")
     parser.add_argument("--plant", choices=PLANTS,
                         help="run the programs (--only, else all it applies to) with this error planted in the "
                              "graphed run and exit 0 only if the oracle fails every one (no shadow runs)")

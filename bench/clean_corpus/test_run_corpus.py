@@ -225,6 +225,8 @@ FAKE_GRAPHCHECK = textwrap.dedent('''\
     out = args[args.index("-o") + 1]
     program = os.path.basename(args[-1])[:-3]
     findings = []
+    if os.environ.get("FAKE_NEEDS_NO_NVTX") and os.environ.get("CORPUS_NO_NVTX") != "1":
+        findings.append({"severity": "error", "check_id": "fake-check", "message": "NVTX left on"})
     if os.environ.get("FAKE_FINDING") == program:
         findings.append({"severity": "warning", "check_id": "fake-check", "message": "planted by the test"})
     with open(out, "w") as f:
@@ -268,6 +270,13 @@ class EndToEnd(unittest.TestCase):
         self.assertIn("FAILED", proc.stdout)
         self.assertIn("warning [fake-check]", proc.stdout)
         self.assertEqual(len(summary["failures"]), 2)  # the plain run and the shadow run
+
+    def test_no_nvtx_reaches_the_programs(self):
+        only = ("--no-oracle", "--shadow", "0", "--only", "graphed_two_modules_fp32")
+        proc, _ = self.run_corpus("--no-nvtx", *only, env={"FAKE_NEEDS_NO_NVTX": "1"})
+        self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+        proc, _ = self.run_corpus(*only, env={"FAKE_NEEDS_NO_NVTX": "1"})
+        self.assertEqual(proc.returncode, 1, proc.stdout + proc.stderr)
 
     def test_usage_errors_exit_2(self):
         proc, _ = self.run_corpus("--no-oracle", "--only", "no_such_program")
