@@ -371,6 +371,29 @@ TEST_F(PythonProbeGpuTest, ReplayAuditTwinsAreSilent) {
   }
 }
 
+// Clean programs of 14 loop shapes (tests/gpu/programs/blind_loops.py, written by a helper who never read the probe:
+// a per-epoch function with evaluation between epochs, a GAN's two optimizers, gradient accumulation two ways, a while
+// loop, a trainer class with callbacks, generators, AMP, eager twins then graphed runs, a whole-step graph, ...): each
+// ends well (its graphed modes match eager), draws no finding at warning level, and has its steps cut at its own loop.
+// Under the CPU emulation the probe marks exactly the passes the author's EXPECTED_LOOPS lists
+// (emulated_programs_test).
+TEST_F(PythonProbeGpuTest, BlindLoopShapesAreSilentAndCutAtTheirOwnLoops) {
+  const std::string program = SourceDir() + "/tests/gpu/programs/blind_loops.py";
+  for (const char* mode :
+       {"epoch-fn-eval", "gan-two-opts", "accum-modulo-tail", "accum-inner-micro", "while-early-exit", "trainer-class",
+        "generator-islice-zip", "amp-scaler-sched", "twin-shared-train", "twin-separate-loops", "whole-step-graph",
+        "partial-graphed-callables", "closure-listcomp-continue", "nested-helpers-try"}) {
+    SCOPED_TRACE(mode);
+    const ProbeRun run = RunMode(mode, "", program);
+    ASSERT_FALSE(run.report.steps.empty());
+    EXPECT_THAT(run.report.steps[0].message, ::testing::HasSubstr("exited with status 0")) << run.output;
+    EXPECT_THAT(run.Ids(Severity::kWarning), ::testing::IsEmpty()) << run.text;
+    ASSERT_TRUE(run.report.coverage.has_value()) << run.text;
+    EXPECT_THAT(run.report.coverage->scope, ::testing::HasSubstr("the program's loop (")) << run.text;
+    std::printf("LOOPS %s: %s\n%s", mode, run.report.coverage->scope.c_str(), run.text.c_str());
+  }
+}
+
 // The capture contract (issue 44): graphs that capture fine and then compute wrong because the program broke a term
 // of the contract in a way no pattern names, each at the program's line, with what it cost against eager.
 TEST_F(PythonProbeGpuTest, ContractBreachesAreNamedAtTheProgramsLine) {

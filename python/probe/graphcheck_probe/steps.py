@@ -84,19 +84,20 @@ def loop_around(frame, code_loops):
 
 
 def find_loop(frame):
-    """(loop frame, loop_around's answer, head chain, the frames inside the loop's) for a call made in `frame`:
-    see the module's docstring. None when no frame runs a loop."""
-    chain, walked_frames, library = [], [], None
-    while frame is not None and len(walked_frames) < _MAX_WALK:
+    """(loop frame, loop_around's answer, head chain, the program's and libraries' frames inside the loop's) for a
+    call made in `frame`: see the module's docstring. None when no frame runs a loop."""
+    chain, inside, library = [], [], None
+    while frame is not None and len(chain) < _MAX_WALK:
         code = frame.f_code
         chain.append((code, frame.f_lasti))
         _, kind, code_loops = _code_info(code)
         loop = loop_around(frame, code_loops) if code_loops else None
         if loop is not None and kind == _PROGRAM:
-            return frame, loop, tuple(chain), walked_frames
+            return frame, loop, tuple(chain), inside
         if loop is not None:
-            library = (frame, loop, tuple(chain), list(walked_frames))
-        walked_frames.append(frame)
+            library = (frame, loop, tuple(chain), list(inside))
+        if kind != _OTHER:
+            inside.append(frame)
         frame = frame.f_back
     return library
 
