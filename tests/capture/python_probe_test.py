@@ -242,6 +242,32 @@ with tempfile.TemporaryDirectory() as work:
           any("static-input" in line and "static_x" in line and "static-output" in line and "static_y" in line
               for line in tensors), tensors)
 
+    # The program's steps: an optimizer stepped in a loop of 6 passes, then in another of 5. Each pass is one
+    # program-step event, phase by loop, and the analysis cuts the steps at the busier loop.
+    ran, loop_traces = run_program("loops.py",
+                                   "import ctypes, os\n"
+                                   "ctypes.CDLL(os.environ['CUDA_INJECTION64_PATH']).InitializeInjection()\n"
+                                   "import torch.optim\n"
+                                   "def main():\n"
+                                   "    optimizer = torch.optim.Optimizer([])\n"
+                                   "    for step in range(6):\n"
+                                   "        optimizer.step()\n"
+                                   "    for step in range(5):\n"
+                                   "        optimizer.step()\n"
+                                   "    print('trained')\n"
+                                   "main()\n")
+    check("the loops program ran", ran.returncode == 0 and ran.stdout == "trained\n", ran.stdout + ran.stderr)
+    dump = subprocess.run([graphcheck, "trace", "dump", loop_traces[0], "--limit", "100"], capture_output=True,
+                          text=True).stdout
+    marks = [line for line in dump.splitlines() if "program-step" in line]
+    check("one program-step event per pass", len(marks) == 11 and sum("loops.py:6 in main" in m for m in marks) == 6
+          and sum("loops.py:8 in main" in m for m in marks) == 5, dump[-3000:])
+    report = subprocess.run([graphcheck, "analyze", loop_traces[0], "--format", "json", "--fail-on", "never"],
+                            capture_output=True, text=True)
+    scope = json.loads(report.stdout).get("coverage", {}).get("scope", "") if report.returncode == 0 else ""
+    # No kernel runs on the stub driver: the coverage counts the steps only, the first loop's 5 less the first.
+    check("the steps are the busiest loop's passes", "(eager steps 1-4)" in scope, report.stdout[-2000:] + report.stderr)
+
     # Captures begun by Transformer Engine's and Megatron Core's graph code (stand-ins at their real module paths): the
     # probe names who began them.
     ran, framework_traces = run_program("frameworks.py",
