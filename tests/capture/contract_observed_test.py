@@ -313,6 +313,84 @@ check("a list slice-assigned by a sibling closure is sent at that line", len(sen
       sent[0]["line"] == line_of(HERE, "# slice-assign the weights"), sent)
 
 
+# A list attribute's entries stored by a variable index in a callback (`holder.scales[k] = value`), and a dict entry
+# set before the capture in the frame that trains and again in the callback it passes: the first store ran before the
+# capture, so the callback's is the change.
+CLIP = {"max_norm": 1.0}
+
+
+class Scales:
+    def __init__(self):
+        self.scales = [1.0, 1.0]
+
+
+def scaled_training(model, change):
+    CLIP["max_norm"] = 1.0  # set before the capture
+    holder = Scales()
+    step = lambda: model(x) * sum(holder.scales) * CLIP["max_norm"]  # noqa: E731 (kept: its cells are followed)
+    graph = capture(step)
+
+    def ramp(value):
+        if change == "scales":
+            for k in range(len(holder.scales)):
+                holder.scales[k] = value  # ramp every scale
+        else:
+            CLIP["max_norm"] = value  # relax the clipping
+
+    drive(graph, ramp, [2.0])
+
+
+for change, line in (("scales", "# ramp every scale"), ("clip", "# relax the clipping")):
+    recorder, model = fresh()
+    scaled_training(model, change)
+    sent = changed(recorder, "entry")
+    check("an entry changed in a callback (%s) is sent at that line, not at a store before the capture" % change,
+          len(sent) == 1 and sent[0]["pool"] == 1 and sent[0]["line"] == line_of(HERE, line), sent)
+
+
+# An optimizer's hyperparameter and state, and a module's parameter, changed in a callback the training loop calls:
+# no frame of the replay shows the store, which is found in the callback the frame that trains defines.
+def optimizer_callbacks(change):
+    recorder, model = fresh()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9, weight_decay=0.01)
+
+    def step():
+        optimizer.zero_grad()
+        model(x).sum().backward()
+        optimizer.step()
+
+    step()  # the momentum buffers exist before the capture
+    graph = Graph()
+    watches.capture_started(graph, Origin.USER)
+    contract.capture_started(graph, Origin.USER)
+    step()
+    taken = contract.stop_capture()
+    watches.graph_watch(graph).host = watches.capture_ended(graph, sys._getframe(0))
+    watches.graph_watch(graph).contract = contract.capture_ended(graph, taken, sys._getframe(0), 0, [optimizer])
+    watches.watch_replays(graph, None)
+
+    def restart(value):
+        if change == "decay":
+            for group in optimizer.param_groups:
+                group["weight_decay"] = value  # schedule the decay
+        elif change == "state":
+            for p in model.parameters():
+                optimizer.state[p]["momentum_buffer"] = torch.zeros_like(p)  # restart the momentum
+        else:
+            model[0].weight = torch.nn.Parameter(torch.zeros(4, 4))  # replace the weight
+
+    drive(graph, restart, [0.5])
+    return recorder
+
+
+for change, kind, line in ((("decay", EventKind.HOST_VALUE_CHANGED, "# schedule the decay"),
+                            ("state", EventKind.STATE_REBOUND, "# restart the momentum"),
+                            ("weight", EventKind.STATE_REBOUND, "# replace the weight"))):
+    sent = optimizer_callbacks(change).of(kind)
+    check("a change made in a callback (%s) is sent at the callback's line" % change,
+          len(sent) >= 1 and all(e["line"] == line_of(HERE, line) for e in sent), sent)
+
+
 # A list of numbers the captured code read by a variable index or iterated (per-layer scales in a loop): any of its
 # numbers is baked in.
 class Indexed(torch.nn.Module):

@@ -165,6 +165,7 @@ class Contract:
         self.attributes = []  # (module ref, label, attribute, value at capture)
         self.tensors = []  # NamedTensor
         self.host_values = observed.baked() if observed is not None else []  # host_reads.Read
+        self.capture_sites = {}  # frames.running_sites where the capture ended
         for read in self.host_values:
             attribute_stores.watch(read)
         self.tensor_reads = []  # PathTensor: tensors the captured code reached through a path (`stage["x"]`)
@@ -282,8 +283,10 @@ class Contract:
             if now == entry.address and not freed:
                 continue
             self.reported.add(id(entry))
+            stores = ({"STORE_SUBSCR"} if entry.parameter is not None else {"STORE_ATTR"}), entry.attribute
             events.state_rebound(origin=self.origin, graph=self.graph_id, role=entry.role, name=entry.name,
-                                 address_at_capture=entry.address, address_now=now, freed=freed)
+                                 address_at_capture=entry.address, address_now=now, freed=freed,
+                                 frames=frames.change_site(frame, *stores, captured_at=self.capture_sites))
 
     def _look_grads(self, frame):
         """A parameter's .grad that the capture did not make and that lies in a graph's pool: the program made a
@@ -316,7 +319,8 @@ class Contract:
                 continue
             self.reported.add(id(read))
             label, captured, now, (opnames, name) = read.change(now)
-            stack = attribute_stores.store_stack(read) or frames.change_site(frame, opnames, name)
+            stack = attribute_stores.store_stack(read) or frames.change_site(
+                frame, opnames, name, container=read.container(), captured_at=self.capture_sites)
             if stack is None and opnames == {"STORE_ATTR"}:
                 stack = frames.method_store_site(read.holder_class(), opnames, name)
             self._host_value_changed(read.role, label, captured, now, stack, read_at=read.where)
@@ -471,6 +475,7 @@ def capture_ended(graph, capture, frame, pool_key, stepped):
     names = frames.module_names(program)
     modules = list(capture.modules.values())
     contract = Contract(graph, capture.origin, modules, names, capture.grad_enabled, capture.reads, capture.autocast)
+    contract.capture_sites = frames.running_sites(frame)
     segments = _pool_segments(graph)
     ranges = sorted((address, address + size) for address, size in segments)
     if pool_key and ranges:

@@ -88,41 +88,62 @@ def instruction_line(instruction, previous):
     return instruction.starts_line if type(instruction.starts_line) is int else previous
 
 
-def _store_sites(code, opnames, name):
+def _store_sites(code, opnames, name, container=None):
     """(offset, line) of the instructions of `code` in `opnames` on `name` (STORE_SUBSCR: under a constant key
-    `name`, or a slice, which stores under every key: `weights[:] = [...]`), and the (start, end) byte offsets of its
-    loops."""
+    `name`, or, into the variable or attribute `container`, a slice or a key not constant, which may store under any
+    key: `weights[:] = [...]`, `self.scales[k] = value`), and the (start, end) byte offsets of its loops."""
     import dis
 
-    sites, loops, line, constant, sliced = [], [], 0, None, False
+    sites, loops, line, constant, sliced, recent = [], [], 0, None, False, []
     for instruction in dis.get_instructions(code):
         line = instruction_line(instruction, line)
         subscript = instruction.opname == "STORE_SUBSCR"
-        if "STORE_SUBSCR" in opnames and (instruction.opname == "STORE_SLICE" or subscript and sliced):
+        any_key = instruction.opname == "STORE_SLICE" or subscript and (sliced or constant is None)
+        if any_key and "STORE_SUBSCR" in opnames and container is not None and container in recent[-3:-1]:
             sites.append((instruction.offset, line))
-        elif instruction.opname in opnames and (instruction.argval == name if not subscript else constant == name):
+        elif instruction.opname in opnames and (instruction.argval == name if not subscript else constant == (name,)):
             sites.append((instruction.offset, line))
         if instruction.opname in ("JUMP_BACKWARD", "JUMP_ABSOLUTE") and isinstance(instruction.argval, int):
             loops.append((instruction.argval, instruction.offset))
-        constant = instruction.argval if instruction.opname == "LOAD_CONST" else None
+        constant = (instruction.argval,) if instruction.opname == "LOAD_CONST" else None
         sliced = instruction.opname == "BUILD_SLICE"
+        if instruction.opname.startswith("LOAD_"):  # the container is loaded just before a slice's bounds
+            names = instruction.argval if isinstance(instruction.argval, tuple) else (instruction.argval,)
+            recent = (recent + list(names))[-4:]
     return sites, loops
 
 
-def change_site(frame, opnames, name, depth=16):
+def running_sites(frame, depth=16):
+    """{(id(frame), code): the instruction it runs} of `frame` and its callers: where each was when a capture ended,
+    so that a store a frame made before it (straight-line code, not round a loop) is not taken for a change after."""
+    sites = {}
+    while frame is not None and len(sites) < depth:
+        sites[(id(frame), frame.f_code)] = frame.f_lasti
+        frame = frame.f_back
+    return sites
+
+
+def change_site(frame, opnames, name, depth=16, container=None, captured_at=None):
     """The stack of the line that most likely changed a value the program keeps, found after the fact: the first
     of `frame` and its callers (the program's own, within `depth` frames) whose code has an instruction in `opnames`
     on `name` (STORE_GLOBAL TEMPERATURE, STORE_ATTR scale; STORE_SUBSCR on a constant key `name`; a LOAD_ATTR of a
     method name is its call) on one line, or on one line of the innermost loop running the frame's current
     instruction (`TEMPERATURE = 1.0` before the loop, `TEMPERATURE = ...` in it), or else on one line of the
-    functions defined in it (a callback the loop calls). None when no frame names one line."""
+    functions defined in it (a callback the loop calls). `captured_at` (running_sites at the capture): a frame's
+    stores that ran before the capture, straight-line before where the frame was then, are left out (`CFG["x"] = 0.05`
+    before the training call, `CFG["x"] = ...` in the callback it passes). None when no frame names one line."""
     try:
         walked = 0
         while frame is not None and walked < depth:
             walked += 1
             code = frame.f_code
             if is_program_file(code.co_filename):
-                sites, loops = _store_sites(code, opnames, name)
+                sites, loops = _store_sites(code, opnames, name, container)
+                then = (captured_at or {}).get((id(frame), code))
+                if then is not None:
+                    sites = [(offset, n) for offset, n in sites
+                             if offset > then or any(start <= offset <= end and start <= then <= end
+                                                     for start, end in loops)]
                 lines = {n for _, n in sites}
                 if len(lines) > 1:
                     inside = [(end - start, start, end) for start, end in loops if start <= frame.f_lasti <= end]
@@ -131,7 +152,7 @@ def change_site(frame, opnames, name, depth=16):
                         lines = {n for offset, n in sites if start <= offset <= end}
                 if not sites and "STORE_DEREF" not in opnames:  # a closure's definer always stores it too
                     nested = [c for c in code.co_consts if hasattr(c, "co_code")]
-                    lines = {n for c in nested for _, n in _store_sites(c, opnames, name)[0]}
+                    lines = {n for c in nested for _, n in _store_sites(c, opnames, name, container)[0]}
                 if len(lines) == 1:
                     return encode_stack(frame, lines.pop())
                 if lines:

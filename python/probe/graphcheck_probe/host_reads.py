@@ -240,6 +240,12 @@ class Read:
             value = _step(value, step)
         return holders
 
+    def container(self):
+        """The variable or attribute whose entries a container read reads (what its slice stores name); None for
+        an entry reached by a constant key."""
+        steps = [step for step in _where_steps(self.steps) if step[0] != "each"]
+        return self.root.name if not steps else steps[-1][1] if steps[-1][0] == "attr" else None
+
     def stores(self):
         """(opnames, name) of the instructions that can change it: the variable stored, or its last attribute or
         item set."""

@@ -288,8 +288,12 @@ class HostStateWatch:
             if type(now) not in (int, float) or float(now) == captured:
                 continue  # a tensor now: the program moved to a value the graph reads at replay, or not a number
             self.reported.add(label)
+            # Seen at a replay: the one line of the replaying function or its callers (or a callback they define)
+            # that stores the key (`group["weight_decay"] = ...`), when there is one.
+            stack = None if attributed else frames.change_site(sys._getframe(1), {"STORE_SUBSCR"}, key)
             events.host_value_change(graph=self.graph_id, role=events.HostValueRole.OPTIMIZER_HYPERPARAMETER,
-                                     name=label, captured=captured, now=now, at_change=attributed)
+                                     name=label, captured=captured, now=now, at_change=attributed or bool(stack),
+                                     frames=stack)
         if optimizer is not None:
             return
         for parameter_ref, grad_id, captured, label in self.grads:
