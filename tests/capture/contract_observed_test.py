@@ -391,6 +391,23 @@ for change, kind, line in ((("decay", EventKind.HOST_VALUE_CHANGED, "# schedule 
           len(sent) >= 1 and all(e["line"] == line_of(HERE, line) for e in sent), sent)
 
 
+# A store below the replay in the frame that replays has not run yet: a change made where no store names the global
+# (through globals()) is sent at the replay, not at the line that puts the value back afterwards.
+def put_back_after(model):
+    global TEMPERATURE
+    graph = capture(lambda: tempered(model))
+    globals()["TEMPERATURE"] = 0.5
+    graph.replay()  # replay after an unnamed change
+    TEMPERATURE = 1.0  # put the value back
+
+
+recorder, model = fresh()
+put_back_after(model)
+sent = changed(recorder, "global")
+check("a store below the replay is not taken for the change", len(sent) == 1 and
+      sent[0]["line"] == line_of(HERE, "# replay after an unnamed change"), sent)
+
+
 # A list of numbers the captured code read by a variable index or iterated (per-layer scales in a loop): any of its
 # numbers is baked in.
 class Indexed(torch.nn.Module):

@@ -28,7 +28,8 @@ import weakref
 
 from . import attribute_stores, events, frames, host_draws, host_reads
 from .graph_tensors import (NamedTensor, PathTensor, add_static_input, address, another_graphs_input, expired,
-                            forget_static_inputs, graphs_input, in_pool, inside, nbytes, pinned, pools, released)
+                            forget_static_inputs, graphs_input, in_pool, inside, nbytes, pinned, pools, released,
+                            storage_ref)
 from .bridge import Origin
 
 MAX_TENSORS = 20000  # tensors named per capture
@@ -47,7 +48,7 @@ capturing = set()  # the threads with a Capture under way: one look tells Module
 # costs a look.
 watched_attributes = {}
 _live = weakref.WeakSet()  # Contracts of graphs still alive with something to watch at replays
-_grads_at_captures = set()  # addresses of the parameters' .grad when a watched capture ended (Contract)
+_grads_at_captures = {}  # address -> storage_ref of a parameter's .grad when a watched capture ended, while it lives
 
 
 def _torch():
@@ -200,8 +201,11 @@ class Contract:
         # The .grad tensors there when the capture ended: a whole-step capture's backward makes .grad in the graph's
         # pool, to be overwritten by each replay as it should (and a graph captured before it, sharing the pool, sees
         # them there at its own replays).
-        _grads_at_captures.update(a for a in (_grad_address(e.now()) for e in self.tensors if e.role == "parameter")
-                                  if a)
+        for gone in [a for a, storage in _grads_at_captures.items() if expired(storage)]:
+            del _grads_at_captures[gone]
+        for grad in (getattr(e.now(), "grad", None) for e in self.tensors if e.role == "parameter"):
+            if grad is not None and on_device(grad):
+                _grads_at_captures[address(grad)] = storage_ref(grad)
 
     def baked(self):
         return len(self.modes) + len(self.attributes)
@@ -284,8 +288,8 @@ class Contract:
                 continue
             self.reported.add(id(entry))
             stores = ({"STORE_SUBSCR"} if entry.parameter is not None else {"STORE_ATTR"}), entry.attribute
-            events.state_rebound(origin=self.origin, graph=self.graph_id, role=entry.role, name=entry.name,
-                                 address_at_capture=entry.address, address_now=now, freed=freed,
+            events.state_rebound(origin=self.origin, graph=self.graph_id, role=entry.role, name=entry.name, freed=freed,
+                                 address_at_capture=entry.address, address_now=now,
                                  frames=frames.change_site(frame, *stores, captured_at=self.capture_sites))
 
     def _look_grads(self, frame):
@@ -299,7 +303,7 @@ class Contract:
             if entry.role != "parameter":
                 continue
             at = _grad_address(entry.now())
-            if at and at not in _grads_at_captures and in_pool(at):
+            if at and (at not in _grads_at_captures or expired(_grads_at_captures[at])) and in_pool(at):
                 aliased.append((entry.name, at))
         if not aliased:
             return

@@ -129,9 +129,10 @@ def change_site(frame, opnames, name, depth=16, container=None, captured_at=None
     on `name` (STORE_GLOBAL TEMPERATURE, STORE_ATTR scale; STORE_SUBSCR on a constant key `name`; a LOAD_ATTR of a
     method name is its call) on one line, or on one line of the innermost loop running the frame's current
     instruction (`TEMPERATURE = 1.0` before the loop, `TEMPERATURE = ...` in it), or else on one line of the
-    functions defined in it (a callback the loop calls). `captured_at` (running_sites at the capture): a frame's
-    stores that ran before the capture, straight-line before where the frame was then, are left out (`CFG["x"] = 0.05`
-    before the training call, `CFG["x"] = ...` in the callback it passes). None when no frame names one line."""
+    functions defined in it (a callback the loop calls). A frame's stores that cannot have run since the capture are
+    left out: straight-line (not round a loop) after the instruction it runs, or, with `captured_at` (running_sites
+    at the capture), before where it was then (`CFG["x"] = 0.05` above the training call, `CFG["x"] = ...` in the
+    callback it passes; `set_grad_enabled(True)` below it). None when no frame names one line."""
     try:
         walked = 0
         while frame is not None and walked < depth:
@@ -139,11 +140,15 @@ def change_site(frame, opnames, name, depth=16, container=None, captured_at=None
             code = frame.f_code
             if is_program_file(code.co_filename):
                 sites, loops = _store_sites(code, opnames, name, container)
-                then = (captured_at or {}).get((id(frame), code))
-                if then is not None:
-                    sites = [(offset, n) for offset, n in sites
-                             if offset > then or any(start <= offset <= end and start <= then <= end
-                                                     for start, end in loops)]
+                then = (captured_at or {}).get((id(frame), code), -1)
+                now = frame.f_lasti
+
+                def may_have_run(offset):
+                    return then < offset <= now or any(start <= offset <= end and (start <= now <= end or
+                                                                                   start <= then <= end)
+                                                       for start, end in loops)
+
+                sites = [(offset, n) for offset, n in sites if may_have_run(offset)]
                 lines = {n for _, n in sites}
                 if len(lines) > 1:
                     inside = [(end - start, start, end) for start, end in loops if start <= frame.f_lasti <= end]
