@@ -393,12 +393,15 @@ for change, kind, line in ((("decay", EventKind.HOST_VALUE_CHANGED, "# schedule 
 
 # A store below the replay in the frame that replays has not run yet: a change made where no store names the global
 # (through globals()) is sent at the replay, not at the line that puts the value back afterwards.
+OFFSET = 0.0
+
+
 def put_back_after(model):
-    global TEMPERATURE
-    graph = capture(lambda: tempered(model))
-    globals()["TEMPERATURE"] = 0.5
+    global OFFSET
+    graph = capture(lambda: model(x) + OFFSET)
+    globals()["OFFSET"] = 0.5
     graph.replay()  # replay after an unnamed change
-    TEMPERATURE = 1.0  # put the value back
+    OFFSET = 0.0  # put the value back
 
 
 recorder, model = fresh()
@@ -406,6 +409,39 @@ put_back_after(model)
 sent = changed(recorder, "global")
 check("a store below the replay is not taken for the change", len(sent) == 1 and
       sent[0]["line"] == line_of(HERE, "# replay after an unnamed change"), sent)
+
+
+# A class attribute set by a classmethod between replays, and set before the capture by the function that trains,
+# nested in another: that earlier store was judged where its frame ran, and is not found again among the functions
+# the outer frame defines; the classmethod is the one place that sets it.
+class Decay:
+    decay_rate = 0.1
+
+    @classmethod
+    def set_rate(cls, value):
+        cls.decay_rate = value  # the classmethod that sets it
+
+    def factor(self):
+        return 1.0 - self.decay_rate
+
+
+def decayed_training(model):
+    def run():
+        Decay.decay_rate = 0.1  # set before the capture
+        holder = Decay()
+        step = lambda: model(x) * holder.factor()  # noqa: E731 (kept: its cells are followed)
+        graph = capture(step)
+        Decay.set_rate(0.2)
+        graph.replay()
+
+    run()
+
+
+recorder, model = fresh()
+decayed_training(model)
+sent = changed(recorder, "attribute")
+check("a store judged in its own frame is not found again in the caller's functions", len(sent) == 1 and
+      sent[0]["line"] == line_of(HERE, "# the classmethod that sets it"), sent)
 
 
 # A list of numbers the captured code read by a variable index or iterated (per-layer scales in a loop): any of its

@@ -134,10 +134,12 @@ def change_site(frame, opnames, name, depth=16, container=None, captured_at=None
     at the capture), before where it was then (`CFG["x"] = 0.05` above the training call, `CFG["x"] = ...` in the
     callback it passes; `set_grad_enabled(True)` below it). None when no frame names one line."""
     try:
-        walked = 0
-        while frame is not None and walked < depth:
-            walked += 1
+        walked = set()  # the codes of the frames looked at: their stores were judged by where they ran
+        for _ in range(depth):
+            if frame is None:
+                break
             code = frame.f_code
+            walked.add(code)
             if is_program_file(code.co_filename):
                 sites, loops = _store_sites(code, opnames, name, container)
                 then = (captured_at or {}).get((id(frame), code), -1)
@@ -156,7 +158,7 @@ def change_site(frame, opnames, name, depth=16, container=None, captured_at=None
                         _, start, end = min(inside)
                         lines = {n for offset, n in sites if start <= offset <= end}
                 if not sites and "STORE_DEREF" not in opnames:  # a closure's definer always stores it too
-                    nested = [c for c in code.co_consts if hasattr(c, "co_code")]
+                    nested = [c for c in code.co_consts if hasattr(c, "co_code") and c not in walked]
                     lines = {n for c in nested for _, n in _store_sites(c, opnames, name, container)[0]}
                 if len(lines) == 1:
                     return encode_stack(frame, lines.pop())
