@@ -183,6 +183,13 @@ TEST(IterationsTest, ReplaysBeforeTheEagerStepsAreGraphedSteps) {
   EXPECT_EQ(steps.eager.size(), 10u) << steps.source;  // the eager run's; the 2 warmup steps go (capture warmup)
 }
 
+// Every step the trace has (the step range from 0).
+analysis::Iterations EveryStep(const trace::Trace& trace) {
+  analysis::IterationOptions options;
+  options.first = 0;
+  return analysis::FindIterations(trace, analysis::NvtxIndex(trace), trace::DecodeProbeRecords(trace), options);
+}
+
 // The probe's mark of a pass of the program's loop (python/probe/graphcheck_probe/steps.py).
 void LoopPass(TraceBuilder* b, uint64_t t, uint64_t phase, const std::string& loop) {
   trace::ProbeEvent& e = b->Probe(t, 1, trace::ProbeEventKind::kProgramStep);
@@ -209,10 +216,7 @@ TEST(IterationsTest, TheProgramsLoopCutsItsSteps) {
   for (int r = 0; r < 8; ++r) b.Replay(3100000 + r * 100000, 1, 7, 9, 1000, 20000);
   b.Launch(4000000, 1, 7, "gemm");  // teardown
   const trace::Trace trace = b.Build();
-  analysis::IterationOptions options;
-  options.first = 0;
-  const analysis::Iterations steps =
-      analysis::FindIterations(trace, analysis::NvtxIndex(trace), trace::DecodeProbeRecords(trace), options);
+  const analysis::Iterations steps = EveryStep(trace);
   ASSERT_EQ(steps.eager.size(), 13u) << steps.source;  // between the 14 marks; the last pass's end is not known
   EXPECT_EQ(steps.eager[0].start_ns, 1000000u);
   EXPECT_EQ(steps.eager[0].end_ns, 1100000u);
@@ -249,10 +253,7 @@ TEST(IterationsTest, EachLoopIsAPhaseOfItsOwn) {
   t += 100000;
   for (int i = 0; i < 3; ++i) pass(4, "twin.py:40 in one_epoch", false);
   const trace::Trace trace = b.Build();
-  analysis::IterationOptions options;
-  options.first = 0;
-  const analysis::Iterations steps =
-      analysis::FindIterations(trace, analysis::NvtxIndex(trace), trace::DecodeProbeRecords(trace), options);
+  const analysis::Iterations steps = EveryStep(trace);
   EXPECT_EQ(steps.graphed.size(), 5u) << steps.source;
   EXPECT_EQ(steps.eager.size(), 5u) << steps.source;  // 3 + 2 passes of the epoch loop; the twin's 2 are left out
   for (const analysis::Iteration& step : steps.eager) {
@@ -270,10 +271,7 @@ TEST(IterationsTest, AProgramWhoseLoopCameRoundTwiceFallsBackToRepetition) {
   LoopPass(&b, 1000000, 1, "a.py:3 in main");
   LoopPass(&b, 1100000, 1, "a.py:3 in main");
   const trace::Trace trace = b.Build();
-  analysis::IterationOptions options;
-  options.first = 0;
-  const analysis::Iterations steps =
-      analysis::FindIterations(trace, analysis::NvtxIndex(trace), trace::DecodeProbeRecords(trace), options);
+  const analysis::Iterations steps = EveryStep(trace);
   EXPECT_EQ(steps.eager.size(), 5u);
   EXPECT_TRUE(steps.eager_by_repetition);
   EXPECT_THAT(steps.source, ::testing::HasSubstr("repeated launch sequence"));
