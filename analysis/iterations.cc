@@ -197,11 +197,13 @@ std::string GraphedStepsByRepetition(const trace::Trace& trace, size_t from, std
   return found;
 }
 
-bool ReplaysAGraph(const trace::Trace& trace, const Iteration& step) {
-  for (size_t i = step.first_call; i < step.end_call; ++i) {
-    if (IsReplay(trace, trace.api_calls[i])) return true;
+// Marks the steps that replay a graph (one scan of each step's calls).
+void MarkGraphed(const trace::Trace& trace, std::vector<Iteration>* steps) {
+  for (Iteration& step : *steps) {
+    for (size_t i = step.first_call; i < step.end_call && !step.graphed; ++i) {
+      step.graphed = IsReplay(trace, trace.api_calls[i]);
+    }
   }
-  return false;
 }
 
 // The kernels each captured graph holds, by name.
@@ -243,13 +245,12 @@ bool RerunsItsGraphsEagerly(const trace::Trace& trace, const Iteration& step,
   return in_graphs >= kMinRerunKernels && 2 * rerun >= in_graphs;
 }
 
-// Steps that replay graphs beside their eager launches (partial graphing) are graphed steps; those that also rerun
-// their graphs' kernels eagerly are neither (counted in `result->reruns`, their spans added to `reruns`).
+// Steps that replay graphs beside their eager launches (partial graphing; MarkGraphed) are graphed steps; those that
+// also rerun their graphs' kernels eagerly are neither (counted in `result->reruns`, their spans added to `reruns`).
 void SortByReplay(const trace::Trace& trace, std::vector<Iteration> steps, Iterations* result,
                   std::vector<TimeInterval>* reruns) {
   std::optional<absl::flat_hash_map<uint64_t, KernelCounts>> captured;
   for (Iteration& it : steps) {
-    it.graphed = it.graphed || ReplaysAGraph(trace, it);
     if (it.graphed) {
       if (!captured) captured = CapturedKernels(trace);
       if (RerunsItsGraphsEagerly(trace, it, *captured)) {
@@ -344,6 +345,7 @@ void StepsFromNvtxRanges(const trace::Trace& trace, const NvtxIndex& nvtx, const
   }
   const size_t from = steps.empty() ? 0 : steps.back().end_call;
   std::vector<TimeInterval> reruns;
+  MarkGraphed(trace, &steps);
   SortByReplay(trace, std::move(steps), &result, &reruns);
   // A program that marks only its eager steps: its replays after them are still graphed steps.
   std::string graphed;
@@ -377,7 +379,7 @@ bool StepsFromProgramLoops(const trace::Trace& trace, const std::vector<trace::P
     }
   }
   if (steps.empty()) return false;
-  for (Iteration& step : steps) step.graphed = ReplaysAGraph(trace, step);
+  MarkGraphed(trace, &steps);
   // The loop with the most steps of each kind.
   auto busiest = [&](bool graphed) {
     std::map<absl::string_view, size_t> count;
@@ -446,6 +448,7 @@ void StepsByLaunchRepetition(const trace::Trace& trace, const std::vector<TimeIn
   }
   result.eager_by_repetition = true;
   std::vector<TimeInterval> unavailable;  // where no graphed step may be cut: kept eager steps and reruns
+  MarkGraphed(trace, &steps);
   SortByReplay(trace, std::move(steps), &result, &unavailable);
   // A step that ran a capture is no step (DropCaptureIterations); where one held the replays that followed the
   // capture (a graphed run, then the program's eager reference run: the eager anchor spans both), those replays
