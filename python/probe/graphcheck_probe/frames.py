@@ -5,6 +5,7 @@ outermost frames, so that a failure six frames deep in a library still names the
 Explicit frames travel as "file\\x1fline\\x1ffunction" records joined by \\x1e, innermost first
 (capture/probe_events.cc reads them). Also what a program's frame says about it: its local values, the line that
 changed a value it keeps (change_site), the names it gives its modules (module_names)."""
+import dis
 import os
 import sys
 import sysconfig
@@ -88,12 +89,22 @@ def instruction_line(instruction, previous):
     return instruction.starts_line if type(instruction.starts_line) is int else previous
 
 
+_JUMPS = frozenset(op for group in ("hasjrel", "hasjabs", "hasjump") for op in getattr(dis, group, ()))
+
+
+def backward_jump_target(instruction):
+    """The offset a backward jump goes to, the first instruction of the loop it closes; None for any other instruction.
+    Jumps were renamed from 3.10 to 3.13 (JUMP_ABSOLUTE, JUMP_BACKWARD, POP_JUMP_BACKWARD_IF_*, and 3.10's
+    POP_JUMP_IF_* back to a while loop's body): any jump whose target is not after it."""
+    target = instruction.argval
+    backward = instruction.opcode in _JUMPS and isinstance(target, int) and target <= instruction.offset
+    return target if backward else None
+
+
 def _store_sites(code, opnames, name, container=None):
     """(offset, line) of the instructions of `code` in `opnames` on `name` (STORE_SUBSCR: under a constant key
     `name`, or, into the variable or attribute `container`, a slice or a key not constant, which may store under any
     key: `weights[:] = [...]`, `self.scales[k] = value`), and the (start, end) byte offsets of its loops."""
-    import dis
-
     sites, loops, line, constant, sliced, recent = [], [], 0, None, False, []
     for instruction in dis.get_instructions(code):
         line = instruction_line(instruction, line)
@@ -103,7 +114,7 @@ def _store_sites(code, opnames, name, container=None):
             sites.append((instruction.offset, line))
         elif instruction.opname in opnames and (instruction.argval == name if not subscript else constant == (name,)):
             sites.append((instruction.offset, line))
-        if instruction.opname in ("JUMP_BACKWARD", "JUMP_ABSOLUTE") and isinstance(instruction.argval, int):
+        if backward_jump_target(instruction) is not None:
             loops.append((instruction.argval, instruction.offset))
         constant = (instruction.argval,) if instruction.opname == "LOAD_CONST" else None
         sliced = instruction.opname == "BUILD_SLICE"
@@ -218,8 +229,6 @@ _code_instructions = {}  # code object -> (its instructions, their indices by of
 
 
 def _instructions(code):
-    import dis
-
     cached = _code_instructions.get(code)
     if cached is None:
         instructions = list(dis.get_instructions(code))

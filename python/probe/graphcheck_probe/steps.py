@@ -22,9 +22,6 @@ from . import events, frames, watches
 _MAX_WALK = 64  # frames looked at from the call outwards
 _MAX_CODES = 512  # code objects whose kind and loops are remembered
 
-_JUMPS = set()
-for _name in ("hasjrel", "hasjabs", "hasjump"):
-    _JUMPS.update(getattr(dis, _name, ()))
 _PROGRAM, _LIBRARY, _OTHER = 0, 1, 2
 # id(code) -> (code, _PROGRAM, _LIBRARY or _OTHER (torch, the standard library, the probe), its loops). Keyed by id:
 # a code object's hash is worked out from its bytecode and constants at every lookup; the code is held, so that its
@@ -44,12 +41,13 @@ def loops(code):
     previous = None
     for instruction in dis.get_instructions(code):
         line = lines[instruction.offset] = frames.instruction_line(instruction, line)
-        target = instruction.argval
-        if instruction.opcode in _JUMPS and isinstance(target, int) and target <= instruction.offset:
+        target = frames.backward_jump_target(instruction)
+        if target is not None:
             end, first_line = spans.get(target, (0, lines.get(target, line)))
             spans[target] = (max(end, instruction.offset), min(first_line, line) if line else first_line)
         if previous is not None and previous.opname == "FOR_ITER" and instruction.opname.startswith("STORE_"):
-            names = target if isinstance(target, tuple) else (target,)  # 3.13's STORE_FAST_STORE_FAST
+            stored = instruction.argval
+            names = stored if isinstance(stored, tuple) else (stored,)  # 3.13's STORE_FAST_STORE_FAST
             stored_after[previous.offset] = names[0] if names and isinstance(names[0], str) else None
         if instruction.opname not in ("CACHE", "EXTENDED_ARG", "UNPACK_SEQUENCE", "UNPACK_EX"):
             previous = instruction
