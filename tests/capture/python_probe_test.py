@@ -18,6 +18,12 @@ here = os.path.dirname(os.path.abspath(__file__))
 failures = []
 
 
+def dump(trace, limit=100):
+    """`graphcheck trace dump`'s text for `trace`, its first `limit` records of each kind."""
+    return subprocess.run([graphcheck, "trace", "dump", trace, "--limit", str(limit)], capture_output=True,
+                          text=True).stdout
+
+
 def check(name, condition, detail=""):
     print(("ok   " if condition else "FAIL ") + name + ("" if condition else ": " + str(detail)))
     if not condition:
@@ -165,12 +171,12 @@ with tempfile.TemporaryDirectory() as work:
     files = [os.path.join(traces, name) for name in os.listdir(traces)]
     check("one trace", len(files) == 1, files)
 
-    dump = subprocess.run([graphcheck, "trace", "dump", files[0], "--limit", "100"], capture_output=True, text=True)
-    events = [line.split() for line in dump.stdout.splitlines() if " origin " in line]
+    dumped = dump(files[0])
+    events = [line.split() for line in dumped.splitlines() if " origin " in line]
     kinds = [e[3] for e in events]
     begins = {e[5] for e in events if e[3] == "capture-begin"}
     check("capture begins of every origin", begins == {"user", "make_graphed_callables", "cudagraph-trees-init",
-                                                       "cudagraph-trees"}, dump.stdout)
+                                                       "cudagraph-trees"}, dumped)
     check("capture begins", kinds.count("capture-begin") == 5, kinds)
     trees = [e for e in events if e[3] == "capture-begin" and e[5] == "cudagraph-trees"]
     check("the compiled function's id", trees and trees[0][11] == "6", trees)
@@ -178,7 +184,7 @@ with tempfile.TemporaryDirectory() as work:
     check("capture modes", modes.count("thread_local") == 2 and modes.count("global") == 3, modes)
     check("no event per replay", "replay" not in kinds, kinds)
     check("the allocator's history: its allocation and completed free, at exit",
-          "allocator history: 1 allocation, 1 free" in dump.stdout, dump.stdout[-2000:])
+          "allocator history: 1 allocation, 1 free" in dumped, dumped[-2000:])
     check("capture ends with their pool", [e[9] for e in events if e[3] == "capture-end"][:1] == ["7"], events)
     check("the exceptions", kinds.count("capture-exception") == 2 and kinds.count("uncaught-exception") == 1, kinds)
     check("the outermost backward() only, begun and ended",
@@ -235,9 +241,7 @@ with tempfile.TemporaryDirectory() as work:
     held = state_by_id.get("output-overwritten", [{}])[0]
     check("output-overwritten names the kept output", "`static_y`" in held.get("message", "")
           and where(held) == ("state.py", STATE_LINES["replay"]), held)
-    dump = subprocess.run([graphcheck, "trace", "dump", state_trace[0], "--limit", "1000"], capture_output=True,
-                          text=True).stdout
-    tensors = [line for line in dump.splitlines() if "graph-tensors" in line]
+    tensors = [line for line in dump(state_trace[0], 1000).splitlines() if "graph-tensors" in line]
     check("a manual capture's manifest names its static input and output before the capture ends",
           any("static-input" in line and "static_x" in line and "static-output" in line and "static_y" in line
               for line in tensors), tensors)
@@ -257,11 +261,10 @@ with tempfile.TemporaryDirectory() as work:
                                    "    print('trained')\n"
                                    "main()\n")
     check("the loops program ran", ran.returncode == 0 and ran.stdout == "trained\n", ran.stdout + ran.stderr)
-    dump = subprocess.run([graphcheck, "trace", "dump", loop_traces[0], "--limit", "100"], capture_output=True,
-                          text=True).stdout
-    marks = [line for line in dump.splitlines() if "program-step" in line]
+    dumped = dump(loop_traces[0])
+    marks = [line for line in dumped.splitlines() if "program-step" in line]
     check("one program-step event per pass", len(marks) == 11 and sum("loops.py:6 in main" in m for m in marks) == 6
-          and sum("loops.py:8 in main" in m for m in marks) == 5, dump[-3000:])
+          and sum("loops.py:8 in main" in m for m in marks) == 5, dumped[-3000:])
     report = subprocess.run([graphcheck, "analyze", loop_traces[0], "--format", "json", "--fail-on", "never"],
                             capture_output=True, text=True)
     scope = json.loads(report.stdout).get("coverage", {}).get("scope", "") if report.returncode == 0 else ""
@@ -279,11 +282,10 @@ with tempfile.TemporaryDirectory() as work:
                                         "cuda_graphs.create_cudagraphs([lambda: None, lambda: None])\n"
                                         "print('captured')\n")
     check("the frameworks program ran", ran.returncode == 0 and ran.stdout == "captured\n", ran.stdout + ran.stderr)
-    dump = subprocess.run([graphcheck, "trace", "dump", framework_traces[0], "--limit", "100"], capture_output=True,
-                          text=True)
-    origins = [e.split()[5] for e in dump.stdout.splitlines() if " origin " in e and e.split()[3] == "capture-begin"]
+    dumped = dump(framework_traces[0])
+    origins = [e.split()[5] for e in dumped.splitlines() if " origin " in e and e.split()[3] == "capture-begin"]
     check("captures begun by Transformer Engine and Megatron", origins == ["transformer-engine", "megatron",
-                                                                         "megatron"], dump.stdout)
+                                                                         "megatron"], dumped)
 
     # Megatron Core refusing a call none of a layer's graphs matches names no mismatch; the probe asks the runners, and
     # the exception the trace keeps says how the call differs.
@@ -374,11 +376,9 @@ with tempfile.TemporaryDirectory() as work:
     check("no capture: the same output", (with_probe.returncode, with_probe.stdout) == (without.returncode,
                                                                                         without.stdout))
     quiet_traces = sorted(os.path.join(traces, n) for n in os.listdir(traces) if n not in before)
-    quiet_dump = subprocess.run([graphcheck, "trace", "dump", quiet_traces[0], "--limit", "10"], capture_output=True,
-                                text=True)
-    check("no capture: no probe event", "python probe events (first 0 of 0)" in quiet_dump.stdout, quiet_dump.stdout)
-    check("no CUDA use: no allocator history", "allocator history: 0 allocations, 0 frees" in quiet_dump.stdout,
-          quiet_dump.stdout)
+    quiet_dump = dump(quiet_traces[0], 10)
+    check("no capture: no probe event", "python probe events (first 0 of 0)" in quiet_dump, quiet_dump)
+    check("no CUDA use: no allocator history", "allocator history: 0 allocations, 0 frees" in quiet_dump, quiet_dump)
 
     # CUDA_INJECTION64_PATH naming another tool's library (Nsight's, say): the probe records nothing and never raises.
     ran, _ = run_program("other.py",
