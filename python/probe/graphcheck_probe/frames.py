@@ -300,23 +300,23 @@ def local_values(frame):
     snapshot dict on the frame that holds every variable until the frame ends: a captured graph the program then
     deletes (`del graph` before destroy_process_group) would stay alive in it and NCCL's teardown wait for ever (seen
     on two H100s). The snapshot is emptied after it is copied; the variables themselves are untouched."""
+    return _read_locals(frame, dict)
+
+
+def _read_locals(frame, read):
+    """`read` of the frame's f_locals, the snapshot emptied after (see local_values)."""
     values = frame.f_locals
-    copy = dict(values)
-    if sys.version_info < (3, 13) and is_function_frame(frame):
-        values.clear()
-    return copy
+    try:
+        return read(values)
+    finally:
+        if sys.version_info < (3, 13) and is_function_frame(frame):
+            values.clear()
 
 
 def loop_variables(frame, names):
     """What `frame`'s variables `names` hold, as something to compare: numbers and strings themselves, other objects
     by identity. Up to 3.12 a function frame's f_locals snapshot is emptied after (see local_values)."""
-    values = frame.f_locals
-    try:
-        found = tuple(_compared(values.get(name)) for name in names)
-    finally:
-        if sys.version_info < (3, 13) and is_function_frame(frame):
-            values.clear()
-    return found
+    return _read_locals(frame, lambda values: tuple(_compared(values.get(name)) for name in names))
 
 
 def _compared(value):
