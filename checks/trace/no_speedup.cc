@@ -1,11 +1,13 @@
 // no-speedup: the program replays CUDA graphs, and its graphed steps are not faster than its eager steps by at least
 // `min-speedup`. The gate for "graphs on, nothing gained". Only like is compared with like: eager and graphed steps
-// whose GPU work differs by more than `max-work-ratio` are not one step run two ways (a program's set-up or
-// evaluation loop against its graphed training loop) and are not judged.
+// whose GPU work differs by more than `max-work-ratio`, or whose kernels are mostly other kernels, are not one step
+// run two ways (a program's set-up or evaluation loop against its graphed training loop) and are not judged.
 #include <algorithm>
 #include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_format.h"
 #include "analysis/launch_metrics.h"
 #include "analysis/trace_analysis.h"
@@ -31,6 +33,10 @@ std::vector<CheckOption> NoSpeedupOptions() {
            "judge only when the eager and the graphed steps' GPU busy times, and their kernel counts, are within this "
            "factor of each other",
            1, 1e6},
+          {"min-shared-kernels", "0.5",
+           "judge only when at least this share of the distinct kernels (by name) the eager and the graphed steps ran "
+           "is common to both",
+           0, 1},
           {"noise", "0.05",
            "graphed steps slower than eager by more than this (or the steps' own spread, if larger) "
            "are a warning; otherwise a note",
@@ -72,6 +78,48 @@ bool SameWork(const LaunchStats& stats, double max_ratio) {
          Within(stats.eager.nodes, graphed_nodes, max_ratio);
 }
 
+// The distinct kernels, by name, that `steps` ran: those launched one by one and those their graph launches replayed
+// (`replayed`: a graph launch's correlation id -> the names of the kernels it ran).
+absl::flat_hash_set<trace::StringId> KernelNames(
+    const TraceAnalysis& analysis, const std::vector<Iteration>& steps,
+    const absl::flat_hash_map<uint64_t, std::vector<trace::StringId>>& replayed) {
+  const trace::Trace& trace = analysis.trace();
+  absl::flat_hash_set<trace::StringId> names;
+  for (const Iteration& step : steps) {
+    for (size_t i = step.first_call; i < step.end_call; ++i) {
+      const trace::ApiCall& call = trace.api_calls[i];
+      if (call.capture_status != trace::CaptureStatus::kNone) continue;
+      if (call.kind == trace::ApiKind::kKernelLaunch) {
+        const int64_t k = analysis.kernel_by_correlation().Find(call.correlation_id);
+        if (k >= 0) names.insert(trace.Shape(trace.kernels[k]).name);
+      } else if (call.kind == trace::ApiKind::kGraphLaunch) {
+        if (auto it = replayed.find(call.correlation_id); it != replayed.end()) {
+          names.insert(it->second.begin(), it->second.end());
+        }
+      }
+    }
+  }
+  return names;
+}
+
+// Whether the eager and the graphed steps run mostly the same kernels: a graph replays the kernels its eager step
+// launched. Counts and busy times alone can match by chance: on an H200, a torch.compile decode loop's first steps (two
+// fills) against its replays (one fused Triton kernel and a GEMM, beside a fill) gave x0.22. Unknown (no kernel
+// records on either side) counts as the same.
+bool SameKernels(const TraceAnalysis& analysis, const Iterations& steps, double min_shared) {
+  absl::flat_hash_map<uint64_t, std::vector<trace::StringId>> replayed;
+  for (const trace::KernelActivity& kernel : analysis.trace().kernels) {
+    if (kernel.graph_id != 0) replayed[kernel.correlation_id].push_back(analysis.trace().Shape(kernel).name);
+  }
+  const auto eager = KernelNames(analysis, LaunchRecorded(steps.eager), replayed);
+  const auto graphed = KernelNames(analysis, LaunchRecorded(steps.graphed), replayed);
+  if (eager.empty() || graphed.empty()) return true;
+  size_t shared = 0;
+  for (trace::StringId name : eager) shared += graphed.contains(name);
+  const size_t either = eager.size() + graphed.size() - shared;
+  return shared >= min_shared * either;
+}
+
 class NoSpeedupCheck : public CheckOf<TraceAnalysis> {
  public:
   NoSpeedupCheck()
@@ -92,6 +140,7 @@ class NoSpeedupCheck : public CheckOf<TraceAnalysis> {
     const double speedup = stats.eager_step_us / stats.graphed.step_us;
     if (speedup >= options.GetDouble("min-speedup") || !SameWork(stats, options.GetDouble("max-work-ratio"))) return;
     const Iterations& steps = analysis.steps();
+    if (!SameKernels(analysis, steps, options.GetDouble("min-shared-kernels"))) return;
     const double noise = std::max({options.GetDouble("noise"), RelativeSpread(LaunchRecorded(steps.eager)),
                                    RelativeSpread(LaunchRecorded(steps.graphed))});
     const bool slower = stats.graphed.step_us > stats.eager_step_us * (1 + noise);

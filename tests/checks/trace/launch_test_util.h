@@ -13,9 +13,10 @@ namespace graphcheck::testing_trace {
 // `kernel_ns`, launched 11 us apart (the host launches all step long, as a launch-bound Python loop does), each
 // starting 5 us after its launch
 // (kernel_ns <= 1 us keeps them from overlapping; longer ones run back to back on the GPU). Then `graphed` steps
-// of `graphed_step_ns`, each one graph launch whose GPU span is 20 us.
+// of `graphed_step_ns`, each one graph launch whose GPU span is 20 us, with `replayed_kernels` kernel records: the
+// eager step's kernels k0..k9 in turn, or all named `replayed_name`.
 inline trace::Trace LaunchBoundTrace(uint64_t kernel_ns, int graphed = 0, uint64_t graphed_step_ns = 30000,
-                                     int eager = 7, int replayed_kernels = 0) {
+                                     int eager = 7, int replayed_kernels = 0, const std::string& replayed_name = "") {
   TraceBuilder b;
   uint64_t t = 1000000;
   for (int s = 0; s < eager; ++s, t += 100000) {
@@ -39,7 +40,7 @@ inline trace::Trace LaunchBoundTrace(uint64_t kernel_ns, int graphed = 0, uint64
       kernel.correlation_id = replay.correlation_id;
       kernel.start_ns = t + 2000 + k * 20000 / replayed_kernels;
       kernel.end_ns = kernel.start_ns + 20000 / replayed_kernels;
-      kernel.name = b.trace().Intern("replayed");
+      kernel.name = b.trace().Intern(replayed_name.empty() ? "k" + std::to_string(k % 10) : replayed_name);
       kernel.stream_id = 7;
       kernel.graph_id = 1;
       b.trace().AddKernel(kernel);
