@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "analysis/nvtx_index.h"
 #include "analysis/python_probe.h"
 #include "core/plural.h"
 
@@ -130,10 +131,21 @@ std::optional<size_t> LaunchAfter(const trace::Trace& trace, uint32_t graph_id, 
   return std::nullopt;
 }
 
+bool InAnyCapture(const std::vector<TimeInterval>& captures, uint64_t time_ns) {
+  return std::any_of(captures.begin(), captures.end(), [&](const TimeInterval& capture) {
+    return time_ns >= capture.start_ns && time_ns <= capture.end_ns;
+  });
+}
+
 // The graph's names by role, its pool addresses, and the program's blocks it names that the probe did not name,
 // with those freed while it was still launched.
+// `captures`: every capture's host span. What a capture allocated is a graph's pool memory, whichever graph
+// reads it: make_graphed_callables' backward graph reads what its forward capture saved, and autograd frees those
+// blocks in the pool, the frees that waited on another stream's events completing after the capture (an H200 under
+// load, GPT-2: "freed 8.5 ms after the capture").
 void ResolveUses(const trace::Trace& trace, const AllocatorBlocks& blocks, const NamedRanges& pools,
-                 const std::vector<NamedTensor>& named, uint64_t begin_ns, uint64_t end_ns, GraphContract* contract) {
+                 const std::vector<NamedTensor>& named, const std::vector<TimeInterval>& captures, uint64_t end_ns,
+                 GraphContract* contract) {
   NamedRanges names;
   for (const NamedTensor& tensor : named) {
     if (tensor.role != "pool") names.Add(&tensor);
@@ -158,8 +170,7 @@ void ResolveUses(const trace::Trace& trace, const AllocatorBlocks& blocks, const
       continue;
     }
     const std::optional<AllocatorBlock> block = blocks.At(use.address, end_ns);
-    // What the capture itself allocated is the graph's pool, whoever frees it later.
-    if (!block || (block->alloc_ns >= begin_ns && block->alloc_ns <= end_ns)) continue;
+    if (!block || InAnyCapture(captures, block->alloc_ns)) continue;
     if (!seen_blocks.insert(block->address).second) continue;
     ++contract->program_blocks;
     if (block->free_ns == ~uint64_t{0} || library_managed) continue;
@@ -203,6 +214,12 @@ std::vector<GraphContract> ReadGraphContracts(const TraceAnalysis& analysis) {
 
   std::vector<GraphContract> contracts;
   const std::vector<CaptureWindow>& windows = analysis.captures().windows();
+  std::vector<TimeInterval> captures;
+  for (const CaptureWindow& window : windows) {
+    if (window.end_call) {
+      captures.push_back({trace.api_calls[window.begin_call].start_ns, trace.api_calls[*window.end_call].start_ns});
+    }
+  }
   for (size_t w = 0; w < windows.size(); ++w) {
     if (!windows[w].end_call) continue;
     const trace::ApiCall& end = trace.api_calls[*windows[w].end_call];
@@ -218,8 +235,7 @@ std::vector<GraphContract> ReadGraphContracts(const TraceAnalysis& analysis) {
         contract.tensors != nullptr ? trace::ParseNamedTensors(contract.tensors->tensors) : std::vector<NamedTensor>{};
     if (contract.manifest != nullptr) {
       // The graph is whole when its capture end is called.
-      ResolveUses(trace, blocks, pools, named, trace.api_calls[windows[w].begin_call].start_ns, end.start_ns,
-                  &contract);
+      ResolveUses(trace, blocks, pools, named, captures, end.start_ns, &contract);
     }
     contracts.push_back(std::move(contract));
   }
