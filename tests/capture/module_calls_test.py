@@ -5,6 +5,7 @@ its outermost call once, a call that raises still ends, and past the limit no ho
 
 usage: module_calls_test.py PROBE_DIR [TORCH_SITE_DIR]   (torch from the environment, or from TORCH_SITE_DIR)
 """
+import functools
 import sys
 
 from probe_checks import check, finish, use_probe_and_torch
@@ -40,6 +41,22 @@ class Net(torch.nn.Module):
         return self.body(x)
 
 
+def returns_tuple(forward):
+    """A decorator as Hugging Face puts on its models' forward (can_return_tuple): (self, *args, **kwargs)."""
+
+    @functools.wraps(forward)
+    def wrapper(self, *args, **kwargs):
+        return forward(self, *args, **kwargs)
+
+    return wrapper
+
+
+class Decorated(torch.nn.Module):
+    @returns_tuple
+    def forward(self, input_ids, attention_mask=None):
+        return input_ids
+
+
 class Recursive(torch.nn.Module):
     """A module that calls itself `depth` times deep, then fails when asked."""
 
@@ -58,7 +75,7 @@ def events(kind):
 recorder = Recorder()
 bridge.recorder = recorder
 hooks_before = len(hooks._global_forward_pre_hooks)
-module_calls.install(hooks, torch, limit=5)
+module_calls.install(hooks, torch, limit=6)
 net = Net()
 with torch.no_grad():
     for batch in (2, 5, 7):
@@ -72,6 +89,10 @@ check("the end names the class and the input shapes, positional ones by forward'
 check("the end asks for no stack (the begin's is the call's)", all(e["frames"] == "" for e in ends), ends)
 check("no global hook while an outermost call runs", net.global_hooks_seen == [0, 0, 0], net.global_hooks_seen)
 
+Decorated()(torch.zeros(4, 32))
+check("a decorated forward's inputs by the parameter names of the function it wraps",
+      events(EventKind.MODULE_CALL_END)[3]["text"] == "Decorated\tinput_ids=4x32", events(EventKind.MODULE_CALL_END))
+
 recursive = Recursive()
 recursive(torch.zeros(3))
 try:
@@ -80,11 +101,11 @@ except ValueError:
     pass
 ends = events(EventKind.MODULE_CALL_END)
 check("a module that calls itself, and a call that raises, end once each",
-      [e["text"] for e in ends[3:]] == ["Recursive\tx=3", "Recursive\tx=4"], ends)
+      [e["text"] for e in ends[4:]] == ["Recursive\tx=3", "Recursive\tx=4"], ends)
 check("its own hooks are gone after each call", not recursive._forward_hooks and not recursive._forward_pre_hooks)
 check("past the limit, no global hook is left", len(hooks._global_forward_pre_hooks) == hooks_before,
       len(hooks._global_forward_pre_hooks))
 net(torch.zeros(1, 8))
-check("and no call is sent", len(events(EventKind.MODULE_CALL_END)) == 5, recorder.events)
+check("and no call is sent", len(events(EventKind.MODULE_CALL_END)) == 6, recorder.events)
 
 finish()
