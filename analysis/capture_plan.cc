@@ -281,6 +281,7 @@ BucketSet CostBuckets(const std::string& name, const std::vector<PlanSize>& size
   BucketSet set;
   set.name = name;
   double covered = 0, own_gpu = 0, saving = 0, eager = 0;
+  if (!chosen.empty()) set.capture_us = model.capture_first_us;
   for (size_t b : chosen) {
     const PlanSize& bucket = sizes[b];
     set.buckets.push_back(bucket.size);
@@ -502,9 +503,11 @@ absl::StatusOr<CapturePlan> PlanCaptures(const std::vector<const trace::Trace*>&
       absl::StrFormat("a graphed call takes max(one graph launch, the bucket's GPU busy time + %g us per node + one "
                       "graph launch of %g us) (launch-bound's model)",
                       model.launch.graph_node_us, model.launch.graph_launch_us),
-      absl::StrFormat("start-up per bucket: %g ms for torch.cuda.graph's own work, %d eager warmup calls and the "
-                      "capture (one call each), and %g us per node to instantiate",
-                      model.capture_fixed_us / 1e3, model.warmup_calls, model.instantiate_node_us),
+      absl::StrFormat("start-up: %g ms once (the first capture empties the cache the eager calls built up and "
+                      "allocates the pool), then per bucket %g ms for torch.cuda.graph's own work, %d eager warmup "
+                      "calls and the capture (one call each), and %g us per node to instantiate",
+                      model.capture_first_us / 1e3, model.capture_fixed_us / 1e3, model.warmup_calls,
+                      model.instantiate_node_us),
       absl::StrFormat("calls above the %g quantile of the sizes run eagerly; \"balanced\" pads at most %g%% of the "
                       "covered calls' GPU time",
                       model.covered_quantile, 100 * model.balanced_padding_share),

@@ -32,7 +32,8 @@ struct BucketSet {
   double padding_share = 0;          // of the covered calls' own GPU time
   uint64_t private_pools_bytes = 0;  // a pool per bucket, the cuBLAS workspaces in the first
   uint64_t shared_pool_bytes = 0;    // one pool, largest bucket captured first, with the workspaces
-  double capture_us = 0;             // start-up: per bucket warmup calls, the capture and the instantiation
+  double capture_us = 0;             // start-up: the first capture's one-time work, then per bucket warmup calls,
+                                     // the capture and the instantiation
   double saving_per_call_us = 0;     // mean over every call of the region (an uncovered call saves nothing)
   double saving_per_step_us = 0;     // saving_per_call_us x the region's calls per step
   double saving_share = 0;           // of the region's eager time

@@ -14,6 +14,7 @@ up to 64, through a small Hugging Face GPT-2 (2 layers, built from its config, e
                     the start-up time. Prints one JSON object: plan, measured, and their ratio per figure.
   DUMP              a JSON file for each pass's model call times, to compare estimators of the eager time offline
 """
+import gc
 import json
 import math
 import sys
@@ -131,7 +132,7 @@ def pool_bytes(pools):
 def capture(model, ids, sizes, shared):
     """Graphs of the sizes, largest first: warmup (3 calls on a side stream) for all, then the captures, into one pool
     when `shared`, on a capture stream of their own. Returns the graphs, the bytes of their pools and the seconds it
-    all took. (cuBLAS keeps a workspace per handle and stream, allocated where it is first used: a fresh stream puts
+    all took, and each capture's seconds. (cuBLAS keeps a workspace per handle and stream, allocated where it is first used: a fresh stream puts
     it in the first graph's pool, as in a program that captures one bucket set.)"""
     torch.cuda.synchronize()
     started = time.perf_counter()
@@ -147,18 +148,20 @@ def capture(model, ids, sizes, shared):
     warm = time.perf_counter()
     pool = torch.cuda.graph_pool_handle() if shared else None
     stream = torch.cuda.Stream()
-    graphs = {}
+    graphs, each = {}, []
     for b in sorted(sizes, reverse=True):
         graph = torch.cuda.CUDAGraph()
+        began = time.perf_counter()
         with torch.cuda.graph(graph, pool=pool, stream=stream):
             out = model(static[b]).logits
+        each.append(time.perf_counter() - began)
         graphs[b] = (graph, static[b], out)
     torch.cuda.synchronize()
     elapsed = time.perf_counter() - started
     pools = [graph.pool() for graph, _, _ in graphs.values()]
     if shared:
         pools = pools[:1]  # every graph names the one shared pool
-    return graphs, pool_bytes(pools), elapsed, warm - started
+    return graphs, pool_bytes(pools), elapsed, warm - started, each
 
 
 def large_blocks(pool, least=8 << 20):
@@ -208,7 +211,7 @@ def verify(path, dump=None):
     model, ids = build()
     with torch.no_grad():
         eager_loop(model, ids, sizes[:20])  # libraries loaded, kernels chosen
-        graphs, shared_bytes, capture_s, warmup_s = capture(model, ids, buckets, shared=True)
+        graphs, shared_bytes, capture_s, warmup_s, capture_each_s = capture(model, ids, buckets, shared=True)
 
         def bucket_of(b):
             return next((k for k in buckets if k >= b), None)
@@ -242,9 +245,12 @@ def verify(path, dump=None):
                            "model_call_us": calls_us}, f)
         shared_blocks = large_blocks(graphs[buckets[-1]][0].pool())
         bucket_gpu = {k: replay_gpu_us(graphs[k][0]) for k in buckets}
-        private_graphs, private_bytes, _, _ = capture(model, ids, buckets, shared=False)
+        private_graphs, private_bytes, _, _, _ = capture(model, ids, buckets, shared=False)
         del private_graphs
-        exact_graphs, _, _, _ = capture(model, ids, sorted(set(sizes)), shared=True)
+        exact_graphs, _, _, _, exact_each_s = capture(model, ids, sorted(set(sizes)), shared=True)
+        gc_started = time.perf_counter()
+        gc.collect()
+        gc_s = time.perf_counter() - gc_started
         exact_gpu = {b: replay_gpu_us(exact_graphs[b][0]) for b in exact_graphs}
     covered = [b for b in sizes if bucket_of(b) is not None]
     # Both sides from the exact-size graphs (each bucket is a size seen): one size's graph replayed 6% faster from the
@@ -281,6 +287,11 @@ def verify(path, dump=None):
         "eager_us_per_call_passes": [round(us, 1) for us in eager_passes],
         "graphed_us_per_call_passes": [round(us, 1) for us in graphed_passes],
         "warmup_s": warmup_s,
+        # Where the start-up goes: each capture of the bucket set (largest first; torch.cuda.graph's entry runs
+        # gc.collect() and empties the cache), the median capture of the exact-size set, and one gc.collect() here.
+        "capture_each_ms": [round(seconds * 1e3, 2) for seconds in capture_each_s],
+        "exact_capture_median_ms": round(float(np.median(exact_each_s)) * 1e3, 2),
+        "gc_collect_ms": round(gc_s * 1e3, 2),
         # Where the graphed time goes: each bucket's replay GPU time against the recorded eager GPU busy time of its
         # size, and the graphed loop's time per call beyond the replays' GPU time (copy in, launch, argmax, sync).
         "bucket_replay_gpu_us_vs_plan_busy": {k: [round(bucket_gpu[k], 1), planned_busy.get(k)] for k in buckets},
