@@ -85,10 +85,9 @@ TEST(GraphReadsFreedTest, PoolMemoryABlockStillAllocatedOrNoReplayAfterTheFreeAr
   EXPECT_THAT(Findings(checks::NewGraphReadsFreedCheck(), b), IsEmpty());
 }
 
-// make_graphed_callables' backward graph reads what its forward capture saved, in the pool they share; autograd frees
-// those blocks there, and a free that waited on another stream's event completes after the capture (an H200 under
-// load, GPT-2: "a block of 0 MiB the program allocated before the capture; ... freed that block 8.5 ms after the
-// capture"). Memory an earlier capture allocated is a graph's, not the program's.
+// make_graphed_callables' backward graph reads what its forward capture saved, in the pool they share, and autograd
+// frees those blocks there. Memory an earlier capture allocated is a graph's, not the program's, also where the probe
+// listed no pool segments.
 TEST(GraphReadsFreedTest, ABlockAnEarlierCaptureAllocatedIsPoolMemory) {
   TraceBuilder b;
   b.Begin(200, 1, kStream);
