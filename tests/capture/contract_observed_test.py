@@ -686,16 +686,17 @@ for freeze in (True, False):
     if freeze:
         for layer in model.modules():
             if isinstance(layer, torch.nn.BatchNorm1d):
-                layer.eval()
+                layer.eval()  # freeze the batch norm
     else:
         model.eval()
         model.train()
     model(x)  # the graphed call after the freeze
     modes = recorder.of(EventKind.TRAINING_MODE_CHANGED)
     if freeze:
-        check("a submodule in eval inside a graphed module in training is sent at the next call", len(modes) == 1 and
-              modes[0]["text"] == "1" and modes[0]["value"] == 1 and modes[0]["origin"] == Origin.GRAPHED_CALLABLES and
-              modes[0]["line"] == line_of(HERE, "# the graphed call after the freeze"), modes)
+        check("a submodule in eval inside a graphed module in training is sent at the eval() that froze it",
+              len(modes) == 1 and modes[0]["text"] == "1" and modes[0]["value"] == 1 and
+              modes[0]["origin"] == Origin.GRAPHED_CALLABLES and
+              modes[0]["line"] == line_of(HERE, "# freeze the batch norm"), modes)
     else:
         check("clean twin: modes put back before the call send nothing", not modes, modes)
 
@@ -946,10 +947,10 @@ class Accumulate:
 
 recorder, model = fresh()
 accumulate = Accumulate(model)
-pool_segments = contract._pool_segments
-contract._pool_segments = lambda graph: [(graph_tensors.address(accumulate.loss), 4)]  # the capture made it there
+pool_segments = contract.pool_segments
+contract.pool_segments = lambda torch, graph: [(graph_tensors.address(accumulate.loss), 4)]  # the capture made it there
 graph = capture(lambda: (accumulate.forward(), accumulate.backward()))
-contract._pool_segments = pool_segments
+contract.pool_segments = pool_segments
 accumulate.forward()  # an eager tail batch
 graph.replay()
 check("clean twin: a tensor the capture made, read by its next function and later rebound, sends nothing",

@@ -75,14 +75,15 @@ terms.look()
 check("a clean replay sends nothing", len(recorder.events) == 1, recorder.events)
 
 # Training mode: captured in training, replayed in eval.
-model.eval()
+model.eval()  # the mode changed
 check("eval() arms the graph's next look", terms.armed)
 check("and puts a replay watch on the graph", "replay" in graph.__dict__, graph.__dict__)
 graph.replay()
 check("whose look disarms it", not terms.armed)
 modes = recorder.of(EventKind.TRAINING_MODE_CHANGED)
-check("a replay in eval of a training capture is sent", len(modes) == 1 and modes[0]["text"] == "model.drop" and
-      modes[0]["value"] == 1, modes)
+check("a replay in eval of a training capture is sent at the eval() that changed the mode", len(modes) == 1 and
+      modes[0]["text"] == "model.drop" and modes[0]["value"] == 1 and
+      modes[0]["line"] == line_of(__file__, "# the mode changed"), modes)
 terms.look(modes_only=True)
 check("once", len(recorder.of(EventKind.TRAINING_MODE_CHANGED)) == 1)
 model.train()
@@ -194,7 +195,7 @@ check("clean twin: another thread's draws during the capture are not the capture
 
 # State made inside the capture, in the graph's pool (here: the tensors the stand-in pool covers).
 pool_of = []  # the tensors whose memory the next capture's "pool" holds
-contract._pool_segments = lambda graph: [(t.data_ptr(), max(t.numel() * t.element_size(), 1)) for t in pool_of()]
+contract.pool_segments = lambda torch, graph: [(t.data_ptr(), max(t.numel() * t.element_size(), 1)) for t in pool_of()]
 recorder, model = fresh()
 pool_of = lambda: [model.buf]
 graph, terms = capture(model, lambda: setattr(model, "buf", model.buf * 0.9 + 1))  # replace the buffer inside

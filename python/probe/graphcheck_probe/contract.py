@@ -28,8 +28,8 @@ import weakref
 
 from . import attribute_stores, events, frames, host_draws, host_reads
 from .graph_tensors import (NamedTensor, PathTensor, add_static_input, address, another_graphs_input, expired,
-                            forget_static_inputs, graphs_input, in_pool, inside, nbytes, pinned, pools, released,
-                            storage_ref)
+                            forget_static_inputs, graphs_input, in_pool, inside, nbytes, pinned, pool_segments, pools,
+                            released, storage_ref)
 from .bridge import Origin
 
 MAX_TENSORS = 20000  # tensors named per capture
@@ -182,6 +182,7 @@ class Contract:
         # once state a graph reads may have been replaced (load_state_dict, requires_grad_): it looks at everything
         self.armed = None
         self.change_stack = None  # the program's call that armed it (Module.requires_grad_), for the events it finds
+        self.modes_stack = None  # the last Module.train()/eval() since the last look that changed its module's mode
         module_reads = observed.module_reads if observed is not None else {}
         for module in modules:
             name = names.get(id(module)) or type(module).__name__
@@ -231,6 +232,7 @@ class Contract:
         self.armed = None
         if self.watched:
             self._look_modes()
+        self.modes_stack = None
         if modes_only:
             return
         if self.watched:
@@ -258,7 +260,7 @@ class Contract:
         self.reported.add(key)
         shown = ", ".join(differ[:MAX_NAMES]) + (", ..." if len(differ) > MAX_NAMES else "")
         events.training_mode_change(origin=self.origin, graph=self.graph_id, captured_training=captured,
-                                    modules=len(differ), names=shown)
+                                    modules=len(differ), names=shown, frames=self.modes_stack)
 
     def _look_autocast(self):
         now = autocast_enabled(_torch())
@@ -418,17 +420,6 @@ def stop_capture():
     return capture
 
 
-def _pool_segments(graph):
-    """The (address, bytes) of the segments of a graph's memory pool."""
-    try:
-        torch = _torch()
-        pool = graph.pool()
-        segments = torch.cuda.memory.memory_snapshot(mempool_id=pool, include_traces=False)
-        return [(int(s["address"]), int(s["total_size"])) for s in segments]
-    except Exception:
-        return []
-
-
 def _optimizer_state_entries(optimizers, parameter_names, left_out=()):
     """(optimizer, parameter, key, "Adam exp_avg of model.fc.weight", tensor) for the device state of `optimizers`,
     but that of the parameters whose ids are in `left_out`."""
@@ -480,7 +471,7 @@ def capture_ended(graph, capture, frame, pool_key, stepped):
     modules = list(capture.modules.values())
     contract = Contract(graph, capture.origin, modules, names, capture.grad_enabled, capture.reads, capture.autocast)
     contract.capture_sites = frames.running_sites(frame)
-    segments = _pool_segments(graph)
+    segments = pool_segments(_torch(), graph)
     ranges = sorted((address, address + size) for address, size in segments)
     if pool_key and ranges:
         pools[pool_key] = ranges
@@ -538,7 +529,10 @@ def arm(level, stack=None):
     for contract in list(_live):
         if contract.watched and (contract.modes or level == ARMED_ALL):
             contract.armed = max(contract.armed or 0, level)
-            contract.change_stack = stack or contract.change_stack
+            if level == ARMED_MODES:
+                contract.modes_stack = stack or contract.modes_stack
+            else:
+                contract.change_stack = stack or contract.change_stack
             armed.append(contract)
     return armed
 

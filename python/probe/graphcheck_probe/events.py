@@ -156,9 +156,10 @@ def graph_tensors(*, origin, graph, pool, host_values, modules, tensors):
           text=tensors, text_limit=bridge.MAX_TENSOR_LIST)
 
 
-def training_mode_change(*, origin, graph, captured_training, modules, names):
+def training_mode_change(*, origin, graph, captured_training, modules, names, frames=None):
+    """`frames`: the Module.train()/eval() call that changed the mode, where it was seen; else the replay's stack."""
     _send(EventKind.TRAINING_MODE_CHANGED, origin=origin, graph=graph, value=int(captured_training), value_now=modules,
-          text=names)
+          text=names, frames=frames)
 
 
 def host_random_draw(*, graph, source, call, frames=None):

@@ -23,6 +23,15 @@ def inside(ranges, address):
     return index >= 0 and ranges[index][0] <= address < ranges[index][1]
 
 
+def pool_segments(torch, graph):
+    """The (address, bytes) of the segments of `graph`'s memory pool."""
+    try:
+        segments = torch.cuda.memory.memory_snapshot(mempool_id=graph.pool(), include_traces=False)
+        return [(int(s["address"]), int(s["total_size"])) for s in segments]
+    except Exception:
+        return []
+
+
 def in_pool(address):
     """Whether `address` lies in the memory pool of a graph captured so far (the program's, make_graphed_callables',
     Transformer Engine's or Megatron's; torch.compile's pools are its own)."""

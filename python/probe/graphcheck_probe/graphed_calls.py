@@ -158,10 +158,21 @@ def _numeric_attributes(module):
 
 # Bumped by every outermost Module.train()/eval(): a graphed module looks at its submodules' modes at its next call.
 _modes_generation = [0]
+# The stack of the last of those calls that changed its module's mode while graphed modules were watched, and the
+# generation it came with: a module's look names it only when it came after that module's last look.
+_modes_stack = [None, 0]
+_graphed_modules = [0]  # modules watch_graphed_module wrapped, in the process
 
 
-def modes_changed():
+def modes_changed(stack=None):
     _modes_generation[0] += 1
+    if stack:
+        _modes_stack[:] = [stack, _modes_generation[0]]
+
+
+def watching():
+    """Whether a module graphed by make_graphed_callables is watched (a hook's cheap test before it takes a stack)."""
+    return _graphed_modules[0] > 0
 
 
 class ModuleWatch:
@@ -233,6 +244,8 @@ class ModuleWatch:
     def look_modes(self):
         """Submodules in another training mode than at capture while the module is in the captured one: sent once,
         as the graphs replay (make_graphed_callables runs its eager forward when the module's own mode changed)."""
+        stack, generation = _modes_stack
+        since = generation > self.modes_generation
         self.modes_generation = _modes_generation[0]
         if "modes" in self.reported:
             return
@@ -246,7 +259,8 @@ class ModuleWatch:
             self.reported.add("modes")
             shown = ", ".join(differ[:8]) + (", ..." if len(differ) > 8 else "")
             events.training_mode_change(origin=Origin.GRAPHED_CALLABLES, graph=self.module_id,
-                                        captured_training=captured, modules=len(differ), names=shown)
+                                        captured_training=captured, modules=len(differ), names=shown,
+                                        frames=stack if since else None)
 
 
 def watch_graphed_module(module, own_forward, shapes, shadow):
@@ -257,6 +271,7 @@ def watch_graphed_module(module, own_forward, shapes, shadow):
     if graphed_forward is None:
         return
     watch = ModuleWatch(module, own_forward, shapes)
+    _graphed_modules[0] += 1
 
     def forward(*args, **kwargs):
         watch.calls += 1

@@ -266,14 +266,19 @@ def _patch_module(module):
 
     def module_train(self, *args, **kwargs):
         outermost = not getattr(depth, "inside", False)
+        was = getattr(self, "training", None)
         depth.inside = True
         try:
             return train(self, *args, **kwargs)
         finally:
             if outermost:
                 depth.inside = False
-                graphed_calls.modes_changed()
-                _arm(contract.ARMED_MODES)
+                # The call that changed the mode is where a graph replayed in the other mode is named (a batch norm
+                # frozen by `model.apply(freeze_bn)`); a call that changed nothing (model.train() each epoch) is not.
+                changed = was != getattr(self, "training", None) and (contract.live() or graphed_calls.watching())
+                stack = frames.encode_stack(sys._getframe(1)) if changed else None
+                graphed_calls.modes_changed(stack)
+                _arm(contract.ARMED_MODES, stack)
 
     def module_requires_grad_(self, *args, **kwargs):
         result = requires_grad_(self, *args, **kwargs)
