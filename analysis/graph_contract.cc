@@ -138,10 +138,9 @@ bool InAnyCapture(const std::vector<TimeInterval>& captures, uint64_t time_ns) {
 }
 
 // The graph's names by role, its pool addresses, and the program's blocks it names that the probe did not name,
-// with those freed while it was still launched.
-// `captures`: every capture's host span. What a capture allocated is a graph's pool memory, whichever graph reads
-// it (make_graphed_callables' backward graph reads what its forward capture saved, and autograd frees those blocks in
-// the pool they share), also where the probe's record of the pool's segments is missing.
+// with those freed while it was still launched. `captures`: every capture's host span. What any capture allocated is
+// a graph's pool memory, whichever graph reads it (make_graphed_callables' backward graph reads what its forward
+// capture saved, and autograd frees those blocks in the pool they share), also where the probe listed no segments.
 void ResolveUses(const trace::Trace& trace, const AllocatorBlocks& blocks, const NamedRanges& pools,
                  const std::vector<NamedTensor>& named, const std::vector<TimeInterval>& captures, uint64_t end_ns,
                  GraphContract* contract) {
