@@ -795,8 +795,18 @@ def one_call_per_step(graphed):
         out.sum()
 
 
+def previous_logits(graphed):
+    """A decoder comparing each step's logits with the last step's (blind held outputs, decoder-prev-logits)."""
+    prev = None
+    for step in range(3):
+        logits = graphed(x, weight)
+        if prev is not None:
+            (logits - prev).sum()
+        prev = logits  # kept under another name
+
+
 for case, run_case in (("kept", lambda g: two_views(g, lambda t: t)), ("cloned", lambda g: two_views(g, torch.clone)),
-                       ("loop", one_call_per_step)):
+                       ("loop", one_call_per_step), ("aliased", previous_logits)):
     recorder, _ = fresh()
     run_case(graphed_calls.watch_graphed_function(linear, graphed_calls.InputShapes(None), ("inputs", "w")))
     held = recorder.of(EventKind.OUTPUTS_HELD)
@@ -804,6 +814,10 @@ for case, run_case in (("kept", lambda g: two_views(g, lambda t: t)), ("cloned",
         check("a graphed callable's output read after its next call is sent by its variable, at the call that made it",
               len(held) == 1 and held[0]["text"] == "weak" and held[0]["origin"] == Origin.GRAPHED_CALLABLES and
               held[0]["line"] == line_of(HERE, "# the output read after the next call"), held)
+    elif case == "aliased":
+        check("an output kept under another name is sent at the line that kept it",
+              len(held) == 1 and held[0]["text"] == "prev" and
+              held[0]["line"] == line_of(HERE, "# kept under another name"), held)
     else:
         check("clean twin (%s): an output copied, or rebound before it is read, sends nothing" % case, not held, held)
 

@@ -1,7 +1,7 @@
-"""frames.read_before_rebound in each CPython the probe may meet (one ctest entry per interpreter): the bytecode that
-names a variable changed between 3.10 and 3.13 (LOAD_FAST_CHECK, LOAD_FAST_AND_CLEAR, LOAD_FAST_LOAD_FAST,
-STORE_FAST_STORE_FAST), and HeldOutputs asks it whether the program reads a kept output after the call that
-overwrote it. No torch needed.
+"""frames.read_before_rebound and frames.alias_store_line in each CPython the probe may meet (one ctest entry per
+interpreter): the bytecode that names a variable changed between 3.10 and 3.13 (LOAD_FAST_CHECK, LOAD_FAST_AND_CLEAR,
+LOAD_FAST_LOAD_FAST, STORE_FAST_STORE_FAST), and HeldOutputs asks them whether the program reads a kept output after
+the call that overwrote it, and which line kept it. No torch needed.
 
 usage: read_before_rebound_test.py PROBE_DIR
 """
@@ -53,7 +53,36 @@ def read_together():
     return a + b
 
 
+def kept_under_another_name(copy):
+    prev = None
+    for _ in range(2):
+        logits = call("prev")
+        if copy:
+            prev = logits + 0
+        else:
+            prev = logits  # kept under another name
+    return prev
+
+
+def two_aliases(a, b):
+    kept = a
+    kept = b
+    return kept
+
+
 failures = []
+code = kept_under_another_name.__code__
+for name, got, expected in (
+        ("the line that keeps a value under another name", frames.alias_store_line(code, "prev"),
+         code.co_firstlineno + 7),
+        ("no such line for a name only a call's result binds", frames.alias_store_line(code, "logits"), None),
+        ("the plain one among stores of a constant and of an expression",
+         frames.alias_store_line(kept_behind_a_branch.__code__, "first"),
+         kept_behind_a_branch.__code__.co_firstlineno + 8),
+        ("none where two lines do", frames.alias_store_line(two_aliases.__code__, "kept"), None)):
+    print(("ok   " if got == expected else "FAIL ") + "%s %s: %s" % (sys.version.split()[0], name, got))
+    if got != expected:
+        failures.append(name)
 for name, run, expected in (
         ("a variable read after the call", kept_and_read, [False, True, False, True]),
         ("a variable the call's result rebinds", rebound_first, [False, False]),

@@ -225,6 +225,7 @@ _LOADS = ("LOAD_FAST", "LOAD_FAST_CHECK", "LOAD_FAST_LOAD_FAST", "LOAD_FAST_BORR
           "LOAD_DEREF", "LOAD_CLOSURE", "LOAD_NAME", "LOAD_GLOBAL")
 _REBINDS = ("STORE_FAST", "STORE_FAST_STORE_FAST", "STORE_FAST_LOAD_FAST", "STORE_DEREF", "STORE_NAME", "STORE_GLOBAL",
             "DELETE_FAST", "DELETE_DEREF", "DELETE_NAME", "DELETE_GLOBAL", "LOAD_FAST_AND_CLEAR")
+_STORES = ("STORE_FAST", "STORE_DEREF", "STORE_NAME", "STORE_GLOBAL")
 _code_instructions = {}  # code object -> (its instructions, their indices by offset): a frame's code is read once
 
 
@@ -282,6 +283,26 @@ def read_before_rebound(frame, name):
     except Exception:
         pass
     return False
+
+
+def alias_store_line(code, name):
+    """The one line of `code` that binds `name` to another variable's object as it is, a load of a name then the store
+    (`prev = logits`, not `prev = logits.clone()`): where a graphed callable's output kept past its next call was
+    kept under another name. None where no line or several do."""
+    try:
+        instructions, _ = _instructions(code)
+        lines, line, previous = set(), 0, None
+        for instruction in instructions:
+            line = instruction_line(instruction, line)
+            if instruction.opname in ("CACHE", "EXTENDED_ARG", "NOP"):
+                continue
+            if instruction.opname in _STORES and instruction.argval == name and previous is not None and \
+                    previous.opname in _LOADS and previous.opname != "LOAD_CLOSURE":
+                lines.add(line)
+            previous = instruction
+        return lines.pop() if len(lines) == 1 else None
+    except Exception:
+        return None
 
 
 def program_frame(frame):

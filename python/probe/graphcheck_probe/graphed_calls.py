@@ -31,7 +31,8 @@ class HeldOutputs:
     at the next call is overwritten by it. Holding is not reading: in `for x in xs: out = f(x)` the last output is
     alive at each call until `out` is rebound. An output is reported where a variable of the calling frame holds it
     and the frame's code reads that variable after the call before rebinding it (`a = f(x); b = f(y); g(a)`), at the
-    line of the call that returned it. Sent once per callable."""
+    line that kept it under that name (`prev = logits`), else at the line of the call that returned it. Sent once per
+    callable."""
 
     def __init__(self, graph_id):
         self.graph_id = graph_id
@@ -49,8 +50,10 @@ class HeldOutputs:
             for name, value in frames.local_values(frame).items():
                 if id(value) in alive and frames.read_before_rebound(frame, name):
                     self.calls = _HELD_CALLS  # reported: stop following
+                    kept_at = frames.alias_store_line(frame.f_code, name)
                     events.outputs_held(origin=Origin.GRAPHED_CALLABLES, graph=self.graph_id, name=name,
-                                        references_added=1, frames=self.previous_stack)
+                                        references_added=1,
+                                        frames=frames.encode_stack(frame, kept_at) if kept_at else self.previous_stack)
                     return
         except Exception:
             self.calls = _HELD_CALLS  # the probe never raises into the program; stop following this callable
