@@ -876,6 +876,44 @@ check("a static input dropped by rebinding its name is released at that line", l
 check("and the replay sees its memory freed", len(rebound) == 1 and rebound[0]["pool"] == 1, rebound)
 
 
+# A manual capture's output appended to a list across replays, in a callback the loop calls (blind set 2,
+# loss-history-alias): the growing count of references is sent at the append. Its twin appends copies.
+def loss_history(copy):
+    static = torch.zeros(4)
+    graph = Graph()
+    watch = watches.CaptureWatch(graph, sys._getframe(0))
+    loss = static * 2
+    watch.end(sys._getframe(0))
+    watches.graph_watch(graph).capture = watch
+    watches.watch_replays(graph, None)
+    history = []
+
+    def record(value):
+        if copy:
+            history.append(value.clone())
+        else:
+            history.append(value)  # the output kept in the history
+
+    for _ in range(8):
+        graph.replay()
+        record(loss)
+    return history
+
+
+is_cuda_tensor = watches.is_cuda_tensor
+watches.is_cuda_tensor = lambda value: isinstance(value, torch.Tensor)
+for copy in (False, True):
+    recorder, _ = fresh()
+    loss_history(copy)
+    held = recorder.of(EventKind.OUTPUTS_HELD)
+    if copy:
+        check("clean twin: copies of a manual capture's output appended send nothing", not held, held)
+    else:
+        check("a manual capture's output appended to a list at every replay is sent at the append", len(held) == 1 and
+              held[0]["text"] == "loss" and held[0]["line"] == line_of(HERE, "# the output kept in the history"), held)
+watches.is_cuda_tensor = is_cuda_tensor
+
+
 # A tensor the captured code reached through a dict entry (a pinned staging buffer, `stage["x"]`) or a constant index
 # of a list (`self.params[0]`): the graph reads its memory. Refilled in place: nothing. Rebound to a batch kept
 # elsewhere: at the line that rebound it. Rebound so that the old buffer is dropped: released there, and the replay

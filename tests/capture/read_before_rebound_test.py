@@ -70,8 +70,26 @@ def two_aliases(a, b):
     return kept
 
 
+def appended_in_a_callback(copy):
+    """A value appended to a list by a callback defined in the frame that holds the list; append_site asked from
+    this frame (a replay's)."""
+    kept, value = [], object()
+
+    def record(item):
+        if copy:
+            kept.append(str(item))
+        else:
+            kept.append(item)  # kept as it is
+
+    for _ in range(3):
+        record(value)
+    return frames.append_site(sys._getframe(0), value), appended_in_a_callback.__code__.co_firstlineno + 9
+
+
 failures = []
 code = kept_under_another_name.__code__
+site, append_line = appended_in_a_callback(False)
+copied, _ = appended_in_a_callback(True)
 for name, got, expected in (
         ("the line that keeps a value under another name", frames.alias_store_line(code, "prev"),
          code.co_firstlineno + 7),
@@ -79,7 +97,10 @@ for name, got, expected in (
         ("the plain one among stores of a constant and of an expression",
          frames.alias_store_line(kept_behind_a_branch.__code__, "first"),
          kept_behind_a_branch.__code__.co_firstlineno + 8),
-        ("none where two lines do", frames.alias_store_line(two_aliases.__code__, "kept"), None)):
+        ("none where two lines do", frames.alias_store_line(two_aliases.__code__, "kept"), None),
+        ("the line of a callback that appended a value as it is", int(site.split("\x1f")[1]) if site else None,
+         append_line),
+        ("none where only copies were appended", copied, None)):
     print(("ok   " if got == expected else "FAIL ") + "%s %s: %s" % (sys.version.split()[0], name, got))
     if got != expected:
         failures.append(name)

@@ -6,6 +6,7 @@ Explicit frames travel as "file\\x1fline\\x1ffunction" records joined by \\x1e, 
 (capture/probe_events.cc reads them). Also what a program's frame says about it: its local values, the line that
 changed a value it keeps (change_site), the names it gives its modules (module_names)."""
 import dis
+import gc
 import os
 import sys
 import sysconfig
@@ -303,6 +304,52 @@ def alias_store_line(code, name):
         return lines.pop() if len(lines) == 1 else None
     except Exception:
         return None
+
+
+_APPENDS = ("append", "extend", "insert", "add", "appendleft")
+_CALLS = ("CALL", "CALL_METHOD", "CALL_FUNCTION")
+
+
+def _append_lines(code, container, depth=2):
+    """The lines of `code`, and of the functions defined in it (`depth` levels), that call `container.append(name)`
+    with a variable as it is (not `container.append(name.clone())`)."""
+    lines, line, window = set(), 0, []
+    for instruction in dis.get_instructions(code):
+        line = instruction_line(instruction, line)
+        if instruction.opname in ("CACHE", "EXTENDED_ARG", "NOP", "PRECALL", "PUSH_NULL"):
+            continue
+        window = (window + [instruction])[-4:]
+        if len(window) == 4 and window[3].opname in _CALLS and window[2].opname in _LOADS and \
+                window[1].opname in ("LOAD_ATTR", "LOAD_METHOD") and window[1].argval in _APPENDS and \
+                window[0].opname in _LOADS and window[0].argval == container:
+            lines.add(line)
+    if depth > 0:
+        for constant in code.co_consts:
+            if hasattr(constant, "co_code"):
+                lines |= _append_lines(constant, container, depth - 1)
+    return lines
+
+
+def append_site(frame, value, depth=16):
+    """The stack of the one line that appended `value` (a graph's output) as it is to a list the program keeps,
+    found after the fact: the list that holds it most often, the name the innermost program frame from `frame` out
+    that holds the list gives it, and the one line of that frame's code, or of the functions defined in it (a
+    callback the loop calls), that appends a variable to that name. None when any of these is not one."""
+    try:
+        lists = [r for r in gc.get_referrers(value) if isinstance(r, list)]
+        held = max(lists, key=lambda entries: sum(entry is value for entry in entries), default=None)
+        walked = 0
+        while held is not None and frame is not None and walked < depth:
+            if is_program_file(frame.f_code.co_filename):
+                names = [name for name, local in local_values(frame).items() if local is held]
+                if names:
+                    lines = _append_lines(frame.f_code, names[0])
+                    return encode_stack(frame, lines.pop()) if len(lines) == 1 else None
+            frame = frame.f_back
+            walked += 1
+    except Exception:
+        pass
+    return None
 
 
 def program_frame(frame):

@@ -173,7 +173,7 @@ class CaptureWatch:
             if len(history) > _HELD_GROWTH:
                 self.reported.add(name)
                 events.outputs_held(origin=Origin.USER, graph=self.graph_id, name=name,
-                                    references_added=history[-1] - history[0])
+                                    references_added=history[-1] - history[0], frames=frames.append_site(frame, tensor))
 
 
 # Every optimizer the program constructed (Optimizer.__init__ is hooked), for the parameters a capture may write.
