@@ -391,6 +391,39 @@ for change, kind, line in ((("decay", EventKind.HOST_VALUE_CHANGED, "# schedule 
           len(sent) >= 1 and all(e["line"] == line_of(HERE, line) for e in sent), sent)
 
 
+# Gradients averaged over micro-batches by rebinding .grad after a forward+backward graph that accumulates into them
+# (blind set 2, grad-average-rebind): the graph goes on writing the old tensors; sent at the rebinding line, not at
+# the zero_grad() that follows it. Its twin divides in place.
+def averaged_grads(in_place):
+    recorder, model = fresh()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    model(x).sum().backward()  # the .grad tensors exist before the capture
+    graph = Graph()
+    watches.capture_started(graph, Origin.USER)
+    model(x).sum().backward()
+    watches.graph_watch(graph).host = watches.capture_ended(graph, sys._getframe(0))
+    watches.watch_replays(graph, None)
+    for _ in range(2):
+        graph.replay()
+        for p in model.parameters():
+            if in_place:
+                p.grad.div_(2)
+            else:
+                p.grad = p.grad / 2  # average the gradient
+        optimizer.step()
+        optimizer.zero_grad(set_to_none=False)
+    return changed(recorder, "grad")
+
+
+for in_place in (False, True):
+    sent = averaged_grads(in_place)
+    if in_place:
+        check("clean twin: gradients divided in place send nothing", not sent, sent)
+    else:
+        check("a .grad rebound after a graph that writes it is sent at the rebinding line", len(sent) >= 1 and
+              all(e["line"] == line_of(HERE, "# average the gradient") and e["pool"] == 1 for e in sent), sent)
+
+
 # A store below the replay in the frame that replays has not run yet: a change made where no store names the global
 # (through globals()) is sent at the replay, not at the line that puts the value back afterwards.
 OFFSET = 0.0

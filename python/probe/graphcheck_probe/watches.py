@@ -304,9 +304,14 @@ class HostStateWatch:
             if grad is not None and id(grad) == grad_id:
                 continue
             self.reported.add(label)
+            # zero_grad() sets a .grad to None, never to another tensor: a .grad rebound was seen after the fact, at
+            # the one line of the calling function or its callers (or a callback they define) that sets a .grad
+            # (`p.grad = p.grad / accum`), when there is one.
+            by_this_call = attributed and grad is None
+            stack = None if by_this_call else frames.change_site(sys._getframe(1), {"STORE_ATTR"}, "grad")
             events.host_value_change(graph=self.graph_id, role=events.HostValueRole.GRAD, name=label,
                                      captured=captured, now=0 if grad is None else address(grad),
-                                     at_change=attributed)
+                                     at_change=by_this_call or bool(stack), frames=stack)
 
 
 def capture_under_way():
