@@ -666,6 +666,30 @@ for name, states in (("clean twin: captured in autocast and replayed outside it 
     sent = changed(recorder, "autocast")
     check(name, len(sent) == (0 if states[1] is False else 1) and all(
         e["value"] == bridge.double_bits(1.0) and e["value_now"] == bridge.double_bits(0.0) for e in sent), sent)
+
+
+# Where autocast was turned off (blind set 1, autocast-disabled; set 2, autocast-decorator): at the `with` around the
+# replay, or at the program's call of a function decorated with torch.autocast.
+@torch.autocast("cpu", enabled=False)
+def replay_decorated(graph):
+    autocast[0] = False
+    graph.replay()
+
+
+for how, marker in (("a with statement", "turn autocast off"), ("a decorated function", "call the decorated")):
+    autocast[0] = True
+    recorder, model = fresh()
+    graph = capture(lambda: model(x))
+    graph.replay()
+    if how == "a with statement":
+        with torch.autocast("cpu", enabled=False):  # turn autocast off
+            autocast[0] = False
+            graph.replay()
+    else:
+        replay_decorated(graph)  # call the decorated
+    sent = changed(recorder, "autocast")
+    check("autocast turned off by %s is sent at its line" % how, len(sent) == 1 and sent[0]["pool"] == 1 and
+          sent[0]["line"] == line_of(HERE, "# " + marker), sent)
 contract.autocast_enabled = read_autocast
 
 # A layer unfrozen after capture: the graph computes no gradient for it.

@@ -241,7 +241,7 @@ class Contract:
             self._look_attributes()
         self._look_host_values(frame)
         self._look_tensor_reads(frame)
-        self._look_autocast()
+        self._look_autocast(frame)
         self.change_stack = None
 
     def _look_modes(self):
@@ -262,7 +262,7 @@ class Contract:
         events.training_mode_change(origin=self.origin, graph=self.graph_id, captured_training=captured,
                                     modules=len(differ), names=shown, frames=self.modes_stack)
 
-    def _look_autocast(self):
+    def _look_autocast(self, frame=None):
         now = autocast_enabled(_torch())
         if self.autocast is None or now is None or "autocast" in self.reported:
             return
@@ -271,7 +271,7 @@ class Contract:
         elif self.autocast_matched:
             self.reported.add("autocast")
             self._host_value_changed(events.HostValueRole.AUTOCAST, "torch.is_autocast_enabled('cuda')",
-                                     float(self.autocast), float(now))
+                                     float(self.autocast), float(now), frames.autocast_site(frame))
 
     def _look_tensors(self, frame=None):
         for entry in self.tensors:

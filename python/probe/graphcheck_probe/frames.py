@@ -352,6 +352,61 @@ def append_site(frame, value, depth=16):
     return None
 
 
+_autocast_blocks = {}  # code object -> [(first line, last line)] of its `with ...autocast(...)` statements
+
+
+def _autocast_with_line(code, line):
+    """The line of the innermost `with torch.autocast(...)` (any expression naming autocast) of `code`'s source
+    around `line`; None outside one, or where the source cannot be read."""
+    blocks = _autocast_blocks.get(code)
+    if blocks is None:
+        blocks = []
+        try:
+            import ast  # here, not at the probe's start: only a replay that finds autocast changed reads source
+            import inspect
+            import linecache
+            import textwrap
+
+            module = code.co_name == "<module>"
+            source = "".join(linecache.getlines(code.co_filename)) if module else textwrap.dedent(
+                inspect.getsource(code))
+            offset = 0 if module else code.co_firstlineno - 1
+            for node in ast.walk(ast.parse(source)):
+                if isinstance(node, (ast.With, ast.AsyncWith)) and any(
+                        getattr(part, "attr", getattr(part, "id", None)) == "autocast"
+                        for item in node.items for part in ast.walk(item.context_expr)):
+                    blocks.append((node.lineno + offset, node.end_lineno + offset))
+        except Exception:
+            pass
+        if len(_autocast_blocks) >= 256:
+            _autocast_blocks.pop(next(iter(_autocast_blocks)))
+        _autocast_blocks[code] = blocks
+    around = [first for first, last in blocks if first <= line <= last]
+    return max(around) if around else None
+
+
+def autocast_site(frame, depth=16):
+    """The stack of the autocast context the code running in `frame` is in, found from the inside out: a program
+    frame's `with torch.autocast(...)` around its current line (named at the with), or a function decorated with
+    torch.autocast (named at the program's call of it). None when neither is found."""
+    try:
+        walked = 0
+        while frame is not None and walked < depth:
+            code = frame.f_code
+            if code.co_name == "decorate_autocast" and not is_program_file(code.co_filename):
+                caller = program_frame(frame.f_back)
+                return encode_stack(caller) if caller is not None else None
+            if is_program_file(code.co_filename):
+                line = _autocast_with_line(code, frame.f_lineno)
+                if line is not None:
+                    return encode_stack(frame, line)
+            frame = frame.f_back
+            walked += 1
+    except Exception:
+        pass
+    return None
+
+
 def program_frame(frame):
     """The innermost of `frame` and its callers that is the program's own code; None when there is none."""
     walked = 0

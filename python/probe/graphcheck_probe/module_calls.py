@@ -7,7 +7,6 @@ The global hooks are off while an outermost call runs: the call's own forward ho
 in it take PyTorch's fast path, and the call's time is what it costs unrecorded. Global hooks on every nested call had
 cost a 2-layer GPT-2's call (32 nested calls) 15-20% on an H200, which the plan could only estimate and take out.
 Module calls that other threads make while an outermost call runs are not seen."""
-import inspect
 import threading
 
 from . import events
@@ -63,6 +62,8 @@ def _positional_names(module):
     forward = getattr(type(module), "forward", None)
     names = _positional.get(forward)
     if names is None:
+        import inspect  # here, not at the probe's start: only `run --plan` hooks module calls
+
         # Through decorators that keep the function they wrap (functools.wraps): Hugging Face's models' forward is
         # (self, *args, **kwargs) around the real one.
         code = getattr(inspect.unwrap(forward), "__code__", None)
