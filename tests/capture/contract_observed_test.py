@@ -879,6 +879,14 @@ for case, run_case in (("kept", lambda g: two_views(g, lambda t: t)), ("cloned",
         check("clean twin (%s): an output copied, or rebound before it is read, sends nothing" % case, not held, held)
 
 
+def end_manual_capture(graph, watch):
+    """Ends a manual capture begun in the caller's frame (watches.CaptureWatch(graph, sys._getframe(0))), with the
+    graph's replays watched."""
+    watch.end(sys._getframe(1))
+    watches.graph_watch(graph).capture = watch
+    watches.watch_replays(graph, None)
+
+
 # Static inputs of manual captures: judged by what the graph reads, not by the name that held it.
 def capture_buckets(sizes):
     """One manual capture per batch size, each reading its own static input; returns {size: (graph, input)}."""
@@ -888,9 +896,7 @@ def capture_buckets(sizes):
         graph = Graph()
         watch = watches.CaptureWatch(graph, sys._getframe(0))
         out = static * 2
-        watch.end(sys._getframe(0))
-        watches.graph_watch(graph).capture = watch
-        watches.watch_replays(graph, None)
+        end_manual_capture(graph, watch)
         buckets[size] = (graph, static, out)
     return buckets
 
@@ -915,9 +921,7 @@ def rebind_in_capture_frame():
     graph = Graph()
     watch = watches.CaptureWatch(graph, sys._getframe(0))
     out = static * 2
-    watch.end(sys._getframe(0))
-    watches.graph_watch(graph).capture = watch
-    watches.watch_replays(graph, None)
+    end_manual_capture(graph, watch)
     for _ in range(2):
         static = torch.ones(4, 4)  # a new batch bound to the static input's name
         graph.replay()
@@ -940,9 +944,7 @@ def loss_history(copy):
     graph = Graph()
     watch = watches.CaptureWatch(graph, sys._getframe(0))
     loss = static * 2
-    watch.end(sys._getframe(0))
-    watches.graph_watch(graph).capture = watch
-    watches.watch_replays(graph, None)
+    end_manual_capture(graph, watch)
     history = []
 
     def record(value):
