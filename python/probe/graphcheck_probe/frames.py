@@ -4,7 +4,8 @@ outermost frames, so that a failure six frames deep in a library still names the
 
 Explicit frames travel as "file\\x1fline\\x1ffunction" records joined by \\x1e, innermost first
 (capture/probe_events.cc reads them). Also what a program's frame says about it: its local values, the line that
-changed a value it keeps (change_site), the names it gives its modules (module_names)."""
+changed a value it keeps (change_site), where it kept a graph's output (alias_store_line, append_site) or entered
+autocast (autocast_site), the names it gives its modules (module_names)."""
 import dis
 import gc
 import os
@@ -227,6 +228,7 @@ _LOADS = ("LOAD_FAST", "LOAD_FAST_CHECK", "LOAD_FAST_LOAD_FAST", "LOAD_FAST_BORR
 _REBINDS = ("STORE_FAST", "STORE_FAST_STORE_FAST", "STORE_FAST_LOAD_FAST", "STORE_DEREF", "STORE_NAME", "STORE_GLOBAL",
             "DELETE_FAST", "DELETE_DEREF", "DELETE_NAME", "DELETE_GLOBAL", "LOAD_FAST_AND_CLEAR")
 _STORES = ("STORE_FAST", "STORE_DEREF", "STORE_NAME", "STORE_GLOBAL")
+_PADDING = ("CACHE", "EXTENDED_ARG", "NOP", "PRECALL", "PUSH_NULL")  # between the instructions a pattern reads
 _code_instructions = {}  # code object -> (its instructions, their indices by offset): a frame's code is read once
 
 
@@ -295,7 +297,7 @@ def alias_store_line(code, name):
         lines, line, previous = set(), 0, None
         for instruction in instructions:
             line = instruction_line(instruction, line)
-            if instruction.opname in ("CACHE", "EXTENDED_ARG", "NOP"):
+            if instruction.opname in _PADDING:
                 continue
             if instruction.opname in _STORES and instruction.argval == name and previous is not None and \
                     previous.opname in _LOADS and previous.opname != "LOAD_CLOSURE":
@@ -314,9 +316,9 @@ def _append_lines(code, container, depth=2):
     """The lines of `code`, and of the functions defined in it (`depth` levels), that call `container.append(name)`
     with a variable as it is (not `container.append(name.clone())`)."""
     lines, line, window = set(), 0, []
-    for instruction in dis.get_instructions(code):
+    for instruction in _instructions(code)[0]:
         line = instruction_line(instruction, line)
-        if instruction.opname in ("CACHE", "EXTENDED_ARG", "NOP", "PRECALL", "PUSH_NULL"):
+        if instruction.opname in _PADDING:
             continue
         window = (window + [instruction])[-4:]
         if len(window) == 4 and window[3].opname in _CALLS and window[2].opname in _LOADS and \
