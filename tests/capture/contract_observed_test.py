@@ -171,7 +171,8 @@ for scaled in (False, True):
         check("clean twin: a global in a branch the captured code did not take sends nothing", not sent, sent)
 TEMPERATURE = 1.0
 
-# A closure variable, set by another function: found at the replay.
+# A closure variable, set by a sibling closure after the function that made both returned (blind set 1,
+# closure-scale): sent at the sibling's store, found through the closures that share the cell.
 def make_step(model):
     scale = 1.0
 
@@ -180,7 +181,7 @@ def make_step(model):
 
     def set_scale(value):
         nonlocal scale
-        scale = value
+        scale = value  # the sibling's store
 
     return step, set_scale
 
@@ -191,9 +192,9 @@ graph = capture(step)
 set_scale(2.0)
 graph.replay()  # replay after the closure changed
 sent = changed(recorder, "closure")
-check("a closure variable the captured code read, changed elsewhere, is sent at the replay", len(sent) == 1 and
-      sent[0]["text"].startswith("scale\n") and sent[0]["pool"] == 0 and
-      sent[0]["line"] == line_of(HERE, "# replay after the closure changed"), sent)
+check("a closure variable the captured code read, changed by a sibling closure, is sent at its store",
+      len(sent) == 1 and sent[0]["text"].startswith("scale\n") and sent[0]["pool"] == 1 and
+      sent[0]["line"] == line_of(HERE, "# the sibling's store"), sent)
 
 # An attribute of a plain object and a dict entry, reached through globals.
 CONFIG = types.SimpleNamespace(mix=0.25, name="run")

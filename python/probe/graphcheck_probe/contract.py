@@ -329,6 +329,8 @@ class Contract:
                 frame, opnames, name, container=read.container(), captured_at=self.capture_sites)
             if stack is None and opnames == {"STORE_ATTR"}:
                 stack = frames.method_store_site(read.holder_class(), opnames, name)
+            elif stack is None and opnames == {"STORE_DEREF"}:
+                stack = frames.cell_store_site(read.cell(), name)
             self._host_value_changed(read.role, label, captured, now, stack, read_at=read.where)
 
     def _look_tensor_reads(self, frame):

@@ -186,29 +186,44 @@ def change_site(frame, opnames, name, depth=16, container=None, captured_at=None
 _CONSTRUCTORS = {"__init__", "__new__", "__post_init__", "__init_subclass__"}
 
 
+def _one_store_site(codes, opnames, name):
+    """The one line of the program's `codes` with an instruction in `opnames` on `name`, encoded as a stack of that
+    function alone; None when no line or several do."""
+    found = set()
+    for code in codes:
+        if code is None or not is_program_file(code.co_filename):
+            continue
+        for _, line in _store_sites(code, opnames, name)[0]:
+            found.add((code.co_filename, line, code.co_name))
+    if len(found) != 1:
+        return None
+    filename, line, function = found.pop()
+    return "%s%s%d%s%s" % (filename, _FIELD, line, _FIELD, function)
+
+
 def method_store_site(cls, opnames, name):
     """The one line of the methods of `cls` and its bases (the program's own) with an instruction in `opnames` on
     `name`, encoded as a stack of that method alone: where an attribute is set when no frame on the stack sets it (a
     `set_epoch` or a classmethod's schedule called between replays). A constructor is no such method: it set the value
     the capture read. None when no line or several do."""
-    found = set()
     try:
-        for klass in cls.__mro__:
-            for key, member in vars(klass).items():
-                if key in _CONSTRUCTORS:
-                    continue
-                function = getattr(member, "__func__", member)  # classmethod, staticmethod
-                code = getattr(function, "__code__", None)
-                if code is None or not is_program_file(code.co_filename):
-                    continue
-                for _, line in _store_sites(code, opnames, name)[0]:
-                    found.add((code.co_filename, line, code.co_name))
+        return _one_store_site([getattr(getattr(member, "__func__", member), "__code__", None)  # classmethods too
+                                for klass in cls.__mro__ for key, member in vars(klass).items()
+                                if key not in _CONSTRUCTORS], opnames, name)
     except Exception:
         return None
-    if len(found) != 1:
+
+
+def cell_store_site(cell, name):
+    """The one line of the functions that share the closure cell `cell` (the closures holding it: gc.get_referrers)
+    that stores to it, encoded as a stack of that function alone: a setter's `nonlocal scale; scale = value`, called
+    between replays after the function that made both closures returned. None when no line or several do."""
+    try:
+        tuples = [t for t in gc.get_referrers(cell) if isinstance(t, tuple)]
+        functions = [f for t in tuples for f in gc.get_referrers(t) if getattr(f, "__closure__", None) is t]
+        return _one_store_site([f.__code__ for f in functions], {"STORE_DEREF"}, name)
+    except Exception:
         return None
-    filename, line, function = found.pop()
-    return "%s%s%d%s%s" % (filename, _FIELD, line, _FIELD, function)
 
 
 def exception_text(error):

@@ -240,6 +240,15 @@ class Read:
             value = _step(value, step)
         return holders
 
+    def cell(self):
+        """The closure cell the value lives in, when it is a closure's variable itself; None otherwise."""
+        slot = self.root.holder if self.root.kind == "cell" and not _where_steps(self.steps) else None
+        function = slot.function() if slot is not None else None
+        try:
+            return function.__closure__[slot.index] if function is not None else None
+        except (TypeError, IndexError):
+            return None
+
     def container(self):
         """The variable or attribute whose entries a container read reads (what its slice stores name); None for
         an entry reached by a constant key."""
