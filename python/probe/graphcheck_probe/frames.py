@@ -108,7 +108,7 @@ def _store_sites(code, opnames, name, container=None):
     `name`, or, into the variable or attribute `container`, a slice or a key not constant, which may store under any
     key: `weights[:] = [...]`, `self.scales[k] = value`), and the (start, end) byte offsets of its loops."""
     sites, loops, line, constant, sliced, recent = [], [], 0, None, False, []
-    for instruction in dis.get_instructions(code):
+    for instruction in _instructions(code)[0]:
         line = instruction_line(instruction, line)
         subscript = instruction.opname == "STORE_SUBSCR"
         any_key = instruction.opname == "STORE_SLICE" or subscript and (sliced or constant is None)
