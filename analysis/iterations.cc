@@ -1,6 +1,7 @@
 #include "analysis/iterations.h"
 
 #include <algorithm>
+#include <functional>
 #include <iterator>
 #include <limits>
 #include <map>
@@ -363,15 +364,28 @@ void StepsFromNvtxRanges(const trace::Trace& trace, const NvtxIndex& nvtx, const
 // are those of the one loop (over every call of its function) with the most, and likewise the graphed steps (steps
 // that replay graphs beside eager work); another eager loop with fewer passes (a warm-up loop) gives no step. A
 // program whose graphed loop replays a whole-step graph makes no marks there: its replays outside every phase are cut
-// by repetition. False when no loop came round kMinRepeats times.
-bool StepsFromProgramLoops(const trace::Trace& trace, const std::vector<trace::ProgramStep>& marks, Iterations* out) {
-  std::map<uint64_t, std::vector<const trace::ProgramStep*>> phases;
-  for (const trace::ProgramStep& mark : marks) phases[mark.phase].push_back(&mark);
+// by repetition. The marks at optimizer steps cut a training program's steps; the marks at replays, which the probe
+// sends until the first optimizer step, only those of a program whose optimizer steps cut none (a serving, decoding
+// or evaluation loop): its eager steps (an eager twin's loop) are then found by repetition outside the replays' loops
+// (`repeated_eager`). False when no loop came round kMinRepeats times.
+bool StepsFromProgramLoops(const trace::Trace& trace, const std::vector<trace::ProgramStep>& marks,
+                           const std::function<std::vector<Iteration>()>& repeated_eager, Iterations* out) {
+  using Phases = std::map<uint64_t, std::vector<const trace::ProgramStep*>>;
+  auto phases_of = [&](trace::StepAnchor anchor) {
+    Phases found;
+    for (const trace::ProgramStep& mark : marks) {
+      if (mark.anchor == anchor) found[mark.phase].push_back(&mark);
+    }
+    for (auto it = found.begin(); it != found.end();) it = it->second.size() < kMinRepeats ? found.erase(it) : ++it;
+    return found;
+  };
+  Phases phases = phases_of(trace::StepAnchor::kOptimizerStep);
+  const bool at_replays = phases.empty();
+  if (at_replays) phases = phases_of(trace::StepAnchor::kReplay);
   std::vector<Iteration> steps;
   std::vector<absl::string_view> loop_of_step;
   std::vector<TimeInterval> spans;  // each phase's first mark to its last
   for (const auto& [phase, phase_marks] : phases) {
-    if (phase_marks.size() < kMinRepeats) continue;
     spans.push_back({phase_marks.front()->at.time_ns, phase_marks.back()->at.time_ns, 0});
     for (size_t i = 1; i < phase_marks.size(); ++i) {
       steps.push_back(MakeIteration(trace, phase_marks[i - 1]->at.time_ns, phase_marks[i]->at.time_ns));
@@ -407,9 +421,16 @@ bool StepsFromProgramLoops(const trace::Trace& trace, const std::vector<trace::P
                                      : absl::StrCat(Plural(result.graphed.size(), "graphed step", "graphed steps"),
                                                     " cut from the replays");
   }
-  const std::string eager = Plural(result.eager.size(), "eager step", "eager steps");
-  result.source = absl::StrCat("the program's loop (", eager,
-                               result.eager.empty() ? "" : absl::StrCat(" at ", eager_loop), "; ", graphed, ")");
+  std::string eager_at = result.eager.empty() ? "" : absl::StrCat(" at ", eager_loop);
+  if (at_replays && result.eager.empty()) {
+    result.eager = repeated_eager();
+    DropOverlapping(spans, &result.eager);
+    result.eager_by_repetition = true;
+    eager_at = " by repetition";
+  }
+  result.source = absl::StrCat("the program's loop", at_replays ? ", at its replays" : "", " (",
+                               Plural(result.eager.size(), "eager step", "eager steps"),
+                               result.eager.empty() ? "" : eager_at, "; ", graphed, ")");
   return true;
 }
 
@@ -482,8 +503,15 @@ Iterations FindIterations(const trace::Trace& trace, const NvtxIndex& nvtx, cons
   const std::string region = automatic ? nvtx.MostRepeatedOutermostRange(kMinRepeatedRanges) : options.region;
   if (!region.empty()) {
     StepsFromNvtxRanges(trace, nvtx, region, automatic, &result);
-  } else if (!StepsFromProgramLoops(trace, probe.program_steps, &result)) {
-    StepsByLaunchRepetition(trace, audits, captures, &result);
+  } else {
+    auto repeated = [&] {
+      Iterations found;
+      StepsByLaunchRepetition(trace, audits, captures, &found);
+      return found.eager;
+    };
+    if (!StepsFromProgramLoops(trace, probe.program_steps, repeated, &result)) {
+      StepsByLaunchRepetition(trace, audits, captures, &result);
+    }
   }
   if (result.reruns > 0 && !result.source.empty()) {
     absl::StrAppend(&result.source, "; ", Plural(result.reruns, "step", "steps"),

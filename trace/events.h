@@ -421,9 +421,11 @@ enum class ProbeEventKind : uint8_t {
   // "optimizer-state" (an optimizer's first step inside the capture created it: `text` the first few names,
   // comma-separated, `pool` how many tensors, the stack the program's step()); `value_now`: the (first) address now.
   kStateMadeInCapture = 29,
-  // Since 1.14: a pass of the program's own loop begins (an optimizer.step() outside captures, the first of its pass;
-  // python/probe/graphcheck_probe/steps.py). `value`: the loop's phase, from 1 (another loop, or the same loop in
-  // another call of its function, is another phase); `text`: where the loop is ("train.py:30 in main"). No stack.
+  // Since 1.14: a pass of the program's own loop begins (the first anchor of its pass; python/probe/graphcheck_probe/
+  // steps.py). `type`: the anchor, "optimizer-step" (an optimizer.step() outside captures; empty in traces recorded
+  // before anchors were named) or "replay" (a graph replay, before any optimizer step);
+  // `value`: the loop's phase, from 1 (another loop, or the same loop in another call of its function, is another
+  // phase); `text`: where the loop is ("train.py:30 in main"). No stack.
   kProgramStep = 30,
 };
 inline constexpr uint8_t kMaxProbeEventKind = 30;

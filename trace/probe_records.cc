@@ -29,6 +29,7 @@ constexpr std::array<absl::string_view, kMaxDrawSource + 1> kDrawSources = {"pyt
                                                                             "clock", "os-urandom"};
 constexpr std::array<absl::string_view, kMaxMadeStateRole + 1> kMadeStateRoles = {"parameter", "buffer",
                                                                                   "optimizer-state"};
+constexpr std::array<absl::string_view, kMaxStepAnchor + 1> kStepAnchors = {"optimizer-step", "replay"};
 
 template <typename Enum, size_t N>
 absl::string_view NameOf(const std::array<absl::string_view, N>& names, Enum value) {
@@ -101,6 +102,7 @@ class Decoder {
   void AddHostRandomDraw(const ProbeEvent& e, const ProbeHeader& at);
   void AddTensorReleased(const ProbeEvent& e, const ProbeHeader& at);
   void AddStateMadeInCapture(const ProbeEvent& e, const ProbeHeader& at);
+  void AddProgramStep(const ProbeEvent& e, const ProbeHeader& at);
   void AddHostValueChange(const ProbeEvent& e, const ProbeHeader& at);
   void AddModuleCall(const ProbeEvent& begin, size_t begin_index, const ProbeEvent& end);
 
@@ -177,8 +179,7 @@ void Decoder::Add(const ProbeEvent& e) {
     case ProbeEventKind::kStateMadeInCapture:
       return AddStateMadeInCapture(e, at);
     case ProbeEventKind::kProgramStep:
-      records_.program_steps.push_back({at, e.value, Text(e.text)});
-      return;
+      return AddProgramStep(e, at);
     case ProbeEventKind::kModuleCallBegin:
     case ProbeEventKind::kModuleCallEnd:
       return;  // paired in Run()
@@ -265,6 +266,15 @@ void Decoder::AddTensorReleased(const ProbeEvent& e, const ProbeHeader& at) {
   if (Role(e, kTensorRoles, &r.role)) records_.tensors_released.push_back(r);
 }
 
+void Decoder::AddProgramStep(const ProbeEvent& e, const ProbeHeader& at) {
+  ProgramStep r;
+  r.at = at;
+  r.phase = e.value;
+  r.loop = Text(e.text);
+  // Marks recorded before anchors were named send none: each was an optimizer step's.
+  if (Text(e.type).empty() || Role(e, kStepAnchors, &r.anchor)) records_.program_steps.push_back(r);
+}
+
 void Decoder::AddStateMadeInCapture(const ProbeEvent& e, const ProbeHeader& at) {
   StateMadeInCapture r;
   r.at = at;
@@ -326,6 +336,7 @@ absl::string_view ShapeChangeHandlingName(ShapeChangeHandling handling) {
 }
 absl::string_view DrawSourceName(DrawSource source) { return NameOf(kDrawSources, source); }
 absl::string_view MadeStateRoleName(MadeStateRole role) { return NameOf(kMadeStateRoles, role); }
+absl::string_view StepAnchorName(StepAnchor anchor) { return NameOf(kStepAnchors, anchor); }
 
 const CaptureBegin* ProbeRecords::FirstCaptureBeginOf(uint64_t graph) const {
   for (const CaptureBegin& begin : capture_begins) {

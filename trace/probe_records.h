@@ -288,11 +288,20 @@ struct StateMadeInCapture {
   uint64_t tensors = 0;         // kOptimizerState: how many tensors
 };
 
+// The call at which the probe marked a pass of the program's loop.
+enum class StepAnchor : uint8_t {
+  kOptimizerStep = 0,  // an optimizer.step() outside captures (traces recorded before anchors were named send none)
+  kReplay = 1,         // a graph replay, before any optimizer step
+};
+inline constexpr uint8_t kMaxStepAnchor = 1;
+absl::string_view StepAnchorName(StepAnchor anchor);  // "optimizer-step", "replay"
+
 // A pass of the program's own loop begins: its steps are cut here (since 1.14; analysis/iterations.h).
 struct ProgramStep {
   ProbeHeader at;
   uint64_t phase = 0;      // from 1: another loop, or the same loop in another call of its function, is another
   absl::string_view loop;  // where the loop is ("train.py:30 in main")
+  StepAnchor anchor = StepAnchor::kOptimizerStep;
 };
 
 // Every probe event of a trace, decoded once, each kind in trace order. An event whose fields its kind does not allow

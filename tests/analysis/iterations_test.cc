@@ -190,11 +190,13 @@ analysis::Iterations EveryStep(const trace::Trace& trace) {
   return analysis::FindIterations(trace, analysis::NvtxIndex(trace), trace::DecodeProbeRecords(trace), options);
 }
 
-// The probe's mark of a pass of the program's loop (python/probe/graphcheck_probe/steps.py).
-void LoopPass(TraceBuilder* b, uint64_t t, uint64_t phase, const std::string& loop) {
+// The probe's mark of a pass of the program's loop (python/probe/graphcheck_probe/steps.py). `anchor` "": a trace
+// recorded before anchors were named (an optimizer step's).
+void LoopPass(TraceBuilder* b, uint64_t t, uint64_t phase, const std::string& loop, const std::string& anchor = "") {
   trace::ProbeEvent& e = b->Probe(t, 1, trace::ProbeEventKind::kProgramStep);
   e.value = phase;
   e.text = b->Intern(loop);
+  if (!anchor.empty()) e.type = b->Intern(anchor);
 }
 
 // An eager twin's loop, then a whole-step graph replayed in a loop that makes no marks (its optimizer steps inside
@@ -262,6 +264,55 @@ TEST(IterationsTest, EachLoopIsAPhaseOfItsOwn) {
   }
   EXPECT_THAT(steps.source, ::testing::HasSubstr("5 eager steps at twin.py:40 in one_epoch; 5 graphed steps at "
                                                  "twin.py:20 in main"));
+}
+
+// A serving program steps no optimizer: its graphed loop's passes are marked at its replays. An eager twin's loop (16
+// passes, no mark), a capture, then a serving loop (7 passes, a replay each, its input copied in eagerly): the
+// graphed steps are the serving loop's, the eager steps are found by repetition outside it, and the capture and the
+// teardown are in no step.
+TEST(IterationsTest, AServingLoopIsCutAtItsReplays) {
+  TraceBuilder b;
+  uint64_t t = 1000000;
+  for (int i = 0; i < 16; ++i, t += 100000) {
+    uint64_t at = t;
+    for (const char* kernel : {"embed", "gemm", "softmax"}) b.Launch(at += 1000, 1, 7, kernel);
+  }
+  const uint64_t capture = t;
+  b.Begin(t, 1, 7);
+  TraceBuilder::In(b.Launch(t + 100, 1, 7, "gemm"), 5);
+  b.End(t + 200, 1, 7, 5, 0, 1).graph_id = 9;
+  t += 100000;
+  for (int i = 0; i < 7; ++i, t += 100000) {
+    LoopPass(&b, t, 1, "serve.py:20 in main", "replay");
+    b.Launch(t + 100, 1, 7, "copy_input");
+    b.Replay(t + 200, 1, 7, 9, 1000, 20000);
+  }
+  b.Launch(t, 1, 7, "teardown");
+  const trace::Trace trace = b.Build();
+  const analysis::Iterations steps = EveryStep(trace);
+  EXPECT_EQ(steps.graphed.size(), 6u) << steps.source;
+  EXPECT_GE(steps.eager.size(), 14u) << steps.source;
+  for (const analysis::Iteration& step : steps.eager) EXPECT_LE(step.end_ns, capture) << step.start_ns;
+  EXPECT_TRUE(steps.eager_by_repetition);
+  EXPECT_THAT(steps.source, ::testing::MatchesRegex("the program's loop, at its replays \\(1[456] eager steps by "
+                                                    "repetition; 6 graphed steps at serve.py:20 in main\\)"));
+}
+
+// A training program's first passes also send the replays' marks (the probe stops them at the first optimizer step):
+// its steps are cut at its optimizer steps alone.
+TEST(IterationsTest, OptimizerStepsCutATrainingProgramsStepsNotItsReplays) {
+  TraceBuilder b;
+  uint64_t t = 1000000;
+  for (int i = 0; i < 3; ++i) LoopPass(&b, t + i * 10000, 1, "train.py:5 in main", "replay");  // before the first step
+  for (int i = 0; i < 6; ++i, t += 100000) {
+    LoopPass(&b, t + 50000, 2, "train.py:8 in main", "optimizer-step");
+    for (const char* kernel : {"gemm", "adam"}) b.Launch(t + 60000, 1, 7, kernel);
+  }
+  const trace::Trace trace = b.Build();
+  const analysis::Iterations steps = EveryStep(trace);
+  EXPECT_EQ(steps.eager.size(), 5u) << steps.source;
+  EXPECT_EQ(steps.eager.front().start_ns, 1050000u);
+  EXPECT_THAT(steps.source, ::testing::StartsWith("the program's loop (5 eager steps at train.py:8 in main"));
 }
 
 // A loop that came round twice bounds one step at most: the steps are found by repetition as without the probe.

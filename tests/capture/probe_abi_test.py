@@ -152,7 +152,8 @@ for cpp, table, python in (("TensorRole", "kTensorRoles", events.TensorRole),
                            ("HostValueRole", "kHostValueRoles", events.HostValueRole),
                            ("ShapeChangeHandling", "kShapeChangeHandlings", events.ShapeChangeHandling),
                            ("DrawSource", "kDrawSources", events.DrawSource),
-                           ("MadeStateRole", "kMadeStateRoles", events.MadeStateRole)):
+                           ("MadeStateRole", "kMadeStateRoles", events.MadeStateRole),
+                           ("StepAnchor", "kStepAnchors", events.StepAnchor)):
     constants = cpp_enum(records_h, cpp)
     names = re.findall(r'"([a-z-]+)"', re.search(r"%s = \{(.*?)\};" % table, records_cc, re.S).group(1))
     expected = {constant: names[value] for constant, value in constants.items() if value < len(names)}

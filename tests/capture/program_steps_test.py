@@ -1,7 +1,8 @@
 """steps.py in each CPython the probe may meet (one ctest entry per interpreter): the loop around an optimizer.step()
 is read from bytecode whose jumps changed between 3.10 and 3.13, and a frame's activation from its f_trace. Programs
 are compiled under the names of a program's and a library's files; `step()` stands in for torch's Optimizer.step,
-whose global pre-hook is steps.optimizer_stepping. No torch needed.
+whose global pre-hook is steps.optimizer_stepping, and `replay()` for CUDAGraph.replay (steps.replaying), which marks
+passes until the first optimizer step. No torch needed.
 
 usage: program_steps_test.py PROBE_DIR
 """
@@ -12,7 +13,7 @@ sys.path.insert(0, sys.argv[1])
 from graphcheck_probe import events, steps, watches  # noqa: E402
 
 sent = []
-events.program_step = lambda *, phase, loop: sent.append((phase, loop))
+events.program_step = lambda *, phase, loop, anchor: sent.append((phase, loop, anchor))
 capturing = [False]
 watches.capture_under_way = lambda: capturing[0]
 failures = []
@@ -23,9 +24,14 @@ def step(*_):
     steps.optimizer_stepping(None, (), {})
 
 
+def replay(*_):
+    """CUDAGraph.replay's stand-in: its frame is torch's."""
+    steps.replaying(sys._getframe(1))
+
+
 def load(source, path):
     """Runs `source` as the module at `path` and returns its namespace."""
-    namespace = {"step": step, "__name__": path}
+    namespace = {"step": step, "replay": replay, "__name__": path}
     exec(compile(textwrap.dedent(source), path, "exec"), namespace)
     return namespace
 
@@ -88,9 +94,45 @@ program = load("""
             evaluated = [i * 2 for i in range(3)]
     """, "/work/user/train.py")
 
+# Before any optimizer step: a serving program's passes, marked at its replays.
+serving = load("""
+    def served_twice(n):
+        for i in range(n):        # line 3: the warm-up loop, a replay each
+            replay()
+        for i in range(n):        # line 5: the served loop: a graphed module's call, two replays inside
+            graphed_call()
+
+    def graphed_call():
+        replay()                  # the encoder's graph
+        replay()                  # the decoder's
+
+    def serve_prompts(generate, prompts):
+        for prompt in prompts:    # line 13
+            generate(8)
+    """, "/work/user/serve.py")
+decoder = load("""
+    def generate(tokens):
+        for token in range(tokens):   # line 3: the library's decode loop
+            replay()
+    """, "/usr/lib/python3/site-packages/decoder_lib/generation.py")
+marks = run("replays: two loops", serving["served_twice"], 4)
+check("replays: one mark per pass of each loop, named a replay's", [m[1:] for m in marks] ==
+      [("/work/user/serve.py:3 in served_twice", events.StepAnchor.REPLAY)] * 4 +
+      [("/work/user/serve.py:5 in served_twice", events.StepAnchor.REPLAY)] * 4, marks)
+check("replays: two loops are two phases", len({m[0] for m in marks}) == 2, marks)
+marks = run("replays: a library's decode loop", serving["serve_prompts"], decoder["generate"], range(3))
+check("replays: a decode loop inside the program's loop is one pass", len(marks) == 3 and
+      all(m[1].endswith("serve.py:13 in serve_prompts") for m in marks), marks)
+stopped = []
+steps.when_replays_stop(lambda: stopped.append(1))
+marks = run("replays stop at the first optimizer step", program["twin_then_graphed"], 2)
+check("the first optimizer step stops the replays' marks", stopped == [1] and not steps.replays_marked() and
+      run("replays after", serving["served_twice"], 4) == [], (stopped, sent))
+
 marks = run("two loops", program["twin_then_graphed"], 4)
-check("two loops", [m[1] for m in marks] == ["/work/user/train.py:6 in twin_then_graphed"] * 4 +
-      ["/work/user/train.py:8 in twin_then_graphed"] * 4, marks)
+check("two loops", [m[1:] for m in marks] ==
+      [("/work/user/train.py:6 in twin_then_graphed", events.StepAnchor.OPTIMIZER_STEP)] * 4 +
+      [("/work/user/train.py:8 in twin_then_graphed", events.StepAnchor.OPTIMIZER_STEP)] * 4, marks)
 check("two loops are two phases", len({m[0] for m in marks[:4]}) == 1 and marks[0][0] != marks[4][0], marks)
 
 marks = run("two optimizers", program["two_optimizers"], 5)

@@ -77,6 +77,24 @@ TEST_F(ProbeRecordsTest, AnEventItsKindDoesNotAllowIsLeftOutAndCounted) {
   EXPECT_EQ(records.first_invalid, "event 0 (host-value-changed): unknown role \"no-such-role\"");
 }
 
+TEST_F(ProbeRecordsTest, ProgramStepsNameTheirAnchorAndOldOnesWereOptimizerSteps) {
+  Add(ProbeEventKind::kProgramStep, "", "train.py:3 in main").value = 1;  // recorded before anchors were named
+  Add(ProbeEventKind::kProgramStep, "replay", "serve.py:9 in main").value = 2;
+  Add(ProbeEventKind::kProgramStep, "optimizer-step", "train.py:3 in main").value = 3;
+  Add(ProbeEventKind::kProgramStep, "forward", "x.py:1 in f");
+
+  const ProbeRecords records = DecodeProbeRecords(trace_);
+
+  ASSERT_THAT(records.program_steps, SizeIs(3));
+  EXPECT_EQ(records.program_steps[0].anchor, StepAnchor::kOptimizerStep);
+  EXPECT_EQ(records.program_steps[1].anchor, StepAnchor::kReplay);
+  EXPECT_EQ(records.program_steps[1].phase, 2u);
+  EXPECT_EQ(records.program_steps[1].loop, "serve.py:9 in main");
+  EXPECT_EQ(records.program_steps[2].anchor, StepAnchor::kOptimizerStep);
+  EXPECT_EQ(StepAnchorName(StepAnchor::kReplay), "replay");
+  EXPECT_EQ(records.first_invalid, "event 3 (program-step): unknown role \"forward\"");
+}
+
 TEST_F(ProbeRecordsTest, ShapeChangesSplitTheErrorAndKnowAnotherInputCount) {
   ProbeEvent& raised = Add(ProbeEventKind::kInputShapeChanged, "raised",
                            "input 0: 8x64 float32, captured 32x64 float32\nRuntimeError: shapes differ");

@@ -20,7 +20,8 @@ recorder writes for this process, on the recorder's clock. It records; graphchec
   teardown, barriers, collectives, thread joins), announced so that the recorder bounds them too.
 
 A program that makes no capture pays one dictionary lookup per import, a Python call per optimizer step and
-zero_grad(); replays of graphs with nothing to watch pay nothing. Events reach the recorder through the injection
+zero_grad(); replays of graphs with nothing to watch pay a look for the program's loop until the first optimizer
+step (steps.py), then nothing. Events reach the recorder through the injection
 library (bridge.py), found once CUDA has loaded it; before that there is no capture to record.
 """
 import os

@@ -63,6 +63,13 @@ class MadeStateRole(str, enum.Enum):
     OPTIMIZER_STATE = "optimizer-state"
 
 
+class StepAnchor(str, enum.Enum):
+    """trace::StepAnchor: the call at which a pass of the program's loop was marked."""
+
+    OPTIMIZER_STEP = "optimizer-step"
+    REPLAY = "replay"  # a graph replay, before any optimizer step
+
+
 def _send(kind, **fields):
     bridge.recorder.emit(kind, **fields)
 
@@ -189,9 +196,9 @@ def backward(*, begin, number):
     _send(EventKind.BACKWARD_BEGIN if begin else EventKind.BACKWARD_END, value=number)
 
 
-def program_step(*, phase, loop):
+def program_step(*, phase, loop, anchor):
     """A pass of the program's loop begins (steps.py); `loop` says where the loop is ("train.py:30 in main")."""
-    _send(EventKind.PROGRAM_STEP, value=phase, text=loop, frames="")
+    _send(EventKind.PROGRAM_STEP, value=phase, type_name=StepAnchor(anchor).value, text=loop, frames="")
 
 
 def state_made_in_capture(*, origin, graph, role, names, address_now, address_before=0, bytes=0, tensors=0,

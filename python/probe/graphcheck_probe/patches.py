@@ -32,8 +32,9 @@ def _patch_graphs(module):
 
 
 def _patch_cuda_graph(graph_class):
-    """CUDAGraph's capture_begin and capture_end (the capture's events, watches and contract) and reset."""
-    begin, end, reset = graph_class.capture_begin, graph_class.capture_end, graph_class.reset
+    """CUDAGraph's capture_begin and capture_end (the capture's events, watches and contract), reset, and replay
+    until the first optimizer step (a pass of the program's loop: steps.py)."""
+    begin, end, reset, replay = graph_class.capture_begin, graph_class.capture_end, graph_class.reset, graph_class.replay
 
     def capture_begin(self, *args, **kwargs):
         origin, value, text = origins.capture_origin(sys._getframe(1))
@@ -81,9 +82,17 @@ def _patch_cuda_graph(graph_class):
         waits.live_graphs.discard(self)
         return reset(self, *args, **kwargs)
 
+    def graph_replay(self, *args, **kwargs):
+        steps.replaying(sys._getframe(1))
+        return replay(self, *args, **kwargs)
+
     _replace(graph_class, "capture_begin", capture_begin, begin)
     _replace(graph_class, "capture_end", capture_end, end)
     _replace(graph_class, "reset", graph_reset, reset)
+    _replace(graph_class, "replay", graph_replay, replay)
+    # Once an optimizer steps, replays are no anchor: the class's own replay again (graphs whose replays a watch
+    # wrapped before keep calling graph_replay, which then only passes through).
+    steps.when_replays_stop(lambda: setattr(graph_class, "replay", replay))
 
 
 def _patch_graph_context(context_class):

@@ -1,9 +1,14 @@
 """The program's steps, cut where its own loop comes round (analysis/iterations.h reads them before any guess from the
 launch sequence).
 
-At every optimizer.step() outside a capture the probe finds the loop around the call: the innermost loop running in
-the program's innermost frame that runs one, or, where no frame of the program's runs a loop (a library's trainer
-drives it), in the outermost library frame that does. The first such call in a pass of that loop (its chain of call
+Two anchors mark a pass, each sent with its kind: every optimizer.step() outside a capture (a training program's
+steps), and, until the first optimizer.step(), every graph replay (patches.py; a serving, decoding or evaluation loop
+steps no optimizer). The analysis cuts at replays only where no optimizer stepped, so a training program pays for
+their marks until its first step only.
+
+For each anchor the probe finds the loop around the call: the innermost loop running in the program's innermost
+frame that runs one, or, where no frame of the program's runs a loop (a library's trainer drives it), in the outermost
+library frame that does. The first such call in a pass of that loop (its chain of call
 sites from the loop's frame in: the "head") sends one program-step event; later calls of the same pass (a second
 optimizer, a wrapper's inner step) send nothing. Another loop, the same loop in another call of its function (the
 next epoch of a per-epoch function), or the same loop entered again in the next pass of a `for` loop around it in the
@@ -27,9 +32,11 @@ _PROGRAM, _LIBRARY, _OTHER = 0, 1, 2
 # a code object's hash is worked out from its bytecode and constants at every lookup; the code is held, so that its
 # id is not another's while it is remembered.
 _codes = {}
-# Per thread: .loop (the loop frame's key, code, first offset), .head (the chain that starts a pass), .phase.
+# Per thread, per anchor: {"loop": the loop frame's key, code, first offset; "head": the chain that starts a pass;
+# "phase"}.
 _local = threading.local()
 _phases = [0]  # phases so far, in the process
+_replays = {"on": True, "when_stopped": []}  # the replays' marks: on until the first optimizer step
 
 
 def loops(code):
@@ -101,21 +108,55 @@ def find_loop(frame):
     return library
 
 
-def _marker(frame, event, arg):
+def _optimizer_marker(frame, event, arg):
     """Set as f_trace of the frames a pass ran in while no tracer runs: marks their activations (it is never called
-    without a tracer)."""
-    return _marker
+    without a tracer). One marker per anchor, so that a replay's mark does not hide an optimizer step's pass."""
+    return _optimizer_marker
 
 
-def _seen(frame, traced):
-    """Whether this activation of `frame` was marked before (marking it now); None under a tracer, or where another
-    f_trace is set: unknown."""
-    if traced or frame.f_trace not in (None, _marker):
+def _replay_marker(frame, event, arg):
+    return _replay_marker
+
+
+_MARKERS = {events.StepAnchor.OPTIMIZER_STEP: _optimizer_marker, events.StepAnchor.REPLAY: _replay_marker}
+
+
+def _seen(frame, traced, marker):
+    """Whether this activation of `frame` was marked before for this anchor (marking it now); None under a tracer, or
+    where another f_trace is set: unknown."""
+    current = frame.f_trace
+    if traced or (current is not None and current not in _MARKERS.values()):
         return None
-    if frame.f_trace is _marker:
+    if current is marker:
         return True
-    frame.f_trace = _marker
+    frame.f_trace = marker
     return False
+
+
+def _mark(anchor, caller):
+    """One program-step event when the call made in `caller` starts a pass of its loop (see the module's
+    docstring)."""
+    found = find_loop(caller)
+    if found is None:
+        return
+    frame, (start, where, outer), chain, inside = found
+    marker = _MARKERS[anchor]
+    # A call from a frame a pass already marked is that pass again (a chained optimizer's loop over its optimizers
+    # calls from one line); under a tracer such calls are not told apart.
+    traced = sys.gettrace() is not None
+    same_pass = any([_seen(f, traced, marker) for f in inside])
+    # An inner loop entered again in the next pass of its outer loop (the next epoch) is another phase.
+    loop = (id(frame), frame.f_code, start, frames.loop_variables(frame, outer) if outer and not traced else ())
+    states = _local.__dict__  # a missing attribute of a thread-local costs an exception
+    state = states.get(anchor)
+    if state is None:
+        state = states[anchor] = {}
+    if _seen(frame, traced, marker) is False or state.get("loop") != loop:
+        _phases[0] += 1
+        state.update(loop=loop, head=chain, phase=_phases[0])
+    elif chain != state["head"] or same_pass:
+        return
+    events.program_step(phase=state["phase"], loop=where, anchor=anchor)
 
 
 def optimizer_stepping(optimizer, args, kwargs):
@@ -123,23 +164,38 @@ def optimizer_stepping(optimizer, args, kwargs):
     if watches.capture_under_way():
         return
     try:
-        found = find_loop(sys._getframe(1))
-        if found is None:
-            return
-        frame, (start, where, outer), chain, inside = found
-        # A call from a frame a pass already marked is that pass again (a chained optimizer's loop over its
-        # optimizers calls from one line); under a tracer such calls are not told apart.
-        traced = sys.gettrace() is not None
-        same_pass = any([_seen(f, traced) for f in inside])
-        # An inner loop entered again in the next pass of its outer loop (the next epoch) is another phase.
-        loop = (id(frame), frame.f_code, start, frames.loop_variables(frame, outer) if outer and not traced else ())
-        state = _local.__dict__  # a missing attribute of a thread-local costs an exception
-        if _seen(frame, traced) is False or state.get("loop") != loop:
-            _local.loop, _local.head = loop, chain
-            _phases[0] += 1
-            _local.phase = _phases[0]
-        elif chain != _local.head or same_pass:
-            return
-        events.program_step(phase=_local.phase, loop=where)
+        if _replays["on"]:
+            _stop_replays()
+        _mark(events.StepAnchor.OPTIMIZER_STEP, sys._getframe(1))
+    except Exception:
+        pass
+
+
+def replays_marked():
+    """Whether replays still mark passes (no optimizer has stepped)."""
+    return _replays["on"]
+
+
+def when_replays_stop(callback):
+    """`callback()` runs once, when the first optimizer step turns the replays' marks off (a patch taken out)."""
+    _replays["when_stopped"].append(callback)
+
+
+def _stop_replays():
+    _replays["on"] = False
+    for callback in _replays["when_stopped"]:
+        try:
+            callback()
+        except Exception:
+            pass
+    del _replays["when_stopped"][:]
+
+
+def replaying(caller):
+    """A graph replay made in `caller`."""
+    if not _replays["on"]:
+        return
+    try:
+        _mark(events.StepAnchor.REPLAY, caller)
     except Exception:
         pass
