@@ -161,6 +161,13 @@ model.extra = 3.0
 terms.look()
 check("clean twin: the same value set again, or a number the forward does not read, sends nothing",
       not recorder.of(EventKind.HOST_VALUE_CHANGED), recorder.events)
+recorder, model = fresh()
+graph, terms = capture(model)
+model.temperature = 0.25  # a context manager's: set, then put back before the next replay
+model.temperature = 1.0
+terms.look()
+check("clean twin: a value put back before the next replay sends nothing",
+      not recorder.of(EventKind.HOST_VALUE_CHANGED), recorder.events)
 
 # Host random draws inside the capture.
 recorder, model = fresh()

@@ -4,7 +4,8 @@ blind_held_outputs.py, written by people who never read the probe) and the clean
 downloaded model or compiler must send no contract event (a changed host value, a rebound tensor, a training mode, an aliased gradient, held outputs, a host
 draw); each defect the probe names under emulation must send at least one. The GPU runs (run_variants.py,
 run_corpus.py) say what graphcheck reports; this says, on every CI run, that the probe stays silent where it must.
-The loops the probe cuts the programs' steps at (steps.py) must be the programs' own, and for the programs of
+The loops the probe cuts the programs' steps at (steps.py: its optimizer steps' marks, else its replays', as the
+analysis reads them) must be the programs' own, and for the programs of
 EXPECTED_LOOPS, and every mode of tests/gpu/programs/blind_loops.py (14 clean programs of as many loop shapes, written
 by someone who never read the probe, with their own answer key), exactly the passes their code makes.
 
@@ -44,11 +45,12 @@ def run_one(probe, site, program, mode):
     from graphcheck_probe.bridge import EventKind
 
     recorder, status = cuda_emulation.run(program, [mode] if mode else [])
-    events, loops = [], []
+    events, loops_by_anchor = [], {"optimizer-step": [], "replay": []}
     for event in recorder.events:
         kind = EventKind(event["kind"]).name
         if kind == "PROGRAM_STEP":
             file, _, line = (event.get("text") or "").split(" in ")[0].rpartition(":")
+            loops = loops_by_anchor[event.get("type_name")]
             if not loops or loops[-1][0] != event.get("value"):
                 loops.append([event.get("value"), os.path.basename(file), line, 0])
             loops[-1][3] += 1
@@ -56,6 +58,8 @@ def run_one(probe, site, program, mode):
         if kind in CONTRACT_EVENTS and not (kind == "HOST_RANDOM_DRAW" and event.get("type_name") == "torch-cpu"):
             events.append("%s %s %s at %s" % (kind, event.get("type_name"), (event.get("text") or "").split("\n")[0],
                                               event.get("where")))
+    # As the analysis does: a replay's marks cut steps only where no optimizer step's did.
+    loops = loops_by_anchor["optimizer-step"] or loops_by_anchor["replay"]
     print(json.dumps({"status": status, "events": events, "loops": loops}))
 
 

@@ -175,8 +175,8 @@ TEST_F(MegatronGpuTest, FullIterationGraphsWithoutASharedPoolAreGraphMemory) {
 
 // A validation pass (model.eval() and torch.no_grad()) through Megatron's schedule with per-layer graphs: Megatron
 // 0.19.2 replays the forward graphs captured in training mode, dropout included (Megatron-LM PR #6992). The probe
-// sees the layers' dropout in eval mode at the replay: training-mode-frozen, whose innermost frame of the program's
-// is its forward_step (the schedule calls it for training and validation alike), with the validation call below it.
+// sees the layers' dropout in eval mode at the replay: training-mode-frozen, named at the model.eval() that changed
+// the modes the graphs were captured in (on an H200 in session 26; before, at the validation call's replay).
 TEST_F(MegatronGpuTest, AValidationPassThroughTrainingGraphsIsTrainingModeFrozen) {
   const MegatronRun run = RunMode("validation-replay");
   const Finding* f = run.Find("training-mode-frozen");
@@ -186,10 +186,10 @@ TEST_F(MegatronGpuTest, AValidationPassThroughTrainingGraphsIsTrainingModeFrozen
   const int line = gpu_test::DefectLine("validation-replay", ProgramPath());
   EXPECT_TRUE(std::any_of(f->where.python.begin(), f->where.python.end(),
                           [&](const SourceFrame& frame) { return frame.user && frame.line == line; }))
-      << "no frame at the validation call, line " << line << ": " << f->message;
+      << "no frame at the model.eval() before validation, line " << line << ": " << f->message;
   const SourceFrame* user = FirstUserFrame(f->where);
   std::printf(
-      "FINDING validation-replay: error [training-mode-frozen] at %s:%d (validation call at line %d): %s | %s\n",
+      "FINDING validation-replay: error [training-mode-frozen] at %s:%d (model.eval() at line %d): %s | %s\n",
       user != nullptr ? user->file.c_str() : "?", user != nullptr ? user->line : 0, line, f->message.c_str(),
       absl::StrJoin(f->evidence, " | ").c_str());
   std::printf("FINDINGS validation-replay:\n%s", run.text.c_str());

@@ -164,6 +164,7 @@ class Contract:
         self.watched = origin in _REPLAY_WATCHED
         self.modes = []  # (module ref, name, training at capture) of modules whose forward reads the flag
         self.attributes = []  # (module ref, label, attribute, value at capture)
+        self.attribute_stacks = {}  # label -> the stack of the last store that made it differ from its capture
         self.tensors = []  # NamedTensor
         self.host_values = observed.baked() if observed is not None else []  # host_reads.Read
         self.capture_sites = {}  # frames.running_sites where the capture ended
@@ -358,19 +359,23 @@ class Contract:
                                  now=now, at_change=stack is not None or bool(attributed), read_at=read_at,
                                  frames=stack)
 
-    def _look_attributes(self, changed=None, name=None):
-        """A number a captured forward reads that changed: at a replay (all of them), or at the line that set one
-        (`changed`.`name`), whose stack the event then carries."""
+    def _look_attributes(self, changed=None, name=None, stack=None):
+        """A number a captured forward reads that differs at a replay, named at the store that made it differ; at
+        the store (`changed`.`name`) only that store's `stack` is kept: a value put back before the next replay (a
+        context manager's) is no change."""
         for module_ref, label, attribute, captured in self.attributes:
             module = module_ref()
             if module is None or label in self.reported or (changed is not None and
                                                             (module is not changed or attribute != name)):
                 continue
             now = getattr(module, attribute, captured)
-            if type(now) in (int, float) and now != captured:
+            differs = type(now) in (int, float) and now != captured
+            if changed is not None:
+                self.attribute_stacks[label] = stack if differs else None
+            elif differs:
                 self.reported.add(label)
                 self._host_value_changed(events.HostValueRole.MODULE_ATTRIBUTE, label, captured, now,
-                                         attributed=changed is not None)
+                                         stack=self.attribute_stacks.get(label))
 
     def watch_attributes(self):
         for module_ref, _, attribute, _ in self.attributes:
@@ -510,11 +515,11 @@ def capture_ended(graph, capture, frame, pool_key, stepped):
     return contract
 
 
-def attribute_set(module, name):
-    """After the program set `module`.`name`, a number a live graph baked in (watched_attributes said so)."""
+def attribute_set(module, name, stack):
+    """After the program set `module`.`name` at `stack`, a number a live graph baked in (watched_attributes)."""
     for contract in list(_live):
         try:
-            contract._look_attributes(changed=module, name=name)
+            contract._look_attributes(changed=module, name=name, stack=stack)
         except Exception:
             pass
 

@@ -302,7 +302,8 @@ def _patch_module(module):
         watched = contract.watched_attributes
         # Not while torch.compile traces a forward (it would trace this too): compiled code runs no captured module.
         if watched and not _compiling() and name in watched.get(id(self), ()):
-            contract.attribute_set(self, name)
+            contract.attribute_set(self, name, frames.encode_stack(sys._getframe(1)))
+            _arm(contract.ARMED_ALL)  # the next replay looks at it
 
     setattr_ = module_class.__setattr__
     requires_grad_ = module_class.requires_grad_

@@ -211,9 +211,9 @@ def train_schedule(full_iteration, check_for_nan=False, single_mempool=True, eva
         optimizer.step()
         nvtx.range_pop()
         if evaluate_every and (step + 1) % evaluate_every == 0:
-            model.eval()
+            model.eval()  # defect: validation-replay
             with torch.no_grad():
-                forward_backward(forward_step_func=step_func, data_iterator=data, model=model,  # defect: validation-replay
+                forward_backward(forward_step_func=step_func, data_iterator=data, model=model,
                                  num_microbatches=1, seq_length=SEQ, micro_batch_size=BATCH, forward_only=True)
             model.train()
     print("loss after %d iterations: %.4f" % (STEPS, losses[0]["lm loss"].item()), flush=True)
