@@ -61,6 +61,23 @@ class AllocatorBlocks {
     return std::nullopt;
   }
 
+  // The first block holding `address` that was allocated after `from_ns` and before `to_ns` and that `wanted` takes.
+  template <typename Wanted>
+  std::optional<AllocatorBlock> AllocatedBetween(uint64_t address, uint64_t from_ns, uint64_t to_ns,
+                                                 Wanted wanted) const {
+    std::optional<AllocatorBlock> first;
+    auto it = lives_.upper_bound(address);
+    for (size_t looked = 0; it != lives_.begin() && looked < kMaxBlocksBelow; ++looked) {
+      --it;
+      for (const AllocatorBlock& life : it->second) {
+        if (life.alloc_ns <= from_ns || life.alloc_ns >= to_ns) continue;
+        if (address >= life.address + std::min(life.bytes, kMaxBlockBytes) || !wanted(life)) continue;
+        if (!first || life.alloc_ns < first->alloc_ns) first = life;
+      }
+    }
+    return first;
+  }
+
  private:
   std::map<uint64_t, std::vector<AllocatorBlock>> lives_;
 };
@@ -137,10 +154,33 @@ bool InAnyCapture(const std::vector<TimeInterval>& captures, uint64_t time_ns) {
   });
 }
 
+// A block the graph's capture allocated and left allocated (an output; `end_ns` the capture's end), freed after it,
+// whose memory a later capture then took, and a launch of the graph after that: one graph per bucket in a shared
+// pool whose program kept only the last bucket's output.
+std::optional<FreedUse> OutputRetaken(const trace::Trace& trace, const AllocatorBlocks& blocks,
+                                      const std::vector<TimeInterval>& captures, uint64_t address, uint64_t end_ns,
+                                      uint32_t graph_id) {
+  const std::optional<AllocatorBlock> output = blocks.At(address, end_ns);
+  if (!output || output->free_ns == ~uint64_t{0} || !InAnyCapture(captures, output->alloc_ns)) return std::nullopt;
+  for (const TimeInterval& capture : captures) {
+    if (capture.start_ns < output->free_ns) continue;
+    const std::optional<size_t> launch = LaunchAfter(trace, graph_id, capture.end_ns);
+    if (!launch) break;
+    const bool taken =
+        blocks
+            .AllocatedBetween(address, output->free_ns, trace.api_calls[*launch].start_ns,
+                              [&](const AllocatorBlock& b) { return InAnyCapture(captures, b.alloc_ns); })
+            .has_value();
+    if (taken) return FreedUse{*output, address, *launch, true};
+  }
+  return std::nullopt;
+}
+
 // The graph's names by role, its pool addresses, and the program's blocks it names that the probe did not name,
 // with those freed while it was still launched. `captures`: every capture's host span. What any capture allocated is
 // a graph's pool memory, whichever graph reads it (make_graphed_callables' backward graph reads what its forward
-// capture saved, and autograd frees those blocks in the pool they share), also where the probe listed no segments.
+// capture saved, and autograd frees those blocks in the pool they share), also where the probe listed no segments;
+// only the program's own captures' outputs are followed into a later capture (libraries keep theirs).
 void ResolveUses(const trace::Trace& trace, const AllocatorBlocks& blocks, const NamedRanges& pools,
                  const std::vector<NamedTensor>& named, const std::vector<TimeInterval>& captures, uint64_t end_ns,
                  GraphContract* contract) {
@@ -153,7 +193,13 @@ void ResolveUses(const trace::Trace& trace, const AllocatorBlocks& blocks, const
   absl::flat_hash_set<uint64_t> seen_blocks;
   const bool library_managed = contract->origin == trace::ProbeOrigin::kCudagraphTrees ||
                                contract->origin == trace::ProbeOrigin::kCudagraphTreesInit;
+  absl::flat_hash_set<uint64_t> seen_outputs;
   for (const trace::GraphMemoryUse& use : contract->manifest->uses) {
+    if (contract->origin == trace::ProbeOrigin::kUser) {
+      const std::optional<FreedUse> retaken =
+          OutputRetaken(trace, blocks, captures, use.address, end_ns, contract->graph_id);
+      if (retaken && seen_outputs.insert(retaken->block.address).second) contract->freed.push_back(*retaken);
+    }
     if (const NamedTensor* tensor = names.Find(use.address)) {
       if (!seen_named.insert(tensor).second) continue;
       auto role = std::find_if(contract->named.begin(), contract->named.end(),

@@ -38,6 +38,9 @@ struct FreedUse {
   AllocatorBlock block;
   uint64_t address = 0;    // the address the graph names inside it
   size_t replay_call = 0;  // the first launch of the graph after the free (index into Trace::api_calls)
+  // The block is the graph's own output (its capture allocated it and left it allocated), and a later capture took
+  // the memory before `replay_call`: that launch writes its result into memory of the later graph's.
+  bool output_retaken = false;
 };
 
 struct GraphContract {

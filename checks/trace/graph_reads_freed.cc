@@ -5,7 +5,9 @@
 //   the memory it had at capture is gone (`self.buf = torch.cat([self.buf, x])`); the line that dropped the last
 //   reference is where the finding points when the probe saw it;
 // - the recorder's manifest of the graph's nodes against the caching allocator's history: a block the program
-//   allocated before the capture, named by the graph, freed afterwards, and a launch of the graph after the free.
+//   allocated before the capture, named by the graph, freed afterwards, and a launch of the graph after the free;
+//   or the graph's own output, let go after its capture and taken by a later capture in the same pool, then the
+//   graph launched (one graph per bucket in a shared pool, the program keeping only the last bucket's output).
 #include <algorithm>
 #include <map>
 #include <string>
@@ -36,6 +38,10 @@ namespace {
 
 using trace::StateRebound;
 using trace::TensorRole;
+
+constexpr char kOutputFix[] =
+    "Keep every graph's static outputs alive for as long as the graph is replayed (one entry per graph, as its "
+    "static inputs are kept) and read each graph's own output after its replay, or give each graph its own pool.";
 
 constexpr char kFix[] =
     "Keep every tensor a graph reads alive, at the address it had at capture, for as long as the graph is replayed: "
@@ -123,27 +129,38 @@ class GraphReadsFreedCheck : public CheckOf<TraceAnalysis> {
     return finding;
   }
 
-  // The manifest's: a block of the program's memory the graph names, freed, then the graph launched.
+  // The manifest's: a block of the program's memory the graph names, freed, then the graph launched; or the
+  // graph's own output, let go and taken by a later capture, then the graph launched.
   Finding BlockFreed(const TraceAnalysis& analysis, const GraphContract& contract, const FreedUse& freed) const {
     const trace::Trace& trace = analysis.trace();
     const size_t end_call = *analysis.captures().windows()[contract.window].end_call;
     const trace::ApiCall& replay = trace.api_calls[freed.replay_call];
+    const std::string after = absl::StrFormat(
+        "%.1f ms",
+        (static_cast<double>(freed.block.free_ns) - static_cast<double>(trace.api_calls[end_call].start_ns)) / 1e6);
     Finding finding = NewFinding();
-    finding.message = absl::StrCat(
-        "The graph", CaptureSite(analysis, contract), " names address ", absl::StrFormat("0x%x", freed.address),
-        ", inside a block of ", MibText(freed.block.bytes),
-        " the program allocated before the capture; the caching allocator freed that block ",
-        absl::StrFormat(
-            "%.1f ms",
-            (static_cast<double>(freed.block.free_ns) - static_cast<double>(trace.api_calls[end_call].start_ns)) / 1e6),
-        " after the capture, and the graph was launched again after that: the launch reads and writes memory "
-        "the allocator may have handed to another tensor.");
+    if (freed.output_retaken) {
+      finding.message = absl::StrCat(
+          "The graph", CaptureSite(analysis, contract), " writes its output at ",
+          absl::StrFormat("0x%x", freed.address), ", in a block of ", MibText(freed.block.bytes),
+          " its capture allocated; the program let go of that output ", after,
+          " after the capture, a later capture in the same pool took the memory, and this graph was launched again: "
+          "each launch writes its result into memory of the later graph's, and no tensor the program holds has "
+          "this graph's result.");
+    } else {
+      finding.message = absl::StrCat(
+          "The graph", CaptureSite(analysis, contract), " names address ", absl::StrFormat("0x%x", freed.address),
+          ", inside a block of ", MibText(freed.block.bytes),
+          " the program allocated before the capture; the caching allocator freed that block ", after,
+          " after the capture, and the graph was launched again after that: the launch reads and writes memory "
+          "the allocator may have handed to another tensor.");
+    }
     finding.evidence.push_back(absl::StrFormat("block 0x%x (%d bytes) freed at %.3f s; graph %u launched at %.3f s",
                                                freed.block.address, freed.block.bytes, freed.block.free_ns / 1e9,
                                                contract.graph_id, replay.start_ns / 1e9));
     finding.where = analysis.Locate(freed.replay_call);
     if (FirstUserFrame(finding.where) == nullptr) finding.where = analysis.Locate(end_call);
-    finding.fix = kFix;
+    finding.fix = freed.output_retaken ? kOutputFix : kFix;
     return finding;
   }
 };
