@@ -22,7 +22,8 @@ constexpr std::array<absl::string_view, kMaxHostValueRole + 1> kHostValueRoles =
                                                                                   "entry",
                                                                                   "requires-grad",
                                                                                   "grad-mode",
-                                                                                  "autocast"};
+                                                                                  "autocast",
+                                                                                  "optimizer-param-groups"};
 constexpr std::array<absl::string_view, kMaxShapeChangeHandling + 1> kShapeChangeHandlings = {"raised", "broadcast",
                                                                                               "converted"};
 constexpr std::array<absl::string_view, kMaxDrawSource + 1> kDrawSources = {"python-random", "numpy", "torch-cpu",

@@ -127,8 +127,10 @@ enum class HostValueRole : uint8_t {
   // CUDA autocast (1 or 0), once a replay ran in the capture's state and a later one in the other: the program meant
   // the precision to change.
   kAutocast = 9,
+  // How many param groups an optimizer that stepped inside the capture has (add_param_group after it).
+  kOptimizerParamGroups = 10,
 };
-inline constexpr uint8_t kMaxHostValueRole = 9;
+inline constexpr uint8_t kMaxHostValueRole = 10;
 absl::string_view HostValueRoleName(HostValueRole role);  // "optimizer-hyperparameter", ...
 
 // A host value a captured graph baked in has changed while the graph is still replayed (since 1.8).

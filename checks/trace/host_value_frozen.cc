@@ -75,6 +75,35 @@ class HostValueFrozenCheck : public CheckOf<TraceAnalysis> {
            role == HostValueRole::kEntry;
   }
 
+  // An optimizer that stepped inside the capture: a hyperparameter changed, or a param group added.
+  static void DescribeOptimizerChange(const trace::Trace& trace, const HostValueChange& first, Finding* out) {
+    Finding& finding = *out;
+    const std::string name(first.name);
+    const double captured = first.captured, now = first.now;
+    if (first.role == HostValueRole::kOptimizerParamGroups) {
+      finding.message = absl::StrFormat(
+          "%s %g param groups (%s), but the graph%s was captured stepping %g of them: every replay updates only the "
+          "parameters of the first %g, and the parameters added since never change.",
+          first.at_change ? "This call gave the optimizer" : "At this replay the optimizer has", now, name,
+          trace::CapturedAt(trace, first.graph), captured, captured);
+      finding.fix =
+          "Capture the step again after add_param_group (a warm-up on a side stream, then a new capture), or add "
+          "every group before the capture and keep the ones that should not train yet at lr 0 in a tensor.";
+    } else {
+      const std::string change = first.at_change
+                                     ? absl::StrFormat("This call changed %s from %g to %g", name, captured, now)
+                                     : absl::StrFormat("%s is %g at this replay", name, now);
+      finding.message = absl::StrFormat(
+          "%s, but the graph%s baked in %g when the optimizer stepped inside the capture: every replay still steps "
+          "with %g.",
+          change, trace::CapturedAt(trace, first.graph), captured, captured);
+      finding.fix =
+          "Give the optimizer its hyperparameter as a tensor on the GPU (torch.optim.Adam(params, "
+          "lr=torch.tensor(0.01, device=\"cuda\"), capturable=True)): LR schedulers then update it in place and every "
+          "replay reads the current value. Or step the optimizer outside the graph.";
+    }
+  }
+
   Finding Describe(const trace::Trace& trace, HostValueRole role,
                    const std::vector<const HostValueChange*>& events) const {
     const HostValueChange& first = *events.front();
@@ -131,18 +160,8 @@ class HostValueFrozenCheck : public CheckOf<TraceAnalysis> {
           "Keep a number the captured code reads and the program changes in a CUDA tensor, updated in place "
           "between replays (scale = torch.tensor(1.0, device=\"cuda\") once, scale.fill_(value) after), which every "
           "replay reads; or capture the graph again after changing it.";
-    } else if (role == HostValueRole::kOptimizerHyperparameter) {
-      const std::string change = first.at_change
-                                     ? absl::StrFormat("This call changed %s from %g to %g", name, captured, now)
-                                     : absl::StrFormat("%s is %g at this replay", name, now);
-      finding.message = absl::StrFormat(
-          "%s, but the graph%s baked in %g when the optimizer stepped inside the capture: every replay still steps "
-          "with %g.",
-          change, trace::CapturedAt(trace, first.graph), captured, captured);
-      finding.fix =
-          "Give the optimizer its hyperparameter as a tensor on the GPU (torch.optim.Adam(params, "
-          "lr=torch.tensor(0.01, device=\"cuda\"), capturable=True)): LR schedulers then update it in place and every "
-          "replay reads the current value. Or step the optimizer outside the graph.";
+    } else if (role == HostValueRole::kOptimizerParamGroups || role == HostValueRole::kOptimizerHyperparameter) {
+      DescribeOptimizerChange(trace, first, &finding);
     } else if (first.at.origin == trace::ProbeOrigin::kGraphedCallables ||
                first.at.origin == trace::ProbeOrigin::kUnknown) {
       finding.message = absl::StrFormat(

@@ -7,6 +7,7 @@ eager code, CPU tensors stand for the device's, and the recorder is a list.
 usage: contract_observed_test.py PROBE_DIR [TORCH_SITE_DIR]
 """
 import copy
+import functools
 import sys
 import time
 import types
@@ -314,6 +315,33 @@ check("a list slice-assigned by a sibling closure is sent at that line", len(sen
       sent[0]["line"] == line_of(HERE, "# slice-assign the weights"), sent)
 
 
+# A functools.partial whose bound keyword the schedule changes (blind set 3, partial-keywords): the graph ran the
+# loss with the keyword it had; sent at the store into .keywords. The same value stored again sends nothing.
+def partial_loss(model, beta):
+    criterion = functools.partial(torch.nn.functional.smooth_l1_loss, beta=2.0)
+
+    def step():
+        out = model(x)
+        return criterion(out, torch.zeros_like(out))
+
+    def tighten(value):
+        criterion.keywords["beta"] = value  # tighten the loss
+
+    drive(capture(step), tighten, [beta])
+
+
+recorder, model = fresh()
+partial_loss(model, 2.0)
+check("clean twin: a partial's keyword stored again with its value sends nothing",
+      not recorder.of(EventKind.HOST_VALUE_CHANGED), recorder.events)
+recorder, model = fresh()
+partial_loss(model, 0.25)
+sent = changed(recorder, "closure")
+check("a partial's keyword changed is sent at its store", len(sent) == 1 and
+      sent[0]["text"].startswith("criterion.keywords['beta']") and sent[0]["line"] == line_of(HERE, "# tighten the loss"),
+      sent)
+
+
 # A list attribute's entries stored by a variable index in a callback (`holder.scales[k] = value`), and a dict entry
 # set before the capture in the frame that trains and again in the callback it passes: the first store ran before the
 # capture, so the callback's is the change.
@@ -390,6 +418,40 @@ for change, kind, line in ((("decay", EventKind.HOST_VALUE_CHANGED, "# schedule 
     sent = optimizer_callbacks(change).of(kind)
     check("a change made in a callback (%s) is sent at the callback's line" % change,
           len(sent) >= 1 and all(e["line"] == line_of(HERE, line) for e in sent), sent)
+
+
+# A param group added after a whole-step capture (blind set 3, param-group-added): the graph never steps the new
+# parameters; sent at the add_param_group line. The same group added before the capture sends nothing.
+def group_added(after_capture):
+    recorder, model = fresh()
+    adapter = torch.nn.Linear(4, 4)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    if not after_capture:
+        optimizer.add_param_group({"params": list(adapter.parameters()), "lr": 0.1})
+
+    def step():
+        optimizer.zero_grad()
+        (model(x) + adapter(x)).sum().backward()
+        optimizer.step()
+
+    step()
+    graph = Graph()
+    watches.capture_started(graph, Origin.USER)
+    step()
+    watches.graph_watch(graph).host = watches.capture_ended(graph, sys._getframe(0))
+    watches.watch_replays(graph, None)
+    graph.replay()
+    if after_capture:
+        optimizer.add_param_group({"params": list(adapter.parameters()), "lr": 0.1})  # the adapter joins
+    graph.replay()
+    return [e for e in recorder.of(EventKind.HOST_VALUE_CHANGED) if e["type_name"] == "optimizer-param-groups"]
+
+
+sent = group_added(after_capture=True)
+check("a param group added after the capture is sent at its line", len(sent) == 1 and sent[0]["text"] ==
+      "SGD param_groups" and sent[0]["line"] == line_of(HERE, "# the adapter joins"), sent)
+check("a param group added before the capture sends nothing", not group_added(after_capture=False),
+      group_added(after_capture=False))
 
 
 # Gradients averaged over micro-batches by rebinding .grad after a forward+backward graph that accumulates into them

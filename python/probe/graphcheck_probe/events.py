@@ -35,6 +35,7 @@ class HostValueRole(str, enum.Enum):
     REQUIRES_GRAD = "requires-grad"
     GRAD_MODE = "grad-mode"
     AUTOCAST = "autocast"
+    OPTIMIZER_PARAM_GROUPS = "optimizer-param-groups"
 
 
 class ShapeChangeHandling(str, enum.Enum):

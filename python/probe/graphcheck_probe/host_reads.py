@@ -26,6 +26,7 @@ those code objects alone from Python 3.12, opcode events of a trace function bef
 ran is dropped at the capture's end. When that cannot be had (a debugger's or coverage's tracer, the monitoring tool
 id taken, a profiler of the program's own) every path the code holds is kept.
 """
+import functools
 import sys
 import types
 import weakref
@@ -55,6 +56,16 @@ def _entries(value):
     return tuple(numbers) or None
 
 
+def _partial_numbers(value):
+    """The numbers a functools.partial passes, as ((keyword or index, number), ...): `criterion =
+    functools.partial(F.smooth_l1_loss, beta=2.0)`, then `criterion.keywords["beta"] = 0.25`; None when none."""
+    if type(value) is not functools.partial:
+        return None
+    numbers = [(key, entry) for key, entry in sorted(value.keywords.items()) if is_number(entry)]
+    numbers.extend((index, entry) for index, entry in enumerate(value.args) if is_number(entry))
+    return tuple(numbers[:MAX_ENTRIES]) or None
+
+
 def _numpy_plain(value):
     """The Python number or list a numpy scalar or small array holds (`LR = numpy.array(0.1)`, then `LR.fill(...)`
     between replays); None for anything else. Reading it runs numpy's code, never the program's."""
@@ -75,7 +86,7 @@ _MISSING = object()
 def _where_steps(steps):
     """The steps that lead to where a value lives, without a last step that reads it out (a numpy value, a function's
     defaults)."""
-    return steps[:-1] if steps and steps[-1][0] in ("numpy", "defaults") else steps
+    return steps[:-1] if steps and steps[-1][0] in ("numpy", "defaults", "partial") else steps
 
 
 def _attribute(value, key):
@@ -107,6 +118,8 @@ def _step(value, step):
         return _numpy_plain(value)
     if kind == "defaults":
         return _entries(value.__defaults__ or ()) if type(value) is types.FunctionType else None
+    if kind == "partial":
+        return _partial_numbers(value)
     if kind == "item":
         if type(value) is dict:
             return value.get(key)
@@ -208,6 +221,9 @@ class Read:
         numbers = float(before.get(changed, nan)), float(after.get(changed, nan))
         if self.steps[-1][0] == "defaults":  # the function was replaced: its default `changed` differs
             return ("%s (default %s)" % (self.label, self._default_name(changed)),) + numbers + (self.stores(),)
+        if self.steps[-1][0] == "partial":
+            place = "keywords[%r]" % changed if isinstance(changed, str) else "args[%d]" % changed
+            return ("%s.%s" % (self.label, place),) + numbers + (({"STORE_SUBSCR"}, changed),)
         return ("%s[%r]" % (self.label, changed),) + numbers + (({"STORE_SUBSCR"}, changed),)
 
     def _default_name(self, index):
@@ -435,6 +451,11 @@ class Observer:
                 # A function the code holds in an attribute or entry (`self.act = lambda x, slope=0.3: ...`): the
                 # graph ran it with its default numbers as they were.
                 steps, value = steps + (("defaults", None),), _entries(value.__defaults__ or ())
+                if value is None:
+                    continue
+            elif type(value) is functools.partial:
+                # A partial the code calls (a loss with its keywords bound): the graph ran with its numbers.
+                steps, value = steps + (("partial", None),), _partial_numbers(value)
                 if value is None:
                     continue
             elif not is_number(value):

@@ -196,11 +196,12 @@ def _parameter_names(function):
 def _patch_optimizer(module):
     """torch.optim.optimizer: every optimizer constructed is known (for the gradients a capture writes), each step
     inside a capture is noted (its hyperparameters are baked in), each outside one cuts the program's steps
-    (steps.py), zero_grad() that detaches a graph's gradients
-    is reported where it is called, and load_state_dict() has live graphs look at the state they step."""
+    (steps.py), zero_grad() that detaches a graph's gradients and add_param_group() after a capture that steps the
+    optimizer are reported where they are called, and load_state_dict() has live graphs look at the state they
+    step."""
     optimizer_class = module.Optimizer
     init, zero_grad = optimizer_class.__init__, optimizer_class.zero_grad
-    load_state_dict = optimizer_class.load_state_dict
+    load_state_dict, add_param_group = optimizer_class.load_state_dict, optimizer_class.add_param_group
 
     def __init__(self, *args, **kwargs):
         result = init(self, *args, **kwargs)
@@ -210,6 +211,11 @@ def _patch_optimizer(module):
     def optimizer_zero_grad(self, *args, **kwargs):
         result = zero_grad(self, *args, **kwargs)
         watches.host_values_changed()
+        return result
+
+    def optimizer_add_param_group(self, *args, **kwargs):
+        result = add_param_group(self, *args, **kwargs)  # a group no live graph that steps this optimizer updates
+        watches.host_values_changed(self)
         return result
 
     def optimizer_load_state_dict(self, *args, **kwargs):
@@ -223,6 +229,7 @@ def _patch_optimizer(module):
     _replace(optimizer_class, "__init__", __init__, init)
     _replace(optimizer_class, "zero_grad", optimizer_zero_grad, zero_grad)
     _replace(optimizer_class, "load_state_dict", optimizer_load_state_dict, load_state_dict)
+    _replace(optimizer_class, "add_param_group", optimizer_add_param_group, add_param_group)
 
 
 _backward = threading.local()  # per thread: the depth of torch.autograd.backward() calls

@@ -258,6 +258,9 @@ class HostStateWatch:
                         label = "%s param_groups[%d].%s%s" % (kind, index, key, suffix)
                         self.hyperparameters.append((weakref.ref(optimizer), index, key, suffix, label, number))
         del self.hyperparameters[_MAX_HYPERPARAMETERS:]
+        # A group added after the capture (add_param_group) is one the graph never steps.
+        self.group_counts = [(weakref.ref(optimizer), "%s param_groups" % type(optimizer).__name__,
+                              len(optimizer.param_groups)) for optimizer in state.stepped]
         stepped = {id(p) for optimizer in state.stepped for g in optimizer.param_groups for p in g["params"]}
         self.grads = []  # (parameter ref, id of its grad, address, label)
         # Only the program's own captures: libraries point .grad at what their graphs write themselves (Megatron's
@@ -274,9 +277,18 @@ class HostStateWatch:
         self.reported = set()
 
     def __bool__(self):
-        return bool(self.hyperparameters or self.grads)
+        return bool(self.hyperparameters or self.grads or self.group_counts)
 
     def look(self, attributed=False, optimizer=None):
+        for optimizer_ref, label, captured in self.group_counts:
+            owner = optimizer_ref()
+            if owner is None or label in self.reported or (optimizer is not None and owner is not optimizer):
+                continue
+            if len(owner.param_groups) != captured:
+                self.reported.add(label)
+                events.host_value_change(graph=self.graph_id, role=events.HostValueRole.OPTIMIZER_PARAM_GROUPS,
+                                         name=label, captured=captured, now=len(owner.param_groups),
+                                         at_change=attributed)
         for optimizer_ref, index, key, suffix, label, captured in self.hyperparameters:
             owner = optimizer_ref()
             if owner is None or label in self.reported or (optimizer is not None and owner is not optimizer):

@@ -184,5 +184,20 @@ TEST(HostValueFrozenTest, AParameterUnfrozenAfterCaptureIsReportedAtTheCall) {
   EXPECT_THAT(findings[0].fix, HasSubstr("Capture the graph again"));
 }
 
+TEST(HostValueFrozenTest, AParamGroupAddedAfterCaptureIsReportedAtTheCall) {
+  TraceBuilder b;
+  Capture(b);
+  b.Replay(4000, 1, kStream, kCudaGraph, 10, 100);
+  Changed(b, 5000, kGraph, "optimizer-param-groups", "SGD param_groups", 1, 2, true, 47);
+  b.Replay(5100, 1, kStream, kCudaGraph, 10, 100);
+  const std::vector<Finding> findings = RunCheck(checks::NewHostValueFrozenCheck(), b.Build());
+  ASSERT_THAT(findings, SizeIs(1));
+  EXPECT_THAT(findings[0].message,
+              HasSubstr("This call gave the optimizer 2 param groups (SGD param_groups), but the graph (captured at "
+                        "/home/me/train.py:12 in body) was captured stepping 1 of them"));
+  EXPECT_EQ(FirstUserFrame(findings[0].where)->line, 47u);
+  EXPECT_THAT(findings[0].fix, HasSubstr("Capture the step again after add_param_group"));
+}
+
 }  // namespace
 }  // namespace graphcheck::testing_trace

@@ -18,6 +18,9 @@ class Optimizer:
     def load_state_dict(self, state_dict):
         pass
 
+    def add_param_group(self, param_group):
+        self.param_groups.append(dict(param_group))
+
     def step(self, closure=None):
         for hook in _step_pre_hooks:
             hook(self, (), {})
