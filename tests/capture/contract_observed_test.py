@@ -8,6 +8,7 @@ usage: contract_observed_test.py PROBE_DIR [TORCH_SITE_DIR]
 """
 import copy
 import functools
+import os
 import sys
 import time
 import types
@@ -340,6 +341,32 @@ sent = changed(recorder, "closure")
 check("a partial's keyword changed is sent at its store", len(sent) == 1 and
       sent[0]["text"].startswith("criterion.keywords['beta']") and sent[0]["line"] == line_of(HERE, "# tighten the loss"),
       sent)
+
+
+# A number the step reads as text from the environment (blind set 3, environ-noise): the curriculum writes
+# os.environ; sent at that store. The same text stored again sends nothing.
+def environ_noise(model, text):
+    os.environ["GRAPHCHECK_TEST_NOISE"] = "0.1"
+
+    def step():
+        return model(x * float(os.environ["GRAPHCHECK_TEST_NOISE"])).sum()
+
+    def raise_noise(value):
+        os.environ["GRAPHCHECK_TEST_NOISE"] = value  # raise the noise
+
+    drive(capture(step), raise_noise, [text])
+
+
+recorder, model = fresh()
+environ_noise(model, "0.1")
+check("clean twin: an environment variable stored again with its text sends nothing",
+      not recorder.of(EventKind.HOST_VALUE_CHANGED), recorder.events)
+recorder, model = fresh()
+environ_noise(model, "0.3")
+sent = changed(recorder, "attribute") + changed(recorder, "entry") + changed(recorder, "global")
+check("a number read as text from os.environ, changed, is sent at its store", len(sent) == 1 and
+      sent[0]["text"].startswith("os.environ['GRAPHCHECK_TEST_NOISE']") and
+      sent[0]["line"] == line_of(HERE, "# raise the noise"), sent + recorder.events)
 
 
 # A list attribute's entries stored by a variable index in a callback (`holder.scales[k] = value`), and a dict entry

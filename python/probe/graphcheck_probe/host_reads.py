@@ -27,6 +27,7 @@ ran is dropped at the capture's end. When that cannot be had (a debugger's or co
 id taken, a profiler of the program's own) every path the code holds is kept.
 """
 import functools
+import os
 import sys
 import types
 import weakref
@@ -54,6 +55,16 @@ def _entries(value):
             if len(numbers) >= MAX_ENTRIES:
                 break
     return tuple(numbers) or None
+
+
+def _text_number(value):
+    """The number a string holds (`float(os.environ["NOISE_STD"])` read "0.1"); None for anything else."""
+    if type(value) is not str or len(value) > 64:
+        return None
+    try:
+        return float(value)
+    except ValueError:
+        return None
 
 
 def _partial_numbers(value):
@@ -86,7 +97,7 @@ _MISSING = object()
 def _where_steps(steps):
     """The steps that lead to where a value lives, without a last step that reads it out (a numpy value, a function's
     defaults)."""
-    return steps[:-1] if steps and steps[-1][0] in ("numpy", "defaults", "partial") else steps
+    return steps[:-1] if steps and steps[-1][0] in ("numpy", "defaults", "partial", "text") else steps
 
 
 def _attribute(value, key):
@@ -120,8 +131,10 @@ def _step(value, step):
         return _entries(value.__defaults__ or ()) if type(value) is types.FunctionType else None
     if kind == "partial":
         return _partial_numbers(value)
+    if kind == "text":
+        return _text_number(value)
     if kind == "item":
-        if type(value) is dict:
+        if type(value) is dict or (type(value) is os._Environ and type(key) is str):
             return value.get(key)
         if type(value) in (list, tuple) and isinstance(key, int) and -len(value) <= key < len(value):
             return value[key]
@@ -131,7 +144,7 @@ def _step(value, step):
 
 def _follow(value, steps):
     for step in steps:
-        if value is None or isinstance(value, (int, float, str, bytes)):
+        if value is None or (isinstance(value, (int, float, str, bytes)) and step[0] != "text"):
             return None
         value = _step(value, step)
     return value
@@ -453,6 +466,9 @@ class Observer:
                 steps, value = steps + (("defaults", None),), _entries(value.__defaults__ or ())
                 if value is None:
                     continue
+            elif _text_number(value) is not None and steps:
+                # A number kept as text where the code reads it (an environment variable): the graph ran with it.
+                steps, value = steps + (("text", None),), _text_number(value)
             elif type(value) is functools.partial:
                 # A partial the code calls (a loss with its keywords bound): the graph ran with its numbers.
                 steps, value = steps + (("partial", None),), _partial_numbers(value)
