@@ -339,8 +339,8 @@ recorder, model = fresh()
 partial_loss(model, 0.25)
 sent = changed(recorder, "closure")
 check("a partial's keyword changed is sent at its store", len(sent) == 1 and
-      sent[0]["text"].startswith("criterion.keywords['beta']") and sent[0]["line"] == line_of(HERE, "# tighten the loss"),
-      sent)
+      sent[0]["text"].startswith("criterion.keywords['beta']") and
+      sent[0]["line"] == line_of(HERE, "# tighten the loss"), sent)
 
 
 # A number the step reads as text from the environment (blind set 3, environ-noise): the curriculum writes

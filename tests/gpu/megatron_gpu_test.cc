@@ -188,10 +188,9 @@ TEST_F(MegatronGpuTest, AValidationPassThroughTrainingGraphsIsTrainingModeFrozen
                           [&](const SourceFrame& frame) { return frame.user && frame.line == line; }))
       << "no frame at the model.eval() before validation, line " << line << ": " << f->message;
   const SourceFrame* user = FirstUserFrame(f->where);
-  std::printf(
-      "FINDING validation-replay: error [training-mode-frozen] at %s:%d (model.eval() at line %d): %s | %s\n",
-      user != nullptr ? user->file.c_str() : "?", user != nullptr ? user->line : 0, line, f->message.c_str(),
-      absl::StrJoin(f->evidence, " | ").c_str());
+  std::printf("FINDING validation-replay: error [training-mode-frozen] at %s:%d (model.eval() at line %d): %s | %s\n",
+              user != nullptr ? user->file.c_str() : "?", user != nullptr ? user->line : 0, line, f->message.c_str(),
+              absl::StrJoin(f->evidence, " | ").c_str());
   std::printf("FINDINGS validation-replay:\n%s", run.text.c_str());
 }
 

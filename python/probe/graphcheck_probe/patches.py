@@ -34,7 +34,8 @@ def _patch_graphs(module):
 def _patch_cuda_graph(graph_class):
     """CUDAGraph's capture_begin and capture_end (the capture's events, watches and contract), reset, and replay
     until the first optimizer step (a pass of the program's loop: steps.py)."""
-    begin, end, reset, replay = graph_class.capture_begin, graph_class.capture_end, graph_class.reset, graph_class.replay
+    begin, end, reset = graph_class.capture_begin, graph_class.capture_end, graph_class.reset
+    replay = graph_class.replay
 
     def capture_begin(self, *args, **kwargs):
         origin, value, text = origins.capture_origin(sys._getframe(1))
