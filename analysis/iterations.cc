@@ -1,11 +1,11 @@
 #include "analysis/iterations.h"
 
 #include <algorithm>
-#include <functional>
 #include <iterator>
 #include <limits>
 #include <map>
 #include <optional>
+#include <utility>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/numbers.h"
@@ -358,6 +358,9 @@ void StepsFromNvtxRanges(const trace::Trace& trace, const NvtxIndex& nvtx, const
   }
 }
 
+void StepsByLaunchRepetition(const trace::Trace& trace, const std::vector<TimeInterval>& audits,
+                             const std::vector<TimeInterval>& captures, Iterations* out);
+
 // Steps cut where the program's own loop comes round (the probe's program-step marks, python/probe/graphcheck_probe/
 // steps.py): within each phase, from one mark to the next (the last mark's pass is left out: where it ends is not
 // known), so set-up, an evaluation between epochs and teardown are in no step. Phases are kept apart: the eager steps
@@ -367,9 +370,10 @@ void StepsFromNvtxRanges(const trace::Trace& trace, const NvtxIndex& nvtx, const
 // by repetition. The marks at optimizer steps cut a training program's steps; the marks at replays, which the probe
 // sends until the first optimizer step, only those of a program whose optimizer steps cut none (a serving, decoding
 // or evaluation loop): its eager steps (an eager twin's loop) are then found by repetition outside the replays' loops
-// (`repeated_eager`). False when no loop came round kMinRepeats times.
+// (`audits`, `captures`: as StepsByLaunchRepetition takes them). False when no loop came round kMinRepeats times.
 bool StepsFromProgramLoops(const trace::Trace& trace, const std::vector<trace::ProgramStep>& marks,
-                           const std::function<std::vector<Iteration>()>& repeated_eager, Iterations* out) {
+                           const std::vector<TimeInterval>& audits, const std::vector<TimeInterval>& captures,
+                           Iterations* out) {
   using Phases = std::map<uint64_t, std::vector<const trace::ProgramStep*>>;
   auto phases_of = [&](trace::StepAnchor anchor) {
     Phases found;
@@ -423,7 +427,9 @@ bool StepsFromProgramLoops(const trace::Trace& trace, const std::vector<trace::P
   }
   std::string eager_at = result.eager.empty() ? "" : absl::StrCat(" at ", eager_loop);
   if (at_replays && result.eager.empty()) {
-    result.eager = repeated_eager();
+    Iterations repeated;
+    StepsByLaunchRepetition(trace, audits, captures, &repeated);
+    result.eager = std::move(repeated.eager);
     DropOverlapping(spans, &result.eager);
     result.eager_by_repetition = true;
     eager_at = " by repetition";
@@ -503,15 +509,8 @@ Iterations FindIterations(const trace::Trace& trace, const NvtxIndex& nvtx, cons
   const std::string region = automatic ? nvtx.MostRepeatedOutermostRange(kMinRepeatedRanges) : options.region;
   if (!region.empty()) {
     StepsFromNvtxRanges(trace, nvtx, region, automatic, &result);
-  } else {
-    auto repeated = [&] {
-      Iterations found;
-      StepsByLaunchRepetition(trace, audits, captures, &found);
-      return found.eager;
-    };
-    if (!StepsFromProgramLoops(trace, probe.program_steps, repeated, &result)) {
-      StepsByLaunchRepetition(trace, audits, captures, &result);
-    }
+  } else if (!StepsFromProgramLoops(trace, probe.program_steps, audits, captures, &result)) {
+    StepsByLaunchRepetition(trace, audits, captures, &result);
   }
   if (result.reruns > 0 && !result.source.empty()) {
     absl::StrAppend(&result.source, "; ", Plural(result.reruns, "step", "steps"),

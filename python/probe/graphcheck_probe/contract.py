@@ -359,23 +359,23 @@ class Contract:
                                  now=now, at_change=stack is not None or bool(attributed), read_at=read_at,
                                  frames=stack)
 
-    def _look_attributes(self, changed=None, name=None, stack=None):
-        """A number a captured forward reads that differs at a replay, named at the store that made it differ; at
-        the store (`changed`.`name`) only that store's `stack` is kept: a value put back before the next replay (a
-        context manager's) is no change."""
+    def _look_attributes(self):
+        """A number a captured forward reads that differs at a replay, named at the store that made it differ."""
         for module_ref, label, attribute, captured in self.attributes:
             module = module_ref()
-            if module is None or label in self.reported or (changed is not None and
-                                                            (module is not changed or attribute != name)):
-                continue
-            now = getattr(module, attribute, captured)
-            differs = type(now) in (int, float) and now != captured
-            if changed is not None:
-                self.attribute_stacks[label] = stack if differs else None
-            elif differs:
+            now = getattr(module, attribute, captured) if module is not None else captured
+            if label not in self.reported and type(now) in (int, float) and now != captured:
                 self.reported.add(label)
                 self._host_value_changed(events.HostValueRole.MODULE_ATTRIBUTE, label, captured, now,
                                          stack=self.attribute_stacks.get(label))
+
+    def attribute_stored(self, module, name, stack):
+        """`module`.`name` was set at `stack`: kept while it differs from the capture's value, for the next replay's
+        look (a value put back before it, a context manager's, is no change)."""
+        for module_ref, label, attribute, captured in self.attributes:
+            if module_ref() is module and attribute == name:
+                now = getattr(module, attribute, captured)
+                self.attribute_stacks[label] = stack if type(now) in (int, float) and now != captured else None
 
     def watch_attributes(self):
         for module_ref, _, attribute, _ in self.attributes:
@@ -519,7 +519,7 @@ def attribute_set(module, name, stack):
     """After the program set `module`.`name` at `stack`, a number a live graph baked in (watched_attributes)."""
     for contract in list(_live):
         try:
-            contract._look_attributes(changed=module, name=name, stack=stack)
+            contract.attribute_stored(module, name, stack)
         except Exception:
             pass
 

@@ -134,7 +134,7 @@ def _step(value, step):
     if kind == "text":
         return _text_number(value)
     if kind == "item":
-        if type(value) is dict or (type(value) is os._Environ and type(key) is str):
+        if type(value) is dict or (value is os.environ and type(key) is str):
             return value.get(key)
         if type(value) in (list, tuple) and isinstance(key, int) and -len(value) <= key < len(value):
             return value[key]
@@ -466,9 +466,11 @@ class Observer:
                 steps, value = steps + (("defaults", None),), _entries(value.__defaults__ or ())
                 if value is None:
                     continue
-            elif _text_number(value) is not None and steps:
+            elif type(value) is str and steps:
                 # A number kept as text where the code reads it (an environment variable): the graph ran with it.
                 steps, value = steps + (("text", None),), _text_number(value)
+                if value is None:
+                    continue
             elif type(value) is functools.partial:
                 # A partial the code calls (a loss with its keywords bound): the graph ran with its numbers.
                 steps, value = steps + (("partial", None),), _partial_numbers(value)

@@ -6,14 +6,14 @@ steps), and, until the first optimizer.step(), every graph replay (patches.py; a
 steps no optimizer). The analysis cuts at replays only where no optimizer stepped, so a training program pays for
 their marks until its first step only.
 
-For each anchor the probe finds the loop around the call: the innermost loop running in the program's innermost
-frame that runs one, or, where no frame of the program's runs a loop (a library's trainer drives it), in the outermost
-library frame that does. The first such call in a pass of that loop (its chain of call
-sites from the loop's frame in: the "head") sends one program-step event; later calls of the same pass (a second
-optimizer, a wrapper's inner step) send nothing. Another loop, the same loop in another call of its function (the
-next epoch of a per-epoch function), or the same loop entered again in the next pass of a `for` loop around it in the
-same frame (told by that loop's variable: `epoch`) starts a new phase: an eager twin's loop, a graphed loop and each
-epoch are phases of their own, so that no step spans the work between them.
+For each anchor the probe finds the loop around the call: the innermost loop running in the program's innermost frame
+that runs one, or, where no frame of the program's runs a loop (a library's trainer drives it), in the outermost
+library frame that does. The first such call in a pass of that loop (its chain of call sites from the loop's frame in:
+the "head") sends one program-step event; later calls of the same pass (a second optimizer, a wrapper's inner step)
+send nothing. Another loop, the same loop in another call of its function (the next epoch of a per-epoch function), or
+the same loop entered again in the next pass of a `for` loop around it in the same frame (told by that loop's
+variable: `epoch`) starts a new phase: an eager twin's loop, a graphed loop and each epoch are phases of their own, so
+that no step spans the work between them.
 
 A frame's activation is told by a marker set on its f_trace (a new call's frame has none) while no tracer runs; under
 a tracer (a debugger, coverage) by the frame's id. The probe never keeps a frame: a frame held after it returns keeps
