@@ -155,7 +155,13 @@ std::string Listing(const trace::Trace& t, size_t limit) {
   size_t frees = 0;
   for (const trace::AllocatorEvent& a : t.allocations) frees += a.action == trace::AllocatorEvent::Action::kFree;
   absl::StrAppend(&out, "allocator history: ", Plural(t.allocations.size() - frees, "allocation", "allocations"), ", ",
-                  Plural(frees, "free", "frees"), "\n");
+                  Plural(frees, "free", "frees"), " (first ", std::min(limit, t.allocations.size()), " listed):\n");
+  for (size_t i = 0; i < std::min(limit, t.allocations.size()); ++i) {
+    const trace::AllocatorEvent& a = t.allocations[i];
+    absl::StrAppendFormat(&out, "  %d device %d %s 0x%x %s\n", a.time_ns, a.device,
+                          a.action == trace::AllocatorEvent::Action::kAlloc ? "alloc" : "free", a.address,
+                          Plural(a.bytes, "byte", "bytes"));
+  }
   absl::StrAppend(&out, "shadow comparisons (first ", std::min(limit, t.shadow_comparisons.size()), " of ",
                   t.shadow_comparisons.size(), "):\n");
   for (size_t i = 0; i < std::min(limit, t.shadow_comparisons.size()); ++i) {
