@@ -155,8 +155,9 @@ bool InAnyCapture(const std::vector<TimeInterval>& captures, uint64_t time_ns) {
 }
 
 // A block the graph's capture allocated and left allocated (an output; `end_ns` the capture's end), freed after it,
-// whose memory a later capture then took, and a launch of the graph after that: one graph per bucket in a shared
-// pool whose program kept only the last bucket's output.
+// whose memory a later capture then took and still holds at a launch of the graph after that: the launch writes over
+// the later capture's live block. One graph per bucket in a shared pool whose program kept only the last bucket's
+// output. A later capture's scratch, freed by the launch, is the pool's sharing working as meant.
 std::optional<FreedUse> OutputRetaken(const trace::Trace& trace, const AllocatorBlocks& blocks,
                                       const std::vector<TimeInterval>& captures, uint64_t address, uint64_t end_ns,
                                       uint32_t graph_id) {
@@ -166,11 +167,13 @@ std::optional<FreedUse> OutputRetaken(const trace::Trace& trace, const Allocator
     if (capture.start_ns < output->free_ns) continue;
     const std::optional<size_t> launch = LaunchAfter(trace, graph_id, capture.end_ns);
     if (!launch) break;
-    const bool taken =
-        blocks
-            .AllocatedBetween(address, output->free_ns, trace.api_calls[*launch].start_ns,
-                              [&](const AllocatorBlock& b) { return InAnyCapture(captures, b.alloc_ns); })
-            .has_value();
+    const uint64_t launch_ns = trace.api_calls[*launch].start_ns;
+    const bool taken = blocks
+                           .AllocatedBetween(address, output->free_ns, launch_ns,
+                                             [&](const AllocatorBlock& b) {
+                                               return InAnyCapture(captures, b.alloc_ns) && b.free_ns > launch_ns;
+                                             })
+                           .has_value();
     if (taken) return FreedUse{*output, address, *launch, true};
   }
   return std::nullopt;

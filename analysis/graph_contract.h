@@ -39,7 +39,7 @@ struct FreedUse {
   uint64_t address = 0;    // the address the graph names inside it
   size_t replay_call = 0;  // the first launch of the graph after the free (index into Trace::api_calls)
   // The block is the graph's own output (its capture allocated it and left it allocated), and a later capture took
-  // the memory before `replay_call`: that launch writes its result into memory of the later graph's.
+  // the memory before `replay_call` and still holds it then: that launch writes over the later graph's live tensor.
   bool output_retaken = false;
 };
 

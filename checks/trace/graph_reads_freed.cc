@@ -144,9 +144,9 @@ class GraphReadsFreedCheck : public CheckOf<TraceAnalysis> {
           "The graph", CaptureSite(analysis, contract), " writes its output at ",
           absl::StrFormat("0x%x", freed.address), ", in a block of ", MibText(freed.block.bytes),
           " its capture allocated; the program let go of that output ", after,
-          " after the capture, a later capture in the same pool took the memory, and this graph was launched again: "
-          "each launch writes its result into memory of the later graph's, and no tensor the program holds has "
-          "this graph's result.");
+          " after the capture, a later capture in the same pool took the memory and still holds it, and this graph "
+          "was launched again: each launch writes its result over the later graph's live tensor, and no tensor the "
+          "program holds has this graph's result.");
     } else {
       finding.message = absl::StrCat(
           "The graph", CaptureSite(analysis, contract), " names address ", absl::StrFormat("0x%x", freed.address),

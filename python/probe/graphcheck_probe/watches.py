@@ -72,6 +72,24 @@ def _references(tensor):
     return count
 
 
+def _attribute_holders(tensor):
+    """(object, attribute) of the objects whose attributes hold `tensor` itself (gc.get_referrers: one walk of the
+    heap, made once per output whose references grew)."""
+    import gc
+    import types
+
+    skipped = (types.FrameType, types.ModuleType, types.FunctionType, type, list, tuple, set)
+    holders = []
+    for referrer in gc.get_referrers(tensor):
+        if type(referrer) is dict:  # an instance's __dict__ (CPython 3.10), or any dict: find its owner
+            keys = [k for k, v in referrer.items() if v is tensor and type(k) is str]
+            owners = [o for o in gc.get_referrers(referrer) if keys and getattr(o, "__dict__", None) is referrer]
+            holders.extend((owner, key) for owner in owners[:1] for key in keys)
+        elif not isinstance(referrer, skipped) and hasattr(referrer, "__dict__"):  # inline attributes (3.11+)
+            holders.extend((referrer, k) for k, v in vars(referrer).items() if v is tensor and type(k) is str)
+    return holders[:8]
+
+
 def describe_shape(shape, dtype):
     return "%s %s" % ("x".join(str(d) for d in shape) or "scalar", str(dtype).replace("torch.", ""))
 
@@ -116,6 +134,7 @@ class CaptureWatch:
         self.with_line = frame.f_lineno
         self.before = {name: v for name, v in frames.local_values(frame).items() if is_graph_readable(v)}
         self.inputs, self.outputs, self.held, self.reported = {}, {}, {}, set()
+        self.first_count, self.scanned = {}, set()  # an output's references at the first look; outputs looked for
         self.storages = {}  # name -> weak reference to the input's memory
 
     def end(self, frame):
@@ -133,7 +152,8 @@ class CaptureWatch:
         weakref.finalize(self, graph_tensors.forget_static_inputs, self.graph_id,
                          list(self.inputs.values())).atexit = False
         values = frames.local_values(frame)
-        self.outputs = {name: values[name] for name in stored if is_cuda_tensor(values.get(name))}
+        # Held weakly: a probe that kept them alive would change what the program's later captures allocate.
+        self.outputs = {name: weakref.ref(values[name]) for name in stored if is_cuda_tensor(values.get(name))}
         self.before = None
         return bool(self.inputs or self.outputs)
 
@@ -141,7 +161,8 @@ class CaptureWatch:
         """("static-input" or "static-output", name, tensor) for what end() found, for the graph's manifest."""
         values = frames.local_values(frame)
         named = [("static-input", name, values[name]) for name in self.inputs if is_graph_readable(values.get(name))]
-        named.extend(("static-output", name, tensor) for name, tensor in self.outputs.items())
+        named.extend(("static-output", name, output()) for name, output in self.outputs.items()
+                     if output() is not None)
         return named
 
     def look(self, frame):
@@ -162,10 +183,15 @@ class CaptureWatch:
                     events.state_rebound(origin=Origin.USER, graph=self.graph_id,
                                          role=events.TensorRole.STATIC_INPUT, name=name, address_at_capture=captured,
                                          address_now=moved)
-        for name, tensor in self.outputs.items():
-            if name in self.reported:
+        for name, output in self.outputs.items():
+            tensor = output()
+            if name in self.reported or tensor is None:
                 continue
             count = _references(tensor)
+            if count > self.first_count.setdefault(name, count) and name not in self.scanned:
+                self.scanned.add(name)
+                if self._kept_as_previous(name, tensor):
+                    continue
             history = self.held.setdefault(name, [])
             if history and count <= history[-1]:
                 history.clear()
@@ -175,6 +201,19 @@ class CaptureWatch:
                 events.outputs_held(origin=Origin.USER, graph=self.graph_id, name=name,
                                     references_added=history[-1] - history[0], frames=frames.append_site(frame, tensor))
 
+
+    def _kept_as_previous(self, name, tensor):
+        """An output an object keeps in an attribute as it is, through a method that reads the attribute before
+        storing its argument there (a logger's `self.prev = logits`): what it reads after the next replay is that
+        replay's output, not the previous one. Sent at the store."""
+        for holder, attribute in _attribute_holders(tensor):
+            site = frames.previous_value_site(type(holder), attribute)
+            if site is not None:
+                self.reported.add(name)
+                events.outputs_held(origin=Origin.USER, graph=self.graph_id, references_added=0,
+                                    name="%s.%s" % (type(holder).__name__, attribute), frames=site)
+                return True
+        return False
 
 # Every optimizer the program constructed (Optimizer.__init__ is hooked), for the parameters a capture may write.
 optimizers = weakref.WeakSet()

@@ -101,27 +101,27 @@ TEST(GraphReadsFreedTest, ABlockAnEarlierCaptureAllocatedIsPoolMemory) {
 }
 
 // One graph per bucket in a shared pool: the program keeps the graph but lets go of its output, a later capture in the
-// pool takes that memory (for a temporary it frees again), and the graph is replayed: its result is in no tensor.
-void OutputLetGoThenAnotherCapture(TraceBuilder& b, bool let_go, bool replay_after) {
+// pool takes that memory, and the graph is replayed. `kept`: the later capture keeps the block (its output, which the
+// replay then writes over), else it is a temporary freed inside that capture (the pool's sharing as meant).
+void OutputLetGoThenAnotherCapture(TraceBuilder& b, bool let_go, bool replay_after, bool kept = true) {
   Allocation(b, 2100, trace::AllocatorEvent::Action::kAlloc, kPoolSegment + 0x100, 512);  // the output
   Capture(b);
   if (let_go) Allocation(b, 4000, trace::AllocatorEvent::Action::kFree, kPoolSegment + 0x100, 512);
   b.Begin(5000, 1, kStream);
-  // The next bucket's temporary, freed inside its capture.
-  const uint64_t temporary = let_go ? kPoolSegment : kPoolSegment + 0x400;
-  Allocation(b, 5200, trace::AllocatorEvent::Action::kAlloc, temporary, 1024);
-  Allocation(b, 5300, trace::AllocatorEvent::Action::kFree, temporary, 1024);
+  const uint64_t taken = let_go ? kPoolSegment : kPoolSegment + 0x400;
+  Allocation(b, 5200, trace::AllocatorEvent::Action::kAlloc, taken, 1024);
+  if (!kept) Allocation(b, 5300, trace::AllocatorEvent::Action::kFree, taken, 1024);
   b.End(5500, 1, kStream, kCaptureId + 1, 0, 1).graph_id = kCudaGraph + 1;
   if (replay_after) b.Replay(6000, 1, kStream, kCudaGraph, 10, 100);
 }
 
-TEST(GraphReadsFreedTest, AnOutputLetGoAndTakenByALaterCaptureThenReplayedIsReported) {
+TEST(GraphReadsFreedTest, AnOutputLetGoAndKeptByALaterCaptureThenReplayedIsReported) {
   TraceBuilder b;
   OutputLetGoThenAnotherCapture(b, /*let_go=*/true, /*replay_after=*/true);
   const std::vector<Finding> findings = Findings(checks::NewGraphReadsFreedCheck(), b);
   ASSERT_THAT(findings, SizeIs(1));
   EXPECT_THAT(findings[0].message, HasSubstr("writes its output at 0x7f0000800100"));
-  EXPECT_THAT(findings[0].message, HasSubstr("a later capture in the same pool took the memory"));
+  EXPECT_THAT(findings[0].message, HasSubstr("a later capture in the same pool took the memory and still holds it"));
   EXPECT_THAT(findings[0].fix, HasSubstr("Keep every graph's static outputs alive"));
 }
 
@@ -131,6 +131,12 @@ TEST(GraphReadsFreedTest, AnOutputKeptOrNotReplayedAfterTheLaterCaptureIsLeftAlo
     OutputLetGoThenAnotherCapture(b, let_go, replay_after);
     EXPECT_THAT(Findings(checks::NewGraphReadsFreedCheck(), b), IsEmpty()) << let_go << replay_after;
   }
+}
+
+TEST(GraphReadsFreedTest, AnOutputLetGoAndTakenForALaterCapturesTemporaryIsLeftAlone) {
+  TraceBuilder b;
+  OutputLetGoThenAnotherCapture(b, /*let_go=*/true, /*replay_after=*/true, /*kept=*/false);
+  EXPECT_THAT(Findings(checks::NewGraphReadsFreedCheck(), b), IsEmpty());
 }
 
 }  // namespace
