@@ -26,8 +26,8 @@ constexpr std::array<absl::string_view, kMaxHostValueRole + 1> kHostValueRoles =
                                                                                   "optimizer-param-groups"};
 constexpr std::array<absl::string_view, kMaxShapeChangeHandling + 1> kShapeChangeHandlings = {"raised", "broadcast",
                                                                                               "converted"};
-constexpr std::array<absl::string_view, kMaxDrawSource + 1> kDrawSources = {"python-random", "numpy", "torch-cpu",
-                                                                            "clock", "os-urandom"};
+constexpr std::array<absl::string_view, kMaxDrawSource + 1> kDrawSources = {"python-random", "numpy",      "torch-cpu",
+                                                                            "clock",         "os-urandom", "iterator"};
 constexpr std::array<absl::string_view, kMaxMadeStateRole + 1> kMadeStateRoles = {"parameter", "buffer",
                                                                                   "optimizer-state"};
 constexpr std::array<absl::string_view, kMaxStepAnchor + 1> kStepAnchors = {"optimizer-step", "replay"};
@@ -336,6 +336,14 @@ absl::string_view ShapeChangeHandlingName(ShapeChangeHandling handling) {
   return NameOf(kShapeChangeHandlings, handling);
 }
 absl::string_view DrawSourceName(DrawSource source) { return NameOf(kDrawSources, source); }
+
+absl::string_view AutocastStateName(double state) {
+  if (state == 0) return "off";
+  if (state == 2) return "on in float16";
+  if (state == 3) return "on in bfloat16";
+  if (state == 4) return "on in float32";
+  return "on";
+}
 absl::string_view MadeStateRoleName(MadeStateRole role) { return NameOf(kMadeStateRoles, role); }
 absl::string_view StepAnchorName(StepAnchor anchor) { return NameOf(kStepAnchors, anchor); }
 

@@ -94,7 +94,7 @@ struct OutputsHeld {
   ProbeHeader at;
   uint64_t graph = 0;
   absl::string_view name;
-  uint64_t references_added = 0;  // beyond those at the first replay looked at
+  uint64_t references_added = 0;  // beyond those at the first replay looked at; 0: kept in an attribute, read first
 };
 
 // A DistributedDataParallel module was constructed (since 1.7). The stack is the constructor's caller.
@@ -124,14 +124,18 @@ enum class HostValueRole : uint8_t {
   kEntry = 6,                    // a constant-key dict or list entry
   kRequiresGrad = 7,             // a parameter's requires_grad (1 or 0)
   kGradMode = 8,                 // torch's grad mode, where the captured code read it (1 or 0)
-  // CUDA autocast (1 or 0), once a replay ran in the capture's state and a later one in the other: the program meant
-  // the precision to change.
+  // CUDA autocast (AutocastState), once a replay ran in the capture's state and a later one in another: the program
+  // meant the precision to change.
   kAutocast = 9,
   // How many param groups an optimizer that stepped inside the capture has (add_param_group after it).
   kOptimizerParamGroups = 10,
 };
 inline constexpr uint8_t kMaxHostValueRole = 10;
 absl::string_view HostValueRoleName(HostValueRole role);  // "optimizer-hyperparameter", ...
+
+// A kAutocast value: 0 off, 1 on (in a dtype not recorded), 2 on in float16, 3 in bfloat16, 4 in float32.
+// "off", "on", "on in float16", ...
+absl::string_view AutocastStateName(double state);
 
 // A host value a captured graph baked in has changed while the graph is still replayed (since 1.8).
 struct HostValueChange {
@@ -223,9 +227,11 @@ enum class DrawSource : uint8_t {
   kTorchCpu = 2,
   kClock = 3,
   kOsUrandom = 4,
+  kIterator = 5,  // next() of an iterator the program keeps (itertools.cycle, a data iterator): the item taken
 };
-inline constexpr uint8_t kMaxDrawSource = 4;
-absl::string_view DrawSourceName(DrawSource source);  // "python-random", "numpy", "torch-cpu", "clock", "os-urandom"
+inline constexpr uint8_t kMaxDrawSource = 5;
+// "python-random", "numpy", "torch-cpu", "clock", "os-urandom", "iterator"
+absl::string_view DrawSourceName(DrawSource source);
 
 // A random number was drawn on the host inside a capture (since 1.10). The stack is the draw's when the probe saw the
 // call, else the capture's end.

@@ -143,7 +143,7 @@ class HostValueFrozenCheck : public CheckOf<TraceAnalysis> {
       finding.message = absl::StrFormat(
           "This replay runs with CUDA autocast %s, where earlier replays ran with it %s as at the capture of the "
           "graph%s: the graph computes in the precision it was captured in, whatever autocast says now.",
-          now != 0 ? "on" : "off", captured != 0 ? "on" : "off", trace::CapturedAt(trace, first.graph));
+          trace::AutocastStateName(now), trace::AutocastStateName(captured), trace::CapturedAt(trace, first.graph));
       finding.fix =
           "Capture one graph per precision and replay the one that matches the autocast region it runs in, or "
           "capture again after changing autocast.";

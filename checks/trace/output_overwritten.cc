@@ -53,6 +53,13 @@ class OutputOverwrittenCheck : public CheckOf<TraceAnalysis> {
                          "after calling that callable again: every call writes its outputs into the same memory, so `",
                          name, "` holds the later call's values.");
         finding.evidence.push_back(absl::StrCat("`", name, "` is read after the next call, before it is rebound"));
+      } else if (held.references_added == 0) {
+        // The probe found the output kept in an object's attribute by a method that reads it before storing anew.
+        finding.message = absl::StrCat(
+            "`", name, "` keeps an output of the graph", trace::CapturedAt(trace, held.graph),
+            " as it is, and the method that stores it reads it first, after the next replay: every replay writes "
+            "its outputs into the same memory, so the value kept is the new one, not the one from before.");
+        finding.evidence.push_back(absl::StrCat("`", name, "` is the graph's output itself, not a copy"));
       } else {
         finding.message = absl::StrCat(
             "The program keeps `", name, "`, an output of the graph", trace::CapturedAt(trace, held.graph),

@@ -34,19 +34,35 @@ class RngHostDrawCheck : public CheckOf<TraceAnalysis> {
     const trace::Trace& trace = analysis.trace();
     for (const trace::HostRandomDraw& draw : analysis.probe().records().host_random_draws) {
       if (!ReplayedAfter(analysis, draw.graph, draw.at.time_ns)) continue;
-      const bool clock = draw.source == trace::DrawSource::kClock;
       Finding finding = NewFinding();
-      finding.message =
-          absl::StrCat(clock ? "This line reads the host clock (" : "This line draws a random number on the host (",
-                       draw.call, ") inside the capture of a graph", trace::CapturedAt(trace, draw.graph),
-                       clock ? ": the graph holds the time read at capture, so every replay computes with that moment."
-                             : ": the graph holds the value drawn at capture, so every replay makes the same choice.");
       finding.evidence.push_back(absl::StrCat("generator: ", trace::DrawSourceName(draw.source)));
       finding.where = ProbeEventLocation(trace, draw.at);
       finding.fix =
           "Draw on the GPU inside the graph, from CUDA's generator (torch.rand((), device=\"cuda\"), "
           "torch.bernoulli on a CUDA tensor), which a replay advances; or draw on the host outside the graph and copy "
           "the value into a static CUDA tensor the graph reads (flag.fill_(random.random() < p)).";
+      const std::string captured_at = trace::CapturedAt(trace, draw.graph);
+      if (draw.source == trace::DrawSource::kClock) {
+        finding.message =
+            absl::StrCat("This line reads the host clock (", draw.call, ") inside the capture of a graph", captured_at,
+                         ": the graph holds the time read at capture, so every replay computes with "
+                         "that moment.");
+      } else if (draw.source == trace::DrawSource::kIterator) {
+        finding.message = absl::StrCat(
+            "This line takes the next item of an iterator the program keeps (", draw.call,
+            ") inside the capture of a graph", captured_at,
+            ": the graph holds the item taken at capture, so every replay makes the same choice, and a replay does "
+            "not advance the iterator.");
+        finding.fix =
+            "Take the item outside the graph and hand it to the graph as data: copy it into a static CUDA tensor the "
+            "graph reads (a one-hot mask, an index tensor). Or capture one graph per item and replay the one the "
+            "iterator names.";
+      } else {
+        finding.message = absl::StrCat("This line draws a random number on the host (", draw.call,
+                                       ") inside the capture of a graph", captured_at,
+                                       ": the graph holds the value drawn at capture, so every replay makes the same "
+                                       "choice.");
+      }
       findings->push_back(std::move(finding));
     }
   }

@@ -8,10 +8,12 @@ usage: contract_observed_test.py PROBE_DIR [TORCH_SITE_DIR]
 """
 import copy
 import functools
+import itertools
 import os
 import sys
 import time
 import types
+import weakref
 
 from probe_checks import Graph, Recorder, check, finish, line_of, use_probe_and_torch
 
@@ -714,6 +716,46 @@ capture(lambda: model(x) * drawn)
 check("clean twin: a numpy draw before the capture sends nothing", not recorder.of(EventKind.HOST_RANDOM_DRAW),
       recorder.events)
 
+# The next item of an iterator the program keeps (blind set 3, cycle-task-order): the graph replays the item taken
+# at capture. An iterator made for the call, or the item taken before the capture, is no draw.
+heads = [torch.nn.Linear(4, 4) for _ in range(3)]
+order = itertools.cycle(range(3))
+
+
+class Tasks:
+    def __init__(self):
+        self.order = itertools.cycle(range(3))
+
+
+tasks = Tasks()
+
+
+def round_robin():
+    return heads[next(order)](x)  # next of a kept iterator
+
+
+def round_robin_attribute():
+    return heads[next(tasks.order)](x)  # next of an attribute's iterator
+
+
+for name, body, marker in (("next() of a kept iterator", round_robin, "# next of a kept iterator"),
+                           ("next() of an attribute's iterator", round_robin_attribute, "# next of an attribute's")):
+    recorder, model = fresh()
+    capture(body)
+    draws = recorder.of(EventKind.HOST_RANDOM_DRAW)
+    check("%s inside the capture is sent at its line" % name, len(draws) == 1 and draws[0]["type_name"] == "iterator"
+          and draws[0]["text"].startswith("next(") and draws[0]["line"] == line_of(HERE, marker), draws)
+for name, body in (("an iterator made for the call", lambda: heads[next(iter(range(3)))](x)),
+                   ("the first parameter", lambda: x * next(heads[0].parameters()).sum())):
+    recorder, model = fresh()
+    capture(body)
+    check("clean twin: next() of %s sends nothing" % name, not recorder.of(EventKind.HOST_RANDOM_DRAW), recorder.events)
+task = next(order)
+recorder, model = fresh()
+capture(lambda: heads[task](x))
+check("clean twin: the item taken before the capture sends nothing", not recorder.of(EventKind.HOST_RANDOM_DRAW),
+      recorder.events)
+
 # A branch on torch's grad mode inside the capture, replayed with grad mode off.
 class SoftOrHard(torch.nn.Module):
     def forward(self, z):
@@ -740,13 +782,15 @@ for switch in (True, False):
         check("clean twin: a replay in the captured grad mode sends nothing", not sent, sent)
 
 
-# Autocast turned off after replays in the capture's autocast region (CUDA's autocast cannot be entered on a CPU:
-# the probe's reading of it is stood in for).
-autocast, read_autocast = [True], contract.autocast_enabled
-contract.autocast_enabled = lambda torch: autocast[0]
+# Autocast turned off, or to another dtype, after replays in the capture's autocast region (CUDA's autocast cannot be
+# entered on a CPU: the probe's reading of it is stood in for; 0 off, 2 float16, 3 bfloat16).
+autocast, read_autocast = [3], contract.autocast_state
+contract.autocast_state = lambda torch: autocast[0]
 for name, states in (("clean twin: captured in autocast and replayed outside it from the start sends nothing",
-                      (True, False, False)),
-                     ("a replay with autocast turned off after replays in it is sent", (True, True, False))):
+                      (3, 0, 0)),
+                     ("a replay with autocast turned off after replays in it is sent", (3, 3, 0)),
+                     ("a replay in float16 autocast after replays in the captured bfloat16 is sent", (3, 3, 2)),
+                     ("clean twin: replays in the captured dtype send nothing", (3, 3, 3))):
     autocast[0] = states[0]
     recorder, model = fresh()
     graph = capture(lambda: model(x))
@@ -754,33 +798,45 @@ for name, states in (("clean twin: captured in autocast and replayed outside it 
         autocast[0] = state
         graph.replay()
     sent = changed(recorder, "autocast")
-    check(name, len(sent) == (0 if states[1] is False else 1) and all(
-        e["value"] == bridge.double_bits(1.0) and e["value_now"] == bridge.double_bits(0.0) for e in sent), sent)
+    expected = 0 if states[1] != states[0] or states[2] == states[0] else 1
+    check(name, len(sent) == expected and all(
+        e["value"] == bridge.double_bits(3.0) and e["value_now"] == bridge.double_bits(float(states[2]))
+        for e in sent), sent)
 
 
-# Where autocast was turned off (blind set 1, autocast-disabled; set 2, autocast-decorator): at the `with` around the
-# replay, or at the program's call of a function decorated with torch.autocast.
+# Where autocast was turned off (blind set 1, autocast-disabled; set 2, autocast-decorator; set 3, a helper that
+# returns torch.autocast): at the `with` around the replay, or at the program's call of a function decorated with
+# torch.autocast.
 @torch.autocast("cpu", enabled=False)
 def replay_decorated(graph):
-    autocast[0] = False
+    autocast[0] = 0
     graph.replay()
 
 
-for how, marker in (("a with statement", "turn autocast off"), ("a decorated function", "call the decorated")):
-    autocast[0] = True
+def precision(enabled):
+    return torch.autocast("cpu", enabled=enabled)
+
+
+for how, marker in (("a with statement", "turn autocast off"), ("a decorated function", "call the decorated"),
+                    ("a with statement of a helper's autocast", "the helper's autocast")):
+    autocast[0] = 3
     recorder, model = fresh()
     graph = capture(lambda: model(x))
     graph.replay()
     if how == "a with statement":
         with torch.autocast("cpu", enabled=False):  # turn autocast off
-            autocast[0] = False
+            autocast[0] = 0
             graph.replay()
-    else:
+    elif how == "a decorated function":
         replay_decorated(graph)  # call the decorated
+    else:
+        with precision(False):  # the helper's autocast
+            autocast[0] = 2
+            graph.replay()
     sent = changed(recorder, "autocast")
     check("autocast turned off by %s is sent at its line" % how, len(sent) == 1 and sent[0]["pool"] == 1 and
           sent[0]["line"] == line_of(HERE, "# " + marker), sent)
-contract.autocast_enabled = read_autocast
+contract.autocast_state = read_autocast
 
 # A layer unfrozen after capture: the graph computes no gradient for it.
 recorder, model = fresh()
@@ -1060,6 +1116,67 @@ for copy in (False, True):
     else:
         check("a manual capture's output appended to a list at every replay is sent at the append", len(held) == 1 and
               held[0]["text"] == "loss" and held[0]["line"] == line_of(HERE, "# the output kept in the history"), held)
+
+
+# A manual capture's output kept by a logger as "the previous value" (blind set 3, logger-attr-output): the method
+# reads self.prev, then stores its argument there as it is, so after the next replay prev is that replay's output.
+# Its twins keep a copy, or keep the output in an attribute that no method reads before storing (a runner).
+class ChurnLogger:
+    def __init__(self, clone):
+        self.clone, self.prev, self.rows = clone, None, []
+
+    def log(self, logits):
+        if self.prev is not None:
+            self.rows.append(float((logits - self.prev).abs().sum()))
+        self.prev = logits.clone() if self.clone else logits  # the output kept as the previous value
+
+
+class Runner:
+    def __init__(self, graph, out):
+        self.graph, self.out = graph, out
+
+    def __call__(self):
+        self.graph.replay()
+        return self.out
+
+
+def churn_log(keep):
+    static = torch.zeros(4)
+    graph = Graph()
+    watch = watches.CaptureWatch(graph, sys._getframe(0))
+    logits = static * 2
+    end_manual_capture(graph, watch)
+    if keep == "runner":
+        runner = Runner(graph, logits)
+        return [runner().clone() for _ in range(8)]
+    logger = ChurnLogger(clone=keep == "copy")
+    for _ in range(8):
+        graph.replay()
+        logger.log(logits)
+    return logger.rows
+
+
+for keep in ("as it is", "copy", "runner"):
+    recorder, _ = fresh()
+    churn_log(keep)
+    held = recorder.of(EventKind.OUTPUTS_HELD)
+    if keep == "as it is":
+        check("a manual capture's output a logger keeps as its previous value is sent at the store", len(held) == 1
+              and held[0]["text"] == "ChurnLogger.prev" and held[0]["value"] == 0 and
+              held[0]["line"] == line_of(HERE, "# the output kept as the previous value"), held)
+    else:
+        check("clean twin: a manual capture's output kept by a %s sends nothing" % keep, not held, held)
+
+# The probe holds a manual capture's outputs weakly: an output the program lets go is freed, as it would be without
+# the probe (a later capture in a shared pool may take its memory).
+graph = Graph()
+watch = watches.CaptureWatch(graph, sys._getframe(0))
+dropped = torch.zeros(4) * 2
+end_manual_capture(graph, watch)
+dropped_ref = weakref.ref(dropped)
+del dropped
+check("a manual capture's output the program lets go is freed", dropped_ref() is None and "dropped" in watch.outputs,
+      watch.outputs)
 watches.is_cuda_tensor = is_cuda_tensor
 
 

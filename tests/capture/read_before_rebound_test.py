@@ -87,6 +87,61 @@ def appended_in_a_callback(copy):
 
 
 failures = []
+
+# frames.next_of_kept_iterator: next() of a variable or attribute path is a draw from an iterator the program keeps;
+# next() of an iterator made for the call is not. frames.previous_value_site: a method that reads self.prev and then
+# stores its argument there as it is.
+taken = []
+
+
+def profile(frame, event, arg):
+    if event == "c_call" and getattr(arg, "__name__", "") == "next":
+        taken.append(frames.next_of_kept_iterator(frame))
+
+
+class Holder:
+    def __init__(self):
+        self.order = iter(range(9))
+        self.prev = None
+
+    def log(self, logits):
+        if self.prev is not None:
+            logits = logits + self.prev
+        self.prev = logits  # kept as the previous value
+
+    def log_copy(self, value):
+        if self.prev is not None:
+            value = value + self.prev
+        self.prev = value + 0
+
+    def lazily(self, x):
+        out = x
+        if self.prev is None:
+            self.prev = out
+
+
+def draws(order, holder):
+    next(order)
+    next(holder.order)
+    next(iter(range(3)))
+    next(order, None)
+
+
+frames.is_program_file = lambda path: True
+sys.setprofile(profile)
+draws(iter(range(9)), Holder())
+sys.setprofile(None)
+log_line = Holder.log.__code__.co_firstlineno + 3
+for name, got, expected in (
+        ("next() of kept iterators only", taken, ["next(order)", "next(holder.order)", None, None]),
+        ("the line of a method that keeps its argument as the previous value",
+         frames.previous_value_site(Holder, "prev"), "%s\x1f%d\x1flog" % (__file__, log_line)),
+        ("none for methods that store a copy, or a local only when unset",
+         frames.previous_value_site(type("Copies", (), {"log_copy": Holder.log_copy, "lazily": Holder.lazily}),
+                                    "prev"), None)):
+    print(("ok   " if got == expected else "FAIL ") + "%s %s: %s" % (sys.version.split()[0], name, got))
+    if got != expected:
+        failures.append(name)
 code = kept_under_another_name.__code__
 site, append_line = appended_in_a_callback(False)
 copied, _ = appended_in_a_callback(True)

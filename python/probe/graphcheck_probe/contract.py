@@ -5,22 +5,19 @@ module knows, per captured graph:
 - the modules whose forward ran inside the capture (a global forward pre-hook, installed only while a capture is under
   way on this thread): their training flag where their forward reads it, the Python numbers their forward reads, and
   their parameters and buffers (address, and a weak reference to the memory);
-- the host random draws inside the capture (host_draws.py: a profile function during the capture, and the generators' states at its
-  begin and end): the graph replays the value drawn at capture;
+- the host draws inside the capture (host_draws.py): the graph replays the value drawn at capture;
 - the segments of the graph's memory pool, and the .grad tensors and optimizer state that exist when it ends;
 - state the program keeps that the capture made in the graph's pool: a parameter or buffer the captured code replaced
   (Module.__setattr__ inside the capture, `self.ema = self.ema * 0.9 + ...`), and optimizer state an optimizer's
   first step inside the capture created. The graph replays the making too: each replay starts from the state as it
   was at capture.
 
-At capture end the named tensors go to the recorder in one GRAPH_TENSORS event (the analysis joins them with the
-recorder's manifest of the graph's nodes). At the graph's replays (the first ones, then exponentially spaced ones, and
-the first replay after any Module.train()/eval()), a replay in another training mode, a parameter or buffer that now
-lives elsewhere (freed or not), a tensor the captured code reached through a path that holds another now or was
-freed, a parameter's changed requires_grad, optimizer state replaced (load_state_dict) and a changed number (the
-modules' own, and any the capture's Python read: host_reads.py) become events.
-make_graphed_callables' modules are watched by graphed_calls.ModuleWatch instead (it replays only in the training
-mode it captured and copies new .data in), but for the numbers host_reads.py saw.
+At capture end the named tensors go to the recorder in one GRAPH_TENSORS event (joined with the recorder's manifest
+of the graph's nodes). At the graph's replays (the first ones, then exponentially spaced ones, and the first after any
+Module.train()/eval()), another training mode or autocast, a parameter or buffer that lives elsewhere, a tensor the
+captured code reached through a path that holds another now, a changed requires_grad, optimizer state replaced and a
+changed number (the modules' own, and any the capture's Python read: host_reads.py) become events.
+make_graphed_callables' modules are watched by graphed_calls.ModuleWatch instead, but for the numbers host_reads saw.
 """
 import sys
 import threading
@@ -78,10 +75,14 @@ def mode_sensitive(module, observed=()):
     return not (type(p) is float and p == 0.0 and type(module).__name__.endswith("Dropout"))
 
 
-def autocast_enabled(torch):
-    """Whether CUDA autocast is on for this thread; None when torch cannot say."""
+_AUTOCAST_DTYPES = {"float16": 2, "bfloat16": 3, "float32": 4}  # trace::AutocastStateName
+
+
+def autocast_state(torch):
+    """CUDA autocast on this thread: 0 off, else its dtype's code (1: another); None when torch cannot say."""
     try:
-        return bool(torch.is_autocast_enabled("cuda"))
+        enabled = torch.is_autocast_enabled("cuda")
+        return _AUTOCAST_DTYPES.get(str(torch.get_autocast_dtype("cuda")).replace("torch.", ""), 1) if enabled else 0
     except Exception:
         return None
 
@@ -95,7 +96,7 @@ class Capture:
         self.thread = threading.get_ident()
         torch = _torch()
         self.grad_enabled = bool(torch is not None and torch.is_grad_enabled())  # a training graph, or inference
-        self.autocast = autocast_enabled(torch)
+        self.autocast = autocast_state(torch)
         self.modules = {}  # id -> module, in the order their forward first ran
         # (id(module), attribute) -> (module ref, attribute, role, address, bytes, stack) of a parameter or buffer
         # the captured code replaced, as it was before, and the line that replaced it first
@@ -153,8 +154,8 @@ class Contract:
     """What one graph's capture ran and baked in, checked at its replays."""
 
     def __init__(self, graph, origin, modules, names, grad_enabled=True, observed=None, autocast=None):
-        """`observed`: the capture's host_reads.Observer, None when nothing was observed; `autocast`: whether CUDA
-        autocast was on during the capture (None: unknown)."""
+        """`observed`: the capture's host_reads.Observer, None when nothing was observed; `autocast`: autocast_state
+        during the capture (None: unknown)."""
         self.graph_id = id(graph)
         self.graph_ref = weakref.ref(graph)
         self.origin = origin
@@ -174,9 +175,8 @@ class Contract:
         if observed is not None:
             for read in observed.baked_tensors(lambda t: on_device(t) or pinned(t))[:MAX_TENSORS]:
                 self.tensor_reads.append(PathTensor(read))
-        # Autocast at capture, and whether a replay looked at ran in it: replaying outside the capture's autocast
-        # region is the usual way, but a program that replayed in it and then turned autocast another way meant the
-        # precision to change, which the graph cannot.
+        # Autocast at capture, and whether a replay looked at ran in it: replaying outside the capture's autocast is
+        # usual, but one that replayed in it and then turned it another way meant the precision to change.
         self.autocast, self.autocast_matched = autocast, False
         self.reported = set()
         # ARMED_MODES once a Module.train() ran since the last look (the next replay looks at the modes), ARMED_ALL
@@ -264,7 +264,7 @@ class Contract:
                                     modules=len(differ), names=shown, frames=self.modes_stack)
 
     def _look_autocast(self, frame=None):
-        now = autocast_enabled(_torch())
+        now = autocast_state(_torch())
         if self.autocast is None or now is None or "autocast" in self.reported:
             return
         if now == self.autocast:

@@ -54,6 +54,7 @@ class DrawSource(str, enum.Enum):
     TORCH_CPU = "torch-cpu"
     CLOCK = "clock"
     OS_URANDOM = "os-urandom"
+    ITERATOR = "iterator"
 
 
 class MadeStateRole(str, enum.Enum):

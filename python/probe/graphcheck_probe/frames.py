@@ -214,6 +214,38 @@ def method_store_site(cls, opnames, name):
         return None
 
 
+def previous_value_site(cls, name):
+    """The line of a method of `cls` (the program's, not a constructor) that reads `self.<name>` and then stores one
+    of its own arguments as it is into it: the "previous value" idiom (`def log(self, x): ... self.prev ...;
+    self.prev = x`), encoded as a stack of that method alone. None when no method does."""
+    try:
+        codes = [getattr(getattr(member, "__func__", member), "__code__", None) for klass in cls.__mro__
+                 for key, member in vars(klass).items() if key not in _CONSTRUCTORS]
+    except Exception:
+        return None
+    for code in codes:
+        if code is None or not is_program_file(code.co_filename):
+            continue
+        arguments = set(code.co_varnames[1:code.co_argcount + code.co_kwonlyargcount])
+        loaded, line, recent = False, 0, []
+        for instruction in _instructions(code)[0]:
+            line = instruction_line(instruction, line)
+            if instruction.opname in _PADDING:
+                continue
+            if instruction.opname == "LOAD_ATTR" and instruction.argval == name:
+                loaded = True
+            elif instruction.opname == "STORE_ATTR" and instruction.argval == name and loaded:
+                # The value stored is loaded before the object: `x` of LOAD_FAST x; LOAD_FAST self (3.13+: one
+                # LOAD_FAST_LOAD_FAST of both).
+                values = recent[-1][:1] if recent and len(recent[-1]) == 2 else recent[-2][:1] if len(recent) > 1 \
+                    else ()
+                if values and values[0] in arguments:
+                    return "%s%s%d%s%s" % (code.co_filename, _FIELD, line, _FIELD, code.co_name)
+            names = instruction.argval if isinstance(instruction.argval, tuple) else (instruction.argval,)
+            recent = (recent + [names if instruction.opname.startswith("LOAD_FAST") else ()])[-2:]
+    return None
+
+
 def cell_store_site(cell, name):
     """The one line of the functions that share the closure cell `cell` (the closures holding it: gc.get_referrers)
     that stores to it, encoded as a stack of that function alone: a setter's `nonlocal scale; scale = value`, called
@@ -255,6 +287,37 @@ def _instructions(code):
         if len(_code_instructions) > 256:
             _code_instructions.pop(next(iter(_code_instructions)))
     return cached
+
+
+_NAME_LOADS = ("LOAD_FAST", "LOAD_FAST_CHECK", "LOAD_FAST_BORROW", "LOAD_DEREF", "LOAD_CLASSDEREF", "LOAD_GLOBAL",
+               "LOAD_NAME")
+
+
+def next_of_kept_iterator(frame):
+    """`next(order)` or `next(self.batches)` when `frame` is calling the builtin next() with one argument that is a
+    variable or an attribute path of one: an iterator the program keeps, whose item the call takes. None for
+    anything else (`next(iter(xs))`, `next(self.parameters())`: an iterator made for the call)."""
+    instructions, at_offset = _instructions(frame.f_code)
+    index = at_offset.get(frame.f_lasti)
+    if index is None or not instructions[index].opname.startswith("CALL"):
+        return None
+    path = []
+    index -= 1
+    while index >= 0 and instructions[index].opname in _PADDING:
+        index -= 1
+    while index >= 0 and instructions[index].opname == "LOAD_ATTR":
+        path.insert(0, str(instructions[index].argval))
+        index -= 1
+    if index < 1 or instructions[index].opname not in _NAME_LOADS:
+        return None
+    path.insert(0, str(instructions[index].argval))
+    callee = index - 1
+    while callee >= 0 and instructions[callee].opname in _PADDING:
+        callee -= 1
+    if callee < 0 or instructions[callee].opname not in ("LOAD_GLOBAL", "LOAD_NAME") or \
+            instructions[callee].argval != "next":
+        return None
+    return "next(%s)" % ".".join(path)
 
 
 _ENDS = ("RETURN_VALUE", "RETURN_CONST", "RAISE_VARARGS", "RERAISE")
@@ -369,15 +432,30 @@ def append_site(frame, value, depth=16):
     return None
 
 
-_autocast_blocks = {}  # code object -> [(first line, last line)] of its `with ...autocast(...)` statements
+_autocast_blocks = {}  # code object -> its `with` statements: (first line, last line, what their items name)
 
 
-def _autocast_with_line(code, line):
-    """The line of the innermost `with torch.autocast(...)` (any expression naming autocast) of `code`'s source
-    around `line`; None outside one, or where the source cannot be read."""
+def _autocast_names(expression):
+    """What a `with` item's expression calls or names: True when it names autocast, else the names of the functions
+    it calls (a helper that returns torch.autocast(...): `with precision("fp16"):`)."""
+    import ast
+
+    called = []
+    for part in ast.walk(expression):
+        if getattr(part, "attr", getattr(part, "id", None)) == "autocast":
+            return True
+        if isinstance(part, ast.Call) and isinstance(part.func, ast.Name):
+            called.append(part.func.id)
+    return tuple(called)
+
+
+def _autocast_with_line(code, line, scope):
+    """The line of the innermost `with torch.autocast(...)` (any expression naming autocast, or calling a function of
+    `scope`, the frame's globals, whose code does) of `code`'s source around `line`; None outside one, or where the
+    source cannot be read."""
     blocks = _autocast_blocks.get(code)
     if blocks is None:
-        blocks = []
+        blocks = []  # (first line, last line, True or the functions its items call)
         try:
             import ast  # here, not at the probe's start: only a replay that finds autocast changed reads source
             import inspect
@@ -389,16 +467,21 @@ def _autocast_with_line(code, line):
                 inspect.getsource(code))
             offset = 0 if module else code.co_firstlineno - 1
             for node in ast.walk(ast.parse(source)):
-                if isinstance(node, (ast.With, ast.AsyncWith)) and any(
-                        getattr(part, "attr", getattr(part, "id", None)) == "autocast"
-                        for item in node.items for part in ast.walk(item.context_expr)):
-                    blocks.append((node.lineno + offset, node.end_lineno + offset))
+                if isinstance(node, (ast.With, ast.AsyncWith)):
+                    names = [_autocast_names(item.context_expr) for item in node.items]
+                    names = True if True in names else tuple(n for called in names for n in called)
+                    blocks.append((node.lineno + offset, node.end_lineno + offset, names))
         except Exception:
             pass
         if len(_autocast_blocks) >= 256:
             _autocast_blocks.pop(next(iter(_autocast_blocks)))
         _autocast_blocks[code] = blocks
-    around = [first for first, last in blocks if first <= line <= last]
+
+    def autocasts(names):
+        return names is True or any("autocast" in getattr(getattr(scope.get(name), "__code__", None), "co_names", ())
+                                    for name in names)
+
+    around = [first for first, last, names in blocks if first <= line <= last and autocasts(names)]
     return max(around) if around else None
 
 
@@ -414,7 +497,7 @@ def autocast_site(frame, depth=16):
                 caller = program_frame(frame.f_back)
                 return encode_stack(caller) if caller is not None else None
             if is_program_file(code.co_filename):
-                line = _autocast_with_line(code, frame.f_lineno)
+                line = _autocast_with_line(code, frame.f_lineno, frame.f_globals)
                 if line is not None:
                     return encode_stack(frame, line)
             frame = frame.f_back

@@ -1,7 +1,8 @@
-"""Host draws during a capture: a random number, a clock reading or random bytes taken on the host while a graph is
-captured become a constant of the graph, replayed as they were. The capture's profile function (one per capture,
-this thread's, never in place of a profiler of the program's own) sees the calls into C that draw (Python's random,
-time, os.urandom, and torch's draws that may use the CPU generator), and hands every Python call to the capture's
+"""Host draws during a capture: a random number, a clock reading, random bytes or the next item of an iterator the
+program keeps, taken on the host while a graph is captured, become a constant of the graph, replayed as they were.
+The capture's profile function (one per capture, this thread's, never in place of a profiler of the program's own)
+sees the calls into C that draw (Python's random, time, os.urandom, the program's next(order), and torch's draws that
+may use the CPU generator), and hands every Python call to the capture's
 host_reads.Observer, which also notes the generator objects the program's code reaches (numpy's and torch's, whose
 methods no profile event shows: numpy's are Cython methods). At the capture's end a generator whose state moved was
 drawn from inside it.
@@ -134,6 +135,10 @@ class Draws:
                 source, label = "clock", "time.%s" % name
             elif name == "urandom" and getattr(owner, "__name__", None) in ("posix", "nt", "os"):
                 source, label = "os-urandom", "os.urandom"
+            elif name == "next" and getattr(owner, "__name__", None) == "builtins" and self._programs(frame):
+                source, label = "iterator", frames.next_of_kept_iterator(frame)
+                if label is None:
+                    return
             else:
                 # torch.rand and the like (no __self__), or a Tensor's in-place draw: a candidate for a CPU draw,
                 # which the CPU generator's state at the capture's end confirms.

@@ -167,6 +167,20 @@ TEST(HostValueFrozenTest, GradModeTheCapturedCodeBranchedOnIsReportedAtTheReplay
   EXPECT_EQ(FirstUserFrame(findings[0].where)->line, 70u);
 }
 
+// bf16 capture replayed under fp16 autocast (blind set 3, autocast-dtype-switch): the states by name.
+TEST(HostValueFrozenTest, AutocastInAnotherDtypeIsReportedWithBothDtypes) {
+  TraceBuilder b;
+  Capture(b);
+  b.Replay(4000, 1, kStream, kCudaGraph, 10, 100);
+  Changed(b, 5000, kGraph, "autocast", "torch.is_autocast_enabled('cuda')", 3, 2, false, 71);
+  b.Replay(5100, 1, kStream, kCudaGraph, 10, 100);
+  const std::vector<Finding> findings = RunCheck(checks::NewHostValueFrozenCheck(), b.Build());
+  ASSERT_THAT(findings, SizeIs(1));
+  EXPECT_THAT(findings[0].message, HasSubstr("This replay runs with CUDA autocast on in float16, where earlier replays "
+                                             "ran with it on in bfloat16 as at the capture"));
+  EXPECT_EQ(FirstUserFrame(findings[0].where)->line, 71u);
+}
+
 TEST(HostValueFrozenTest, AParameterUnfrozenAfterCaptureIsReportedAtTheCall) {
   TraceBuilder b;
   Capture(b);

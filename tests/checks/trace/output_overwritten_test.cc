@@ -48,6 +48,23 @@ TEST(OutputOverwrittenTest, AManualGraphsOutputKeptAcrossReplaysIsOutputOverwrit
 // Outputs cudagraph trees invalidated that the program never reads again are harmless: no finding.
 // A make_graphed_callables output read after the callable's next call (blind set 2's graphed-two-views: a teacher
 // called on a weak and a strong view): named by its variable, at the call that returned it.
+// Kept by an object as "the previous value" (blind set 3, logger-attr-output): at the method's store, by attribute.
+TEST(OutputOverwrittenTest, AManualGraphsOutputKeptAsAPreviousValueIsOutputOverwrittenAtTheStore) {
+  TraceBuilder b;
+  b.Probe(100, 1, ProbeEventKind::kCaptureBegin, kGraph, ProbeOrigin::kUser).stack = TrainPyStack(b, 14);
+  trace::ProbeEvent& held = b.Probe(1000, 1, ProbeEventKind::kOutputsHeld, kGraph, ProbeOrigin::kUser);
+  held.text = b.Intern("ChurnLogger.prev");
+  held.value = 0;
+  held.stack = TrainPyStack(b, 44);
+  const std::vector<Finding> findings = RunCheck(checks::NewOutputOverwrittenCheck(), b.Build());
+  ASSERT_THAT(findings, SizeIs(1));
+  EXPECT_THAT(findings[0].message, HasSubstr("`ChurnLogger.prev` keeps an output of the graph (captured at "
+                                             "/home/me/train.py:14 in body) as it is, and the method that stores it "
+                                             "reads it first"));
+  EXPECT_EQ(FirstUserFrame(findings[0].where)->line, 44u);
+  EXPECT_THAT(findings[0].fix, HasSubstr("ChurnLogger.prev.clone()"));
+}
+
 TEST(OutputOverwrittenTest, AGraphedCallablesOutputReadAfterItsNextCallIsOutputOverwritten) {
   TraceBuilder b;
   trace::ProbeEvent& held = b.Probe(1000, 1, ProbeEventKind::kOutputsHeld, 0x7f0010, ProbeOrigin::kGraphedCallables);

@@ -44,6 +44,24 @@ TEST(RngHostDrawTest, AClockReadInsideACaptureIsReportedAsTheTimeItHolds) {
   EXPECT_THAT(findings[0].message, HasSubstr("holds the time read at capture"));
 }
 
+// next() of an iterator the program keeps (blind set 3, cycle-task-order): the item taken at capture is replayed.
+TEST(RngHostDrawTest, TheNextItemOfAKeptIteratorIsReportedAsTheItemItHolds) {
+  TraceBuilder b;
+  Capture(b);
+  trace::ProbeEvent& e = b.Probe(2500, 1, ProbeEventKind::kHostRandomDraw, kGraph);
+  e.type = b.Intern("iterator");
+  e.text = b.Intern("next(order)");
+  e.stack = TrainPyStack(b, 32);
+  b.Replay(5000, 1, kStream, kCudaGraph, 10, 100);
+  const std::vector<Finding> findings = Findings(checks::NewRngHostDrawCheck(), b);
+  ASSERT_THAT(findings, SizeIs(1));
+  EXPECT_THAT(findings[0].message, HasSubstr("takes the next item of an iterator the program keeps (next(order))"));
+  EXPECT_THAT(findings[0].message, HasSubstr("does not advance the iterator"));
+  EXPECT_THAT(findings[0].fix, HasSubstr("copy it into a static CUDA tensor"));
+  EXPECT_EQ(FirstUserFrame(findings[0].where)->line, 32u);
+  EXPECT_EQ(findings[0].evidence[0], "generator: iterator");
+}
+
 TEST(RngHostDrawTest, AGraphNeverReplayedIsLeftAlone) {
   TraceBuilder b;
   Capture(b);
