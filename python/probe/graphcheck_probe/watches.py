@@ -161,8 +161,8 @@ class CaptureWatch:
         """("static-input" or "static-output", name, tensor) for what end() found, for the graph's manifest."""
         values = frames.local_values(frame)
         named = [("static-input", name, values[name]) for name in self.inputs if is_graph_readable(values.get(name))]
-        named.extend(("static-output", name, output()) for name, output in self.outputs.items()
-                     if output() is not None)
+        named.extend(("static-output", name, tensor) for name, output in self.outputs.items()
+                     if (tensor := output()) is not None)
         return named
 
     def look(self, frame):
@@ -201,7 +201,6 @@ class CaptureWatch:
                 events.outputs_held(origin=Origin.USER, graph=self.graph_id, name=name,
                                     references_added=history[-1] - history[0], frames=frames.append_site(frame, tensor))
 
-
     def _kept_as_previous(self, name, tensor):
         """An output an object keeps in an attribute as it is, through a method that reads the attribute before
         storing its argument there (a logger's `self.prev = logits`): what it reads after the next replay is that
@@ -214,6 +213,7 @@ class CaptureWatch:
                                     name="%s.%s" % (type(holder).__name__, attribute), frames=site)
                 return True
         return False
+
 
 # Every optimizer the program constructed (Optimizer.__init__ is hooked), for the parameters a capture may write.
 optimizers = weakref.WeakSet()
