@@ -186,6 +186,11 @@ def change_site(frame, opnames, name, depth=16, container=None, captured_at=None
 _CONSTRUCTORS = {"__init__", "__new__", "__post_init__", "__init_subclass__"}
 
 
+def _function_site(filename, line, function):
+    """One line of one function, encoded as a stack of that function alone."""
+    return "%s%s%d%s%s" % (filename, _FIELD, line, _FIELD, function)
+
+
 def _one_store_site(codes, opnames, name):
     """The one line of the program's `codes` with an instruction in `opnames` on `name`, encoded as a stack of that
     function alone; None when no line or several do."""
@@ -197,8 +202,14 @@ def _one_store_site(codes, opnames, name):
             found.add((code.co_filename, line, code.co_name))
     if len(found) != 1:
         return None
-    filename, line, function = found.pop()
-    return "%s%s%d%s%s" % (filename, _FIELD, line, _FIELD, function)
+    return _function_site(*found.pop())
+
+
+def _method_codes(cls):
+    """The code of every method of `cls` and its bases but the constructors (classmethods too); None for a member
+    without code."""
+    return [getattr(getattr(member, "__func__", member), "__code__", None) for klass in cls.__mro__
+            for key, member in vars(klass).items() if key not in _CONSTRUCTORS]
 
 
 def method_store_site(cls, opnames, name):
@@ -207,9 +218,7 @@ def method_store_site(cls, opnames, name):
     `set_epoch` or a classmethod's schedule called between replays). A constructor is no such method: it set the value
     the capture read. None when no line or several do."""
     try:
-        return _one_store_site([getattr(getattr(member, "__func__", member), "__code__", None)  # classmethods too
-                                for klass in cls.__mro__ for key, member in vars(klass).items()
-                                if key not in _CONSTRUCTORS], opnames, name)
+        return _one_store_site(_method_codes(cls), opnames, name)
     except Exception:
         return None
 
@@ -219,8 +228,7 @@ def previous_value_site(cls, name):
     of its own arguments as it is into it: the "previous value" idiom (`def log(self, x): ... self.prev ...;
     self.prev = x`), encoded as a stack of that method alone. None when no method does."""
     try:
-        codes = [getattr(getattr(member, "__func__", member), "__code__", None) for klass in cls.__mro__
-                 for key, member in vars(klass).items() if key not in _CONSTRUCTORS]
+        codes = _method_codes(cls)
     except Exception:
         return None
     for code in codes:
@@ -240,7 +248,7 @@ def previous_value_site(cls, name):
                 values = recent[-1][:1] if recent and len(recent[-1]) == 2 else recent[-2][:1] if len(recent) > 1 \
                     else ()
                 if values and values[0] in arguments:
-                    return "%s%s%d%s%s" % (code.co_filename, _FIELD, line, _FIELD, code.co_name)
+                    return _function_site(code.co_filename, line, code.co_name)
             names = instruction.argval if isinstance(instruction.argval, tuple) else (instruction.argval,)
             recent = (recent + [names if instruction.opname.startswith("LOAD_FAST") else ()])[-2:]
     return None
