@@ -78,6 +78,17 @@ class AllocatorBlocks {
     return first;
   }
 
+  // The blocks allocated after `from_ns` and before `to_ns` that were still allocated at `to_ns`.
+  std::vector<AllocatorBlock> LeftAllocated(uint64_t from_ns, uint64_t to_ns) const {
+    std::vector<AllocatorBlock> left;
+    for (const auto& [address, lives] : lives_) {
+      for (const AllocatorBlock& life : lives) {
+        if (life.alloc_ns > from_ns && life.alloc_ns < to_ns && life.free_ns > to_ns) left.push_back(life);
+      }
+    }
+    return left;
+  }
+
  private:
   std::map<uint64_t, std::vector<AllocatorBlock>> lives_;
 };
@@ -174,16 +185,49 @@ std::optional<FreedUse> OutputRetaken(const trace::Trace& trace, const Allocator
                                                return InAnyCapture(captures, b.alloc_ns) && b.free_ns > launch_ns;
                                              })
                            .has_value();
-    if (taken) return FreedUse{*output, address, *launch, true};
+    if (taken) return FreedUse{*output, address, *launch, FreedUse::Kind::kOutputRetaken};
   }
   return std::nullopt;
+}
+
+// Whether another graph's manifest, read while `block` was allocated, names memory inside it: the block is that
+// graph's input (a chain of graphs), whose freeing graph-reads-freed reports there.
+bool NamedByAnotherGraph(const trace::Trace& trace, const AllocatorBlock& block, uint32_t graph_id) {
+  for (const trace::GraphManifest& manifest : trace.graph_manifests) {
+    if (manifest.graph_id == graph_id || manifest.time_ns <= block.alloc_ns || manifest.time_ns >= block.free_ns) {
+      continue;
+    }
+    auto use = std::lower_bound(manifest.uses.begin(), manifest.uses.end(), block.address,
+                                [](const trace::GraphMemoryUse& u, uint64_t a) { return u.address < a; });
+    if (use != manifest.uses.end() && use->address < block.address + std::min(block.bytes, kMaxBlockBytes)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// A capture that wrote only memory it allocated (the probe's trace::CaptureWrites) and whose every block left
+// allocated at its end (its outputs) the program freed: the first launch after the last of them was freed computes
+// a result no tensor holds. One graph per bucket in a shared pool, of which the program kept only one bucket's output.
+std::optional<FreedUse> OutputsDropped(const trace::Trace& trace, const AllocatorBlocks& blocks,
+                                       const TimeInterval& capture, uint32_t graph_id) {
+  const std::vector<AllocatorBlock> outputs = blocks.LeftAllocated(capture.start_ns, capture.end_ns);
+  if (outputs.empty()) return std::nullopt;
+  const AllocatorBlock* last = &outputs.front();
+  for (const AllocatorBlock& output : outputs) {
+    if (output.free_ns == ~uint64_t{0} || NamedByAnotherGraph(trace, output, graph_id)) return std::nullopt;
+    if (output.free_ns > last->free_ns) last = &output;
+  }
+  const std::optional<size_t> launch = LaunchAfter(trace, graph_id, last->free_ns);
+  if (!launch) return std::nullopt;
+  return FreedUse{*last, last->address, *launch, FreedUse::Kind::kOutputsDropped, outputs.size()};
 }
 
 // The graph's names by role, its pool addresses, and the program's blocks it names that the probe did not name,
 // with those freed while it was still launched. `captures`: every capture's host span. What any capture allocated is
 // a graph's pool memory, whichever graph reads it (make_graphed_callables' backward graph reads what its forward
 // capture saved, and autograd frees those blocks in the pool they share), also where the probe listed no segments;
-// only the program's own captures' outputs are followed into a later capture (libraries keep theirs).
+// only the program's own captures' outputs are followed into a later capture (libraries keep theirs). Unsorted.
 void ResolveUses(const trace::Trace& trace, const AllocatorBlocks& blocks, const NamedRanges& pools,
                  const std::vector<NamedTensor>& named, const std::vector<TimeInterval>& captures, uint64_t end_ns,
                  GraphContract* contract) {
@@ -225,8 +269,6 @@ void ResolveUses(const trace::Trace& trace, const AllocatorBlocks& blocks, const
       contract->freed.push_back(FreedUse{*block, use.address, *replay});
     }
   }
-  std::sort(contract->freed.begin(), contract->freed.end(),
-            [](const FreedUse& a, const FreedUse& b) { return a.block.free_ns < b.block.free_ns; });
 }
 
 std::string BytesText(uint64_t bytes) {
@@ -284,6 +326,14 @@ std::vector<GraphContract> ReadGraphContracts(const TraceAnalysis& analysis) {
       // The graph is whole when its capture end is called.
       ResolveUses(trace, blocks, pools, named, captures, end.start_ns, &contract);
     }
+    if (contract.tensors != nullptr && contract.tensors->writes == trace::CaptureWrites::kOwnMemory) {
+      const TimeInterval capture{trace.api_calls[windows[w].begin_call].start_ns, end.start_ns};
+      if (std::optional<FreedUse> dropped = OutputsDropped(trace, blocks, capture, contract.graph_id)) {
+        contract.freed.push_back(*dropped);
+      }
+    }
+    std::sort(contract.freed.begin(), contract.freed.end(),
+              [](const FreedUse& a, const FreedUse& b) { return a.block.free_ns < b.block.free_ns; });
     contracts.push_back(std::move(contract));
   }
   return contracts;

@@ -35,12 +35,21 @@ struct AllocatorBlock {
 
 // Memory a graph names that the program freed while the graph was still replayed.
 struct FreedUse {
+  enum class Kind : uint8_t {
+    kProgramBlock,  // a block the program allocated before the capture: the launch reads and writes freed memory
+    // The graph's own output (its capture allocated it and left it allocated), and a later capture took the memory
+    // before `replay_call` and still holds it then: that launch writes over the later graph's live tensor.
+    kOutputRetaken,
+    // Every block the capture left allocated (its outputs) was freed before `replay_call`, and the capture wrote no
+    // memory the program held before it (the probe's trace::CaptureWrites): the launch's result is in no tensor the
+    // program holds. `block` is the last of them freed.
+    kOutputsDropped,
+  };
   AllocatorBlock block;
   uint64_t address = 0;    // the address the graph names inside it
   size_t replay_call = 0;  // the first launch of the graph after the free (index into Trace::api_calls)
-  // The block is the graph's own output (its capture allocated it and left it allocated), and a later capture took
-  // the memory before `replay_call` and still holds it then: that launch writes over the later graph's live tensor.
-  bool output_retaken = false;
+  Kind kind = Kind::kProgramBlock;
+  size_t outputs = 0;  // kOutputsDropped: the blocks the capture left allocated
 };
 
 struct GraphContract {

@@ -380,7 +380,8 @@ enum class ProbeEventKind : uint8_t {
   // inside it, a manual capture's static inputs and outputs) and the segments of its memory pool, as
   // trace::ParseNamedTensors reads them from `text`. `graph`: the Python graph's id; `value`: the host values it baked
   // in that the probe watches (numbers and training flags the captured code read, optimizer hyperparameters);
-  // `value_now`: the modules whose forward ran inside the capture.
+  // `value_now`: the modules whose forward ran inside the capture. Since 1.15, for the program's own captures, `type`:
+  // what the capture wrote, "own-memory" (only memory it allocated) or "program-memory" (trace::CaptureWrites).
   kGraphTensors = 20,
   // Since 1.10. A replay of a graph runs while modules whose forward reads their training flag are in another mode
   // than at capture (a validation pass under model.eval() replaying training graphs). `graph`: the Python graph's

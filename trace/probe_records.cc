@@ -31,6 +31,7 @@ constexpr std::array<absl::string_view, kMaxDrawSource + 1> kDrawSources = {"pyt
 constexpr std::array<absl::string_view, kMaxMadeStateRole + 1> kMadeStateRoles = {"parameter", "buffer",
                                                                                   "optimizer-state"};
 constexpr std::array<absl::string_view, kMaxStepAnchor + 1> kStepAnchors = {"optimizer-step", "replay"};
+constexpr std::array<absl::string_view, kMaxCaptureWrites + 1> kCaptureWrites = {"own-memory", "program-memory"};
 
 template <typename Enum, size_t N>
 absl::string_view NameOf(const std::array<absl::string_view, N>& names, Enum value) {
@@ -104,6 +105,7 @@ class Decoder {
   void AddTensorReleased(const ProbeEvent& e, const ProbeHeader& at);
   void AddStateMadeInCapture(const ProbeEvent& e, const ProbeHeader& at);
   void AddProgramStep(const ProbeEvent& e, const ProbeHeader& at);
+  void AddGraphTensors(const ProbeEvent& e, const ProbeHeader& at);
   void AddHostValueChange(const ProbeEvent& e, const ProbeHeader& at);
   void AddModuleCall(const ProbeEvent& begin, size_t begin_index, const ProbeEvent& end);
 
@@ -162,8 +164,7 @@ void Decoder::Add(const ProbeEvent& e) {
       records_.megatron_graphs_recorded.push_back({at, e.value <= UINT32_MAX ? static_cast<uint32_t>(e.value) : 0});
       return;
     case ProbeEventKind::kGraphTensors:
-      records_.graph_tensors.push_back({at, e.graph, e.pool, e.value, e.value_now, Text(e.text)});
-      return;
+      return AddGraphTensors(e, at);
     case ProbeEventKind::kTrainingModeChanged:
       return AddTrainingModeChange(e, at);
     case ProbeEventKind::kHostRandomDraw:
@@ -276,6 +277,16 @@ void Decoder::AddProgramStep(const ProbeEvent& e, const ProbeHeader& at) {
   if (Text(e.type).empty() || Role(e, kStepAnchors, &r.anchor)) records_.program_steps.push_back(r);
 }
 
+void Decoder::AddGraphTensors(const ProbeEvent& e, const ProbeHeader& at) {
+  GraphTensors r{at, e.graph, e.pool, e.value, e.value_now, Text(e.text), std::nullopt};
+  if (!Text(e.type).empty()) {  // probes before 1.15 send none
+    CaptureWrites writes;
+    if (!Role(e, kCaptureWrites, &writes)) return;
+    r.writes = writes;
+  }
+  records_.graph_tensors.push_back(r);
+}
+
 void Decoder::AddStateMadeInCapture(const ProbeEvent& e, const ProbeHeader& at) {
   StateMadeInCapture r;
   r.at = at;
@@ -336,6 +347,8 @@ absl::string_view ShapeChangeHandlingName(ShapeChangeHandling handling) {
   return NameOf(kShapeChangeHandlings, handling);
 }
 absl::string_view DrawSourceName(DrawSource source) { return NameOf(kDrawSources, source); }
+
+absl::string_view CaptureWritesName(CaptureWrites writes) { return NameOf(kCaptureWrites, writes); }
 
 absl::string_view AutocastStateName(double state) {
   if (state == 0) return "off";

@@ -201,6 +201,16 @@ struct MegatronGraphRecorded {
   uint32_t layer = 0;  // from 1; 0 unknown
 };
 
+// What a capture wrote, as the probe saw it (since 1.15).
+enum class CaptureWrites : uint8_t {
+  // Only memory the capture allocated: no tensor the program held when it began changed (parameters, buffers,
+  // gradients, optimizer state, the tensors its code reached), no optimizer stepped, no module state was replaced.
+  kOwnMemory = 0,
+  kProgramMemory = 1,  // also memory the program held before the capture
+};
+inline constexpr uint8_t kMaxCaptureWrites = 1;
+absl::string_view CaptureWritesName(CaptureWrites writes);  // "own-memory", "program-memory"
+
 // Right after a capture-end event: the tensors the probe can name for the graph just captured (since 1.10).
 struct GraphTensors {
   ProbeHeader at;
@@ -209,6 +219,8 @@ struct GraphTensors {
   uint64_t host_values = 0;   // the host values it baked in that the probe watches
   uint64_t modules = 0;       // the modules whose forward ran inside the capture
   absl::string_view tensors;  // as trace::ParseNamedTensors reads them
+  // Since 1.15, for the program's own captures; none: not known (older probes, captures made by libraries).
+  std::optional<CaptureWrites> writes;
 };
 
 // A replay runs while modules whose forward reads their training flag are in another mode than at capture (1.10).

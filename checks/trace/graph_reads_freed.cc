@@ -7,7 +7,9 @@
 // - the recorder's manifest of the graph's nodes against the caching allocator's history: a block the program
 //   allocated before the capture, named by the graph, freed afterwards, and a launch of the graph after the free;
 //   or the graph's own output, let go after its capture and taken by a later capture in the same pool, then the
-//   graph launched (one graph per bucket in a shared pool, the program keeping only the last bucket's output).
+//   graph launched (one graph per bucket in a shared pool, the program keeping only the last bucket's output); or
+//   every block the capture left allocated let go, by a capture that wrote nothing else (the probe's
+//   trace::CaptureWrites), then the graph launched: its result lands in no tensor the program holds.
 #include <algorithm>
 #include <map>
 #include <string>
@@ -16,6 +18,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "analysis/graph_contract.h"
 #include "analysis/memory_forecast.h"
 #include "analysis/python_probe.h"
@@ -47,6 +50,34 @@ constexpr char kFix[] =
     "Keep every tensor a graph reads alive, at the address it had at capture, for as long as the graph is replayed: "
     "update it in place (buf.copy_(new), a preallocated buffer of the largest size and a length) instead of "
     "assigning a new tensor, or capture the graph again after the change (and drop the old graph).";
+
+// Where launch `call` of graph `graph_id`, or a later launch of it, ran in the program: the recorder takes the Python
+// stack of a launch only when it goes back to an earlier graph than the thread's last (capture/recorder.cc), so the
+// first launch after a free may have none. Empty when none of the next launches of the graph has one.
+Location LaunchSite(const TraceAnalysis& analysis, uint32_t graph_id, size_t call) {
+  constexpr size_t kMaxLaunchesLooked = 64;
+  const std::vector<trace::ApiCall>& calls = analysis.trace().api_calls;
+  size_t looked = 0;
+  for (size_t c = call; c < calls.size() && looked < kMaxLaunchesLooked; ++c) {
+    if (calls[c].kind != trace::ApiKind::kGraphLaunch || analysis.trace().Detail(calls[c]).graph_id != graph_id) {
+      continue;
+    }
+    ++looked;
+    Location where = analysis.Locate(c);
+    if (FirstUserFrame(where) != nullptr) return where;
+  }
+  return Location{};
+}
+
+// "out, hidden": the static outputs the probe named for the graph at its capture's end.
+std::string StaticOutputNames(const GraphContract& contract) {
+  if (contract.tensors == nullptr) return "";
+  std::vector<std::string> names;
+  for (const trace::NamedTensor& tensor : trace::ParseNamedTensors(contract.tensors->tensors)) {
+    if (tensor.role == "static-output" && names.size() < 8) names.push_back(tensor.name);
+  }
+  return absl::StrJoin(names, ", ");
+}
 
 class GraphReadsFreedCheck : public CheckOf<TraceAnalysis> {
  public:
@@ -139,7 +170,18 @@ class GraphReadsFreedCheck : public CheckOf<TraceAnalysis> {
         "%.1f ms",
         (static_cast<double>(freed.block.free_ns) - static_cast<double>(trace.api_calls[end_call].start_ns)) / 1e6);
     Finding finding = NewFinding();
-    if (freed.output_retaken) {
+    if (freed.kind == FreedUse::Kind::kOutputsDropped) {
+      finding.message = absl::StrCat(
+          "The graph", CaptureSite(analysis, contract),
+          " writes only memory its capture allocated, and the program "
+          "let go of all of it (",
+          Plural(freed.outputs, "block", "blocks"), " left allocated at the capture's end: its outputs), the last ",
+          after,
+          " after the capture; this launch came after that: its result lands in no tensor the program holds, and an "
+          "output of another graph read after it holds that graph's older values.");
+      const std::string outputs = StaticOutputNames(contract);
+      if (!outputs.empty()) finding.evidence.push_back(absl::StrCat("outputs named at capture: ", outputs));
+    } else if (freed.kind == FreedUse::Kind::kOutputRetaken) {
       finding.message = absl::StrCat(
           "The graph", CaptureSite(analysis, contract), " writes its output at ",
           absl::StrFormat("0x%x", freed.address), ", in a block of ", MibText(freed.block.bytes),
@@ -158,9 +200,9 @@ class GraphReadsFreedCheck : public CheckOf<TraceAnalysis> {
     finding.evidence.push_back(absl::StrFormat("block 0x%x (%d bytes) freed at %.3f s; graph %u launched at %.3f s",
                                                freed.block.address, freed.block.bytes, freed.block.free_ns / 1e9,
                                                contract.graph_id, replay.start_ns / 1e9));
-    finding.where = analysis.Locate(freed.replay_call);
+    finding.where = LaunchSite(analysis, contract.graph_id, freed.replay_call);
     if (FirstUserFrame(finding.where) == nullptr) finding.where = analysis.Locate(end_call);
-    finding.fix = freed.output_retaken ? kOutputFix : kFix;
+    finding.fix = freed.kind == FreedUse::Kind::kProgramBlock ? kFix : kOutputFix;
     return finding;
   }
 };

@@ -153,7 +153,8 @@ for cpp, table, python in (("TensorRole", "kTensorRoles", events.TensorRole),
                            ("ShapeChangeHandling", "kShapeChangeHandlings", events.ShapeChangeHandling),
                            ("DrawSource", "kDrawSources", events.DrawSource),
                            ("MadeStateRole", "kMadeStateRoles", events.MadeStateRole),
-                           ("StepAnchor", "kStepAnchors", events.StepAnchor)):
+                           ("StepAnchor", "kStepAnchors", events.StepAnchor),
+                           ("CaptureWrites", "kCaptureWrites", events.CaptureWrites)):
     constants = cpp_enum(records_h, cpp)
     names = re.findall(r'"([a-z-]+)"', re.search(r"%s = \{(.*?)\};" % table, records_cc, re.S).group(1))
     expected = {constant: names[value] for constant, value in constants.items() if value < len(names)}

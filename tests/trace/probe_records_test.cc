@@ -95,6 +95,23 @@ TEST_F(ProbeRecordsTest, ProgramStepsNameTheirAnchorAndOldOnesWereOptimizerSteps
   EXPECT_EQ(records.first_invalid, "event 3 (program-step): unknown role \"forward\"");
 }
 
+TEST_F(ProbeRecordsTest, GraphTensorsSayWhatTheCaptureWroteWhenTheProbeKnows) {
+  Add(ProbeEventKind::kGraphTensors, "", "pool\t\t7f00\t100").graph = 1;  // before 1.15, or a library's capture
+  Add(ProbeEventKind::kGraphTensors, "own-memory").graph = 2;
+  Add(ProbeEventKind::kGraphTensors, "program-memory").graph = 3;
+  Add(ProbeEventKind::kGraphTensors, "all-memory").graph = 4;
+
+  const ProbeRecords records = DecodeProbeRecords(trace_);
+
+  ASSERT_THAT(records.graph_tensors, SizeIs(3));
+  EXPECT_EQ(records.graph_tensors[0].writes, std::nullopt);
+  EXPECT_EQ(records.graph_tensors[0].tensors, "pool\t\t7f00\t100");
+  EXPECT_EQ(records.graph_tensors[1].writes, CaptureWrites::kOwnMemory);
+  EXPECT_EQ(records.graph_tensors[2].writes, CaptureWrites::kProgramMemory);
+  EXPECT_EQ(CaptureWritesName(CaptureWrites::kOwnMemory), "own-memory");
+  EXPECT_EQ(records.first_invalid, "event 3 (graph-tensors): unknown role \"all-memory\"");
+}
+
 TEST_F(ProbeRecordsTest, ShapeChangesSplitTheErrorAndKnowAnotherInputCount) {
   ProbeEvent& raised = Add(ProbeEventKind::kInputShapeChanged, "raised",
                            "input 0: 8x64 float32, captured 32x64 float32\nRuntimeError: shapes differ");

@@ -7,6 +7,7 @@ module knows, per captured graph:
   their parameters and buffers (address, and a weak reference to the memory);
 - the host draws inside the capture (host_draws.py): the graph replays the value drawn at capture;
 - the segments of the graph's memory pool, and the .grad tensors and optimizer state that exist when it ends;
+- whether it wrote only memory it allocated (capture_writes.py);
 - state the program keeps that the capture made in the graph's pool: a parameter or buffer the captured code replaced
   (Module.__setattr__ inside the capture, `self.ema = self.ema * 0.9 + ...`), and optimizer state an optimizer's
   first step inside the capture created. The graph replays the making too: each replay starts from the state as it
@@ -23,7 +24,7 @@ import sys
 import threading
 import weakref
 
-from . import attribute_stores, events, frames, host_draws, host_reads
+from . import attribute_stores, capture_writes, events, frames, host_draws, host_reads
 from .graph_tensors import (NamedTensor, PathTensor, add_static_input, address, another_graphs_input, expired,
                             forget_static_inputs, graphs_input, in_pool, inside, nbytes, pinned, pool_segments, pools,
                             released, storage_ref)
@@ -105,6 +106,7 @@ class Capture:
         self.hook = None
         self.draws = None
         self.reads = None  # host_reads.Observer: what the program's code read on the host
+        self.writes = capture_writes.Writes() if origin in _OWN_CAPTURES else None
         if origin in _NOT_NAMED:
             return
         try:
@@ -113,6 +115,7 @@ class Capture:
             self.hook = None
         try:
             self.reads = host_reads.Observer()
+            self.reads.tensor_noted = self.writes.note if self.writes is not None else None
             self.draws = host_draws.Draws(self.graph_id, self.reads)
             self.reads.start_tracing()
         except Exception:
@@ -120,7 +123,8 @@ class Capture:
 
     def _ran(self, module, args):
         if threading.get_ident() == self.thread and len(self.modules) < MAX_MODULES:
-            self.modules.setdefault(id(module), module)
+            if self.modules.setdefault(id(module), module) is module and self.writes is not None:
+                self.writes.note_module(module)  # once: Writes keeps the modules it noted
 
     def state_replacing(self, module, name):
         key = (id(module), name)
@@ -305,7 +309,8 @@ class Contract:
         for entry in self.tensors:
             if entry.role != "parameter":
                 continue
-            at = _grad_address(entry.now())
+            grad = getattr(entry.now(), "grad", None)
+            at = address(grad) if grad is not None and on_device(grad) else 0
             if at and (at not in _grads_at_captures or expired(_grads_at_captures[at])) and in_pool(at):
                 aliased.append((entry.name, at))
         if not aliased:
@@ -384,11 +389,14 @@ class Contract:
                 watched_attributes.setdefault(id(module), set()).add(attribute)
 
 
-def capture_started(graph, origin):
+def capture_started(graph, origin, frame=None):
+    """`frame`: the program's frame that began the capture, whose tensors it may write (None: none)."""
     stop_capture()
     try:
         _local.capture = Capture(graph, origin)
         capturing.add(threading.get_ident())
+        if frame is not None and _local.capture.writes is not None:
+            _local.capture.writes.note_frame(frames.local_values(frame))
     except Exception:
         _local.capture = None
 
@@ -439,12 +447,6 @@ def _optimizer_state_entries(optimizers, parameter_names, left_out=()):
             for key, value in list(state.items()) if isinstance(state, dict) else []:
                 if on_device(value):
                     yield optimizer, parameter, key, "%s %s of %s" % (kind, key, owner), value
-
-
-def _optimizer_state(optimizers, parameter_names, left_out=()):
-    """("optimizer-state", label, tensor) of _optimizer_state_entries."""
-    for _, _, _, label, tensor in _optimizer_state_entries(optimizers, parameter_names, left_out):
-        yield "optimizer-state", label, tensor
 
 
 def _keep_static_inputs(contract, ranges, parameter_names):
@@ -504,7 +506,8 @@ def capture_ended(graph, capture, frame, pool_key, stepped):
             for role, name, t in lines[:MAX_TENSORS]]
     text.extend("pool\t\t%x\t%x" % segment for segment in segments)
     events.graph_tensors(origin=capture.origin, graph=id(graph), pool=pool_key, host_values=contract.baked(),
-                         modules=len(modules), tensors="\n".join(text))
+                         modules=len(modules), tensors="\n".join(text),
+                         writes=capture.writes and capture.writes.result(stepped, capture.replaced))
     _send_state_made(capture, names, ranges, stepped, parameter_names)
     if not contract.host_values and not contract.tensor_reads and not (
             contract.watched and (contract.modes or contract.attributes or contract.tensors)):
@@ -549,12 +552,6 @@ def live():
     return bool(_live)
 
 
-def _grad_address(parameter):
-    """The address of `parameter`'s .grad on the device; 0 when it has none."""
-    grad = getattr(parameter, "grad", None)
-    return address(grad) if grad is not None and on_device(grad) else 0
-
-
 def state_set(module, name):
     """Before the program sets `module`.`name`: inside a capture on this thread, a parameter or buffer it replaces is
     noted (capture_ended judges it)."""
@@ -591,7 +588,8 @@ def _send_state_made(capture, names, ranges, stepped, parameter_names):
         before = capture.state_before.get(id(optimizer))
         if before is None:
             continue
-        made = [(label, tensor) for _, label, tensor in _optimizer_state([optimizer], parameter_names, before[0])
+        made = [(label, tensor) for *_, label, tensor in _optimizer_state_entries([optimizer], parameter_names,
+                                                                                  before[0])
                 if inside(ranges, address(tensor))]
         if made:
             shown = ", ".join(label for label, _ in made[:MAX_NAMES]) + (", ..." if len(made) > MAX_NAMES else "")

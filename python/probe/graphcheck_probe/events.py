@@ -160,9 +160,18 @@ def megatron_graph_recorded(*, layer):
     _send(EventKind.MEGATRON_GRAPH_RECORDED, value=layer)
 
 
-def graph_tensors(*, origin, graph, pool, host_values, modules, tensors):
+class CaptureWrites(str, enum.Enum):
+    """trace::CaptureWrites: what one of the program's captures wrote."""
+
+    OWN_MEMORY = "own-memory"
+    PROGRAM_MEMORY = "program-memory"
+
+
+def graph_tensors(*, origin, graph, pool, host_values, modules, tensors, writes=None):
+    """`writes`: a CaptureWrites for the program's own captures, None when not known."""
     _send(EventKind.GRAPH_TENSORS, origin=origin, graph=graph, pool=pool, value=host_values, value_now=modules,
-          text=tensors, text_limit=bridge.MAX_TENSOR_LIST)
+          type_name=None if writes is None else CaptureWrites(writes).value, text=tensors,
+          text_limit=bridge.MAX_TENSOR_LIST)
 
 
 def training_mode_change(*, origin, graph, captured_training, modules, names, frames=None):

@@ -308,6 +308,7 @@ class Observer:
         self._slots = {}  # (id(function), index) -> _ClosureSlot
         self.generators = host_draws.Generators()
         self.executed = None  # (code, offset) of the program's instructions that ran; None: not traced
+        self.tensor_noted = None  # called with each tensor when a path first reaches it (capture_writes.Writes.note)
         self._monitored = None  # the code objects with instruction events on, under sys.monitoring
         self._body_frame = None
         self._module_class = None
@@ -518,6 +519,8 @@ class Observer:
             except TypeError:
                 return
             read = self.tensor_reads[key] = Read(root, steps, "static-input", _label(name, steps), where, captured)
+            if self.tensor_noted is not None:
+                self.tensor_noted(tensor)
         read.sites.add((code, offset))
 
     def baked_tensors(self, readable):

@@ -47,7 +47,7 @@ def _patch_cuda_graph(graph_class):
         self._graphcheck_origin = origin
         watches.forget_graph(self)
         watches.capture_started(self, origin)
-        contract.capture_started(self, origin)
+        contract.capture_started(self, origin, frames.program_frame(sys._getframe(1)))
         try:
             return begin(self, *args, **kwargs)
         except BaseException as error:

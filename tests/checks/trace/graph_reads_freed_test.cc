@@ -139,5 +139,91 @@ TEST(GraphReadsFreedTest, AnOutputLetGoAndTakenForALaterCapturesTemporaryIsLeftA
   EXPECT_THAT(Findings(checks::NewGraphReadsFreedCheck(), b), IsEmpty());
 }
 
+// The probe's word on what the capture wrote (the graph-tensors event's type), and a static output it named.
+void CaptureWrote(TraceBuilder& b, const char* writes) {
+  for (trace::ProbeEvent& event : b.trace().probe_events) {
+    if (event.kind != ProbeEventKind::kGraphTensors) continue;
+    event.type = b.Intern(writes);
+    event.text = b.Intern(
+        "parameter\tmodel.fc.weight\t7f0000100000\t40000\n"
+        "static-output\tout\t7f0000800100\t200\n"
+        "pool\t\t7f0000800000\t200000\n");
+  }
+}
+
+// A capture that wrote only its own memory, with two outputs and a temporary; the outputs let go at 4000 and 4200
+// (`let_go_second`), a launch before and one after (at train.py:`line`; 0: the recorder kept no stack).
+void OutputsLetGo(TraceBuilder& b, const char* writes, bool let_go_second, uint32_t line = 77) {
+  Capture(b);
+  CaptureWrote(b, writes);
+  Allocation(b, 2100, trace::AllocatorEvent::Action::kAlloc, kPoolSegment + 0x100, 512);
+  Allocation(b, 2200, trace::AllocatorEvent::Action::kAlloc, kPoolSegment + 0x400, 512);
+  Allocation(b, 2300, trace::AllocatorEvent::Action::kAlloc, kPoolSegment + 0x800, 4096);  // a temporary
+  Allocation(b, 2400, trace::AllocatorEvent::Action::kFree, kPoolSegment + 0x800, 4096);
+  b.Replay(3800, 1, kStream, kCudaGraph, 10, 100);
+  Allocation(b, 4000, trace::AllocatorEvent::Action::kFree, kPoolSegment + 0x100, 512);
+  if (let_go_second) Allocation(b, 4200, trace::AllocatorEvent::Action::kFree, kPoolSegment + 0x400, 512);
+  b.Replay(5000, 1, kStream, kCudaGraph, 10, 100).python_stack = line > 0 ? TrainPyStack(b, line) : 0;
+}
+
+TEST(GraphReadsFreedTest, ALaunchAfterEveryOutputOfAnOwnMemoryCaptureWasLetGoIsReported) {
+  TraceBuilder b;
+  OutputsLetGo(b, "own-memory", /*let_go_second=*/true);
+  const std::vector<Finding> findings = Findings(checks::NewGraphReadsFreedCheck(), b);
+  ASSERT_THAT(findings, SizeIs(1));
+  EXPECT_THAT(findings[0].message, HasSubstr("writes only memory its capture allocated"));
+  EXPECT_THAT(findings[0].message, HasSubstr("(2 blocks left allocated at the capture's end: its outputs)"));
+  EXPECT_THAT(findings[0].message, HasSubstr("its result lands in no tensor the program holds"));
+  EXPECT_THAT(findings[0].evidence, ::testing::Contains("outputs named at capture: out"));
+  EXPECT_EQ(FirstUserFrame(findings[0].where)->line, 77u);
+  EXPECT_THAT(findings[0].fix, HasSubstr("Keep every graph's static outputs alive"));
+}
+
+// The recorder keeps a launch's Python stack only when it goes back to an earlier graph: the finding points at the
+// first later launch of the graph that has one.
+TEST(GraphReadsFreedTest, ALaunchWithoutAStackIsLocatedAtTheNextLaunchWithOne) {
+  TraceBuilder b;
+  OutputsLetGo(b, "own-memory", /*let_go_second=*/true, /*line=*/0);
+  b.Replay(6000, 1, kStream, kCudaGraph + 7, 10, 100).python_stack = TrainPyStack(b, 80);  // another graph's
+  b.Replay(7000, 1, kStream, kCudaGraph, 10, 100).python_stack = TrainPyStack(b, 88);
+  const std::vector<Finding> findings = Findings(checks::NewGraphReadsFreedCheck(), b);
+  ASSERT_THAT(findings, SizeIs(1));
+  EXPECT_EQ(FirstUserFrame(findings[0].where)->line, 88u);
+}
+
+// One output still held, a capture that wrote the program's memory too (an optimizer step, a buffer updated in
+// place), a probe that did not say (before format 1.15, or a library's capture): its launches are left alone.
+TEST(GraphReadsFreedTest, AnOutputStillHeldOrACaptureThatWroteTheProgramsMemoryIsLeftAlone) {
+  for (const auto& [writes, let_go_second] :
+       {std::pair{"own-memory", false}, std::pair{"program-memory", true}, std::pair{"", true}}) {
+    TraceBuilder b;
+    OutputsLetGo(b, writes, let_go_second);
+    EXPECT_THAT(Findings(checks::NewGraphReadsFreedCheck(), b), IsEmpty()) << writes << let_go_second;
+  }
+}
+
+// A chain of graphs: a later capture reads the output while it is allocated. Its freeing is that graph's finding.
+TEST(GraphReadsFreedTest, AnOutputAnotherGraphReadsIsLeftToThatGraph) {
+  TraceBuilder b;
+  OutputsLetGo(b, "own-memory", /*let_go_second=*/true);
+  b.Begin(3200, 1, kStream);
+  b.End(3400, 1, kStream, kCaptureId + 1, 0, 1).graph_id = kCudaGraph + 1;
+  trace::GraphManifest& manifest = b.trace().graph_manifests.emplace_back();
+  manifest.graph_id = kCudaGraph + 1;
+  manifest.time_ns = 3400;
+  manifest.uses = {{trace::GraphMemoryUse::Access::kArgument, kPoolSegment + 0x410, 0}};
+  EXPECT_THAT(Findings(checks::NewGraphReadsFreedCheck(), b), IsEmpty());
+}
+
+// The bucket programs: the output let go, a later capture takes its memory for a temporary, and the graph replayed.
+TEST(GraphReadsFreedTest, ABucketGraphWhoseOutputWasLetGoIsReportedWhenItsCaptureWroteOnlyItsOwnMemory) {
+  TraceBuilder b;
+  OutputLetGoThenAnotherCapture(b, /*let_go=*/true, /*replay_after=*/true, /*kept=*/false);
+  CaptureWrote(b, "own-memory");
+  const std::vector<Finding> findings = Findings(checks::NewGraphReadsFreedCheck(), b);
+  ASSERT_THAT(findings, SizeIs(1));
+  EXPECT_THAT(findings[0].message, HasSubstr("(1 block left allocated at the capture's end: its outputs)"));
+}
+
 }  // namespace
 }  // namespace graphcheck::testing_trace
