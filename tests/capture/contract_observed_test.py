@@ -750,6 +750,31 @@ for name, body in (("an iterator made for the call", lambda: heads[next(iter(ran
     recorder, model = fresh()
     capture(body)
     check("clean twin: next() of %s sends nothing" % name, not recorder.of(EventKind.HOST_RANDOM_DRAW), recorder.events)
+
+
+class DeviceBuffer:
+    """A static buffer's stand-in: device memory."""
+
+    is_cuda = True
+
+
+def forward_step(data_iterator, scale=1.0):
+    batch = next(data_iterator)  # next of an iterator the caller made
+    return (heads[batch["head"]](x) if "head" in batch else model(x)) * scale  # its variables still bound
+
+
+# Megatron's full-iteration graphs hand the step a fresh iter() of the static buffers at every step: the graph reads
+# the buffers, the same at every replay. An iterator of host values handed in the same way is a draw.
+recorder, model = fresh()
+capture(lambda: forward_step(iter([{"tokens": DeviceBuffer(), "labels": DeviceBuffer(), "mask": None}])))
+check("clean twin: next() of an iterator over device buffers sends nothing", not recorder.of(EventKind.HOST_RANDOM_DRAW),
+      recorder.events)
+recorder, model = fresh()
+capture(lambda: forward_step(iter([{"head": 2}, {"head": 0}])))
+draws = recorder.of(EventKind.HOST_RANDOM_DRAW)
+check("next() of an iterator over host values handed to the step is sent at its line", len(draws) == 1 and
+      draws[0]["text"] == "next(data_iterator)" and draws[0]["line"] == line_of(HERE, "# next of an iterator the"),
+      draws)
 task = next(order)
 recorder, model = fresh()
 capture(lambda: heads[task](x))

@@ -78,6 +78,22 @@ class Generators:
                 yield source, label, stack
 
 
+def _next_is_device_data(iterator):
+    """Whether `iterator` walks a list or tuple whose next item is device data: a CUDA tensor, or a dict, list or tuple
+    of them. The graph then reads that item's memory, which is no host value (Megatron's full-iteration graphs take
+    each microbatch's static buffers through a fresh iter() of them, the same buffers at every step)."""
+    if type(iterator).__name__ not in ("list_iterator", "tuple_iterator"):
+        return False
+    try:
+        _, (sequence,), index = iterator.__reduce__()
+        item = sequence[index]
+    except Exception:  # exhausted: no next item
+        return False
+    values = list(item.values()) if isinstance(item, dict) else item if isinstance(item, (list, tuple)) else [item]
+    return any(getattr(v, "is_cuda", False) for v in values) and all(
+        v is None or getattr(v, "is_cuda", False) for v in values)
+
+
 class Draws:
     """A capture's profile function and what it saw; `observer` (a host_reads.Observer) is given every Python call,
     and every read of torch's grad mode by the program's code."""
@@ -137,7 +153,7 @@ class Draws:
                 source, label = "os-urandom", "os.urandom"
             elif name == "next" and getattr(owner, "__name__", None) == "builtins" and self._programs(frame):
                 source, label = "iterator", frames.next_of_kept_iterator(frame)
-                if label is None:
+                if label is None or _next_is_device_data(frames.path_value(frame, label[len("next("):-1])):
                     return
             else:
                 # torch.rand and the like (no __self__), or a Tensor's in-place draw: a candidate for a CPU draw,
