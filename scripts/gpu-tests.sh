@@ -8,7 +8,9 @@
 # The whole suite takes longer than one 10-minute device call: `--shard I/N` (I from 0) runs the I-th of N shards of
 # every test binary (GoogleTest's own sharding, GTEST_SHARD_INDEX / GTEST_TOTAL_SHARDS), so N calls run it all. Use
 # N = 8: with N = 4, one shard alone on an H200 took 466 s and the others ran past 560 s (python_probe_gpu_test's
-# quarter alone takes 250-415 s; bench/results/2026-11-29-session27.md). A
+# quarter alone takes 250-415 s; bench/results/2026-11-29-session27.md). With N = 8, shards 4-7 alone on an H200 take
+# 104-207 s; 0 and 3 finish in 284 and 398 s even two to an H200; 1 and 2 ran past 545 s two to an H200 (their
+# python_probe parts 371 and 389 s; bench/results/2026-11-29-session28.md). A
 # machine with a GPU on which no test ran (every one skipped: no CUDA seen, a broken bundle) fails the run.
 set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)

@@ -7,6 +7,7 @@ eager code, CPU tensors stand for the device's, and the recorder is a list.
 usage: contract_observed_test.py PROBE_DIR [TORCH_SITE_DIR]
 """
 import copy
+import enum
 import functools
 import itertools
 import os
@@ -1267,6 +1268,71 @@ graph.replay()
 rebound = [e for e in recorder.of(EventKind.STATE_REBOUND) if e["type_name"] == "static-input"]
 check("a tensor reached by a constant index whose data was replaced is sent", len(rebound) == 1 and
       rebound[0]["text"] == "self.params[0]", rebound)
+
+
+class Phase(enum.Enum):
+    WARMUP = 0.25
+    FULL = 1.0
+
+
+class Trainer:
+    """A phase kept as an Enum member whose value weights a loss (blind set 4, enum-phase-weight)."""
+
+    def __init__(self):
+        self.phase = Phase.WARMUP
+
+    def step(self):
+        return model(x) * self.phase.value
+
+
+for phases in ((Phase.WARMUP, Phase.WARMUP), (Phase.WARMUP, Phase.FULL)):
+    recorder, model = fresh()
+    trainer = Trainer()
+    graph = capture(trainer.step)
+    for phase in phases:
+        trainer.phase = phase  # enter the phase
+        graph.replay()
+    sent = changed(recorder, "attribute")
+    if phases[-1] is Phase.WARMUP:
+        check("clean twin: an Enum phase that stays sends nothing", not sent, recorder.events)
+    else:
+        check("an Enum member's value read inside the capture, changed with the member, is sent at that line",
+              len(sent) == 1 and sent[0]["text"].startswith("self.phase.value\n") and
+              sent[0]["line"] == line_of(HERE, "# enter the phase"), sent)
+
+
+class DoubleBuffer:
+    """Device double buffering (blind set 4, double-buffer-swap): the step unpacks `current`."""
+
+    def __init__(self, swap):
+        self.current, self.spare, self.swap = [torch.randn(8, 4)], [torch.randn(8, 4)], swap
+
+    def put(self, batch):
+        self.spare[0].copy_(batch)
+        if self.swap:
+            self.current, self.spare = self.spare, self.current  # swap the buffers
+        else:
+            self.current[0].copy_(self.spare[0])
+
+    def step(self):
+        features, = self.current
+        return model(features)
+
+
+for swap in (False, True):
+    recorder, model = fresh()
+    buffers = DoubleBuffer(swap)
+    graph = capture(buffers.step)
+    for _ in range(2):
+        buffers.put(torch.randn(8, 4))
+        graph.replay()
+    rebound = [e for e in recorder.of(EventKind.STATE_REBOUND) if e["type_name"] == "static-input"]
+    if swap:
+        check("a list of tensors the step unpacks, swapped for another list, is sent by its entry",
+              len(rebound) == 1 and rebound[0]["text"] == "self.current[0]", rebound)
+    else:
+        check("clean twin: a list of tensors the step unpacks, refilled in place, sends nothing", not rebound,
+              recorder.events)
 
 
 # What is no static input, whatever path reached it (found in review; each sent an error before):

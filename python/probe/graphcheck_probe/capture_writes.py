@@ -5,7 +5,7 @@ program can read once every block its capture left allocated is freed: graphchec
 
 Every in-place op and out= bumps a tensor's version counter, also while capturing. Each tensor the program held that
 the captured code could write is noted once with its counter, and compared when the capture ends:
-- the capturing frame's tensors, one level into its containers and objects, and every parameter and buffer of its
+- the capturing frame's tensors, two levels into its containers and objects, and every parameter and buffer of its
   modules, when the capture begins;
 - each module's own parameters (with their .grad), buffers and tensor attributes, as its forward begins inside the
   capture;
@@ -15,6 +15,7 @@ there means the program's memory. So does a tensor whose counter cannot be read 
 out of room to note: no finding rests on what was not looked at.
 """
 import sys
+import types
 import weakref
 
 from .events import CaptureWrites
@@ -79,7 +80,7 @@ class Writes:
             self.note(value)
         elif self._module is not None and isinstance(value, self._module):
             self.note_module(value)
-        elif depth <= 0 or isinstance(value, (str, bytes, int, float)):
+        elif depth <= 0 or isinstance(value, (str, bytes, int, float, types.ModuleType)):
             return
         elif type(value) in (list, tuple):
             for item in value[:MAX_ITEMS]:

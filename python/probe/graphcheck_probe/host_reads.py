@@ -10,10 +10,11 @@ How: while a capture runs, the capture's profile function (contract._RandomDraws
 Observer.call. The first call of each of the program's code objects is disassembled once into the paths it loads (a
 variable, then attribute names and constant subscripts); each path is followed at that call through instance and
 class dictionaries only (a class attribute read through `self` too; no property, __getattr__ or __getitem__ of the
-program's runs, so nothing is launched into the capture), and a path that ends on a number, on a list of numbers or
-on a numpy scalar or small array (`float(LR)` of a 0-d array the schedule fills in place) is kept with how to follow
-it again. A number the captured code itself
-changed (a call counter) is not kept. Libraries' code is not read: their constants do not change, and the
+program's runs, so nothing is launched into the capture; an Enum member's value and name are read from it), and a
+path that ends on a number, on a list of numbers or on a numpy scalar or small array (`float(LR)` of a 0-d array the
+schedule fills in place) is kept with how to follow it again, as is a device tensor, or a list of them, it reaches. A
+number the captured code itself changed (a call counter) is not kept. Libraries' code is not read: their constants do
+not change, and the
 optimizers' and modules' numbers have watches of their own (watches.HostStateWatch, contract.Contract,
 graphed_calls.ModuleWatch), which also follow a module's own number (`self.p`) for the modules whose forward ran.
 Every method a module ran inside the capture is noted (Observer.module_reads), so that those watches see the
@@ -26,7 +27,9 @@ those code objects alone from Python 3.12, opcode events of a trace function bef
 ran is dropped at the capture's end. When that cannot be had (a debugger's or coverage's tracer, the monitoring tool
 id taken, a profiler of the program's own) every path the code holds is kept.
 """
+import enum
 import functools
+import itertools
 import os
 import sys
 import types
@@ -48,13 +51,8 @@ def _entries(value):
     none."""
     if type(value) not in (list, tuple):
         return None
-    numbers = []
-    for key, entry in enumerate(value):
-        if is_number(entry):
-            numbers.append((key, entry))
-            if len(numbers) >= MAX_ENTRIES:
-                break
-    return tuple(numbers) or None
+    return tuple(itertools.islice(((key, entry) for key, entry in enumerate(value) if is_number(entry)),
+                                  MAX_ENTRIES)) or None
 
 
 def _text_number(value):
@@ -104,6 +102,8 @@ def _attribute(value, key):
     """`value.key` through plain storage: the instance's dictionary, else the dictionaries of its class and bases (a
     class attribute read through `self`, or of a class itself), never a descriptor (property, method) that would run
     code; None when it is in none."""
+    if isinstance(value, enum.Enum) and key in ("value", "name"):
+        return vars(value).get("_%s_" % key)  # what Enum's own value and name properties return
     try:
         held = vars(value)
     except TypeError:
@@ -457,6 +457,12 @@ class Observer:
                 own = kind == "local" or (in_body and kind == "global" and frame.f_globals is frame.f_locals)
                 if (steps or not own) and not code_paths.metadata_only(code, offset):
                     self._note_tensor(kind, holder, base, name, steps, code, line, offset, value)
+                continue
+            if steps and type(value) in (list, tuple) and any(_is_tensor(entry) for entry in value[:MAX_ENTRIES]):
+                for index, entry in enumerate(value[:MAX_ENTRIES]):  # a list the code unpacks: `x, y = self.current`
+                    if _is_tensor(entry):
+                        self._note_tensor(kind, holder, base, name, steps + (("item", index),), code, line, offset,
+                                          entry)
                 continue
             plain = _numpy_plain(value)
             if plain is not None:
