@@ -6,6 +6,7 @@ eager code, CPU tensors stand for the device's, and the recorder is a list.
 
 usage: contract_observed_test.py PROBE_DIR [TORCH_SITE_DIR]
 """
+import contextvars
 import copy
 import enum
 import functools
@@ -482,6 +483,41 @@ check("a param group added after the capture is sent at its line", len(sent) == 
       "SGD param_groups" and sent[0]["line"] == line_of(HERE, "# the adapter joins"), sent)
 check("a param group added before the capture sends nothing", not group_added(after_capture=False),
       group_added(after_capture=False))
+
+
+# A capturable optimizer's tensor lr (blind set 4, tensor-lr-rebound): replaced by another tensor between replays,
+# the graph still reads the old one; filled in place, the graph reads the new value.
+def tensor_lr(replaced):
+    recorder, model = fresh()
+    optimizer = torch.optim.SGD(model.parameters(), lr=torch.tensor(0.1), foreach=False)
+    is_cuda_tensor, watches.is_cuda_tensor = watches.is_cuda_tensor, lambda value: isinstance(value, torch.Tensor)
+
+    def step():
+        optimizer.zero_grad()
+        model(x).sum().backward()
+        optimizer.step()
+
+    step()
+    graph = Graph()
+    watches.capture_started(graph, Origin.USER)
+    step()
+    watches.graph_watch(graph).host = watches.capture_ended(graph, sys._getframe(0))
+    watches.watch_replays(graph, None)
+    graph.replay()
+    for group in optimizer.param_groups:
+        if replaced:
+            group["lr"] = group["lr"] * 0.5  # replace the lr tensor
+        else:
+            group["lr"].mul_(0.5)
+    graph.replay()
+    watches.is_cuda_tensor = is_cuda_tensor
+    return [e for e in recorder.of(EventKind.STATE_REBOUND) if e["text"] == "SGD param_groups[0].lr"]
+
+
+sent = tensor_lr(replaced=True)
+check("a tensor lr replaced after the capture is sent as a rebound, at the line that replaced it", len(sent) == 1 and
+      sent[0]["line"] == line_of(HERE, "# replace the lr tensor"), sent)
+check("clean twin: a tensor lr updated in place sends nothing", not tensor_lr(replaced=False))
 
 
 # Gradients averaged over micro-batches by rebinding .grad after a forward+backward graph that accumulates into them
@@ -1299,6 +1335,52 @@ for phases in ((Phase.WARMUP, Phase.WARMUP), (Phase.WARMUP, Phase.FULL)):
         check("an Enum member's value read inside the capture, changed with the member, is sent at that line",
               len(sent) == 1 and sent[0]["text"].startswith("self.phase.value\n") and
               sent[0]["line"] == line_of(HERE, "# enter the phase"), sent)
+
+
+# A 0-d tensor in host memory the step multiplies by (blind set 4, cpu-scalar-weight): a kernel takes its value at
+# launch, so the graph replays the value it had at capture. One on the device, filled in place, is read by the graph.
+for on_host in (False, True):
+    recorder, model = fresh()
+    aux_weight = torch.tensor(0.8)
+    on_device, contract.on_device = contract.on_device, (lambda t: t is not aux_weight) if on_host else contract.on_device
+    graph = capture(lambda: model(x) * aux_weight)
+    graph.replay()
+    aux_weight.fill_(0.4)  # halve the weight
+    graph.replay()
+    contract.on_device = on_device
+    sent = changed(recorder, "global")
+    if on_host:
+        check("a 0-d tensor in host memory read inside the capture, filled between replays, is sent with its numbers",
+              len(sent) == 1 and sent[0]["text"].startswith("aux_weight\n") and
+              (sent[0]["value"], sent[0]["value_now"]) == tuple(bridge.double_bits(torch.tensor(v).item())
+                                                                for v in (0.8, 0.4)), sent)
+    else:
+        check("clean twin: a 0-d tensor on the device filled in place sends nothing", not sent, recorder.events)
+
+
+# A number a contextvars.ContextVar holds, read inside the capture (blind set 4, contextvar-guidance): each request
+# sets its own, and the graph replays the value at capture.
+GUIDANCE = contextvars.ContextVar("guidance_scale", default=1.0)
+
+
+def guided():
+    return model(x) * GUIDANCE.get()
+
+
+for scales in ((1.0, 1.0), (1.0, 4.0)):
+    recorder, model = fresh()
+    graph = capture(guided)
+    for scale in scales:
+        token = GUIDANCE.set(scale)  # set the request's guidance
+        graph.replay()
+        GUIDANCE.reset(token)
+    sent = changed(recorder, "attribute")
+    if scales[-1] == 1.0:
+        check("clean twin: a ContextVar set to its value at capture sends nothing", not sent, recorder.events)
+    else:
+        check("a ContextVar read inside the capture and set to another number is sent at the set",
+              len(sent) == 1 and sent[0]["text"].startswith("ContextVar('guidance_scale').get()\n") and
+              sent[0]["line"] == line_of(HERE, "# set the request's guidance"), sent)
 
 
 class DoubleBuffer:

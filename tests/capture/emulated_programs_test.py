@@ -31,7 +31,7 @@ NOT_EMULATED = {"autocast-disabled", "autocast-decorator", "mc-dropout", "bn-fre
 # allocator's history, which is not emulated), and its defects graphcheck still misses (bench/results/
 # 2026-11-29-session28.md). Their twins run all the same.
 NO_PROBE_EVENT = {"hook-features-pool", "layer-graphs-probe-last", "grid-key-batch-only", "ensemble-late-binding",
-                  "cpu-scalar-weight", "deque-loss-balance", "contextvar-guidance", "tensor-lr-rebound"}
+                  "deque-loss-balance"}
 CORPUS_NEEDS = ("import timm", "from transformers", "torchvision", "torch.compile", "torch.distributed")
 # Program (mode) -> its loops' passes as the probe marks them, phase by phase ("LINE xPASSES"): an eager twin's loop
 # and the graphed loop through one function are two phases; a gradient-accumulation loop's inner loop is a phase in

@@ -57,7 +57,7 @@ def _hook(cls):
 
 
 def watch(read):
-    """Watches the attributes on `read`'s path (host_reads.Read) from now on."""
+    """Watches the attributes on `read`'s path (read_paths.Read) from now on."""
     for holder, attribute in read.attribute_holders():
         cls = type(holder)
         if isinstance(holder, type) or not _program_class(cls) or len(_watched) >= _MAX_WATCHED:

@@ -171,7 +171,8 @@ class Contract:
         self.attributes = []  # (module ref, label, attribute, value at capture)
         self.attribute_stacks = {}  # label -> the stack of the last store that made it differ from its capture
         self.tensors = []  # NamedTensor
-        self.host_values = observed.baked() if observed is not None else []  # host_reads.Read
+        self.host_values = (observed.baked() + observed.baked_scalars(lambda t: not on_device(t) and not pinned(t))
+                            if observed is not None else [])  # read_paths.Read
         self.capture_sites = {}  # frames.running_sites where the capture ended
         for read in self.host_values:
             attribute_stores.watch(read)

@@ -7,6 +7,7 @@ host_reads.Observer, which also notes the generator objects the program's code r
 methods no profile event shows: numpy's are Cython methods). At the capture's end a generator whose state moved was
 drawn from inside it.
 """
+import contextvars
 import random
 import sys
 
@@ -142,6 +143,10 @@ class Draws:
             name = getattr(arg, "__name__", "")
             if name == "is_grad_enabled" and self.observer is not None and self._programs(frame):
                 self.observer.grad_mode_read(frame)
+                return
+            if isinstance(owner, contextvars.ContextVar) and name == "get" and self.observer is not None and \
+                    self._programs(frame):
+                self.observer.context_read(frame, owner)
                 return
             if isinstance(owner, random.Random):
                 source, label = "python-random", "random.%s" % name

@@ -281,22 +281,27 @@ class CaptureState:
 
 
 class HostStateWatch:
-    """The host values a capture baked in: float hyperparameters of the optimizers that stepped inside it, and the
-    gradients it writes for optimizers stepping outside it."""
+    """The host values a capture baked in: float hyperparameters of the optimizers that stepped inside it (and the
+    memory of their tensor ones), and the gradients it writes for optimizers stepping outside it."""
 
     def __init__(self, state, names):
-        self.graph_id = state.graph_id
+        self.graph_id, self.origin = state.graph_id, state.origin
         self.hyperparameters = []  # (optimizer ref, group index, key, suffix, label, value at capture)
+        self.tensors = []  # (optimizer ref, group index, key, label, address at capture) of device hyperparameters
         for optimizer in state.stepped:
             kind = type(optimizer).__name__
             for index, group in enumerate(optimizer.param_groups):
                 for key, value in group.items():
                     if key in ("params", "param_names"):
                         continue
+                    if is_cuda_tensor(value):  # a capturable optimizer's tensor lr: the graph reads its memory
+                        label = "%s param_groups[%d].%s" % (kind, index, key)
+                        self.tensors.append((weakref.ref(optimizer), index, key, label, address(value)))
                     for suffix, number in _numbers(value):
                         label = "%s param_groups[%d].%s%s" % (kind, index, key, suffix)
                         self.hyperparameters.append((weakref.ref(optimizer), index, key, suffix, label, number))
         del self.hyperparameters[_MAX_HYPERPARAMETERS:]
+        del self.tensors[_MAX_HYPERPARAMETERS:]
         # A group added after the capture (add_param_group) is one the graph never steps.
         self.group_counts = [(weakref.ref(optimizer), "%s param_groups" % type(optimizer).__name__,
                               len(optimizer.param_groups)) for optimizer in state.stepped]
@@ -316,7 +321,23 @@ class HostStateWatch:
         self.reported = set()
 
     def __bool__(self):
-        return bool(self.hyperparameters or self.grads or self.group_counts)
+        return bool(self.hyperparameters or self.tensors or self.grads or self.group_counts)
+
+    def _look_tensors(self, attributed, optimizer):
+        """A device hyperparameter replaced by another tensor (`group["lr"] = base * factor`): the graph still reads
+        the memory of the one it had at capture. Sent as a rebound static input, at the line that stored it."""
+        for optimizer_ref, index, key, label, captured in self.tensors:
+            owner = optimizer_ref()
+            if owner is None or label in self.reported or (optimizer is not None and owner is not optimizer):
+                continue
+            groups = owner.param_groups
+            now = groups[index].get(key) if index < len(groups) else None
+            if not is_cuda_tensor(now) or address(now) == captured:
+                continue
+            self.reported.add(label)
+            stack = None if attributed else frames.change_site(sys._getframe(2), {"STORE_SUBSCR"}, key)
+            events.state_rebound(origin=self.origin, graph=self.graph_id, role=events.TensorRole.STATIC_INPUT,
+                                 name=label, address_at_capture=captured, address_now=address(now), frames=stack)
 
     def look(self, attributed=False, optimizer=None):
         for optimizer_ref, label, captured in self.group_counts:
@@ -345,6 +366,7 @@ class HostStateWatch:
             events.host_value_change(graph=self.graph_id, role=events.HostValueRole.OPTIMIZER_HYPERPARAMETER,
                                      name=label, captured=captured, now=now, at_change=attributed or bool(stack),
                                      frames=stack)
+        self._look_tensors(attributed, optimizer)
         if optimizer is not None:
             return
         for parameter_ref, grad_id, captured, label in self.grads:
