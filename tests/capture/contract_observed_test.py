@@ -451,6 +451,17 @@ for change, kind, line in ((("decay", EventKind.HOST_VALUE_CHANGED, "# schedule 
           len(sent) >= 1 and all(e["line"] == line_of(HERE, line) for e in sent), sent)
 
 
+def host_watched(step):
+    """A capture of `step`, run once before it, whose host values watches.HostStateWatch follows at replays."""
+    step()
+    graph = Graph()
+    watches.capture_started(graph, Origin.USER)
+    step()
+    watches.graph_watch(graph).host = watches.capture_ended(graph, sys._getframe(1))
+    watches.watch_replays(graph, None)
+    return graph
+
+
 # A param group added after a whole-step capture (blind set 3, param-group-added): the graph never steps the new
 # parameters; sent at the add_param_group line. The same group added before the capture sends nothing.
 def group_added(after_capture):
@@ -465,12 +476,7 @@ def group_added(after_capture):
         (model(x) + adapter(x)).sum().backward()
         optimizer.step()
 
-    step()
-    graph = Graph()
-    watches.capture_started(graph, Origin.USER)
-    step()
-    watches.graph_watch(graph).host = watches.capture_ended(graph, sys._getframe(0))
-    watches.watch_replays(graph, None)
+    graph = host_watched(step)
     graph.replay()
     if after_capture:
         optimizer.add_param_group({"params": list(adapter.parameters()), "lr": 0.1})  # the adapter joins
@@ -497,12 +503,7 @@ def tensor_lr(replaced):
         model(x).sum().backward()
         optimizer.step()
 
-    step()
-    graph = Graph()
-    watches.capture_started(graph, Origin.USER)
-    step()
-    watches.graph_watch(graph).host = watches.capture_ended(graph, sys._getframe(0))
-    watches.watch_replays(graph, None)
+    graph = host_watched(step)
     graph.replay()
     for group in optimizer.param_groups:
         if replaced:
