@@ -123,8 +123,9 @@ class Capture:
 
     def _ran(self, module, args):
         if threading.get_ident() == self.thread and len(self.modules) < MAX_MODULES:
-            if self.modules.setdefault(id(module), module) is module and self.writes is not None:
-                self.writes.note_module(module)  # once: Writes keeps the modules it noted
+            self.modules.setdefault(id(module), module)
+            if self.writes is not None:
+                self.writes.note_module(module)  # once per module: Writes keeps the ids of those it noted
 
     def state_replacing(self, module, name):
         key = (id(module), name)
