@@ -14,6 +14,7 @@ A changed counter, a .grad made or replaced, an optimizer that stepped inside th
 there means the program's memory. So does a tensor whose counter cannot be read (an inference tensor), and running
 out of room to note: no finding rests on what was not looked at.
 """
+import itertools
 import sys
 import types
 import weakref
@@ -82,17 +83,16 @@ class Writes:
             self.note_module(value)
         elif depth <= 0 or isinstance(value, (str, bytes, int, float, types.ModuleType)):
             return
-        elif type(value) in (list, tuple):
-            for item in value[:MAX_ITEMS]:
-                self.note_value(item, depth - 1)
-        elif isinstance(value, dict):
-            for item in list(value.values())[:MAX_ITEMS]:
-                self.note_value(item, depth - 1)
         else:
-            attributes = getattr(value, "__dict__", None)  # a class's is a mappingproxy, left alone
-            if type(attributes) is dict:
-                for item in list(attributes.values())[:MAX_ITEMS]:
-                    self.note_value(item, depth - 1)
+            if type(value) in (list, tuple):
+                items = value
+            elif isinstance(value, dict):
+                items = value.values()
+            else:
+                attributes = getattr(value, "__dict__", None)  # a class's is a mappingproxy, left alone
+                items = attributes.values() if type(attributes) is dict else ()
+            for item in itertools.islice(items, MAX_ITEMS):
+                self.note_value(item, depth - 1)
 
     def note_frame(self, variables):
         """The capturing frame's variables (frames.local_values): its modules whole."""

@@ -46,13 +46,20 @@ trace::ProbeEvent& Changed(TraceBuilder& b, uint64_t t, uint64_t graph, const st
   return e;
 }
 
-TEST(HostValueFrozenTest, ALearningRateAScheduleChangedIsReportedAtTheSchedulersStep) {
+// The findings on the program's capture replayed before and after one change (Changed's arguments from `role` on).
+std::vector<Finding> ChangedBetweenReplays(const std::string& role, const std::string& name, double captured,
+                                           double now, bool attributed, uint32_t line) {
   TraceBuilder b;
   Capture(b);
   b.Replay(4000, 1, kStream, kCudaGraph, 10, 100);
-  Changed(b, 5000, kGraph, "optimizer-hyperparameter", "Adam param_groups[0].lr", 0.01, 1e-6, true, 40);
-  b.Replay(6000, 1, kStream, kCudaGraph, 10, 100);
-  const std::vector<Finding> findings = RunCheck(checks::NewHostValueFrozenCheck(), b.Build());
+  Changed(b, 5000, kGraph, role, name, captured, now, attributed, line);
+  b.Replay(5100, 1, kStream, kCudaGraph, 10, 100);
+  return RunCheck(checks::NewHostValueFrozenCheck(), b.Build());
+}
+
+TEST(HostValueFrozenTest, ALearningRateAScheduleChangedIsReportedAtTheSchedulersStep) {
+  const std::vector<Finding> findings =
+      ChangedBetweenReplays("optimizer-hyperparameter", "Adam param_groups[0].lr", 0.01, 1e-6, true, 40);
   ASSERT_THAT(findings, SizeIs(1));
   EXPECT_EQ(findings[0].check_id, "host-value-frozen");
   EXPECT_EQ(findings[0].severity, Severity::kError);
@@ -153,12 +160,8 @@ TEST(HostValueFrozenTest, ANumberTheCapturedCodeReadIsReportedWhereverItLives) {
 }
 
 TEST(HostValueFrozenTest, GradModeTheCapturedCodeBranchedOnIsReportedAtTheReplay) {
-  TraceBuilder b;
-  Capture(b);
-  b.Replay(4000, 1, kStream, kCudaGraph, 10, 100);
-  Changed(b, 5000, kGraph, "grad-mode", "torch.is_grad_enabled()\nforward() at /home/me/train.py:20", 1, 0, false, 70);
-  b.Replay(5100, 1, kStream, kCudaGraph, 10, 100);
-  const std::vector<Finding> findings = RunCheck(checks::NewHostValueFrozenCheck(), b.Build());
+  const std::vector<Finding> findings =
+      ChangedBetweenReplays("grad-mode", "torch.is_grad_enabled()\nforward() at /home/me/train.py:20", 1, 0, false, 70);
   ASSERT_THAT(findings, SizeIs(1));
   EXPECT_THAT(findings[0].message,
               HasSubstr("This replay runs with grad mode off, but the captured code read torch.is_grad_enabled() (in "
@@ -169,12 +172,8 @@ TEST(HostValueFrozenTest, GradModeTheCapturedCodeBranchedOnIsReportedAtTheReplay
 
 // bf16 capture replayed under fp16 autocast (blind set 3, autocast-dtype-switch): the states by name.
 TEST(HostValueFrozenTest, AutocastInAnotherDtypeIsReportedWithBothDtypes) {
-  TraceBuilder b;
-  Capture(b);
-  b.Replay(4000, 1, kStream, kCudaGraph, 10, 100);
-  Changed(b, 5000, kGraph, "autocast", "torch.is_autocast_enabled('cuda')", 3, 2, false, 71);
-  b.Replay(5100, 1, kStream, kCudaGraph, 10, 100);
-  const std::vector<Finding> findings = RunCheck(checks::NewHostValueFrozenCheck(), b.Build());
+  const std::vector<Finding> findings =
+      ChangedBetweenReplays("autocast", "torch.is_autocast_enabled('cuda')", 3, 2, false, 71);
   ASSERT_THAT(findings, SizeIs(1));
   EXPECT_THAT(findings[0].message, HasSubstr("This replay runs with CUDA autocast on in float16, where earlier replays "
                                              "ran with it on in bfloat16 as at the capture"));
@@ -199,12 +198,8 @@ TEST(HostValueFrozenTest, AParameterUnfrozenAfterCaptureIsReportedAtTheCall) {
 }
 
 TEST(HostValueFrozenTest, AParamGroupAddedAfterCaptureIsReportedAtTheCall) {
-  TraceBuilder b;
-  Capture(b);
-  b.Replay(4000, 1, kStream, kCudaGraph, 10, 100);
-  Changed(b, 5000, kGraph, "optimizer-param-groups", "SGD param_groups", 1, 2, true, 47);
-  b.Replay(5100, 1, kStream, kCudaGraph, 10, 100);
-  const std::vector<Finding> findings = RunCheck(checks::NewHostValueFrozenCheck(), b.Build());
+  const std::vector<Finding> findings =
+      ChangedBetweenReplays("optimizer-param-groups", "SGD param_groups", 1, 2, true, 47);
   ASSERT_THAT(findings, SizeIs(1));
   EXPECT_THAT(findings[0].message,
               HasSubstr("This call gave the optimizer 2 param groups (SGD param_groups), but the graph (captured at "

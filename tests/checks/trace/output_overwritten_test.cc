@@ -3,6 +3,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cstdint>
+#include <vector>
+
 #include "checks/checks.h"
 #include "tests/checks/trace/probe_test_util.h"
 
@@ -29,14 +32,20 @@ TEST(OutputOverwrittenTest, AnUncaughtOverwrittenOutputIsOutputOverwrittenWithTh
                                                        "its graphs")));
 }
 
-TEST(OutputOverwrittenTest, AManualGraphsOutputKeptAcrossReplaysIsOutputOverwritten) {
+// The findings on the program's capture (at train.py:14) whose output `name` the probe saw held, `references_added`
+// more at each replay (0: kept in an attribute by a method that reads it first), at train.py:`line`.
+std::vector<Finding> ManualOutputHeld(const char* name, uint64_t references_added, uint32_t line) {
   TraceBuilder b;
   b.Probe(100, 1, ProbeEventKind::kCaptureBegin, kGraph, ProbeOrigin::kUser).stack = TrainPyStack(b, 14);
   trace::ProbeEvent& held = b.Probe(1000, 1, ProbeEventKind::kOutputsHeld, kGraph, ProbeOrigin::kUser);
-  held.text = b.Intern("static_out");
-  held.value = 3;
-  held.stack = TrainPyStack(b, 21);
-  const std::vector<Finding> findings = RunCheck(checks::NewOutputOverwrittenCheck(), b.Build());
+  held.text = b.Intern(name);
+  held.value = references_added;
+  held.stack = TrainPyStack(b, line);
+  return RunCheck(checks::NewOutputOverwrittenCheck(), b.Build());
+}
+
+TEST(OutputOverwrittenTest, AManualGraphsOutputKeptAcrossReplaysIsOutputOverwritten) {
+  const std::vector<Finding> findings = ManualOutputHeld("static_out", 3, 21);
   ASSERT_THAT(findings, SizeIs(1));
   EXPECT_THAT(findings[0].message, HasSubstr("The program keeps `static_out`, an output of the graph (captured at "
                                              "/home/me/train.py:14 in body), across replays without a copy"));
@@ -45,18 +54,9 @@ TEST(OutputOverwrittenTest, AManualGraphsOutputKeptAcrossReplaysIsOutputOverwrit
   EXPECT_THAT(findings[0].fix, HasSubstr("static_out.clone()"));
 }
 
-// Outputs cudagraph trees invalidated that the program never reads again are harmless: no finding.
-// A make_graphed_callables output read after the callable's next call (blind set 2's graphed-two-views: a teacher
-// called on a weak and a strong view): named by its variable, at the call that returned it.
 // Kept by an object as "the previous value" (blind set 3, logger-attr-output): at the method's store, by attribute.
 TEST(OutputOverwrittenTest, AManualGraphsOutputKeptAsAPreviousValueIsOutputOverwrittenAtTheStore) {
-  TraceBuilder b;
-  b.Probe(100, 1, ProbeEventKind::kCaptureBegin, kGraph, ProbeOrigin::kUser).stack = TrainPyStack(b, 14);
-  trace::ProbeEvent& held = b.Probe(1000, 1, ProbeEventKind::kOutputsHeld, kGraph, ProbeOrigin::kUser);
-  held.text = b.Intern("ChurnLogger.prev");
-  held.value = 0;
-  held.stack = TrainPyStack(b, 44);
-  const std::vector<Finding> findings = RunCheck(checks::NewOutputOverwrittenCheck(), b.Build());
+  const std::vector<Finding> findings = ManualOutputHeld("ChurnLogger.prev", 0, 44);
   ASSERT_THAT(findings, SizeIs(1));
   EXPECT_THAT(findings[0].message, HasSubstr("`ChurnLogger.prev` keeps an output of the graph (captured at "
                                              "/home/me/train.py:14 in body) as it is, and the method that stores it "
@@ -65,6 +65,8 @@ TEST(OutputOverwrittenTest, AManualGraphsOutputKeptAsAPreviousValueIsOutputOverw
   EXPECT_THAT(findings[0].fix, HasSubstr("ChurnLogger.prev.clone()"));
 }
 
+// A make_graphed_callables output read after the callable's next call (blind set 2's graphed-two-views: a teacher
+// called on a weak and a strong view): named by its variable, at the call that returned it.
 TEST(OutputOverwrittenTest, AGraphedCallablesOutputReadAfterItsNextCallIsOutputOverwritten) {
   TraceBuilder b;
   trace::ProbeEvent& held = b.Probe(1000, 1, ProbeEventKind::kOutputsHeld, 0x7f0010, ProbeOrigin::kGraphedCallables);
@@ -81,6 +83,7 @@ TEST(OutputOverwrittenTest, AGraphedCallablesOutputReadAfterItsNextCallIsOutputO
   EXPECT_THAT(findings[0].fix, HasSubstr("outlive the next call (p_weak.clone()"));
 }
 
+// Outputs cudagraph trees invalidated that the program never reads again are harmless: no finding.
 TEST(OutputOverwrittenTest, InvalidatedOutputsThatAreNotReadAreClean) {
   TraceBuilder b;
   b.Probe(1000, 1, ProbeEventKind::kOutputsInvalidated).value = 3;

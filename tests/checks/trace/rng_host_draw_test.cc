@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <vector>
 
 #include "checks/checks.h"
@@ -15,15 +16,20 @@ using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 using ::testing::SizeIs;
 
-TEST(RngHostDrawTest, ADrawInsideAReplayedCaptureIsReportedAtItsLine) {
+// The findings on the program's capture with one host draw from `source` (`call`, at train.py:`line`), replayed after.
+std::vector<Finding> DrawReplayed(const char* source, const char* call, uint32_t line) {
   TraceBuilder b;
   Capture(b);
   trace::ProbeEvent& e = b.Probe(2500, 1, ProbeEventKind::kHostRandomDraw, kGraph);
-  e.type = b.Intern("python-random");
-  e.text = b.Intern("random.random");
-  e.stack = TrainPyStack(b, 30);
+  e.type = b.Intern(source);
+  e.text = b.Intern(call);
+  e.stack = TrainPyStack(b, line);
   b.Replay(5000, 1, kStream, kCudaGraph, 10, 100);
-  const std::vector<Finding> findings = Findings(checks::NewRngHostDrawCheck(), b);
+  return Findings(checks::NewRngHostDrawCheck(), b);
+}
+
+TEST(RngHostDrawTest, ADrawInsideAReplayedCaptureIsReportedAtItsLine) {
+  const std::vector<Finding> findings = DrawReplayed("python-random", "random.random", 30);
   ASSERT_THAT(findings, SizeIs(1));
   EXPECT_THAT(findings[0].message, HasSubstr("(random.random) inside the capture of a graph (captured at"));
   EXPECT_EQ(FirstUserFrame(findings[0].where)->line, 30u);
@@ -31,14 +37,7 @@ TEST(RngHostDrawTest, ADrawInsideAReplayedCaptureIsReportedAtItsLine) {
 }
 
 TEST(RngHostDrawTest, AClockReadInsideACaptureIsReportedAsTheTimeItHolds) {
-  TraceBuilder b;
-  Capture(b);
-  trace::ProbeEvent& e = b.Probe(2500, 1, ProbeEventKind::kHostRandomDraw, kGraph);
-  e.type = b.Intern("clock");
-  e.text = b.Intern("time.time");
-  e.stack = TrainPyStack(b, 31);
-  b.Replay(5000, 1, kStream, kCudaGraph, 10, 100);
-  const std::vector<Finding> findings = Findings(checks::NewRngHostDrawCheck(), b);
+  const std::vector<Finding> findings = DrawReplayed("clock", "time.time", 31);
   ASSERT_THAT(findings, SizeIs(1));
   EXPECT_THAT(findings[0].message, HasSubstr("This line reads the host clock (time.time) inside the capture"));
   EXPECT_THAT(findings[0].message, HasSubstr("holds the time read at capture"));
@@ -46,14 +45,7 @@ TEST(RngHostDrawTest, AClockReadInsideACaptureIsReportedAsTheTimeItHolds) {
 
 // next() of an iterator the program keeps (blind set 3, cycle-task-order): the item taken at capture is replayed.
 TEST(RngHostDrawTest, TheNextItemOfAKeptIteratorIsReportedAsTheItemItHolds) {
-  TraceBuilder b;
-  Capture(b);
-  trace::ProbeEvent& e = b.Probe(2500, 1, ProbeEventKind::kHostRandomDraw, kGraph);
-  e.type = b.Intern("iterator");
-  e.text = b.Intern("next(order)");
-  e.stack = TrainPyStack(b, 32);
-  b.Replay(5000, 1, kStream, kCudaGraph, 10, 100);
-  const std::vector<Finding> findings = Findings(checks::NewRngHostDrawCheck(), b);
+  const std::vector<Finding> findings = DrawReplayed("iterator", "next(order)", 32);
   ASSERT_THAT(findings, SizeIs(1));
   EXPECT_THAT(findings[0].message, HasSubstr("takes the next item of an iterator the program keeps (next(order))"));
   EXPECT_THAT(findings[0].message, HasSubstr("does not advance the iterator"));
