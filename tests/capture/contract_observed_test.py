@@ -6,12 +6,14 @@ eager code, CPU tensors stand for the device's, and the recorder is a list.
 
 usage: contract_observed_test.py PROBE_DIR [TORCH_SITE_DIR]
 """
+import collections
 import contextvars
 import copy
 import enum
 import functools
 import itertools
 import os
+import statistics
 import sys
 import time
 import types
@@ -1336,6 +1338,32 @@ for phases in ((Phase.WARMUP, Phase.WARMUP), (Phase.WARMUP, Phase.FULL)):
         check("an Enum member's value read inside the capture, changed with the member, is sent at that line",
               len(sent) == 1 and sent[0]["text"].startswith("self.phase.value\n") and
               sent[0]["line"] == line_of(HERE, "# enter the phase"), sent)
+
+
+def loss_balance(history):
+    """Each task's output divided by the mean of its recent losses, a deque read by the comprehension's key (blind
+    set 4, deque-loss-balance)."""
+    return lambda: sum(model(x)[:, i] / statistics.fmean(history[task]) for i, task in enumerate(history))
+
+
+for appended in (False, True):
+    recorder, model = fresh()
+    history = {task: collections.deque([1.0], maxlen=4) for task in ("regress", "classify")}
+    balanced = loss_balance(history)  # the program keeps its step function
+    graph = capture(balanced)
+    for step in range(2):
+        if appended:
+            for task in history:
+                history[task].append(0.5 + step)  # the recent losses kept
+        graph.replay()
+    sent = changed(recorder, "entry")
+    if not appended:
+        check("clean twin: a dict of deques read by a variable key that stays sends nothing", not sent,
+              recorder.events)
+    else:
+        check("a deque read by a variable key inside the capture, appended to, is sent at the append",
+              len(sent) == 1 and sent[0]["text"].startswith("history['regress'][1]\n") and
+              sent[0]["line"] == line_of(HERE, "# the recent losses kept"), sent)
 
 
 # A 0-d tensor in host memory the step multiplies by (blind set 4, cpu-scalar-weight): a kernel takes its value at

@@ -28,10 +28,8 @@ CONTRACT_EVENTS = {"STATE_REBOUND", "HOST_VALUE_CHANGED", "TRAINING_MODE_CHANGED
 NOT_EMULATED = {"autocast-disabled", "autocast-decorator", "mc-dropout", "bn-freeze-eval", "cpu-generator-mask",
                 "grad-assign-alias"}
 # Defects no probe event names: set 4's outputs let go in a shared pool (graph-reads-freed reads them from the
-# allocator's history, which is not emulated), and its defects graphcheck still misses (bench/results/
-# 2026-11-29-session28.md). Their twins run all the same.
-NO_PROBE_EVENT = {"hook-features-pool", "layer-graphs-probe-last", "grid-key-batch-only", "ensemble-late-binding",
-                  "deque-loss-balance"}
+# allocator's history, which is not emulated). Their twins run all the same.
+NO_PROBE_EVENT = {"hook-features-pool", "layer-graphs-probe-last", "grid-key-batch-only", "ensemble-late-binding"}
 CORPUS_NEEDS = ("import timm", "from transformers", "torchvision", "torch.compile", "torch.distributed")
 # Program (mode) -> its loops' passes as the probe marks them, phase by phase ("LINE xPASSES"): an eager twin's loop
 # and the graphed loop through one function are two phases; a gradient-accumulation loop's inner loop is a phase in

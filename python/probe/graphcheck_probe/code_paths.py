@@ -1,6 +1,6 @@
 """What a code object loads, read from its bytecode once: the paths to values it follows (a variable, then attribute
-names and constant subscripts), the names its loops bind, and whether a load only reads a tensor's metadata. For
-host_reads.py, which follows those paths while a capture runs."""
+names and constant subscripts, or a last subscript by a variable's value), the names its loops bind, and whether a
+load only reads a tensor's metadata. For host_reads.py, which follows those paths while a capture runs."""
 import dis
 
 from . import frames
@@ -16,10 +16,13 @@ _SUBSCRIPTS = {"BINARY_SUBSCR"}
 def paths(code, start=-1, end=None):
     """(root kind, root name, steps, line, offset of the load that ends it) of each path `code` loads (between byte
     offsets `start` and `end`, exclusive, when given): root kind "global", "cell" or "local"; steps (("attr", name) or
-    ("item", constant), ...). Every prefix of a chain is a path of its own."""
+    ("item", constant), ...), or a last ("values", the key's name) where the key is a variable's value
+    (`history[task]`): which entry it was is not in the code, so all of them stand for it. Every prefix of a chain is
+    a path of its own."""
     found = []
     path, line = None, 0
     pending_constant = None
+    keyed = None  # the path a variable just loaded may be the subscript key of
     for instruction in dis.get_instructions(code):
         name = instruction.opname
         line = frames.instruction_line(instruction, line)
@@ -35,6 +38,9 @@ def paths(code, start=-1, end=None):
         elif name in _PAIR_LOADS and isinstance(instruction.argval, tuple) and len(instruction.argval) == 2:
             root = ("local", instruction.argval[1])
         if root is not None and isinstance(root[1], str):
+            keyed = (path, root[1]) if path is not None and pending_constant is None else None
+            if name in _PAIR_LOADS:  # `table[key]` of two locals loads both in one instruction
+                keyed = (("local", instruction.argval[0], ()), root[1])
             path = (root[0], root[1], ())
             pending_constant = None
             found.append(path + (line, instruction.offset))
@@ -53,9 +59,14 @@ def paths(code, start=-1, end=None):
                 path = (path[0], path[1], path[2] + (("item", key),))
                 found.append(path + (line, instruction.offset))
                 continue
+        if keyed is not None and name in _SUBSCRIPTS and pending_constant is None:
+            path = keyed[0][:2] + (keyed[0][2] + (("values", keyed[1]),),)
+            found.append(path + (line, instruction.offset))
+            path, keyed = None, None
+            continue
         if name in ("CACHE", "EXTENDED_ARG", "NOP"):
             continue
-        path, pending_constant = None, None
+        path, pending_constant, keyed = None, None, None
     return found
 
 

@@ -103,10 +103,14 @@ def backward_jump_target(instruction):
     return target if backward else None
 
 
+_MUTATORS = {"append", "appendleft", "extend", "extendleft", "insert", "update", "setdefault"}
+
+
 def _store_sites(code, opnames, name, container=None):
     """(offset, line) of the instructions of `code` in `opnames` on `name` (STORE_SUBSCR: under a constant key
     `name`, or, into the variable or attribute `container`, a slice or a key not constant, which may store under any
-    key: `weights[:] = [...]`, `self.scales[k] = value`), and the (start, end) byte offsets of its loops."""
+    key: `weights[:] = [...]`, `self.scales[k] = value`, or a call of a method that adds entries to it or to one of
+    its entries: `history[task].append(loss)`), and the (start, end) byte offsets of its loops."""
     sites, loops, line, constant, sliced, recent = [], [], 0, None, False, []
     for instruction in _instructions(code)[0]:
         line = instruction_line(instruction, line)
@@ -114,6 +118,9 @@ def _store_sites(code, opnames, name, container=None):
         any_key = instruction.opname == "STORE_SLICE" or subscript and (sliced or constant is None)
         if any_key and "STORE_SUBSCR" in opnames and container is not None and container in recent[-3:-1]:
             sites.append((instruction.offset, line))
+        elif (instruction.opname in ("LOAD_ATTR", "LOAD_METHOD") and instruction.argval in _MUTATORS and
+              "STORE_SUBSCR" in opnames and container is not None and container in recent[-2:]):
+            sites.append((instruction.offset, line))  # `history[task].append(loss)`, `self.window.append(x)`
         elif instruction.opname in opnames and (instruction.argval == name if not subscript else constant == (name,)):
             sites.append((instruction.offset, line))
         if backward_jump_target(instruction) is not None:

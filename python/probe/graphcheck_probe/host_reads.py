@@ -8,7 +8,8 @@ attribute's class that sets it (frames.method_store_site), else at the replay.
 
 How: while a capture runs, the capture's profile function (contract._RandomDraws) hands each Python call to
 Observer.call. The first call of each of the program's code objects is disassembled once into the paths it loads (a
-variable, then attribute names and constant subscripts); each path is followed at that call through instance and
+variable, then attribute names and constant subscripts, or a last subscript by a variable, which stands for every
+entry: `history[task]`); each path is followed at that call through instance and
 class dictionaries only (a class attribute read through `self` too; no property, __getattr__ or __getitem__ of the
 program's runs, so nothing is launched into the capture; an Enum member's value and name are read from it), and a
 path that ends on a number, on a list of numbers or on a numpy scalar or small array (`float(LR)` of a 0-d array the
@@ -39,6 +40,7 @@ from .read_paths import (MAX_ENTRIES, ClosureSlot, Read, Root, context_value, cp
 MAX_PATHS = 256  # numbers watched per capture
 _MONITORING_TOOL = 4  # a sys.monitoring tool id no CPython-defined tool uses (0-2 and 5 are)
 MAX_CLOSURES = 8  # closures whose cells are looked up per capture (gc.get_referrers: a walk of the heap)
+_COMPREHENSIONS = {"<listcomp>", "<dictcomp>", "<setcomp>", "<genexpr>"}
 
 
 class Observer:
@@ -223,7 +225,10 @@ class Observer:
             plain = numpy_plain(value)
             if plain is not None:
                 steps, value = steps + (("numpy", None),), plain
-            if type(value) is types.FunctionType and steps:
+            if steps and steps[-1][0] == "values":  # the numbers of every entry, read_paths.all_entries
+                if value is None or entries(follow(base, steps[:-1])) is not None:
+                    continue  # a list of numbers is its own path's read ("each")
+            elif type(value) is types.FunctionType and steps:
                 # A function the code holds in an attribute or entry (`self.act = lambda x, slope=0.3: ...`): the
                 # graph ran it with its default numbers as they were.
                 steps, value = steps + (("defaults", None),), entries(value.__defaults__ or ())
@@ -326,6 +331,8 @@ class Observer:
         times per capture at most; one slot per variable and function, so that its reads share a key."""
         if not code.co_freevars or self.closures >= MAX_CLOSURES:
             return {}
+        if code.co_name in _COMPREHENSIONS:
+            return self._enclosing_cells(frame, code)
         self.closures += 1
         try:
             import gc
@@ -341,6 +348,17 @@ class Observer:
         except Exception:
             pass
         return {}
+
+    def _enclosing_cells(self, frame, code):
+        """A comprehension's function lives for one pass (before Python 3.12 a list's too; a generator's is gone once
+        it was made): its variables are found again through the function whose frame runs it, when they are that
+        function's own."""
+        outer = frame.f_back
+        if outer is None:
+            return {}
+        values = dict(frame.f_locals)
+        return {n: slot for n, slot in self._cells(outer, outer.f_code, False).items()
+                if n in code.co_freevars and (n not in values or slot.value() is values[n])}
 
     def baked(self):
         """The reads whose value is still what the code read and whose loads ran: a number the captured code changed

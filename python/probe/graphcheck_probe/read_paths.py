@@ -5,6 +5,7 @@ __getitem__ of the program's runs, but an Enum member's own value and name), how
 numpy value, a function's defaults, a partial's numbers, a number kept as text, a 0-d tensor in host memory), and the
 read itself (Read): its name, its value at capture, and the stores that can change it.
 """
+import collections
 import enum
 import functools
 import itertools
@@ -20,13 +21,40 @@ def is_number(value):
     return isinstance(value, (int, float)) and not isinstance(value, type)
 
 
+_SEQUENCES = (list, tuple, collections.deque)
+
+
 def entries(value):
-    """The numbers of a plain list or tuple, as ((index, number), ...), at most MAX_ENTRIES; None when it holds
-    none."""
-    if type(value) not in (list, tuple):
+    """The numbers of a plain list, tuple or deque, as ((index, number), ...), at most MAX_ENTRIES; None when it
+    holds none."""
+    if type(value) not in _SEQUENCES:
         return None
     return tuple(itertools.islice(((key, entry) for key, entry in enumerate(value) if is_number(entry)),
                                   MAX_ENTRIES)) or None
+
+
+def all_entries(value):
+    """The numbers of every entry of a dict, list, tuple or deque, an entry's own list, tuple or deque read through
+    (`history[task]`, each task's deque of recent losses), as ((key, number) or ((key, index), number), ...), at most
+    MAX_ENTRIES; None when it holds none."""
+    if type(value) is dict:
+        items = value.items()
+    elif type(value) in _SEQUENCES:
+        items = enumerate(value)
+    else:
+        return None
+
+    def numbers():
+        for key, entry in items:
+            if is_number(entry):
+                yield key, entry
+            elif type(entry) in _SEQUENCES:
+                yield from (((key, index), number) for index, number in entries(entry) or ())
+
+    try:
+        return tuple(itertools.islice(numbers(), MAX_ENTRIES)) or None
+    except RuntimeError:  # changed size while read (another thread)
+        return None
 
 
 def text_number(value):
@@ -86,7 +114,7 @@ def role_of(kind, steps):
     named = where_steps(steps)
     if not named:
         return {"global": "global", "cell": "closure", "local": "attribute"}[kind]
-    return "entry" if named[-1][0] in ("item", "each") else "attribute"
+    return "entry" if named[-1][0] in ("item", "each", "values") else "attribute"
 
 
 _MISSING = object()
@@ -120,11 +148,14 @@ def plain_attribute(value, key):
 
 def follow_step(value, step):
     """One step of a path through plain storage only (instance and class dictionaries, dicts, lists); None when it
-    would run the program's code. ("each", None) stands for the numbers of a list, compared as one value; ("numpy",
-    None) for what a numpy scalar or array holds."""
+    would run the program's code. ("each", None) stands for the numbers of a list, compared as one value, ("values",
+    key name) for the numbers of all a container's entries; ("numpy", None) for what a numpy scalar or array
+    holds."""
     kind, key = step
     if kind == "each":
         return entries(value)
+    if kind == "values":
+        return all_entries(value)
     if kind == "numpy":
         return numpy_plain(value)
     if kind == "defaults":
@@ -166,6 +197,7 @@ def path_label(root, steps):
     text = root
     for kind, key in steps:
         text += ".%s" % key if kind == "attr" else "[%r]" % (key,) if kind == "item" else ""
+        text += "[%s]" % key if kind == "values" else ""
     return text
 
 
@@ -241,6 +273,11 @@ class Read:
         if self.steps[-1][0] == "partial":
             place = "keywords[%r]" % changed if isinstance(changed, str) else "args[%d]" % changed
             return ("%s.%s" % (self.label, place),) + numbers + (({"STORE_SUBSCR"}, changed),)
+        if self.steps[-1][0] == "values":  # `history[task]`: the entry that changed, by its own key
+            key, index = changed if type(changed) is tuple else (changed, None)
+            label = path_label(self.root.name, self.steps[:-1]) + "[%r]" % (key,)
+            label += "[%d]" % index if index is not None else ""
+            return (label,) + numbers + (({"STORE_SUBSCR"}, key),)
         return ("%s[%r]" % (self.label, changed),) + numbers + (({"STORE_SUBSCR"}, changed),)
 
     def _default_name(self, index):
@@ -285,7 +322,7 @@ class Read:
     def container(self):
         """The variable or attribute whose entries a container read reads (what its slice stores name); None for
         an entry reached by a constant key."""
-        steps = [step for step in where_steps(self.steps) if step[0] != "each"]
+        steps = [step for step in where_steps(self.steps) if step[0] not in ("each", "values")]
         return self.root.name if not steps else steps[-1][1] if steps[-1][0] == "attr" else None
 
     def stores(self):
