@@ -130,6 +130,17 @@ class HostValueFrozenCheck : public CheckOf<TraceAnalysis> {
           "Capture the graph again after changing which parameters require gradients (a new CUDAGraph after a "
           "warm-up on a side stream, or make_graphed_callables again), or capture with every parameter that will "
           "train requiring gradients and keep the frozen ones out of the optimizer.";
+    } else if (role == HostValueRole::kGradMode && first.read_at.empty()) {
+      // The probe's no_grad_replays.py: no read of the grad mode, an optimizer step after a replay in grad mode.
+      finding.message = absl::StrFormat(
+          "This replay runs with grad mode on, and the next optimizer step holds %s with no gradient: the graph%s "
+          "computes without autograd (captured under torch.no_grad()), so a backward through its outputs trains "
+          "nothing it read, where the same code run eagerly in grad mode would.",
+          name, trace::CapturedAt(trace, first.graph));
+      finding.fix =
+          "For the steps that train what the graph reads, capture forward and backward in grad mode "
+          "(torch.cuda.make_graphed_callables, or torch.cuda.graph around forward and backward) and replay that "
+          "graph; keep the no_grad graph for inference.";
     } else if (role == HostValueRole::kGradMode) {
       finding.message = absl::StrFormat(
           "%s with grad mode %s, but the captured code read torch.is_grad_enabled()%s when the graph%s was captured "

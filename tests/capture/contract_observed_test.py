@@ -1605,4 +1605,119 @@ rebind_read_twice()
 check("a static input read by the body and a closure it calls is sent once", len(path_rebounds(recorder)) == 1,
       path_rebounds(recorder))
 
+
+# Loss weights read with getattr by a computed name, rewritten through vars() (blind set 5, loss-weights-getattr).
+for rewritten in (False, True):
+    recorder, model = fresh()
+    weights = types.SimpleNamespace(cls_weight=1.0, box_weight=0.5)
+    graph = capture(lambda: sum(getattr(weights, term + "_weight") * model(x)[:, i]
+                                for i, term in enumerate(("cls", "box"))))
+    if rewritten:
+        vars(weights).update(box_weight=0.25)  # the schedule's new weights
+    graph.replay()
+    sent = changed(recorder, "attribute")
+    if not rewritten:
+        check("clean twin: weights read by getattr that stay send nothing", not sent, recorder.events)
+    else:
+        check("an attribute read by getattr with a computed name, changed through vars(), is sent at that line",
+              len(sent) == 1 and sent[0]["text"].startswith("weights.box_weight\n") and
+              sent[0]["line"] == line_of(HERE, "# the schedule's new weights"), sent)
+
+
+# A number in a nested dict reached by another path's value (blind set 5, recipe-nested-gamma).
+RECIPE = {"warmup": {"loss": {"gamma": 2.0}}, "main": {"loss": {"gamma": 0.5}}}
+for advanced in (False, True):
+    recorder, model = fresh()
+    stage = types.SimpleNamespace(name="warmup")
+    graph = capture(lambda: model(x) * RECIPE[stage.name]["loss"]["gamma"])
+    if advanced:
+        stage.name = "main"  # the next stage of the recipe
+    graph.replay()
+    sent = changed(recorder, "entry")
+    if not advanced:
+        check("clean twin: a recipe entry whose key stays sends nothing", not sent, recorder.events)
+    else:
+        check("an entry whose key is another path's value, moved on, is sent at the store of the key",
+              len(sent) == 1 and sent[0]["text"].startswith("RECIPE[stage.name]['loss']['gamma']\n") and
+              sent[0]["line"] == line_of(HERE, "# the next stage of the recipe"), sent)
+
+
+class Annealer:
+    def __init__(self):
+        self.kl_weight = 0.0
+
+
+class VariationalLoss:
+    """Reads the KL weight from the trainer it holds weakly, through a property (blind set 5, weakref-trainer-kl)."""
+
+    def __init__(self, trainer):
+        self._trainer_ref = weakref.ref(trainer)
+
+    @property
+    def trainer(self):
+        return self._trainer_ref()
+
+    def __call__(self):
+        return model(x) * self.trainer.kl_weight
+
+
+for annealed in (False, True):
+    recorder, model = fresh()
+    annealer = Annealer()
+    loss = VariationalLoss(annealer)
+    graph = capture(loss)
+    if annealed:
+        annealer.kl_weight = 0.5  # anneal the KL weight
+    graph.replay()
+    sent = changed(recorder, "attribute")
+    if not annealed:
+        check("clean twin: a number behind a property and a weakref that stays sends nothing", not sent,
+              recorder.events)
+    else:
+        check("a number read through a property returning a weakref's object, changed, is sent at that line",
+              len(sent) == 1 and sent[0]["text"].startswith("self.trainer.kl_weight\n") and
+              sent[0]["line"] == line_of(HERE, "# anneal the KL weight"), sent)
+
+
+# make_graphed_callables' backward computes gradients only for the inputs that required them at capture (blind set 5,
+# graphed-trunk-stem-unfrozen: the frozen stem before the graphed trunk unfrozen).
+for unfrozen in (False, True):
+    recorder, _ = fresh()
+    shapes = graphed_calls.InputShapes.of((torch.zeros(2, 4),))
+    stem_output = torch.zeros(2, 4, requires_grad=unfrozen)
+    shapes.call(1, lambda t: t * 2, (stem_output,), {})
+    sent = changed(recorder, "requires-grad")
+    if not unfrozen:
+        check("clean twin: a graphed callable's input that still needs no gradient sends nothing", not sent,
+              recorder.events)
+    else:
+        check("a graphed callable's input that requires gradients where the captured one did not is sent",
+              len(sent) == 1 and sent[0]["text"] == "input 0 and the parameters it was computed from", sent)
+
+
+def probe_features():
+    with torch.no_grad():
+        return model(x)
+
+
+# A graph captured under torch.no_grad() replayed in grad mode into a step that trains what it read (blind set 5,
+# lpft-probe-graph-under-grad); a step that gets its gradients from elsewhere is no fault.
+for trained_eagerly in (True, False):
+    recorder, model = fresh()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    graph = capture(probe_features)
+    graph.replay()  # replayed in grad mode to fine-tune
+    optimizer.zero_grad(set_to_none=True)
+    if trained_eagerly:
+        model(x).sum().backward()
+    optimizer.step()
+    sent = changed(recorder, "grad-mode")
+    if trained_eagerly:
+        check("clean twin: a no_grad graph replayed in grad mode before a step with gradients sends nothing",
+              not sent, recorder.events)
+    else:
+        check("a no_grad graph replayed in grad mode, then a step with no gradient for what it read, is sent at the "
+              "replay", len(sent) == 1 and sent[0]["text"].startswith("model.0.weight, model.0.bias") and
+              sent[0]["line"] == line_of(HERE, "# replayed in grad mode to fine-tune"), sent)
+
 finish()

@@ -12,7 +12,8 @@ recorder writes for this process, on the recorder's clock. It records; graphchec
   replays, training modes and requires_grad flags, optimizer hyperparameters and gradients a capture baked in, .grad
   aliasing a graph's output, and calls with other input shapes than were captured; the numbers the capture's Python
   read wherever they live (host_reads.py, followed again by read_paths.py) and its host draws (host_draws.py),
-  observed while it runs; and whether it wrote only memory it allocated (capture_writes.py).
+  observed while it runs; whether it wrote only memory it allocated (capture_writes.py); and a replay in grad mode
+  of a graph that computes without autograd, before a step that trains what it read (no_grad_replays.py).
 - DistributedDataParallel: the stream each DDP module was constructed on, and each forward inside a capture.
 - Memory (memory.py): the caching allocator's history of allocations and frees, read at exit, from which graphcheck
   forecasts what a graph of the program's step would hold.

@@ -1,6 +1,6 @@
 """What a code object loads, read from its bytecode once: the paths to values it follows (a variable, then attribute
-names and constant subscripts, or a last subscript by a variable's value), the names its loops bind, and whether a
-load only reads a tensor's metadata. For host_reads.py, which follows those paths while a capture runs."""
+names, constant subscripts, subscripts by another path's value and a weakref's call, or a last subscript by a local's
+value), the names its loops bind, and whether a load only reads a tensor's metadata. For host_reads.py, which follows those paths while a capture runs."""
 import dis
 
 from . import frames
@@ -11,63 +11,142 @@ _GLOBAL_LOADS = {"LOAD_GLOBAL", "LOAD_NAME"}
 _FAST_LOADS = {"LOAD_FAST", "LOAD_FAST_CHECK", "LOAD_FAST_BORROW"}
 _PAIR_LOADS = {"LOAD_FAST_LOAD_FAST", "LOAD_FAST_BORROW_LOAD_FAST_BORROW"}  # 3.13+: the second name is the path's
 _SUBSCRIPTS = {"BINARY_SUBSCR"}
+_CALLS = {"CALL", "CALL_FUNCTION", "CALL_METHOD"}
+_NO_EFFECT = {"RESUME", "CACHE", "NOP", "PRECALL", "EXTENDED_ARG", "PUSH_NULL"}
 
 
 def paths(code, start=-1, end=None):
     """(root kind, root name, steps, line, offset of the load that ends it) of each path `code` loads (between byte
-    offsets `start` and `end`, exclusive, when given): root kind "global", "cell" or "local"; steps (("attr", name) or
-    ("item", constant), ...), or a last ("values", the key's name) where the key is a variable's value
-    (`history[task]`): which entry it was is not in the code, so all of them stand for it. Every prefix of a chain is
-    a path of its own."""
-    found = []
-    path, line = None, 0
-    pending_constant = None
-    keyed = None  # the path a variable just loaded may be the subscript key of
+    offsets `start` and `end`, exclusive, when given): root kind "global", "cell" or "local"; steps are ("attr",
+    name), ("item", constant), ("key", (kind, name, steps) of the path whose value is the key: `RECIPE[trainer.stage]`)
+    and ("deref", None) for a call without arguments (a weakref's, `self.trainer_ref().kl_weight`). A subscript by a
+    bare local (`history[task]`, a loop's variable, gone at the replays) ends a path with ("values", its name): which
+    entry it was is not in the code, so all of them stand for it; so does ("attrs", None) the object of a
+    `getattr(obj, name)`. Every prefix of a chain is a path of its own."""
+    walk = _PathWalk()
+    line = 0
     for instruction in dis.get_instructions(code):
-        name = instruction.opname
         line = frames.instruction_line(instruction, line)
         if instruction.offset <= start or (end is not None and instruction.offset >= end):
             continue
-        root = None
-        if name in _GLOBAL_LOADS:
-            root = ("global", instruction.argval)
-        elif name == "LOAD_DEREF" or name == "LOAD_CLASSDEREF":
-            root = ("cell", instruction.argval)
-        elif name in _FAST_LOADS:
-            root = ("local", instruction.argval)
-        elif name in _PAIR_LOADS and isinstance(instruction.argval, tuple) and len(instruction.argval) == 2:
-            root = ("local", instruction.argval[1])
-        if root is not None and isinstance(root[1], str):
-            keyed = (path, root[1]) if path is not None and pending_constant is None else None
+        walk.step(instruction, line)
+    return walk.found
+
+
+class _PathWalk:
+    """paths()'s reading of one code object, instruction by instruction."""
+
+    def __init__(self):
+        self.found = []
+        self.path = None  # (kind, name, steps) being followed
+        self.pending_constant = None  # (constant,) loaded after the path: a subscript's key
+        self.keyed = None  # (container path, key path): the path a variable just loaded may be the key of
+        self.getattr_object = False  # the path is getattr's first argument
+
+    def _emit(self, path, line, offset):
+        self.path = path
+        self.found.append(path + (line, offset))
+
+    def step(self, instruction, line):
+        name = instruction.opname
+        root = _root(instruction)
+        if root is not None:
+            self._end_getattr_object(line, instruction.offset)
+            follows_getattr = self.path == ("global", "getattr", ())
+            self.keyed = (self.path, None) if self.path is not None and self.pending_constant is None else None
             if name in _PAIR_LOADS:  # `table[key]` of two locals loads both in one instruction
-                keyed = (("local", instruction.argval[0], ()), root[1])
-            path = (root[0], root[1], ())
-            pending_constant = None
-            found.append(path + (line, instruction.offset))
-            continue
-        if path is not None and name in ("LOAD_ATTR", "LOAD_METHOD") and len(path[2]) < MAX_STEPS:
-            path = (path[0], path[1], path[2] + (("attr", instruction.argval),))
-            found.append(path + (line, instruction.offset))
-            continue
-        if path is not None and name == "LOAD_CONST" and pending_constant is None:
-            pending_constant = (instruction.argval,)
-            continue
-        if path is not None and name in _SUBSCRIPTS and pending_constant is not None:
-            key = pending_constant[0]
-            pending_constant = None
-            if isinstance(key, (str, int)) and len(path[2]) < MAX_STEPS:
-                path = (path[0], path[1], path[2] + (("item", key),))
-                found.append(path + (line, instruction.offset))
-                continue
-        if keyed is not None and name in _SUBSCRIPTS and pending_constant is None:
-            path = keyed[0][:2] + (keyed[0][2] + (("values", keyed[1]),),)
-            found.append(path + (line, instruction.offset))
-            path, keyed = None, None
-            continue
-        if name in ("CACHE", "EXTENDED_ARG", "NOP"):
-            continue
-        path, pending_constant, keyed = None, None, None
-    return found
+                self.keyed = (("local", instruction.argval[0], ()), None)
+            self.pending_constant = None
+            self._emit((root[0], root[1], ()), line, instruction.offset)
+            self.getattr_object = follows_getattr
+            return
+        if self.path is None:
+            return
+        steps = self.path[2]
+        if name in ("LOAD_ATTR", "LOAD_METHOD") and len(steps) < MAX_STEPS:
+            self._emit(self.path[:2] + (steps + (("attr", instruction.argval),),), line, instruction.offset)
+            return
+        if name in _CALLS and instruction.argval == 0 and len(steps) < MAX_STEPS:
+            self._emit(self.path[:2] + (steps + (("deref", None),),), line, instruction.offset)
+            return
+        if name in ("CACHE", "EXTENDED_ARG", "NOP", "PRECALL"):
+            return
+        if name == "LOAD_CONST" and self.pending_constant is None:
+            self._end_getattr_object(line, instruction.offset)
+            self.pending_constant = (instruction.argval,)
+            return
+        if name in _SUBSCRIPTS and self._subscript(line, instruction.offset):
+            return
+        self.path, self.pending_constant, self.keyed, self.getattr_object = None, None, None, False
+
+    def _subscript(self, line, offset):
+        """Follows a subscript of the path by a constant, or of the path before by this one's value; whether it
+        did."""
+        steps = self.path[2]
+        if self.pending_constant is not None:
+            key = self.pending_constant[0]
+            self.pending_constant = None
+            if isinstance(key, (str, int)) and len(steps) < MAX_STEPS:
+                self._emit(self.path[:2] + (steps + (("item", key),),), line, offset)
+                return True
+            return False
+        if self.keyed is None or self.keyed[0] is None or len(self.keyed[0][2]) >= MAX_STEPS:
+            return False
+        container, key = self.keyed[0], self.path
+        self.keyed = None
+        if key[0] == "local" and not key[2]:
+            self.found.append(container[:2] + (container[2] + (("values", key[1]),),) + (line, offset))
+            self.path = None
+            return True
+        self._emit(container[:2] + (container[2] + (("key", key),),), line, offset)
+        return True
+
+    def _end_getattr_object(self, line, offset):
+        """The object getattr reads, once its name argument begins: every number it holds."""
+        if self.getattr_object and self.path is not None and len(self.path[2]) < MAX_STEPS:
+            self.found.append(self.path[:2] + (self.path[2] + (("attrs", None),),) + (line, offset))
+        self.getattr_object = False
+
+
+def _root(instruction):
+    """(kind, name) of a variable the instruction loads; None for any other instruction."""
+    name = instruction.opname
+    if name in _GLOBAL_LOADS:
+        root = ("global", instruction.argval)
+    elif name == "LOAD_DEREF" or name == "LOAD_CLASSDEREF":
+        root = ("cell", instruction.argval)
+    elif name in _FAST_LOADS:
+        root = ("local", instruction.argval)
+    elif name in _PAIR_LOADS and isinstance(instruction.argval, tuple) and len(instruction.argval) == 2:
+        root = ("local", instruction.argval[1])
+    else:
+        return None
+    return root if isinstance(root[1], str) else None
+
+
+_getter_paths = {}  # code -> the steps it returns from its first argument, or None
+
+
+def getter_steps(code):
+    """The steps a property getter's code returns from its first argument, when that is all it does (`return
+    self._trainer_ref()`, `return self.cfg["opt"].lr`); None for any other code."""
+    if code in _getter_paths:
+        return _getter_paths[code]
+    steps = None
+    if code.co_argcount >= 1 and frames.is_program_file(code.co_filename):
+        instructions = [i for i in dis.get_instructions(code) if i.opname not in _NO_EFFECT]
+        found = paths(code)
+        if (instructions and instructions[-1].opname in ("RETURN_VALUE", "RETURN_CONST") and found and
+                found[0][:2] == ("local", code.co_varnames[0]) and found[-1][:2] == found[0][:2] and
+                len(found) == len(instructions) - 1 - _subscript_constants(instructions)):
+            steps = found[-1][2]
+    _getter_paths[code] = steps
+    return steps
+
+
+def _subscript_constants(instructions):
+    """The LOAD_CONSTs among `instructions` that a subscript takes as its key (one path step for two instructions)."""
+    return sum(1 for a, b in zip(instructions, instructions[1:]) if a.opname == "LOAD_CONST" and b.opname in _SUBSCRIPTS)
 
 
 def loop_targets(code):

@@ -15,16 +15,15 @@ module knows, per captured graph:
 
 At capture end the named tensors go to the recorder in one GRAPH_TENSORS event (joined with the recorder's manifest
 of the graph's nodes). At the graph's replays (the first ones, then exponentially spaced ones, and the first after any
-Module.train()/eval()), another training mode or autocast, a parameter or buffer that lives elsewhere, a tensor the
-captured code reached through a path that holds another now, a changed requires_grad, optimizer state replaced and a
-changed number (the modules' own, and any the capture's Python read: host_reads.py) become events.
-make_graphed_callables' modules are watched by graphed_calls.ModuleWatch instead, but for the numbers host_reads saw.
-"""
+Module.train()/eval()), another training mode or autocast, a parameter or buffer that lives elsewhere, a tensor a path
+reached that holds another now, a changed requires_grad, optimizer state replaced, a changed number (the modules' own,
+and any the capture's Python read: host_reads.py) and a replay in grad mode (no_grad_replays.py) become events.
+make_graphed_callables' modules are watched by graphed_calls.ModuleWatch, but for the numbers host_reads saw."""
 import sys
 import threading
 import weakref
 
-from . import attribute_stores, capture_writes, events, frames, host_draws, host_reads
+from . import attribute_stores, capture_writes, events, frames, host_draws, host_reads, no_grad_replays
 from .graph_tensors import (NamedTensor, PathTensor, add_static_input, address, another_graphs_input, expired,
                             forget_static_inputs, graphs_input, in_pool, inside, nbytes, pinned, pool_segments, pools,
                             released, storage_ref)
@@ -249,6 +248,7 @@ class Contract:
         self._look_host_values(frame)
         self._look_tensor_reads(frame)
         self._look_autocast(frame)
+        no_grad_replays.note(self, frame)
         self.change_stack = None
 
     def _look_modes(self):

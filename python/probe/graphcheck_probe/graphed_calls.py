@@ -78,6 +78,9 @@ class InputShapes:
 
     def __init__(self, leaves):
         self.captured = None if leaves is None else [(tuple(t.shape), t.dtype) for t in leaves]
+        # make_graphed_callables captures a backward that computes gradients only for the inputs that required
+        # them in its sample_args: one that requires them later (a frozen layer before it unfrozen) gets none.
+        self.needed_grad = None if leaves is None else [bool(getattr(t, "requires_grad", False)) for t in leaves]
         self.reported = set()
 
     @staticmethod
@@ -109,6 +112,21 @@ class InputShapes:
                 index, watches.describe_shape(*now), watches.describe_shape(shape, dtype))))
         return found
 
+    def look_grads(self, graph_id, leaves):
+        """HOST_VALUE_CHANGED for the first input that requires gradients where the captured one did not, at the
+        program's last Module.requires_grad_ (graphed_calls.grad_flags_changed), else at the call."""
+        if "grads" in self.reported or len(leaves) != len(self.needed_grad):
+            return
+        for index, (tensor, needed) in enumerate(zip(leaves, self.needed_grad)):
+            if not needed and getattr(tensor, "requires_grad", False):
+                self.reported.add("grads")
+                events.host_value_change(origin=Origin.GRAPHED_CALLABLES, graph=graph_id,
+                                         role=events.HostValueRole.REQUIRES_GRAD,
+                                         name="input %d and the parameters it was computed from" % index,
+                                         captured=0.0, now=1.0, at_change=_grad_flags_stack[0] is not None,
+                                         frames=_grad_flags_stack[0])
+                return
+
     def call(self, graph_id, function, args, kwargs):
         """Runs `function` (the graphed callable) and sends an INPUT_SHAPE_CHANGED event for each input of another
         shape, saying whether PyTorch raised copying it into the static input or copied it silently."""
@@ -118,7 +136,10 @@ class InputShapes:
                 import torch
 
                 plain = not kwargs and all(isinstance(a, torch.Tensor) for a in args)
-                changes = self.changes(args if plain else torch.utils._pytree.arg_tree_leaves(*args))
+                leaves = args if plain else torch.utils._pytree.arg_tree_leaves(*args)
+                changes = self.changes(leaves)
+                if torch.is_grad_enabled():
+                    self.look_grads(graph_id, leaves)
             except Exception:
                 pass
         if not changes:
@@ -165,6 +186,13 @@ _modes_generation = [0]
 # generation it came with: a module's look names it only when it came after that module's last look.
 _modes_stack = [None, 0]
 _graphed_modules = [0]  # modules watch_graphed_module wrapped, in the process
+
+
+_grad_flags_stack = [None]  # the program's last Module.requires_grad_ while graphed modules were watched
+
+
+def grad_flags_changed(stack):
+    _grad_flags_stack[0] = stack
 
 
 def modes_changed(stack=None):

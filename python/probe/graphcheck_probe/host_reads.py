@@ -34,8 +34,8 @@ import types
 import weakref
 
 from . import code_paths, frames, host_draws
-from .read_paths import (MAX_ENTRIES, ClosureSlot, Read, Root, context_value, cpu_scalar, entries, follow, is_number,
-                         is_tensor, numpy_plain, partial_numbers, path_label, role_of, text_number)
+from .read_paths import (MAX_ENTRIES, ClosureSlot, KeyPath, Read, Root, context_value, cpu_scalar, entries, follow,
+                         is_number, is_tensor, numpy_plain, partial_numbers, path_label, role_of, text_number)
 
 MAX_PATHS = 256  # numbers watched per capture
 _MONITORING_TOOL = 4  # a sys.monitoring tool id no CPython-defined tool uses (0-2 and 5 are)
@@ -184,30 +184,14 @@ class Observer:
             self._read(frame, frame.f_code, paths, in_body=True)
 
     def _read(self, frame, code, paths, in_body=False):
-        """`in_body`: a running frame, every local variable bound; else a call event, only the arguments bound, and
-        the frame's locals dictionary is the one CPython writes back into the frame after the profile function (it
-        must not be emptied, as frames.local_values does)."""
-        arguments = set(code.co_varnames[:code.co_argcount + code.co_kwonlyargcount])
-        local_values = None
-        cells = None
+        """`in_body`: a running frame, every local variable bound; else a call event, only the arguments bound."""
+        variables = _Variables(self, frame, code, in_body)
         for kind, name, steps, line, offset in paths:
-            if kind == "local":
-                if name not in arguments and not in_body:
-                    continue
-                if local_values is None:
-                    local_values = frames.local_values(frame) if in_body else dict(frame.f_locals)
-                base, holder = local_values.get(name), None
-            elif kind == "global":
-                if name not in frame.f_globals:
-                    continue
-                base, holder = frame.f_globals[name], frame.f_globals
-            else:
-                if cells is None:
-                    cells = self._cells(frame, code, in_body)
-                holder = cells.get(name)
-                if holder is None:
-                    continue
-                base = holder.value()
+            found = variables.find(kind, name)
+            steps = variables.keys_found(steps) if found is not None else None
+            if steps is None:
+                continue
+            base, holder = found
             value = follow(base, steps) if steps else base
             if is_tensor(value):
                 # A variable of a capture body's own frame (a local, or a global at module level, where the frame's
@@ -225,7 +209,7 @@ class Observer:
             plain = numpy_plain(value)
             if plain is not None:
                 steps, value = steps + (("numpy", None),), plain
-            if steps and steps[-1][0] == "values":  # the numbers of every entry, read_paths.all_entries
+            if steps and steps[-1][0] in ("values", "attrs"):  # the numbers of every entry, read_paths.all_entries
                 if value is None or entries(follow(base, steps[:-1])) is not None:
                     continue  # a list of numbers is its own path's read ("each")
             elif type(value) is types.FunctionType and steps:
@@ -375,6 +359,55 @@ class Observer:
             except Exception:
                 pass
         return kept
+
+
+class _Variables:
+    """The variables one frame's paths start from: its arguments (every local in a running body), its module's
+    globals, its closure's cells, each looked up once."""
+
+    def __init__(self, observer, frame, code, in_body):
+        self.observer, self.frame, self.code, self.in_body = observer, frame, code, in_body
+        self.arguments = set(code.co_varnames[:code.co_argcount + code.co_kwonlyargcount])
+        self.locals = None
+        self.cells = None
+
+    def find(self, kind, name):
+        """(value, holder) of the variable; holder None for a local. None when it is not bound here."""
+        if kind == "local":
+            if name not in self.arguments and not self.in_body:
+                return None
+            if self.locals is None:
+                # A call event's locals dictionary is the one CPython writes back into the frame after the profile
+                # function: it must not be emptied, as frames.local_values does.
+                self.locals = frames.local_values(self.frame) if self.in_body else dict(self.frame.f_locals)
+            return self.locals.get(name), None
+        if kind == "global":
+            globals_ = self.frame.f_globals
+            return (globals_[name], globals_) if name in globals_ else None
+        if self.cells is None:
+            self.cells = self.observer._cells(self.frame, self.code, self.in_body)
+        holder = self.cells.get(name)
+        return (holder.value(), holder) if holder is not None else None
+
+    def keys_found(self, steps):
+        """`steps` with each ("key", path) step's path rooted (read_paths.KeyPath); None when a key's variable cannot
+        be found again at a replay."""
+        if not any(kind == "key" for kind, _ in steps):
+            return steps
+        rooted = []
+        for kind, key in steps:
+            if kind == "key":
+                key_kind, key_name, key_steps = key
+                found = self.find(key_kind, key_name)
+                if found is None:
+                    return None
+                value, holder = found
+                root = Root(key_kind, holder, key_name) if holder is not None else Observer._local_root(value, key_name)
+                if root is None:
+                    return None
+                key = KeyPath(root, key_steps)
+            rooted.append((kind, key))
+        return tuple(rooted)
 
 
 def _cell_value(cell):

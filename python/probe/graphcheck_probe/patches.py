@@ -299,8 +299,10 @@ def _patch_module(module):
 
     def module_requires_grad_(self, *args, **kwargs):
         result = requires_grad_(self, *args, **kwargs)
-        if contract.live():
-            _arm(contract.ARMED_ALL, frames.encode_stack(sys._getframe(1)))
+        if contract.live() or graphed_calls.watching():
+            stack = frames.encode_stack(sys._getframe(1))
+            graphed_calls.grad_flags_changed(stack)
+            _arm(contract.ARMED_ALL, stack)
         return result
 
     def module_setattr(self, name, value):

@@ -1,7 +1,8 @@
 """How a value the captured code read is found again at a graph's replays (host_reads.py observes the reads): the
 path's root (a module's globals, a closure's cell, an argument's object, a contextvars.ContextVar, torch's grad mode),
-its steps through plain storage only (instance and class dictionaries, dicts, lists; no property, __getattr__ or
-__getitem__ of the program's runs, but an Enum member's own value and name), how the value is read out at the end (a
+its steps through plain storage only (instance and class dictionaries, dicts, lists, a weakref's referent, a key that
+is another path's value; no property, __getattr__ or __getitem__ of the program's runs, but an Enum member's own value
+and name), how the value is read out at the end (a
 numpy value, a function's defaults, a partial's numbers, a number kept as text, a 0-d tensor in host memory), and the
 read itself (Read): its name, its value at capture, and the stores that can change it.
 """
@@ -13,6 +14,8 @@ import os
 import sys
 import types
 import weakref
+
+from . import code_paths
 
 MAX_ENTRIES = 64  # numbers of one list or tuple the code loaded, compared at replays
 
@@ -55,6 +58,20 @@ def all_entries(value):
         return tuple(itertools.islice(numbers(), MAX_ENTRIES)) or None
     except RuntimeError:  # changed size while read (another thread)
         return None
+
+
+def object_attributes(value):
+    """The instance dictionary of a plain object (a SimpleNamespace, a dataclass, the program's own config class),
+    which getattr(value, name) reads by a name the code computes; None for a class, a module (its numbers have
+    watches of their own) or anything else."""
+    torch = sys.modules.get("torch")
+    if isinstance(value, type) or (torch is not None and isinstance(value, torch.nn.Module)):
+        return None
+    try:
+        held = vars(value)
+    except TypeError:
+        return None
+    return held if type(held) is dict else None
 
 
 def text_number(value):
@@ -114,10 +131,12 @@ def role_of(kind, steps):
     named = where_steps(steps)
     if not named:
         return {"global": "global", "cell": "closure", "local": "attribute"}[kind]
-    return "entry" if named[-1][0] in ("item", "each", "values") else "attribute"
+    return "entry" if named[-1][0] in ("item", "each", "values", "key") else "attribute"
 
 
 _MISSING = object()
+MAX_GETTERS = 4  # properties followed within one another
+_getter_depth = [0]
 
 
 def where_steps(steps):
@@ -141,8 +160,19 @@ def plain_attribute(value, key):
     classes = value.__mro__[1:] if isinstance(value, type) else type(value).__mro__
     for cls in classes:
         found = cls.__dict__.get(key, _MISSING)
-        if found is not _MISSING:
-            return None if hasattr(type(found), "__get__") else found
+        if found is _MISSING:
+            continue
+        if type(found) is property and not isinstance(value, type) and _getter_depth[0] < MAX_GETTERS:
+            # A property of the program's that only returns a path from its object (`return self._trainer_ref()`):
+            # that path, followed as any other
+            steps = code_paths.getter_steps(getattr(found.fget, "__code__", None)) if found.fget else None
+            if steps is not None:
+                _getter_depth[0] += 1
+                try:
+                    return follow(value, steps)
+                finally:
+                    _getter_depth[0] -= 1
+        return None if hasattr(type(found), "__get__") else found
     return None
 
 
@@ -156,6 +186,17 @@ def follow_step(value, step):
         return entries(value)
     if kind == "values":
         return all_entries(value)
+    if kind == "attrs":
+        return all_entries(object_attributes(value))
+    if kind == "deref":  # a weakref's referent: calling one runs no code of the program's
+        return value() if isinstance(value, weakref.ref) else None
+    if kind == "key":
+        key = key.value()
+        if type(value) is dict and isinstance(key, (str, int, enum.Enum)):
+            return value.get(key)
+        if type(value) in (list, tuple) and type(key) is int and -len(value) <= key < len(value):
+            return value[key]
+        return None
     if kind == "numpy":
         return numpy_plain(value)
     if kind == "defaults":
@@ -197,7 +238,8 @@ def path_label(root, steps):
     text = root
     for kind, key in steps:
         text += ".%s" % key if kind == "attr" else "[%r]" % (key,) if kind == "item" else ""
-        text += "[%s]" % key if kind == "values" else ""
+        text += "[%s]" % key if kind == "values" else "[%s]" % key.label() if kind == "key" else ""
+        text += "()" if kind == "deref" else ""
     return text
 
 
@@ -220,6 +262,31 @@ class Root:
         if self.kind == "cell":
             return self.holder.value()
         return self.holder() if isinstance(self.holder, weakref.ref) else self.holder
+
+
+class KeyPath:
+    """A subscript's key that is another path's value (`RECIPE[trainer.stage]`), followed again at each replay; equal
+    to another that follows the same steps from the same root."""
+
+    __slots__ = ("root", "steps")
+
+    def __init__(self, root, steps):
+        self.root, self.steps = root, steps
+
+    def value(self):
+        return follow(self.root.value(), self.steps) if self.steps else self.root.value()
+
+    def label(self):
+        return path_label(self.root.name, self.steps)
+
+    def _identity(self):
+        return self.root.kind, id(self.root.holder), self.root.name, self.steps
+
+    def __eq__(self, other):
+        return isinstance(other, KeyPath) and self._identity() == other._identity()
+
+    def __hash__(self):
+        return hash(self._identity())
 
 
 class ClosureSlot:
@@ -273,11 +340,13 @@ class Read:
         if self.steps[-1][0] == "partial":
             place = "keywords[%r]" % changed if isinstance(changed, str) else "args[%d]" % changed
             return ("%s.%s" % (self.label, place),) + numbers + (({"STORE_SUBSCR"}, changed),)
-        if self.steps[-1][0] == "values":  # `history[task]`: the entry that changed, by its own key
-            key, index = changed if type(changed) is tuple else (changed, None)
-            label = path_label(self.root.name, self.steps[:-1]) + "[%r]" % (key,)
+        if self.steps[-1][0] in ("values", "attrs"):  # `history[task]`, `getattr(weights, ...)`: the entry
+            key, index = changed if type(changed) is tuple else (changed, None)  # that changed, by its own key
+            label = path_label(self.root.name, self.steps[:-1])
+            label += ("[%r]" if self.steps[-1][0] == "values" else ".%s") % (key,)
             label += "[%d]" % index if index is not None else ""
-            return (label,) + numbers + (({"STORE_SUBSCR"}, key),)
+            stores = {"STORE_SUBSCR"} if self.steps[-1][0] == "values" else {"STORE_ATTR", "STORE_SUBSCR"}
+            return (label,) + numbers + ((stores, key),)
         return ("%s[%r]" % (self.label, changed),) + numbers + (({"STORE_SUBSCR"}, changed),)
 
     def _default_name(self, index):
@@ -322,7 +391,7 @@ class Read:
     def container(self):
         """The variable or attribute whose entries a container read reads (what its slice stores name); None for
         an entry reached by a constant key."""
-        steps = [step for step in where_steps(self.steps) if step[0] not in ("each", "values")]
+        steps = [step for step in where_steps(self.steps) if step[0] not in ("each", "values", "attrs")]
         return self.root.name if not steps else steps[-1][1] if steps[-1][0] == "attr" else None
 
     def stores(self):
@@ -333,6 +402,9 @@ class Read:
         if self.root.kind == "context":
             return {"LOAD_ATTR", "LOAD_METHOD"}, "set"
         steps = where_steps(self.steps)
+        keys = [key for kind, key in steps if kind == "key"]
+        if keys:  # the entry read follows its key (`RECIPE[trainer.stage]`): what moved it on stored the key
+            return Read(keys[-1].root, keys[-1].steps, "entry", "", "", None).stores()
         if not steps:
             return ({"STORE_GLOBAL", "STORE_NAME"} if self.root.kind == "global" else {"STORE_DEREF"}), self.root.name
         kind, key = steps[-1]

@@ -22,7 +22,7 @@ import dis
 import sys
 import threading
 
-from . import events, frames, watches
+from . import events, frames, no_grad_replays, watches
 
 _MAX_WALK = 64  # frames looked at from the call outwards
 _MAX_CODES = 512  # code objects whose kind and loops are remembered
@@ -166,6 +166,7 @@ def optimizer_stepping(optimizer, args, kwargs):
     try:
         if _replays["on"]:
             _stop_replays()
+        no_grad_replays.optimizer_stepping(optimizer)
         _mark(events.StepAnchor.OPTIMIZER_STEP, sys._getframe(1))
     except Exception:
         pass

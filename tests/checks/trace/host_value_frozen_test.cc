@@ -170,6 +170,20 @@ TEST(HostValueFrozenTest, GradModeTheCapturedCodeBranchedOnIsReportedAtTheReplay
   EXPECT_EQ(FirstUserFrame(findings[0].where)->line, 70u);
 }
 
+// A feature graph captured under torch.no_grad() replayed into fine-tuning (blind set 5, lpft-probe-graph-under-grad):
+// the probe names the parameters the next optimizer step holds with no gradient, and no read of the grad mode.
+TEST(HostValueFrozenTest, NoGradGraphReplayedToTrainNamesTheParametersLeftWithoutGradients) {
+  const std::vector<Finding> findings =
+      ChangedBetweenReplays("grad-mode", "backbone.0.weight, backbone.0.bias", 0, 1, false, 72);
+  ASSERT_THAT(findings, SizeIs(1));
+  EXPECT_THAT(findings[0].message,
+              HasSubstr("This replay runs with grad mode on, and the next optimizer step holds backbone.0.weight, "
+                        "backbone.0.bias with no gradient: the graph (captured at /home/me/train.py:12 in body) "
+                        "computes without autograd"));
+  EXPECT_THAT(findings[0].fix, HasSubstr("make_graphed_callables"));
+  EXPECT_EQ(FirstUserFrame(findings[0].where)->line, 72u);
+}
+
 // bf16 capture replayed under fp16 autocast (blind set 3, autocast-dtype-switch): the states by name.
 TEST(HostValueFrozenTest, AutocastInAnotherDtypeIsReportedWithBothDtypes) {
   const std::vector<Finding> findings =

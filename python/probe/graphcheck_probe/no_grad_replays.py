@@ -1,0 +1,56 @@
+"""A graph captured under torch.no_grad() replayed while grad mode is on, to train what it reads: its outputs carry no
+autograd history, so a backward through them gives the parameters the captured forward read no gradient, and an
+optimizer that holds them never moves them, where eager code run in grad mode would train them (a linear probe's
+feature graph replayed on into full fine-tuning).
+
+Replaying a graph in grad mode is no fault by itself (a validation loop that did not turn grad mode off, a graph of
+forward and backward whose gradients the optimizer steps): what the probe sends is the next optimizer step after such
+a replay that holds parameters the graph read, requiring gradients, none of which has a gradient. contract.Contract.look
+notes the replays (note()); torch.optim's global step pre-hook (steps.optimizer_stepping) asks at each step
+(optimizer_stepping()).
+"""
+import sys
+import weakref
+
+from . import events, frames
+
+MAX_NAMES = 4  # parameters named in one event
+_pending = {}  # id(contract) -> (weakref to the contract, the stack of the replay in grad mode)
+
+
+def note(contract, frame):
+    """At a look at a replay of `contract`'s graph, from `frame`."""
+    if not contract.watched or "no-grad-replay" in contract.reported or id(contract) in _pending:
+        return
+    torch = sys.modules.get("torch")
+    if torch is None or not torch.is_grad_enabled():
+        return
+    _pending[id(contract)] = (weakref.ref(contract), frames.encode_stack(frame) if frame is not None else None)
+
+
+def optimizer_stepping(optimizer):
+    """Before `optimizer` steps: the parameters of each graph replayed in grad mode since the last step that it holds,
+    that require gradients and have none."""
+    if not _pending:
+        return
+    pending = list(_pending.values())
+    _pending.clear()
+    held = {id(p) for group in getattr(optimizer, "param_groups", ()) for p in group.get("params", ())}
+    for contract_ref, stack in pending:
+        contract = contract_ref()
+        if contract is None or "no-grad-replay" in contract.reported:
+            continue
+        missing = []
+        for entry in contract.tensors:
+            parameter = entry.now() if entry.role == "parameter" else None
+            if parameter is not None and id(parameter) in held and parameter.requires_grad and parameter.grad is None:
+                missing.append(entry.name)
+        if not missing or len(missing) < sum(1 for e in contract.tensors if e.role == "parameter" and
+                                             id(e.now()) in held and getattr(e.now(), "requires_grad", False)):
+            continue  # some have gradients: the step trains what the graph read (those without were unused)
+        contract.reported.add("no-grad-replay")
+        shown = ", ".join(missing[:MAX_NAMES]) + (" and %d more" % (len(missing) - MAX_NAMES)
+                                                  if len(missing) > MAX_NAMES else "")
+        events.host_value_change(origin=contract.origin, graph=contract.graph_id,
+                                 role=events.HostValueRole.GRAD_MODE, name=shown, captured=0.0, now=1.0,
+                                 at_change=False, frames=stack)
