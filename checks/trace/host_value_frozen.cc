@@ -60,7 +60,12 @@ class HostValueFrozenCheck : public CheckOf<TraceAnalysis> {
     for (const HostValueChange& change : analysis.probe().records().host_value_changes) {
       if (change.role == HostValueRole::kGrad) continue;  // grad-detached
       if (change.role == HostValueRole::kModuleAttribute && shadowed.count(change.graph) != 0) continue;
-      if (change.at_change && !ReplayedAfter(analysis, change.graph, change.at.time_ns)) continue;
+      // A graphed callable's change is sent from its call, whose replay follows; its id is the module's, no
+      // capture's.
+      if (change.at_change && change.at.origin != trace::ProbeOrigin::kGraphedCallables &&
+          !ReplayedAfter(analysis, change.graph, change.at.time_ns)) {
+        continue;
+      }
       changed[{change.graph, trace::HostValueRoleName(change.role)}].push_back(&change);
     }
     for (const auto& [key, changes] : changed) {

@@ -23,7 +23,8 @@ import sys
 import threading
 import weakref
 
-from . import attribute_stores, capture_writes, events, frames, host_draws, host_reads, no_grad_replays
+from . import (attribute_stores, autocast_sites, capture_writes, events, frames, host_draws, host_reads,
+               no_grad_replays)
 from .graph_tensors import (NamedTensor, PathTensor, add_static_input, address, another_graphs_input, expired,
                             forget_static_inputs, graphs_input, in_pool, inside, nbytes, pinned, pool_segments, pools,
                             released, storage_ref)
@@ -41,8 +42,7 @@ _OWN_CAPTURES = {Origin.USER, Origin.UNKNOWN}  # the program's torch.cuda.graph 
 _local = threading.local()  # .capture: the Capture under way on this thread
 capturing = set()  # the threads with a Capture under way: one look tells Module.__setattr__ there is none
 # id(module) -> names of its attributes a live graph baked in: Module.__setattr__ (patches.py) reports a change at the
-# line that makes it. Ids of modules that died stay until their contract does; a new module with a reused id only
-# costs a look.
+# line that makes it. Ids of modules that died stay until their contract does; a reused id only costs a look.
 watched_attributes = {}
 _live = weakref.WeakSet()  # Contracts of graphs still alive with something to watch at replays
 _grads_at_captures = {}  # address -> storage_ref of a parameter's .grad when a watched capture ended, while it lives
@@ -278,7 +278,7 @@ class Contract:
         elif self.autocast_matched:
             self.reported.add("autocast")
             self._host_value_changed(events.HostValueRole.AUTOCAST, "torch.is_autocast_enabled('cuda')",
-                                     float(self.autocast), float(now), frames.autocast_site(frame))
+                                     float(self.autocast), float(now), autocast_sites.autocast_site(frame))
 
     def _look_tensors(self, frame=None):
         for entry in self.tensors:

@@ -4,9 +4,10 @@ outermost frames, so that a failure six frames deep in a library still names the
 
 Explicit frames travel as "file\\x1fline\\x1ffunction" records joined by \\x1e, innermost first
 (capture/probe_events.cc reads them). Also what a program's frame says about it: its local values, the line that
-changed a value it keeps (change_site), where it kept a graph's output (alias_store_line, append_site) or entered
-autocast (autocast_site), the names it gives its modules (module_names)."""
+changed a value it keeps (change_site), where it kept a graph's output (alias_store_line, append_site), the names it
+gives its modules (module_names)."""
 import dis
+import functools
 import gc
 import os
 import sys
@@ -26,6 +27,7 @@ def is_probe_file(path):
     return path.startswith(PROBE_DIR) or path == _SITECUSTOMIZE
 
 
+@functools.lru_cache(maxsize=4096)
 def is_program_file(path):
     """The program's own source, as trace/python_frames.cc judges it: not a library, the standard library,
     generated code or the probe."""
@@ -69,18 +71,37 @@ def exception_frames(error, caller=None):
     return _FRAME.join("%s%s%d%s%s" % (f.filename, _FIELD, f.lineno or 0, _FIELD, f.name) for f in frames)
 
 
-def encode_stack(frame, line=None):
-    """`frame` and its callers, innermost first, without the probe's own frames, encoded for the recorder (as
-    exception_frames). `line`: the line to name in `frame` instead of the one it runs."""
+def stack_of(frame):
+    """`frame` and its callers, innermost first, as (file, line, function): cheap to take at every call of a hook,
+    encoded (encode_frames) only when an event needs it."""
+    stack = []
+    while frame is not None:
+        code = frame.f_code
+        stack.append((code.co_filename, frame.f_lineno or 0, code.co_name))
+        frame = frame.f_back
+    return stack
+
+
+def encode_frames(stack, line=None):
+    """A stack_of() without the probe's own frames, encoded for the recorder (as exception_frames). `line`: the line
+    to name in the innermost frame instead."""
     try:
-        stack = [f for f in reversed(traceback.extract_stack(frame)) if not is_probe_file(f.filename)]
-        stack = select(stack, lambda f: is_program_file(f.filename))
+        stack = select([f for f in stack if not is_probe_file(f[0])], lambda f: is_program_file(f[0]))
     except Exception:
         return None
-    lines = [f.lineno or 0 for f in stack]
     if line is not None and stack:
-        lines[0] = line
-    return _FRAME.join("%s%s%d%s%s" % (f.filename, _FIELD, n, _FIELD, f.name) for f, n in zip(stack, lines))
+        stack[0] = (stack[0][0], line, stack[0][2])
+    return _FRAME.join("%s%s%d%s%s" % (path, _FIELD, n, _FIELD, name) for path, n, name in stack)
+
+
+def encode_stack(frame, line=None):
+    """`frame` and its callers, innermost first, without the probe's own frames, encoded for the recorder (as
+    exception_frames). `line`: the line to name in `frame` instead of the one it runs. The frames are walked as they
+    are: traceback.extract_stack also reads each one's source line (3x the cost)."""
+    try:
+        return encode_frames(stack_of(frame), line)
+    except Exception:
+        return None
 
 
 def instruction_line(instruction, previous):
@@ -372,10 +393,16 @@ def read_before_rebound(frame, name):
     that passes no store. `a = f(x); b = f(y); g(a)`: at the second call, a is read after it; in `for x in xs: out =
     f(x)`, at a call, out is rebound first; `if i == 0: first = out` may be jumped over, and a read of `first` after
     the loop is reached."""
+    return _read_before_rebound(frame.f_code, frame.f_lasti, name)
+
+
+@functools.lru_cache(maxsize=1024)
+def _read_before_rebound(code, lasti, name):
+    """read_before_rebound's answer, the same at each call from one instruction (a graphed call in a loop)."""
     try:
-        instructions, at_offset = _instructions(frame.f_code)
+        instructions, at_offset = _instructions(code)
         # The instruction the frame runs: f_lasti may point into its inline caches (3.11+), which dis leaves out.
-        start = max((n for offset, n in at_offset.items() if offset <= frame.f_lasti), default=None)
+        start = max((n for offset, n in at_offset.items() if offset <= lasti), default=None)
         if start is None:
             return False
         seen, todo = set(), _successors(instructions, start, at_offset)
@@ -455,81 +482,6 @@ def append_site(frame, value, depth=16):
                 if names:
                     lines = _append_lines(frame.f_code, names[0])
                     return encode_stack(frame, lines.pop()) if len(lines) == 1 else None
-            frame = frame.f_back
-            walked += 1
-    except Exception:
-        pass
-    return None
-
-
-_autocast_blocks = {}  # code object -> its `with` statements: (first line, last line, what their items name)
-
-
-def _autocast_names(expression):
-    """What a `with` item's expression calls or names: True when it names autocast, else the names of the functions
-    it calls (a helper that returns torch.autocast(...): `with precision("fp16"):`)."""
-    import ast
-
-    called = []
-    for part in ast.walk(expression):
-        if getattr(part, "attr", getattr(part, "id", None)) == "autocast":
-            return True
-        if isinstance(part, ast.Call) and isinstance(part.func, ast.Name):
-            called.append(part.func.id)
-    return tuple(called)
-
-
-def _autocast_with_line(code, line, scope):
-    """The line of the innermost `with torch.autocast(...)` (any expression naming autocast, or calling a function of
-    `scope`, the frame's globals, whose code does) of `code`'s source around `line`; None outside one, or where the
-    source cannot be read."""
-    blocks = _autocast_blocks.get(code)
-    if blocks is None:
-        blocks = []  # (first line, last line, True or the functions its items call)
-        try:
-            import ast  # here, not at the probe's start: only a replay that finds autocast changed reads source
-            import inspect
-            import linecache
-            import textwrap
-
-            module = code.co_name == "<module>"
-            source = "".join(linecache.getlines(code.co_filename)) if module else textwrap.dedent(
-                inspect.getsource(code))
-            offset = 0 if module else code.co_firstlineno - 1
-            for node in ast.walk(ast.parse(source)):
-                if isinstance(node, (ast.With, ast.AsyncWith)):
-                    names = [_autocast_names(item.context_expr) for item in node.items]
-                    names = True if True in names else tuple(n for called in names for n in called)
-                    blocks.append((node.lineno + offset, node.end_lineno + offset, names))
-        except Exception:
-            pass
-        if len(_autocast_blocks) >= 256:
-            _autocast_blocks.pop(next(iter(_autocast_blocks)))
-        _autocast_blocks[code] = blocks
-
-    def autocasts(names):
-        return names is True or any("autocast" in getattr(getattr(scope.get(name), "__code__", None), "co_names", ())
-                                    for name in names)
-
-    around = [first for first, last, names in blocks if first <= line <= last and autocasts(names)]
-    return max(around) if around else None
-
-
-def autocast_site(frame, depth=16):
-    """The stack of the autocast context the code running in `frame` is in, found from the inside out: a program
-    frame's `with torch.autocast(...)` around its current line (named at the with), or a function decorated with
-    torch.autocast (named at the program's call of it). None when neither is found."""
-    try:
-        walked = 0
-        while frame is not None and walked < depth:
-            code = frame.f_code
-            if code.co_name == "decorate_autocast" and not is_program_file(code.co_filename):
-                caller = program_frame(frame.f_back)
-                return encode_stack(caller) if caller is not None else None
-            if is_program_file(code.co_filename):
-                line = _autocast_with_line(code, frame.f_lineno, frame.f_globals)
-                if line is not None:
-                    return encode_stack(frame, line)
             frame = frame.f_back
             walked += 1
     except Exception:

@@ -53,7 +53,8 @@ class HeldOutputs:
                     kept_at = frames.alias_store_line(frame.f_code, name)
                     events.outputs_held(origin=Origin.GRAPHED_CALLABLES, graph=self.graph_id, name=name,
                                         references_added=1,
-                                        frames=frames.encode_stack(frame, kept_at) if kept_at else self.previous_stack)
+                                        frames=frames.encode_stack(frame, kept_at) if kept_at else
+                                        frames.encode_frames(self.previous_stack or []) or None)
                     return
         except Exception:
             self.calls = _HELD_CALLS  # the probe never raises into the program; stop following this callable
@@ -67,7 +68,7 @@ class HeldOutputs:
             self.previous = [weakref.ref(t) for t in torch.utils._pytree.tree_leaves(result)
                              if isinstance(t, torch.Tensor)]
             caller = frames.program_frame(frame)
-            self.previous_stack = frames.encode_stack(caller) if caller is not None and self.previous else None
+            self.previous_stack = frames.stack_of(caller) if caller is not None and self.previous else None
         except Exception:
             self.previous = []
 

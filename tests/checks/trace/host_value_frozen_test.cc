@@ -91,6 +91,21 @@ TEST(HostValueFrozenTest, AChangeNoReplayFollowsIsNotReported) {
   EXPECT_THAT(RunCheck(checks::NewHostValueFrozenCheck(), b.Build()), IsEmpty());
 }
 
+// A graphed callable's input that requires gradients where its sample did not (blind set 5,
+// graphed-trunk-stem-unfrozen): sent from the call, at the program's requires_grad_(), under the module's id, which no
+// capture has; the call's own replay follows it.
+TEST(HostValueFrozenTest, AGraphedCallablesInputUnfrozenIsReportedAtTheRequiresGradCall) {
+  constexpr uint64_t kModule = 0x7f00cc;
+  TraceBuilder b;
+  Changed(b, 5000, kModule, "requires-grad", "input 0 and the parameters it was computed from", 0, 1, true, 73).origin =
+      ProbeOrigin::kGraphedCallables;
+  const std::vector<Finding> findings = RunCheck(checks::NewHostValueFrozenCheck(), b.Build());
+  ASSERT_THAT(findings, SizeIs(1));
+  EXPECT_THAT(findings[0].message, HasSubstr("This call makes input 0 and the parameters it was computed from require "
+                                             "gradients"));
+  EXPECT_EQ(FirstUserFrame(findings[0].where)->line, 73u);
+}
+
 TEST(HostValueFrozenTest, AModuleAttributeIsReportedUnlessShadowComparedTheModule) {
   constexpr uint64_t kModule = 0x7f00bb;
   TraceBuilder b;
