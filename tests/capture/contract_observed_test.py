@@ -56,6 +56,18 @@ def changed(recorder, role):
     return [e for e in recorder.of(EventKind.HOST_VALUE_CHANGED) if e["type_name"] == role]
 
 
+def check_sent_at(made, role, label, marker, what):
+    """The events of `role` after a capture and its replays: with the change `made`, one for `label`, at the line
+    marked `marker` (what the program changed: `what`); without it, none."""
+    recorder = bridge.recorder
+    sent = changed(recorder, role)
+    if not made:
+        check("clean twin: %s that stays sends nothing" % what, not sent, recorder.events)
+    else:
+        check("%s, changed, is sent at the line that changed it" % what, len(sent) == 1 and
+              sent[0]["text"].startswith(label + "\n") and sent[0]["line"] == line_of(HERE, marker), sent)
+
+
 x = torch.randn(8, 4)
 
 # A module-level float the captured step reads, ramped between replays.
@@ -1331,13 +1343,8 @@ for phases in ((Phase.WARMUP, Phase.WARMUP), (Phase.WARMUP, Phase.FULL)):
     for phase in phases:
         trainer.phase = phase  # enter the phase
         graph.replay()
-    sent = changed(recorder, "attribute")
-    if phases[-1] is Phase.WARMUP:
-        check("clean twin: an Enum phase that stays sends nothing", not sent, recorder.events)
-    else:
-        check("an Enum member's value read inside the capture, changed with the member, is sent at that line",
-              len(sent) == 1 and sent[0]["text"].startswith("self.phase.value\n") and
-              sent[0]["line"] == line_of(HERE, "# enter the phase"), sent)
+    check_sent_at(phases[-1] is Phase.FULL, "attribute", "self.phase.value", "# enter the phase",
+                  "an Enum member's value read inside the capture")
 
 
 def loss_balance(history):
@@ -1356,14 +1363,8 @@ for appended in (False, True):
             for task in history:
                 history[task].append(0.5 + step)  # the recent losses kept
         graph.replay()
-    sent = changed(recorder, "entry")
-    if not appended:
-        check("clean twin: a dict of deques read by a variable key that stays sends nothing", not sent,
-              recorder.events)
-    else:
-        check("a deque read by a variable key inside the capture, appended to, is sent at the append",
-              len(sent) == 1 and sent[0]["text"].startswith("history['regress'][1]\n") and
-              sent[0]["line"] == line_of(HERE, "# the recent losses kept"), sent)
+    check_sent_at(appended, "entry", "history['regress'][1]", "# the recent losses kept",
+                  "a dict of deques read by a variable key (appended to)")
 
 
 # A 0-d tensor in host memory the step multiplies by (blind set 4, cpu-scalar-weight): a kernel takes its value at
@@ -1615,13 +1616,8 @@ for rewritten in (False, True):
     if rewritten:
         vars(weights).update(box_weight=0.25)  # the schedule's new weights
     graph.replay()
-    sent = changed(recorder, "attribute")
-    if not rewritten:
-        check("clean twin: weights read by getattr that stay send nothing", not sent, recorder.events)
-    else:
-        check("an attribute read by getattr with a computed name, changed through vars(), is sent at that line",
-              len(sent) == 1 and sent[0]["text"].startswith("weights.box_weight\n") and
-              sent[0]["line"] == line_of(HERE, "# the schedule's new weights"), sent)
+    check_sent_at(rewritten, "attribute", "weights.box_weight", "# the schedule's new weights",
+                  "an attribute read by getattr with a computed name (through vars())")
 
 
 # A number in a nested dict reached by another path's value (blind set 5, recipe-nested-gamma).
@@ -1633,13 +1629,8 @@ for advanced in (False, True):
     if advanced:
         stage.name = "main"  # the next stage of the recipe
     graph.replay()
-    sent = changed(recorder, "entry")
-    if not advanced:
-        check("clean twin: a recipe entry whose key stays sends nothing", not sent, recorder.events)
-    else:
-        check("an entry whose key is another path's value, moved on, is sent at the store of the key",
-              len(sent) == 1 and sent[0]["text"].startswith("RECIPE[stage.name]['loss']['gamma']\n") and
-              sent[0]["line"] == line_of(HERE, "# the next stage of the recipe"), sent)
+    check_sent_at(advanced, "entry", "RECIPE[stage.name]['loss']['gamma']", "# the next stage of the recipe",
+                  "an entry whose key is another path's value (the key moved on)")
 
 
 class Annealer:
@@ -1669,14 +1660,8 @@ for annealed in (False, True):
     if annealed:
         annealer.kl_weight = 0.5  # anneal the KL weight
     graph.replay()
-    sent = changed(recorder, "attribute")
-    if not annealed:
-        check("clean twin: a number behind a property and a weakref that stays sends nothing", not sent,
-              recorder.events)
-    else:
-        check("a number read through a property returning a weakref's object, changed, is sent at that line",
-              len(sent) == 1 and sent[0]["text"].startswith("self.trainer.kl_weight\n") and
-              sent[0]["line"] == line_of(HERE, "# anneal the KL weight"), sent)
+    check_sent_at(annealed, "attribute", "self.trainer.kl_weight", "# anneal the KL weight",
+                  "a number read through a property returning a weakref's object")
 
 
 # make_graphed_callables' backward computes gradients only for the inputs that required them at capture (blind set 5,
