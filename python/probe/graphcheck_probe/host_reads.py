@@ -8,19 +8,20 @@ attribute's class that sets it (frames.method_store_site), else at the replay.
 
 How: while a capture runs, the capture's profile function (contract._RandomDraws) hands each Python call to
 Observer.call. The first call of each of the program's code objects is disassembled once into the paths it loads (a
-variable, then attribute names and constant subscripts, or a last subscript by a variable, which stands for every
-entry: `history[task]`); each path is followed at that call through instance and
-class dictionaries only (a class attribute read through `self` too; no property, __getattr__ or __getitem__ of the
-program's runs, so nothing is launched into the capture; an Enum member's value and name are read from it), and a
-path that ends on a number, on a list of numbers or on a numpy scalar or small array (`float(LR)` of a 0-d array the
-schedule fills in place) is kept with how to follow it again, as is a device tensor, or a list of them, it reaches. A
-number the captured code itself changed (a call counter) is not kept. Libraries' code is not read: their constants do
-not change, and the
-optimizers' and modules' numbers have watches of their own (watches.HostStateWatch, contract.Contract,
-graphed_calls.ModuleWatch), which also follow a module's own number (`self.p`) for the modules whose forward ran.
-Every method a module ran inside the capture is noted (Observer.module_reads), so that those watches see the
-attributes its helpers read, not only its forward's; and a read of torch's grad mode by the program's code
-(`if torch.is_grad_enabled():`, which host_draws' profile function sees as a call into C) is kept like a number.
+variable, then attribute names, constant subscripts, subscripts by another path's value and a weakref's call; a last
+subscript by a local variable stands for every entry, `history[task]`, and the object of a `getattr` by a computed
+name for all its numbers: code_paths.py); each path is followed at that call through instance and class dictionaries
+only (a class attribute read through `self` too; no __getattr__ or __getitem__ of the program's runs, nor a property
+but one whose getter only returns a path, so nothing is launched into the capture; an Enum member's value and name are
+read from it), and a path that ends on a number, on a list of numbers or on a numpy scalar or small array (`float(LR)`
+of a 0-d array the schedule fills in place) is kept with how to follow it again, as is a device tensor, or a list of
+them, it reaches. A number the captured code itself changed (a call counter) is not kept. Libraries' code is not read:
+their constants do not change, and the optimizers' and modules' numbers have watches of their own
+(watches.HostStateWatch, contract.Contract, graphed_calls.ModuleWatch), which also follow a module's own number
+(`self.p`) for the modules whose forward ran. Every method a module ran inside the capture is noted
+(Observer.module_reads), so that those watches see the attributes its helpers read, not only its forward's; and a read
+of torch's grad mode by the program's code (`if torch.is_grad_enabled():`, which host_draws' profile function sees as
+a call into C) is kept like a number.
 
 A load the code holds but did not run (`SCALE if scaled else 1.0` with `scaled` false) is no read: while the capture
 runs, the instructions of the program's own code objects that ran are noted (sys.monitoring's instruction events on

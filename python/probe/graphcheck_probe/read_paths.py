@@ -1,10 +1,10 @@
 """How a value the captured code read is found again at a graph's replays (host_reads.py observes the reads): the
 path's root (a module's globals, a closure's cell, an argument's object, a contextvars.ContextVar, torch's grad mode),
-its steps through plain storage only (instance and class dictionaries, dicts, lists, a weakref's referent, a key that
-is another path's value; no property, __getattr__ or __getitem__ of the program's runs, but an Enum member's own value
-and name), how the value is read out at the end (a
-numpy value, a function's defaults, a partial's numbers, a number kept as text, a 0-d tensor in host memory), and the
-read itself (Read): its name, its value at capture, and the stores that can change it.
+its steps through plain storage only (instance and class dictionaries, dicts, lists, a weakref's referent, an entry
+by a key that is another path's value, a property whose getter only returns a path; no other property, nor a
+__getattr__ or __getitem__ of the program's, runs, but an Enum member's own value and name are read), how the value is
+read out at the end (a numpy value, a function's defaults, a partial's numbers, a number kept as text, a 0-d tensor in
+host memory), and the read itself (Read): its name, its value at capture, and the stores that can change it.
 """
 import collections
 import enum
@@ -62,10 +62,10 @@ def all_entries(value):
 
 def object_attributes(value):
     """The instance dictionary of a plain object (a SimpleNamespace, a dataclass, the program's own config class),
-    which getattr(value, name) reads by a name the code computes; None for a class, a module (its numbers have
-    watches of their own) or anything else."""
+    which getattr(value, name) reads by a name the code computes; None for a class, a Python module (`getattr(F,
+    activation)`), an nn.Module (its numbers have watches of their own) or anything else."""
     torch = sys.modules.get("torch")
-    if isinstance(value, type) or (torch is not None and isinstance(value, torch.nn.Module)):
+    if isinstance(value, (type, types.ModuleType)) or (torch is not None and isinstance(value, torch.nn.Module)):
         return None
     try:
         held = vars(value)
@@ -179,8 +179,9 @@ def plain_attribute(value, key):
 def follow_step(value, step):
     """One step of a path through plain storage only (instance and class dictionaries, dicts, lists); None when it
     would run the program's code. ("each", None) stands for the numbers of a list, compared as one value, ("values",
-    key name) for the numbers of all a container's entries; ("numpy", None) for what a numpy scalar or array
-    holds."""
+    key name) for the numbers of all a container's entries, ("attrs", None) for an object's; ("deref", None) for a
+    weakref's referent, ("key", KeyPath) for the entry its path's value names now; ("numpy", None) for what a numpy
+    scalar or array holds."""
     kind, key = step
     if kind == "each":
         return entries(value)
