@@ -1664,20 +1664,113 @@ for annealed in (False, True):
                   "a number read through a property returning a weakref's object")
 
 
-# make_graphed_callables' backward computes gradients only for the inputs that required them at capture (blind set 5,
-# graphed-trunk-stem-unfrozen: the frozen stem before the graphed trunk unfrozen).
-for unfrozen in (False, True):
-    recorder, _ = fresh()
-    shapes = graphed_calls.InputShapes.of((torch.zeros(2, 4),))
-    stem_output = torch.zeros(2, 4, requires_grad=unfrozen)
-    shapes.call(1, lambda t: t * 2, (stem_output,), {})
-    sent = changed(recorder, "requires-grad")
-    if not unfrozen:
-        check("clean twin: a graphed callable's input that still needs no gradient sends nothing", not sent,
+
+class LossTerms:
+    """Hyperparameters kept on an args object: the captured step reads one by a constant name with getattr, and an
+    epoch counter the loop moves is never read (args.epoch)."""
+
+    def __init__(self):
+        self.label_smoothing, self.epoch = 0.1, 0
+
+
+for moved in ("epoch", "label_smoothing"):
+    recorder, model = fresh()
+    args = LossTerms()
+    graph = capture(lambda: model(x) * getattr(args, "label_smoothing", 0.0))
+    setattr(args, moved, 0.2)  # the loop moves one of them
+    graph.replay()
+    sent = changed(recorder, "attribute")
+    if moved == "epoch":
+        check("clean twin: getattr by a constant name reads that attribute only (another one moved sends nothing)",
+              not sent, recorder.events)
+    else:
+        check("getattr by a constant name is that attribute", len(sent) == 1 and
+              sent[0]["text"].startswith("args.label_smoothing\n"), sent)
+
+
+def task_loss(task):
+    return model(x) * LOSS_W[task]
+
+
+# A dict entry read by an argument's key is that entry: the graph never read the others (`LOSS_W["seg"]` annealed).
+LOSS_W = {"cls": 1.0, "seg": 0.5}
+for annealed in ("seg", "cls"):
+    recorder, model = fresh()
+    LOSS_W = {"cls": 1.0, "seg": 0.5}
+    graph = capture(lambda: task_loss("cls"))
+    LOSS_W[annealed] = 0.25  # anneal one task's weight
+    graph.replay()
+    sent = changed(recorder, "entry")
+    if annealed == "seg":
+        check("clean twin: an entry the graph did not read (by an argument's key) sends nothing", not sent,
               recorder.events)
     else:
-        check("a graphed callable's input that requires gradients where the captured one did not is sent",
-              len(sent) == 1 and sent[0]["text"] == "input 0 and the parameters it was computed from", sent)
+        check("an entry read by an argument's key, changed, is sent by that key", len(sent) == 1 and
+              sent[0]["text"].startswith("LOSS_W['cls']\n"), sent)
+
+
+# The length of a deque the captured code takes (`0.5 if len(recent) >= 4 else 1.0`): appending to a full deque
+# changes its entries, not its length; appending to one not yet full changes what the graph took.
+for filled in (True, False):
+    recorder, model = fresh()
+    recent = collections.deque([1.0] * (4 if filled else 2), maxlen=4)
+    graph = capture(lambda: model(x) * (0.5 if len(recent) >= 4 else 1.0))
+    recent.append(2.0)  # one more loss kept
+    graph.replay()
+    sent = changed(recorder, "attribute") + changed(recorder, "closure") + changed(recorder, "global")
+    if filled:
+        check("clean twin: a full deque whose length the graph took, appended to, sends nothing", not sent,
+              recorder.events)
+    else:
+        check("a deque's length the graph took, grown, is sent as len()", len(sent) == 1 and
+              sent[0]["text"].startswith("len(recent)\n"), sent)
+
+
+class Routed:
+    """A property that reads a dict by another attribute's value, and a dict keyed by tuples read by a variable:
+    neither may keep the probe from the captured code's other reads."""
+
+    def __init__(self):
+        self._weights, self._key = {"a": 2.0}, "a"
+        self.by_pair = {("enc", "a"): 1.0}
+        self.scale = 1.0
+
+    @property
+    def weight(self):
+        return self._weights[self._key]
+
+    def __call__(self):
+        pair = ("enc", "a")
+        return model(x) * self.weight * self.by_pair[pair] * self.scale
+
+
+recorder, model = fresh()
+routed = Routed()
+graph = capture(routed)
+routed.by_pair[("enc", "a")] = 0.5
+routed.scale = 0.5  # a plain number beside them
+graph.replay()
+sent = changed(recorder, "attribute") + changed(recorder, "entry")
+check("a property by a key and a tuple-keyed dict read by a variable do not stop the reads beside them",
+      any(e["text"].startswith("self.scale\n") for e in sent), sent)
+
+# make_graphed_callables' backward computes gradients only for the inputs that required them at capture (blind set 5,
+# graphed-trunk-stem-unfrozen: the frozen stem before the graphed trunk unfrozen).
+# One that required them from the first call on (a backbone outside the optimizer, not detached) trains nothing
+# eager would.
+for calls in ((False, False), (False, True), (True, True)):
+    recorder, _ = fresh()
+    shapes = graphed_calls.InputShapes.of((torch.zeros(2, 4),))
+    for requires_grad in calls:
+        shapes.call(1, lambda t: t * 2, (torch.zeros(2, 4, requires_grad=requires_grad),), {})
+    sent = changed(recorder, "requires-grad")
+    if calls != (False, True):
+        check("clean twin: a graphed callable's input that needs no gradient, or needed one from the first call "
+              "%s, sends nothing" % (calls,), not sent, recorder.events)
+    else:
+        check("a graphed callable's input that requires gradients where the captured one and the earlier calls' "
+              "did not is sent", len(sent) == 1 and
+              sent[0]["text"] == "input 0 and the parameters it was computed from", sent)
 
 
 def probe_features():
@@ -1685,21 +1778,27 @@ def probe_features():
         return model(x)
 
 
-# A graph captured under torch.no_grad() replayed in grad mode into a step that trains what it read (blind set 5,
-# lpft-probe-graph-under-grad); a step that gets its gradients from elsewhere is no fault.
-for trained_eagerly in (True, False):
+# A graph captured under torch.no_grad(), replayed without grad mode (linear probing) and then in it into a step that
+# trains what it read (blind set 5, lpft-probe-graph-under-grad). A step that gets its gradients from elsewhere is no
+# fault, nor is a graph replayed in grad mode from the first (a frozen backbone's features in a training loop: its
+# eager forward ran under no_grad too).
+for trained_eagerly, probed_first in ((True, True), (False, False), (False, True)):
     recorder, model = fresh()
     optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
     graph = capture(probe_features)
+    if probed_first:
+        with torch.no_grad():
+            graph.replay()
+            optimizer.step()
     graph.replay()  # replayed in grad mode to fine-tune
     optimizer.zero_grad(set_to_none=True)
     if trained_eagerly:
         model(x).sum().backward()
     optimizer.step()
     sent = changed(recorder, "grad-mode")
-    if trained_eagerly:
-        check("clean twin: a no_grad graph replayed in grad mode before a step with gradients sends nothing",
-              not sent, recorder.events)
+    if trained_eagerly or not probed_first:
+        check("clean twin: a no_grad graph replayed in grad mode before a step with gradients (%s), or from its first "
+              "replay on (%s), sends nothing" % (trained_eagerly, not probed_first), not sent, recorder.events)
     else:
         check("a no_grad graph replayed in grad mode, then a step with no gradient for what it read, is sent at the "
               "replay", len(sent) == 1 and sent[0]["text"].startswith("model.0.weight, model.0.bias") and

@@ -12,7 +12,7 @@ _FAST_LOADS = {"LOAD_FAST", "LOAD_FAST_CHECK", "LOAD_FAST_BORROW"}
 _PAIR_LOADS = {"LOAD_FAST_LOAD_FAST", "LOAD_FAST_BORROW_LOAD_FAST_BORROW"}  # 3.13+: the second name is the path's
 _SUBSCRIPTS = {"BINARY_SUBSCR"}
 _CALLS = {"CALL", "CALL_FUNCTION", "CALL_METHOD"}
-_NO_EFFECT = {"RESUME", "CACHE", "NOP", "PRECALL", "EXTENDED_ARG", "PUSH_NULL"}
+_NO_EFFECT = {"RESUME", "CACHE", "NOP", "PRECALL", "EXTENDED_ARG", "PUSH_NULL", "KW_NAMES"}
 
 
 def paths(code, start=-1, end=None):
@@ -21,8 +21,9 @@ def paths(code, start=-1, end=None):
     name), ("item", constant), ("key", (kind, name, steps) of the path whose value is the key: `RECIPE[trainer.stage]`)
     and ("deref", None) for a call without arguments (a weakref's, `self.trainer_ref().kl_weight`). A subscript by a
     bare local (`history[task]`, a loop's variable, gone at the replays) ends a path with ("values", its name): which
-    entry it was is not in the code, so all of them stand for it; so does ("attrs", None) the object of a
-    `getattr(obj, name)`. Every prefix of a chain is a path of its own."""
+    entry it was is not in the code, so all of them stand for it; ("attrs", the name's string parts) ends the object
+    of a `getattr(obj, prefix + "_weight")`, and ("len", None) a path whose length the code takes. Every prefix of a
+    chain is a path of its own."""
     walk = _PathWalk()
     line = 0
     for instruction in dis.get_instructions(code):
@@ -40,8 +41,9 @@ class _PathWalk:
         self.found = []
         self.path = None  # (kind, name, steps) being followed
         self.pending_constant = None  # (constant,) loaded after the path: a subscript's key
-        self.keyed = None  # (container path, key path): the path a variable just loaded may be the key of
-        self.getattr_object = False  # the path is getattr's first argument
+        self.keyed = None  # (container path, None): the path a variable just loaded may be the key of
+        self.callee = None  # "getattr" or "len" when the path is that builtin's first argument
+        self.getattr_call = None  # [object path, line, offset, the name argument's instructions] until the call
 
     def _emit(self, path, line, offset):
         self.path = path
@@ -49,16 +51,20 @@ class _PathWalk:
 
     def step(self, instruction, line):
         name = instruction.opname
+        if self.getattr_call is not None and name not in _NO_EFFECT and name != "CACHE":
+            self._getattr_argument(instruction)
         root = _root(instruction)
         if root is not None:
-            self._end_getattr_object(line, instruction.offset)
-            follows_getattr = self.path == ("global", "getattr", ())
+            self._end_getattr_object(instruction, line)
+            callee = self.path[1] if self.path is not None and self.path[0] == "global" and not self.path[2] else None
             self.keyed = (self.path, None) if self.path is not None and self.pending_constant is None else None
             if name in _PAIR_LOADS:  # `table[key]` of two locals loads both in one instruction
                 self.keyed = (("local", instruction.argval[0], ()), None)
+                if callee == "getattr":  # `getattr(obj, name)` of two locals, the same way
+                    self.getattr_call = [("local", instruction.argval[0], ()), line, instruction.offset, [instruction]]
             self.pending_constant = None
             self._emit((root[0], root[1], ()), line, instruction.offset)
-            self.getattr_object = follows_getattr
+            self.callee = callee if callee in ("getattr", "len") and name not in _PAIR_LOADS else None
             return
         if self.path is None:
             return
@@ -66,18 +72,25 @@ class _PathWalk:
         if name in ("LOAD_ATTR", "LOAD_METHOD") and len(steps) < MAX_STEPS:
             self._emit(self.path[:2] + (steps + (("attr", instruction.argval),),), line, instruction.offset)
             return
+        if name in _CALLS and instruction.argval == 1 and self.callee == "len":
+            # `len(self.window)`: the number the code reads is the length, not the entries
+            if self.found and self.found[-1][:3] == self.path:
+                self.found.pop()
+            self.found.append(self.path[:2] + (steps + (("len", None),),) + (line, instruction.offset))
+            self.path, self.callee = None, None
+            return
         if name in _CALLS and instruction.argval == 0 and len(steps) < MAX_STEPS:
             self._emit(self.path[:2] + (steps + (("deref", None),),), line, instruction.offset)
             return
-        if name in ("CACHE", "EXTENDED_ARG", "NOP", "PRECALL"):
+        if name in _NO_EFFECT or name == "CACHE":
             return
         if name == "LOAD_CONST" and self.pending_constant is None:
-            self._end_getattr_object(line, instruction.offset)
+            self._end_getattr_object(instruction, line)
             self.pending_constant = (instruction.argval,)
             return
         if name in _SUBSCRIPTS and self._subscript(line, instruction.offset):
             return
-        self.path, self.pending_constant, self.keyed, self.getattr_object = None, None, None, False
+        self.path, self.pending_constant, self.keyed, self.callee = None, None, None, None
 
     def _subscript(self, line, offset):
         """Follows a subscript of the path by a constant, or of the path before by this one's value; whether it
@@ -101,11 +114,33 @@ class _PathWalk:
         self._emit(container[:2] + (container[2] + (("key", key),),), line, offset)
         return True
 
-    def _end_getattr_object(self, line, offset):
-        """The object getattr reads, once its name argument begins: every number it holds."""
-        if self.getattr_object and self.path is not None and len(self.path[2]) < MAX_STEPS:
-            self.found.append(self.path[:2] + (self.path[2] + (("attrs", None),),) + (line, offset))
-        self.getattr_object = False
+    def _end_getattr_object(self, instruction, line):
+        """getattr's object, once its name argument begins with `instruction`: the rest of the call is read next
+        (_getattr_argument)."""
+        if self.callee == "getattr" and self.path is not None and len(self.path[2]) < MAX_STEPS:
+            self.getattr_call = [self.path, line, instruction.offset, [instruction]]
+        self.callee = None if self.callee == "getattr" else self.callee
+
+    def _getattr_argument(self, instruction):
+        """An instruction of getattr's name (and default) arguments; at the call, the path it reads: `getattr(cfg,
+        "clip", None)` is cfg.clip; `getattr(weights, term + "_weight")` every number of weights whose name holds
+        "_weight" (a name none of whose parts is in the code is not followed)."""
+        path, line, offset, argument = self.getattr_call
+        if instruction.opname not in _CALLS:
+            argument.append(instruction)
+            if len(argument) > 8:
+                self.getattr_call = None
+            return
+        self.getattr_call = None
+        first = argument[0] if argument else None
+        if first is not None and first.opname == "LOAD_CONST" and isinstance(first.argval, str) and len(argument) <= 2:
+            step = ("attr", first.argval)
+        else:
+            parts = tuple(sorted({i.argval for i in argument if i.opname == "LOAD_CONST" and isinstance(i.argval, str)
+                                  and i.argval}))
+            step = ("attrs", parts) if parts else None
+        if step is not None:
+            self.found.append(path[:2] + (path[2] + (step,),) + (line, offset))
 
 
 def _root(instruction):
@@ -130,6 +165,8 @@ _getter_paths = {}  # code -> the steps it returns from its first argument, or N
 def getter_steps(code):
     """The steps a property getter's code returns from its first argument, when that is all it does (`return
     self._trainer_ref()`, `return self.cfg["opt"].lr`); None for any other code."""
+    if code is None:
+        return None
     if code in _getter_paths:
         return _getter_paths[code]
     steps = None
@@ -140,6 +177,7 @@ def getter_steps(code):
                 found[0][:2] == ("local", code.co_varnames[0]) and found[-1][:2] == found[0][:2] and
                 len(found) == len(instructions) - 1 - _subscript_constants(instructions)):
             steps = found[-1][2]
+            steps = steps if all(kind in ("attr", "item", "deref") for kind, _ in steps) else None
     _getter_paths[code] = steps
     return steps
 

@@ -82,6 +82,8 @@ class InputShapes:
         # make_graphed_callables captures a backward that computes gradients only for the inputs that required
         # them in its sample_args: one that requires them later (a frozen layer before it unfrozen) gets none.
         self.needed_grad = None if leaves is None else [bool(getattr(t, "requires_grad", False)) for t in leaves]
+        self.grad_flags_seen = _grad_flags_stack[1]
+        self.without_grad = set()  # inputs that were called without requiring gradients, as captured
         self.reported = set()
 
     @staticmethod
@@ -114,18 +116,26 @@ class InputShapes:
         return found
 
     def look_grads(self, graph_id, leaves):
-        """HOST_VALUE_CHANGED for the first input that requires gradients where the captured one did not, at the
-        program's last Module.requires_grad_ (graphed_calls.grad_flags_changed), else at the call."""
+        """HOST_VALUE_CHANGED for the first input that requires gradients where the captured one and the earlier calls'
+        did not (a frozen layer before it unfrozen; one that required them from the first call trains nothing the
+        eager code would not either, its graph's backward aside), at the program's Module.requires_grad_ since the
+        callable's last call (graphed_calls.grad_flags_changed), else at the call."""
+        stack, flags_changed = _grad_flags_stack
+        since, self.grad_flags_seen = flags_changed > self.grad_flags_seen, flags_changed
         if "grads" in self.reported or len(leaves) != len(self.needed_grad):
             return
         for index, (tensor, needed) in enumerate(zip(leaves, self.needed_grad)):
-            if not needed and getattr(tensor, "requires_grad", False):
+            if needed:
+                continue
+            if not getattr(tensor, "requires_grad", False):
+                self.without_grad.add(index)
+            elif index in self.without_grad:  # an input that needed none at earlier calls (not from the first)
                 self.reported.add("grads")
                 events.host_value_change(origin=Origin.GRAPHED_CALLABLES, graph=graph_id,
                                          role=events.HostValueRole.REQUIRES_GRAD,
                                          name="input %d and the parameters it was computed from" % index,
-                                         captured=0.0, now=1.0, at_change=_grad_flags_stack[0] is not None,
-                                         frames=_grad_flags_stack[0])
+                                         captured=0.0, now=1.0, at_change=since and stack is not None,
+                                         frames=stack if since else None)
                 return
 
     def call(self, graph_id, function, args, kwargs):
@@ -189,11 +199,12 @@ _modes_stack = [None, 0]
 _graphed_modules = [0]  # modules watch_graphed_module wrapped, in the process
 
 
-_grad_flags_stack = [None]  # the program's last Module.requires_grad_ while graphed modules were watched
+# The program's last Module.requires_grad_ while graphed modules were watched, and how many there were.
+_grad_flags_stack = [None, 0]
 
 
 def grad_flags_changed(stack):
-    _grad_flags_stack[0] = stack
+    _grad_flags_stack[:] = [stack, _grad_flags_stack[1] + 1]
 
 
 def modes_changed(stack=None):

@@ -9,19 +9,19 @@ attribute's class that sets it (frames.method_store_site), else at the replay.
 How: while a capture runs, the capture's profile function (contract._RandomDraws) hands each Python call to
 Observer.call. The first call of each of the program's code objects is disassembled once into the paths it loads (a
 variable, then attribute names, constant subscripts, subscripts by another path's value and a weakref's call; a last
-subscript by a local variable stands for every entry, `history[task]`, and the object of a `getattr` by a computed
-name for all its numbers: code_paths.py); each path is followed at that call through instance and class dictionaries
-only (a class attribute read through `self` too; no __getattr__ or __getitem__ of the program's runs, nor a property
-but one whose getter only returns a path, so nothing is launched into the capture; an Enum member's value and name are
-read from it), and a path that ends on a number, on a list of numbers or on a numpy scalar or small array (`float(LR)`
-of a 0-d array the schedule fills in place) is kept with how to follow it again, as is a device tensor, or a list of
-them, it reaches. A number the captured code itself changed (a call counter) is not kept. Libraries' code is not read:
-their constants do not change, and the optimizers' and modules' numbers have watches of their own
-(watches.HostStateWatch, contract.Contract, graphed_calls.ModuleWatch), which also follow a module's own number
-(`self.p`) for the modules whose forward ran. Every method a module ran inside the capture is noted
-(Observer.module_reads), so that those watches see the attributes its helpers read, not only its forward's; and a read
-of torch's grad mode by the program's code (`if torch.is_grad_enabled():`, which host_draws' profile function sees as
-a call into C) is kept like a number.
+subscript by a loop's variable stands for every entry, `history[task]`, one by an argument for the entry it names,
+`getattr` by a computed name for the object's numbers named with the name's strings, and `len()` for the length:
+code_paths.py); each path is followed at that call through instance and class dictionaries only (a class attribute
+read through `self` too; no __getattr__ or __getitem__ of the program's runs, nor a property but one whose getter only
+returns a path, so nothing is launched into the capture; an Enum member's value and name are read from it), and a path
+that ends on a number, on a list of numbers or on a numpy scalar or small array (`float(LR)` of a 0-d array the
+schedule fills in place) is kept with how to follow it again, as is a device tensor, or a list of them, it reaches. A
+number the captured code itself changed (a call counter) is not kept. Libraries' code is not read: their constants do
+not change, and the optimizers' and modules' numbers have watches of their own (watches.HostStateWatch,
+contract.Contract, graphed_calls.ModuleWatch), which also follow a module's own number (`self.p`) for the modules
+whose forward ran. Every method a module ran inside the capture is noted (Observer.module_reads), so that those
+watches see the attributes its helpers read, not only its forward's; and a read of torch's grad mode by the program's
+code (`if torch.is_grad_enabled():`, which host_draws' profile function sees as a call into C) is kept like a number.
 
 A load the code holds but did not run (`SCALE if scaled else 1.0` with `scaled` false) is no read: while the capture
 runs, the instructions of the program's own code objects that ran are noted (sys.monitoring's instruction events on
@@ -391,8 +391,12 @@ class _Variables:
         return (holder.value(), holder) if holder is not None else None
 
     def keys_found(self, steps):
-        """`steps` with each ("key", path) step's path rooted (read_paths.KeyPath); None when a key's variable cannot
-        be found again at a replay."""
+        """`steps` with each ("key", path) step's path rooted (read_paths.KeyPath), and a last ("values", name) by a
+        local bound here that is no loop's variable (`self.loss_w[task]`, `task` an argument) made the entry it names;
+        None when a key's variable cannot be found again at a replay, or only by holding a dict or list argument (and
+        the tensors it holds) alive."""
+        if steps and steps[-1][0] == "values":
+            return steps[:-1] + (self._bound_key(steps[-1][1]),)
         if not any(kind == "key" for kind, _ in steps):
             return steps
         rooted = []
@@ -404,11 +408,19 @@ class _Variables:
                     return None
                 value, holder = found
                 root = Root(key_kind, holder, key_name) if holder is not None else Observer._local_root(value, key_name)
-                if root is None:
+                if root is None or (root.kind == "local" and not isinstance(root.holder, weakref.ref)):
                     return None
                 key = KeyPath(root, key_steps)
             rooted.append((kind, key))
         return tuple(rooted)
+
+    def _bound_key(self, name):
+        """("item", key) for a subscript by `name` when it holds one key for the whole call, else ("values", name)."""
+        if self.in_body and name in code_paths.loop_targets(self.code):
+            return "values", name
+        found = self.find("local", name)
+        key = found[0] if found is not None else None
+        return ("item", key) if type(key) in (str, int) else ("values", name)
 
 
 def _cell_value(cell):

@@ -4,10 +4,11 @@ optimizer that holds them never moves them, where eager code run in grad mode wo
 feature graph replayed on into full fine-tuning).
 
 Replaying a graph in grad mode is no fault by itself (a validation loop that did not turn grad mode off, a graph of
-forward and backward whose gradients the optimizer steps): what the probe sends is the next optimizer step after such
-a replay that holds parameters the graph read, requiring gradients, none of which has a gradient. contract.Contract.look
-notes the replays (note()); torch.optim's global step pre-hook (steps.optimizer_stepping) asks at each step
-(optimizer_stepping()).
+forward and backward whose gradients the optimizer steps, a frozen backbone's features replayed in a training loop):
+what the probe sends is the next optimizer step after a replay in grad mode, where the graph's first replay was
+without it, that holds parameters the graph read, requiring gradients, none of which has a gradient.
+contract.Contract.look notes the replays (note()); torch.optim's global step pre-hook (steps.optimizer_stepping) asks
+at each step (optimizer_stepping()).
 """
 import sys
 import weakref
@@ -16,14 +17,21 @@ from . import events, frames
 
 MAX_NAMES = 4  # parameters named in one event
 _pending = {}  # id(contract) -> (weakref to the contract, the stack of the replay in grad mode)
+_first_mode = weakref.WeakKeyDictionary()  # contract -> grad mode at the first replay looked at
 
 
 def note(contract, frame):
-    """At a look at a replay of `contract`'s graph, from `frame`."""
+    """At a look at a replay of `contract`'s graph, from `frame`: one in grad mode after replays without it (a linear
+    probe's phase under torch.no_grad(), then fine-tuning) is noted for the next optimizer step. A graph replayed in
+    grad mode from the first is the program's own way (a frozen backbone's features under a training loop): eager,
+    its forward ran under no_grad as well."""
     if not contract.watched or "no-grad-replay" in contract.reported or id(contract) in _pending:
         return
     torch = sys.modules.get("torch")
-    if torch is None or not torch.is_grad_enabled():
+    if torch is None:
+        return
+    grad_mode = torch.is_grad_enabled()
+    if _first_mode.setdefault(contract, grad_mode) or not grad_mode:
         return
     _pending[id(contract)] = (weakref.ref(contract), frames.encode_stack(frame) if frame is not None else None)
 

@@ -36,10 +36,14 @@ def entries(value):
                                   MAX_ENTRIES)) or None
 
 
+# An entry's own list's number (`history['regress'][1]`), told apart from a dict key that is a tuple.
+Nested = collections.namedtuple("Nested", "key index")
+
+
 def all_entries(value):
     """The numbers of every entry of a dict, list, tuple or deque, an entry's own list, tuple or deque read through
-    (`history[task]`, each task's deque of recent losses), as ((key, number) or ((key, index), number), ...), at most
-    MAX_ENTRIES; None when it holds none."""
+    (`history[task]`, each task's deque of recent losses), as ((key, number) or (Nested(key, index), number), ...), at
+    most MAX_ENTRIES; None when it holds none."""
     if type(value) is dict:
         items = value.items()
     elif type(value) in _SEQUENCES:
@@ -52,7 +56,7 @@ def all_entries(value):
             if is_number(entry):
                 yield key, entry
             elif type(entry) in _SEQUENCES:
-                yield from (((key, index), number) for index, number in entries(entry) or ())
+                yield from ((Nested(key, index), number) for index, number in entries(entry) or ())
 
     try:
         return tuple(itertools.islice(numbers(), MAX_ENTRIES)) or None
@@ -60,10 +64,11 @@ def all_entries(value):
         return None
 
 
-def object_attributes(value):
-    """The instance dictionary of a plain object (a SimpleNamespace, a dataclass, the program's own config class),
-    which getattr(value, name) reads by a name the code computes; None for a class, a Python module (`getattr(F,
-    activation)`), an nn.Module (its numbers have watches of their own) or anything else."""
+def object_attributes(value, parts):
+    """The attributes of a plain object (a SimpleNamespace, a dataclass, the program's own config class) whose names
+    hold one of `parts`, the strings of a name the code computes for getattr (`term + "_weight"`); None for a class,
+    a Python module (`getattr(F, activation)`), an nn.Module (its numbers have watches of their own) or anything
+    else."""
     torch = sys.modules.get("torch")
     if isinstance(value, (type, types.ModuleType)) or (torch is not None and isinstance(value, torch.nn.Module)):
         return None
@@ -71,7 +76,9 @@ def object_attributes(value):
         held = vars(value)
     except TypeError:
         return None
-    return held if type(held) is dict else None
+    if type(held) is not dict:
+        return None
+    return {name: entry for name, entry in held.items() if type(name) is str and any(p in name for p in parts)}
 
 
 def text_number(value):
@@ -142,7 +149,7 @@ _getter_depth = [0]
 def where_steps(steps):
     """The steps that lead to where a value lives, without a last step that reads it out (a numpy value, a function's
     defaults)."""
-    return steps[:-1] if steps and steps[-1][0] in ("numpy", "defaults", "partial", "text", "scalar") else steps
+    return steps[:-1] if steps and steps[-1][0] in ("numpy", "defaults", "partial", "text", "scalar", "len") else steps
 
 
 def plain_attribute(value, key):
@@ -179,7 +186,8 @@ def plain_attribute(value, key):
 def follow_step(value, step):
     """One step of a path through plain storage only (instance and class dictionaries, dicts, lists); None when it
     would run the program's code. ("each", None) stands for the numbers of a list, compared as one value, ("values",
-    key name) for the numbers of all a container's entries, ("attrs", None) for an object's; ("deref", None) for a
+    key name) for the numbers of all a container's entries, ("attrs", name parts) for an object's named so, ("len",
+    None) for a container's length; ("deref", None) for a
     weakref's referent, ("key", KeyPath) for the entry its path's value names now; ("numpy", None) for what a numpy
     scalar or array holds."""
     kind, key = step
@@ -188,9 +196,11 @@ def follow_step(value, step):
     if kind == "values":
         return all_entries(value)
     if kind == "attrs":
-        return all_entries(object_attributes(value))
-    if kind == "deref":  # a weakref's referent: calling one runs no code of the program's
-        return value() if isinstance(value, weakref.ref) else None
+        return all_entries(object_attributes(value, key))
+    if kind == "len":
+        return len(value) if type(value) in _SEQUENCES or type(value) is dict else None
+    if kind == "deref":  # a weakref's referent: calling one (not a subclass's) runs no code of the program's
+        return value() if type(value) is weakref.ref else None
     if kind == "key":
         key = key.value()
         if type(value) is dict and isinstance(key, (str, int, enum.Enum)):
@@ -241,6 +251,7 @@ def path_label(root, steps):
         text += ".%s" % key if kind == "attr" else "[%r]" % (key,) if kind == "item" else ""
         text += "[%s]" % key if kind == "values" else "[%s]" % key.label() if kind == "key" else ""
         text += "()" if kind == "deref" else ""
+        text = "len(%s)" % text if kind == "len" else text
     return text
 
 
@@ -342,7 +353,7 @@ class Read:
             place = "keywords[%r]" % changed if isinstance(changed, str) else "args[%d]" % changed
             return ("%s.%s" % (self.label, place),) + numbers + (({"STORE_SUBSCR"}, changed),)
         if self.steps[-1][0] in ("values", "attrs"):  # `history[task]`, `getattr(weights, ...)`: the entry
-            key, index = changed if type(changed) is tuple else (changed, None)  # that changed, by its own key
+            key, index = changed if type(changed) is Nested else (changed, None)  # that changed, by its own key
             label = path_label(self.root.name, self.steps[:-1])
             label += ("[%r]" if self.steps[-1][0] == "values" else ".%s") % (key,)
             label += "[%d]" % index if index is not None else ""
