@@ -51,7 +51,7 @@ class _PathWalk:
 
     def step(self, instruction, line):
         name = instruction.opname
-        if self.getattr_call is not None and name not in _NO_EFFECT and name != "CACHE":
+        if self.getattr_call is not None and name not in _NO_EFFECT:
             self._getattr_argument(instruction)
         root = _root(instruction)
         if root is not None:
@@ -82,7 +82,7 @@ class _PathWalk:
         if name in _CALLS and instruction.argval == 0 and len(steps) < MAX_STEPS:
             self._emit(self.path[:2] + (steps + (("deref", None),),), line, instruction.offset)
             return
-        if name in _NO_EFFECT or name == "CACHE":
+        if name in _NO_EFFECT:
             return
         if name == "LOAD_CONST" and self.pending_constant is None:
             self._end_getattr_object(instruction, line)
