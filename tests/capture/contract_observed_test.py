@@ -1778,6 +1778,24 @@ def probe_features():
         return model(x)
 
 
+# Fine-tuning with one optimizer for the head and one for the backbone the no_grad graph read: the head's step comes
+# first and holds none of the graph's parameters; the backbone's step, with no gradient for them, is the one named.
+recorder, model = fresh()
+head = torch.nn.Linear(4, 2)
+head_optimizer, backbone_optimizer = torch.optim.SGD(head.parameters(), lr=0.1), torch.optim.SGD(model.parameters(),
+                                                                                                  lr=0.1)
+graph = capture(probe_features)
+with torch.no_grad():
+    graph.replay()  # linear probing
+graph.replay()  # fine-tuning, in grad mode
+head(torch.randn(8, 4)).sum().backward()
+head_optimizer.step()
+backbone_optimizer.step()
+sent = changed(recorder, "grad-mode")
+check("a no_grad graph replayed into fine-tuning is named at the step of the optimizer that holds what it read, after "
+      "another optimizer's", len(sent) == 1 and sent[0]["text"].startswith("model.0.weight"), sent)
+
+
 # A graph captured under torch.no_grad(), replayed without grad mode (linear probing) and then in it into a step that
 # trains what it read (blind set 5, lpft-probe-graph-under-grad). A step that gets its gradients from elsewhere is no
 # fault, nor is a graph replayed in grad mode from the first (a frozen backbone's features in a training loop: its

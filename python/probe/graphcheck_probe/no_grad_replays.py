@@ -37,24 +37,20 @@ def note(contract, frame):
 
 
 def optimizer_stepping(optimizer):
-    """Before `optimizer` steps: the parameters of each graph replayed in grad mode since the last step that it holds,
-    that require gradients and have none."""
+    """Before `optimizer` steps: the graphs replayed in grad mode since, whose parameters it holds that require
+    gradients all have none."""
     if not _pending:
         return
-    pending = list(_pending.values())
-    _pending.clear()
     held = {id(p) for group in getattr(optimizer, "param_groups", ()) for p in group.get("params", ())}
-    for contract_ref, stack in pending:
+    for key, (contract_ref, stack) in list(_pending.items()):
         contract = contract_ref()
-        if contract is None or "no-grad-replay" in contract.reported:
-            continue
-        missing = []
-        for entry in contract.tensors:
-            parameter = entry.now() if entry.role == "parameter" else None
-            if parameter is not None and id(parameter) in held and parameter.requires_grad and parameter.grad is None:
-                missing.append(entry.name)
-        if not missing or len(missing) < sum(1 for e in contract.tensors if e.role == "parameter" and
-                                             id(e.now()) in held and getattr(e.now(), "requires_grad", False)):
+        trained = [(e.name, p) for e in (contract.tensors if contract is not None else ()) if e.role == "parameter"
+                   for p in (e.now(),) if p is not None and id(p) in held and p.requires_grad]
+        if contract is not None and not trained:
+            continue  # another optimizer's step (a head's before the backbone's): the graph's stays pending
+        del _pending[key]
+        missing = [name for name, parameter in trained if parameter.grad is None]
+        if not missing or len(missing) < len(trained) or "no-grad-replay" in contract.reported:
             continue  # some have gradients: the step trains what the graph read (those without were unused)
         contract.reported.add("no-grad-replay")
         shown = ", ".join(missing[:MAX_NAMES]) + (" and %d more" % (len(missing) - MAX_NAMES)
