@@ -85,6 +85,7 @@ class AllocationBatch(ctypes.Structure):
 
 MAX_TEXT = 4096  # characters of one text field sent (an exception's text can hold a whole tensor)
 MAX_TENSOR_LIST = 1 << 20  # characters of a GRAPH_TENSORS list (capture/probe_events.cc keeps as many)
+MAX_NAMES = 8  # module or parameter names listed in one event's text
 _U64 = 0xFFFFFFFFFFFFFFFF
 
 
@@ -203,6 +204,12 @@ class _Silent:
 
 
 recorder = _Silent()  # install() puts a Recorder here
+
+
+def listed(names):
+    """An event's text of names: the first MAX_NAMES of `names`, joined, and ", ..." when there were more."""
+    names = list(names)
+    return ", ".join(names[:MAX_NAMES]) + (", ..." if len(names) > MAX_NAMES else "")
 
 
 def double_bits(number):

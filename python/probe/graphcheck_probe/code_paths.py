@@ -11,8 +11,7 @@ _GLOBAL_LOADS = {"LOAD_GLOBAL", "LOAD_NAME"}
 _FAST_LOADS = {"LOAD_FAST", "LOAD_FAST_CHECK", "LOAD_FAST_BORROW"}
 _PAIR_LOADS = {"LOAD_FAST_LOAD_FAST", "LOAD_FAST_BORROW_LOAD_FAST_BORROW"}  # 3.13+: the second name is the path's
 _SUBSCRIPTS = {"BINARY_SUBSCR"}
-_CALLS = {"CALL", "CALL_FUNCTION", "CALL_METHOD"}
-_NO_EFFECT = {"RESUME", "CACHE", "NOP", "PRECALL", "EXTENDED_ARG", "PUSH_NULL", "KW_NAMES"}
+_NO_EFFECT = frozenset(frames.PADDING) | {"RESUME", "KW_NAMES"}
 
 
 def paths(code, start=-1, end=None):
@@ -72,14 +71,14 @@ class _PathWalk:
         if name in ("LOAD_ATTR", "LOAD_METHOD") and len(steps) < MAX_STEPS:
             self._emit(self.path[:2] + (steps + (("attr", instruction.argval),),), line, instruction.offset)
             return
-        if name in _CALLS and instruction.argval == 1 and self.callee == "len":
+        if name in frames.CALLS and instruction.argval == 1 and self.callee == "len":
             # `len(self.window)`: the number the code reads is the length, not the entries
             if self.found and self.found[-1][:3] == self.path:
                 self.found.pop()
             self.found.append(self.path[:2] + (steps + (("len", None),),) + (line, instruction.offset))
             self.path, self.callee = None, None
             return
-        if name in _CALLS and instruction.argval == 0 and len(steps) < MAX_STEPS:
+        if name in frames.CALLS and instruction.argval == 0 and len(steps) < MAX_STEPS:
             self._emit(self.path[:2] + (steps + (("deref", None),),), line, instruction.offset)
             return
         if name in _NO_EFFECT:
@@ -126,7 +125,7 @@ class _PathWalk:
         "clip", None)` is cfg.clip; `getattr(weights, term + "_weight")` every number of weights whose name holds
         "_weight" (a name none of whose parts is in the code is not followed)."""
         path, line, offset, argument = self.getattr_call
-        if instruction.opname not in _CALLS:
+        if instruction.opname not in frames.CALLS:
             argument.append(instruction)
             if len(argument) > 8:
                 self.getattr_call = None

@@ -28,12 +28,11 @@ from . import (attribute_stores, autocast_sites, capture_writes, events, frames,
 from .graph_tensors import (NamedTensor, PathTensor, add_static_input, address, another_graphs_input, expired,
                             forget_static_inputs, graphs_input, in_pool, inside, nbytes, pinned, pool_segments, pools,
                             released, storage_ref)
-from .bridge import Origin
+from .bridge import Origin, listed
 
 MAX_TENSORS = 20000  # tensors named per capture
 MAX_MODULES = 4096  # modules noted per capture
 MAX_REPLACED = 32  # parameters and buffers replaced inside a capture, noted per capture
-MAX_NAMES = 8  # module or parameter names listed in one event
 # Origins whose modules this module watches at replays: not torch.compile's (its guards recompile on a changed mode
 # or attribute, and its captures run compiled code, not modules), not make_graphed_callables' (graphed_calls.ModuleWatch).
 _REPLAY_WATCHED = {Origin.USER, Origin.UNKNOWN, Origin.MEGATRON, Origin.MEGATRON_FULL_ITERATION}
@@ -265,9 +264,8 @@ class Contract:
         if not differ or key in self.reported:
             return
         self.reported.add(key)
-        shown = ", ".join(differ[:MAX_NAMES]) + (", ..." if len(differ) > MAX_NAMES else "")
         events.training_mode_change(origin=self.origin, graph=self.graph_id, captured_training=captured,
-                                    modules=len(differ), names=shown, frames=self.modes_stack)
+                                    modules=len(differ), names=listed(differ), frames=self.modes_stack)
 
     def _look_autocast(self, frame=None):
         now = autocast_state(_torch())
@@ -318,9 +316,8 @@ class Contract:
         if not aliased:
             return
         self.reported.add("grads")
-        shown = ", ".join(n for n, _ in aliased[:MAX_NAMES]) + (", ..." if len(aliased) > MAX_NAMES else "")
         events.grad_aliased(origin=self.origin, module=self.graph_id, count=len(aliased), first_address=aliased[0][1],
-                            names=shown, frames=self.change_stack or frames.change_site(frame, {"STORE_ATTR"}, "grad"))
+                            names=listed(n for n, _ in aliased), frames=self.change_stack or frames.change_site(frame, {"STORE_ATTR"}, "grad"))
 
     def _look_host_values(self, frame):
         """A number the captured code read (host_reads) that is another now: at the line of the replaying function
@@ -594,7 +591,7 @@ def _send_state_made(capture, names, ranges, stepped, parameter_names):
                                                                                   before[0])
                 if inside(ranges, address(tensor))]
         if made:
-            shown = ", ".join(label for label, _ in made[:MAX_NAMES]) + (", ..." if len(made) > MAX_NAMES else "")
             events.state_made_in_capture(origin=capture.origin, graph=capture.graph_id,
-                                         role=events.MadeStateRole.OPTIMIZER_STATE, names=shown,
+                                         role=events.MadeStateRole.OPTIMIZER_STATE,
+                                         names=listed(label for label, _ in made),
                                          address_now=address(made[0][1]), tensors=len(made), frames=before[1])

@@ -61,14 +61,10 @@ def exception_frames(error, caller=None):
     caught inside a hook has not reached the program yet: `caller`, the frame that called the hooked function, and
     its callers complete the stack. Encoded for the recorder; None when they cannot be read."""
     try:
-        frames = list(reversed(traceback.extract_tb(error.__traceback__)))
-        if caller is not None:
-            frames += reversed(traceback.extract_stack(caller))
-        frames = [f for f in frames if not is_probe_file(f.filename)]
-        frames = select(frames, lambda f: is_program_file(f.filename))
+        stack = [(f.filename, f.lineno or 0, f.name) for f in reversed(traceback.extract_tb(error.__traceback__))]
+        return encode_frames(stack + (stack_of(caller) if caller is not None else []))
     except Exception:
         return None
-    return _FRAME.join("%s%s%d%s%s" % (f.filename, _FIELD, f.lineno or 0, _FIELD, f.name) for f in frames)
 
 
 def stack_of(frame):
@@ -266,7 +262,7 @@ def previous_value_site(cls, name):
         loaded, line, recent = False, 0, []
         for instruction in _instructions(code)[0]:
             line = instruction_line(instruction, line)
-            if instruction.opname in _PADDING:
+            if instruction.opname in PADDING:
                 continue
             if instruction.opname == "LOAD_ATTR" and instruction.argval == name:
                 loaded = True
@@ -311,7 +307,7 @@ _LOADS = ("LOAD_FAST", "LOAD_FAST_CHECK", "LOAD_FAST_LOAD_FAST", "LOAD_FAST_BORR
 _REBINDS = ("STORE_FAST", "STORE_FAST_STORE_FAST", "STORE_FAST_LOAD_FAST", "STORE_DEREF", "STORE_NAME", "STORE_GLOBAL",
             "DELETE_FAST", "DELETE_DEREF", "DELETE_NAME", "DELETE_GLOBAL", "LOAD_FAST_AND_CLEAR")
 _STORES = ("STORE_FAST", "STORE_DEREF", "STORE_NAME", "STORE_GLOBAL")
-_PADDING = ("CACHE", "EXTENDED_ARG", "NOP", "PRECALL", "PUSH_NULL")  # between the instructions a pattern reads
+PADDING = ("CACHE", "EXTENDED_ARG", "NOP", "PRECALL", "PUSH_NULL")  # between the instructions a pattern reads
 _code_instructions = {}  # code object -> (its instructions, their indices by offset): a frame's code is read once
 
 
@@ -339,7 +335,7 @@ def next_of_kept_iterator(frame):
         return None
     path = []
     index -= 1
-    while index >= 0 and instructions[index].opname in _PADDING:
+    while index >= 0 and instructions[index].opname in PADDING:
         index -= 1
     while index >= 0 and instructions[index].opname == "LOAD_ATTR":
         path.insert(0, str(instructions[index].argval))
@@ -348,7 +344,7 @@ def next_of_kept_iterator(frame):
         return None
     path.insert(0, str(instructions[index].argval))
     callee = index - 1
-    while callee >= 0 and instructions[callee].opname in _PADDING:
+    while callee >= 0 and instructions[callee].opname in PADDING:
         callee -= 1
     if callee < 0 or instructions[callee].opname not in ("LOAD_GLOBAL", "LOAD_NAME") or \
             instructions[callee].argval != "next":
@@ -393,12 +389,23 @@ def read_before_rebound(frame, name):
     that passes no store. `a = f(x); b = f(y); g(a)`: at the second call, a is read after it; in `for x in xs: out =
     f(x)`, at a call, out is rebound first; `if i == 0: first = out` may be jumped over, and a read of `first` after
     the loop is reached."""
-    return _read_before_rebound(frame.f_code, frame.f_lasti, name)
+    code = frame.f_code
+    key = (id(code), frame.f_lasti, name)
+    answer = _rebound_answers.get(key)
+    if answer is None or answer[0] is not code:
+        if len(_rebound_answers) >= 1024:
+            _rebound_answers.pop(next(iter(_rebound_answers)))
+        answer = _rebound_answers[key] = (code, _read_before_rebound(code, frame.f_lasti, name))
+    return answer[1]
 
 
-@functools.lru_cache(maxsize=1024)
+# (id(code), instruction, name) -> (code, answer): the same at each call from one instruction (a graphed call in a
+# loop), kept by the code's id, since hashing a code object hashes all the code nested in it (a module's: 50-190 us).
+_rebound_answers = {}
+
+
 def _read_before_rebound(code, lasti, name):
-    """read_before_rebound's answer, the same at each call from one instruction (a graphed call in a loop)."""
+    """read_before_rebound's answer, found from the code."""
     try:
         instructions, at_offset = _instructions(code)
         # The instruction the frame runs: f_lasti may point into its inline caches (3.11+), which dis leaves out.
@@ -432,7 +439,7 @@ def alias_store_line(code, name):
         lines, line, previous = set(), 0, None
         for instruction in instructions:
             line = instruction_line(instruction, line)
-            if instruction.opname in _PADDING:
+            if instruction.opname in PADDING:
                 continue
             if instruction.opname in _STORES and instruction.argval == name and previous is not None and \
                     previous.opname in _LOADS and previous.opname != "LOAD_CLOSURE":
@@ -444,7 +451,7 @@ def alias_store_line(code, name):
 
 
 _APPENDS = ("append", "extend", "insert", "add", "appendleft")
-_CALLS = ("CALL", "CALL_METHOD", "CALL_FUNCTION")
+CALLS = ("CALL", "CALL_METHOD", "CALL_FUNCTION")
 
 
 def _append_lines(code, container, depth=2):
@@ -453,10 +460,10 @@ def _append_lines(code, container, depth=2):
     lines, line, window = set(), 0, []
     for instruction in _instructions(code)[0]:
         line = instruction_line(instruction, line)
-        if instruction.opname in _PADDING:
+        if instruction.opname in PADDING:
             continue
         window = (window + [instruction])[-4:]
-        if len(window) == 4 and window[3].opname in _CALLS and window[2].opname in _LOADS and \
+        if len(window) == 4 and window[3].opname in CALLS and window[2].opname in _LOADS and \
                 window[1].opname in ("LOAD_ATTR", "LOAD_METHOD") and window[1].argval in _APPENDS and \
                 window[0].opname in _LOADS and window[0].argval == container:
             lines.add(line)

@@ -16,7 +16,7 @@ import threading
 import weakref
 
 from . import contract, events, frames, graph_tensors, watches
-from .bridge import Origin
+from .bridge import Origin, listed
 
 _MAX_ATTRIBUTES = 256  # numeric attributes of one graphed module watched
 
@@ -82,7 +82,7 @@ class InputShapes:
         # make_graphed_callables captures a backward that computes gradients only for the inputs that required
         # them in its sample_args: one that requires them later (a frozen layer before it unfrozen) gets none.
         self.needed_grad = None if leaves is None else [bool(getattr(t, "requires_grad", False)) for t in leaves]
-        self.grad_flags_seen = _grad_flags_stack[1]
+        self.grad_flags_seen = _grad_flag_calls.count
         self.without_grad = set()  # inputs that were called without requiring gradients, as captured
         self.reported = set()
 
@@ -120,8 +120,7 @@ class InputShapes:
         did not (a frozen layer before it unfrozen; one that required them from the first call trains nothing the
         eager code would not either, its graph's backward aside), at the program's Module.requires_grad_ since the
         callable's last call (graphed_calls.grad_flags_changed), else at the call."""
-        stack, flags_changed = _grad_flags_stack
-        since, self.grad_flags_seen = flags_changed > self.grad_flags_seen, flags_changed
+        stack, self.grad_flags_seen = _grad_flag_calls.stack_since(self.grad_flags_seen), _grad_flag_calls.count
         if "grads" in self.reported or len(leaves) != len(self.needed_grad):
             return
         for index, (tensor, needed) in enumerate(zip(leaves, self.needed_grad)):
@@ -134,8 +133,7 @@ class InputShapes:
                 events.host_value_change(origin=Origin.GRAPHED_CALLABLES, graph=graph_id,
                                          role=events.HostValueRole.REQUIRES_GRAD,
                                          name="input %d and the parameters it was computed from" % index,
-                                         captured=0.0, now=1.0, at_change=since and stack is not None,
-                                         frames=stack if since else None)
+                                         captured=0.0, now=1.0, at_change=stack is not None, frames=stack)
                 return
 
     def call(self, graph_id, function, args, kwargs):
@@ -191,26 +189,36 @@ def _numeric_attributes(module):
     return found
 
 
-# Bumped by every outermost Module.train()/eval(): a graphed module looks at its submodules' modes at its next call.
-_modes_generation = [0]
-# The stack of the last of those calls that changed its module's mode while graphed modules were watched, and the
-# generation it came with: a module's look names it only when it came after that module's last look.
-_modes_stack = [None, 0]
+class _ProgramCalls:
+    """Calls of the program's that graphed modules look at after them: how many there were, and the stack of the
+    last one that changed something, which a look names only when it came after that look's previous one."""
+
+    def __init__(self):
+        self.count, self.stack, self.stack_count = 0, None, 0
+
+    def made(self, stack=None):
+        self.count += 1
+        if stack:
+            self.stack, self.stack_count = stack, self.count
+
+    def stack_since(self, seen):
+        """The last changing call's stack when it came after the `seen`-th call, else None."""
+        return self.stack if self.stack_count > seen else None
+
+
+# Every outermost Module.train()/eval() (a graphed module looks at its submodules' modes at its next call), with the
+# stack of those that changed their module's mode while graphed modules were watched.
+_mode_calls = _ProgramCalls()
+_grad_flag_calls = _ProgramCalls()  # the program's Module.requires_grad_ while graphed modules were watched
 _graphed_modules = [0]  # modules watch_graphed_module wrapped, in the process
 
 
-# The program's last Module.requires_grad_ while graphed modules were watched, and how many there were.
-_grad_flags_stack = [None, 0]
-
-
 def grad_flags_changed(stack):
-    _grad_flags_stack[:] = [stack, _grad_flags_stack[1] + 1]
+    _grad_flag_calls.made(stack)
 
 
 def modes_changed(stack=None):
-    _modes_generation[0] += 1
-    if stack:
-        _modes_stack[:] = [stack, _modes_generation[0]]
+    _mode_calls.made(stack)
 
 
 def watching():
@@ -237,7 +245,7 @@ class ModuleWatch:
         self.modes = [(weakref.ref(sub), path, sub.training) for path, sub in named
                       if path and contract.mode_sensitive(sub)]
         self.held = HeldOutputs(self.module_id)
-        self.modes_generation = _modes_generation[0]
+        self.modes_generation = _mode_calls.count
         self.buffers = {name: watches.address(b) for name, b in module.named_buffers() if watches.is_cuda_tensor(b)}
         self.attributes = _numeric_attributes(module)
         self.reported = set()
@@ -283,13 +291,10 @@ class ModuleWatch:
                                          role=events.HostValueRole.MODULE_ATTRIBUTE, name=label, captured=captured,
                                          now=now, at_change=False)
 
-
     def look_modes(self):
         """Submodules in another training mode than at capture while the module is in the captured one: sent once,
         as the graphs replay (make_graphed_callables runs its eager forward when the module's own mode changed)."""
-        stack, generation = _modes_stack
-        since = generation > self.modes_generation
-        self.modes_generation = _modes_generation[0]
+        stack, self.modes_generation = _mode_calls.stack_since(self.modes_generation), _mode_calls.count
         if "modes" in self.reported:
             return
         differ, captured = [], None
@@ -300,10 +305,9 @@ class ModuleWatch:
                 captured = training
         if differ:
             self.reported.add("modes")
-            shown = ", ".join(differ[:8]) + (", ..." if len(differ) > 8 else "")
             events.training_mode_change(origin=Origin.GRAPHED_CALLABLES, graph=self.module_id,
-                                        captured_training=captured, modules=len(differ), names=shown,
-                                        frames=stack if since else None)
+                                        captured_training=captured, modules=len(differ), names=listed(differ),
+                                        frames=stack)
 
 
 def watch_graphed_module(module, own_forward, shapes, shadow):
@@ -325,7 +329,7 @@ def watch_graphed_module(module, own_forward, shapes, shadow):
                 pass
         if getattr(module, "training", None) != watch.training:  # make_graphed_callables runs the eager forward
             return graphed_forward(*args, **kwargs)
-        if watch.modes_generation != _modes_generation[0]:
+        if watch.modes_generation != _mode_calls.count:
             try:
                 watch.look_modes()
             except Exception:
@@ -428,8 +432,8 @@ def check_grads_before_backward(leaves, graph_id, thread, reported):
             if aliased:
                 reported.append(True)
                 caller = sys._current_frames().get(thread)
-                shown = ", ".join(n for n, _ in aliased[:contract.MAX_NAMES]) + (", ..." if len(aliased) > contract.MAX_NAMES else "")
-                events.grad_aliased(module=graph_id, count=len(aliased), first_address=aliased[0][1], names=shown,
+                events.grad_aliased(module=graph_id, count=len(aliased), first_address=aliased[0][1],
+                                    names=listed(n for n, _ in aliased),
                                     frames=frames.encode_stack(caller) if caller is not None else None)
         except Exception:
             pass

@@ -14,8 +14,8 @@ import sys
 import weakref
 
 from . import events, frames
+from .bridge import listed
 
-MAX_NAMES = 4  # parameters named in one event
 _pending = {}  # id(contract) -> (weakref to the contract, the stack of the replay in grad mode)
 _first_mode = weakref.WeakKeyDictionary()  # contract -> grad mode at the first replay looked at
 
@@ -53,8 +53,6 @@ def optimizer_stepping(optimizer):
         if not missing or len(missing) < len(trained) or "no-grad-replay" in contract.reported:
             continue  # some have gradients: the step trains what the graph read (those without were unused)
         contract.reported.add("no-grad-replay")
-        shown = ", ".join(missing[:MAX_NAMES]) + (" and %d more" % (len(missing) - MAX_NAMES)
-                                                  if len(missing) > MAX_NAMES else "")
         events.host_value_change(origin=contract.origin, graph=contract.graph_id,
-                                 role=events.HostValueRole.GRAD_MODE, name=shown, captured=0.0, now=1.0,
+                                 role=events.HostValueRole.GRAD_MODE, name=listed(missing), captured=0.0, now=1.0,
                                  at_change=False, frames=stack)

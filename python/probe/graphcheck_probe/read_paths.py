@@ -276,6 +276,24 @@ class Root:
         return self.holder() if isinstance(self.holder, weakref.ref) else self.holder
 
 
+def stores_of(root, steps):
+    """(opnames, name) of the instructions that can change the value a path reads: the variable stored, or its last
+    attribute or item set, or for an entry by another path's value (`RECIPE[trainer.stage]`) that path's store, which
+    moves the read on to another entry."""
+    if root.kind == "grad-mode":
+        return {"LOAD_ATTR", "LOAD_METHOD"}, "set_grad_enabled"
+    if root.kind == "context":
+        return {"LOAD_ATTR", "LOAD_METHOD"}, "set"
+    steps = where_steps(steps)
+    keys = [key for kind, key in steps if kind == "key"]
+    if keys:
+        return stores_of(keys[-1].root, keys[-1].steps)
+    if not steps:
+        return ({"STORE_GLOBAL", "STORE_NAME"} if root.kind == "global" else {"STORE_DEREF"}), root.name
+    kind, key = steps[-1]
+    return ({"STORE_ATTR"}, key) if kind == "attr" else ({"STORE_SUBSCR"}, key)
+
+
 class KeyPath:
     """A subscript's key that is another path's value (`RECIPE[trainer.stage]`), followed again at each replay; equal
     to another that follows the same steps from the same root."""
@@ -286,7 +304,7 @@ class KeyPath:
         self.root, self.steps = root, steps
 
     def value(self):
-        return follow(self.root.value(), self.steps) if self.steps else self.root.value()
+        return follow(self.root.value(), self.steps)
 
     def label(self):
         return path_label(self.root.name, self.steps)
@@ -330,12 +348,12 @@ class Read:
         self.sites = set()
 
     def now(self):
-        value = follow(self.root.value(), self.steps) if self.steps else self.root.value()
+        value = follow(self.root.value(), self.steps)
         return value if is_value(value) else None
 
     def tensor_now(self):
         """For a tensor read: the tensor the path holds now, None when it holds none."""
-        value = follow(self.root.value(), self.steps) if self.steps else self.root.value()
+        value = follow(self.root.value(), self.steps)
         return value if is_tensor(value) else None
 
     def change(self, now):
@@ -407,17 +425,5 @@ class Read:
         return self.root.name if not steps else steps[-1][1] if steps[-1][0] == "attr" else None
 
     def stores(self):
-        """(opnames, name) of the instructions that can change it: the variable stored, or its last attribute or
-        item set."""
-        if self.root.kind == "grad-mode":
-            return {"LOAD_ATTR", "LOAD_METHOD"}, "set_grad_enabled"
-        if self.root.kind == "context":
-            return {"LOAD_ATTR", "LOAD_METHOD"}, "set"
-        steps = where_steps(self.steps)
-        keys = [key for kind, key in steps if kind == "key"]
-        if keys:  # the entry read follows its key (`RECIPE[trainer.stage]`): what moved it on stored the key
-            return Read(keys[-1].root, keys[-1].steps, "entry", "", "", None).stores()
-        if not steps:
-            return ({"STORE_GLOBAL", "STORE_NAME"} if self.root.kind == "global" else {"STORE_DEREF"}), self.root.name
-        kind, key = steps[-1]
-        return ({"STORE_ATTR"}, key) if kind == "attr" else ({"STORE_SUBSCR"}, key)
+        """(opnames, name) of the instructions that can change it (stores_of)."""
+        return stores_of(self.root, self.steps)
