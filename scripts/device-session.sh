@@ -69,11 +69,8 @@ case "$stage" in
     tail -c 9000 "$out/overhead.log"
     ;;
   megatron)
-    # The folder's name holds "site-packages": graphcheck tells a library's frames from the program's by path.
-    site=/tmp/megatron/site-packages
-    python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target "$site" \
-      "$root"/.whl/*.whl || { echo "device-session: no Megatron-Core wheel in .whl/" >&2; exit 2; }
-    export PYTHONPATH="$site${PYTHONPATH:+:$PYTHONPATH}"
+    source "$root/scripts/megatron-site.sh"
+    megatron_site "$root" || { echo "device-session: no Megatron-Core wheel in .whl/ (or pip failed)" >&2; exit 2; }
     timeout -k 10 "$limit" "$GRAPHCHECK_BUILD_DIR/tests/gpu/megatron_gpu_test" --gtest_filter="${1:-*}" \
       --gtest_output="xml:$out/megatron_gpu_test.xml" >"$out/megatron_gpu_test.log" 2>&1
     status=$?
