@@ -339,6 +339,27 @@ std::vector<GraphContract> ReadGraphContracts(const TraceAnalysis& analysis) {
   return contracts;
 }
 
+std::optional<bool> LaunchWritesInto(const TraceAnalysis& analysis, const GraphContract& contract, uint64_t address,
+                                     uint64_t time_ns) {
+  const trace::Trace& trace = analysis.trace();
+  const CaptureWindow& window = analysis.captures().windows()[contract.window];
+  if (contract.manifest == nullptr || !window.end_call) return std::nullopt;
+  const AllocatorBlocks blocks(trace.allocations);
+  const std::optional<AllocatorBlock> held = blocks.At(address, time_ns);
+  if (!held) return std::nullopt;
+  const uint64_t held_end = held->address + std::min(held->bytes, kMaxBlockBytes);
+  const uint64_t begin_ns = trace.api_calls[window.begin_call].start_ns;
+  const uint64_t end_ns = trace.api_calls[*window.end_call].start_ns;
+  for (const trace::GraphMemoryUse& use : contract.manifest->uses) {
+    const std::optional<AllocatorBlock> own =
+        blocks.AllocatedBetween(use.address, begin_ns, end_ns, [](const AllocatorBlock&) { return true; });
+    if (own && own->address < held_end && held->address < own->address + std::min(own->bytes, kMaxBlockBytes)) {
+      return true;
+    }
+  }
+  return false;
+}
+
 std::string CaptureSite(const TraceAnalysis& analysis, const GraphContract& contract) {
   const trace::Trace& trace = analysis.trace();
   if (const trace::CaptureBegin* begin = analysis.probe().Begin(contract.window)) {

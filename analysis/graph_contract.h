@@ -67,6 +67,13 @@ struct GraphContract {
 // Every capture that made a graph, in capture order.
 std::vector<GraphContract> ReadGraphContracts(const TraceAnalysis& analysis);
 
+// Whether a launch of `contract`'s graph writes into the memory at `address`, as the allocator had it at `time_ns`:
+// its manifest names memory inside a block its capture allocated that overlaps the block holding `address` then (a
+// temporary the capture let go at its end, which a later capture into the same pool took for its output). nullopt:
+// not known (no manifest, or no block of the allocator's history holds `address` then).
+std::optional<bool> LaunchWritesInto(const TraceAnalysis& analysis, const GraphContract& contract, uint64_t address,
+                                     uint64_t time_ns);
+
 // " (captured at train.py:12 in step)": the capture's site, from the probe's capture-begin event or the capture end's
 // own Python stack; "" when neither has a frame of the program's.
 std::string CaptureSite(const TraceAnalysis& analysis, const GraphContract& contract);

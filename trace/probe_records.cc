@@ -136,7 +136,7 @@ void Decoder::Add(const ProbeEvent& e) {
     case ProbeEventKind::kStateRebound:
       return AddStateRebound(e, at);
     case ProbeEventKind::kOutputsHeld:
-      records_.outputs_held.push_back({at, e.graph, Text(e.text), e.value});
+      records_.outputs_held.push_back({at, e.graph, Text(e.text), e.value, e.pool, e.value_now});
       return;
     case ProbeEventKind::kDdpConstructed:
       return AddDdpConstructed(e, at);

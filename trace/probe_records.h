@@ -95,6 +95,10 @@ struct OutputsHeld {
   uint64_t graph = 0;
   absl::string_view name;
   uint64_t references_added = 0;  // beyond those at the first replay looked at; 0: kept in an attribute, read first
+  // Since 1.16: the Python graph, captured earlier into the same pool, across whose replay the program read `name`,
+  // which holds this graph's output at `address` (0: not such an event).
+  uint64_t overwritten_by = 0;
+  uint64_t address = 0;
 };
 
 // A DistributedDataParallel module was constructed (since 1.7). The stack is the constructor's caller.

@@ -1,7 +1,8 @@
 """Counts how many contract-breaking programs graphcheck names, and whether their clean twins stay silent: every
 defect mode of a program of modes (tests/gpu/programs/contract_variants.py, blind_contract_cases.py: a TWINS dict of
 defect mode -> clean twin, `# defect: MODE` on the line that breaks the term, and a line `... vs eager: max difference
-D` that the program prints) runs under `graphcheck run`, and so does its twin.
+D` that the program prints) runs under `graphcheck run`, and so does its twin, and each program of its CLEAN tuple
+(clean programs without a defect, counted with the twins).
 
 A defect mode is named when the report has a finding at warning level or above; it is named at its line when one of
 those findings' first frame of the program's own is the marked line (else the line given is printed). A twin is
@@ -28,13 +29,16 @@ TRAINS_LIKE_EAGER = 1e-5
 _DIFFERENCE = re.compile(r"vs eager: max difference ([-+0-9.eEinfa]+)")
 
 
-def twins_of(program):
-    """The program's TWINS dict, read without importing it (torch is not needed here)."""
+def constant_of(program, name, default=None):
+    """A literal the program assigns to `name` at its top level, read without importing it (torch is not needed
+    here): TWINS, and CLEAN (clean programs without a defect twin, run as twins are)."""
     tree = ast.parse(open(program).read())
     for node in tree.body:
-        if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "TWINS" for t in node.targets):
+        if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == name for t in node.targets):
             return ast.literal_eval(node.value)
-    raise SystemExit("run_variants: error: %s has no TWINS dict" % program)
+    if default is None:
+        raise SystemExit("run_variants: error: %s has no %s" % (program, name))
+    return default
 
 
 def marked_line(program, mode):
@@ -85,11 +89,13 @@ def main():
     arguments = parser.parse_args()
     os.makedirs(arguments.out, exist_ok=True)
     pairs = [(program, defect, twin) for program in arguments.programs
-             for defect, twin in twins_of(program).items() if not arguments.only or defect in arguments.only]
+             for defect, twin in constant_of(program, "TWINS").items() if not arguments.only or defect in arguments.only]
+    alone = [(program, None, clean) for program in arguments.programs for clean in constant_of(program, "CLEAN", ())
+             if not arguments.only or clean in arguments.only]
     with concurrent.futures.ThreadPoolExecutor(max(1, arguments.jobs)) as pool:
         runs = {(program, mode): pool.submit(run, arguments.graphcheck, program, mode, arguments.out,
                                              arguments.timeout, arguments.flags.split())
-                for program, defect, twin in pairs for mode in (defect, twin)}
+                for program, defect, twin in pairs + alone for mode in (defect, twin) if mode is not None}
     rows, summaries = [], []
     named = at_line = defects = silent = like_eager = twins = real = 0
     for program, defect, twin in pairs:
@@ -111,6 +117,16 @@ def main():
             "yes" if any(f["line"] == line for f in found) else "no (marked %s)" % line, twin,
             ", ".join("%s@%s" % (f["check"], f["line"]) for f in clean["findings"] or []) or (
                 "silent" if quiet else "no report"), clean["difference"]))
+    for program, _, clean_mode in alone:
+        clean = runs[(program, clean_mode)].result()
+        summaries.append({"program": program, "defect": None, "twin": clean, "line": None})
+        twins += 1
+        quiet = clean["findings"] is not None and not clean["findings"]
+        silent += quiet
+        like_eager += clean["difference"] is not None and clean["difference"] < TRAINS_LIKE_EAGER
+        rows.append("| (clean) | - | - | - | %s | %s | %s |" % (
+            clean_mode, ", ".join("%s@%s" % (f["check"], f["line"]) for f in clean["findings"] or []) or (
+                "silent" if quiet else "no report"), clean["difference"]))
     table = ["| defect | vs eager | findings (warning+) | at the marked line | twin | twin's findings | twin vs eager |",
              "|---|---|---|---|---|---|---|"] + rows
     totals = ("defects %d: named %d, at the marked line %d, real (differ from eager) %d; twins %d: silent %d, train "
@@ -118,7 +134,7 @@ def main():
     text = "\n".join(table + ["", totals])
     for summary in summaries:
         for key in ("defect", "twin"):
-            for finding in summary[key]["findings"] or []:
+            for finding in (summary[key] or {}).get("findings") or []:
                 text += "\n- %s %s: %s" % (summary[key]["mode"], finding["check"], finding["message"])
     print(text)
     with open(os.path.join(arguments.out, "variants.md"), "w") as table_file:

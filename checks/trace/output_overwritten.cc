@@ -7,7 +7,15 @@
 // (kept in a list without .clone(): every entry is the same memory, holding the last replay's values); for callables
 // graphed by make_graphed_callables, an output the program reads after calling the callable again (`a = f(x);
 // b = f(y); g(a)`: every call writes into the same static memory, so a holds b's values).
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "analysis/graph_contract.h"
 #include "analysis/python_probe.h"
 #include "analysis/trace_analysis.h"
 #include "checks/checks.h"
@@ -17,7 +25,10 @@
 
 namespace graphcheck::checks {
 
+using analysis::GraphContract;
+using analysis::LaunchWritesInto;
 using analysis::ProbeEventLocation;
+using analysis::ReadGraphContracts;
 using analysis::TraceAnalysis;
 
 namespace {
@@ -43,7 +54,12 @@ class OutputOverwrittenCheck : public CheckOf<TraceAnalysis> {
  private:
   void ReportHeldOutputs(const TraceAnalysis& analysis, std::vector<Finding>* findings) const {
     const trace::Trace& trace = analysis.trace();
+    std::vector<const trace::OutputsHeld*> across_replays;
     for (const trace::OutputsHeld& held : analysis.probe().records().outputs_held) {
+      if (held.overwritten_by != 0) {
+        across_replays.push_back(&held);
+        continue;
+      }
       const std::string name(held.name);
       Finding finding = NewFinding();
       if (held.at.origin == trace::ProbeOrigin::kGraphedCallables) {
@@ -76,6 +92,79 @@ class OutputOverwrittenCheck : public CheckOf<TraceAnalysis> {
                                  name, ".clone(), or .item() / .cpu() for values to log).");
       findings->push_back(std::move(finding));
     }
+    ReportReadAcrossEarlierReplays(analysis, across_replays, findings);
+  }
+
+  // A later capture's output, held by a variable of the program's, read across a replay of a graph captured before it
+  // into the same pool (the probe's pool_order.py), where the recorder does not show that replay leaving the output's
+  // memory alone. One finding per variable and line, naming every pair of graphs seen there.
+  void ReportReadAcrossEarlierReplays(const TraceAnalysis& analysis, const std::vector<const trace::OutputsHeld*>& held,
+                                      std::vector<Finding>* findings) const {
+    if (held.empty()) return;
+    const trace::Trace& trace = analysis.trace();
+    const std::vector<GraphContract> contracts = ReadGraphContracts(analysis);
+    std::map<std::pair<std::string, std::string>, size_t> by_holder;  // (where, name) -> index into findings
+    for (const trace::OutputsHeld* event : held) {
+      const GraphContract* earlier = CaptureOf(analysis, contracts, event->overwritten_by, event->at.time_ns);
+      const std::optional<bool> writes =
+          earlier != nullptr ? LaunchWritesInto(analysis, *earlier, event->address, event->at.time_ns) : std::nullopt;
+      if (writes.has_value() && !*writes) continue;  // that replay leaves the output's memory alone
+      const std::string name(event->name);
+      const std::string pair =
+          absl::StrCat("the graph", trace::CapturedAt(trace, event->graph), ", read across a replay of the graph",
+                       trace::CapturedAt(trace, event->overwritten_by));
+      const std::string writes_text =
+          writes.has_value()
+              ? absl::StrFormat("that replay writes into the block holding the output at 0x%x", event->address)
+              : std::string("graphs that share a pool are to be replayed in the order they were captured");
+      Location where = ProbeEventLocation(trace, event->at);
+      where.key = name;
+      const SourceFrame* line = FirstUserFrame(where);
+      const std::string site = line != nullptr ? absl::StrCat(line->file, ":", line->line) : std::string();
+      const auto [it, added] = by_holder.emplace(std::make_pair(site, name), findings->size());
+      if (!added) {
+        (*findings)[it->second].evidence.push_back(absl::StrCat("also an output of ", pair));
+        continue;
+      }
+      Finding finding = NewFinding();
+      if (event->at.origin == trace::ProbeOrigin::kGraphedCallables) {
+        finding.message = absl::StrCat(
+            "`", name,
+            "` holds an output of a callable that make_graphed_callables graphed together with others, and the "
+            "program reads it after calling one that comes before it in that tuple: callables graphed together share "
+            "one memory pool, and the earlier one's graphs write their temporaries into memory the later one's "
+            "capture took for its outputs, so what `",
+            name, "` holds when it is read is not that output's value.");
+        finding.evidence.push_back("an output of a later callable of the tuple, read across a call of an earlier one");
+      } else {
+        finding.message = absl::StrCat(
+            "`", name, "` holds an output of the graph", trace::CapturedAt(trace, event->graph),
+            ", and the program reads it after replaying the graph", trace::CapturedAt(trace, event->overwritten_by),
+            ", which was captured before it into the same memory pool: that replay writes its temporaries into "
+            "memory the later capture took for its output, so what `",
+            name, "` holds when it is read is not that output's value.");
+        finding.evidence.push_back(absl::StrCat("an output of ", pair, ": ", writes_text));
+      }
+      finding.where = std::move(where);
+      finding.fix = absl::StrCat(
+          "Copy the output right after it is made (", name, ".clone()), ",
+          event->at.origin == trace::ProbeOrigin::kGraphedCallables
+              ? "call callables graphed together in the order of the tuple, or graph them apart."
+              : "replay graphs that share a pool in the order they were captured, or capture each in a pool of its "
+                "own.");
+      findings->push_back(std::move(finding));
+    }
+  }
+
+  // The latest capture of the probe's Python graph `python_graph` before `time_ns`; null when none is in the trace.
+  static const GraphContract* CaptureOf(const TraceAnalysis& analysis, const std::vector<GraphContract>& contracts,
+                                        uint64_t python_graph, uint64_t time_ns) {
+    const GraphContract* found = nullptr;
+    for (const GraphContract& contract : contracts) {
+      const trace::CaptureBegin* begin = analysis.probe().Begin(contract.window);
+      if (begin != nullptr && begin->graph == python_graph && begin->at.time_ns < time_ns) found = &contract;
+    }
+    return found;
   }
 
   void ReportCompiledOutputsRead(const TraceAnalysis& analysis, std::vector<Finding>* findings) const {

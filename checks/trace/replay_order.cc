@@ -108,6 +108,11 @@ class ReplayOrderCheck : public CheckOf<TraceAnalysis> {
                         " Each time, the program ran GPU work in between (copying the outputs out?): that is safe as "
                         "long as no output of a later graph is read after an earlier graph of the pool replayed.");
       }
+      if (ReadAcrossNamed(analysis, graphs, pool)) {
+        // output-overwritten names the output read across this pool's replays, at its line: one finding per defect.
+        finding.severity = Severity::kNote;
+        absl::StrAppend(&finding.message, " output-overwritten names an output of the pool read across such a replay.");
+      }
       size_t in_pool = 0;
       for (const auto& [id, g] : graphs) in_pool += g.pool == pool;
       finding.evidence.push_back(absl::StrCat(in_pool, " graphs share the pool, captured in the order 1 to ", in_pool));
@@ -124,6 +129,24 @@ class ReplayOrderCheck : public CheckOf<TraceAnalysis> {
   }
 
  private:
+  // Whether the probe saw the program read a later graph's output of `pool` across an earlier graph's replay (its
+  // pool_order.py): a manual capture of the pool named as the graph replayed, or any callables graphed together.
+  static bool ReadAcrossNamed(const TraceAnalysis& analysis, const std::map<uint64_t, PooledGraph>& graphs,
+                              uint64_t pool) {
+    for (const trace::OutputsHeld& held : analysis.probe().records().outputs_held) {
+      if (held.overwritten_by == 0) continue;
+      for (const auto& [id, graph] : graphs) {
+        if (graph.pool != pool) continue;
+        if (graph.begin != nullptr && graph.begin->graph == held.overwritten_by) return true;
+        if (graph.origin == trace::ProbeOrigin::kGraphedCallables &&
+            held.at.origin == trace::ProbeOrigin::kGraphedCallables) {
+          return true;
+        }
+      }
+    }
+    return false;
+  }
+
   // CUDA graph id -> its pool and place, for pools that hold two graphs or more.
   static std::map<uint64_t, PooledGraph> PooledGraphs(const TraceAnalysis& analysis) {
     const trace::Trace& trace = analysis.trace();

@@ -27,12 +27,12 @@ CONTRACT_EVENTS = {"STATE_REBOUND", "HOST_VALUE_CHANGED", "TRAINING_MODE_CHANGED
 # generator's draws cannot be told from the emulated device's, and graph pools are not emulated (grad-assign-alias).
 NOT_EMULATED = {"autocast-disabled", "autocast-decorator", "mc-dropout", "bn-freeze-eval", "cpu-generator-mask",
                 "grad-assign-alias"}
-# Defects no probe event names: sets 4's and 5's outputs let go or overwritten in a shared pool (graph-reads-freed
-# reads them from the allocator's history, which is not emulated; set 5's two pool programs are missed on a GPU too),
-# and set 5's EMA tensors replaced in a dict that torch.func.functional_call reads (graph-reads-freed on a GPU). Their
-# twins run all the same.
+# Defects no probe event names under the emulation: set 4's outputs let go in a shared pool (graph-reads-freed reads
+# them from the allocator's history, which is not emulated), set 5's EMA tensors replaced in a dict that
+# torch.func.functional_call reads (graph-reads-freed on a GPU), and the pool-order set's outputs of captures made
+# with capture_begin/capture_end, which only the allocator's snapshot names. Their twins run all the same.
 NO_PROBE_EVENT = {"hook-features-pool", "layer-graphs-probe-last", "grid-key-batch-only", "ensemble-late-binding",
-                  "pipeline-pool-out-of-order", "bucket-tick-gather", "ema-functional-call-rebound"}
+                  "ema-functional-call-rebound", "ppo-act-then-value", "augment-stream-prefetch"}
 CORPUS_NEEDS = ("import timm", "from transformers", "torchvision", "torch.compile", "torch.distributed")
 # Program (mode) -> its loops' passes as the probe marks them, phase by phase ("LINE xPASSES"): an eager twin's loop
 # and the graphed loop through one function are two phases; a gradient-accumulation loop's inner loop is a phase in
@@ -81,12 +81,14 @@ def runs(root):
     """(program, mode, expect events) of every run."""
     found = []
     for name in ("blind_contract_cases.py", "blind_contract_cases_2.py", "blind_held_outputs.py",
-                 "blind_contract_cases_4.py", "blind_contract_cases_5.py"):
+                 "blind_contract_cases_4.py", "blind_contract_cases_5.py", "blind_pool_order_cases.py"):
         program = os.path.join(root, "tests", "gpu", "programs", name)
         for defect, twin in constant(program, "TWINS").items():
             found.append((program, twin, False))
             if defect not in NOT_EMULATED | NO_PROBE_EVENT:
                 found.append((program, defect, True))
+        if "\nCLEAN = " in open(program).read():
+            found.extend((program, mode, False) for mode in constant(program, "CLEAN"))
     loops = os.path.join(root, "tests", "gpu", "programs", "blind_loops.py")
     for mode, passes in constant(loops, "EXPECTED_LOOPS").items():
         EXPECTED_LOOPS["blind_loops.py %s" % mode] = ["%d x%d" % pair for pair in passes]

@@ -1,4 +1,4 @@
-"""frames.read_before_rebound and frames.alias_store_line in each CPython the probe may meet (one ctest entry per
+"""kept_values.read_before_rebound and kept_values.alias_store_line in each CPython the probe may meet (one ctest entry per
 interpreter): the bytecode that names a variable changed between 3.10 and 3.13 (LOAD_FAST_CHECK, LOAD_FAST_AND_CLEAR,
 LOAD_FAST_LOAD_FAST, STORE_FAST_STORE_FAST), and HeldOutputs asks them whether the program reads a kept output after
 the call that overwrote it, and which line kept it. No torch needed.
@@ -8,14 +8,14 @@ usage: read_before_rebound_test.py PROBE_DIR
 import sys
 
 sys.path.insert(0, sys.argv[1])
-from graphcheck_probe import frames  # noqa: E402
+from graphcheck_probe import frames, kept_values  # noqa: E402
 
 asked = []
 
 
 def call(name):
     """A graphed callable's stand-in: asks, for its caller, whether `name` is read before it is rebound."""
-    asked.append(frames.read_before_rebound(sys._getframe(1), name))
+    asked.append(kept_values.read_before_rebound(sys._getframe(1), name))
     return len(asked)
 
 
@@ -83,10 +83,64 @@ def appended_in_a_callback(copy):
 
     for _ in range(3):
         record(value)
-    return frames.append_site(sys._getframe(0), value), appended_in_a_callback.__code__.co_firstlineno + 9
+    return kept_values.append_site(sys._getframe(0), value), appended_in_a_callback.__code__.co_firstlineno + 9
+
+
+def read_attribute(name, attribute):
+    """asks, for its caller, whether `name`.`attribute` is read before it is stored again."""
+    asked.append(kept_values.read_before_rebound(sys._getframe(1), name, attribute))
+
+
+class Agent:
+    def __init__(self):
+        self.last, self.other = 0, 0
+
+    def act(self):
+        self.last = 1
+        return self.last
+
+
+def attribute_read(agent, order):
+    for _ in range(2):
+        if order == "read":
+            read_attribute("agent", "last")
+            agent.other + agent.last
+        elif order == "method first":
+            read_attribute("agent", "last")
+            agent.act()  # may store agent.last anew: the read after it is not counted
+            agent.last + 1
+        else:
+            read_attribute("agent", "last")
+            agent.last = 2
+            agent.last + 1
+
+
+def changes_in_a_loop(items, table):
+    pending, kept, outputs = [], [], {}
+    for item in items:
+        pending = []
+        kept.append(item[0])  # an entry as it is
+        kept.append(item.copy())
+        outputs[item] = item
+    return pending, kept, outputs
 
 
 failures = []
+
+
+def verdict(name, got, expected):
+    print(("ok   " if got == expected else "FAIL ") + "%s %s: %s" % (sys.version.split()[0], name, got))
+    if got != expected:
+        failures.append(name)
+
+
+def asked_of(cases):
+    """Runs each case's function and compares what it asked with its expected answers."""
+    for name, run, expected in cases:
+        asked.clear()
+        run()
+        verdict(name, asked[:], expected)
+
 
 # frames.next_of_kept_iterator: next() of a variable or attribute path is a draw from an iterator the program keeps;
 # next() of an iterator made for the call is not. frames.previous_value_site: a method that reads self.prev and then
@@ -139,36 +193,37 @@ for name, got, expected in (
         ("none for methods that store a copy, or a local only when unset",
          frames.previous_value_site(type("Copies", (), {"log_copy": Holder.log_copy, "lazily": Holder.lazily}),
                                     "prev"), None)):
-    print(("ok   " if got == expected else "FAIL ") + "%s %s: %s" % (sys.version.split()[0], name, got))
-    if got != expected:
-        failures.append(name)
+    verdict(name, got, expected)
 code = kept_under_another_name.__code__
 site, append_line = appended_in_a_callback(False)
 copied, _ = appended_in_a_callback(True)
 for name, got, expected in (
-        ("the line that keeps a value under another name", frames.alias_store_line(code, "prev"),
+        ("the line that keeps a value under another name", kept_values.alias_store_line(code, "prev"),
          code.co_firstlineno + 7),
-        ("no such line for a name only a call's result binds", frames.alias_store_line(code, "logits"), None),
+        ("no such line for a name only a call's result binds", kept_values.alias_store_line(code, "logits"), None),
         ("the plain one among stores of a constant and of an expression",
-         frames.alias_store_line(kept_behind_a_branch.__code__, "first"),
+         kept_values.alias_store_line(kept_behind_a_branch.__code__, "first"),
          kept_behind_a_branch.__code__.co_firstlineno + 8),
-        ("none where two lines do", frames.alias_store_line(two_aliases.__code__, "kept"), None),
+        ("none where two lines do", kept_values.alias_store_line(two_aliases.__code__, "kept"), None),
         ("the line of a callback that appended a value as it is", int(site.split("\x1f")[1]) if site else None,
          append_line),
         ("none where only copies were appended", copied, None)):
-    print(("ok   " if got == expected else "FAIL ") + "%s %s: %s" % (sys.version.split()[0], name, got))
-    if got != expected:
-        failures.append(name)
-for name, run, expected in (
+    verdict(name, got, expected)
+asked_of((
         ("a variable read after the call", kept_and_read, [False, True, False, True]),
         ("a variable the call's result rebinds", rebound_first, [False, False]),
         ("a variable loaded with another in one instruction", read_together, [True]),
         ("a variable stored behind a branch and read after the loop", lambda: kept_behind_a_branch(False),
-         [True, True])):
-    asked.clear()
-    run()
-    got = asked[:]
-    print(("ok   " if got == expected else "FAIL ") + "%s %s: %s" % (sys.version.split()[0], name, got))
-    if got != expected:
-        failures.append(name)
+         [True, True])))
+loop = changes_in_a_loop.__code__
+start, end = min(i.offset for i in frames.code_instructions(loop)[0] if i.opname == "FOR_ITER"), len(loop.co_code)
+asked_of((
+        ("an attribute read after the call", lambda: attribute_read(Agent(), "read"), [True, True]),
+        ("an attribute after a method of its object", lambda: attribute_read(Agent(), "method first"), [False, False]),
+        ("an attribute stored again first", lambda: attribute_read(Agent(), "stored"), [False, False]),
+        ("variables a loop binds, adds to or stores into", lambda: asked.extend(
+            kept_values.changed_in(loop, name, start, end) for name in ("pending", "kept", "outputs", "items")),
+         [True, True, True, False]),
+        ("the one line appending an entry as it is", lambda: asked.append(
+            kept_values.kept_append_line(loop, "kept") == loop.co_firstlineno + 4), [True])))
 sys.exit(1 if failures else 0)

@@ -106,8 +106,11 @@ def state_rebound(*, origin, graph, role, name, address_at_capture, address_now=
           value_now=address_now, type_name=TensorRole(role).value, text=name, frames=frames)
 
 
-def outputs_held(*, origin, graph, name, references_added, frames=None):
-    _send(EventKind.OUTPUTS_HELD, origin=origin, graph=graph, value=references_added, text=name, frames=frames)
+def outputs_held(*, origin, graph, name, references_added, overwritten_by=0, address=0, frames=None):
+    """`overwritten_by`: an earlier graph of the same pool whose replay the output `name` holds (at `address`) is read
+    across (pool_order.py)."""
+    _send(EventKind.OUTPUTS_HELD, origin=origin, graph=graph, value=references_added, text=name, pool=overwritten_by,
+          value_now=address, frames=frames)
 
 
 def ddp_constructed(*, module, on_default_stream):

@@ -4,8 +4,8 @@ outermost frames, so that a failure six frames deep in a library still names the
 
 Explicit frames travel as "file\\x1fline\\x1ffunction" records joined by \\x1e, innermost first
 (capture/probe_events.cc reads them). Also what a program's frame says about it: its local values, the line that
-changed a value it keeps (change_site), where it kept a graph's output (alias_store_line, append_site), the names it
-gives its modules (module_names)."""
+changed a value it keeps (change_site), the names it gives its modules (module_names); its bytecode, instruction by
+instruction, for kept_values.py and code_paths.py."""
 import dis
 import functools
 import gc
@@ -120,7 +120,7 @@ def backward_jump_target(instruction):
     return target if backward else None
 
 
-_MUTATORS = {"append", "appendleft", "extend", "extendleft", "insert", "update", "setdefault"}
+MUTATORS = {"append", "appendleft", "extend", "extendleft", "insert", "update", "setdefault"}
 
 
 def _store_sites(code, opnames, name, container=None):
@@ -129,13 +129,13 @@ def _store_sites(code, opnames, name, container=None):
     key: `weights[:] = [...]`, `self.scales[k] = value`, or a call of a method that adds entries to it or to one of
     its entries: `history[task].append(loss)`), and the (start, end) byte offsets of its loops."""
     sites, loops, line, constant, sliced, recent = [], [], 0, None, False, []
-    for instruction in _instructions(code)[0]:
+    for instruction in code_instructions(code)[0]:
         line = instruction_line(instruction, line)
         subscript = instruction.opname == "STORE_SUBSCR"
         any_key = instruction.opname == "STORE_SLICE" or subscript and (sliced or constant is None)
         if any_key and "STORE_SUBSCR" in opnames and container is not None and container in recent[-3:-1]:
             sites.append((instruction.offset, line))
-        elif (instruction.opname in ("LOAD_ATTR", "LOAD_METHOD") and instruction.argval in _MUTATORS and
+        elif (instruction.opname in ("LOAD_ATTR", "LOAD_METHOD") and instruction.argval in MUTATORS and
               "STORE_SUBSCR" in opnames and container is not None and container in recent[-2:]):
             sites.append((instruction.offset, line))  # `history[task].append(loss)`, `self.window.append(x)`
         elif instruction.opname in opnames and (instruction.argval == name if not subscript else constant == (name,)):
@@ -260,7 +260,7 @@ def previous_value_site(cls, name):
             continue
         arguments = set(code.co_varnames[1:code.co_argcount + code.co_kwonlyargcount])
         loaded, line, recent = False, 0, []
-        for instruction in _instructions(code)[0]:
+        for instruction in code_instructions(code)[0]:
             line = instruction_line(instruction, line)
             if instruction.opname in PADDING:
                 continue
@@ -302,16 +302,18 @@ def exception_type(error):
     return cls.__qualname__ if cls.__module__ in ("builtins", None) else "%s.%s" % (cls.__module__, cls.__qualname__)
 
 
-_LOADS = ("LOAD_FAST", "LOAD_FAST_CHECK", "LOAD_FAST_LOAD_FAST", "LOAD_FAST_BORROW", "LOAD_FAST_BORROW_LOAD_FAST_BORROW",
+LOADS = ("LOAD_FAST", "LOAD_FAST_CHECK", "LOAD_FAST_LOAD_FAST", "LOAD_FAST_BORROW", "LOAD_FAST_BORROW_LOAD_FAST_BORROW",
           "LOAD_DEREF", "LOAD_CLOSURE", "LOAD_NAME", "LOAD_GLOBAL")
-_REBINDS = ("STORE_FAST", "STORE_FAST_STORE_FAST", "STORE_FAST_LOAD_FAST", "STORE_DEREF", "STORE_NAME", "STORE_GLOBAL",
+REBINDS = ("STORE_FAST", "STORE_FAST_STORE_FAST", "STORE_FAST_LOAD_FAST", "STORE_DEREF", "STORE_NAME", "STORE_GLOBAL",
             "DELETE_FAST", "DELETE_DEREF", "DELETE_NAME", "DELETE_GLOBAL", "LOAD_FAST_AND_CLEAR")
-_STORES = ("STORE_FAST", "STORE_DEREF", "STORE_NAME", "STORE_GLOBAL")
+STORES = ("STORE_FAST", "STORE_DEREF", "STORE_NAME", "STORE_GLOBAL")
 PADDING = ("CACHE", "EXTENDED_ARG", "NOP", "PRECALL", "PUSH_NULL")  # between the instructions a pattern reads
+CALLS = ("CALL", "CALL_METHOD", "CALL_FUNCTION")
 _code_instructions = {}  # code object -> (its instructions, their indices by offset): a frame's code is read once
 
 
-def _instructions(code):
+def code_instructions(code):
+    """(its dis instructions, their indices by byte offset) of a code object, read once."""
     cached = _code_instructions.get(code)
     if cached is None:
         instructions = list(dis.get_instructions(code))
@@ -329,7 +331,7 @@ def next_of_kept_iterator(frame):
     """`next(order)` or `next(self.batches)` when `frame` is calling the builtin next() with one argument that is a
     variable or an attribute path of one: an iterator the program keeps, whose item the call takes. None for
     anything else (`next(iter(xs))`, `next(self.parameters())`: an iterator made for the call)."""
-    instructions, at_offset = _instructions(frame.f_code)
+    instructions, at_offset = code_instructions(frame.f_code)
     index = at_offset.get(frame.f_lasti)
     if index is None or not instructions[index].opname.startswith("CALL"):
         return None
@@ -365,135 +367,6 @@ def path_value(frame, dotted):
         held = getattr(value, "__dict__", None)
         value = held.get(attribute) if type(held) is dict else None
     return value
-
-
-_ENDS = ("RETURN_VALUE", "RETURN_CONST", "RAISE_VARARGS", "RERAISE")
-
-
-def _successors(instructions, index, at_offset):
-    """The indices of the instructions that may run after instructions[index] (exception edges left out)."""
-    instruction = instructions[index]
-    if instruction.opname in _ENDS:
-        return []
-    jump = "JUMP" in instruction.opname or instruction.opname in ("FOR_ITER", "SEND")
-    following = [] if jump and "IF" not in instruction.opname and instruction.opname not in ("FOR_ITER", "SEND") \
-        else [index + 1]
-    if jump and isinstance(instruction.argval, int) and instruction.argval in at_offset:
-        following.append(at_offset[instruction.argval])
-    return [i for i in following if i < len(instructions)]
-
-
-def read_before_rebound(frame, name):
-    """Whether `frame`'s code, going on from the instruction it runs, may read the variable `name` before it stores
-    to or deletes it: a path through the code's jumps (round its loops too) from that instruction to a load of `name`
-    that passes no store. `a = f(x); b = f(y); g(a)`: at the second call, a is read after it; in `for x in xs: out =
-    f(x)`, at a call, out is rebound first; `if i == 0: first = out` may be jumped over, and a read of `first` after
-    the loop is reached."""
-    code = frame.f_code
-    key = (id(code), frame.f_lasti, name)
-    answer = _rebound_answers.get(key)
-    if answer is None or answer[0] is not code:
-        if len(_rebound_answers) >= 1024:
-            _rebound_answers.pop(next(iter(_rebound_answers)))
-        answer = _rebound_answers[key] = (code, _read_before_rebound(code, frame.f_lasti, name))
-    return answer[1]
-
-
-# (id(code), instruction, name) -> (code, answer): the same at each call from one instruction (a graphed call in a
-# loop), kept by the code's id, since hashing a code object hashes all the code nested in it (a module's: 50-190 us).
-_rebound_answers = {}
-
-
-def _read_before_rebound(code, lasti, name):
-    """read_before_rebound's answer, found from the code."""
-    try:
-        instructions, at_offset = _instructions(code)
-        # The instruction the frame runs: f_lasti may point into its inline caches (3.11+), which dis leaves out.
-        start = max((n for offset, n in at_offset.items() if offset <= lasti), default=None)
-        if start is None:
-            return False
-        seen, todo = set(), _successors(instructions, start, at_offset)
-        while todo:
-            index = todo.pop()
-            if index in seen:
-                continue
-            seen.add(index)
-            instruction = instructions[index]
-            names = instruction.argval if isinstance(instruction.argval, tuple) else (instruction.argval,)
-            if name in names and instruction.opname in _LOADS:
-                return True
-            if name in names and instruction.opname in _REBINDS:
-                continue
-            todo.extend(_successors(instructions, index, at_offset))
-    except Exception:
-        pass
-    return False
-
-
-def alias_store_line(code, name):
-    """The one line of `code` that binds `name` to another variable's object as it is, a load of a name then the store
-    (`prev = logits`, not `prev = logits.clone()`): where a graphed callable's output kept past its next call was
-    kept under another name. None where no line or several do."""
-    try:
-        instructions, _ = _instructions(code)
-        lines, line, previous = set(), 0, None
-        for instruction in instructions:
-            line = instruction_line(instruction, line)
-            if instruction.opname in PADDING:
-                continue
-            if instruction.opname in _STORES and instruction.argval == name and previous is not None and \
-                    previous.opname in _LOADS and previous.opname != "LOAD_CLOSURE":
-                lines.add(line)
-            previous = instruction
-        return lines.pop() if len(lines) == 1 else None
-    except Exception:
-        return None
-
-
-_APPENDS = ("append", "extend", "insert", "add", "appendleft")
-CALLS = ("CALL", "CALL_METHOD", "CALL_FUNCTION")
-
-
-def _append_lines(code, container, depth=2):
-    """The lines of `code`, and of the functions defined in it (`depth` levels), that call `container.append(name)`
-    with a variable as it is (not `container.append(name.clone())`)."""
-    lines, line, window = set(), 0, []
-    for instruction in _instructions(code)[0]:
-        line = instruction_line(instruction, line)
-        if instruction.opname in PADDING:
-            continue
-        window = (window + [instruction])[-4:]
-        if len(window) == 4 and window[3].opname in CALLS and window[2].opname in _LOADS and \
-                window[1].opname in ("LOAD_ATTR", "LOAD_METHOD") and window[1].argval in _APPENDS and \
-                window[0].opname in _LOADS and window[0].argval == container:
-            lines.add(line)
-    if depth > 0:
-        for constant in code.co_consts:
-            if hasattr(constant, "co_code"):
-                lines |= _append_lines(constant, container, depth - 1)
-    return lines
-
-
-def append_site(frame, value, depth=16):
-    """The stack of the one line that appended `value` (a graph's output) as it is to a list the program keeps,
-    found after the fact: the list that holds it most often, the name the innermost program frame from `frame` out
-    that holds the list gives it, and the one line of that frame's code, or of the functions defined in it (a
-    callback the loop calls), that appends a variable to that name. None when any of these is not one."""
-    try:
-        lists = [r for r in gc.get_referrers(value) if isinstance(r, list)]
-        held = max(lists, key=lambda entries: sum(entry is value for entry in entries), default=None)
-        walked = 0
-        while held is not None and frame is not None and walked < depth:
-            if is_program_file(frame.f_code.co_filename):
-                names = [name for name, local in local_values(frame).items() if local is held]
-                if names:
-                    lines = _append_lines(frame.f_code, names[0])
-                    return encode_stack(frame, lines.pop()) if len(lines) == 1 else None
-            frame = frame.f_back
-            walked += 1
-    except Exception:
-        pass
-    return None
 
 
 def program_frame(frame):

@@ -32,6 +32,17 @@ def pool_segments(torch, graph):
         return []
 
 
+def pool_blocks(torch, pool):
+    """The (start, end) of the blocks allocated in memory pool `pool` (a CUDAGraph.pool() handle); None when not
+    known."""
+    try:
+        segments = torch.cuda.memory.memory_snapshot(mempool_id=pool, include_traces=False)
+        return {(int(b["address"]), int(b["address"]) + int(b["size"])) for s in segments for b in s["blocks"]
+                if b["state"] == "active_allocated"}
+    except Exception:
+        return None
+
+
 def in_pool(address):
     """Whether `address` lies in the memory pool of a graph captured so far (the program's, make_graphed_callables',
     Transformer Engine's or Megatron's; torch.compile's pools are its own)."""

@@ -15,7 +15,7 @@ import sys
 import threading
 import weakref
 
-from . import contract, events, frames, graph_tensors, watches
+from . import contract, events, frames, graph_tensors, kept_values, pool_order, watches
 from .bridge import Origin, listed
 
 _MAX_ATTRIBUTES = 256  # numeric attributes of one graphed module watched
@@ -38,8 +38,14 @@ class HeldOutputs:
         self.graph_id = graph_id
         self.previous, self.previous_stack = [], None
         self.calls = 0
+        self.pooled = None  # pool_order.PooledGraph of a callable graphed with others, which share its pool
 
     def before_call(self, frame):
+        if self.pooled is not None and self.calls < watches.LAST_LOOK and watches.due(self.calls + 1):
+            try:
+                pool_order.replaying(self.pooled, frame)
+            except Exception:
+                self.pooled = None
         if self.calls >= _HELD_CALLS or not self.previous:
             return
         try:
@@ -48,9 +54,9 @@ class HeldOutputs:
             if frame is None:
                 return
             for name, value in frames.local_values(frame).items():
-                if id(value) in alive and frames.read_before_rebound(frame, name):
+                if id(value) in alive and kept_values.read_before_rebound(frame, name):
                     self.calls = _HELD_CALLS  # reported: stop following
-                    kept_at = frames.alias_store_line(frame.f_code, name)
+                    kept_at = kept_values.alias_store_line(frame.f_code, name)
                     events.outputs_held(origin=Origin.GRAPHED_CALLABLES, graph=self.graph_id, name=name,
                                         references_added=1,
                                         frames=frames.encode_stack(frame, kept_at) if kept_at else
@@ -60,13 +66,14 @@ class HeldOutputs:
             self.calls = _HELD_CALLS  # the probe never raises into the program; stop following this callable
 
     def after_call(self, result, frame):
-        if self.calls >= _HELD_CALLS:
+        if self.calls >= _HELD_CALLS and self.pooled is None or self.calls >= watches.LAST_LOOK:
             return
         self.calls += 1
         try:
             torch = sys.modules.get("torch")
             self.previous = [weakref.ref(t) for t in torch.utils._pytree.tree_leaves(result)
                              if isinstance(t, torch.Tensor)]
+            pool_order.name_outputs(self.pooled, self.previous)
             caller = frames.program_frame(frame)
             self.previous_stack = frames.stack_of(caller) if caller is not None and self.previous else None
         except Exception:
@@ -310,14 +317,16 @@ class ModuleWatch:
                                         frames=stack)
 
 
-def watch_graphed_module(module, own_forward, shapes, shadow):
+def watch_graphed_module(module, own_forward, shapes, shadow, pooled=None):
     """Wraps the forward make_graphed_callables gave `module`. `own_forward`: the instance's own forward that it
-    replaced, None for its class's; `shapes`: its InputShapes; `shadow`: the --shadow comparer, None when off. The
-    wrapper stays for the shape check (a Python call per graphed call); the looks stop after watches.LAST_LOOK calls."""
+    replaced, None for its class's; `shapes`: its InputShapes; `shadow`: the --shadow comparer, None when off;
+    `pooled`: its place among callables graphed together. The wrapper stays for the shape check (a Python call per
+    graphed call); the looks stop after watches.LAST_LOOK calls."""
     graphed_forward = module.__dict__.get("forward")
     if graphed_forward is None:
         return
     watch = ModuleWatch(module, own_forward, shapes)
+    watch.held.pooled = pooled
     _graphed_modules[0] += 1
 
     def forward(*args, **kwargs):
@@ -364,12 +373,13 @@ def _live_leaves(module_ref, arguments):
     return leaves
 
 
-def watch_graphed_function(function, shapes, names=()):
+def watch_graphed_function(function, shapes, names=(), pooled=None):
     """A plain callable graphed by make_graphed_callables, wrapped so that its calls' shapes are checked and the
     leaf tensors it takes (its weights) are held to their gradients at its first backwards. `names`: the original
-    function's parameter names."""
+    function's parameter names; `pooled`: its place among callables graphed together."""
     calls, aliased = [0], []
     held = HeldOutputs(0)
+    held.pooled = pooled
 
     def graphed_function(*args, **kwargs):
         held.before_call(sys._getframe(1))

@@ -4,7 +4,8 @@ program: if torch changed shape, that hook is simply not installed."""
 import sys
 import threading
 
-from . import contract, events, frames, graphed_calls, memory, origins, steps, waits, watches
+from . import (contract, events, frames, graph_tensors, graphed_calls, memory, origins, pool_order, steps, waits,
+               watches)
 from .bridge import Origin
 
 shadow = None  # the --shadow comparer (shadow.Shadow), set by install() when GRAPHCHECK_SHADOW asks for one
@@ -45,6 +46,9 @@ def _patch_cuda_graph(graph_class):
                              megatron_layer=value if origin == Origin.MEGATRON else 0, megatron_part=text)
         self._graphcheck_allocated_at_begin = origins.allocated_bytes()
         self._graphcheck_origin = origin
+        pool = kwargs.get("pool", args[0] if args else None)
+        if pool is not None and origin == Origin.USER:  # a capture into a pool an earlier one used: what it holds
+            self._graphcheck_pool_blocks = graph_tensors.pool_blocks(sys.modules["torch"], pool)
         watches.forget_graph(self)
         watches.capture_started(self, origin)
         contract.capture_started(self, origin, frames.program_frame(sys._getframe(1)))
@@ -70,9 +74,14 @@ def _patch_cuda_graph(graph_class):
             stepped = watches.stepping_optimizers()
             host = watches.capture_ended(self, sys._getframe(1))
             terms = contract.capture_ended(self, capture, sys._getframe(1), pool, stepped)
-            if host is not None or terms is not None:
+            pooled = None
+            if self.__dict__.get("_graphcheck_origin") == Origin.USER:
+                before = self.__dict__.pop("_graphcheck_pool_blocks", None)
+                after = graph_tensors.pool_blocks(sys.modules["torch"], self.pool()) if before is not None else None
+                pooled = pool_order.captured(self, pool, after - before if after is not None else ())
+            if host is not None or terms is not None or pooled is not None:
                 graph_watch = watches.graph_watch(self)
-                graph_watch.host, graph_watch.contract = host, terms
+                graph_watch.host, graph_watch.contract, graph_watch.pooled = host, terms, pooled
                 watches.watch_replays(self, shadow)
         except Exception:
             pass
@@ -139,6 +148,7 @@ def _patch_graph_context(context_class):
                 graph_watch = watches.graph_watch(self.cuda_graph)
                 if has_statics:
                     graph_watch.capture = capture
+                pool_order.name_outputs(graph_watch.pooled, capture.output_tensors)
                 if shadow is not None:
                     graph_watch.region = shadow.region(self.cuda_graph, frame, with_line)
                 watches.watch_replays(self.cuda_graph, shadow)
@@ -172,11 +182,15 @@ def _patch_make_graphed_callables(module):
         try:
             result = []
             for index, callable_ in enumerate((graphed,) if single else graphed):
+                # Callables graphed together share one pool, their forwards captured in the tuple's order.
+                pooled = None if single else pool_order.captured(callable_, ("make_graphed_callables", id(graphed)),
+                                                                 origin=Origin.GRAPHED_CALLABLES)
                 if hasattr(callable_, "named_parameters"):
-                    graphed_calls.watch_graphed_module(callable_, own_forwards[index], shapes[index], shadow)
+                    graphed_calls.watch_graphed_module(callable_, own_forwards[index], shapes[index], shadow, pooled)
                     result.append(callable_)
                 else:
-                    result.append(graphed_calls.watch_graphed_function(callable_, shapes[index], names[index]))
+                    result.append(graphed_calls.watch_graphed_function(callable_, shapes[index], names[index],
+                                                                       pooled))
             return result[0] if single else tuple(result)
         except Exception:
             return graphed

@@ -81,6 +81,11 @@ def _code_info(code):
     return info
 
 
+def code_loops(code):
+    """loops(code), worked out once per code object; none for code that is neither the program's nor a library's."""
+    return _code_info(code)[2]
+
+
 def loop_around(frame, code_loops):
     """(first offset, where, the variables of the `for` loops around it) of the innermost of a frame's loops that its
     running instruction is in; None outside loops."""

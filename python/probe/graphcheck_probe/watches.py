@@ -19,7 +19,7 @@ import sys
 import threading
 import weakref
 
-from . import contract, events, frames, graph_tensors
+from . import contract, events, frames, graph_tensors, kept_values, pool_order
 from .bridge import Origin
 
 # Calls of a graphed module and replays of a watched graph that are looked at: the first FIRST_LOOKS, then the powers
@@ -134,6 +134,7 @@ class CaptureWatch:
         self.with_line = frame.f_lineno
         self.before = {name: v for name, v in frames.local_values(frame).items() if is_graph_readable(v)}
         self.inputs, self.outputs, self.held, self.reported = {}, {}, {}, set()
+        self.output_tensors = []  # weak references to the CUDA tensors the body bound, in a tuple, list or dict too
         self.first_count, self.scanned = {}, set()  # an output's references at the first look; outputs looked for
         self.storages = {}  # name -> weak reference to the input's memory
 
@@ -154,6 +155,10 @@ class CaptureWatch:
         values = frames.local_values(frame)
         # Held weakly: a probe that kept them alive would change what the program's later captures allocate.
         self.outputs = {name: weakref.ref(values[name]) for name in stored if is_cuda_tensor(values.get(name))}
+        bound = [values.get(name) for name in stored]
+        bound += [entry for value in bound if isinstance(value, (tuple, list, dict))
+                  for entry in (value.values() if isinstance(value, dict) else value)]
+        self.output_tensors = [weakref.ref(value) for value in bound if is_cuda_tensor(value)]
         self.before = None
         return bool(self.inputs or self.outputs)
 
@@ -199,7 +204,7 @@ class CaptureWatch:
             if len(history) > _HELD_GROWTH:
                 self.reported.add(name)
                 events.outputs_held(origin=Origin.USER, graph=self.graph_id, name=name,
-                                    references_added=history[-1] - history[0], frames=frames.append_site(frame, tensor))
+                                    references_added=history[-1] - history[0], frames=kept_values.append_site(frame, tensor))
 
     def _kept_as_previous(self, name, tensor):
         """An output an object keeps in an attribute as it is, through a method that reads the attribute before
@@ -452,6 +457,7 @@ class GraphWatch:
         self.host = None  # HostStateWatch
         self.region = None  # shadow.Region, under --shadow
         self.contract = None  # contract.Contract: the modules, modes and tensors its capture ran with
+        self.pooled = None  # pool_order.PooledGraph: the program's capture, in its pool's capture order
         self.grads_none_at_capture = []  # parameters (weak) without a .grad when the capture began
         self.replays = 0
 
@@ -474,7 +480,7 @@ def watch_replays(graph, shadow):
     must free its pool at once, not at the next cyclic collection) and calls the class's replay. `shadow`: the
     --shadow comparer, None when off."""
     watch = graph_watch(graph)
-    watched = watch.capture, watch.host, watch.region, watch.contract
+    watched = watch.capture, watch.host, watch.region, watch.contract, watch.pooled
     if all(w is None for w in watched) or "replay" in graph.__dict__:
         return
     replay, graph_ref = type(graph).replay, weakref.ref(graph)
@@ -491,6 +497,8 @@ def watch_replays(graph, shadow):
                     watch.capture.look(caller)
                 if looking and watch.host is not None:
                     watch.host.look()
+                if looking and watch.pooled is not None:
+                    pool_order.replaying(watch.pooled, caller)
                 if watch.contract is not None:
                     watch.contract.look(modes_only=not looking and armed != contract.ARMED_ALL, frame=caller)
             except Exception:

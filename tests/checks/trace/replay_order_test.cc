@@ -16,8 +16,10 @@ using ::testing::SizeIs;
 
 // Captures graphs 1..n (CUDA graph ids 101..) into `pools[i]`, then replays the graph ids in `replays`.
 // `origin` began every capture; Megatron's are layer i+1's forward graphs.
+// `read_across`: the probe's event that the program read a later graph's output across a replay of that Python graph
+// (0: none).
 trace::Trace Replays(const std::vector<uint64_t>& pools, const std::vector<int>& replays, bool clone_outputs = false,
-                     ProbeOrigin origin = ProbeOrigin::kGraphedCallables) {
+                     ProbeOrigin origin = ProbeOrigin::kGraphedCallables, uint64_t read_across = 0) {
   TraceBuilder b;
   uint64_t t = 1000;
   for (size_t i = 0; i < pools.size(); ++i, t += 1000) {
@@ -37,6 +39,12 @@ trace::Trace Replays(const std::vector<uint64_t>& pools, const std::vector<int>&
     if (clone_outputs) b.Launch(t + 500, 1, kStream, "copy_output");
     t += 1000;
   }
+  if (read_across != 0) {
+    trace::ProbeEvent& held = b.Probe(t, 1, ProbeEventKind::kOutputsHeld, read_across + 1, origin);
+    held.text = b.trace().Intern("scores");
+    held.pool = read_across;
+    held.value_now = 0x7f0000800000;
+  }
   return b.Build();
 }
 
@@ -51,6 +59,24 @@ TEST(ReplayOrderTest, GoingBackToAnEarlierGraphOfThePoolIsReported) {
   EXPECT_EQ(findings[0].evidence[0], "4 graphs share the pool, captured in the order 1 to 4");
   EXPECT_EQ(FirstUserFrame(findings[0].where)->line, 50u);
   EXPECT_EQ(findings[0].where.api, "cudaGraphLaunch");
+}
+
+// output-overwritten names the output the program read across the replay that went back (blind set 5's
+// pipeline-pool-out-of-order, the pool-order set's distill-teacher-prefetch): one finding per defect, this one a note.
+TEST(ReplayOrderTest, GoingBackWhereOutputOverwrittenNamesTheReadIsANote) {
+  const std::vector<Finding> manual =
+      RunCheck(checks::NewReplayOrderCheck(), Replays({7, 7, 7}, {1, 3, 2}, false, ProbeOrigin::kUser, kGraph + 1));
+  ASSERT_THAT(manual, SizeIs(1));
+  EXPECT_EQ(manual[0].severity, Severity::kNote);
+  EXPECT_THAT(manual[0].message, HasSubstr("output-overwritten names an output of the pool read across"));
+  const std::vector<Finding> callables = RunCheck(
+      checks::NewReplayOrderCheck(), Replays({7, 7, 7, 7}, {1, 3, 2, 4}, false, ProbeOrigin::kGraphedCallables, 99));
+  ASSERT_THAT(callables, SizeIs(1));
+  EXPECT_EQ(callables[0].severity, Severity::kNote);
+  const std::vector<Finding> other_pool =
+      RunCheck(checks::NewReplayOrderCheck(), Replays({7, 7, 7}, {1, 3, 2}, false, ProbeOrigin::kUser, 12345));
+  ASSERT_THAT(other_pool, SizeIs(1));
+  EXPECT_EQ(other_pool[0].severity, Severity::kWarning);
 }
 
 // A serving loop over size buckets sharing a pool (vLLM's pattern) replays them in any order but copies each output
