@@ -182,7 +182,37 @@ def lazy_serving():
     return seen
 
 
-for name, program in (("handles bound before the loop", handles), ("a lazily filled dict of outputs", lazy_serving)):
+# Clean, from a review of the probe: buckets replayed in capture order each tick into a results dict read at the
+# tick's end (each output refreshed before the read); a decode loop after a prefill in its pool, whose last logits
+# are read after the loop; a graphed callables' output stored into a dict entry each step.
+def in_order_ticks():
+    outputs = {size: torch.zeros(size) for size in (16, 8, 4)}
+    graphs = dict(zip(outputs, pooled_graphs(*outputs.values())))
+    results, seen = {}, []
+    for tick in range(4):
+        for size in (16, 8, 4):
+            graphs[size].replay()
+            results[size] = outputs[size]
+        seen.append(sum(out.sum() for out in results.values()))
+    return seen
+
+
+def decode_after_prefill():
+    static_state, static_logits = torch.zeros(4), torch.zeros(4)
+    prefill, decode = pooled_graphs(static_state, static_logits)
+    best = []
+    for prompt in range(3):
+        prefill.replay()
+        for t in range(3):
+            decode.replay()
+            logits = static_logits
+        best.append(logits.max())
+    return best
+
+
+for name, program in (("handles bound before the loop", handles), ("a lazily filled dict of outputs", lazy_serving),
+                      ("buckets replayed in capture order into a dict read at the tick's end", in_order_ticks),
+                      ("a decode loop's last logits read after it", decode_after_prefill)):
     recorder = fresh()
     program()
     check("clean: %s send nothing" % name, not sent(recorder), sent(recorder))

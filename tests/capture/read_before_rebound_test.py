@@ -125,6 +125,59 @@ def changes_in_a_loop(items, table):
     return pending, kept, outputs
 
 
+class Replayer:
+    """A graph's stand-in whose replay asks, for its caller, read_across_replay of `name` (None: asks nothing)."""
+
+    def __init__(self, name=None):
+        self.name = name
+
+    def replay(self):
+        if self.name is not None:
+            asked.append(kept_values.read_across_replay(sys._getframe(1), self.name))
+
+
+def pipeline(earlier, later, static):
+    kept = []
+    for _ in range(2):
+        later.replay()
+        scores = static
+        earlier.replay()  # scores is read in this pass
+        kept.append(scores[0])
+    return kept
+
+
+def ticks(earlier, later, outputs):
+    results, pending, seen = {}, [], []
+    for tick in range(2):
+        pending = []
+        for graph in (earlier, later):
+            graph.replay()
+            results[tick] = outputs
+            pending.append(outputs)
+        seen.append(len(results) + len(pending))
+    return seen
+
+
+def decode(prefill, step, static):
+    best = []
+    for prompt in range(2):
+        prefill.replay()
+        for t in range(2):
+            step.replay()  # refreshes what logits holds before the read below
+            logits = static
+        best.append(logits[0])
+    return best
+
+
+def proposals(static_q, copy):
+    for _ in range(2):
+        if copy:
+            proposal = dict(q=static_q.copy(), tokens=static_q.count(1))
+        else:
+            proposal = dict(q=static_q, tokens=static_q.count(1))  # the handle as it is
+    return proposal
+
+
 failures = []
 
 
@@ -226,4 +279,16 @@ asked_of((
          [True, True, True, False]),
         ("the one line appending an entry as it is", lambda: asked.append(
             kept_values.kept_append_line(loop, "kept") == loop.co_firstlineno + 4), [True])))
+DIRECT, AFTER = kept_values.DIRECT, kept_values.AFTER_THE_LOOP
+asked_of((
+        ("an alias read in the pass of the replay", lambda: pipeline(Replayer("scores"), Replayer(), [1]),
+         [DIRECT, DIRECT]),
+        ("a list added to, read after the loop", lambda: ticks(Replayer("pending"), Replayer(), [1]),
+         [AFTER, AFTER]),
+        ("a dict stored into: the path ends", lambda: ticks(Replayer("results"), Replayer(), [1]), [None, None]),
+        ("a loop entered after the replay runs its replay first", lambda: decode(Replayer("logits"), Replayer(), [1]),
+         [None, None])))
+code = proposals.__code__
+verdict("the one line binding a value made of a handle as it is",
+        kept_values.store_line_using(code, "proposal", {"static_q"}), code.co_firstlineno + 5)
 sys.exit(1 if failures else 0)

@@ -41,9 +41,11 @@ class HeldOutputs:
         self.pooled = None  # pool_order.PooledGraph of a callable graphed with others, which share its pool
 
     def before_call(self, frame):
-        if self.pooled is not None and self.calls < watches.LAST_LOOK and watches.due(self.calls + 1):
+        if self.pooled is not None and self.calls < _HELD_CALLS:
             try:
-                pool_order.replaying(self.pooled, frame)
+                pool_order.replayed(self.pooled)
+                if watches.due(self.calls + 1):
+                    pool_order.replaying(self.pooled, frame)
             except Exception:
                 self.pooled = None
         if self.calls >= _HELD_CALLS or not self.previous:
@@ -66,7 +68,7 @@ class HeldOutputs:
             self.calls = _HELD_CALLS  # the probe never raises into the program; stop following this callable
 
     def after_call(self, result, frame):
-        if self.calls >= _HELD_CALLS and self.pooled is None or self.calls >= watches.LAST_LOOK:
+        if self.calls >= _HELD_CALLS:
             return
         self.calls += 1
         try:

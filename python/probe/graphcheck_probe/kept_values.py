@@ -1,7 +1,7 @@
 """Where a program keeps a value it got from a graph, and whether it reads it again, from its frames' bytecode: a
 variable read before it is bound again (read_before_rebound), the line that kept a value under another name
-(alias_store_line) or appended it to a list (kept_append_line, append_site), a variable changed inside a loop
-(changed_in). graphed_calls.py, watches.py and pool_order.py ask these of the program's frames at graphed calls and
+(alias_store_line), bound it into a new value (store_line_using) or appended it to a list (kept_append_line,
+append_site), a variable changed inside a loop (changed_in). graphed_calls.py, watches.py and pool_order.py ask these of the program's frames at graphed calls and
 replays."""
 import gc
 
@@ -69,7 +69,7 @@ def _read_before_rebound(code, lasti, name, attribute=None):
                 # A store to the attribute, or a method of the object's called first, which may store it anew
                 # (`agent.act()` replaying the graph whose output `agent.last_logp` keeps).
                 if after is not None and (after.argval == attribute and after.opname == "STORE_ATTR" or
-                                          after.opname == "LOAD_METHOD" or "NULL|self" in after.argrepr):
+                                          _is_method(after)):
                     continue
             if name in names and instruction.opname in frames.REBINDS:
                 continue
@@ -77,6 +77,99 @@ def _read_before_rebound(code, lasti, name, attribute=None):
     except Exception:
         pass
     return False
+
+
+DIRECT, AFTER_THE_LOOP = "direct", "after the loop"
+_SUBSCRIPT_STORES = ("STORE_SUBSCR", "STORE_SLICE")
+
+
+def read_across_replay(frame, name, attribute=None):
+    """Whether `frame`'s code, going on from a graph replay it runs, may read what the variable `name` (its attribute
+    `attribute`) holds before a replay refreshes it: DIRECT on a path that stays in the innermost loop around the
+    replay, AFTER_THE_LOOP on one that leaves it first, else None. Unlike read_before_rebound: a call that adds an
+    entry (`pending.append(out)`) reads nothing; a store into an entry (`results[size] = out`, which may replace the
+    entry held) ends the path, and so do a `.replay()` call (it may be the later graph's, writing the output anew) and,
+    for an attribute, a method of the holder's object; a `for` loop entered on the path runs its body at least once
+    (its exit is not taken from its head)."""
+    code = frame.f_code
+    key = (id(code), frame.f_lasti, name, attribute)
+    answer = _across_answers.get(key)
+    if answer is None or answer[0] is not code:
+        if len(_across_answers) >= 1024:
+            _across_answers.pop(next(iter(_across_answers)))
+        answer = _across_answers[key] = (code, _read_across_replay(code, frame.f_lasti, name, attribute))
+    return answer[1]
+
+
+_across_answers = {}  # as _rebound_answers
+
+
+def _read_across_replay(code, lasti, name, attribute):
+    instructions, at_offset = frames.code_instructions(code)
+    start = max((n for offset, n in at_offset.items() if offset <= lasti), default=None)
+    if start is None:
+        return None
+    at = instructions[start].offset
+    loops = [(first, last) for first, last, _, _ in _loops_of(code)]
+    inner = min(((first, last) for first, last in loops if first <= at <= last), default=None,
+                key=lambda span: span[1] - span[0])
+    found, seen = None, set()
+    todo = [(i, False) for i in _successors(instructions, start, at_offset)]
+    while todo:
+        index, outside = todo.pop()
+        instruction = instructions[index]
+        outside = outside or inner is not None and not inner[0] <= instruction.offset <= inner[1]
+        if (index, outside) in seen:
+            continue
+        seen.add((index, outside))
+        names = instruction.argval if isinstance(instruction.argval, tuple) else (instruction.argval,)
+        after = _next_instruction(instructions, index)
+        if instruction.opname in ("LOAD_ATTR", "LOAD_METHOD") and instruction.argval == "replay":
+            continue
+        if name in names and instruction.opname in frames.LOADS:
+            if attribute is None and _stores_entry(instructions, index):
+                continue  # `results[key] = out` may replace the entry held
+            if _reads(instructions, index, after, attribute):
+                if not outside:
+                    return DIRECT
+                found = AFTER_THE_LOOP
+                continue
+            if attribute is not None and after is not None and (after.opname == "STORE_ATTR" and
+                                                                after.argval == attribute or _is_method(after)):
+                continue
+        if name in names and instruction.opname in frames.REBINDS:
+            continue
+        following = _successors(instructions, index, at_offset)
+        own = min(((first, last) for first, last in loops if first <= instruction.offset <= last), default=None,
+                  key=lambda span: span[1] - span[0])
+        if instruction.opname == "FOR_ITER" and own is not None and not own[0] <= at <= own[1]:
+            following = [index + 1]  # a loop entered on the path: its body runs
+        todo.extend((i, outside) for i in following)
+    return found
+
+
+def _reads(instructions, index, after, attribute):
+    """Whether the load of a variable at instructions[index] reads what it holds (its attribute `attribute`): not to
+    add an entry (`pending.append(out)`)."""
+    if attribute is not None:
+        return after is not None and after.argval == attribute and after.opname in ("LOAD_ATTR", "LOAD_METHOD")
+    return not (after is not None and after.opname in ("LOAD_ATTR", "LOAD_METHOD") and after.argval in frames.MUTATORS)
+
+
+def _stores_entry(instructions, index):
+    """Whether the load at instructions[index] is of the container a subscript store then stores into."""
+    following = [i for i in instructions[index + 1:index + 6] if i.opname not in frames.PADDING][:2]
+    return len(following) == 2 and following[1].opname in _SUBSCRIPT_STORES
+
+
+def _is_method(instruction):
+    return instruction.opname == "LOAD_METHOD" or "NULL|self" in instruction.argrepr
+
+
+def _loops_of(code):
+    from . import steps  # steps imports watches, which imports this module
+
+    return steps.code_loops(code)
 
 
 def _next_instruction(instructions, index):
@@ -143,9 +236,48 @@ def kept_append_line(code, container):
         return None
 
 
+def store_line_using(code, name, sources):
+    """The one line of `code` that binds `name` and loads a variable of `sources` as it is, not to call a method or
+    take an attribute of it (`proposal = Proposal(q=static_q)`, `scorer = make_scorer(static_emb)`, not
+    `make_scorer(static_emb.clone())`); None where no line or several do."""
+    try:
+        stores, bare, line, pending = set(), set(), 0, None
+        for instruction in frames.code_instructions(code)[0]:
+            line = frames.instruction_line(instruction, line)
+            if instruction.opname in frames.PADDING:
+                continue
+            if pending is not None and instruction.opname not in ("LOAD_ATTR", "LOAD_METHOD"):
+                bare.add(pending)
+            pending = None
+            names = instruction.argval if isinstance(instruction.argval, tuple) else (instruction.argval,)
+            if instruction.opname in frames.LOADS and any(n in sources for n in names[:-1]):
+                bare.add(line)  # 3.13's LOAD_FAST_LOAD_FAST: the first is followed by the second load
+            if instruction.opname in frames.LOADS and names[-1] in sources:
+                pending = line
+            elif instruction.opname in frames.STORES and name in names:
+                stores.add(line)
+        lines = stores & bare
+        return lines.pop() if len(lines) == 1 else None
+    except Exception:
+        return None
+
+
 def changed_in(code, name, start, end):
     """Whether an instruction of `code` between byte offsets `start` and `end` (a loop's) binds the variable `name`,
     calls a method on it that adds entries (`pending.append(x)`), or stores an entry into it (`outputs[rid] = x`)."""
+    key = (id(code), name, start, end)
+    answer = _changed_answers.get(key)
+    if answer is None or answer[0] is not code:
+        if len(_changed_answers) >= 1024:
+            _changed_answers.pop(next(iter(_changed_answers)))
+        answer = _changed_answers[key] = (code, _changed_in(code, name, start, end))
+    return answer[1]
+
+
+_changed_answers = {}  # (id(code), name, start, end) -> (code, answer), as read_before_rebound's
+
+
+def _changed_in(code, name, start, end):
     instructions, _ = frames.code_instructions(code)
     recent = []
     for i in instructions:

@@ -9,14 +9,20 @@ graph, an output of a graph captured after it into the same pool (or a view of o
 naming the replayed graph, where the program's frames hold it in
 
 - a variable, or a list, tuple, deque, dict, object or closure a variable holds, that the code binds or adds to in a
-  loop around the replay (`scores = static_scores`; `pending.append(out[size])`) and reads after it before binding it
-  again;
-- an attribute of an object a variable holds (`agent.last_logp`), that the code reads after the replay;
+  loop around the replay (`scores = static_scores`; `pending.append(out[size])`);
+- an attribute of an object a variable holds (`agent.last_logp`);
+
+that the code reads after the replay before a `.replay()` call, a store to it or (an attribute) a method of its
+object (kept_values.read_across_replay): in the loop around the replay, or after leaving that loop where the pool's
+replays went back to a graph captured before the one replayed last, not the first (a tick serving buckets in
+arrival order; one that replays them in capture order, restarting from the first, refreshes each output before the
+tick's end reads it);
 
 and that did not hold that output at its graph's first replay: a handle on the static output, bound before the graph
 ran (`static_out[size]`, `self.static_logp`), is read after its own graph's replays, not this one's. Whether the replay
 writes into the output is the recorder's to tell, from the graph's manifest and the allocator's history. One event per
 pair of graphs. Straight-line code, with no loop around the replay, is not looked at."""
+import itertools
 import sys
 import weakref
 
@@ -28,12 +34,14 @@ _MAX_ENTRIES = 64  # of a container looked at
 _MAX_FRAMES = 3  # of the program's, from the replay's out
 
 _pools = {}  # pool key -> [PooledGraph] in capture order
+_captures = itertools.count()
 
 
 class PooledGraph:
     """One of the program's captures into a pool and its outputs."""
 
     def __init__(self, graph, pool, blocks, origin):
+        self.sequence = next(_captures)  # capture order
         self.origin = origin  # Origin.USER, or GRAPHED_CALLABLES for callables graphed together
         self.graph_id = id(graph)
         self.graph = weakref.ref(graph)
@@ -84,85 +92,110 @@ def replaying(pooled, frame):
     if pooled.handles is None:  # only a graph with an earlier one in its pool has outputs another replay overwrites
         ranges = pooled.output_ranges() if index > 0 else ()
         pooled.handles = {key for key, _ in _holders(frame, ranges)} if ranges else set()
-    for graph in graphs[index + 1:]:
-        ranges = graph.output_ranges() if graph.graph_id not in pooled.reported and graph.handles is not None else ()
-        for key, (held_in, name, attribute, output) in (_holders(frame, ranges) if ranges else ()):
-            if key not in graph.handles and _read_across(held_in, name, attribute):
-                pooled.reported.add(graph.graph_id)
-                _send(pooled, graph, held_in, name, attribute, output)
-                break
+    later = [(g, g.output_ranges()) for g in graphs[index + 1:]
+             if g.graph_id not in pooled.reported and g.handles is not None]
+    later = [(g, ranges) for g, ranges in later if ranges]
+    if not later:
+        return
+    for key, (held_in, name, attribute, output) in _holders(frame, [r for _, ranges in later for r in ranges]):
+        start = graph_tensors.address(output)
+        graph = next(g for g, ranges in later if _within(start, ranges))
+        if graph.graph_id not in pooled.reported and key not in graph.handles and \
+                _read_across(pooled, held_in, name, attribute):
+            pooled.reported.add(graph.graph_id)
+            _send(pooled, graph, held_in, name, attribute, output)
+
+
+_PLAIN = (int, float, bool, str, bytes, type(None))
 
 
 def _holders(frame, ranges):
     """(key, (frame, variable, attribute or None, output)) of what the program's frames from `frame` out hold of
     `ranges`: a variable's value or its entries, or an attribute of an object a variable holds."""
+    tensor = sys.modules["torch"].Tensor
     found, walked = [], 0
     frame = frames.program_frame(frame)
     while frame is not None and walked < _MAX_FRAMES:
         if frames.is_program_file(frame.f_code.co_filename):
             walked += 1
             for name, value in frames.local_values(frame).items():
-                output = _held(_entries(value), ranges)
+                if isinstance(value, _PLAIN):
+                    continue
+                output = _held(_entries(value, tensor), ranges, tensor)
                 if output is not None:
                     found.append(((id(frame.f_code), name), (frame, name, None, output)))
-                for attribute, entry in _attributes(value):
-                    output = _held([entry], ranges)
-                    if output is not None:
-                        found.append(((id(value), attribute), (frame, name, attribute, output)))
+                for attribute, entry in _attributes(value, tensor):
+                    if _held((entry,), ranges, tensor) is not None:
+                        found.append(((id(value), attribute), (frame, name, attribute, entry)))
         frame = frame.f_back
     return found
 
 
-def _read_across(frame, name, attribute):
-    """Whether the holder is read after the replay the frame runs: a variable bound or added to in a loop around it
-    and read before it is bound again; an attribute read before it is stored again."""
-    if attribute is not None:
-        return kept_values.read_before_rebound(frame, name, attribute)
-    around = [(start, end) for start, end, _, _ in steps.code_loops(frame.f_code) if start <= frame.f_lasti <= end]
-    return any(kept_values.changed_in(frame.f_code, name, start, end) for start, end in around) and \
-        kept_values.read_before_rebound(frame, name)
+def _read_across(pooled, frame, name, attribute):
+    """Whether the holder is read after the replay the frame runs, before a replay refreshes it: an attribute, or a
+    variable bound or added to in a loop around the replay, read in that loop; read only after the loop, where the
+    pool's replays went back to a graph captured before the one replayed last (not the first: a capture order
+    started again), as a tick serving buckets in arrival order does and one serving them in capture order does not."""
+    if attribute is None:
+        around = [(start, end) for start, end, _, _ in steps.code_loops(frame.f_code) if start <= frame.f_lasti <= end]
+        if not any(kept_values.changed_in(frame.f_code, name, start, end) for start, end in around):
+            return False
+    reach = kept_values.read_across_replay(frame, name, attribute)
+    return reach == kept_values.DIRECT or reach == kept_values.AFTER_THE_LOOP and pooled.pool in _went_back
+
+
+def replayed(pooled):
+    """At every replay (call) of a pooled graph: whether its pool's replays went back (see _read_across)."""
+    graphs = _pools.get(pooled.pool, ())
+    last = _last_replayed.get(pooled.pool)
+    if last is not None and graphs and pooled is not graphs[0] and last.sequence > pooled.sequence:
+        _went_back.add(pooled.pool)
+    _last_replayed[pooled.pool] = pooled
+
+
+_last_replayed = weakref.WeakValueDictionary()  # pool key -> the PooledGraph replayed last
+_went_back = set()  # pool keys
 
 
 def _send(pooled, graph, frame, name, attribute, output):
+    """The event, at the line that kept the output: `name = handle`, an append of it, else the one line that binds
+    `name` to a value made of a handle as it is (the frame's own handles on the output); else at the replay."""
+    kept = None
     if attribute is None:
-        kept = kept_values.alias_store_line(frame.f_code, name) if output is frames.local_values(frame).get(name) else \
-            kept_values.kept_append_line(frame.f_code, name)
-    else:
-        kept = None
+        code = frame.f_code
+        kept = kept_values.alias_store_line(code, name) if output is frames.local_values(frame).get(name) else \
+            kept_values.kept_append_line(code, name)
+        handles = {variable for code_id, variable in graph.handles if code_id == id(code)}
+        kept = kept or kept_values.store_line_using(code, name, handles)
     events.outputs_held(origin=graph.origin, graph=graph.graph_id, references_added=0,
                         name=name if attribute is None else "%s.%s" % (name, attribute),
                         overwritten_by=pooled.graph_id, address=graph_tensors.address(output),
                         frames=frames.encode_stack(frame, kept) if kept else frames.encode_stack(frame))
 
 
-def _entries(value):
-    """`value` and what it holds one level down: a container's entries, an object's attributes, a closure's cells."""
+def _entries(value, tensor):
+    """`value` and what it holds one level down: a container's entries, a record's fields, a closure's cells."""
+    if isinstance(value, tensor):
+        return (value,)
     if isinstance(value, dict):
-        return [value] + list(value.values())[:_MAX_ENTRIES]
+        return list(value.values())[:_MAX_ENTRIES]
     if isinstance(value, (list, tuple)) or type(value).__name__ == "deque":
-        return [value] + list(value)[:_MAX_ENTRIES]
+        return list(value)[:_MAX_ENTRIES]
     cells = getattr(value, "__closure__", None) if callable(value) else None
     if cells:
-        return [value] + [_cell(c) for c in cells]
-    return [value] + [entry for _, entry in _attributes(value) if _is_plain(value)]
+        return [_cell(c) for c in cells]
+    if hasattr(type(value), "__dataclass_fields__") or hasattr(value, "__slots__"):
+        return [entry for _, entry in _attributes(value, tensor)]
+    return ()
 
 
-def _attributes(value):
-    """(name, value) of an object's instance attributes; none for modules, classes, functions and containers."""
-    attributes = getattr(value, "__dict__", None) if not isinstance(value, type) else None
-    if not isinstance(attributes, dict) or not _is_object(value):
+def _attributes(value, tensor):
+    """(name, value) of an object's instance attributes; none for tensors, modules, classes, functions and
+    containers."""
+    attributes = getattr(value, "__dict__", None)
+    if not isinstance(attributes, dict) or isinstance(value, (type, tensor, type(sys))) or callable(value):
         return []
     return list(attributes.items())[:_MAX_ENTRIES]
-
-
-def _is_object(value):
-    torch = sys.modules["torch"]
-    return not isinstance(value, (torch.nn.Module, torch.Tensor, type(sys))) and not callable(value)
-
-
-def _is_plain(value):
-    """A record of values (a dataclass, a namedtuple-like object): its attributes are entries of the variable."""
-    return hasattr(type(value), "__dataclass_fields__") or hasattr(value, "__slots__")
 
 
 def _cell(cell):
@@ -172,11 +205,13 @@ def _cell(cell):
         return None
 
 
-def _held(entries, ranges):
+def _within(start, ranges):
+    return any(low <= start < high for low, high in ranges)
+
+
+def _held(entries, ranges, tensor):
     """The tensor among `entries` that lies in one of `ranges` (an output or a view of one); None."""
-    tensor = sys.modules["torch"].Tensor
     for entry in entries:
-        start = graph_tensors.address(entry) if isinstance(entry, tensor) else 0
-        if start and any(low <= start < high for low, high in ranges):
+        if isinstance(entry, tensor) and _within(graph_tensors.address(entry), ranges):
             return entry
     return None

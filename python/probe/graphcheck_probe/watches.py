@@ -488,6 +488,8 @@ def watch_replays(graph, shadow):
     def replay_and_look(*args, **kwargs):
         this = graph_ref()
         watch.replays += 1
+        if watch.pooled is not None:
+            pool_order.replayed(watch.pooled)
         looking = due(watch.replays) and watch.replays <= LAST_LOOK
         armed = watch.contract.armed if watch.contract is not None else None
         if looking or armed:
