@@ -81,7 +81,8 @@ def runs(root):
     """(program, mode, expect events) of every run."""
     found = []
     for name in ("blind_contract_cases.py", "blind_contract_cases_2.py", "blind_held_outputs.py",
-                 "blind_contract_cases_4.py", "blind_contract_cases_5.py", "blind_pool_order_cases.py"):
+                 "blind_contract_cases_4.py", "blind_contract_cases_5.py", "blind_pool_order_cases.py",
+                 "blind_pool_clean.py"):
         program = os.path.join(root, "tests", "gpu", "programs", name)
         for defect, twin in constant(program, "TWINS").items():
             found.append((program, twin, False))

@@ -67,6 +67,27 @@ def pipeline(copy):
     return results
 
 
+# The same with `scores` bound to the output once before the loop too (a handle at the scorer's first replay, then
+# kept in the loop): from a review, missed at b9de567.
+def pipeline_prebound():
+    static_emb, static_scores = torch.zeros(4), torch.zeros(4)
+    encode, score = pooled_graphs(static_emb, static_scores)
+    scores = static_scores
+    results = []
+    encode.replay()
+    for i in range(4):
+        score.replay()
+        scores = static_scores  # kept again in the loop
+        encode.replay()
+        results.append(scores.sum())
+    return results
+
+
+recorder = fresh()
+pipeline_prebound()
+check("pipeline: an alias bound before the loop and again in it is sent",
+      sent(recorder) == [("scores", line_of(HERE, "# kept again in the loop"))], sent(recorder))
+
 for copy in (False, True):
     recorder = fresh()
     pipeline(copy)

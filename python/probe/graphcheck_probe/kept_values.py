@@ -180,10 +180,10 @@ def _next_instruction(instructions, index):
     return None
 
 
-def alias_store_line(code, name):
-    """The one line of `code` that binds `name` to another variable's object as it is, a load of a name then the store
-    (`prev = logits`, not `prev = logits.clone()`): where a graphed callable's output kept past its next call was
-    kept under another name. None where no line or several do."""
+def alias_store_line(code, name, within=(0, float("inf"))):
+    """The one line of `code` (between the byte offsets `within`, a loop's) that binds `name` to another variable's
+    object as it is, a load of a name then the store (`prev = logits`, not `prev = logits.clone()`): where a graphed
+    callable's output kept past its next call was kept under another name. None where no line or several do."""
     try:
         instructions, _ = frames.code_instructions(code)
         lines, line, previous = set(), 0, None
@@ -192,7 +192,8 @@ def alias_store_line(code, name):
             if instruction.opname in frames.PADDING:
                 continue
             if instruction.opname in frames.STORES and instruction.argval == name and previous is not None and \
-                    previous.opname in frames.LOADS and previous.opname != "LOAD_CLOSURE":
+                    previous.opname in frames.LOADS and previous.opname != "LOAD_CLOSURE" and \
+                    within[0] <= instruction.offset <= within[1]:
                 lines.add(line)
             previous = instruction
         return lines.pop() if len(lines) == 1 else None

@@ -93,15 +93,16 @@ def replaying(pooled, frame):
         ranges = pooled.output_ranges() if index > 0 else ()
         pooled.handles = {key for key, _ in _holders(frame, ranges)} if ranges else set()
     later = [(g, g.output_ranges()) for g in graphs[index + 1:]
-             if g.graph_id not in pooled.reported and g.handles is not None]
+             if g.graph_id not in pooled.reported and g.handles is not None and g.graph() is not None]
     later = [(g, ranges) for g, ranges in later if ranges]
     if not later:
         return
     for key, (held_in, name, attribute, output) in _holders(frame, [r for _, ranges in later for r in ranges]):
         start = graph_tensors.address(output)
         graph = next(g for g, ranges in later if _within(start, ranges))
-        if graph.graph_id not in pooled.reported and key not in graph.handles and \
-                _read_across(pooled, held_in, name, attribute):
+        handle = key in graph.handles and not (attribute is None and _bound_in_loop(held_in, name) and
+                                               frames.local_values(held_in).get(name) is output)
+        if graph.graph_id not in pooled.reported and not handle and _read_across(pooled, held_in, name, attribute):
             pooled.reported.add(graph.graph_id)
             _send(pooled, graph, held_in, name, attribute, output)
 
@@ -131,15 +132,21 @@ def _holders(frame, ranges):
     return found
 
 
+def _bound_in_loop(frame, name):
+    """Whether the frame's code binds or adds to `name` in a loop around the instruction it runs: a value the loop
+    keeps, not a handle bound once (an alias bound before the loop too is one: `scores = static_scores` both before
+    and in the loop)."""
+    around = [(start, end) for start, end, _, _ in steps.code_loops(frame.f_code) if start <= frame.f_lasti <= end]
+    return any(kept_values.changed_in(frame.f_code, name, start, end) for start, end in around)
+
+
 def _read_across(pooled, frame, name, attribute):
     """Whether the holder is read after the replay the frame runs, before a replay refreshes it: an attribute, or a
     variable bound or added to in a loop around the replay, read in that loop; read only after the loop, where the
     pool's replays went back to a graph captured before the one replayed last (not the first: a capture order
     started again), as a tick serving buckets in arrival order does and one serving them in capture order does not."""
-    if attribute is None:
-        around = [(start, end) for start, end, _, _ in steps.code_loops(frame.f_code) if start <= frame.f_lasti <= end]
-        if not any(kept_values.changed_in(frame.f_code, name, start, end) for start, end in around):
-            return False
+    if attribute is None and not _bound_in_loop(frame, name):
+        return False
     reach = kept_values.read_across_replay(frame, name, attribute)
     return reach == kept_values.DIRECT or reach == kept_values.AFTER_THE_LOOP and pooled.pool in _went_back
 
@@ -163,7 +170,9 @@ def _send(pooled, graph, frame, name, attribute, output):
     kept = None
     if attribute is None:
         code = frame.f_code
-        kept = kept_values.alias_store_line(code, name) if output is frames.local_values(frame).get(name) else \
+        loop = min(((start, end) for start, end, _, _ in steps.code_loops(code) if start <= frame.f_lasti <= end),
+                   key=lambda span: span[1] - span[0], default=(0, float("inf")))
+        kept = kept_values.alias_store_line(code, name, loop) if output is frames.local_values(frame).get(name) else \
             kept_values.kept_append_line(code, name)
         handles = {variable for code_id, variable in graph.handles if code_id == id(code)}
         kept = kept or kept_values.store_line_using(code, name, handles)
