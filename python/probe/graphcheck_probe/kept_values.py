@@ -29,20 +29,24 @@ def read_before_rebound(frame, name, attribute=None):
     from that instruction to a load of `name` that passes no store. `a = f(x); b = f(y); g(a)`: at the second call, a
     is read after it; in `for x in xs: out = f(x)`, at a call, out is rebound first; `if i == 0: first = out` may be
     jumped over, and a read of `first` after the loop is reached."""
-    code = frame.f_code
-    key = (id(code), frame.f_lasti, name, attribute)
-    answer = _rebound_answers.get(key)
+    return _answer(_read_before_rebound, frame.f_code, frame.f_lasti, name, attribute)
+
+
+# (the question, id(code), its arguments) -> (code, answer): the same at each call from one instruction (a graphed call
+# in a loop), kept by the code's id, since hashing a code object hashes all the code nested in it (a module's: 50-190
+# us).
+_answers = {}
+
+
+def _answer(question, code, *arguments):
+    """question(code, *arguments), worked out once per code object and arguments."""
+    key = (question, id(code)) + arguments
+    answer = _answers.get(key)
     if answer is None or answer[0] is not code:
-        if len(_rebound_answers) >= 1024:
-            _rebound_answers.pop(next(iter(_rebound_answers)))
-        answer = _rebound_answers[key] = (code, _read_before_rebound(code, frame.f_lasti, name, attribute))
+        if len(_answers) >= 4096:
+            _answers.pop(next(iter(_answers)))
+        answer = _answers[key] = (code, question(code, *arguments))
     return answer[1]
-
-
-# (id(code), instruction, name, attribute) -> (code, answer): the same at each call from one instruction (a graphed
-# call in a loop), kept by the code's id, since hashing a code object hashes all the code nested in it (a module's:
-# 50-190 us).
-_rebound_answers = {}
 
 
 def _read_before_rebound(code, lasti, name, attribute=None):
@@ -91,17 +95,7 @@ def read_across_replay(frame, name, attribute=None):
     entry held) ends the path, and so do a `.replay()` call (it may be the later graph's, writing the output anew) and,
     for an attribute, a method of the holder's object; a `for` loop entered on the path runs its body at least once
     (its exit is not taken from its head)."""
-    code = frame.f_code
-    key = (id(code), frame.f_lasti, name, attribute)
-    answer = _across_answers.get(key)
-    if answer is None or answer[0] is not code:
-        if len(_across_answers) >= 1024:
-            _across_answers.pop(next(iter(_across_answers)))
-        answer = _across_answers[key] = (code, _read_across_replay(code, frame.f_lasti, name, attribute))
-    return answer[1]
-
-
-_across_answers = {}  # as _rebound_answers
+    return _answer(_read_across_replay, frame.f_code, frame.f_lasti, name, attribute)
 
 
 def _read_across_replay(code, lasti, name, attribute):
@@ -266,16 +260,7 @@ def store_line_using(code, name, sources):
 def changed_in(code, name, start, end):
     """Whether an instruction of `code` between byte offsets `start` and `end` (a loop's) binds the variable `name`,
     calls a method on it that adds entries (`pending.append(x)`), or stores an entry into it (`outputs[rid] = x`)."""
-    key = (id(code), name, start, end)
-    answer = _changed_answers.get(key)
-    if answer is None or answer[0] is not code:
-        if len(_changed_answers) >= 1024:
-            _changed_answers.pop(next(iter(_changed_answers)))
-        answer = _changed_answers[key] = (code, _changed_in(code, name, start, end))
-    return answer[1]
-
-
-_changed_answers = {}  # (id(code), name, start, end) -> (code, answer), as read_before_rebound's
+    return _answer(_changed_in, code, name, start, end)
 
 
 def _changed_in(code, name, start, end):
