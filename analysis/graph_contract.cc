@@ -339,25 +339,29 @@ std::vector<GraphContract> ReadGraphContracts(const TraceAnalysis& analysis) {
   return contracts;
 }
 
-std::optional<bool> LaunchWritesInto(const TraceAnalysis& analysis, const GraphContract& contract, uint64_t address,
-                                     uint64_t time_ns) {
+std::vector<std::optional<bool>> LaunchesWriteInto(const TraceAnalysis& analysis,
+                                                   const std::vector<ReadAcrossLaunch>& reads) {
   const trace::Trace& trace = analysis.trace();
-  const CaptureWindow& window = analysis.captures().windows()[contract.window];
-  if (contract.manifest == nullptr || !window.end_call) return std::nullopt;
   const AllocatorBlocks blocks(trace.allocations);
-  const std::optional<AllocatorBlock> held = blocks.At(address, time_ns);
-  if (!held) return std::nullopt;
-  const uint64_t held_end = held->address + std::min(held->bytes, kMaxBlockBytes);
-  const uint64_t begin_ns = trace.api_calls[window.begin_call].start_ns;
-  const uint64_t end_ns = trace.api_calls[*window.end_call].start_ns;
-  for (const trace::GraphMemoryUse& use : contract.manifest->uses) {
-    const std::optional<AllocatorBlock> own =
-        blocks.AllocatedBetween(use.address, begin_ns, end_ns, [](const AllocatorBlock&) { return true; });
-    if (own && own->address < held_end && held->address < own->address + std::min(own->bytes, kMaxBlockBytes)) {
-      return true;
-    }
+  std::vector<std::optional<bool>> writes;
+  for (const ReadAcrossLaunch& read : reads) {
+    writes.push_back(std::nullopt);
+    if (read.earlier == nullptr || read.earlier->manifest == nullptr) continue;
+    const CaptureWindow& window = analysis.captures().windows()[read.earlier->window];
+    const std::optional<AllocatorBlock> held = blocks.At(read.address, read.time_ns);
+    if (!window.end_call || !held) continue;
+    const uint64_t held_end = held->address + std::min(held->bytes, kMaxBlockBytes);
+    const uint64_t begin_ns = trace.api_calls[window.begin_call].start_ns;
+    const uint64_t end_ns = trace.api_calls[*window.end_call].start_ns;
+    writes.back() = std::any_of(
+        read.earlier->manifest->uses.begin(), read.earlier->manifest->uses.end(),
+        [&](const trace::GraphMemoryUse& use) {
+          const std::optional<AllocatorBlock> own =
+              blocks.AllocatedBetween(use.address, begin_ns, end_ns, [](const AllocatorBlock&) { return true; });
+          return own && own->address < held_end && held->address < own->address + std::min(own->bytes, kMaxBlockBytes);
+        });
   }
-  return false;
+  return writes;
 }
 
 std::string CaptureSite(const TraceAnalysis& analysis, const GraphContract& contract) {

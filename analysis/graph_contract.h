@@ -67,12 +67,20 @@ struct GraphContract {
 // Every capture that made a graph, in capture order.
 std::vector<GraphContract> ReadGraphContracts(const TraceAnalysis& analysis);
 
-// Whether a launch of `contract`'s graph writes into the memory at `address`, as the allocator had it at `time_ns`:
-// its manifest names memory inside a block its capture allocated that overlaps the block holding `address` then (a
+// Memory at `address`, read at `time_ns` across a launch of `earlier`'s graph (a later capture's output).
+struct ReadAcrossLaunch {
+  const GraphContract* earlier = nullptr;  // null: that capture is not in the trace
+  uint64_t address = 0;
+  uint64_t time_ns = 0;
+};
+
+// For each read, whether a launch of its earlier graph writes into that memory, as the allocator had it then: the
+// graph's manifest names memory inside a block its capture allocated that overlaps the block holding the address (a
 // temporary the capture let go at its end, which a later capture into the same pool took for its output). nullopt:
-// not known (no manifest, or no block of the allocator's history holds `address` then).
-std::optional<bool> LaunchWritesInto(const TraceAnalysis& analysis, const GraphContract& contract, uint64_t address,
-                                     uint64_t time_ns);
+// not known (no capture, no manifest, or no block of the allocator's history holds the address then). The allocator's
+// history is read once for all the reads.
+std::vector<std::optional<bool>> LaunchesWriteInto(const TraceAnalysis& analysis,
+                                                   const std::vector<ReadAcrossLaunch>& reads);
 
 // " (captured at train.py:12 in step)": the capture's site, from the probe's capture-begin event or the capture end's
 // own Python stack; "" when neither has a frame of the program's.

@@ -26,8 +26,9 @@
 namespace graphcheck::checks {
 
 using analysis::GraphContract;
-using analysis::LaunchWritesInto;
+using analysis::LaunchesWriteInto;
 using analysis::ProbeEventLocation;
+using analysis::ReadAcrossLaunch;
 using analysis::ReadGraphContracts;
 using analysis::TraceAnalysis;
 
@@ -103,11 +104,16 @@ class OutputOverwrittenCheck : public CheckOf<TraceAnalysis> {
     if (held.empty()) return;
     const trace::Trace& trace = analysis.trace();
     const std::vector<GraphContract> contracts = ReadGraphContracts(analysis);
-    std::map<std::pair<std::string, std::string>, size_t> by_holder;  // (where, name) -> index into findings
+    std::vector<ReadAcrossLaunch> reads;
     for (const trace::OutputsHeld* event : held) {
-      const GraphContract* earlier = CaptureOf(analysis, contracts, event->overwritten_by, event->at.time_ns);
-      const std::optional<bool> writes =
-          earlier != nullptr ? LaunchWritesInto(analysis, *earlier, event->address, event->at.time_ns) : std::nullopt;
+      reads.push_back({CaptureOf(analysis, contracts, event->overwritten_by, event->at.time_ns), event->address,
+                       event->at.time_ns});
+    }
+    const std::vector<std::optional<bool>> launch_writes = LaunchesWriteInto(analysis, reads);
+    std::map<std::pair<std::string, std::string>, size_t> by_holder;  // (where, name) -> index into findings
+    for (size_t i = 0; i < held.size(); ++i) {
+      const trace::OutputsHeld* event = held[i];
+      const std::optional<bool>& writes = launch_writes[i];
       if (writes.has_value() && !*writes) continue;  // that replay leaves the output's memory alone
       const std::string name(event->name);
       const std::string pair =

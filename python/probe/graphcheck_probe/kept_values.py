@@ -1,8 +1,9 @@
 """Where a program keeps a value it got from a graph, and whether it reads it again, from its frames' bytecode: a
-variable read before it is bound again (read_before_rebound), the line that kept a value under another name
-(alias_store_line), bound it into a new value (store_line_using) or appended it to a list (kept_append_line,
-append_site), a variable changed inside a loop (changed_in). graphed_calls.py, watches.py and pool_order.py ask these of the program's frames at graphed calls and
-replays."""
+variable read before it is bound again (read_before_rebound) or before a replay refreshes it (read_across_replay),
+the line that kept a value under another name (alias_store_line), bound it into a new value (store_line_using) or
+appended it to a list (kept_append_line, append_site), a variable changed inside a loop (changed_in), the loops
+around an instruction (loops_around). graphed_calls.py, watches.py and pool_order.py ask these of the program's
+frames at graphed calls and replays."""
 import gc
 
 from . import frames
@@ -70,10 +71,7 @@ def _read_before_rebound(code, lasti, name, attribute=None):
                 if attribute is None or after is not None and after.argval == attribute and \
                         after.opname in ("LOAD_ATTR", "LOAD_METHOD"):
                     return True
-                # A store to the attribute, or a method of the object's called first, which may store it anew
-                # (`agent.act()` replaying the graph whose output `agent.last_logp` keeps).
-                if after is not None and (after.argval == attribute and after.opname == "STORE_ATTR" or
-                                          _is_method(after)):
+                if _stores_anew(after, attribute):
                     continue
             if name in names and instruction.opname in frames.REBINDS:
                 continue
@@ -104,9 +102,7 @@ def _read_across_replay(code, lasti, name, attribute):
     if start is None:
         return None
     at = instructions[start].offset
-    loops = [(first, last) for first, last, _, _ in _loops_of(code)]
-    inner = min(((first, last) for first, last in loops if first <= at <= last), default=None,
-                key=lambda span: span[1] - span[0])
+    inner = next(iter(loops_around(code, at)), None)
     found, seen = None, set()
     todo = [(i, False) for i in _successors(instructions, start, at_offset)]
     while todo:
@@ -128,16 +124,15 @@ def _read_across_replay(code, lasti, name, attribute):
                     return DIRECT
                 found = AFTER_THE_LOOP
                 continue
-            if attribute is not None and after is not None and (after.opname == "STORE_ATTR" and
-                                                                after.argval == attribute or _is_method(after)):
+            if attribute is not None and _stores_anew(after, attribute):
                 continue
         if name in names and instruction.opname in frames.REBINDS:
             continue
         following = _successors(instructions, index, at_offset)
-        own = min(((first, last) for first, last in loops if first <= instruction.offset <= last), default=None,
-                  key=lambda span: span[1] - span[0])
-        if instruction.opname == "FOR_ITER" and own is not None and not own[0] <= at <= own[1]:
-            following = [index + 1]  # a loop entered on the path: its body runs
+        if instruction.opname == "FOR_ITER":
+            own = next(iter(loops_around(code, instruction.offset)), None)
+            if own is not None and not own[0] <= at <= own[1]:
+                following = [index + 1]  # a loop entered on the path: its body runs
         todo.extend((i, outside) for i in following)
     return found
 
@@ -156,14 +151,19 @@ def _stores_entry(instructions, index):
     return len(following) == 2 and following[1].opname in _SUBSCRIPT_STORES
 
 
-def _is_method(instruction):
-    return instruction.opname == "LOAD_METHOD" or "NULL|self" in instruction.argrepr
+def _stores_anew(after, attribute):
+    """Whether the instruction `after` a load of an object stores its attribute `attribute`, or calls a method of it
+    first, which may store it anew (`agent.act()` replaying the graph whose output `agent.last_logp` keeps)."""
+    return after is not None and (after.opname == "STORE_ATTR" and after.argval == attribute or
+                                  after.opname == "LOAD_METHOD" or "NULL|self" in after.argrepr)
 
 
-def _loops_of(code):
+def loops_around(code, offset):
+    """The (first, last) byte offsets of `code`'s loops that hold `offset`, innermost first (steps.loops)."""
     from . import steps  # steps imports watches, which imports this module
 
-    return steps.code_loops(code)
+    return sorted(((first, last) for first, last, _, _ in steps.code_loops(code) if first <= offset <= last),
+                  key=lambda span: span[1] - span[0])
 
 
 def _next_instruction(instructions, index):

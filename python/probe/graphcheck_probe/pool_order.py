@@ -26,7 +26,7 @@ import itertools
 import sys
 import weakref
 
-from . import events, frames, graph_tensors, kept_values, steps
+from . import events, frames, graph_tensors, kept_values
 from .bridge import Origin
 
 _MAX_GRAPHS = 64  # per pool
@@ -136,8 +136,8 @@ def _bound_in_loop(frame, name):
     """Whether the frame's code binds or adds to `name` in a loop around the instruction it runs: a value the loop
     keeps, not a handle bound once (an alias bound before the loop too is one: `scores = static_scores` both before
     and in the loop)."""
-    around = [(start, end) for start, end, _, _ in steps.code_loops(frame.f_code) if start <= frame.f_lasti <= end]
-    return any(kept_values.changed_in(frame.f_code, name, start, end) for start, end in around)
+    return any(kept_values.changed_in(frame.f_code, name, start, end)
+               for start, end in kept_values.loops_around(frame.f_code, frame.f_lasti))
 
 
 def _read_across(pooled, frame, name, attribute):
@@ -152,15 +152,18 @@ def _read_across(pooled, frame, name, attribute):
 
 
 def replayed(pooled):
-    """At every replay (call) of a pooled graph: whether its pool's replays went back (see _read_across)."""
-    graphs = _pools.get(pooled.pool, ())
-    last = _last_replayed.get(pooled.pool)
-    if last is not None and graphs and pooled is not graphs[0] and last.sequence > pooled.sequence:
-        _went_back.add(pooled.pool)
-    _last_replayed[pooled.pool] = pooled
+    """At every replay (call) of a pooled graph: whether its pool's replays went back (see _read_across). On every
+    replay up to watches.LAST_LOOK: a pool known to have gone back costs one set lookup."""
+    pool = pooled.pool
+    if pool in _went_back:
+        return
+    last = _last_replayed.get(pool)
+    if last is not None and last > pooled.sequence and pooled is not _pools[pool][0]:
+        _went_back.add(pool)
+    _last_replayed[pool] = pooled.sequence
 
 
-_last_replayed = weakref.WeakValueDictionary()  # pool key -> the PooledGraph replayed last
+_last_replayed = {}  # pool key -> the capture sequence of the graph replayed last
 _went_back = set()  # pool keys
 
 
@@ -170,8 +173,7 @@ def _send(pooled, graph, frame, name, attribute, output):
     kept = None
     if attribute is None:
         code = frame.f_code
-        loop = min(((start, end) for start, end, _, _ in steps.code_loops(code) if start <= frame.f_lasti <= end),
-                   key=lambda span: span[1] - span[0], default=(0, float("inf")))
+        loop = next(iter(kept_values.loops_around(code, frame.f_lasti)), (0, float("inf")))
         kept = kept_values.alias_store_line(code, name, loop) if output is frames.local_values(frame).get(name) else \
             kept_values.kept_append_line(code, name)
         handles = {variable for code_id, variable in graph.handles if code_id == id(code)}
